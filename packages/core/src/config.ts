@@ -1,0 +1,333 @@
+import { isAbsolute } from "node:path";
+import * as z from "zod/mini";
+import { CATEGORIES, type Category } from "./categories.ts";
+import { type EnvEntries, readConfigText, readEnvFile } from "./env-file.ts";
+import { ConfigError } from "./errors.ts";
+import { configFile, type Paths } from "./paths.ts";
+import { registerSecret } from "./secrets.ts";
+
+/**
+ * The configuration files of SPEC 2.1, 2.2 and CONTRACT.md, with zod schemas whose messages name the field and say
+ * what to do. Values are resolved flag > process environment > env file > default; an error names where the bad value
+ * came from (the file and its line, the environment variable, or the flag).
+ */
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+type Ctx = z.core.$RefinementCtx<string>;
+type Check = (value: string, ctx: Ctx) => void;
+
+function fail(ctx: Ctx, message: string, hint?: string): void {
+  ctx.addIssue({ code: "custom", message, params: { hint } });
+}
+
+/** Every field: not empty, no stray quotes, no white space; then the field's own check. */
+function field(check?: Check) {
+  return z.string().check(
+    z.superRefine((value, ctx) => {
+      if (value === "") return fail(ctx, "is empty", "give it a value, or remove the line to use the default");
+      if (/["']/.test(value)) return fail(ctx, "has a stray quote character in it", "remove the quote characters");
+      if (/\s/.test(value)) return fail(ctx, "has white space in it", "remove the spaces");
+      check?.(value, ctx);
+    }),
+  );
+}
+
+function httpUrl(value: string, ctx: Ctx, example: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    fail(ctx, "is not a URL", `write it in full, e.g. ${example}`);
+    return undefined;
+  }
+  if (url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK.has(url.hostname))) return url;
+  fail(ctx, `must be an https:// address (got ${url.protocol}//)`, `use ${example}`);
+  return undefined;
+}
+
+export const panelUrlSchema = z.pipe(
+  field((value, ctx) => {
+    const url = httpUrl(value, ctx, "https://panel.example.com");
+    if (url && /\/api(\/|$)/.test(url.pathname)) {
+      fail(ctx, "must be the panel's base address, without /api/...", `use ${url.origin}`);
+    }
+  }),
+  z.transform((value: string) => value.replace(/\/+$/, "")),
+);
+
+export const clientKeySchema = field((value, ctx) => {
+  if (value.startsWith("ptla_")) {
+    return fail(
+      ctx,
+      "is an application API key, but the client API needs a client key",
+      "create one under Account → API Credentials in the panel (it starts with ptlc_)",
+    );
+  }
+  if (!/^ptlc_[A-Za-z0-9]{20,}$/.test(value) && !/^[A-Za-z0-9]{32,}$/.test(value)) {
+    fail(ctx, "does not look like a panel client API key", "copy it again from Account → API Credentials (ptlc_...)");
+  }
+});
+
+export const serverIdSchema = field((value, ctx) => {
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) {
+    return fail(ctx, "is the full server UUID", `use its first 8 characters: ${value.slice(0, 8).toLowerCase()}`);
+  }
+  if (!/^[0-9a-f]{8}$/.test(value)) {
+    fail(
+      ctx,
+      `must be the first 8 characters of the server's UUID (8 hex digits, got ${value.length} characters)`,
+      "copy it from the panel's address of the server: /server/<8 characters>",
+    );
+  }
+});
+
+export const absolutePathSchema = field((value, ctx) => {
+  if (!isAbsolute(value)) fail(ctx, `must be an absolute path (got "${value}")`, "start it with /");
+});
+
+export const resticRepositorySchema = field((value, ctx) => {
+  if (value.startsWith("rclone:")) {
+    if (!/^rclone:[^:/]+:.+$/.test(value)) {
+      fail(ctx, "must have the form rclone:<remote>:<folder>", "e.g. rclone:gdrive:mc-backups");
+    }
+  } else if (!isAbsolute(value) && !/^(sftp|rest|s3|b2|azure|gs|swift):/.test(value)) {
+    fail(ctx, "is not a restic repository location", "use rclone:<remote>:<folder> (SPEC 2.1)");
+  }
+});
+
+const WEBHOOK_PATH = /^\/api(?:\/v\d+)?\/webhooks\/(\d+)\/([A-Za-z0-9_-]+)\/?$/;
+
+export const webhookUrlSchema = field((value, ctx) => {
+  const url = httpUrl(value, ctx, "https://discord.com/api/webhooks/<id>/<token>");
+  if (url && !WEBHOOK_PATH.test(url.pathname)) {
+    fail(
+      ctx,
+      "is not a webhook address of the form <scheme>://<host>/api/webhooks/<id>/<token>",
+      "copy the address from the channel's Integrations → Webhooks → Copy Webhook URL",
+    );
+  }
+});
+
+/** The token part of a webhook address: the credential (SPEC 5). */
+export function webhookToken(url: string): string | undefined {
+  try {
+    return WEBHOOK_PATH.exec(new URL(url).pathname)?.[2];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The webhook address with its token replaced by ***, for messages. */
+export function redactWebhookUrl(url: string): string {
+  const token = webhookToken(url);
+  return token ? url.replace(token, "***") : url;
+}
+
+export const hostSchema = field((value, ctx) => {
+  if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(value)) fail(ctx, "is not a host name", "e.g. play.example.com");
+});
+
+export const backupEnvSchema = z.object({
+  CONTROL_URL: panelUrlSchema,
+  CONTROL_KEY: clientKeySchema,
+  SERVER_ID: serverIdSchema,
+  WORLD_DIR: absolutePathSchema,
+  RESTIC_REPOSITORY: resticRepositorySchema,
+  RESTIC_PASSWORD_FILE: absolutePathSchema,
+});
+export type BackupEnv = z.infer<typeof backupEnvSchema>;
+
+export const backupEnvDefaults: Partial<Record<keyof BackupEnv, string>> = {
+  RESTIC_PASSWORD_FILE: "/root/.restic-password",
+};
+
+export const webhookEnvSchema = z.object({
+  WEBHOOK_URL: webhookUrlSchema,
+  /** Not in SPEC 2.2: the play host name shown in message footers (mcops extension, optional). */
+  PLAY_HOST: z.optional(hostSchema),
+});
+export type WebhookEnv = z.infer<typeof webhookEnvSchema>;
+
+export const webhookJsonSchema = z.looseObject({
+  webhook_url: z.optional(webhookUrlSchema),
+  events: z.optional(
+    z.strictObject(
+      Object.fromEntries(CATEGORIES.map((c) => [c, z.optional(z.boolean())])) as Record<
+        Category,
+        z.ZodMiniOptional<z.ZodMiniBoolean>
+      >,
+    ),
+  ),
+});
+export type WebhookJson = z.infer<typeof webhookJsonSchema>;
+
+/** Where one value came from, for error messages. */
+type Origin =
+  | { kind: "flag"; flag: string }
+  | { kind: "environment" }
+  | { kind: "file"; file: string; line: number }
+  | { kind: "default" };
+
+function describeOrigin(name: string, origin: Origin | undefined, file: string): string {
+  switch (origin?.kind) {
+    case "flag":
+      return `--${origin.flag}`;
+    case "environment":
+      return `environment variable ${name}`;
+    case "file":
+      return `${origin.file} line ${origin.line}`;
+    default:
+      return file;
+  }
+}
+
+export interface LoadEnvOptions {
+  paths: Paths;
+  /** The process environment (precedence over the file). */
+  env?: NodeJS.ProcessEnv | undefined;
+  /** Command-line values by field name (precedence over everything). */
+  flags?: Record<string, string | undefined> | undefined;
+}
+
+interface Resolved {
+  input: Record<string, string>;
+  origins: Map<string, Origin>;
+}
+
+function resolveFields(
+  names: readonly string[],
+  entries: EnvEntries | undefined,
+  file: string,
+  { env = process.env, flags = {} }: LoadEnvOptions,
+  defaults: Partial<Record<string, string>> = {},
+): Resolved {
+  const input: Record<string, string> = {};
+  const origins = new Map<string, Origin>();
+  for (const name of names) {
+    const flag = flags[name];
+    const entry = entries?.get(name);
+    if (flag !== undefined) {
+      input[name] = flag;
+      origins.set(name, { kind: "flag", flag: name.toLowerCase().replaceAll("_", "-") });
+    } else if (env[name] !== undefined) {
+      input[name] = env[name] as string;
+      origins.set(name, { kind: "environment" });
+    } else if (entry) {
+      input[name] = entry.value;
+      origins.set(name, { kind: "file", file, line: entry.line });
+    } else if (defaults[name] !== undefined) {
+      input[name] = defaults[name] as string;
+      origins.set(name, { kind: "default" });
+    }
+  }
+  return { input, origins };
+}
+
+function parseOrThrow<S extends z.ZodMiniType>(
+  schema: S,
+  resolved: Resolved,
+  file: string,
+  missingHint: string,
+): z.infer<S> {
+  const result = schema.safeParse(resolved.input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0] as z.core.$ZodIssue;
+  const name = issue.path.map(String).join(".");
+  const origin = resolved.origins.get(String(issue.path[0]));
+  if (resolved.input[String(issue.path[0])] === undefined) {
+    throw new ConfigError(`${name} is not set`, { where: file, hint: missingHint.replace("{name}", name) });
+  }
+  const hint = (issue as { params?: { hint?: string } }).params?.hint;
+  throw new ConfigError(`${name} ${issue.message}`, { where: describeOrigin(name, origin, file), hint });
+}
+
+/**
+ * Loads the fields a tool needs from backup.env (SPEC 2.1). The file is secret (mode 600); it may be absent when
+ * every field comes from the environment or flags. Other tools' keys in the file are left alone.
+ */
+export function loadBackupEnv<K extends keyof BackupEnv>(
+  fields: readonly K[],
+  options: LoadEnvOptions,
+): Pick<BackupEnv, K> & { file: string } {
+  const file = configFile(options.paths, "backup.env");
+  const entries = readEnvFile(file, { secret: true });
+  const resolved = resolveFields(fields, entries, file, options, backupEnvDefaults);
+  const mask = Object.fromEntries(fields.map((f) => [f, true])) as Record<K, true>;
+  const values = parseOrThrow(
+    z.pick(backupEnvSchema, mask as never),
+    resolved,
+    file,
+    `add {name}=... to ${file} (SPEC 2.1)`,
+  ) as Pick<BackupEnv, K>;
+  if ("CONTROL_KEY" in values) registerSecret(values.CONTROL_KEY as string);
+  return { ...values, file };
+}
+
+/** What the notifier needs to know: where to post, which categories are on, and the footer text. */
+export interface NotifyConfig {
+  /** undefined: no webhook configured, every notification is a silent no-op (SPEC 7.1). */
+  webhookUrl: string | undefined;
+  /** Which file or variable the address came from (for messages; never the address itself). */
+  source: string;
+  events: Record<Category, boolean>;
+  playHost: string | undefined;
+}
+
+/**
+ * webhook.env (SPEC 2.2) and webhook.json (SPEC 6, CONTRACT.md). The address comes from the WEBHOOK_URL environment
+ * variable, else webhook.json's webhook_url, else webhook.env. Both files hold the webhook token and follow the
+ * mode-600 rule. Categories are all on unless webhook.json turns them off.
+ */
+export function loadNotifyConfig(options: LoadEnvOptions): NotifyConfig {
+  const envFile = configFile(options.paths, "webhook.env");
+  const jsonFile = configFile(options.paths, "webhook.json");
+  const entries = readEnvFile(envFile, { secret: true });
+  const fromEnv = parseOrThrow(
+    z.partial(webhookEnvSchema),
+    resolveFields(["WEBHOOK_URL", "PLAY_HOST"], entries, envFile, options),
+    envFile,
+    "",
+  );
+  const json = readWebhookJson(jsonFile);
+  const env = options.env ?? process.env;
+
+  let webhookUrl: string | undefined;
+  let source = "none";
+  if (env.WEBHOOK_URL !== undefined) {
+    webhookUrl = fromEnv.WEBHOOK_URL;
+    source = "environment variable WEBHOOK_URL";
+  } else if (json?.webhook_url) {
+    webhookUrl = json.webhook_url;
+    source = jsonFile;
+  } else if (fromEnv.WEBHOOK_URL) {
+    webhookUrl = fromEnv.WEBHOOK_URL;
+    source = envFile;
+  }
+  registerSecret(webhookUrl && webhookToken(webhookUrl));
+  const events = Object.fromEntries(CATEGORIES.map((c) => [c, json?.events?.[c] ?? true])) as Record<Category, boolean>;
+  return { webhookUrl, source, events, playHost: fromEnv.PLAY_HOST };
+}
+
+export function readWebhookJson(file: string): WebhookJson | undefined {
+  const text = readConfigText(file, { secret: true });
+  if (text === undefined) return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(text.replace(/^\uFEFF/, ""));
+  } catch (error) {
+    throw new ConfigError(`is not valid JSON: ${(error as Error).message}`, {
+      where: file,
+      hint: 'fix it or delete it; its shape is {"webhook_url": "...", "events": {"join": true, ...}}',
+    });
+  }
+  const result = webhookJsonSchema.safeParse(data);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0] as z.core.$ZodIssue;
+  const name = issue.path.map(String).join(".") || "(top level)";
+  const hint =
+    (issue as { params?: { hint?: string } }).params?.hint ??
+    (issue.code === "unrecognized_keys" ? `the categories are ${CATEGORIES.join(", ")}` : "see CONTRACT.md");
+  const what = issue.code === "unrecognized_keys" ? `has unknown keys ${issue.keys.join(", ")}` : issue.message;
+  throw new ConfigError(`${name} ${what}`, { where: file, hint });
+}

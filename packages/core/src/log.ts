@@ -1,0 +1,68 @@
+import { appendFileSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { type Clock, isoSeconds, systemClock } from "./clock.ts";
+import { redact } from "./secrets.ts";
+
+/**
+ * Log lines as CONTRACT.md fixes them: `2026-11-21T06:00:00Z LEVEL message`, one line per entry, secrets redacted.
+ * Writing a log never fails the job: a log file that cannot be written is reported once on the echo stream.
+ */
+export type LogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
+
+const RANK: Record<LogLevel, number> = { DEBUG: 0, INFO: 1, WARN: 2, ERROR: 3 };
+
+export interface Logger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface Writer {
+  write(text: string): unknown;
+}
+
+export interface LoggerOptions {
+  /** The log file to append to (e.g. /var/log/mc-backup.log); none: echo only. */
+  file?: string | undefined;
+  /** Also write lines here (stderr of a command run by hand or by cron). */
+  echo?: Writer | undefined;
+  /** Lowest level written to echo; default INFO. */
+  echoLevel?: LogLevel | undefined;
+  /** Write DEBUG lines to the file too (MCOPS_DEBUG=1). */
+  debug?: boolean | undefined;
+  clock?: Clock | undefined;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const { file, echo, echoLevel = "INFO", debug = false, clock = systemClock } = options;
+  let fileBroken = false;
+  let dirReady = false;
+
+  function write(level: LogLevel, message: string): void {
+    const text = redact(message).replace(/\r?\n/g, " | ");
+    const line = `${isoSeconds(clock.now())} ${level} ${text}\n`;
+    if (echo && RANK[level] >= RANK[echoLevel]) echo.write(line);
+    if (!file || fileBroken || (level === "DEBUG" && !debug)) return;
+    try {
+      if (!dirReady) {
+        mkdirSync(dirname(file), { recursive: true });
+        dirReady = true;
+      }
+      appendFileSync(file, line, { mode: 0o640 });
+    } catch (error) {
+      fileBroken = true;
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      (echo ?? process.stderr).write(`${isoSeconds(clock.now())} WARN cannot write ${file} (${code}); going on\n`);
+    }
+  }
+
+  return {
+    debug: (m) => write("DEBUG", m),
+    info: (m) => write("INFO", m),
+    warn: (m) => write("WARN", m),
+    error: (m) => write("ERROR", m),
+  };
+}
+
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { BusyError, ConfigError, UsageError } from "./errors.ts";
+import { createCli, reportError } from "./main.ts";
+import { clearSecrets, registerSecret } from "./secrets.ts";
+
+function report(error: unknown, debug = false) {
+  let text = "";
+  const code = reportError("backup", error, { write: (t: string) => (text += t) }, debug);
+  return { code, text };
+}
+
+describe("reportError", () => {
+  it("prints the contract's one line and returns the error's exit code", () => {
+    const error = new ConfigError("SERVER_ID is empty", {
+      where: "/etc/mc-backup/backup.env line 3",
+      hint: "give it a value",
+    });
+    expect(report(error)).toEqual({
+      code: 78,
+      text: "backup: SERVER_ID is empty (/etc/mc-backup/backup.env line 3) — give it a value\n",
+    });
+    expect(report(new BusyError("a backup is already running")).code).toBe(75);
+    expect(report(new UsageError("bad")).code).toBe(2);
+  });
+
+  it("prints no stack trace unless debugging, and redacts secrets", () => {
+    registerSecret("sekrit-token-value");
+    const plain = report(new Error("boom sekrit-token-value"));
+    expect(plain).toEqual({
+      code: 1,
+      text: "backup: unexpected error: boom *** — run again with MCOPS_DEBUG=1 and report it\n",
+    });
+    expect(report(new Error("boom"), true).text).toMatch(/\n\s+at /);
+    clearSecrets();
+  });
+});
+
+describe("createCli", () => {
+  it("turns unknown flags and missing arguments into a one-line UsageError", async () => {
+    const cli = () => createCli("webhook", ["hello", "--nope"], "$0 TITLE").command("$0 <title>", false);
+    // yargs throws from the fail handler synchronously; runMain's async body turns that into a rejection, as here.
+    const parse = (make: () => { parseAsync(): unknown }) => Promise.resolve().then(() => make().parseAsync());
+    await expect(parse(cli)).rejects.toSatisfy(
+      (e) => e instanceof UsageError && /^Unknown argument: nope/.test(e.message) && e.hint === "see webhook --help",
+    );
+    await expect(parse(() => createCli("webhook", [], "$0 TITLE").command("$0 <title>", false))).rejects.toBeInstanceOf(
+      UsageError,
+    );
+  });
+});

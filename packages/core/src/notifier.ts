@@ -1,0 +1,283 @@
+import ky from "ky";
+import type { Category } from "./categories.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import { type NotifyConfig, redactWebhookUrl } from "./config.ts";
+import { type Logger, silentLogger } from "./log.ts";
+import type { Paths } from "./paths.ts";
+import { createRateWindow, type RateWindow } from "./rate-window.ts";
+import { redact } from "./secrets.ts";
+import { USER_AGENT } from "./version.ts";
+
+/** SPEC 2.4 colour constants. */
+export const COLOURS = {
+  success: 5763719,
+  error: 15548997,
+  warning: 16776960,
+  info: 3447003,
+  event: 10181046,
+} as const;
+export type ColourName = keyof typeof COLOURS;
+
+/** Discord's embed limits (CONTRACT.md): text over them is cut, never rejected. */
+export const EMBED_LIMITS = { title: 256, description: 4096, footer: 2048, total: 6000 } as const;
+
+/** SPEC 8: 30 messages per minute per webhook address. */
+export const WEBHOOK_RATE = { limit: 30, windowMs: 60_000 } as const;
+
+export interface Embed {
+  title?: string;
+  description?: string;
+  color?: number;
+  footer?: { text: string };
+  timestamp?: string;
+}
+
+/** SPEC 2.4: the plain or the rich form, plus allowed_mentions (CONTRACT.md: nobody is ever pinged). */
+export interface WebhookMessage {
+  content?: string;
+  embeds?: Embed[];
+  allowed_mentions: { parse: [] };
+}
+
+export interface Notice {
+  title: string;
+  description?: string | undefined;
+  /** Decimal RGB; default info blue (3447003). */
+  colour?: number | undefined;
+  /** Filtered by webhook.json; a notice without one is always sent. */
+  category?: Category | undefined;
+  /** Title and description came from the game (player names, chat, item names): escape them. */
+  fromGame?: boolean | undefined;
+  /** Epoch ms; default now. */
+  time?: number | undefined;
+}
+
+/** Markdown and mention characters of Discord, escaped so text from the game shows literally and pings nobody. */
+export function escapeGameText(text: string): string {
+  return text.replace(/[\\*_~`|>#\-[\]()<]/g, "\\$&").replace(/@(everyone|here)/gi, "@\u200b$1");
+}
+
+/** Cuts text to at most `max` characters, ending with … when cut. */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // Do not split a surrogate pair.
+  let cut = max - 1;
+  if (/[\uD800-\uDBFF]/.test(text.charAt(cut - 1))) cut--;
+  return `${text.slice(0, cut)}…`;
+}
+
+export function buildMessage(notice: Notice, options: { playHost?: string | undefined; now: number }): WebhookMessage {
+  const esc = notice.fromGame ? escapeGameText : (s: string) => s;
+  const embed: Embed = { title: truncate(esc(notice.title), EMBED_LIMITS.title) };
+  if (notice.description) embed.description = truncate(esc(notice.description), EMBED_LIMITS.description);
+  embed.color = notice.colour ?? COLOURS.info;
+  if (options.playHost) embed.footer = { text: truncate(options.playHost, EMBED_LIMITS.footer) };
+  embed.timestamp = new Date(notice.time ?? options.now).toISOString();
+  const size = (embed.title?.length ?? 0) + (embed.description?.length ?? 0) + (embed.footer?.text.length ?? 0);
+  if (size > EMBED_LIMITS.total && embed.description) {
+    embed.description = truncate(
+      embed.description,
+      Math.max(1, embed.description.length - (size - EMBED_LIMITS.total)),
+    );
+  }
+  return { embeds: [embed], allowed_mentions: { parse: [] } };
+}
+
+export type SendResult =
+  | { status: "sent"; attempts: number }
+  | { status: "disabled" }
+  | { status: "filtered"; category: Category }
+  | { status: "failed"; reason: string; hint: string };
+
+export interface Notifier {
+  /** The message that `send` would post, or undefined when no webhook is configured or the category is off. */
+  preview(notice: Notice): WebhookMessage | undefined;
+  /** Posts one message. Never throws: a failure is logged and returned. */
+  send(notice: Notice): Promise<SendResult>;
+}
+
+export interface NotifierOptions {
+  config: NotifyConfig;
+  paths: Paths;
+  logger?: Logger;
+  clock?: Clock;
+  /** Rate limit shared by all processes; default SPEC 8's 30 per minute. */
+  rate?: { limit: number; windowMs: number };
+  /** Tries for network errors and 5xx answers. */
+  maxAttempts?: number;
+  /** First back-off after a network error or 5xx; doubles each time. */
+  backoffMs?: number;
+  /** 429 answers waited out before giving up. */
+  maxRateLimited?: number;
+  timeoutMs?: number;
+}
+
+/** `MCOPS_WEBHOOK_WINDOW_MS`: the length of the 30-post window (tests shorten it; default one minute). */
+export function webhookRateFromEnv(env: NodeJS.ProcessEnv = process.env): { limit: number; windowMs: number } {
+  const windowMs = Number(env.MCOPS_WEBHOOK_WINDOW_MS);
+  return Number.isFinite(windowMs) && windowMs > 0 ? { limit: WEBHOOK_RATE.limit, windowMs } : { ...WEBHOOK_RATE };
+}
+
+interface DiscordError {
+  message?: string;
+  code?: number;
+  retry_after?: number;
+  global?: boolean;
+  errors?: unknown;
+}
+
+/** The first `_errors` entry of Discord's nested 50035 error object, as `embeds.0.description: Must be ...`. */
+function firstFormError(errors: unknown, path: string[] = []): string | undefined {
+  if (!errors || typeof errors !== "object") return undefined;
+  const node = errors as Record<string, unknown>;
+  const list = node._errors;
+  if (Array.isArray(list) && list[0])
+    return `${path.join(".")}: ${(list[0] as { message?: string }).message ?? "invalid"}`;
+  for (const [key, value] of Object.entries(node)) {
+    const found = firstFormError(value, [...path, key]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function describeHttpFailure(status: number, body: DiscordError, where: string): { reason: string; hint: string } {
+  const said = body.message ? `${body.message}${body.code ? `, code ${body.code}` : ""}` : `HTTP ${status}`;
+  if (status === 404) {
+    return {
+      reason: `the webhook does not exist: it was deleted or its address is wrong (404 ${said})`,
+      hint: `create a webhook again in the channel's settings and put its address in ${where}`,
+    };
+  }
+  if (status === 401 || status === 403) {
+    return {
+      reason: `the webhook token is not accepted (${status} ${said})`,
+      hint: `copy the webhook address again into ${where}`,
+    };
+  }
+  const detail = status === 400 ? firstFormError(body.errors) : undefined;
+  return {
+    reason: `the message was refused (${status} ${said}${detail ? `: ${detail}` : ""})`,
+    hint: "this is a bug in mcops if it repeats; run with MCOPS_DEBUG=1 and report it",
+  };
+}
+
+function retryAfterMs(response: Response, body: DiscordError): number {
+  if (typeof body.retry_after === "number" && body.retry_after >= 0) return Math.ceil(body.retry_after * 1000);
+  const header = Number(response.headers.get("retry-after"));
+  return Number.isFinite(header) && header >= 0 ? Math.ceil(header * 1000) : 1000;
+}
+
+export function createNotifier(options: NotifierOptions): Notifier {
+  const { config, paths, logger = silentLogger, clock = systemClock } = options;
+  const { maxAttempts = 5, backoffMs = 1000, maxRateLimited = 20, timeoutMs = 15_000 } = options;
+  const rate = options.rate ?? WEBHOOK_RATE;
+  let window: RateWindow | undefined;
+
+  function preview(notice: Notice): WebhookMessage | undefined {
+    if (!config.webhookUrl) return undefined;
+    if (notice.category && !config.events[notice.category]) return undefined;
+    return buildMessage(notice, { playHost: config.playHost, now: clock.now() });
+  }
+
+  async function post(url: string, message: WebhookMessage): Promise<SendResult> {
+    window ??= createRateWindow({
+      dir: paths.runDir,
+      key: url,
+      ...rate,
+      clock,
+      onFallback: (reason) => logger.warn(reason),
+    });
+    const target = new URL(url);
+    target.searchParams.set("wait", "true");
+    let attempts = 0;
+    let failures = 0;
+    let limited = 0;
+    for (;;) {
+      attempts++;
+      const slot = await window.take();
+      if (slot.waitedMs > 1000) logger.debug(`waited ${slot.waitedMs} ms for the webhook rate limit`);
+      let response: Response;
+      try {
+        response = await ky.post(target, {
+          json: message,
+          timeout: timeoutMs,
+          retry: 0,
+          throwHttpErrors: false,
+          headers: { "user-agent": USER_AGENT },
+        });
+      } catch (error) {
+        await slot.done();
+        const code = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+        if (++failures >= maxAttempts) {
+          return {
+            status: "failed",
+            reason: `cannot reach the webhook host ${target.host} (${code}) after ${failures} tries`,
+            hint: "check the machine's network and DNS; messages are not queued",
+          };
+        }
+        const delay = backoffMs * 2 ** (failures - 1);
+        logger.warn(`webhook post failed (${code}); trying again in ${delay} ms`);
+        await clock.sleep(delay);
+        continue;
+      }
+      await slot.done();
+      const text = await response.text().catch(() => "");
+      let body: DiscordError = {};
+      try {
+        body = text ? (JSON.parse(text) as DiscordError) : {};
+      } catch {
+        // not JSON (a proxy's error page): keep the status alone
+      }
+      if (response.ok) {
+        if (response.headers.get("x-ratelimit-remaining") === "0") {
+          const after = Number(response.headers.get("x-ratelimit-reset-after"));
+          if (Number.isFinite(after) && after > 0) await window.block(clock.now() + Math.ceil(after * 1000));
+        }
+        return { status: "sent", attempts };
+      }
+      if (response.status === 429) {
+        const wait = retryAfterMs(response, body);
+        await window.block(clock.now() + wait);
+        if (++limited > maxRateLimited) {
+          return {
+            status: "failed",
+            reason: `the webhook stayed rate limited (429) after ${limited} waits`,
+            hint: "another program may be posting to the same webhook; give mcops its own webhook",
+          };
+        }
+        logger.warn(`webhook rate limited${body.global ? " (global)" : ""}; waiting ${wait} ms`);
+        continue;
+      }
+      if (response.status >= 500) {
+        if (++failures >= maxAttempts) {
+          return {
+            status: "failed",
+            reason: `the webhook host kept failing (HTTP ${response.status}) after ${failures} tries`,
+            hint: "Discord may be having an outage; see its status page",
+          };
+        }
+        const delay = backoffMs * 2 ** (failures - 1);
+        logger.warn(`webhook answered ${response.status}; trying again in ${delay} ms`);
+        await clock.sleep(delay);
+        continue;
+      }
+      return { status: "failed", ...describeHttpFailure(response.status, body, config.source) };
+    }
+  }
+
+  return {
+    preview,
+    async send(notice) {
+      if (!config.webhookUrl) return { status: "disabled" };
+      if (notice.category && !config.events[notice.category]) return { status: "filtered", category: notice.category };
+      const message = preview(notice) as WebhookMessage;
+      const result = await post(config.webhookUrl, message);
+      if (result.status === "failed") {
+        logger.error(`notification "${redact(notice.title)}" not sent: ${result.reason} — ${result.hint}`);
+      } else {
+        logger.debug(`notification "${notice.title}" sent to ${redactWebhookUrl(config.webhookUrl)}`);
+      }
+      return result;
+    },
+  };
+}

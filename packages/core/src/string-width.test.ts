@@ -1,0 +1,30 @@
+import realStringWidth from "string-width";
+import { describe, expect, it } from "vitest";
+import stringWidth from "./string-width.ts";
+
+describe("string-width stand-in", () => {
+  it.each([
+    "",
+    "plain ASCII help text",
+    "\u001b[31mred\u001b[39m text",
+    "naïve café",
+    "日本語のテキスト",
+    "한국어",
+    "emoji 🎉 and ❤️ here",
+    "flag 🇩🇪",
+    "family 👨‍👩‍👧",
+    "combining e\u0301",
+    "zero\u200bwidth",
+    "tab\tand\u0007bell",
+    "— dash and → arrow",
+  ])("measures %j as string-width does", (text) => {
+    expect(stringWidth(text)).toBe(realStringWidth(text));
+  });
+
+  it("honours ambiguousIsNarrow and countAnsiEscapeCodes", () => {
+    expect(stringWidth("±×", { ambiguousIsNarrow: false })).toBe(realStringWidth("±×", { ambiguousIsNarrow: false }));
+    expect(stringWidth("\u001b[1mx", { countAnsiEscapeCodes: true })).toBe(
+      realStringWidth("\u001b[1mx", { countAnsiEscapeCodes: true }),
+    );
+  });
+});

@@ -1,0 +1,88 @@
+import { hostname } from "node:os";
+import {
+  type Category,
+  type Clock,
+  COLOURS,
+  createLogger,
+  createNotifier,
+  JobError,
+  loadNotifyConfig,
+  type Paths,
+  UsageError,
+  webhookRateFromEnv,
+  type Writer,
+} from "@mcops/core";
+
+/** Everything `runWebhook` touches of the outside world, so tests can point it at a temporary directory. */
+export interface WebhookContext {
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  stdout: Writer;
+  stderr: Writer;
+}
+
+export interface WebhookOptions {
+  title: string;
+  description?: string | undefined;
+  /** Decimal (3447003), #rrggbb, or a name: success, error, warning, info, event. */
+  colour?: string | undefined;
+  category?: Category | undefined;
+  /** Footer text; default PLAY_HOST from webhook.env, else this machine's host name. */
+  footer?: string | undefined;
+  dryRun?: boolean | undefined;
+}
+
+export function parseColour(input: string | undefined): number {
+  if (input === undefined || input === "") return COLOURS.info;
+  const value = input.trim().toLowerCase();
+  if (value in COLOURS) return COLOURS[value as keyof typeof COLOURS];
+  let colour = Number.NaN;
+  if (/^\d+$/.test(value)) colour = Number(value);
+  else if (/^(#|0x)[0-9a-f]{6}$/.test(value)) colour = Number.parseInt(value.replace(/^(#|0x)/, ""), 16);
+  if (!Number.isInteger(colour) || colour < 0 || colour > 0xffffff) {
+    throw new UsageError(`COLOUR "${input}" is not a colour`, {
+      hint: `give a decimal 0-16777215, #rrggbb, or one of ${Object.keys(COLOURS).join(", ")}`,
+    });
+  }
+  return colour;
+}
+
+/** Posts one rich message (SPEC 4.4 webhook.sh): title, description, colour; footer = play host; timestamp = now. */
+export async function runWebhook(ctx: WebhookContext, options: WebhookOptions): Promise<number> {
+  if (options.title.trim() === "") throw new UsageError("TITLE is empty", { hint: "give the message a title" });
+  const colour = parseColour(options.colour);
+  const config = loadNotifyConfig({ paths: ctx.paths, env: ctx.env });
+  config.playHost = options.footer ?? config.playHost ?? hostname();
+  const logger = createLogger({ echo: ctx.stderr, echoLevel: "WARN", clock: ctx.clock });
+  const notifier = createNotifier({ config, paths: ctx.paths, logger, clock: ctx.clock, rate: webhookRateFromEnv(ctx.env) });
+  const notice = { title: options.title, description: options.description, colour, category: options.category };
+
+  if (options.dryRun) {
+    const message = notifier.preview(notice) ?? notifier.preview({ ...notice, category: undefined });
+    ctx.stdout.write(`${JSON.stringify(message ?? previewWithoutWebhook(notice, config.playHost, ctx.clock), null, 2)}\n`);
+    if (!config.webhookUrl) ctx.stderr.write("webhook: no webhook is configured, so nothing would be sent\n");
+    else if (options.category && !config.events[options.category]) {
+      ctx.stderr.write(`webhook: the ${options.category} category is off in webhook.json, so nothing would be sent\n`);
+    }
+    return 0;
+  }
+
+  const result = await notifier.send(notice);
+  if (result.status === "failed") throw new JobError(result.reason, { where: config.source, hint: result.hint });
+  return 0;
+}
+
+function previewWithoutWebhook(
+  notice: { title: string; description?: string | undefined; colour: number },
+  playHost: string | undefined,
+  clock: Clock,
+) {
+  const url = "http://127.0.0.1/api/webhooks/0/preview";
+  const preview = createNotifier({
+    config: { webhookUrl: url, source: "preview", events: {} as never, playHost },
+    paths: { configDir: "/", logDir: "/", stateDir: "/", runDir: "/" },
+    clock,
+  });
+  return preview.preview(notice);
+}

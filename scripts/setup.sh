@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One-time (and self-healing) set-up for a clone: installs the npm dependencies, which bring the pinned toolchain
+# Node (the registry's `node` package), and checks that it runs. Every root script calls this first, so a fresh clone
+# needs nothing installed by hand. Quiet and fast when there is nothing to do.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_node=$(sed -n 's/^ *"node": "\([0-9.]*\)",\{0,1\}$/\1/p' package.json | head -n 1)
+stamp=node_modules/.mcops-setup
+lock_sum=$(sha256sum package-lock.json 2>/dev/null | cut -d' ' -f1 || true)
+
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sum" ] || [ ! -x node_modules/.bin/node ]; then
+  echo "setup: installing dependencies (toolchain Node $want_node, build and test tools)..." >&2
+  if [ -f package-lock.json ]; then
+    npm ci --no-audit --no-fund --loglevel=error
+  else
+    npm install --no-audit --no-fund --loglevel=error
+    lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
+  fi
+  printf '%s' "$lock_sum" > "$stamp"
+fi
+
+have_node=$(node_modules/.bin/node --version 2>/dev/null || true)
+if [ "$have_node" != "v$want_node" ]; then
+  echo "setup: the toolchain Node in node_modules/.bin is '${have_node:-missing}', expected v$want_node — run: rm -rf node_modules && npm run setup" >&2
+  exit 1
+fi
