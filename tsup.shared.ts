@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { defineConfig, type Options } from "tsup";
+import type { Options } from "tsup";
 
 /**
  * One self-contained executable per tool (CONTRACT.md): packages/<tool>/dist/<tool>.mjs, every dependency inlined,
  * `#!/usr/bin/env node` from the entry source (tsup then sets the run bit), runnable from an empty directory.
  */
-export function toolConfig(tool: string): Options | Options[] {
+export function toolConfig(tool: string): Options {
   const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
-  return defineConfig({
+  return {
     entry: { [tool]: "src/cli.ts" },
     format: ["esm"],
     outExtension: () => ({ js: ".mjs" }),
@@ -23,8 +23,10 @@ export function toolConfig(tool: string): Options | Options[] {
     // zx and other CommonJS dependencies call require(); the bundle already imports createRequire, so rename it.
     // A lazy string-width for yargs' help layout: see packages/core/src/string-width.ts.
     esbuildOptions(options) {
-      options.alias = { "string-width": fileURLToPath(new URL("./packages/core/src/string-width.ts", import.meta.url)) };
+      options.alias = {
+        "string-width": fileURLToPath(new URL("./packages/core/src/string-width.ts", import.meta.url)),
+      };
     },
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  });
+  };
 }

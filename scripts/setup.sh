@@ -12,7 +12,9 @@ lock_sum=$(sha256sum package-lock.json 2>/dev/null | cut -d' ' -f1 || true)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sum" ] || [ ! -x node_modules/.bin/node ]; then
   echo "setup: installing dependencies (toolchain Node $want_node, build and test tools)..." >&2
   if [ -f package-lock.json ]; then
-    npm ci --no-audit --no-fund --loglevel=error
+    # Not `npm ci`: this registry mirror serves only the packages of this platform, so the lock file lacks the
+    # optional binaries of other platforms (biome, rollup, turbo) and `npm ci` refuses it as out of sync.
+    npm install --no-audit --no-fund --no-save --loglevel=error
   else
     npm install --no-audit --no-fund --loglevel=error
     lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)

@@ -122,16 +122,21 @@ export function readConfigText(file: string, { secret }: ReadEnvFileOptions): st
     throw unreadable(file, error);
   }
   if (secret && (mode & 0o077) !== 0) {
-    throw new ConfigError(
-      `holds secrets but is readable by ${mode & 0o070 ? "its group" : "others"} (mode ${(mode & 0o777).toString(8)})`,
-      { where: file, hint: `run: chmod 600 ${file}` },
-    );
+    throw new ConfigError(`holds secrets but is readable by ${readers(mode)} (mode ${(mode & 0o777).toString(8)})`, {
+      where: file,
+      hint: `run: chmod 600 ${file}`,
+    });
   }
   try {
     return readFileSync(file, "utf8");
   } catch (error) {
     throw unreadable(file, error);
   }
+}
+
+function readers(mode: number): string {
+  if (mode & 0o070 && mode & 0o007) return "group and others";
+  return mode & 0o070 ? "its group" : "others";
 }
 
 function unreadable(file: string, error: unknown): ConfigError {

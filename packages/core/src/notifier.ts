@@ -110,6 +110,8 @@ export interface NotifierOptions {
   /** 429 answers waited out before giving up. */
   maxRateLimited?: number;
   timeoutMs?: number;
+  /** Log a failed post as an ERROR line (default); the webhook executable reports it itself instead. */
+  logFailures?: boolean;
 }
 
 /** `MCOPS_WEBHOOK_WINDOW_MS`: the length of the 30-post window (tests shorten it; default one minute). */
@@ -169,7 +171,7 @@ function retryAfterMs(response: Response, body: DiscordError): number {
 
 export function createNotifier(options: NotifierOptions): Notifier {
   const { config, paths, logger = silentLogger, clock = systemClock } = options;
-  const { maxAttempts = 5, backoffMs = 1000, maxRateLimited = 20, timeoutMs = 15_000 } = options;
+  const { maxAttempts = 5, backoffMs = 1000, maxRateLimited = 20, timeoutMs = 15_000, logFailures = true } = options;
   const rate = options.rate ?? WEBHOOK_RATE;
   let window: RateWindow | undefined;
 
@@ -273,7 +275,8 @@ export function createNotifier(options: NotifierOptions): Notifier {
       const message = preview(notice) as WebhookMessage;
       const result = await post(config.webhookUrl, message);
       if (result.status === "failed") {
-        logger.error(`notification "${redact(notice.title)}" not sent: ${result.reason} — ${result.hint}`);
+        if (logFailures)
+          logger.error(`notification "${redact(notice.title)}" not sent: ${result.reason} — ${result.hint}`);
       } else {
         logger.debug(`notification "${notice.title}" sent to ${redactWebhookUrl(config.webhookUrl)}`);
       }

@@ -22,19 +22,26 @@ await runMain("webhook", async () => {
       choices: CATEGORIES,
       describe: "event category; nothing is sent when webhook.json turns it off",
     })
-    .option("footer", { type: "string", describe: "footer text (default: PLAY_HOST from webhook.env, else the host name)" })
+    .option("footer", {
+      type: "string",
+      describe: "footer text (default: PLAY_HOST from webhook.env, else the host name)",
+    })
     .option("dry-run", { type: "boolean", default: false, describe: "print the JSON that would be sent; send nothing" })
     .example("$0 'Backup done' 'took 42 s, 1.2 GiB' success", "")
     .parseAsync();
 
   // Loaded only now, so that --help and usage errors do not pay for the HTTP client and the schemas.
-  const [{ resolvePaths, systemClock }, { runWebhook }] = await Promise.all([import("@mcops/core"), import("./webhook.ts")]);
+  const [{ resolvePaths, systemClock }, { runWebhook }] = await Promise.all([
+    import("@mcops/core"),
+    import("./webhook.ts"),
+  ]);
   return runWebhook(
     { paths: resolvePaths(), env: process.env, clock: systemClock, stdout: process.stdout, stderr: process.stderr },
     {
       title: String(args.title),
-      description: args.description,
-      colour: args.colour,
+      // yargs does not carry the default command's positional types through to the parsed arguments.
+      description: args.description as string | undefined,
+      colour: args.colour as string | undefined,
       category: args.category as Category | undefined,
       footer: args.footer,
       dryRun: args.dryRun,

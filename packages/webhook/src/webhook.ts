@@ -9,8 +9,8 @@ import {
   loadNotifyConfig,
   type Paths,
   UsageError,
-  webhookRateFromEnv,
   type Writer,
+  webhookRateFromEnv,
 } from "@mcops/core";
 
 /** Everything `runWebhook` touches of the outside world, so tests can point it at a temporary directory. */
@@ -55,12 +55,21 @@ export async function runWebhook(ctx: WebhookContext, options: WebhookOptions): 
   const config = loadNotifyConfig({ paths: ctx.paths, env: ctx.env });
   config.playHost = options.footer ?? config.playHost ?? hostname();
   const logger = createLogger({ echo: ctx.stderr, echoLevel: "WARN", clock: ctx.clock });
-  const notifier = createNotifier({ config, paths: ctx.paths, logger, clock: ctx.clock, rate: webhookRateFromEnv(ctx.env) });
+  const notifier = createNotifier({
+    config,
+    paths: ctx.paths,
+    logger,
+    clock: ctx.clock,
+    rate: webhookRateFromEnv(ctx.env),
+    logFailures: false,
+  });
   const notice = { title: options.title, description: options.description, colour, category: options.category };
 
   if (options.dryRun) {
     const message = notifier.preview(notice) ?? notifier.preview({ ...notice, category: undefined });
-    ctx.stdout.write(`${JSON.stringify(message ?? previewWithoutWebhook(notice, config.playHost, ctx.clock), null, 2)}\n`);
+    ctx.stdout.write(
+      `${JSON.stringify(message ?? previewWithoutWebhook(notice, config.playHost, ctx.clock), null, 2)}\n`,
+    );
     if (!config.webhookUrl) ctx.stderr.write("webhook: no webhook is configured, so nothing would be sent\n");
     else if (options.category && !config.events[options.category]) {
       ctx.stderr.write(`webhook: the ${options.category} category is off in webhook.json, so nothing would be sent\n`);

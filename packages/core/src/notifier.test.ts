@@ -1,0 +1,198 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type DiscordStandIn, startDiscordStandIn } from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CATEGORIES, type Category } from "./categories.ts";
+import type { NotifyConfig } from "./config.ts";
+import { createLogger } from "./log.ts";
+import {
+  buildMessage,
+  COLOURS,
+  createNotifier,
+  EMBED_LIMITS,
+  escapeGameText,
+  type NotifierOptions,
+  truncate,
+} from "./notifier.ts";
+import type { Paths } from "./paths.ts";
+
+const allOn = Object.fromEntries(CATEGORIES.map((c) => [c, true])) as Record<Category, boolean>;
+let discord: DiscordStandIn;
+let paths: Paths;
+
+function config(overrides: Partial<NotifyConfig> = {}): NotifyConfig {
+  return {
+    webhookUrl: discord.webhookUrl(),
+    source: "/etc/mc-backup/webhook.env",
+    events: { ...allOn },
+    playHost: "play.example.com",
+    ...overrides,
+  };
+}
+
+function notifier(overrides: Partial<NotifierOptions> = {}) {
+  return createNotifier({ config: config(), paths, backoffMs: 10, ...overrides });
+}
+
+beforeEach(async () => {
+  const root = mkdtempSync(join(tmpdir(), "mcops-notifier-"));
+  paths = { configDir: root, logDir: root, stateDir: root, runDir: join(root, "run") };
+  discord = await startDiscordStandIn();
+});
+
+afterEach(async () => {
+  await discord.close();
+});
+
+describe("buildMessage", () => {
+  it("makes one embed with the colour, the play host as footer and the time", () => {
+    const message = buildMessage(
+      {
+        title: "Player joined",
+        description: "Steve joined the game",
+        colour: COLOURS.success,
+        time: Date.UTC(2026, 10, 21, 6),
+      },
+      { playHost: "play.example.com", now: 0 },
+    );
+    expect(message).toEqual({
+      embeds: [
+        {
+          title: "Player joined",
+          description: "Steve joined the game",
+          color: 5763719,
+          footer: { text: "play.example.com" },
+          timestamp: "2026-11-21T06:00:00.000Z",
+        },
+      ],
+      allowed_mentions: { parse: [] },
+    });
+  });
+
+  it("escapes text from the game so it cannot format or ping", () => {
+    expect(
+      escapeGameText("**bold** _it_ `code` ~~s~~ ||spoiler|| > quote # head [link](x) <@123> @everyone @here"),
+    ).toBe(
+      "\\*\\*bold\\*\\* \\_it\\_ \\`code\\` \\~\\~s\\~\\~ \\|\\|spoiler\\|\\| \\> quote \\# head \\[link\\]\\(x\\) \\<@123\\> @\u200beveryone @\u200bhere",
+    );
+    const message = buildMessage(
+      { title: "Death", description: "Alex was slain by @everyone", fromGame: true },
+      { now: 0 },
+    );
+    expect(message.embeds?.[0]?.description).toBe("Alex was slain by @\u200beveryone");
+  });
+
+  it("cuts text to Discord's limits instead of failing", () => {
+    const message = buildMessage(
+      { title: "t".repeat(300), description: "d".repeat(5000) },
+      { playHost: "f".repeat(2100), now: 0 },
+    );
+    const embed = message.embeds?.[0];
+    expect(embed?.title).toHaveLength(EMBED_LIMITS.title);
+    expect(embed?.title?.endsWith("…")).toBe(true);
+    expect(embed?.footer?.text).toHaveLength(EMBED_LIMITS.footer);
+    const total = (embed?.title?.length ?? 0) + (embed?.description?.length ?? 0) + (embed?.footer?.text.length ?? 0);
+    expect(total).toBe(EMBED_LIMITS.total);
+  });
+
+  it("never cuts a character in half", () => {
+    expect(truncate(`${"a".repeat(8)}😀😀`, 10)).toBe(`${"a".repeat(8)}…`);
+    expect(truncate("short", 10)).toBe("short");
+  });
+});
+
+describe("createNotifier", () => {
+  it("posts a message the Discord stand-in accepts and records", async () => {
+    const result = await notifier().send({
+      title: "Server started",
+      description: "Done (3.5s)",
+      colour: COLOURS.success,
+      category: "start",
+    });
+    expect(result).toEqual({ status: "sent", attempts: 1 });
+    expect(discord.messages[0]?.body.embeds[0]).toMatchObject({ title: "Server started", color: COLOURS.success });
+    expect(discord.messages[0]?.wait).toBe(true);
+  });
+
+  it("does nothing, without error, when no webhook is configured", async () => {
+    const result = await createNotifier({ config: config({ webhookUrl: undefined }), paths }).send({ title: "x" });
+    expect(result).toEqual({ status: "disabled" });
+    expect(discord.requests).toHaveLength(0);
+  });
+
+  it("sends nothing for a category that is off, and everything else", async () => {
+    const n = createNotifier({ config: config({ events: { ...allOn, death: false } }), paths });
+    expect(await n.send({ title: "died", category: "death" })).toEqual({ status: "filtered", category: "death" });
+    expect((await n.send({ title: "joined", category: "join" })).status).toBe("sent");
+    expect((await n.send({ title: "no category" })).status).toBe("sent");
+    expect(discord.messages.map((m) => m.body.embeds[0].title)).toEqual(["joined", "no category"]);
+  });
+
+  it("reports Discord's own reason for a refused message, and logs it once", async () => {
+    discord.inject({
+      kind: "status",
+      status: 400,
+      body: {
+        message: "Invalid Form Body",
+        code: 50035,
+        errors: {
+          embeds: {
+            "0": {
+              description: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 4096 or fewer in length." }] },
+            },
+          },
+        },
+      },
+    });
+    const lines: string[] = [];
+    const logger = createLogger({ echo: { write: (t: string) => lines.push(t) } });
+    const result = await notifier({ logger }).send({ title: "x" });
+    expect(result).toMatchObject({
+      status: "failed",
+      reason:
+        "the message was refused (400 Invalid Form Body, code 50035: embeds.0.description: Must be 4096 or fewer in length.)",
+    });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/ERROR notification "x" not sent: the message was refused/);
+  });
+
+  it("gives up after the last try when the host cannot be reached", async () => {
+    const url = discord.webhookUrl();
+    await discord.close();
+    const result = await createNotifier({
+      config: config({ webhookUrl: url }),
+      paths,
+      backoffMs: 5,
+      maxAttempts: 3,
+    }).send({ title: "x" });
+    expect(result).toMatchObject({
+      status: "failed",
+      reason: expect.stringMatching(/^cannot reach the webhook host 127\.0\.0\.1:\d+ \(ECONNREFUSED\) after 3 tries$/),
+    });
+    discord = await startDiscordStandIn();
+  });
+
+  it("shares the rate limit between notifiers (as between processes) and never draws a 429", async () => {
+    await discord.close();
+    discord = await startDiscordStandIn({ rateLimit: { limit: 3, windowMs: 600 } });
+    const rate = { limit: 3, windowMs: 600 };
+    const a = notifier({ rate });
+    const b = notifier({ rate });
+    const started = Date.now();
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).send({ title: `m${i}` })));
+    expect(results.every((r) => r.status === "sent")).toBe(true);
+    expect(discord.requests.filter((r) => r.status === 429)).toHaveLength(0);
+    expect(discord.messages).toHaveLength(8);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1200);
+  });
+
+  it("holds back when Discord's headers say the bucket is empty", async () => {
+    await discord.close();
+    // Discord's own limit is tighter than ours: only its X-RateLimit headers can keep us from a 429.
+    discord = await startDiscordStandIn({ rateLimit: { limit: 2, windowMs: 700 } });
+    const n = notifier();
+    for (let i = 0; i < 4; i++) expect((await n.send({ title: `m${i}` })).status).toBe("sent");
+    expect(discord.requests.filter((r) => r.status === 429)).toHaveLength(0);
+  });
+});

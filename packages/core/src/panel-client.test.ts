@@ -1,0 +1,140 @@
+import { type PanelStandIn, startPanelStandIn } from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createPanelClient, type PanelClientOptions, PanelError } from "./panel-client.ts";
+import { registerSecret } from "./secrets.ts";
+
+let panel: PanelStandIn;
+
+function client(overrides: Partial<PanelClientOptions> = {}) {
+  return createPanelClient({
+    url: panel.url,
+    key: panel.apiKey,
+    serverId: panel.server.identifier,
+    backoffMs: 10,
+    ...overrides,
+  });
+}
+
+async function panelError(promise: Promise<unknown>): Promise<PanelError> {
+  const error = await promise.catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(PanelError);
+  return error as PanelError;
+}
+
+beforeEach(async () => {
+  panel = await startPanelStandIn({ timings: { startMs: 60, stopMs: 60 } });
+  registerSecret(panel.apiKey);
+});
+
+afterEach(async () => {
+  await panel.close();
+});
+
+describe("createPanelClient", () => {
+  it("reads the server record and its live resources", async () => {
+    const c = client();
+    expect(await c.details()).toMatchObject({
+      identifier: panel.server.identifier,
+      uuid: panel.server.uuid,
+      status: null,
+    });
+    expect(await c.resources()).toMatchObject({ state: "offline", uptimeMs: 0, isSuspended: false });
+  });
+
+  it("sends power signals and console commands, and waits for a state", async () => {
+    const c = client();
+    await c.power("start");
+    const running = await c.waitForState("running", { timeoutMs: 3000, pollMs: 20 });
+    expect(running.state).toBe("running");
+    await c.command("save-all flush");
+    await c.power("stop");
+    await c.waitForState(["offline"], { timeoutMs: 3000, pollMs: 20 });
+    expect(panel.signals()).toEqual(["start", "stop"]);
+    expect(panel.commands()).toEqual(["save-all flush"]);
+    const auth = panel.calls.every((call) => call.status !== 401);
+    expect(auth).toBe(true);
+  });
+
+  it("times out waiting for a state the server never reaches, saying where it is", async () => {
+    const error = await panelError(client().waitForState("running", { timeoutMs: 100, pollMs: 20 }));
+    expect(error.kind).toBe("timeout");
+    expect(error.message).toBe("the server did not become running in 0 s (it is offline)");
+  });
+
+  it("explains a wrong key (401) without ever showing the key", async () => {
+    const wrong = `ptlc_${"w".repeat(43)}`;
+    registerSecret(wrong);
+    const error = await panelError(client({ key: wrong }).resources());
+    expect(error.kind).toBe("auth");
+    expect(error.message).toBe("the panel refused the API key (401 AuthenticationException: Unauthenticated.)");
+    expect(`${error.message} ${error.where} ${error.hint}`).not.toContain(wrong);
+  });
+
+  it("explains an application key (403) and an unknown server (404)", async () => {
+    const appKey = `ptla_${"a".repeat(43)}`;
+    expect((await panelError(client({ key: appKey }).resources())).kind).toBe("forbidden");
+    const missing = await panelError(client({ serverId: "00000000" }).resources());
+    expect(missing.kind).toBe("not-found");
+    expect(missing.hint).toMatch(/SERVER_ID/);
+  });
+
+  it("explains a suspended or installing server (409)", async () => {
+    panel.setStatus("installing");
+    const error = await panelError(client().power("start"));
+    expect(error.kind).toBe("conflict");
+    expect(error.detail).toBe("This server has not yet completed its installation process, please try again later.");
+  });
+
+  it("says a command needs a running server (502) and does not repeat it", async () => {
+    const error = await panelError(client().command("say hello"));
+    expect(error.kind).toBe("server-offline");
+    expect(error.detail).toBe("Server must be online in order to send commands.");
+    expect(panel.calls.filter((c) => c.kind === "command")).toHaveLength(1);
+  });
+
+  it("passes on a validation error (422) with the field", async () => {
+    const error = await panelError(client().power("explode" as never));
+    expect(error.kind).toBe("validation");
+    expect(error.message).toContain("field signal");
+  });
+
+  it("waits out a 429 for Retry-After and repeats even a restart", async () => {
+    panel.inject({ kind: "rate-limit", retryAfterSeconds: 1, route: "power" });
+    panel.setState("running");
+    const started = Date.now();
+    await client().power("restart");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(panel.calls.filter((c) => c.kind === "power").map((c) => c.status)).toEqual([429, 204]);
+    expect(panel.signals()).toEqual(["restart"]);
+  });
+
+  it("repeats a read after a 5xx or a dropped connection, but never a restart after a 500", async () => {
+    panel.inject({ kind: "status", status: 500, route: "resources" });
+    panel.inject({ kind: "drop", route: "resources" });
+    expect((await client().resources()).state).toBe("offline");
+    expect(panel.calls.filter((c) => c.kind === "resources").map((c) => c.status)).toEqual([500, 0, 200]);
+
+    panel.setState("running");
+    panel.inject({ kind: "status", status: 500, route: "power" });
+    expect((await panelError(client().power("restart"))).kind).toBe("panel-error");
+    expect(panel.calls.filter((c) => c.kind === "power")).toHaveLength(1);
+  });
+
+  it("explains Wings being unreachable (504) once the tries are used up", async () => {
+    panel.inject({ kind: "status", status: 504, route: "resources", times: 4 });
+    const error = await panelError(client().resources());
+    expect(error.kind).toBe("daemon-unreachable");
+    expect(error.hint).toMatch(/journalctl -u wings/);
+    expect(panel.calls.filter((c) => c.kind === "resources")).toHaveLength(4);
+  });
+
+  it("says the panel cannot be reached when nothing listens", async () => {
+    const url = panel.url;
+    await panel.close();
+    const error = await panelError(
+      createPanelClient({ url, key: "k".repeat(40), serverId: "1a2b3c4d", backoffMs: 5, maxAttempts: 2 }).resources(),
+    );
+    expect(error).toMatchObject({ kind: "network", message: "cannot reach the panel (ECONNREFUSED)", where: url });
+    panel = await startPanelStandIn();
+  });
+});

@@ -1,0 +1,637 @@
+/**
+ * A loopback stand-in for a Discord channel webhook (`POST /api/webhooks/<id>/<token>`): validates the payload the
+ * way Discord documents it, answers with Discord's status codes, error bodies and rate-limit headers, records what
+ * would have appeared in the channel (and whom it would have pinged), and injects faults on request.
+ */
+import { createHash } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Fault, HeaderMap, RateDecision, RateLimitFault, RateLimitOptions, StatusFault } from "./http.ts";
+import {
+  applyFault,
+  Changes,
+  clockTime,
+  FaultQueue,
+  isPlainObject,
+  listenLoopback,
+  mediaType,
+  parseJson,
+  randomDigits,
+  randomString,
+  readBody,
+  reasonPhrase,
+  SlidingWindowLimiter,
+  seconds,
+  sendAny,
+  sendEmpty,
+  sendJson,
+  TimerSet,
+} from "./http.ts";
+
+export interface WebhookConfig {
+  id: string;
+  token: string;
+  /** The name messages are posted under unless the payload sets `username` (default "Captain Hook"). */
+  name?: string;
+}
+
+export interface DiscordStandInOptions {
+  /** Default: one webhook with an 18-digit id and a random 68-character token. */
+  webhooks?: WebhookConfig[];
+  /** Per webhook, sliding window. Default 30 per 60 000 ms. */
+  rateLimit?: RateLimitOptions;
+}
+
+/** Whom a message pings, computed as Discord does (content only, filtered by allowed_mentions). */
+export interface Pings {
+  everyone: boolean;
+  users: string[];
+  roles: string[];
+}
+
+export interface ReceivedMessage {
+  /** The message id Discord would have given it (a snowflake). */
+  id: string;
+  /** Date.now() when it was accepted. */
+  at: number;
+  webhookId: string;
+  wait: boolean;
+  /** The parsed JSON payload, as posted. */
+  body: any;
+  pings: Pings;
+}
+
+export interface DiscordRequestRecord {
+  at: number;
+  method: string;
+  /** Path and query, the webhook token replaced by "***". */
+  path: string;
+  /** The status answered; 0 when a "drop" fault closed the connection without an answer. */
+  status: number;
+  /** The injected fault that answered (or delayed) this request. */
+  fault?: Fault["kind"];
+}
+
+export interface DiscordStandIn {
+  /** Base address, http://127.0.0.1:PORT */
+  url: string;
+  webhooks: WebhookConfig[];
+  /** The full webhook address of webhooks[index]. */
+  webhookUrl(index?: number): string;
+  /** Accepted messages, in order. */
+  messages: ReceivedMessage[];
+  /** Every request answered (or dropped), faults and 429s included. */
+  requests: DiscordRequestRecord[];
+  /** Queue a fault for the next POST(s) to a webhook address. */
+  inject(fault: Fault): void;
+  /** Delete webhooks[index]: from now on it answers 404 Unknown Webhook. */
+  deleteWebhook(index: number): void;
+  /** Resolves with the messages once at least `count` were accepted; rejects after `timeoutMs`. */
+  waitForMessages(count: number, timeoutMs?: number): Promise<ReceivedMessage[]>;
+  /** Forget messages, requests, rate-limit windows and pending faults. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+type DiscordError = { message: string; code: number; errors?: ErrorTree };
+export interface FieldError {
+  code: string;
+  message: string;
+}
+/** Discord's nested error shape: keys follow the payload path, leaves hold `_errors`. */
+export interface ErrorTree {
+  _errors?: FieldError[];
+  [key: string]: ErrorTree | FieldError[] | undefined;
+}
+
+const DISCORD_EPOCH = 1_420_070_400_000n;
+const CONTENT_MAX = 2000;
+const EMBEDS_MAX = 10;
+const EMBED_TOTAL_MAX = 6000;
+const COLOUR_MAX = 0xffffff;
+const MENTION_TYPES = ["roles", "users", "everyone"] as const;
+
+export async function startDiscordStandIn(options: DiscordStandInOptions = {}): Promise<DiscordStandIn> {
+  const webhooks: WebhookConfig[] = (options.webhooks ?? [defaultWebhook()]).map((hook) => ({ ...hook }));
+  const deleted = new Set<string>();
+  const limiter = new SlidingWindowLimiter({
+    ...(options.rateLimit ?? { limit: 30, windowMs: 60_000 }),
+    countRejected: true,
+  });
+  const faults = new FaultQueue<Fault>();
+  const timers = new TimerSet();
+  const changes = new Changes();
+  const channelId = randomDigits(18);
+  const nextSnowflake = snowflakes();
+  const messages: ReceivedMessage[] = [];
+  const requests: DiscordRequestRecord[] = [];
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const at = Date.now();
+    const method = req.method ?? "GET";
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const route = /^\/api(?:\/v\d+)?\/webhooks\/([^/]+)(?:\/([^/]+))?\/?$/.exec(url.pathname);
+    const path = url.pathname.replace(/^(\/api(?:\/v\d+)?\/webhooks\/[^/]+\/)[^/]+/, "$1***") + url.search;
+    const body = await readBody(req);
+    let faultKind: Fault["kind"] | undefined;
+    const record = (status: number): void => {
+      requests.push({ at, method, path, status, ...(faultKind ? { fault: faultKind } : {}) });
+    };
+    const json = (status: number, payload: unknown, headers: HeaderMap = {}): void => {
+      record(status);
+      sendJson(res, status, payload, headers);
+    };
+    const error = (status: number, payload: DiscordError, headers: HeaderMap = {}): void =>
+      json(status, payload, headers);
+
+    if (!route) return error(404, { message: "404: Not Found", code: 0 });
+    const [, webhookId = "", token] = route;
+    // Without the token the address needs a bot's Authorization header, which a webhook client never has.
+    if (token === undefined) return error(401, { message: "401: Unauthorized", code: 0 });
+    if (method !== "POST") return error(405, { message: "405: Method Not Allowed", code: 0 });
+
+    const fault = faults.take();
+    faultKind = fault?.kind;
+    const outcome = await applyFault(fault, res, timers, {
+      status: (f) => {
+        record(f.status);
+        sendAny(res, f.status, f.body === undefined ? defaultErrorBody(f) : f.body, f.headers ?? {});
+      },
+      rateLimit: (f) => {
+        record(429);
+        injectedRateLimit(res, f, bucketOf(webhookId));
+      },
+      dropped: () => record(0),
+    });
+    if (outcome === "handled") return;
+
+    const hook = webhooks.find((candidate) => candidate.id === webhookId);
+    if (!hook || deleted.has(hook.id)) return error(404, { message: "Unknown Webhook", code: 10015 });
+    if (hook.token !== token) return error(401, { message: "Invalid Webhook Token", code: 50027 });
+
+    const decision = limiter.hit(hook.id);
+    const limitHeaders = rateLimitHeaders(decision, bucketOf(hook.id));
+    if (!decision.allowed) {
+      return json(
+        429,
+        { message: "You are being rate limited.", retry_after: round3(decision.retryAfterMs / 1000), global: false },
+        {
+          ...limitHeaders,
+          "Retry-After": String(Math.ceil(decision.retryAfterMs / 1000)),
+          "X-RateLimit-Scope": "shared",
+        },
+      );
+    }
+
+    const wait = parseBoolean(url.searchParams.get("wait"));
+    if (wait === "invalid") {
+      return error(
+        400,
+        invalidForm({ wait: leaf("BOOLEAN_TYPE_COERCE", `Value "${url.searchParams.get("wait")}" is not boolean.`) }),
+        limitHeaders,
+      );
+    }
+
+    let payload: unknown;
+    const type = mediaType(req);
+    if (type === "application/json") {
+      if (body.trim() === "") payload = {};
+      else {
+        const parsed = parseJson(body);
+        if (!parsed.ok)
+          return error(400, { message: "The request body contains invalid JSON.", code: 50109 }, limitHeaders);
+        payload = parsed.value;
+      }
+    } else if (type === "application/x-www-form-urlencoded") {
+      payload = Object.fromEntries(new URLSearchParams(body));
+    } else {
+      // Discord reads other bodies as a form with no fields it knows.
+      payload = {};
+    }
+
+    const errors = validatePayload(payload);
+    if (errors) return error(400, invalidForm(errors), limitHeaders);
+    const message = payload as Record<string, unknown>;
+    if (isEmptyMessage(message))
+      return error(400, { message: "Cannot send an empty message", code: 50006 }, limitHeaders);
+
+    const received: ReceivedMessage = {
+      id: nextSnowflake(at),
+      at,
+      webhookId: hook.id,
+      wait: wait === true,
+      body: message,
+      pings: computePings(message),
+    };
+    messages.push(received);
+    changes.notify();
+    if (wait === true) return json(200, messageObject(received, hook, channelId), limitHeaders);
+    record(204);
+    sendEmpty(res, 204, limitHeaders);
+  };
+
+  const server = await listenLoopback(handle);
+  const webhookUrl = (index = 0): string => {
+    const hook = webhooks[index];
+    if (!hook) throw new RangeError(`no webhook at index ${index} (there are ${webhooks.length})`);
+    return `${server.url}/api/webhooks/${hook.id}/${hook.token}`;
+  };
+
+  return {
+    url: server.url,
+    webhooks,
+    webhookUrl,
+    messages,
+    requests,
+    inject: (fault) => faults.push(fault),
+    deleteWebhook(index) {
+      const hook = webhooks[index];
+      if (!hook) throw new RangeError(`no webhook at index ${index} (there are ${webhooks.length})`);
+      deleted.add(hook.id);
+    },
+    waitForMessages(count, timeoutMs = 5000) {
+      return changes.waitFor(
+        () => (messages.length >= count ? [...messages] : undefined),
+        timeoutMs,
+        () =>
+          `Discord stand-in: expected ${count} message(s) within ${timeoutMs} ms, got ${messages.length}; ` +
+          `requests answered: ${requests.map((r) => r.status).join(", ") || "none"}`,
+      );
+    },
+    reset() {
+      messages.length = 0;
+      requests.length = 0;
+      limiter.reset();
+      faults.clear();
+    },
+    async close() {
+      timers.clearAll();
+      await server.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Answers
+
+function defaultWebhook(): WebhookConfig {
+  return {
+    id: randomDigits(18),
+    token: randomString(68, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"),
+  };
+}
+
+function bucketOf(webhookId: string): string {
+  return createHash("sha256").update(`webhook:${webhookId}`).digest("hex").slice(0, 32);
+}
+
+function rateLimitHeaders(decision: RateDecision, bucket: string): HeaderMap {
+  return {
+    "X-RateLimit-Limit": String(decision.limit),
+    "X-RateLimit-Remaining": String(decision.remaining),
+    "X-RateLimit-Reset": seconds(Date.now() + decision.resetAfterMs),
+    "X-RateLimit-Reset-After": seconds(decision.resetAfterMs),
+    "X-RateLimit-Bucket": bucket,
+  };
+}
+
+function injectedRateLimit(res: ServerResponse, fault: RateLimitFault, bucket: string): void {
+  const global = fault.global === true;
+  const retryAfter = Math.max(0, fault.retryAfterSeconds);
+  const header = { "Retry-After": String(Math.ceil(retryAfter)) };
+  if (fault.viaHeaderOnly) {
+    sendJson(res, 429, { message: "You are being rate limited.", global }, header);
+    return;
+  }
+  const headers: HeaderMap = global
+    ? { ...header, "X-RateLimit-Global": "true", "X-RateLimit-Scope": "global" }
+    : {
+        ...header,
+        "X-RateLimit-Limit": "0",
+        "X-RateLimit-Remaining": "0",
+        "X-RateLimit-Reset": seconds(Date.now() + retryAfter * 1000),
+        "X-RateLimit-Reset-After": seconds(retryAfter * 1000),
+        "X-RateLimit-Bucket": bucket,
+        "X-RateLimit-Scope": "shared",
+      };
+  sendJson(res, 429, { message: "You are being rate limited.", retry_after: round3(retryAfter), global }, headers);
+}
+
+function defaultErrorBody(fault: StatusFault): DiscordError {
+  return { message: `${fault.status}: ${reasonPhrase(fault.status)}`, code: 0 };
+}
+
+function invalidForm(errors: ErrorTree): DiscordError {
+  return { message: "Invalid Form Body", code: 50035, errors };
+}
+
+function messageObject(message: ReceivedMessage, hook: WebhookConfig, channelId: string): Record<string, unknown> {
+  const body = message.body as Record<string, unknown>;
+  const content = typeof body.content === "string" ? body.content : body.content == null ? "" : String(body.content);
+  const embeds = Array.isArray(body.embeds) ? body.embeds.map(normaliseEmbed) : [];
+  return {
+    id: message.id,
+    type: 0,
+    content,
+    channel_id: channelId,
+    author: {
+      id: hook.id,
+      username: typeof body.username === "string" ? body.username : (hook.name ?? "Captain Hook"),
+      avatar: null,
+      discriminator: "0000",
+      public_flags: 0,
+      flags: 0,
+      bot: true,
+      global_name: null,
+    },
+    attachments: [],
+    embeds,
+    mentions: message.pings.users.map((id) => ({
+      id,
+      username: `user${id.slice(-4)}`,
+      discriminator: "0",
+      avatar: null,
+    })),
+    mention_roles: message.pings.roles,
+    pinned: false,
+    mention_everyone: message.pings.everyone,
+    tts: body.tts === true,
+    timestamp: discordTimestamp(new Date(message.at)),
+    edited_timestamp: null,
+    flags: 0,
+    components: [],
+    webhook_id: hook.id,
+  };
+}
+
+function normaliseEmbed(embed: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: "rich", ...(embed as Record<string, unknown>) };
+  if (typeof out.timestamp === "string") out.timestamp = discordTimestamp(new Date(out.timestamp));
+  if (typeof out.color === "string") out.color = Number(out.color);
+  return out;
+}
+
+/** "2026-11-21T06:00:01.123000+00:00", the way Discord writes message timestamps. */
+function discordTimestamp(date: Date): string {
+  return `${date.toISOString().slice(0, 23)}000+00:00`;
+}
+
+function snowflakes(): (at: number) => string {
+  let increment = 0n;
+  return (at) => {
+    increment = (increment + 1n) & 0xfffn;
+    return (((BigInt(at) - DISCORD_EPOCH) << 22n) | (1n << 17n) | increment).toString();
+  };
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+function parseBoolean(value: string | null): boolean | "invalid" {
+  if (value === null) return false;
+  const lower = value.toLowerCase();
+  if (lower === "true" || lower === "1") return true;
+  if (lower === "false" || lower === "0") return false;
+  return "invalid";
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Validation
+
+function leaf(code: string, message: string): ErrorTree {
+  return { _errors: [{ code, message }] };
+}
+
+/** Put an error at `path` in `tree`, creating the branches on the way. */
+function addError(tree: ErrorTree, path: Array<string | number>, code: string, message: string): void {
+  let node = tree;
+  for (const key of path) {
+    const name = String(key);
+    node[name] ??= {};
+    node = node[name] as ErrorTree;
+  }
+  node._errors ??= [];
+  node._errors.push({ code, message });
+}
+
+/** Length as Discord counts it: Unicode code points. */
+function length(text: string): number {
+  return [...text].length;
+}
+
+function checkString(
+  tree: ErrorTree,
+  path: Array<string | number>,
+  value: unknown,
+  max: number,
+  required = false,
+): number {
+  if (value === undefined || value === null) {
+    if (required) addError(tree, path, "BASE_TYPE_REQUIRED", "This field is required");
+    return 0;
+  }
+  if (typeof value === "number" || typeof value === "boolean") return checkString(tree, path, String(value), max);
+  if (typeof value !== "string") {
+    addError(tree, path, "STRING_TYPE_CONVERT", `Could not interpret "${JSON.stringify(value)}" as string.`);
+    return 0;
+  }
+  const n = length(value);
+  if (n > max) addError(tree, path, "BASE_TYPE_MAX_LENGTH", `Must be ${max} or fewer in length.`);
+  return n;
+}
+
+function checkObject(tree: ErrorTree, path: Array<string | number>, value: unknown): value is Record<string, unknown> {
+  if (isPlainObject(value)) return true;
+  addError(tree, path, "DICT_TYPE_CONVERT", "Only dictionaries may be used in a DictType");
+  return false;
+}
+
+function checkList(tree: ErrorTree, path: Array<string | number>, value: unknown, max: number): value is unknown[] {
+  if (!Array.isArray(value)) {
+    addError(tree, path, "LIST_TYPE_CONVERT", "Only iterables may be used in a ListType");
+    return false;
+  }
+  if (value.length > max) addError(tree, path, "BASE_TYPE_MAX_LENGTH", `Must be ${max} or fewer in length.`);
+  return true;
+}
+
+function checkColour(tree: ErrorTree, path: Array<string | number>, value: unknown): void {
+  if (value === undefined || value === null) return;
+  const n = typeof value === "string" && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+  if (typeof n !== "number" || !Number.isInteger(n)) {
+    const shown = typeof value === "string" ? value : JSON.stringify(value);
+    addError(tree, path, "NUMBER_TYPE_COERCE", `Value "${shown}" is not int.`);
+  } else if (n < 0) {
+    addError(tree, path, "NUMBER_TYPE_MIN", "int value should be greater than or equal to 0.");
+  } else if (n > COLOUR_MAX) {
+    addError(tree, path, "NUMBER_TYPE_MAX", `int value should be less than or equal to ${COLOUR_MAX}.`);
+  }
+}
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+
+function checkTimestamp(tree: ErrorTree, path: Array<string | number>, value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (typeof value === "string" && ISO_8601.test(value) && !Number.isNaN(Date.parse(value.replace(",", ".")))) return;
+  const shown = typeof value === "string" ? value : JSON.stringify(value);
+  addError(tree, path, "DATE_TYPE_PARSE", `Could not parse ${shown}. Should be ISO8601.`);
+}
+
+/** The Invalid Form Body tree for `payload`, or undefined when Discord would accept its shape. */
+export function validatePayload(payload: unknown): ErrorTree | undefined {
+  const tree: ErrorTree = {};
+  if (!checkObject(tree, [], payload)) return tree;
+  checkString(tree, ["content"], payload.content, CONTENT_MAX);
+  if (payload.username !== undefined && payload.username !== null) {
+    const n = checkString(tree, ["username"], payload.username, 80);
+    if (n < 1 && !tree.username)
+      addError(tree, ["username"], "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 80 in length.");
+  }
+
+  const embeds = payload.embeds;
+  if (embeds !== undefined && embeds !== null && checkList(tree, ["embeds"], embeds, EMBEDS_MAX)) {
+    let total = 0;
+    embeds.forEach((embed, i) => {
+      const at = ["embeds", i];
+      if (!checkObject(tree, at, embed)) return;
+      total += checkString(tree, [...at, "title"], embed.title, 256);
+      total += checkString(tree, [...at, "description"], embed.description, 4096);
+      checkColour(tree, [...at, "color"], embed.color);
+      checkTimestamp(tree, [...at, "timestamp"], embed.timestamp);
+      if (embed.footer !== undefined && embed.footer !== null && checkObject(tree, [...at, "footer"], embed.footer)) {
+        total += checkString(tree, [...at, "footer", "text"], embed.footer.text, 2048, true);
+      }
+      if (embed.author !== undefined && embed.author !== null && checkObject(tree, [...at, "author"], embed.author)) {
+        total += checkString(tree, [...at, "author", "name"], embed.author.name, 256, true);
+      }
+      const fields = embed.fields;
+      if (fields !== undefined && fields !== null && checkList(tree, [...at, "fields"], fields, 25)) {
+        fields.forEach((field, j) => {
+          const fieldAt = [...at, "fields", j];
+          if (!checkObject(tree, fieldAt, field)) return;
+          total += checkString(tree, [...fieldAt, "name"], field.name, 256, true);
+          total += checkString(tree, [...fieldAt, "value"], field.value, 1024, true);
+        });
+      }
+    });
+    if (total > EMBED_TOTAL_MAX) {
+      addError(tree, ["embeds"], "MAX_EMBED_SIZE_EXCEEDED", `Embed size exceeds maximum size of ${EMBED_TOTAL_MAX}`);
+    }
+  }
+
+  const allowed = payload.allowed_mentions;
+  if (allowed !== undefined && allowed !== null && checkObject(tree, ["allowed_mentions"], allowed)) {
+    const parse = allowed.parse ?? [];
+    if (checkList(tree, ["allowed_mentions", "parse"], parse, MENTION_TYPES.length)) {
+      parse.forEach((kind, i) => {
+        if (!(MENTION_TYPES as readonly unknown[]).includes(kind)) {
+          const shown = typeof kind === "string" ? kind : JSON.stringify(kind);
+          addError(
+            tree,
+            ["allowed_mentions", "parse", i],
+            "ENUM_TYPE_COERCE",
+            `Value "${shown}" is not a valid enum value.`,
+          );
+        }
+      });
+      for (const kind of ["users", "roles"] as const) {
+        const ids = allowed[kind] ?? [];
+        if (!checkList(tree, ["allowed_mentions", kind], ids, 100)) continue;
+        if (parse.includes(kind) && ids.length > 0) {
+          addError(
+            tree,
+            ["allowed_mentions"],
+            "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE",
+            `parse:["${kind}"] and ${kind}: [${ids.map((id) => JSON.stringify(String(id))).join(", ")}] are mutually exclusive.`,
+          );
+        }
+      }
+    }
+  }
+  return Object.keys(tree).length > 0 ? tree : undefined;
+}
+
+function isEmptyMessage(payload: Record<string, unknown>): boolean {
+  const content = payload.content;
+  const hasContent = content !== undefined && content !== null && String(content).trim() !== "";
+  const hasEmbeds = Array.isArray(payload.embeds) && payload.embeds.length > 0;
+  return !hasContent && !hasEmbeds;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Mentions
+
+/**
+ * Whom a payload pings. Only `content` pings (embeds never do). Without `allowed_mentions` every mention pings; with
+ * it, @everyone/@here need parse "everyone", users need parse "users" or their id in `users`, roles likewise.
+ * A backslash before @everyone/@here keeps it from pinging.
+ */
+export function computePings(payload: Record<string, unknown>): Pings {
+  const content = typeof payload.content === "string" ? payload.content : "";
+  const allowed = isPlainObject(payload.allowed_mentions) ? payload.allowed_mentions : undefined;
+  const parse: unknown[] = allowed ? (Array.isArray(allowed.parse) ? allowed.parse : []) : [...MENTION_TYPES];
+  const listed = (kind: "users" | "roles"): string[] =>
+    allowed && Array.isArray(allowed[kind]) ? (allowed[kind] as unknown[]).map(String) : [];
+  const pick = (pattern: RegExp, kind: "users" | "roles"): string[] => {
+    const ids = [...new Set([...content.matchAll(pattern)].map((match) => match[1] ?? ""))];
+    return ids.filter((id) => parse.includes(kind) || listed(kind).includes(id));
+  };
+  return {
+    everyone: /(?<!\\)@(?:everyone|here)/.test(content) && parse.includes("everyone"),
+    users: pick(/<@!?(\d+)>/g, "users"),
+    roles: pick(/<@&(\d+)>/g, "roles"),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rendering for people
+
+const COLOUR_NAMES: Record<number, string> = {
+  5763719: "green",
+  15548997: "red",
+  16776960: "yellow",
+  3447003: "blue",
+  10181046: "purple",
+};
+
+/**
+ * Render a webhook payload roughly as it reads in the channel: the plain content, then one block per embed:
+ * `■ purple  Title`, the description indented, fields as `name: value`, and `— footer · HH:MM:SS` (local time).
+ */
+export function describeMessage(body: any): string {
+  const blocks: string[] = [];
+  if (!isPlainObject(body)) return String(body);
+  if (body.content !== undefined && body.content !== null && String(body.content) !== "")
+    blocks.push(String(body.content));
+  const embeds: unknown[] = Array.isArray(body.embeds) ? body.embeds : [];
+  for (const embed of embeds) {
+    if (!isPlainObject(embed)) continue;
+    const lines: string[] = [];
+    const title = typeof embed.title === "string" ? embed.title : "";
+    lines.push(`■ ${colourName(embed.color)}  ${title}`.trimEnd());
+    if (typeof embed.description === "string" && embed.description !== "") {
+      for (const line of embed.description.split("\n")) lines.push(`  ${line}`.trimEnd());
+    }
+    if (Array.isArray(embed.fields)) {
+      for (const field of embed.fields) {
+        if (isPlainObject(field)) lines.push(`  ${String(field.name ?? "")}: ${String(field.value ?? "")}`);
+      }
+    }
+    const footer = isPlainObject(embed.footer) && typeof embed.footer.text === "string" ? embed.footer.text : "";
+    const time =
+      typeof embed.timestamp === "string" && !Number.isNaN(Date.parse(embed.timestamp))
+        ? clockTime(new Date(embed.timestamp))
+        : "";
+    const tail = [footer, time].filter((part) => part !== "").join(" · ");
+    if (tail !== "") lines.push(`  — ${tail}`);
+    blocks.push(lines.join("\n"));
+  }
+  return blocks.join("\n");
+}
+
+function colourName(colour: unknown): string {
+  if (colour === undefined || colour === null) return "none";
+  const n = Number(colour);
+  if (!Number.isInteger(n)) return String(colour);
+  return COLOUR_NAMES[n] ?? `#${n.toString(16).padStart(6, "0")}`;
+}

@@ -1,0 +1,35 @@
+export type {
+  DiscordRequestRecord,
+  DiscordStandIn,
+  DiscordStandInOptions,
+  ErrorTree,
+  FieldError,
+  Pings,
+  ReceivedMessage,
+  WebhookConfig,
+} from "./discord.ts";
+export { computePings, describeMessage, startDiscordStandIn, validatePayload } from "./discord.ts";
+export type {
+  DelayFault,
+  DropFault,
+  Fault,
+  RateDecision,
+  RateLimitFault,
+  RateLimitOptions,
+  StatusFault,
+  TempDir,
+} from "./http.ts";
+export { FaultQueue, SlidingWindowLimiter, tempDir } from "./http.ts";
+export type {
+  PanelCall,
+  PanelCallKind,
+  PanelFault,
+  PanelRoute,
+  PanelServer,
+  PanelServerOptions,
+  PanelStandIn,
+  PanelStandInOptions,
+  ServerState,
+  ServerStatus,
+} from "./panel.ts";
+export { panelError, startPanelStandIn } from "./panel.ts";

@@ -1,0 +1,576 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { TempDir } from "./http.ts";
+import { tempDir } from "./http.ts";
+import type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
+import { startPanelStandIn } from "./panel.ts";
+
+let panel: PanelStandIn | undefined;
+let dir: TempDir | undefined;
+
+afterEach(async () => {
+  await panel?.close();
+  panel = undefined;
+  dir?.cleanup();
+  dir = undefined;
+});
+
+async function start(options?: PanelStandInOptions): Promise<PanelStandIn> {
+  panel = await startPanelStandIn({ timings: { startMs: 80, stopMs: 80 }, ...options });
+  return panel;
+}
+
+function api(
+  p: PanelStandIn,
+  path: string,
+  init: { method?: string; body?: unknown; key?: string | null; contentType?: string } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { Accept: "application/json" };
+  const key = init.key === undefined ? p.apiKey : init.key;
+  if (key !== null) headers.Authorization = `Bearer ${key}`;
+  if (init.body !== undefined) headers["Content-Type"] = init.contentType ?? "application/json";
+  return fetch(`${p.url}/api/client${path}`, {
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    headers,
+    body: init.body === undefined ? undefined : typeof init.body === "string" ? init.body : JSON.stringify(init.body),
+  });
+}
+
+const power = (p: PanelStandIn, signal: unknown, id = p.server.identifier) =>
+  api(p, `/servers/${id}/power`, { body: { signal } });
+const command = (p: PanelStandIn, cmd: unknown, id = p.server.identifier) =>
+  api(p, `/servers/${id}/command`, { body: { command: cmd } });
+const json = (res: Response): Promise<any> => res.json();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const LOG_LINE = /^\[\d{2}:\d{2}:\d{2}\] \[Server thread\/INFO\]: (.*)$/;
+const messages = (lines: string[]) => lines.map((line) => LOG_LINE.exec(line)?.[1]);
+
+describe("authentication", () => {
+  it("generates a client key of the documented shape", async () => {
+    const p = await start();
+    expect(p.apiKey).toMatch(/^ptlc_[A-Za-z0-9]{43}$/);
+    expect(p.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it.each([
+    ["no key", null],
+    ["a wrong key", "ptlc_wrong"],
+  ])("answers 401 Unauthenticated with %s", async (_name, key) => {
+    const p = await start();
+    const res = await api(p, `/servers/${p.server.identifier}`, { key });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await json(res)).toEqual({
+      errors: [{ code: "AuthenticationException", status: "401", detail: "Unauthenticated." }],
+    });
+  });
+
+  it("answers 403 to an application key", async () => {
+    const p = await start();
+    const res = await api(p, `/servers/${p.server.identifier}`, { key: "ptla_application" });
+    expect(res.status).toBe(403);
+    expect(await json(res)).toEqual({
+      errors: [
+        {
+          code: "AccessDeniedHttpException",
+          status: "403",
+          detail: "You are attempting to use an application API key on an endpoint that requires a client API key.",
+        },
+      ],
+    });
+  });
+});
+
+describe("server details and resources", () => {
+  it("answers the server object by short identifier and by uuid", async () => {
+    const p = await start({ servers: [{ name: "Survival" }] });
+    for (const id of [p.server.identifier, p.server.uuid]) {
+      const res = await api(p, `/servers/${id}`);
+      expect(res.status).toBe(200);
+      const body = await json(res);
+      expect(body.object).toBe("server");
+      expect(body.meta).toEqual({ is_server_owner: true, user_permissions: ["*"] });
+      expect(body.attributes).toMatchObject({
+        server_owner: true,
+        identifier: p.server.identifier,
+        internal_id: 1,
+        uuid: p.server.uuid,
+        name: "Survival",
+        node: "node1.example.test",
+        sftp_details: { port: 2022 },
+        limits: { memory: 4096, swap: 0, disk: 0, io: 500, cpu: 0, threads: null, oom_disabled: true },
+        docker_image: "ghcr.io/pterodactyl/yolks:java_21",
+        egg_features: ["eula", "java_version"],
+        feature_limits: { databases: 0, allocations: 0, backups: 0 },
+        status: null,
+        is_suspended: false,
+        is_installing: false,
+        is_transferring: false,
+        relationships: { allocations: { object: "list", data: [] }, variables: { object: "list", data: [] } },
+      });
+    }
+    expect(p.server.identifier).toBe(p.server.uuid.slice(0, 8));
+  });
+
+  it("answers 404 for an unknown server", async () => {
+    const p = await start();
+    const res = await api(p, "/servers/00000000");
+    expect(res.status).toBe(404);
+    expect(await json(res)).toEqual({
+      errors: [
+        {
+          code: "NotFoundHttpException",
+          status: "404",
+          detail: "The requested resource could not be found on the server.",
+        },
+      ],
+    });
+  });
+
+  it("reports an offline server with zero uptime", async () => {
+    const p = await start();
+    const res = await api(p, `/servers/${p.server.identifier}/resources`);
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({
+      object: "stats",
+      attributes: {
+        current_state: "offline",
+        is_suspended: false,
+        resources: {
+          memory_bytes: 0,
+          cpu_absolute: 0,
+          disk_bytes: expect.any(Number),
+          network_rx_bytes: 0,
+          network_tx_bytes: 0,
+          uptime: 0,
+        },
+      },
+    });
+  });
+
+  it("reports a running server with growing uptime", async () => {
+    const p = await start({ servers: [{ state: "running" }] });
+    await sleep(30);
+    const body = await json(await api(p, `/servers/${p.server.identifier}/resources`));
+    expect(body.attributes.current_state).toBe("running");
+    expect(body.attributes.resources.uptime).toBeGreaterThanOrEqual(25);
+    expect(body.attributes.resources.memory_bytes).toBeGreaterThan(0);
+  });
+
+  it("serves the cached resources answer until resourcesCacheMs has passed", async () => {
+    const p = await start({ resourcesCacheMs: 200 });
+    const state = async () =>
+      (await json(await api(p, `/servers/${p.server.identifier}/resources`))).attributes.current_state;
+    expect(await state()).toBe("offline");
+    p.setState("running");
+    expect(await state()).toBe("offline");
+    await sleep(220);
+    expect(await state()).toBe("running");
+  });
+
+  it("lists the account's servers at /api/client", async () => {
+    const p = await start({ servers: [{ name: "a" }, { name: "b" }] });
+    const body = await json(await api(p, ""));
+    expect(body.object).toBe("list");
+    expect(body.data.map((s: { attributes: { name: string } }) => s.attributes.name)).toEqual(["a", "b"]);
+  });
+});
+
+describe("routing", () => {
+  it("answers 405 to the wrong method", async () => {
+    const p = await start();
+    const res = await api(p, `/servers/${p.server.identifier}/power`);
+    expect(res.status).toBe(405);
+    expect((await json(res)).errors[0]).toEqual({
+      code: "MethodNotAllowedHttpException",
+      status: "405",
+      detail: `The GET method is not supported for route api/client/servers/${p.server.identifier}/power. Supported methods: POST.`,
+    });
+  });
+
+  it("answers 404 to an unknown route", async () => {
+    const p = await start();
+    const res = await api(p, `/servers/${p.server.identifier}/backups`);
+    expect(res.status).toBe(404);
+    expect((await json(res)).errors[0].code).toBe("NotFoundHttpException");
+  });
+
+  it("answers 400 to malformed JSON", async () => {
+    const p = await start();
+    const res = await api(p, `/servers/${p.server.identifier}/power`, { body: '{"signal": "start"' });
+    expect(res.status).toBe(400);
+    expect(await json(res)).toEqual({
+      errors: [
+        {
+          code: "BadRequestHttpException",
+          status: "400",
+          detail: "The JSON data passed in the request appears to be malformed: Syntax error",
+        },
+      ],
+    });
+    expect(p.state()).toBe("offline");
+  });
+
+  it("does not read a JSON body sent without a JSON Content-Type", async () => {
+    const p = await start();
+    const res = await api(p, `/servers/${p.server.identifier}/power`, {
+      body: { signal: "start" },
+      contentType: "text/plain",
+    });
+    expect(res.status).toBe(422);
+    expect((await json(res)).errors[0].meta).toEqual({ source_field: "signal", rule: "required" });
+  });
+});
+
+describe("power", () => {
+  it("starts: offline -> starting -> running after startMs", async () => {
+    const p = await start({ timings: { startMs: 120, stopMs: 50 } });
+    const began = Date.now();
+    const res = await power(p, "start");
+    expect(res.status).toBe(204);
+    expect(await res.text()).toBe("");
+    expect(p.state()).toBe("starting");
+    await p.waitForState("running", 2000);
+    expect(Date.now() - began).toBeGreaterThanOrEqual(110);
+    expect(p.signals()).toEqual(["start"]);
+  });
+
+  it("ignores start while already starting or running", async () => {
+    const p = await start();
+    await power(p, "start");
+    await power(p, "start");
+    await p.waitForState("running", 2000);
+    expect((await power(p, "start")).status).toBe(204);
+    expect(p.state()).toBe("running");
+    expect(messages(p.console()).filter((m) => m?.startsWith("Starting minecraft"))).toHaveLength(1);
+  });
+
+  it("stops: running -> stopping -> offline after stopMs", async () => {
+    const p = await start({ servers: [{ state: "running" }], timings: { startMs: 50, stopMs: 120 } });
+    const began = Date.now();
+    expect((await power(p, "stop")).status).toBe(204);
+    expect(p.state()).toBe("stopping");
+    await p.waitForState("offline", 2000);
+    expect(Date.now() - began).toBeGreaterThanOrEqual(110);
+  });
+
+  it("restarts a running server: stopping, offline, starting, running", async () => {
+    const p = await start({ servers: [{ state: "running" }], timings: { startMs: 60, stopMs: 90 } });
+    await power(p, "restart");
+    expect(p.state()).toBe("stopping");
+    await p.waitForState("running", 1000);
+    const history = p.stateHistory();
+    expect(history.map((h) => h.state)).toEqual(["running", "stopping", "offline", "starting", "running"]);
+    const [, stopping, offline, starting, running] = history.map((h) => h.at);
+    expect((offline ?? 0) - (stopping ?? 0)).toBeGreaterThanOrEqual(85);
+    expect((running ?? 0) - (starting ?? 0)).toBeGreaterThanOrEqual(55);
+    expect(p.signals()).toEqual(["restart"]);
+  });
+
+  it("a stop during a restart cancels the start that was to follow", async () => {
+    const p = await start({ servers: [{ state: "running" }] });
+    await power(p, "restart");
+    await power(p, "stop");
+    await p.waitForState("offline", 1000);
+    await sleep(120);
+    expect(p.state()).toBe("offline");
+  });
+
+  it("restart from offline just starts", async () => {
+    const p = await start();
+    await power(p, "restart");
+    expect(p.state()).toBe("starting");
+    await p.waitForState("running", 1000);
+    expect(messages(p.console())).not.toContain("Stopping the server");
+  });
+
+  it("kill goes offline at once and cancels a pending start", async () => {
+    const p = await start();
+    await power(p, "start");
+    await power(p, "kill");
+    expect(p.state()).toBe("offline");
+    await sleep(120);
+    expect(p.state()).toBe("offline");
+  });
+
+  it.each([
+    ["an unknown signal", "reboot", "The selected signal is invalid.", "in"],
+    ["a missing signal", undefined, "The signal field is required.", "required"],
+    ["an empty signal", "  ", "The signal field is required.", "required"],
+  ])("answers 422 to %s", async (_name, signal, detail, rule) => {
+    const p = await start();
+    const res = await power(p, signal);
+    expect(res.status).toBe(422);
+    expect(await json(res)).toEqual({
+      errors: [{ code: "ValidationException", status: "422", detail, meta: { source_field: "signal", rule } }],
+    });
+    expect(p.signals()).toEqual([]);
+    expect(p.state()).toBe("offline");
+  });
+
+  it("waitForState rejects with a clear error on timeout", async () => {
+    const p = await start();
+    await expect(p.waitForState("running", 50)).rejects.toThrow(
+      /did not reach "running" within 50 ms \(it is "offline"\)/,
+    );
+  });
+});
+
+describe("console commands", () => {
+  it("answers 502 while the server is offline or stopping", async () => {
+    const p = await start({ timings: { startMs: 50, stopMs: 300 } });
+    const offline = await command(p, "say hi");
+    expect(offline.status).toBe(502);
+    expect(await json(offline)).toEqual({
+      errors: [{ code: "HttpException", status: "502", detail: "Server must be online in order to send commands." }],
+    });
+    p.setState("running");
+    await power(p, "stop");
+    expect((await command(p, "say hi")).status).toBe(502);
+    expect(p.commands()).toEqual([]);
+  });
+
+  it("accepts commands while starting or running and records them in order", async () => {
+    const p = await start({ timings: { startMs: 100, stopMs: 50 } });
+    await power(p, "start");
+    expect((await command(p, "say early")).status).toBe(204);
+    await p.waitForState("running", 1000);
+    expect((await command(p, "save-all")).status).toBe(204);
+    expect(p.commands()).toEqual(["say early", "save-all"]);
+  });
+
+  it.each([
+    ["missing", undefined],
+    ["empty", ""],
+    ["blank", "   "],
+  ])("answers 422 to a %s command", async (_name, cmd) => {
+    const p = await start({ servers: [{ state: "running" }] });
+    const res = await command(p, cmd);
+    expect(res.status).toBe(422);
+    expect((await json(res)).errors[0]).toMatchObject({
+      detail: "The command field is required.",
+      meta: { source_field: "command", rule: "required" },
+    });
+  });
+});
+
+describe("latest.log", () => {
+  it("writes the start and stop lines in the vanilla format, creating directories", async () => {
+    dir = tempDir("mcops-testkit-");
+    const logFile = join(dir.path, "volumes", "uuid", "logs", "latest.log");
+    const p = await start({ logFile });
+    await power(p, "start");
+    await p.waitForState("running", 1000);
+    await power(p, "stop");
+    await p.waitForState("offline", 1000);
+    const text = readFileSync(logFile, "utf8");
+    expect(text.endsWith("\n")).toBe(true);
+    const lines = text.trimEnd().split("\n");
+    for (const line of lines) expect(line).toMatch(LOG_LINE);
+    expect(messages(lines)).toEqual([
+      "Starting minecraft server version 1.21.4",
+      'Done (3.512s)! For help, type "help"',
+      "Stopping the server",
+      "Stopping server",
+      "Saving players",
+      "Saving worlds",
+    ]);
+    expect(p.console()).toEqual(lines);
+  });
+
+  it("answers console commands the way the game does", async () => {
+    dir = tempDir("mcops-testkit-");
+    const logFile = join(dir.path, "latest.log");
+    const p = await start({ logFile, servers: [{ state: "running" }], saveDelayMs: 40 });
+    for (const cmd of ["say Restart in 5 minutes", "list", 'tellraw @a {"text":"hi"}', "save-off", "save-all flush"]) {
+      expect((await command(p, cmd)).status).toBe(204);
+    }
+    expect(messages(p.console()).at(-1)).toBe("Saving the game (this may take a moment!)");
+    await sleep(80);
+    for (const cmd of ["save-on", "weather clear"]) await command(p, cmd);
+    expect(messages(readFileSync(logFile, "utf8").trimEnd().split("\n"))).toEqual([
+      "[Server] Restart in 5 minutes",
+      "There are 0 of a max of 20 players online: ",
+      "Automatic saving is now disabled",
+      "Saving the game (this may take a moment!)",
+      "Saved the game",
+      "Automatic saving is now enabled",
+      "Unknown or incomplete command, see below for error",
+    ]);
+  });
+
+  it("writes nothing on kill", async () => {
+    dir = tempDir("mcops-testkit-");
+    const logFile = join(dir.path, "latest.log");
+    const p = await start({ logFile, servers: [{ state: "running" }] });
+    await power(p, "kill");
+    expect(existsSync(logFile)).toBe(false);
+  });
+});
+
+describe("server status conflicts", () => {
+  it.each([
+    ["suspended", "This server is currently suspended and the functionality requested is unavailable."],
+    ["installing", "This server has not yet completed its installation process, please try again later."],
+    ["transferring", "This server is currently being transferred to a new machine, please try again later."],
+  ] as const)("answers 409 on every route but details while %s", async (status, detail) => {
+    const p = await start({ servers: [{ state: "running", status }] });
+    const details = await api(p, `/servers/${p.server.identifier}`);
+    expect(details.status).toBe(200);
+    expect((await json(details)).attributes).toMatchObject({ status, [`is_${status}`]: true });
+    for (const res of [
+      await api(p, `/servers/${p.server.identifier}/resources`),
+      await power(p, "stop"),
+      await command(p, "list"),
+    ]) {
+      expect(res.status).toBe(409);
+      expect(await json(res)).toEqual({ errors: [{ code: "ServerStateConflictException", status: "409", detail }] });
+    }
+    expect(p.state()).toBe("running");
+    p.setStatus(null);
+    expect((await power(p, "kill")).status).toBe(204);
+  });
+});
+
+describe("rate limit", () => {
+  it("sends X-RateLimit-Limit and Remaining and answers 429 past the limit", async () => {
+    const p = await start({ rateLimit: { limit: 5, windowMs: 500 } });
+    const remaining: Array<string | null> = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await api(p, `/servers/${p.server.identifier}`);
+      expect(res.headers.get("x-ratelimit-limit")).toBe("5");
+      remaining.push(res.headers.get("x-ratelimit-remaining"));
+    }
+    expect(remaining).toEqual(["4", "3", "2", "1", "0"]);
+    const res = await api(p, `/servers/${p.server.identifier}`);
+    expect(res.status).toBe(429);
+    expect(await json(res)).toEqual({
+      errors: [{ code: "ThrottleRequestsException", status: "429", detail: "Too Many Attempts." }],
+    });
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("0");
+    const reset = Number(res.headers.get("x-ratelimit-reset"));
+    expect(reset).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000));
+    expect(reset).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 2);
+    await sleep(520);
+    expect((await api(p, `/servers/${p.server.identifier}`)).status).toBe(200);
+  });
+
+  it("does not count unauthenticated requests", async () => {
+    const p = await start({ rateLimit: { limit: 1, windowMs: 60_000 } });
+    await api(p, `/servers/${p.server.identifier}`, { key: null });
+    expect((await api(p, `/servers/${p.server.identifier}`)).status).toBe(200);
+  });
+});
+
+describe("faults", () => {
+  it("answers an injected 504 with the daemon connection error, on the chosen route only", async () => {
+    const p = await start({ servers: [{ state: "running" }] });
+    p.inject({ kind: "status", status: 504, route: "command" });
+    expect((await api(p, `/servers/${p.server.identifier}`)).status).toBe(200);
+    const res = await command(p, "list");
+    expect(res.status).toBe(504);
+    expect(await json(res)).toEqual({
+      errors: [
+        {
+          code: "DaemonConnectionException",
+          status: "504",
+          detail: "There was an error while attempting to connect to the daemon.",
+        },
+      ],
+    });
+    expect((await command(p, "list")).status).toBe(204);
+    expect(p.commands()).toEqual(["list"]);
+  });
+
+  it("answers an injected 500 with the generic error, `times` times", async () => {
+    const p = await start();
+    p.inject({ kind: "status", status: 500, times: 2 });
+    for (let i = 0; i < 2; i++) {
+      const res = await power(p, "start");
+      expect(res.status).toBe(500);
+      expect((await json(res)).errors[0].detail).toBe(
+        "An unexpected error was encountered while processing this request, please try again.",
+      );
+    }
+    expect(p.state()).toBe("offline");
+    expect((await power(p, "start")).status).toBe(204);
+  });
+
+  it("answers an injected 429 with Retry-After", async () => {
+    const p = await start();
+    p.inject({ kind: "rate-limit", retryAfterSeconds: 2 });
+    const res = await api(p, `/servers/${p.server.identifier}/resources`);
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("2");
+    expect((await json(res)).errors[0].code).toBe("ThrottleRequestsException");
+  });
+
+  it("drops the connection so fetch fails, and records the call with status 0", async () => {
+    const p = await start();
+    p.inject({ kind: "drop", route: "power" });
+    await expect(power(p, "start")).rejects.toThrow();
+    expect(p.state()).toBe("offline");
+    expect(p.calls[0]).toMatchObject({ kind: "power", signal: "start", status: 0, fault: "drop" });
+    expect((await power(p, "start")).status).toBe(204);
+  });
+
+  it("delays the answer and then does the work", async () => {
+    const p = await start();
+    p.inject({ kind: "delay", ms: 200 });
+    const began = performance.now();
+    expect((await power(p, "start")).status).toBe(204);
+    expect(performance.now() - began).toBeGreaterThanOrEqual(190);
+    expect(p.signals()).toEqual(["start"]);
+  });
+});
+
+describe("records", () => {
+  it("records every call with its kind, server, signal or command, and status", async () => {
+    const p = await start({ servers: [{}, { state: "running" }] });
+    const [a, b] = p.servers;
+    await api(p, `/servers/${a?.uuid}`);
+    await power(p, "start", a?.identifier);
+    await command(p, "list", b?.identifier);
+    await api(p, "/servers/ffffffff/resources");
+    expect(
+      p.calls.map(({ method, kind, serverId, signal, command: cmd, status }) => ({
+        method,
+        kind,
+        serverId,
+        signal,
+        cmd,
+        status,
+      })),
+    ).toEqual([
+      { method: "GET", kind: "details", serverId: a?.identifier, signal: undefined, cmd: undefined, status: 200 },
+      { method: "POST", kind: "power", serverId: a?.identifier, signal: "start", cmd: undefined, status: 204 },
+      { method: "POST", kind: "command", serverId: b?.identifier, signal: undefined, cmd: "list", status: 204 },
+      { method: "GET", kind: "resources", serverId: "ffffffff", signal: undefined, cmd: undefined, status: 404 },
+    ]);
+    expect(p.signals(a?.identifier)).toEqual(["start"]);
+    expect(p.signals(b?.uuid)).toEqual([]);
+    expect(p.commands(b?.identifier)).toEqual(["list"]);
+    expect(p.state(b?.uuid)).toBe("running");
+  });
+
+  it("close ends keep-alive connections and pending transitions", async () => {
+    const p = await start();
+    await power(p, "start");
+    await p.close();
+    await expect(api(p, `/servers/${p.server.identifier}`)).rejects.toThrow();
+    await sleep(120);
+    expect(p.state()).toBe("starting");
+  });
+});
+
+describe("tempDir", () => {
+  it("creates a directory under the system temp dir and removes it on cleanup", () => {
+    const t = tempDir("mcops-tk-");
+    expect(existsSync(t.path)).toBe(true);
+    expect(t.path).toContain("mcops-tk-");
+    t.cleanup();
+    expect(existsSync(t.path)).toBe(false);
+  });
+});

@@ -1,0 +1,569 @@
+/**
+ * A loopback stand-in for the Pterodactyl panel's client API (`/api/client`): bearer-key auth, the server details,
+ * resources, power and command routes with the panel's status codes and error envelopes, a power state machine with
+ * timings, the game's console answers written to a latest.log, a per-key rate limit, and fault injection.
+ */
+import { randomUUID } from "node:crypto";
+import { appendFileSync, mkdirSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { dirname } from "node:path";
+import type { Fault, HeaderMap, RateLimitFault, RateLimitOptions, StatusFault } from "./http.ts";
+import {
+  applyFault,
+  Changes,
+  clockTime,
+  FaultQueue,
+  isPlainObject,
+  listenLoopback,
+  mediaType,
+  parseJson,
+  randomString,
+  readBody,
+  reasonPhrase,
+  SlidingWindowLimiter,
+  sendAny,
+  sendEmpty,
+  sendJson,
+  TimerSet,
+} from "./http.ts";
+
+export type ServerState = "offline" | "starting" | "running" | "stopping";
+export type ServerStatus = null | "suspended" | "installing" | "transferring";
+export type PanelRoute = "details" | "resources" | "power" | "command";
+export type PanelCallKind = PanelRoute | "other";
+/** A fault, optionally only for one route. */
+export type PanelFault = Fault & { route?: PanelRoute };
+
+export interface PanelServerOptions {
+  /** Default: a random UUID. The short identifier is its first 8 characters. */
+  uuid?: string;
+  name?: string;
+  /** Default "offline". */
+  state?: ServerState;
+  /** Default null (installed, not suspended, not moving). */
+  status?: ServerStatus;
+}
+
+export interface PanelStandInOptions {
+  /** Default: "ptlc_" + 43 random letters and digits. */
+  apiKey?: string;
+  /** Default: one offline server. */
+  servers?: PanelServerOptions[];
+  /** How long "starting" and "stopping" last. Default 150 ms each. */
+  timings?: { startMs: number; stopMs: number };
+  /** The panel caches the resources answer (20 s on a real panel). Default 0: no cache. */
+  resourcesCacheMs?: number;
+  /** Per API key, sliding window. Default 256 per 60 000 ms. */
+  rateLimit?: RateLimitOptions;
+  /** A latest.log the game's console answers are appended to (directories are created). */
+  logFile?: string;
+  /** Between "Saving the game" and "Saved the game". Default 20 ms. */
+  saveDelayMs?: number;
+}
+
+export interface PanelServer {
+  uuid: string;
+  /** The 8-character short id used in client API paths. */
+  identifier: string;
+  internalId: number;
+  name: string;
+}
+
+export interface PanelCall {
+  /** Date.now() when the request arrived. */
+  at: number;
+  method: string;
+  path: string;
+  /** The server's identifier when it was found, else the id as written in the path. */
+  serverId?: string;
+  kind: PanelCallKind;
+  signal?: string;
+  command?: string;
+  /** The status answered; 0 while pending or when a "drop" fault closed the connection. */
+  status: number;
+  /** The injected fault that answered (or delayed) this request. */
+  fault?: Fault["kind"];
+}
+
+export interface PanelStandIn {
+  /** The panel_url: http://127.0.0.1:PORT */
+  url: string;
+  apiKey: string;
+  servers: PanelServer[];
+  /** servers[0] */
+  server: PanelServer;
+  /** `id` is the identifier or the uuid; default the first server. */
+  state(id?: string): ServerState;
+  /** Set the state directly (pending transitions are cancelled, no console lines are written). */
+  setState(state: ServerState, id?: string): void;
+  setStatus(status: ServerStatus, id?: string): void;
+  /** Every request, in arrival order, with the status answered. */
+  calls: PanelCall[];
+  /** Power signals the panel accepted (204), in order. */
+  signals(id?: string): string[];
+  /** Console commands the panel accepted (204), in order. */
+  commands(id?: string): string[];
+  /** Every state the server entered, in order, from its initial state on. */
+  stateHistory(id?: string): Array<{ at: number; state: ServerState }>;
+  /** The console lines written for the server (the same lines as in logFile). */
+  console(id?: string): string[];
+  inject(fault: PanelFault): void;
+  /** Resolves once the server is in `state`; rejects after `timeoutMs` (default 5000). */
+  waitForState(state: ServerState, timeoutMs?: number, id?: string): Promise<void>;
+  /** Forget calls, console lines, rate-limit windows and pending faults (server states stay). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+interface Machine {
+  info: PanelServer;
+  state: ServerState;
+  status: ServerStatus;
+  /** When the container process started (entered "starting"); null while offline. */
+  startedAt: number | null;
+  /** A restart is waiting for the stop to finish. */
+  pendingStart: boolean;
+  transition: NodeJS.Timeout | undefined;
+  cache: { at: number; body: unknown } | undefined;
+  console: string[];
+  history: Array<{ at: number; state: ServerState }>;
+}
+
+const SIGNALS = ["start", "stop", "restart", "kill"];
+const GAME_VERSION = "1.21.4";
+const NODE_FQDN = "node1.example.test";
+
+/** What the vanilla console prints for the commands it answers in one line (save-all, stop, tellraw: see runCommand). */
+const CONSOLE_ANSWERS = new Map<string, (args: string) => string>([
+  ["save-off", () => "Automatic saving is now disabled"],
+  ["save-on", () => "Automatic saving is now enabled"],
+  ["say", (args) => `[Server] ${args}`],
+  ["list", () => "There are 0 of a max of 20 players online: "],
+]);
+
+const CONFLICT_DETAIL: Record<Exclude<ServerStatus, null>, string> = {
+  suspended: "This server is currently suspended and the functionality requested is unavailable.",
+  installing: "This server has not yet completed its installation process, please try again later.",
+  transferring: "This server is currently being transferred to a new machine, please try again later.",
+};
+
+/** The Pterodactyl error envelope: `{"errors":[{"code","status","detail"}]}`. */
+export function panelError(code: string, status: number, detail: string, meta?: Record<string, string>): unknown {
+  return { errors: [{ code, status: String(status), detail, ...(meta ? { meta } : {}) }] };
+}
+
+export async function startPanelStandIn(options: PanelStandInOptions = {}): Promise<PanelStandIn> {
+  const apiKey = options.apiKey ?? `ptlc_${randomString(43)}`;
+  const timings = options.timings ?? { startMs: 150, stopMs: 150 };
+  const cacheMs = options.resourcesCacheMs ?? 0;
+  const saveDelayMs = options.saveDelayMs ?? 20;
+  const logFile = options.logFile;
+  if (logFile) mkdirSync(dirname(logFile), { recursive: true });
+  const limiter = new SlidingWindowLimiter({
+    ...(options.rateLimit ?? { limit: 256, windowMs: 60_000 }),
+    countRejected: false,
+  });
+  const faults = new FaultQueue<PanelFault>();
+  const timers = new TimerSet();
+  const changes = new Changes();
+  const calls: PanelCall[] = [];
+
+  const machines: Machine[] = (options.servers ?? [{}]).map((server, index) => {
+    const uuid = server.uuid ?? randomUUID();
+    const state = server.state ?? "offline";
+    return {
+      info: { uuid, identifier: uuid.slice(0, 8), internalId: index + 1, name: server.name ?? `Survival ${index + 1}` },
+      state,
+      status: server.status ?? null,
+      startedAt: state === "offline" ? null : Date.now(),
+      pendingStart: false,
+      transition: undefined,
+      cache: undefined,
+      console: [],
+      history: [{ at: Date.now(), state }],
+    };
+  });
+  if (machines.length === 0) throw new RangeError("the panel stand-in needs at least one server");
+
+  const find = (id: string): Machine | undefined =>
+    machines.find((m) => (id.length === 8 ? m.info.identifier === id : m.info.uuid === id));
+  const machine = (id?: string): Machine => {
+    const found = id === undefined ? machines[0] : find(id);
+    if (!found) throw new RangeError(`the panel stand-in has no server "${id}"`);
+    return found;
+  };
+
+  // -- the game ---------------------------------------------------------------------------------------------------
+
+  const say = (m: Machine, text: string): void => {
+    const line = `[${clockTime(new Date())}] [Server thread/INFO]: ${text}`;
+    m.console.push(line);
+    if (logFile) appendFileSync(logFile, `${line}\n`);
+  };
+  const enter = (m: Machine, state: ServerState): void => {
+    m.state = state;
+    m.history.push({ at: Date.now(), state });
+    if (state === "offline") m.startedAt = null;
+    else m.startedAt ??= Date.now();
+    changes.notify();
+  };
+  const start = (m: Machine): void => {
+    if (m.state !== "offline") return; // Wings ignores start unless the server is offline.
+    enter(m, "starting");
+    say(m, `Starting minecraft server version ${GAME_VERSION}`);
+    m.transition = timers.set(() => {
+      m.transition = undefined;
+      enter(m, "running");
+      say(m, 'Done (3.512s)! For help, type "help"');
+    }, timings.startMs);
+  };
+  const stop = (m: Machine): void => {
+    m.pendingStart = false;
+    if (m.state !== "running" && m.state !== "starting") return;
+    timers.clear(m.transition);
+    enter(m, "stopping");
+    for (const line of ["Stopping the server", "Stopping server", "Saving players", "Saving worlds"]) say(m, line);
+    m.transition = timers.set(() => {
+      m.transition = undefined;
+      enter(m, "offline");
+      if (m.pendingStart) {
+        m.pendingStart = false;
+        start(m);
+      }
+    }, timings.stopMs);
+  };
+  const restart = (m: Machine): void => {
+    if (m.state === "offline") {
+      start(m);
+      return;
+    }
+    stop(m);
+    m.pendingStart = true;
+  };
+  const kill = (m: Machine): void => {
+    timers.clear(m.transition);
+    m.transition = undefined;
+    m.pendingStart = false;
+    enter(m, "offline");
+  };
+  const power: Record<string, (m: Machine) => void> = { start, stop, restart, kill };
+
+  const runCommand = (m: Machine, line: string): void => {
+    const command = line.replace(/^\//, "");
+    const verb = command.split(/\s+/)[0] ?? "";
+    const args = command.slice(verb.length).trim();
+    if (verb === "save-all") {
+      say(m, "Saving the game (this may take a moment!)");
+      timers.set(() => say(m, "Saved the game"), saveDelayMs);
+    } else if (verb === "stop") {
+      stop(m);
+    } else if (verb !== "tellraw") {
+      say(m, CONSOLE_ANSWERS.get(verb)?.(args) ?? "Unknown or incomplete command, see below for error");
+    }
+  };
+
+  // -- the API ----------------------------------------------------------------------------------------------------
+
+  const details = (m: Machine): Record<string, unknown> => ({
+    object: "server",
+    attributes: {
+      server_owner: true,
+      identifier: m.info.identifier,
+      internal_id: m.info.internalId,
+      uuid: m.info.uuid,
+      name: m.info.name,
+      node: NODE_FQDN,
+      is_node_under_maintenance: false,
+      sftp_details: { ip: NODE_FQDN, port: 2022 },
+      description: "",
+      limits: { memory: 4096, swap: 0, disk: 0, io: 500, cpu: 0, threads: null, oom_disabled: true },
+      invocation: "java -Xms128M -Xmx4096M -jar server.jar",
+      docker_image: "ghcr.io/pterodactyl/yolks:java_21",
+      egg_features: ["eula", "java_version"],
+      feature_limits: { databases: 0, allocations: 0, backups: 0 },
+      status: m.status,
+      is_suspended: m.status === "suspended",
+      is_installing: m.status === "installing",
+      is_transferring: m.status === "transferring",
+      relationships: {
+        allocations: { object: "list", data: [] },
+        variables: { object: "list", data: [] },
+      },
+    },
+  });
+
+  const resources = (m: Machine, now: number): unknown => {
+    const on = m.state !== "offline";
+    const uptime = m.startedAt === null ? 0 : now - m.startedAt;
+    const memory = { offline: 0, starting: 402_653_184, running: 1_610_612_736, stopping: 1_476_395_008 }[m.state];
+    const cpu = { offline: 0, starting: 96.41, running: 7.83, stopping: 35.2 }[m.state];
+    return {
+      object: "stats",
+      attributes: {
+        current_state: m.state,
+        is_suspended: m.status === "suspended",
+        resources: {
+          memory_bytes: memory,
+          cpu_absolute: cpu,
+          disk_bytes: 734_003_200,
+          network_rx_bytes: on ? Math.floor(uptime * 2.5) : 0,
+          network_tx_bytes: on ? Math.floor(uptime * 6.1) : 0,
+          uptime,
+        },
+      },
+    };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const at = Date.now();
+    const method = (req.method ?? "GET").toUpperCase();
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const path = url.pathname.replace(/\/+$/, "") || "/";
+    const text = await readBody(req);
+    const call: PanelCall = { at, method, path: url.pathname, kind: "other", status: 0 };
+    calls.push(call);
+    let limitHeaders: HeaderMap = {};
+    const answer = (status: number, body?: unknown, headers: HeaderMap = {}): void => {
+      call.status = status;
+      if (body === undefined) sendEmpty(res, status, { ...limitHeaders, ...headers });
+      else sendJson(res, status, body, { ...limitHeaders, ...headers });
+    };
+
+    const route = matchRoute(path);
+    if (!route)
+      return answer(404, panelError("NotFoundHttpException", 404, `The route ${path.slice(1)} could not be found.`));
+    call.kind = route.kind;
+    if (route.serverId !== undefined) call.serverId = route.serverId;
+    if (!route.methods.includes(method)) {
+      const detail = `The ${method} method is not supported for route ${path.slice(1)}. Supported methods: ${route.methods.join(", ")}.`;
+      return answer(405, panelError("MethodNotAllowedHttpException", 405, detail));
+    }
+
+    // Laravel reads a JSON body only when the Content-Type says JSON, and trims strings ("" becomes null).
+    const isJson = /[/+]json\b/.test(mediaType(req));
+    const parsed = isJson && text.trim() !== "" ? parseJson(text) : undefined;
+    const input: Record<string, unknown> =
+      parsed?.ok && isPlainObject(parsed.value)
+        ? parsed.value
+        : mediaType(req) === "application/x-www-form-urlencoded"
+          ? Object.fromEntries(new URLSearchParams(text))
+          : {};
+    const field = (name: string): unknown => {
+      const value = input[name];
+      if (typeof value !== "string") return value;
+      const trimmed = value.trim();
+      return trimmed === "" ? null : trimmed;
+    };
+    if (route.kind === "power" && typeof field("signal") === "string") call.signal = field("signal") as string;
+    if (route.kind === "command" && typeof field("command") === "string") call.command = field("command") as string;
+
+    const fault = faults.take((f) => f.route === undefined || f.route === route.kind);
+    if (fault) call.fault = fault.kind;
+    const outcome = await applyFault(fault, res, timers, {
+      status: (f) => {
+        call.status = f.status;
+        sendAny(res, f.status, f.body === undefined ? defaultErrorBody(f) : f.body, f.headers ?? {});
+      },
+      rateLimit: (f) => {
+        call.status = 429;
+        tooManyAttempts(res, f, limiter.limit);
+      },
+      dropped: () => {
+        call.status = 0;
+      },
+    });
+    if (outcome === "handled") return;
+
+    const auth = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
+    const key = auth?.[1];
+    if (key?.startsWith("ptla_")) {
+      const detail = "You are attempting to use an application API key on an endpoint that requires a client API key.";
+      return answer(403, panelError("AccessDeniedHttpException", 403, detail));
+    }
+    if (key !== apiKey) return answer(401, panelError("AuthenticationException", 401, "Unauthenticated."));
+
+    const decision = limiter.hit(apiKey);
+    limitHeaders = { "X-RateLimit-Limit": String(decision.limit), "X-RateLimit-Remaining": String(decision.remaining) };
+    if (!decision.allowed) {
+      const wait = Math.ceil(decision.retryAfterMs / 1000);
+      return answer(429, panelError("ThrottleRequestsException", 429, "Too Many Attempts."), {
+        "Retry-After": String(wait),
+        "X-RateLimit-Reset": String(Math.floor(Date.now() / 1000) + wait),
+      });
+    }
+
+    if (parsed && !parsed.ok) {
+      const detail = "The JSON data passed in the request appears to be malformed: Syntax error";
+      return answer(400, panelError("BadRequestHttpException", 400, detail));
+    }
+
+    if (route.serverId === undefined) {
+      const data = machines.map((m) => details(m));
+      const pagination = {
+        total: data.length,
+        count: data.length,
+        per_page: 50,
+        current_page: 1,
+        total_pages: 1,
+        links: {},
+      };
+      return answer(200, { object: "list", data, meta: { pagination } });
+    }
+    const m = find(route.serverId);
+    if (!m) {
+      return answer(
+        404,
+        panelError("NotFoundHttpException", 404, "The requested resource could not be found on the server."),
+      );
+    }
+    call.serverId = m.info.identifier;
+    if (m.status !== null && route.kind !== "details") {
+      return answer(409, panelError("ServerStateConflictException", 409, CONFLICT_DETAIL[m.status]));
+    }
+
+    switch (route.kind) {
+      case "details":
+        return answer(200, { ...details(m), meta: { is_server_owner: true, user_permissions: ["*"] } });
+      case "resources": {
+        const now = Date.now();
+        if (!m.cache || cacheMs <= 0 || now - m.cache.at >= cacheMs) m.cache = { at: now, body: resources(m, now) };
+        return answer(200, m.cache.body);
+      }
+      case "power": {
+        const errors = validate("signal", field("signal"), (value) => SIGNALS.includes(value));
+        if (errors) return answer(422, errors);
+        power[call.signal ?? ""]?.(m);
+        return answer(204);
+      }
+      case "command": {
+        const errors = validate("command", field("command"));
+        if (errors) return answer(422, errors);
+        if (m.state !== "running" && m.state !== "starting") {
+          return answer(502, panelError("HttpException", 502, "Server must be online in order to send commands."));
+        }
+        runCommand(m, call.command ?? "");
+        return answer(204);
+      }
+      default:
+        return answer(404, panelError("NotFoundHttpException", 404, `The route ${path.slice(1)} could not be found.`));
+    }
+  };
+
+  const server = await listenLoopback(handle);
+  const first = machines[0] as Machine;
+  const accepted = (kind: "power" | "command", id?: string): string[] => {
+    const wanted = id === undefined ? undefined : machine(id).info.identifier;
+    return calls
+      .filter((c) => c.kind === kind && c.status === 204 && (wanted === undefined || c.serverId === wanted))
+      .map((c) => (kind === "power" ? c.signal : c.command) ?? "");
+  };
+
+  return {
+    url: server.url,
+    apiKey,
+    servers: machines.map((m) => m.info),
+    server: first.info,
+    state: (id) => machine(id).state,
+    setState(state, id) {
+      const m = machine(id);
+      timers.clear(m.transition);
+      m.transition = undefined;
+      m.pendingStart = false;
+      enter(m, state);
+    },
+    setStatus(status, id) {
+      machine(id).status = status;
+    },
+    calls,
+    signals: (id) => accepted("power", id),
+    commands: (id) => accepted("command", id),
+    stateHistory: (id) => machine(id).history.map((entry) => ({ ...entry })),
+    console: (id) => [...machine(id).console],
+    inject: (fault) => faults.push(fault),
+    async waitForState(state, timeoutMs = 5000, id) {
+      const m = machine(id);
+      await changes.waitFor(
+        () => (m.state === state ? true : undefined),
+        timeoutMs,
+        () =>
+          `Panel stand-in: server ${m.info.identifier} did not reach "${state}" within ${timeoutMs} ms (it is "${m.state}")`,
+      );
+    },
+    reset() {
+      calls.length = 0;
+      for (const m of machines) m.console.length = 0;
+      limiter.reset();
+      faults.clear();
+    },
+    async close() {
+      timers.clearAll();
+      await server.close();
+    },
+  };
+}
+
+interface RouteMatch {
+  kind: PanelCallKind;
+  serverId?: string;
+  methods: string[];
+}
+
+function matchRoute(path: string): RouteMatch | undefined {
+  if (path === "/api/client") return { kind: "other", methods: ["GET", "HEAD"] };
+  const match = /^\/api\/client\/servers\/([^/]+)(?:\/(resources|power|command))?$/.exec(path);
+  if (!match) return undefined;
+  const [, serverId = "", sub] = match;
+  if (sub === undefined) return { kind: "details", serverId, methods: ["GET", "HEAD"] };
+  if (sub === "resources") return { kind: "resources", serverId, methods: ["GET", "HEAD"] };
+  return { kind: sub === "power" ? "power" : "command", serverId, methods: ["POST"] };
+}
+
+/** Laravel's `required|string` (+ `in:` when `allowed` is given) for one field, as Pterodactyl renders it. */
+function validate(name: string, value: unknown, allowed?: (value: string) => boolean): unknown {
+  const errors: Array<{ detail: string; rule: string }> = [];
+  if (value === undefined || value === null)
+    errors.push({ detail: `The ${name} field is required.`, rule: "required" });
+  else {
+    if (typeof value !== "string") errors.push({ detail: `The ${name} must be a string.`, rule: "string" });
+    if (allowed && (typeof value !== "string" || !allowed(value))) {
+      errors.push({ detail: `The selected ${name} is invalid.`, rule: "in" });
+    }
+  }
+  if (errors.length === 0) return undefined;
+  return {
+    errors: errors.map((e) => ({
+      code: "ValidationException",
+      status: "422",
+      detail: e.detail,
+      meta: { source_field: name, rule: e.rule },
+    })),
+  };
+}
+
+function defaultErrorBody(fault: StatusFault): unknown {
+  if (fault.status === 504) {
+    return panelError(
+      "DaemonConnectionException",
+      504,
+      "There was an error while attempting to connect to the daemon.",
+    );
+  }
+  if (fault.status === 500) {
+    return panelError(
+      "HttpException",
+      500,
+      "An unexpected error was encountered while processing this request, please try again.",
+    );
+  }
+  return panelError("HttpException", fault.status, reasonPhrase(fault.status));
+}
+
+function tooManyAttempts(res: ServerResponse, fault: RateLimitFault, limit: number): void {
+  const wait = Math.ceil(Math.max(0, fault.retryAfterSeconds));
+  sendJson(res, 429, panelError("ThrottleRequestsException", 429, "Too Many Attempts."), {
+    "Retry-After": String(wait),
+    "X-RateLimit-Reset": String(Math.floor(Date.now() / 1000) + wait),
+    "X-RateLimit-Limit": String(limit),
+    "X-RateLimit-Remaining": "0",
+  });
+}

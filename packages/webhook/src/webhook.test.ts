@@ -1,0 +1,68 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { COLOURS, type Paths, systemClock } from "@mcops/core";
+import { describe, expect, it } from "vitest";
+import { parseColour, runWebhook } from "./webhook.ts";
+
+describe("parseColour", () => {
+  it.each([
+    [undefined, COLOURS.info],
+    ["5763719", 5763719],
+    ["success", COLOURS.success],
+    ["Error", COLOURS.error],
+    ["#ff8800", 0xff8800],
+    ["0x00FF00", 0x00ff00],
+    ["0", 0],
+    ["16777215", 16777215],
+  ])("reads %j as %i", (input, colour) => {
+    expect(parseColour(input)).toBe(colour);
+  });
+
+  it.each(["16777216", "-1", "red", "#fff", "12.5"])("refuses %j as a usage error", (input) => {
+    expect(() => parseColour(input)).toThrowError(expect.objectContaining({ exitCode: 2 }));
+  });
+});
+
+describe("runWebhook --dry-run", () => {
+  it("prints the rich message it would send, footer from --footer, and says nothing is configured", async () => {
+    const root = mkdtempSync(join(tmpdir(), "mcops-webhook-"));
+    const paths: Paths = { configDir: root, logDir: root, stateDir: root, runDir: root };
+    let out = "";
+    let err = "";
+    const code = await runWebhook(
+      {
+        paths,
+        env: {},
+        clock: systemClock,
+        stdout: { write: (t) => (out += t) },
+        stderr: { write: (t) => (err += t) },
+      },
+      { title: "Backup done", description: "took 42 s", colour: "success", footer: "play.example.com", dryRun: true },
+    );
+    expect(code).toBe(0);
+    const message = JSON.parse(out);
+    expect(message).toEqual({
+      embeds: [
+        {
+          title: "Backup done",
+          description: "took 42 s",
+          color: COLOURS.success,
+          footer: { text: "play.example.com" },
+          timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        },
+      ],
+      allowed_mentions: { parse: [] },
+    });
+    expect(err).toBe("webhook: no webhook is configured, so nothing would be sent\n");
+  });
+
+  it("refuses an empty title", async () => {
+    const root = mkdtempSync(join(tmpdir(), "mcops-webhook-"));
+    const paths: Paths = { configDir: root, logDir: root, stateDir: root, runDir: root };
+    const io = { write: () => true };
+    await expect(
+      runWebhook({ paths, env: {}, clock: systemClock, stdout: io, stderr: io }, { title: "  " }),
+    ).rejects.toThrowError(expect.objectContaining({ exitCode: 2, message: "TITLE is empty" }));
+  });
+});

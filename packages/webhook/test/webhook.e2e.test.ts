@@ -1,0 +1,243 @@
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type DiscordStandIn, startDiscordStandIn } from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+/**
+ * The built executable, run as a process the way cron or backup.sh runs webhook.sh, against the Discord stand-in.
+ */
+const BIN = fileURLToPath(new URL("../dist/webhook.mjs", import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+let discord: DiscordStandIn;
+let root: string;
+let configDir: string;
+
+function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: root,
+    MCOPS_CONFIG_DIR: configDir,
+    MCOPS_LOG_DIR: join(root, "log"),
+    MCOPS_STATE_DIR: join(root, "state"),
+    MCOPS_RUN_DIR: join(root, "run"),
+    ...extra,
+  };
+}
+
+function run(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, args, { env: env(extraEnv), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+  });
+}
+
+function writeWebhookEnv(text: string, mode = 0o600): string {
+  const file = join(configDir, "webhook.env");
+  writeFileSync(file, text);
+  chmodSync(file, mode);
+  return file;
+}
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), "mcops-webhook-e2e-"));
+  configDir = join(root, "etc");
+  mkdirSync(configDir);
+  discord = await startDiscordStandIn();
+});
+
+afterEach(async () => {
+  await discord.close();
+});
+
+describe("webhook (built executable)", () => {
+  it("is one self-contained file with a run bit that starts from an empty directory", async () => {
+    expect(existsSync(BIN)).toBe(true);
+    const result = await run(["--version"]);
+    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/), stderr: "" });
+  });
+
+  it("posts one rich message: title, description, colour, footer = play host, timestamp = now", async () => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`);
+    const before = Date.now();
+    const result = await run(["Backup completed", "took 42 s, added 12 MiB", "success"]);
+    expect(result).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    expect(discord.messages).toHaveLength(1);
+    const body = discord.messages[0]?.body;
+    expect(body).toEqual({
+      embeds: [
+        {
+          title: "Backup completed",
+          description: "took 42 s, added 12 MiB",
+          color: 5763719,
+          footer: { text: "play.example.com" },
+          timestamp: expect.any(String),
+        },
+      ],
+      allowed_mentions: { parse: [] },
+    });
+    const sent = Date.parse(body.embeds[0].timestamp);
+    expect(sent).toBeGreaterThanOrEqual(before - 1000);
+    expect(sent).toBeLessThanOrEqual(Date.now());
+  });
+
+  it("defaults the colour to 3447003 and the footer to the machine's host name", async () => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    expect((await run(["Hello"])).code).toBe(0);
+    const embed = discord.messages[0]?.body.embeds[0];
+    expect(embed.color).toBe(3447003);
+    expect(embed.footer.text).toBe((await import("node:os")).hostname());
+    expect(embed.description).toBeUndefined();
+  });
+
+  it("waits out a 429 for as long as Discord says, then posts", async () => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    discord.inject({ kind: "rate-limit", retryAfterSeconds: 0.8 });
+    const result = await run(["After a 429"]);
+    expect(result.code).toBe(0);
+    expect(discord.requests.map((r) => r.status)).toEqual([429, 200]);
+    const [first, second] = discord.requests;
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(800);
+    expect(discord.messages).toHaveLength(1);
+  });
+
+  it("honours a Retry-After header when the body has no retry_after", async () => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    discord.inject({ kind: "rate-limit", retryAfterSeconds: 1, viaHeaderOnly: true });
+    const result = await run(["Header only"]);
+    expect(result.code).toBe(0);
+    const [first, second] = discord.requests;
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("retries a 5xx answer and a dropped connection", async () => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    discord.inject({ kind: "status", status: 503 });
+    discord.inject({ kind: "drop" });
+    const result = await run(["After an outage"]);
+    expect(result.code).toBe(0);
+    expect(discord.requests.map((r) => r.status)).toEqual([503, 0, 200]);
+    expect(discord.messages).toHaveLength(1);
+  });
+
+  it("gives up on a deleted webhook with one clear line, exit 1, and no token in it", async () => {
+    const file = writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    discord.deleteWebhook(0);
+    const result = await run(["Nobody hears this"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `webhook: the webhook does not exist: it was deleted or its address is wrong (404 Unknown Webhook, code 10015) (${file}) — create a webhook again in the channel's settings and put its address in ${file}\n`,
+    );
+    expect(result.stderr).not.toContain(discord.webhooks[0]?.token);
+    expect(discord.requests).toHaveLength(1);
+  });
+
+  it("gives up on a wrong token (401) without retrying", async () => {
+    const url = discord.webhookUrl().replace(/[^/]+$/, "wrong-token");
+    writeWebhookEnv(`WEBHOOK_URL=${url}\n`);
+    const result = await run(["Nope"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^webhook: the webhook token is not accepted \(401 Invalid Webhook Token, code 50027\)/,
+    );
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(discord.requests).toHaveLength(1);
+  });
+
+  it("is a silent success when webhook.env is absent (SPEC 7.1)", async () => {
+    const result = await run(["Backup started", "nobody listening"]);
+    expect(result).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    expect(discord.requests).toHaveLength(0);
+  });
+
+  it("refuses a group-readable webhook.env with exit 78 and the chmod to run", async () => {
+    const file = writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`, 0o640);
+    const result = await run(["Hello"]);
+    expect(result.code).toBe(78);
+    expect(result.stderr).toBe(
+      `webhook: holds secrets but is readable by its group (mode 640) (${file}) — run: chmod 600 ${file}\n`,
+    );
+    expect(discord.requests).toHaveLength(0);
+  });
+
+  it("pings nobody when the description holds @everyone and <@123>", async () => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    const result = await run(["Hi @everyone", "hey @everyone and <@123> and <@&456> and @here"]);
+    expect(result.code).toBe(0);
+    const message = discord.messages[0];
+    expect(message?.body.allowed_mentions).toEqual({ parse: [] });
+    expect(message?.pings).toEqual({ everyone: false, users: [], roles: [] });
+  });
+
+  it("sends nothing for a category that webhook.json turns off", async () => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    const json = join(configDir, "webhook.json");
+    writeFileSync(json, JSON.stringify({ events: { backup: false } }));
+    chmodSync(json, 0o600);
+    expect((await run(["Backup started", "", "info", "--category", "backup"])).code).toBe(0);
+    expect((await run(["Restart", "", "info", "--category", "restart"])).code).toBe(0);
+    expect(discord.messages.map((m) => m.body.embeds[0].title)).toEqual(["Restart"]);
+  });
+
+  it("prints the JSON with --dry-run and sends nothing", async () => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    const result = await run(["Dry", "run", "warning", "--dry-run"]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).embeds[0]).toMatchObject({ title: "Dry", description: "run", color: 16776960 });
+    expect(discord.requests).toHaveLength(0);
+  });
+
+  it.each([
+    [
+      ["Hi", "there", "purple"],
+      /^webhook: COLOUR "purple" is not a colour — give a decimal 0-16777215, #rrggbb, or one of success, /,
+    ],
+    [["Hi", "--frobnicate"], /^webhook: Unknown argument: frobnicate — see webhook --help\n$/],
+    [[], /^webhook: Not enough non-option arguments: got 0, need at least 1 — see webhook --help\n$/],
+  ])("answers bad usage %j with one line and exit 2", async (args, line) => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    const result = await run(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(line);
+    expect(discord.requests).toHaveLength(0);
+  });
+
+  it("keeps 100 posts from three processes at once within 30 per window, and all arrive", async () => {
+    // The 30-per-minute rule, with the window shortened to 3 s (MCOPS_WEBHOOK_WINDOW_MS) so the test takes seconds,
+    // not minutes. The stand-in enforces the same window and would answer 429 to a 31st post.
+    const windowMs = 3000;
+    await discord.close();
+    discord = await startDiscordStandIn({ rateLimit: { limit: 30, windowMs } });
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    const extra = { MCOPS_WEBHOOK_WINDOW_MS: String(windowMs) };
+    const worker = async (w: number, count: number) => {
+      const codes: Array<number | null> = [];
+      for (let i = 0; i < count; i++) codes.push((await run([`post ${w}-${i}`], extra)).code);
+      return codes;
+    };
+    const codes = (await Promise.all([worker(0, 34), worker(1, 33), worker(2, 33)])).flat();
+    expect(codes.every((c) => c === 0)).toBe(true);
+    expect(discord.messages).toHaveLength(100);
+    expect(discord.requests.filter((r) => r.status === 429)).toHaveLength(0);
+    const times = discord.messages.map((m) => m.at).sort((a, b) => a - b);
+    for (let i = 30; i < times.length; i++) {
+      expect((times[i] as number) - (times[i - 30] as number)).toBeGreaterThanOrEqual(windowMs);
+    }
+    expect(new Set(discord.messages.map((m) => m.body.embeds[0].title)).size).toBe(100);
+  }, 60_000);
+});

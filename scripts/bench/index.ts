@@ -1,0 +1,16 @@
+import { benchWebhook } from "./webhook.ts";
+
+/**
+ * `npm run bench`: every benchmark of the toolkit, each printed as ratios against a baseline run in the same process.
+ * Later tools add theirs here. `npm run bench -- webhook` runs one.
+ */
+const benches: Record<string, () => void | Promise<void>> = {
+  webhook: () => benchWebhook(),
+};
+
+const wanted = process.argv.slice(2);
+for (const [name, bench] of Object.entries(benches)) {
+  if (wanted.length && !wanted.includes(name)) continue;
+  await bench();
+  console.log("");
+}

@@ -1,0 +1,110 @@
+import { spawn } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describeMessage, type ReceivedMessage, startDiscordStandIn } from "@mcops/testkit";
+
+/**
+ * `npm run demo`: the toolkit rehearsed against the local stand-ins. Everything runs on 127.0.0.1 in a temporary
+ * directory; nothing leaves the machine. Each tool adds its act here as it is built.
+ */
+const bin = (tool: string) => fileURLToPath(new URL(`../packages/${tool}/dist/${tool}.mjs`, import.meta.url));
+const root = mkdtempSync(join(tmpdir(), "mcops-demo-"));
+const configDir = join(root, "etc", "mc-backup");
+mkdirSync(configDir, { recursive: true });
+const env = {
+  PATH: process.env.PATH,
+  HOME: root,
+  MCOPS_CONFIG_DIR: configDir,
+  MCOPS_LOG_DIR: join(root, "log"),
+  MCOPS_STATE_DIR: join(root, "state"),
+  MCOPS_RUN_DIR: join(root, "run"),
+};
+
+const discord = await startDiscordStandIn();
+let shown = 0;
+
+function heading(text: string): void {
+  console.log(`\n\x1b[1m== ${text}\x1b[0m`);
+}
+
+/**
+ * Runs a built executable as cron would, and shows what it printed and what reached the channel. Asynchronous: the
+ * stand-ins live in this process and must keep answering while the tool runs.
+ */
+async function run(tool: string, args: string[]): Promise<number> {
+  const shell = [tool, ...args.map((a) => (/^[\w@.:/#-]+$/.test(a) ? a : `'${a}'`))].join(" ");
+  console.log(`\x1b[2m$ ${shell}\x1b[0m`);
+  const child = spawn(bin(tool), args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? 1)));
+  if (output) process.stdout.write(indent(output));
+  console.log(`\x1b[2m  exit ${code}\x1b[0m`);
+  for (const message of discord.messages.slice(shown)) showMessage(message);
+  shown = discord.messages.length;
+  return code;
+}
+
+function showMessage(message: ReceivedMessage): void {
+  const pings = message.pings.everyone || message.pings.users.length || message.pings.roles.length;
+  console.log(`  \x1b[36m#minecraft receives:\x1b[0m${pings ? " (pings someone!)" : ""}`);
+  console.log(indent(describeMessage(message.body), "    "));
+}
+
+function indent(text: string, pad = "  "): string {
+  return `${text
+    .trimEnd()
+    .split("\n")
+    .map((l) => pad + l)
+    .join("\n")}\n`;
+}
+
+function writeSecret(name: string, text: string, mode = 0o600): void {
+  const file = join(configDir, name);
+  writeFileSync(file, text);
+  chmodSync(file, mode);
+}
+
+try {
+  heading("webhook: no webhook.env yet, so notifications are a silent no-op (SPEC 7.1)");
+  await run("webhook", ["Backup started"]);
+
+  heading("webhook: configured through /etc/mc-backup/webhook.env (mode 600)");
+  writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`);
+  await run("webhook", ["Server started", "Paper 1.21.4 is up (Done in 3.5 s)", "success"]);
+  await run("webhook", [
+    "Backup completed",
+    "took 42 s · added 12.3 MiB · repository 1.2 GiB · snapshot 4f2a9c1e",
+    "success",
+  ]);
+  await run("webhook", ["Scheduled restart", "the server restarts in 5 minutes", "warning"]);
+  await run("webhook", ["Careful", "this text says @everyone and <@123456789> but pings nobody", "event"]);
+
+  heading("webhook --dry-run prints the JSON and sends nothing");
+  await run("webhook", ["Preview", "not sent", "info", "--dry-run"]);
+
+  heading("webhook: bad input gets one line and an exit code");
+  await run("webhook", ["Hello", "world", "purple"]);
+  writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\n`, 0o644);
+  await run("webhook", ["Hello"]);
+  writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`);
+
+  heading("webhook: Discord rate limits (429) are waited out");
+  discord.inject({ kind: "rate-limit", retryAfterSeconds: 1.5 });
+  await run("webhook", ["Player joined", "Steve joined the game", "success"]);
+
+  heading("webhook: the webhook was deleted in Discord");
+  discord.deleteWebhook(0);
+  await run("webhook", ["Backup failed", "restic: wrong password", "error"]);
+
+  heading("summary");
+  const statuses = discord.requests.map((r) => r.status);
+  console.log(`  ${discord.messages.length} messages reached the channel; requests answered: ${statuses.join(", ")}`);
+  console.log(`  nobody was pinged: ${discord.messages.every((m) => !m.pings.everyone && m.pings.users.length === 0)}`);
+} finally {
+  await discord.close();
+  rmSync(root, { recursive: true, force: true });
+}
