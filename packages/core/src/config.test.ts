@@ -204,6 +204,16 @@ describe("loadNotifyConfig", () => {
     expect(configError(() => loadNotifyConfig({ paths, env: {} })).message).toMatch(/^is not valid JSON/);
   });
 
+  it("refuses a value of the wrong type in webhook.json, naming the field", () => {
+    const file = write("webhook.json", JSON.stringify({ events: { join: "yes" } }));
+    const error = configError(() => loadNotifyConfig({ paths, env: {} }));
+    expect(error.message).toBe("events.join must be true or false");
+    write("webhook.json", "[]");
+    expect(configError(() => loadNotifyConfig({ paths, env: {} })).message).toBe("(top level) must be an object");
+    expect(error.where).toBe(file);
+    expect(error.exitCode).toBe(78);
+  });
+
   it("refuses a webhook.env that others can read", () => {
     write("webhook.env", `WEBHOOK_URL=${HOOK}\n`, 0o604);
     expect(configError(() => loadNotifyConfig({ paths, env: {} })).message).toMatch(/readable by others/);

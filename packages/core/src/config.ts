@@ -224,6 +224,19 @@ function resolveFields(
   return { input, origins };
 }
 
+/** An operator's words for a zod issue (zod/mini carries no message text of its own). */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      if (issue.expected === "boolean") return "must be true or false";
+      return `must be ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`;
+    case "unrecognized_keys":
+      return `has unknown keys ${issue.keys.join(", ")}`;
+    default:
+      return issue.message;
+  }
+}
+
 function parseOrThrow<S extends z.ZodMiniType>(
   schema: S,
   resolved: Resolved,
@@ -239,7 +252,7 @@ function parseOrThrow<S extends z.ZodMiniType>(
     throw new ConfigError(`${name} is not set`, { where: file, hint: missingHint.replace("{name}", name) });
   }
   const hint = (issue as { params?: { hint?: string } }).params?.hint;
-  throw new ConfigError(`${name} ${issue.message}`, { where: describeOrigin(name, origin, file), hint });
+  throw new ConfigError(`${name} ${describeIssue(issue)}`, { where: describeOrigin(name, origin, file), hint });
 }
 
 /**
@@ -328,6 +341,5 @@ export function readWebhookJson(file: string): WebhookJson | undefined {
   const hint =
     (issue as { params?: { hint?: string } }).params?.hint ??
     (issue.code === "unrecognized_keys" ? `the categories are ${CATEGORIES.join(", ")}` : "see CONTRACT.md");
-  const what = issue.code === "unrecognized_keys" ? `has unknown keys ${issue.keys.join(", ")}` : issue.message;
-  throw new ConfigError(`${name} ${what}`, { where: file, hint });
+  throw new ConfigError(`${name} ${describeIssue(issue)}`, { where: file, hint });
 }

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,10 +34,10 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-function run(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+function run(args: string[], extraEnv: Record<string, string> = {}, bin = BIN): Promise<Run> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { env: env(extraEnv), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(bin, args, { cwd: root, env: env(extraEnv), stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -66,10 +66,16 @@ afterEach(async () => {
 });
 
 describe("webhook (built executable)", () => {
-  it("is one self-contained file with a run bit that starts from an empty directory", async () => {
+  it("is one self-contained file with a run bit that works copied alone into an empty directory", async () => {
     expect(existsSync(BIN)).toBe(true);
-    const result = await run(["--version"]);
+    const alone = join(mkdtempSync(join(tmpdir(), "mcops-alone-")), "webhook");
+    copyFileSync(BIN, alone);
+    expect(statSync(alone).mode & 0o111).not.toBe(0);
+    const result = await run(["--version"], {}, alone);
     expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/), stderr: "" });
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    expect((await run(["From an empty directory"], {}, alone)).code).toBe(0);
+    expect(discord.messages).toHaveLength(1);
   });
 
   it("posts one rich message: title, description, colour, footer = play host, timestamp = now", async () => {
@@ -173,6 +179,15 @@ describe("webhook (built executable)", () => {
       `webhook: holds secrets but is readable by its group (mode 640) (${file}) — run: chmod 600 ${file}\n`,
     );
     expect(discord.requests).toHaveLength(0);
+  });
+
+  it("refuses a malformed webhook address with one line naming the file, line and field (exit 78)", async () => {
+    const file = writeWebhookEnv(`# discord\nWEBHOOK_URL=${discord.url}/api/hooks/1/abc\n`);
+    const result = await run(["Hello"]);
+    expect(result.code).toBe(78);
+    expect(result.stderr).toBe(
+      `webhook: WEBHOOK_URL is not a webhook address of the form <scheme>://<host>/api/webhooks/<id>/<token> (${file} line 2) — copy the address from the channel's Integrations → Webhooks → Copy Webhook URL\n`,
+    );
   });
 
   it("pings nobody when the description holds @everyone and <@123>", async () => {
