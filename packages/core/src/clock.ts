@@ -28,13 +28,3 @@ export const systemClock: Clock = {
 export function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
-
-/** `1.2 s`, `3 min 4 s`, `2 h 5 min`: durations the way an operator reads them. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
-  const min = Math.floor(s / 60);
-  if (min < 60) return `${min} min ${Math.round(s % 60)} s`;
-  return `${Math.floor(min / 60)} h ${min % 60} min`;
-}

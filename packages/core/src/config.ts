@@ -128,6 +128,47 @@ export const hostSchema = field((value, ctx) => {
   if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(value)) fail(ctx, "is not a host name", "e.g. play.example.com");
 });
 
+const countSchema = z.pipe(
+  field((value, ctx) => {
+    if (!/^\d{1,6}$/.test(value)) fail(ctx, "must be a whole number", "e.g. 30");
+  }),
+  z.transform((value: string) => Number(value)),
+);
+
+const secondsSchema = z.pipe(
+  field((value, ctx) => {
+    if (!/^\d{1,6}$/.test(value) || Number(value) === 0) fail(ctx, "must be a number of seconds above 0", "e.g. 60");
+  }),
+  z.transform((value: string) => Number(value)),
+);
+
+const yesNoSchema = z.pipe(
+  field((value, ctx) => {
+    if (!/^(yes|no|true|false|on|off|1|0)$/i.test(value)) fail(ctx, "must be yes or no", "e.g. yes");
+  }),
+  z.transform((value: string) => /^(yes|true|on|1)$/i.test(value)),
+);
+
+/** Comma-separated, no spaces (an env value cannot hold them unquoted); empty items dropped. */
+const listSchema = z.pipe(
+  field(),
+  z.transform((value: string) => value.split(",").filter(Boolean)),
+);
+
+const ownerSchema = z.pipe(
+  field((value, ctx) => {
+    if (!/^\d+:\d+$/.test(value)) fail(ctx, "must be uid:gid in numbers", "the container's user is 988:988 (SPEC 2.6)");
+  }),
+  z.transform((value: string) => {
+    const [uid, gid] = value.split(":").map(Number) as [number, number];
+    return { uid, gid };
+  }),
+);
+
+const pingUrlSchema = field((value, ctx) => {
+  httpUrl(value, ctx, "https://hc-ping.com/<uuid>");
+});
+
 export const backupEnvSchema = z.object({
   CONTROL_URL: panelUrlSchema,
   CONTROL_KEY: clientKeySchema,
@@ -135,6 +176,24 @@ export const backupEnvSchema = z.object({
   WORLD_DIR: absolutePathSchema,
   RESTIC_REPOSITORY: resticRepositorySchema,
   RESTIC_PASSWORD_FILE: absolutePathSchema,
+  // mcops extensions (all optional; see packages/backup/README.md)
+  /** Extra paths to back up, relative to WORLD_DIR or absolute: plugins,config */
+  BACKUP_EXTRA_PATHS: z.optional(listSchema),
+  /** restic --exclude patterns */
+  BACKUP_EXCLUDE: z.optional(listSchema),
+  BACKUP_KEEP_LAST: z.optional(countSchema),
+  BACKUP_KEEP_DAILY: z.optional(countSchema),
+  BACKUP_KEEP_WEEKLY: z.optional(countSchema),
+  /** Retention after each backup (default yes). */
+  BACKUP_PRUNE: z.optional(yesNoSchema),
+  /** How long to wait for "Saved the game" after save-all flush (default 60). */
+  BACKUP_SAVE_TIMEOUT: z.optional(secondsSchema),
+  /** Owner given to restored worlds (default 988:988, SPEC 2.6). */
+  BACKUP_OWNER: z.optional(ownerSchema),
+  /** Dead-man's switch, Healthchecks style: <url>/start, <url>, <url>/fail. */
+  BACKUP_PING_URL: z.optional(pingUrlSchema),
+  /** node_exporter textfile collector directory for mcops_backup.prom. */
+  BACKUP_TEXTFILE_DIR: z.optional(absolutePathSchema),
 });
 export type BackupEnv = z.infer<typeof backupEnvSchema>;
 

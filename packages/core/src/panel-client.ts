@@ -80,8 +80,8 @@ export interface PanelClientOptions {
 
 export interface WaitOptions {
   timeoutMs: number;
-  /** The panel caches resources for 20 s (SPEC: Pterodactyl's StatsTransformer), so polling faster than that mostly
-   * re-reads the cache; the default polls every 5 s so a change is seen within about 25 s. */
+  /** The longest pause between polls (default 5 s); the first pauses are shorter (250 ms, doubling). The panel caches
+   * resources for 20 s, so polling faster than that mostly re-reads its cache. */
   pollMs?: number;
   signal?: AbortSignal;
   /** Called with every state seen. */
@@ -273,6 +273,7 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
     async waitForState(states, { timeoutMs, pollMs = 5000, signal, onPoll }) {
       const wanted = Array.isArray(states) ? states : [states];
       const deadline = clock.now() + timeoutMs;
+      let interval = Math.min(pollMs, 250);
       for (;;) {
         const now = await resources();
         onPoll?.(now);
@@ -287,7 +288,9 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
             },
           );
         }
-        await clock.sleep(Math.min(pollMs, Math.max(1, deadline - clock.now())), signal);
+        // Quick looks first (a stop often takes a second or two), then every pollMs.
+        await clock.sleep(Math.min(interval, Math.max(1, deadline - clock.now())), signal);
+        interval = Math.min(pollMs, interval * 2);
       }
     },
   };

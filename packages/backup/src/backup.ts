@@ -1,0 +1,241 @@
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import {
+  acquireLock,
+  COLOURS,
+  formatBytes,
+  formatDuration,
+  isHolderAlive,
+  JobError,
+  type Logger,
+  processStartTime,
+} from "@mcops/core";
+import { pauseAutosave } from "./autosave.ts";
+import { ping, writeTextfile } from "./reporting.ts";
+import { createRestic, type Progress, type Restic } from "./restic.ts";
+import {
+  type BackupContext,
+  backupLogger,
+  loadSettings,
+  notifierFor,
+  panelFor,
+  type SettingFlags,
+  type Settings,
+} from "./settings.ts";
+import { backupPaths } from "./world.ts";
+
+export interface BackupOptions extends SettingFlags {
+  /** Wait for a running backup (or restore) to finish instead of exiting 75. */
+  wait?: boolean | undefined;
+}
+
+/** How long `--wait` waits for the lock. */
+export const WAIT_MS = 2 * 60 * 60 * 1000;
+
+export function lockPath(ctx: BackupContext): string {
+  return join(ctx.paths.runDir, "backup.lock");
+}
+
+/** Where the pid of the running restic is kept, so that a run killed with -9 does not leave restic running unseen. */
+function childFile(ctx: BackupContext): string {
+  return join(ctx.paths.runDir, "backup.restic.pid");
+}
+
+/**
+ * restic keeps running when the backup that started it is killed with SIGKILL, holding its repository lock. The next
+ * run stops it (SIGTERM, then SIGKILL) before it starts its own; restic unlock then clears the lock it left.
+ */
+async function stopOrphanedRestic(ctx: BackupContext, logger: Logger): Promise<void> {
+  const file = childFile(ctx);
+  if (!existsSync(file)) return;
+  try {
+    const { pid, start } = JSON.parse(readFileSync(file, "utf8")) as { pid: number; start: string };
+    const alive = isHolderAlive({ pid, start, tool: "restic", host: hostname(), since: "" });
+    const cmdline = alive ? readCmdline(pid) : "";
+    if (alive && /(^|\/)restic\0/.test(cmdline)) {
+      logger.warn(`stopping restic (pid ${pid}) left running by a backup that was killed`);
+      process.kill(pid, "SIGTERM");
+      for (let i = 0; i < 50 && isHolderAlive({ pid, start, tool: "restic", host: hostname(), since: "" }); i++) {
+        await ctx.clock.sleep(200);
+      }
+      if (isHolderAlive({ pid, start, tool: "restic", host: hostname(), since: "" })) process.kill(pid, "SIGKILL");
+    }
+  } catch {
+    // unreadable or already gone: nothing to stop
+  }
+  rmSync(file, { force: true });
+}
+
+function readCmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function progressPrinter(ctx: BackupContext): ((p: Progress) => void) | undefined {
+  if (!ctx.stderr.isTTY) return undefined;
+  let last = 0;
+  return (p) => {
+    const now = ctx.clock.now();
+    if (now - last < 250 && p.percent < 100) return;
+    last = now;
+    const eta = p.secondsRemaining === undefined ? "" : `  ETA ${formatDuration(p.secondsRemaining * 1000)}`;
+    ctx.stderr.write(
+      `\r\x1b[K  ${p.percent.toFixed(1)}%  ${formatBytes(p.bytesDone)} / ${formatBytes(p.totalBytes)}${eta}`,
+    );
+  };
+}
+
+export function resticFor(
+  ctx: BackupContext,
+  settings: Settings,
+  logger: Logger,
+  onSpawn?: (pid: number) => void,
+): Restic {
+  return createRestic({
+    runner: ctx.runner,
+    env: { RESTIC_REPOSITORY: settings.RESTIC_REPOSITORY, RESTIC_PASSWORD_FILE: settings.RESTIC_PASSWORD_FILE },
+    signal: ctx.signal,
+    onSpawn,
+    onStderr: (line) => {
+      if (/^error: /.test(line)) logger.warn(`restic: ${line}`);
+      else if (line.trim() && !/NOTICE: Config file .* not found/.test(line)) logger.debug(`restic: ${line}`);
+    },
+  });
+}
+
+/** One backup (SPEC 1.3, 6; issue 3): lock, save-off/flush, restic backup, save-on, retention, report. */
+export async function runBackup(ctx: BackupContext, options: BackupOptions = {}): Promise<number> {
+  const settings = loadSettings(ctx, options);
+  const logger = backupLogger(ctx, settings);
+  const lock = await acquireLock(lockPath(ctx), {
+    tool: "backup",
+    what: "a backup or restore",
+    waitMs: options.wait ? WAIT_MS : 0,
+    pollMs: 1000,
+    clock: ctx.clock,
+    signal: ctx.signal,
+  });
+  const started = ctx.clock.now();
+  const notifier = notifierFor(ctx, logger);
+  let autosaveOffMs: number | undefined;
+  try {
+    await stopOrphanedRestic(ctx, logger);
+    logger.info("=== Backup started ===");
+    await ping(settings.BACKUP_PING_URL, "start", logger);
+    const paths = backupPaths(settings.WORLD_DIR, settings.BACKUP_EXTRA_PATHS);
+    logger.info(`backing up ${paths.join(", ")} to ${settings.RESTIC_REPOSITORY}`);
+    await notifier.send({
+      title: "Backup started",
+      description: `${paths.length} folder${paths.length === 1 ? "" : "s"} of server ${settings.SERVER_ID}`,
+      colour: COLOURS.info,
+      category: "backup",
+    });
+
+    const restic = resticFor(ctx, settings, logger, (pid) => {
+      writeFileSync(childFile(ctx), JSON.stringify({ pid, start: processStartTime(pid) }));
+    });
+    const guard = await pauseAutosave({
+      panel: panelFor(settings, ctx),
+      latestLog: settings.latestLog,
+      clock: ctx.clock,
+      logger,
+      saveTimeoutMs: settings.saveTimeoutMs,
+    });
+    let summary: Awaited<ReturnType<Restic["backup"]>>;
+    try {
+      if (ctx.signal.aborted) throw new JobError(`interrupted by ${String(ctx.signal.reason)}`);
+      await restic.unlock();
+      summary = await restic.backup(paths, {
+        tags: settings.tags,
+        excludes: ["session.lock", ...(settings.BACKUP_EXCLUDE ?? [])],
+        onProgress: progressPrinter(ctx),
+      });
+    } finally {
+      if (ctx.stderr.isTTY) ctx.stderr.write("\r\x1b[K");
+      rmSync(childFile(ctx), { force: true });
+      await guard.resume();
+      if (guard.offSince !== undefined) autosaveOffMs = ctx.clock.now() - guard.offSince;
+    }
+    if (ctx.signal.aborted) throw new JobError(`interrupted by ${String(ctx.signal.reason)}`);
+
+    const notes: string[] = [guard.note];
+    if (summary.unreadable.length) {
+      notes.push(
+        `${summary.unreadable.length} file(s) could not be read and are missing: ${summary.unreadable.slice(0, 5).join(", ")}`,
+      );
+      logger.warn(`snapshot ${summary.snapshotId} is missing unreadable files: ${summary.unreadable.join(", ")}`);
+    }
+    if (settings.prune) {
+      try {
+        await restic.forget(settings.retention, settings.tags, true);
+        const r = settings.retention;
+        logger.info(`retention applied: keep last ${r.keepLast}, daily ${r.keepDaily}, weekly ${r.keepWeekly}, pruned`);
+      } catch (error) {
+        notes.push(`retention failed: ${(error as Error).message}`);
+        logger.warn(`retention failed, the snapshot is kept: ${(error as Error).message}`);
+      }
+    }
+    let total: number | undefined;
+    try {
+      total = await restic.repositorySize();
+    } catch (error) {
+      logger.warn(`could not read the repository size: ${(error as Error).message}`);
+    }
+
+    const took = ctx.clock.now() - started;
+    const facts = [
+      `took ${formatDuration(took)}`,
+      `added ${formatBytes(summary.dataAdded)}`,
+      total === undefined ? undefined : `repository ${formatBytes(total)}`,
+      `snapshot ${summary.snapshotId}`,
+    ].filter(Boolean);
+    logger.info(
+      `=== Backup done === ${facts.join(", ")}${autosaveOffMs === undefined ? "" : `; autosave off for ${formatDuration(autosaveOffMs)}`}`,
+    );
+    await notifier.send({
+      title: "Backup completed",
+      description: [facts.join(" · "), ...notes].join("\n"),
+      colour: summary.unreadable.length ? COLOURS.warning : COLOURS.success,
+      category: "backup",
+    });
+    await ping(settings.BACKUP_PING_URL, "success", logger);
+    writeTextfile(
+      settings.BACKUP_TEXTFILE_DIR,
+      {
+        success: true,
+        time: ctx.clock.now(),
+        durationSeconds: took / 1000,
+        addedBytes: summary.dataAdded,
+        repositoryBytes: total,
+        autosaveOffSeconds: autosaveOffMs === undefined ? undefined : autosaveOffMs / 1000,
+      },
+      settings.SERVER_ID,
+      logger,
+    );
+    return 0;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    logger.error(`=== Backup failed === ${reason}`);
+    await notifier.send({
+      title: "Backup failed",
+      description: `${reason}\nSee ${settings.logFile} on the server.`,
+      colour: COLOURS.error,
+      category: "backup",
+    });
+    await ping(settings.BACKUP_PING_URL, "fail", logger, reason);
+    writeTextfile(
+      settings.BACKUP_TEXTFILE_DIR,
+      { success: false, time: ctx.clock.now(), durationSeconds: (ctx.clock.now() - started) / 1000 },
+      settings.SERVER_ID,
+      logger,
+    );
+    if (error instanceof JobError) throw error;
+    throw new JobError(reason, { hint: `see ${settings.logFile}`, cause: error });
+  } finally {
+    lock.release();
+  }
+}

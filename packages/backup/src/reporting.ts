@@ -1,0 +1,78 @@
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Logger } from "@mcops/core";
+import ky from "ky";
+
+/**
+ * The optional extras of a backup: a dead-man's-switch ping (Healthchecks style: `<url>/start`, `<url>` on success,
+ * `<url>/fail`), and a Prometheus textfile for node_exporter's textfile collector. Neither may fail the backup.
+ */
+export async function ping(
+  url: string | undefined,
+  kind: "start" | "success" | "fail",
+  logger: Logger,
+  body = "",
+): Promise<void> {
+  if (!url) return;
+  const target = kind === "success" ? url : `${url.replace(/\/+$/, "")}/${kind}`;
+  try {
+    await ky.post(target, { body: body.slice(-10_000), timeout: 10_000, retry: { limit: 2, methods: ["post"] } });
+  } catch (error) {
+    logger.warn(`dead-man's-switch ping ${kind} failed (${(error as Error).message})`);
+  }
+}
+
+export interface BackupMetrics {
+  success: boolean;
+  time: number;
+  durationSeconds: number;
+  addedBytes?: number | undefined;
+  repositoryBytes?: number | undefined;
+  autosaveOffSeconds?: number | undefined;
+}
+
+export function writeTextfile(dir: string | undefined, metrics: BackupMetrics, serverId: string, logger: Logger): void {
+  if (!dir) return;
+  const labels = `{server="${serverId}"}`;
+  const lines = [
+    "# HELP mcops_backup_last_run_success 1 when the last backup succeeded.",
+    "# TYPE mcops_backup_last_run_success gauge",
+    `mcops_backup_last_run_success${labels} ${metrics.success ? 1 : 0}`,
+    "# HELP mcops_backup_last_run_timestamp_seconds When the last backup ended.",
+    "# TYPE mcops_backup_last_run_timestamp_seconds gauge",
+    `mcops_backup_last_run_timestamp_seconds${labels} ${Math.round(metrics.time / 1000)}`,
+    "# HELP mcops_backup_duration_seconds How long the last backup took.",
+    "# TYPE mcops_backup_duration_seconds gauge",
+    `mcops_backup_duration_seconds${labels} ${metrics.durationSeconds.toFixed(3)}`,
+  ];
+  if (metrics.success) {
+    lines.push(
+      "# HELP mcops_backup_last_success_timestamp_seconds When the last successful backup ended.",
+      "# TYPE mcops_backup_last_success_timestamp_seconds gauge",
+      `mcops_backup_last_success_timestamp_seconds${labels} ${Math.round(metrics.time / 1000)}`,
+    );
+  }
+  if (metrics.addedBytes !== undefined) {
+    lines.push("# TYPE mcops_backup_added_bytes gauge", `mcops_backup_added_bytes${labels} ${metrics.addedBytes}`);
+  }
+  if (metrics.repositoryBytes !== undefined) {
+    lines.push(
+      "# TYPE mcops_backup_repository_bytes gauge",
+      `mcops_backup_repository_bytes${labels} ${metrics.repositoryBytes}`,
+    );
+  }
+  if (metrics.autosaveOffSeconds !== undefined) {
+    lines.push(
+      "# TYPE mcops_backup_autosave_off_seconds gauge",
+      `mcops_backup_autosave_off_seconds${labels} ${metrics.autosaveOffSeconds.toFixed(3)}`,
+    );
+  }
+  try {
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, "mcops_backup.prom");
+    writeFileSync(`${file}.tmp`, `${lines.join("\n")}\n`);
+    renameSync(`${file}.tmp`, file);
+  } catch (error) {
+    logger.warn(`could not write the Prometheus textfile in ${dir} (${(error as NodeJS.ErrnoException).code})`);
+  }
+}

@@ -1,0 +1,305 @@
+import { JobError, type Runner } from "@mcops/core";
+
+/**
+ * restic as the backup tool drives it: always with --json where restic has it, the repository and its password file
+ * passed through the environment (never argv), and its failures turned into one clear reason. Works with restic 0.14
+ * (Debian 12) up to the newest: 0.14 exits 1 for every fatal error, so the reason is read from stderr; newer versions
+ * also say it with exit codes 10 (no repository), 11 (locked) and 12 (wrong password). Exit 3 (some files could not be
+ * read; the snapshot was still made) is a warning.
+ */
+export interface ResticEnv {
+  RESTIC_REPOSITORY: string;
+  RESTIC_PASSWORD_FILE: string;
+}
+
+export interface BackupSummary {
+  snapshotId: string;
+  filesNew: number;
+  filesChanged: number;
+  filesUnmodified: number;
+  dataAdded: number;
+  totalBytesProcessed: number;
+  durationSeconds: number;
+  /** Files restic could not read (exit 3); the snapshot was made without them. */
+  unreadable: string[];
+}
+
+export interface Progress {
+  percent: number;
+  bytesDone: number;
+  totalBytes: number;
+  secondsRemaining: number | undefined;
+}
+
+export interface Snapshot {
+  id: string;
+  short_id: string;
+  time: string;
+  hostname: string;
+  tags?: string[];
+  paths: string[];
+}
+
+export type ResticFailure =
+  | "no-repository"
+  | "wrong-password"
+  | "locked"
+  | "remote"
+  | "no-password"
+  | "failed"
+  | "interrupted";
+
+export class ResticError extends JobError {
+  readonly kind: ResticFailure;
+  constructor(kind: ResticFailure, message: string, hint: string, where?: string) {
+    super(message, { hint, where });
+    this.kind = kind;
+  }
+}
+
+export interface RetentionPolicy {
+  keepLast: number;
+  keepDaily: number;
+  keepWeekly: number;
+}
+
+/** SPEC 4.5 and 8: the forced clean. */
+export const DEFAULT_RETENTION: RetentionPolicy = { keepLast: 1, keepDaily: 30, keepWeekly: 12 };
+
+/** The last lines of restic's stderr that say something (not rclone's notices), for messages. */
+function lastWords(stderr: string): string {
+  const lines = stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !/^rclone: .* NOTICE: /.test(l) && !l.startsWith("reading repository password"));
+  const fatal = lines.find((l) => l.startsWith("Fatal: "));
+  return (fatal ?? lines.at(-1) ?? "no output").replace(/^Fatal: /, "");
+}
+
+export function classifyFailure(
+  code: number | null,
+  signal: string | null,
+  stderr: string,
+  repository: string,
+): ResticError {
+  const said = lastWords(stderr);
+  if (signal)
+    return new ResticError("interrupted", `restic was stopped by ${signal}`, "run the backup again", repository);
+  if (code === 12 || /wrong password or no key found/.test(stderr)) {
+    return new ResticError(
+      "wrong-password",
+      "restic says the repository password is wrong",
+      "check the file RESTIC_PASSWORD_FILE points to; it must hold the password the repository was created with",
+      repository,
+    );
+  }
+  if (/an empty password is not a password/.test(stderr)) {
+    return new ResticError(
+      "no-password",
+      "the repository password file is empty",
+      "put the password in RESTIC_PASSWORD_FILE",
+      repository,
+    );
+  }
+  if (code === 10 || /unable to open config file|Is there a repository at the following location/.test(stderr)) {
+    return new ResticError(
+      "no-repository",
+      "there is no restic repository at RESTIC_REPOSITORY",
+      "create it once with: backup init",
+      repository,
+    );
+  }
+  if (code === 11 || /repository is already locked|unable to create lock/.test(stderr)) {
+    return new ResticError(
+      "locked",
+      `the repository is locked by another restic process (${said})`,
+      "wait for it to finish; a lock left by a crashed run is cleared by the next backup (restic unlock)",
+      repository,
+    );
+  }
+  if (
+    /error talking HTTP to rclone|didn't find section in config file|rclone: .*(ERROR|Failed)|unable to start the sftp session|exec: "rclone"/.test(
+      stderr,
+    )
+  ) {
+    const detail = /didn't find section in config file/.test(stderr) ? "the rclone remote is not configured" : said;
+    return new ResticError(
+      "remote",
+      `restic cannot reach the repository through rclone: ${detail}`,
+      "check the remote with: rclone lsd <remote>: (and rclone config reconnect <remote>: for an expired token)",
+      repository,
+    );
+  }
+  return new ResticError(
+    "failed",
+    `restic failed (exit ${code}): ${said}`,
+    "see /var/log/mc-backup.log for restic's full output",
+    repository,
+  );
+}
+
+export interface ResticOptions {
+  runner: Runner;
+  env: ResticEnv;
+  /** Called with each stderr line restic writes (for the log). */
+  onStderr?: (line: string) => void;
+  onSpawn?: (pid: number) => void;
+  signal?: AbortSignal;
+}
+
+export function createRestic(options: ResticOptions) {
+  const { runner, env } = options;
+  const childEnv = {
+    RESTIC_REPOSITORY: env.RESTIC_REPOSITORY,
+    RESTIC_PASSWORD_FILE: env.RESTIC_PASSWORD_FILE,
+    RESTIC_PASSWORD: undefined,
+    RESTIC_PASSWORD_COMMAND: undefined,
+  };
+
+  async function restic(args: string[], onStdoutLine?: (line: string) => void, okCodes: number[] = [0]) {
+    const result = await runner.run("restic", args, {
+      env: childEnv,
+      onStdoutLine,
+      onStderrLine: options.onStderr,
+      onSpawn: options.onSpawn,
+      signal: options.signal,
+    });
+    if (result.code === null && result.signal === null) {
+      throw new ResticError("failed", "restic could not be started", "install it: apt-get install restic");
+    }
+    if (result.code === 127)
+      throw new ResticError("failed", "restic is not installed", "install it: apt-get install restic");
+    if (result.code === null || !okCodes.includes(result.code))
+      throw classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY);
+    return result;
+  }
+
+  return {
+    async version(): Promise<string> {
+      const { stdout } = await restic(["version"]);
+      return /restic (\d+\.\d+\.\d+)/.exec(stdout)?.[1] ?? "unknown";
+    },
+
+    /** True when a repository exists and the password opens it. */
+    async exists(): Promise<boolean> {
+      try {
+        await restic(["cat", "config"]);
+        return true;
+      } catch (error) {
+        if (error instanceof ResticError && error.kind === "no-repository") return false;
+        throw error;
+      }
+    },
+
+    async init(): Promise<void> {
+      await restic(["init"]);
+    },
+
+    /** Removes locks left by restic processes that no longer run; a live lock is left alone (restic unlock). */
+    async unlock(): Promise<string> {
+      return (await restic(["unlock"])).stderr;
+    },
+
+    async backup(
+      paths: string[],
+      opts: { tags: string[]; excludes: string[]; host?: string; onProgress?: (p: Progress) => void },
+    ): Promise<BackupSummary> {
+      const args = ["backup", "--json"];
+      for (const tag of opts.tags) args.push("--tag", tag);
+      for (const pattern of opts.excludes) args.push("--exclude", pattern);
+      if (opts.host) args.push("--host", opts.host);
+      args.push("--", ...paths);
+      let summary: Record<string, unknown> | undefined;
+      const unreadable: string[] = [];
+      const result = await restic(
+        args,
+        (line) => {
+          if (!line.startsWith("{")) return;
+          let message: Record<string, unknown>;
+          try {
+            message = JSON.parse(line) as Record<string, unknown>;
+          } catch {
+            return;
+          }
+          if (message.message_type === "summary") summary = message;
+          else if (message.message_type === "error")
+            unreadable.push(String((message.item as string) ?? (message.error as { message?: string })?.message ?? ""));
+          else if (message.message_type === "status" && opts.onProgress) {
+            opts.onProgress({
+              percent: Number(message.percent_done ?? 0) * 100,
+              bytesDone: Number(message.bytes_done ?? 0),
+              totalBytes: Number(message.total_bytes ?? 0),
+              secondsRemaining: message.seconds_remaining === undefined ? undefined : Number(message.seconds_remaining),
+            });
+          }
+        },
+        [0, 3],
+      );
+      if (result.code === 3 && unreadable.length === 0) {
+        // restic 0.14 reports unreadable files on stderr only.
+        for (const line of result.stderr.split("\n")) {
+          const match =
+            /^error: (?:open|read|lstat) (.+?): /.exec(line) ??
+            /^error: (.+?): (permission denied|no such file)/i.exec(line);
+          if (match?.[1]) unreadable.push(match[1]);
+        }
+        if (unreadable.length === 0) unreadable.push("(see the log)");
+      }
+      if (!summary || typeof summary.snapshot_id !== "string") {
+        throw new ResticError("failed", "restic finished without reporting a snapshot", "see /var/log/mc-backup.log");
+      }
+      return {
+        snapshotId: summary.snapshot_id,
+        filesNew: Number(summary.files_new ?? 0),
+        filesChanged: Number(summary.files_changed ?? 0),
+        filesUnmodified: Number(summary.files_unmodified ?? 0),
+        dataAdded: Number(summary.data_added ?? 0),
+        totalBytesProcessed: Number(summary.total_bytes_processed ?? 0),
+        durationSeconds: Number(summary.total_duration ?? 0),
+        unreadable,
+      };
+    },
+
+    async snapshots(tags: string[] = []): Promise<Snapshot[]> {
+      const args = ["snapshots", "--json"];
+      if (tags.length) args.push("--tag", tags.join(","));
+      const { stdout } = await restic(args);
+      return (JSON.parse(stdout || "[]") as Snapshot[] | null) ?? [];
+    },
+
+    /** Bytes the repository holds (restic stats --mode raw-data). */
+    async repositorySize(): Promise<number> {
+      const { stdout } = await restic(["stats", "--json", "--mode", "raw-data"]);
+      return Number((JSON.parse(stdout) as { total_size?: number }).total_size ?? 0);
+    },
+
+    async forget(policy: RetentionPolicy, tags: string[], prune: boolean): Promise<string> {
+      const args = [
+        "forget",
+        "--keep-last",
+        String(policy.keepLast),
+        "--keep-daily",
+        String(policy.keepDaily),
+        "--keep-weekly",
+        String(policy.keepWeekly),
+      ];
+      if (tags.length) args.push("--tag", tags.join(","));
+      if (prune) args.push("--prune");
+      return (await restic(args)).stdout;
+    },
+
+    async check(readDataSubset?: string): Promise<string> {
+      const args = ["check"];
+      if (readDataSubset) args.push(`--read-data-subset=${readDataSubset}`);
+      return (await restic(args)).stdout;
+    },
+
+    async restore(snapshotId: string, target: string, includes: string[] = []): Promise<void> {
+      const args = ["restore", snapshotId, "--target", target];
+      for (const include of includes) args.push("--include", include);
+      await restic(args);
+    },
+  };
+}
+
+export type Restic = ReturnType<typeof createRestic>;

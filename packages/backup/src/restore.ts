@@ -1,0 +1,223 @@
+import { existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { acquireLock, COLOURS, formatDuration, JobError, type PanelClient, PanelError } from "@mcops/core";
+import { lockPath, resticFor, WAIT_MS } from "./backup.ts";
+import type { Snapshot } from "./restic.ts";
+import {
+  type BackupContext,
+  backupLogger,
+  loadSettings,
+  notifierFor,
+  panelFor,
+  type SettingFlags,
+} from "./settings.ts";
+import { levelName } from "./world.ts";
+
+export interface RestoreOptions extends SettingFlags {
+  /** A snapshot id (short or full) or "latest". */
+  snapshot: string;
+  dryRun?: boolean | undefined;
+  /** Leave the server stopped afterwards. */
+  noStart?: boolean | undefined;
+  wait?: boolean | undefined;
+  /** How long the server may take to stop or start. */
+  serverTimeoutMs?: number | undefined;
+}
+
+/** `2026-11-21T06-00-00Z`: a timestamp that is safe in a directory name. */
+function stamp(ms: number): string {
+  return new Date(ms)
+    .toISOString()
+    .replace(/\.\d+Z$/, "Z")
+    .replaceAll(":", "-");
+}
+
+function pickSnapshot(snapshots: Snapshot[], wanted: string, tags: string[]): Snapshot {
+  if (wanted === "latest") {
+    const ours = snapshots.filter((s) => tags.every((t) => s.tags?.includes(t)));
+    const latest = ours.sort((a, b) => Date.parse(b.time) - Date.parse(a.time))[0];
+    if (!latest)
+      throw new JobError("the repository has no snapshot of this server yet", { hint: "run a backup first" });
+    return latest;
+  }
+  const matches = snapshots.filter((s) => s.id.startsWith(wanted) || s.short_id === wanted);
+  if (matches.length === 0)
+    throw new JobError(`there is no snapshot ${wanted}`, { hint: "list them with: backup snapshots" });
+  if (matches.length > 1)
+    throw new JobError(`"${wanted}" names ${matches.length} snapshots`, { hint: "give more of the id" });
+  return matches[0] as Snapshot;
+}
+
+/** chown -R that does not follow symbolic links. */
+function chownTree(path: string, uid: number, gid: number): void {
+  lchownSync(path, uid, gid);
+  if (!lstatSync(path).isDirectory()) return;
+  for (const entry of readdirSync(path)) chownTree(join(path, entry), uid, gid);
+}
+
+/**
+ * Restores a snapshot over the world (SPEC 4.5's procedure, made safe): stop the server and wait for it; restore into a
+ * staging directory inside WORLD_DIR (same filesystem, so every later move is an atomic rename); check the restored
+ * world has its level.dat; move the current world directories aside into .mcops-pre-restore-<time>/ (nothing is
+ * deleted); move the restored ones in; chown them; start the server. A failure at any step puts the original world back.
+ */
+export async function runRestore(ctx: BackupContext, options: RestoreOptions): Promise<number> {
+  const settings = loadSettings(ctx, options);
+  const logger = backupLogger(ctx, settings);
+  const worldDir = settings.WORLD_DIR;
+  const level = levelName(worldDir);
+  const names = [level, `${level}_nether`, `${level}_the_end`];
+  const restic = resticFor(ctx, settings, logger);
+  const serverTimeoutMs = options.serverTimeoutMs ?? 5 * 60_000;
+
+  const snapshot = pickSnapshot(await restic.snapshots(), options.snapshot, settings.tags);
+  const inSnapshot = names.filter((name) => snapshot.paths.includes(join(worldDir, name)));
+  if (!inSnapshot.includes(level)) {
+    throw new JobError(`snapshot ${snapshot.short_id} does not hold the world "${level}" of ${worldDir}`, {
+      hint: `it holds ${snapshot.paths.join(", ")}; pick another with: backup snapshots`,
+    });
+  }
+  const now = ctx.clock.now();
+  const staging = join(worldDir, `.mcops-restore-${stamp(now)}`);
+  const aside = join(worldDir, `.mcops-pre-restore-${stamp(now)}`);
+  const { uid, gid } = settings.owner;
+  const plan = [
+    "stop the server through the panel and wait until it is offline",
+    `restore snapshot ${snapshot.short_id} (${snapshot.time}, ${snapshot.hostname}) into ${staging}`,
+    `check that ${level}/level.dat came back`,
+    `move the current ${names.filter((n) => existsSync(join(worldDir, n))).join(", ") || "(nothing)"} into ${aside}`,
+    `move the restored ${inSnapshot.join(", ")} into ${worldDir} and chown them to ${uid}:${gid}`,
+    options.noStart ? "leave the server stopped (--no-start)" : "start the server",
+  ];
+  if (options.dryRun) {
+    ctx.stdout.write(
+      `Restore plan (nothing done, --dry-run):\n${plan.map((step, i) => `  ${i + 1}. ${step}\n`).join("")}`,
+    );
+    return 0;
+  }
+
+  const lock = await acquireLock(lockPath(ctx), {
+    tool: "backup restore",
+    what: "a backup or restore",
+    waitMs: options.wait ? WAIT_MS : 0,
+    pollMs: 1000,
+    clock: ctx.clock,
+    signal: ctx.signal,
+  });
+  const notifier = notifierFor(ctx, logger);
+  const panel: PanelClient = panelFor(settings, ctx);
+  const moved: string[] = [];
+  const placed: string[] = [];
+  let stoppedByUs = false;
+  logger.info(`=== Restore started === snapshot ${snapshot.short_id} of ${snapshot.time}`);
+  try {
+    await notifier.send({
+      title: "Restore started",
+      description: `Restoring snapshot ${snapshot.short_id} of ${snapshot.time}; the server stops for it.`,
+      colour: COLOURS.warning,
+      category: "backup",
+    });
+    const state = (await panel.resources()).state;
+    if (state !== "offline") {
+      logger.info(`stopping the server (it is ${state})`);
+      if (state !== "stopping") await panel.power("stop");
+      stoppedByUs = true;
+      await panel.waitForState("offline", { timeoutMs: serverTimeoutMs, pollMs: 2000, signal: ctx.signal });
+      logger.info("the server is offline");
+    }
+
+    mkdirSync(staging, { recursive: true });
+    await restic.restore(
+      snapshot.id,
+      staging,
+      inSnapshot.map((name) => join(worldDir, name)),
+    );
+    const restored = (name: string) => join(staging, worldDir, name);
+    if (!existsSync(join(restored(level), "level.dat"))) {
+      throw new JobError(`the restored world has no ${level}/level.dat`, {
+        hint: "the snapshot may be incomplete; try an older one",
+      });
+    }
+    logger.info(`snapshot ${snapshot.short_id} restored into ${staging}; level.dat is there`);
+
+    mkdirSync(aside, { recursive: true });
+    for (const name of names) {
+      if (!existsSync(join(worldDir, name))) continue;
+      renameSync(join(worldDir, name), join(aside, name));
+      moved.push(name);
+    }
+    for (const name of inSnapshot) {
+      renameSync(restored(name), join(worldDir, name));
+      placed.push(name);
+      chownTree(join(worldDir, name), uid, gid);
+    }
+    rmSync(staging, { recursive: true, force: true });
+    logger.info(`world restored; the previous one is kept in ${aside}`);
+
+    let started = "left stopped (--no-start)";
+    if (!options.noStart) {
+      await panel.power("start");
+      try {
+        await panel.waitForState("running", { timeoutMs: serverTimeoutMs, pollMs: 2000, signal: ctx.signal });
+        started = "server running again";
+      } catch (error) {
+        started = `server start requested, not running yet (${(error as Error).message})`;
+        logger.warn(started);
+      }
+    }
+    const took = formatDuration(ctx.clock.now() - now);
+    logger.info(`=== Restore done === snapshot ${snapshot.short_id} in ${took}; ${started}`);
+    await notifier.send({
+      title: "Restore completed",
+      description: `Snapshot ${snapshot.short_id} of ${snapshot.time} is back (${took}); ${started}.\nThe previous world is kept in ${aside}.`,
+      colour: COLOURS.success,
+      category: "backup",
+    });
+    return 0;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const undo = rollBack({ worldDir, staging, aside, moved, placed });
+    logger.error(`=== Restore failed === ${reason}; ${undo}`);
+    let restart = "";
+    if (stoppedByUs && !options.noStart) {
+      try {
+        await panel.power("start");
+        restart = " The server was started again.";
+      } catch (startError) {
+        restart = ` The server could not be started again (${startError instanceof PanelError ? startError.message : startError}).`;
+      }
+    }
+    await notifier.send({
+      title: "Restore failed",
+      description: `${reason}\n${undo}.${restart}`,
+      colour: COLOURS.error,
+      category: "backup",
+    });
+    throw new JobError(`restore failed: ${reason}; ${undo}`, { hint: `see ${settings.logFile}`, cause: error });
+  } finally {
+    lock.release();
+  }
+}
+
+/** Puts the original world back after a failure; says what it did. */
+function rollBack(state: {
+  worldDir: string;
+  staging: string;
+  aside: string;
+  moved: string[];
+  placed: string[];
+}): string {
+  const { worldDir, staging, aside, moved, placed } = state;
+  try {
+    for (const name of placed) {
+      mkdirSync(join(staging, "undone"), { recursive: true });
+      renameSync(join(worldDir, name), join(staging, "undone", name));
+    }
+    for (const name of moved) renameSync(join(aside, name), join(worldDir, name));
+    rmSync(staging, { recursive: true, force: true });
+    if (existsSync(aside) && readdirSync(aside).length === 0) rmSync(aside, { recursive: true });
+    return moved.length ? "the original world was put back" : "the original world was not touched";
+  } catch (error) {
+    return `putting the original world back failed (${(error as Error).message}): it is in ${aside}`;
+  }
+}

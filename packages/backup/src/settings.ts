@@ -1,0 +1,162 @@
+import { join } from "node:path";
+import {
+  type BackupEnv,
+  type Clock,
+  ConfigError,
+  createLogger,
+  createNotifier,
+  createPanelClient,
+  type Logger,
+  loadBackupEnv,
+  loadNotifyConfig,
+  type Notifier,
+  type PanelClient,
+  type Paths,
+  type Runner,
+  readConfigText,
+  registerSecret,
+  silentLogger,
+  type Writer,
+} from "@mcops/core";
+import { DEFAULT_RETENTION, type RetentionPolicy } from "./restic.ts";
+
+/** Everything the backup commands touch of the outside world; tests build one that points at temporary directories. */
+export interface BackupContext {
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  stdout: Writer;
+  stderr: Writer & { isTTY?: boolean };
+  runner: Runner;
+  /** Aborted on SIGINT or SIGTERM; its reason is the signal's name. */
+  signal: AbortSignal;
+}
+
+/** Command-line values that override backup.env (CONTRACT.md precedence). */
+export interface SettingFlags {
+  extraPath?: string[] | undefined;
+  exclude?: string[] | undefined;
+  owner?: string | undefined;
+}
+
+export interface Settings extends BackupEnv {
+  file: string;
+  retention: RetentionPolicy;
+  prune: boolean;
+  saveTimeoutMs: number;
+  owner: { uid: number; gid: number };
+  tags: string[];
+  latestLog: string;
+  logFile: string;
+}
+
+const FIELDS = [
+  "CONTROL_URL",
+  "CONTROL_KEY",
+  "SERVER_ID",
+  "WORLD_DIR",
+  "RESTIC_REPOSITORY",
+  "RESTIC_PASSWORD_FILE",
+  "BACKUP_EXTRA_PATHS",
+  "BACKUP_EXCLUDE",
+  "BACKUP_KEEP_LAST",
+  "BACKUP_KEEP_DAILY",
+  "BACKUP_KEEP_WEEKLY",
+  "BACKUP_PRUNE",
+  "BACKUP_SAVE_TIMEOUT",
+  "BACKUP_OWNER",
+  "BACKUP_PING_URL",
+  "BACKUP_TEXTFILE_DIR",
+] as const;
+
+export function loadSettings(ctx: BackupContext, flags: SettingFlags = {}): Settings {
+  const env = loadBackupEnv(FIELDS, {
+    paths: ctx.paths,
+    env: ctx.env,
+    flags: {
+      BACKUP_EXTRA_PATHS: flags.extraPath?.length ? flags.extraPath.join(",") : undefined,
+      BACKUP_EXCLUDE: flags.exclude?.length ? flags.exclude.join(",") : undefined,
+      BACKUP_OWNER: flags.owner,
+    },
+  });
+  checkPasswordFile(env.RESTIC_PASSWORD_FILE);
+  return {
+    ...env,
+    retention: {
+      keepLast: env.BACKUP_KEEP_LAST ?? DEFAULT_RETENTION.keepLast,
+      keepDaily: env.BACKUP_KEEP_DAILY ?? DEFAULT_RETENTION.keepDaily,
+      keepWeekly: env.BACKUP_KEEP_WEEKLY ?? DEFAULT_RETENTION.keepWeekly,
+    },
+    prune: env.BACKUP_PRUNE ?? true,
+    saveTimeoutMs: (env.BACKUP_SAVE_TIMEOUT ?? 60) * 1000,
+    owner: env.BACKUP_OWNER ?? { uid: 988, gid: 988 },
+    tags: ["mcops", `server-${env.SERVER_ID}`],
+    latestLog: join(env.WORLD_DIR, "logs", "latest.log"),
+    logFile: join(ctx.paths.logDir, "mc-backup.log"),
+  };
+}
+
+/** The password file must exist, hold something, and be readable by its owner alone; its content is a secret. */
+function checkPasswordFile(file: string): void {
+  const text = readConfigText(file, { secret: true });
+  if (text === undefined) {
+    throw new ConfigError("the repository password file does not exist", {
+      where: `RESTIC_PASSWORD_FILE=${file}`,
+      hint: `create it: install -m 600 /dev/null ${file} && openssl rand -base64 32 > ${file}`,
+    });
+  }
+  const password = text.replace(/\r?\n$/, "");
+  if (password === "") {
+    throw new ConfigError("the repository password file is empty", {
+      where: file,
+      hint: "put the repository password in it",
+    });
+  }
+  registerSecret(password);
+}
+
+export function backupLogger(ctx: BackupContext, settings: Pick<Settings, "logFile"> | undefined): Logger {
+  return createLogger({
+    file: settings?.logFile ?? join(ctx.paths.logDir, "mc-backup.log"),
+    echo: ctx.stderr,
+    // By hand: every line. Under cron: warnings and errors only (the cron log then says what went wrong, and
+    // mc-backup.log keeps the whole story).
+    echoLevel: ctx.stderr.isTTY ? "INFO" : "WARN",
+    debug: ctx.env.MCOPS_DEBUG === "1",
+    clock: ctx.clock,
+  });
+}
+
+export function panelFor(settings: Settings, ctx: BackupContext): PanelClient {
+  return createPanelClient({
+    url: settings.CONTROL_URL,
+    key: settings.CONTROL_KEY,
+    serverId: settings.SERVER_ID,
+    clock: ctx.clock,
+    timeoutMs: 10_000,
+    maxAttempts: 3,
+  });
+}
+
+/**
+ * The notifier, or a silent one when the webhook configuration is broken: a bad webhook.env must not cost a backup.
+ * The problem is logged as an error so that it is seen.
+ */
+export function notifierFor(ctx: BackupContext, logger: Logger): Notifier {
+  try {
+    return createNotifier({
+      config: loadNotifyConfig({ paths: ctx.paths, env: ctx.env }),
+      paths: ctx.paths,
+      logger,
+      clock: ctx.clock,
+    });
+  } catch (error) {
+    const e = error as ConfigError;
+    logger.error(`notifications are off: ${e.message}${e.where ? ` (${e.where})` : ""}${e.hint ? ` — ${e.hint}` : ""}`);
+    return createNotifier({
+      config: { webhookUrl: undefined, source: "none", events: {} as never, playHost: undefined },
+      paths: ctx.paths,
+      logger: silentLogger,
+    });
+  }
+}

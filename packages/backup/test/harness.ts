@@ -1,0 +1,191 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type DiscordStandIn, type PanelStandIn, startDiscordStandIn, startPanelStandIn } from "@mcops/testkit";
+
+/** A game server's world, a real restic repository behind a local rclone remote, and the panel and Discord stand-ins. */
+export const BIN = fileURLToPath(new URL("../dist/backup.mjs", import.meta.url));
+
+export interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Server {
+  root: string;
+  uuid: string;
+  worldDir: string;
+  configDir: string;
+  logDir: string;
+  runDir: string;
+  repoDir: string;
+  passwordFile: string;
+  panel: PanelStandIn;
+  discord: DiscordStandIn;
+  env: NodeJS.ProcessEnv;
+  backupEnv(overrides?: Record<string, string>): void;
+  run(args?: string[], extraEnv?: Record<string, string>): Promise<Run>;
+  start(args?: string[], extraEnv?: Record<string, string>): { child: ChildProcess; done: Promise<Run> };
+  backupLog(): string;
+  close(): Promise<void>;
+}
+
+export const PASSWORD = "correct horse battery staple mcops test";
+
+export async function startServer(options: { state?: "offline" | "running"; worldMiB?: number } = {}): Promise<Server> {
+  const root = mkdtempSync(join(tmpdir(), "mcops-backup-"));
+  const uuid = randomUUID();
+  const worldDir = join(root, "volumes", uuid);
+  const configDir = join(root, "etc");
+  const logDir = join(root, "log");
+  const runDir = join(root, "run");
+  const repoDir = join(root, "repo");
+  const passwordFile = join(root, "restic-password");
+  for (const dir of [worldDir, configDir, logDir, runDir]) mkdirSync(dir, { recursive: true });
+  writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
+  chmodSync(passwordFile, 0o600);
+  makeWorld(worldDir, options.worldMiB ?? 2);
+
+  const panel = await startPanelStandIn({
+    servers: [{ uuid, state: options.state ?? "running" }],
+    timings: { startMs: 100, stopMs: 100 },
+    logFile: join(worldDir, "logs", "latest.log"),
+  });
+  const discord = await startDiscordStandIn();
+  const webhookEnv = join(configDir, "webhook.env");
+  writeFileSync(webhookEnv, `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.test\n`);
+  chmodSync(webhookEnv, 0o600);
+
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: root,
+    MCOPS_CONFIG_DIR: configDir,
+    MCOPS_LOG_DIR: logDir,
+    MCOPS_STATE_DIR: join(root, "state"),
+    MCOPS_RUN_DIR: runDir,
+    // A local rclone remote defined in the environment: rclone:mcopstest:<path> is a directory on this machine.
+    RCLONE_CONFIG_MCOPSTEST_TYPE: "local",
+  };
+
+  const server: Server = {
+    root,
+    uuid,
+    worldDir,
+    configDir,
+    logDir,
+    runDir,
+    repoDir,
+    passwordFile,
+    panel,
+    discord,
+    env,
+    backupEnv(overrides = {}) {
+      const fields: Record<string, string> = {
+        CONTROL_URL: panel.url,
+        CONTROL_KEY: panel.apiKey,
+        SERVER_ID: panel.server.identifier,
+        WORLD_DIR: worldDir,
+        RESTIC_REPOSITORY: `rclone:mcopstest:${repoDir}`,
+        RESTIC_PASSWORD_FILE: passwordFile,
+        BACKUP_SAVE_TIMEOUT: "5",
+        ...overrides,
+      };
+      const file = join(configDir, "backup.env");
+      writeFileSync(
+        file,
+        `${Object.entries(fields)
+          .map(([k, v]) => `${k}=${v}`)
+          .join("\n")}\n`,
+      );
+      chmodSync(file, 0o600);
+    },
+    start(args = [], extraEnv = {}) {
+      const child = spawn(BIN, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout?.on("data", (d) => (stdout += d));
+      child.stderr?.on("data", (d) => (stderr += d));
+      const done = new Promise<Run>((resolve, reject) => {
+        child.on("error", reject);
+        child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+      });
+      return { child, done };
+    },
+    run(args = [], extraEnv = {}) {
+      return server.start(args, extraEnv).done;
+    },
+    backupLog() {
+      try {
+        return readFileSync(join(logDir, "mc-backup.log"), "utf8");
+      } catch {
+        return "";
+      }
+    },
+    async close() {
+      await panel.close();
+      await discord.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  server.backupEnv();
+  return server;
+}
+
+/** A small world as a Paper server lays it out: the overworld, _nether and _the_end, session.lock, server.properties. */
+export function makeWorld(worldDir: string, mib: number): void {
+  const file = (path: string, content: string | Buffer) => {
+    mkdirSync(join(worldDir, path, ".."), { recursive: true });
+    writeFileSync(join(worldDir, path), content);
+  };
+  file("server.properties", "#Minecraft server properties\nlevel-name=world\nmotd=A Minecraft Server\n");
+  file("eula.txt", "eula=true\n");
+  file("logs/latest.log", "");
+  const chunk = Math.max(1, Math.floor((mib * 1024 * 1024) / 6));
+  for (const [dir, sub] of [
+    ["world", "region"],
+    ["world_nether", "DIM-1/region"],
+    ["world_the_end", "DIM1/region"],
+  ] as const) {
+    file(`${dir}/level.dat`, randomBytes(2048));
+    file(`${dir}/session.lock`, "\u2603");
+    file(`${dir}/${sub}/r.0.0.mca`, randomBytes(chunk));
+    file(`${dir}/${sub}/r.0.-1.mca`, randomBytes(chunk));
+  }
+  file("world/playerdata/6f4b2c1e-0000-4000-8000-000000000001.dat", randomBytes(1024));
+  file("world/datapacks/README.txt", "datapacks go here\n");
+}
+
+/** A hash over every file's path, type and content below `dir` (session.lock left out: it is never backed up). */
+export function treeHash(dir: string): string {
+  const hash = createHash("sha256");
+  const walk = (path: string) => {
+    for (const name of readdirSync(path).sort()) {
+      const full = join(path, name);
+      if (name === "session.lock") continue;
+      const stat = lstatSync(full);
+      const rel = relative(dir, full);
+      if (stat.isDirectory()) {
+        hash.update(`d ${rel}\n`);
+        walk(full);
+      } else if (stat.isSymbolicLink()) hash.update(`l ${rel} ${readlinkSync(full)}\n`);
+      else hash.update(`f ${rel} ${stat.mode & 0o777}\n`).update(readFileSync(full));
+    }
+  };
+  walk(dir);
+  return hash.digest("hex");
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { zxRunner } from "./runner.ts";
+
+describe("zxRunner", () => {
+  it("passes the environment, streams lines as they come and keeps the whole output", async () => {
+    const lines: string[] = [];
+    const result = await zxRunner.run("sh", ["-c", 'echo "one $X"; echo err >&2; echo two; exit 3'], {
+      env: { X: "x-value" },
+      onStdoutLine: (l) => lines.push(`out ${l}`),
+      onStderrLine: (l) => lines.push(`err ${l}`),
+    });
+    expect(result).toEqual({ code: 3, signal: null, stdout: "one x-value\ntwo\n", stderr: "err\n" });
+    expect(lines.filter((l) => l.startsWith("out"))).toEqual(["out one x-value", "out two"]);
+  });
+
+  it("quotes arguments: nothing in them reaches a shell", async () => {
+    const result = await zxRunner.run("printf", ["%s|", "a b", "$HOME", "`id`", "'q'"]);
+    expect(result.stdout).toBe("a b|$HOME|`id`|'q'|");
+  });
+
+  it("removes variables set to undefined", async () => {
+    process.env.MCOPS_RUNNER_PROBE = "set";
+    const result = await zxRunner.run("sh", ["-c", 'echo "[${MCOPS_RUNNER_PROBE:-unset}]"'], {
+      env: { MCOPS_RUNNER_PROBE: undefined },
+    });
+    delete process.env.MCOPS_RUNNER_PROBE;
+    expect(result.stdout).toBe("[unset]\n");
+  });
+
+  it("ends the program with SIGTERM when aborted", async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 100);
+    const result = await zxRunner.run("sleep", ["10"], { signal: controller.signal });
+    expect(result.signal).toBe("SIGTERM");
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
