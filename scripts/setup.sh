@@ -22,6 +22,26 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sum" ] || [ ! -x node_modu
   printf '%s' "$lock_sum" > "$stamp"
 fi
 
+# The backup tool drives real restic and rclone (Debian packages); its tests and the demo run them for real.
+# setpriv (util-linux) lets a test run restic as root without the right to read every file.
+missing=()
+command -v restic >/dev/null 2>&1 || missing+=(restic)
+command -v rclone >/dev/null 2>&1 || missing+=(rclone)
+command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]} (Debian packages)..." >&2
+  if [ "$(id -u)" = 0 ]; then
+    sudo=""
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo="sudo"
+  else
+    echo "setup: ${missing[*]} missing and not root — run: apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
 have_node=$(node_modules/.bin/node --version 2>/dev/null || true)
 if [ "$have_node" != "v$want_node" ]; then
   echo "setup: the toolchain Node in node_modules/.bin is '${have_node:-missing}', expected v$want_node — run: rm -rf node_modules && npm run setup" >&2

@@ -56,6 +56,7 @@ async function stopOrphanedRestic(ctx: BackupContext, logger: Logger): Promise<v
     if (alive && /(^|\/)restic\0/.test(cmdline)) {
       logger.warn(`stopping restic (pid ${pid}) left running by a backup that was killed`);
       process.kill(pid, "SIGTERM");
+      process.kill(pid, "SIGCONT"); // a stopped process acts on SIGTERM only once it runs again
       for (let i = 0; i < 50 && isHolderAlive({ pid, start, tool: "restic", host: hostname(), since: "" }); i++) {
         await ctx.clock.sleep(200);
       }
@@ -219,7 +220,8 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
     return 0;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    logger.error(`=== Backup failed === ${reason}`);
+    // The same reason ends the run as its one error line on stderr: the log file gets it, the echo does not.
+    logger.error(`=== Backup failed === ${reason}`, { echo: false });
     await notifier.send({
       title: "Backup failed",
       description: `${reason}\nSee ${settings.logFile} on the server.`,

@@ -76,6 +76,12 @@ function lastWords(stderr: string): string {
   return (fatal ?? lines.at(-1) ?? "no output").replace(/^Fatal: /, "");
 }
 
+function describeErrno(errno: number | undefined): string {
+  if (errno === 13) return "permission denied";
+  if (errno === 2) return "no such file";
+  return errno === undefined ? "error" : `errno ${errno}`;
+}
+
 export function classifyFailure(
   code: number | null,
   signal: string | null,
@@ -118,7 +124,7 @@ export function classifyFailure(
     );
   }
   if (
-    /error talking HTTP to rclone|didn't find section in config file|rclone: .*(ERROR|Failed)|unable to start the sftp session|exec: "rclone"/.test(
+    /unable to open repository at rclone:|error talking HTTP to rclone|didn't find section in config file|exec: "rclone"/.test(
       stderr,
     )
   ) {
@@ -156,11 +162,16 @@ export function createRestic(options: ResticOptions) {
     RESTIC_PASSWORD_COMMAND: undefined,
   };
 
-  async function restic(args: string[], onStdoutLine?: (line: string) => void, okCodes: number[] = [0]) {
+  async function restic(
+    args: string[],
+    onStdoutLine?: (line: string) => void,
+    okCodes: number[] = [0],
+    onStderrLine: ((line: string) => void) | undefined = options.onStderr,
+  ) {
     const result = await runner.run("restic", args, {
       env: childEnv,
       onStdoutLine,
-      onStderrLine: options.onStderr,
+      onStderrLine,
       onSpawn: options.onSpawn,
       signal: options.signal,
     });
@@ -211,40 +222,34 @@ export function createRestic(options: ResticOptions) {
       args.push("--", ...paths);
       let summary: Record<string, unknown> | undefined;
       const unreadable: string[] = [];
-      const result = await restic(
-        args,
-        (line) => {
-          if (!line.startsWith("{")) return;
-          let message: Record<string, unknown>;
-          try {
-            message = JSON.parse(line) as Record<string, unknown>;
-          } catch {
-            return;
-          }
-          if (message.message_type === "summary") summary = message;
-          else if (message.message_type === "error")
-            unreadable.push(String((message.item as string) ?? (message.error as { message?: string })?.message ?? ""));
-          else if (message.message_type === "status" && opts.onProgress) {
-            opts.onProgress({
-              percent: Number(message.percent_done ?? 0) * 100,
-              bytesDone: Number(message.bytes_done ?? 0),
-              totalBytes: Number(message.total_bytes ?? 0),
-              secondsRemaining: message.seconds_remaining === undefined ? undefined : Number(message.seconds_remaining),
-            });
-          }
-        },
-        [0, 3],
-      );
-      if (result.code === 3 && unreadable.length === 0) {
-        // restic 0.14 reports unreadable files on stderr only.
-        for (const line of result.stderr.split("\n")) {
-          const match =
-            /^error: (?:open|read|lstat) (.+?): /.exec(line) ??
-            /^error: (.+?): (permission denied|no such file)/i.exec(line);
-          if (match?.[1]) unreadable.push(match[1]);
+      // JSON messages come on stdout, except that restic 0.14 writes its "error" messages to stderr.
+      const onJson = (line: string): boolean => {
+        if (!line.startsWith("{")) return false;
+        let message: Record<string, unknown>;
+        try {
+          message = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          return false;
         }
-        if (unreadable.length === 0) unreadable.push("(see the log)");
-      }
+        if (message.message_type === "summary") summary = message;
+        else if (message.message_type === "error") {
+          const item = String(message.item ?? (message.error as { Path?: string })?.Path ?? "?");
+          unreadable.push(item);
+          options.onStderr?.(`error: cannot read ${item} (${describeErrno((message.error as { Err?: number })?.Err)})`);
+        } else if (message.message_type === "status" && opts.onProgress) {
+          opts.onProgress({
+            percent: Number(message.percent_done ?? 0) * 100,
+            bytesDone: Number(message.bytes_done ?? 0),
+            totalBytes: Number(message.total_bytes ?? 0),
+            secondsRemaining: message.seconds_remaining === undefined ? undefined : Number(message.seconds_remaining),
+          });
+        }
+        return true;
+      };
+      const result = await restic(args, onJson, [0, 3], (line) => {
+        if (!onJson(line)) options.onStderr?.(line);
+      });
+      if (result.code === 3 && unreadable.length === 0) unreadable.push("(see the log)");
       if (!summary || typeof summary.snapshot_id !== "string") {
         throw new ResticError("failed", "restic finished without reporting a snapshot", "see /var/log/mc-backup.log");
       }

@@ -177,7 +177,7 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const undo = rollBack({ worldDir, staging, aside, moved, placed });
-    logger.error(`=== Restore failed === ${reason}; ${undo}`);
+    logger.error(`=== Restore failed === ${reason}; ${undo}`, { echo: false });
     let restart = "";
     if (stoppedByUs && !options.noStart) {
       try {

@@ -1,7 +1,7 @@
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { makeWorld, type Server, startServer, treeHash } from "./harness.ts";
+import { type Server, startServer, treeHash } from "./harness.ts";
 
 let server: Server;
 

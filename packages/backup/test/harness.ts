@@ -47,7 +47,14 @@ export interface Server {
 
 export const PASSWORD = "correct horse battery staple mcops test";
 
-export async function startServer(options: { state?: "offline" | "running"; worldMiB?: number } = {}): Promise<Server> {
+export interface ServerOptions {
+  state?: "offline" | "running";
+  worldMiB?: number;
+  /** false: the game writes no latest.log (the console answers go nowhere). */
+  writesLog?: boolean;
+}
+
+export async function startServer(options: ServerOptions = {}): Promise<Server> {
   const root = mkdtempSync(join(tmpdir(), "mcops-backup-"));
   const uuid = randomUUID();
   const worldDir = join(root, "volumes", uuid);
@@ -64,7 +71,7 @@ export async function startServer(options: { state?: "offline" | "running"; worl
   const panel = await startPanelStandIn({
     servers: [{ uuid, state: options.state ?? "running" }],
     timings: { startMs: 100, stopMs: 100 },
-    logFile: join(worldDir, "logs", "latest.log"),
+    ...(options.writesLog === false ? {} : { logFile: join(worldDir, "logs", "latest.log") }),
   });
   const discord = await startDiscordStandIn();
   const webhookEnv = join(configDir, "webhook.env");

@@ -28,6 +28,7 @@ describe("createLogger", () => {
     const log = createLogger({ echo: { write: (t: string) => seen.push(t) }, echoLevel: "WARN", clock });
     log.info("quiet");
     log.warn("loud");
+    log.error("file only", { echo: false });
     expect(seen).toEqual(["2026-11-21T06:00:00Z WARN loud\n"]);
   });
 

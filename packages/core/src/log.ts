@@ -11,11 +11,16 @@ export type LogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
 
 const RANK: Record<LogLevel, number> = { DEBUG: 0, INFO: 1, WARN: 2, ERROR: 3 };
 
+export interface LogOptions {
+  /** false: write to the log file only (the caller reports it on stderr itself). */
+  echo?: boolean;
+}
+
 export interface Logger {
   debug(message: string): void;
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
+  info(message: string, options?: LogOptions): void;
+  warn(message: string, options?: LogOptions): void;
+  error(message: string, options?: LogOptions): void;
 }
 
 export interface Writer {
@@ -39,10 +44,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   let fileBroken = false;
   let dirReady = false;
 
-  function write(level: LogLevel, message: string): void {
+  function write(level: LogLevel, message: string, options: LogOptions = {}): void {
     const text = redact(message).replace(/\r?\n/g, " | ");
     const line = `${isoSeconds(clock.now())} ${level} ${text}\n`;
-    if (echo && RANK[level] >= RANK[echoLevel]) echo.write(line);
+    if (echo && options.echo !== false && RANK[level] >= RANK[echoLevel]) echo.write(line);
     if (!file || fileBroken || (level === "DEBUG" && !debug)) return;
     try {
       if (!dirReady) {
@@ -59,9 +64,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 
   return {
     debug: (m) => write("DEBUG", m),
-    info: (m) => write("INFO", m),
-    warn: (m) => write("WARN", m),
-    error: (m) => write("ERROR", m),
+    info: (m, o) => write("INFO", m, o),
+    warn: (m, o) => write("WARN", m, o),
+    error: (m, o) => write("ERROR", m, o),
   };
 }
 

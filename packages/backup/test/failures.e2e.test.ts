@@ -1,0 +1,231 @@
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { PASSWORD, type Server, startServer } from "./harness.ts";
+
+let server: Server;
+
+afterEach(async () => {
+  await server?.close();
+});
+
+async function ready(options: Parameters<typeof startServer>[0] = {}): Promise<Server> {
+  server = await startServer(options);
+  expect((await server.run(["init"])).code).toBe(0);
+  return server;
+}
+
+const titles = () => server.discord.messages.map((m) => m.body.embeds[0].title as string);
+const lastMessage = () => server.discord.messages.at(-1)?.body.embeds[0];
+
+/** The pid of a running restic started by the backup, read from the pid file it keeps in the run dir. */
+async function resticPid(timeoutMs = 20_000): Promise<number> {
+  const file = join(server.runDir, "backup.restic.pid");
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (existsSync(file)) {
+      const { pid } = JSON.parse(readFileSync(file, "utf8")) as { pid: number };
+      if (readCmdline(pid).startsWith("restic\0backup")) return pid;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error("restic did not start");
+}
+
+function readCmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  } catch {
+    return false;
+  }
+}
+
+/** Every process whose command line mentions restic or rclone serve. */
+function resticProcesses(): Array<{ pid: number; cmdline: string }> {
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .map((d) => ({ pid: Number(d), cmdline: readCmdline(Number(d)) }))
+    .filter((p) => /^(restic|rclone)\0/.test(p.cmdline) || p.cmdline.includes("rclone\0serve\0restic"));
+}
+
+describe("backup failures", () => {
+  it("sends save-on even when restic fails, posts Backup failed and exits 1", async () => {
+    await ready();
+    server.backupEnv({ RESTIC_REPOSITORY: `rclone:mcopstest:${server.root}/no-such-repo` });
+    const result = await server.run();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `backup: there is no restic repository at RESTIC_REPOSITORY (rclone:mcopstest:${server.root}/no-such-repo) — create it once with: backup init\n`,
+    );
+    expect(server.panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
+    expect(titles()).toEqual(["Backup started", "Backup failed"]);
+    expect(lastMessage()).toMatchObject({ color: 15548997, description: expect.stringContaining("mc-backup.log") });
+    expect(server.backupLog()).toMatch(/ERROR === Backup failed === there is no restic repository/);
+  }, 60_000);
+
+  it("says the password is wrong in one line", async () => {
+    await ready();
+    writeFileSync(server.passwordFile, "not the password\n");
+    const result = await server.run();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^backup: restic says the repository password is wrong \(rclone:mcopstest:.*\) — check the file RESTIC_PASSWORD_FILE points to.*\n$/,
+    );
+    expect(titles()).toEqual(["Backup started", "Backup failed"]);
+  }, 60_000);
+
+  it("says the rclone remote is broken in one line", async () => {
+    await ready();
+    server.backupEnv({ RESTIC_REPOSITORY: "rclone:nosuchremote:mc" });
+    const result = await server.run();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^backup: restic cannot reach the repository through rclone: the rclone remote is not configured \(rclone:nosuchremote:mc\) — check the remote with: rclone lsd/,
+    );
+    expect(result.stderr.split("\n")).toHaveLength(2);
+    expect(lastMessage()?.title).toBe("Backup failed");
+  }, 60_000);
+
+  it("turns autosave back on when stopped with SIGTERM mid-snapshot, and leaves no restic behind", async () => {
+    await ready({ worldMiB: 400 });
+    const { child, done } = server.start();
+    const pid = await resticPid();
+    child.kill("SIGTERM");
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^backup: interrupted by SIGTERM|^backup: restic was stopped by SIGTERM/);
+    expect(server.panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
+    expect(lastMessage()?.title).toBe("Backup failed");
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(join(server.runDir, "backup.lock"))).toBe(false);
+    // The next run goes through.
+    expect((await server.run()).code).toBe(0);
+  }, 120_000);
+
+  it("never runs two backups at once: the second says who runs and exits 75; --wait waits its turn", async () => {
+    await ready({ worldMiB: 150 });
+    const first = server.start();
+    await resticPid();
+    const second = await server.run();
+    expect(second.code).toBe(75);
+    expect(second.stderr).toMatch(
+      /^backup: a backup or restore is already running \(backup, pid \d+, since .+\) \(.*backup\.lock\) — wait for it to finish, or pass --wait\n$/,
+    );
+    const waiting = server.run(["--wait"]);
+    expect((await first.done).code).toBe(0);
+    expect((await waiting).code).toBe(0);
+    const log = server.backupLog();
+    const marks = [...log.matchAll(/=== Backup (started|done) ===/g)].map((m) => m[1]);
+    expect(marks).toEqual(["started", "done", "started", "done"]);
+  }, 120_000);
+
+  it("after kill -9 mid-run, the next run stops the orphaned restic and succeeds", async () => {
+    await ready({ worldMiB: 400 });
+    const { child, done } = server.start();
+    const pid = await resticPid();
+    // Stopped, restic cannot notice its parent is gone (it would die of SIGPIPE on its next progress line): the
+    // orphan stays, holding its repository lock, as one blocked on a slow cloud drive would.
+    process.kill(pid, "SIGSTOP");
+    child.kill("SIGKILL");
+    await done;
+    expect(alive(pid)).toBe(true);
+    const result = await server.run();
+    expect(result.stderr).toMatch(/WARN stopping restic \(pid \d+\) left running by a backup that was killed\n/);
+    expect(result.code).toBe(0);
+    expect(alive(pid)).toBe(false);
+    expect(server.backupLog()).toMatch(/=== Backup done ===/);
+  }, 120_000);
+
+  it("warns about an unreadable file and still makes the snapshot", async () => {
+    await ready();
+    const secret = join(server.worldDir, "world", "playerdata", "locked.dat");
+    writeFileSync(secret, "x");
+    chmodSync(secret, 0o000);
+    // Root reads any file; without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH it is refused like anyone else.
+    const caps = "--inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_override,-dac_read_search";
+    const { spawn } = await import("node:child_process");
+    const child = spawn("setpriv", [...caps.split(" "), process.execPath, (await import("./harness.ts")).BIN], {
+      cwd: server.root,
+      env: server.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect(code).toBe(0);
+    expect(server.backupLog()).toMatch(/WARN snapshot [0-9a-f]{8} is missing unreadable files: .*locked\.dat/);
+    expect(lastMessage()).toMatchObject({ title: "Backup completed", color: 16776960 });
+    expect(lastMessage()?.description).toMatch(/1 file\(s\) could not be read and are missing: .*locked\.dat/);
+  }, 60_000);
+
+  it("refuses a group-readable backup.env with exit 78 and touches nothing", async () => {
+    server = await startServer();
+    chmodSync(join(server.configDir, "backup.env"), 0o640);
+    const result = await server.run();
+    expect(result.code).toBe(78);
+    expect(result.stderr).toMatch(
+      /^backup: holds secrets but is readable by its group \(mode 640\) \(.*backup\.env\) — run: chmod 600 .*backup\.env\n$/,
+    );
+    expect(server.panel.calls).toHaveLength(0);
+    expect(server.discord.requests).toHaveLength(0);
+  });
+
+  it("shows no secret in restic's command line, in its children's, in the log or in the output", async () => {
+    await ready({ worldMiB: 150 });
+    const { done } = server.start([], { MCOPS_DEBUG: "1" });
+    await resticPid();
+    const seen = resticProcesses();
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(seen.length).toBeGreaterThan(0);
+    const token = server.discord.webhooks[0]?.token as string;
+    const everything = [...seen.map((p) => p.cmdline), server.backupLog(), result.stdout, result.stderr].join("\n");
+    for (const secret of [PASSWORD, server.panel.apiKey, token]) expect(everything).not.toContain(secret);
+  }, 60_000);
+
+  it("backs up crash-consistent when the panel cannot be reached, and says so", async () => {
+    await ready();
+    await server.panel.close();
+    const result = await server.run();
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(
+      /WARN the panel cannot be reached \(cannot reach the panel \(ECONNREFUSED\)\); the backup is crash-consistent/,
+    );
+    expect(lastMessage()?.description).toMatch(/panel unreachable: crash-consistent backup/);
+  }, 60_000);
+
+  it("sends no save commands when the server is offline", async () => {
+    await ready({ state: "offline" });
+    expect((await server.run()).code).toBe(0);
+    expect(server.panel.commands()).toEqual([]);
+    expect(server.backupLog()).toMatch(/the server is offline: its files are at rest/);
+  }, 60_000);
+
+  it("goes on without the confirmation when the game never says Saved the game", async () => {
+    await ready({ writesLog: false });
+    server.backupEnv({ BACKUP_SAVE_TIMEOUT: "1" });
+    const result = await server.run();
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(
+      /WARN no "Saved the game" in .*latest\.log within 1 s; going on without the confirmation/,
+    );
+    expect(server.panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
+  }, 60_000);
+});
+
+describe("restic is a real dependency", () => {
+  it("is installed by the project's setup", () => {
+    expect(execFileSync("restic", ["version"]).toString()).toMatch(/^restic \d+\.\d+\.\d+/);
+    expect(execFileSync("rclone", ["version"]).toString()).toMatch(/^rclone v\d+/);
+  });
+});
