@@ -272,8 +272,16 @@ export function createRestic(options: ResticOptions) {
       return (JSON.parse(stdout || "[]") as Snapshot[] | null) ?? [];
     },
 
-    /** Bytes the repository holds (restic stats --mode raw-data). */
+    /**
+     * Bytes the repository takes. For the rclone repositories of SPEC 2.1 rclone counts them (a listing, ~50 ms locally,
+     * no password, no lock); otherwise restic stats --mode raw-data (which opens the repository's key, ~0.7 s).
+     */
     async repositorySize(): Promise<number> {
+      const remote = /^rclone:(.+)$/.exec(env.RESTIC_REPOSITORY)?.[1];
+      if (remote) {
+        const result = await runner.run("rclone", ["size", "--json", remote], { signal: options.signal });
+        if (result.code === 0) return Number((JSON.parse(result.stdout) as { bytes?: number }).bytes ?? 0);
+      }
       const { stdout } = await restic(["stats", "--json", "--mode", "raw-data"]);
       return Number((JSON.parse(stdout) as { total_size?: number }).total_size ?? 0);
     },

@@ -146,6 +146,34 @@ describe("backup failures", () => {
     expect(server.backupLog()).toMatch(/=== Backup done ===/);
   }, 120_000);
 
+  it("clears a stale restic lock but never a live one", async () => {
+    await ready();
+    // A live exclusive lock: restic check, stopped while it holds it.
+    const { spawn } = await import("node:child_process");
+    const env = {
+      ...server.env,
+      RESTIC_REPOSITORY: `rclone:mcopstest:${server.repoDir}`,
+      RESTIC_PASSWORD_FILE: server.passwordFile,
+    };
+    const check = spawn("restic", ["check"], { env, stdio: "ignore" });
+    const locks = join(server.repoDir, "locks");
+    for (let i = 0; i < 200 && (!existsSync(locks) || readdirSync(locks).length === 0); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    process.kill(check.pid as number, "SIGSTOP");
+    const held = readdirSync(locks);
+    expect(held).toHaveLength(1);
+    const result = await server.run();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^backup: the repository is locked by another restic process/m);
+    expect(readdirSync(locks)).toEqual(held);
+    process.kill(check.pid as number, "SIGKILL");
+    await new Promise((r) => check.once("exit", r));
+    // Its lock is stale now: the next backup clears it and goes through.
+    const next = await server.run();
+    expect(next.code).toBe(0);
+    expect(readdirSync(locks)).not.toContain(held[0]);
+  }, 90_000);
+
   it("warns about an unreadable file and still makes the snapshot", async () => {
     await ready();
     const secret = join(server.worldDir, "world", "playerdata", "locked.dat");
