@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes, randomUUID } from "node:crypto";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describeMessage, type ReceivedMessage, startDiscordStandIn } from "@mcops/testkit";
+import { describeMessage, type ReceivedMessage, startDiscordStandIn, startPanelStandIn } from "@mcops/testkit";
 
 /**
  * `npm run demo`: the toolkit rehearsed against the local stand-ins. Everything runs on 127.0.0.1 in a temporary
@@ -15,6 +16,8 @@ const configDir = join(root, "etc", "mc-backup");
 mkdirSync(configDir, { recursive: true });
 const env = {
   PATH: process.env.PATH,
+  // The "cloud drive": an rclone remote named gdrive that is a local folder here.
+  RCLONE_CONFIG_GDRIVE_TYPE: "local",
   HOME: root,
   MCOPS_CONFIG_DIR: configDir,
   MCOPS_LOG_DIR: join(root, "log"),
@@ -23,6 +26,13 @@ const env = {
 };
 
 const discord = await startDiscordStandIn();
+const uuid = randomUUID();
+const worldDir = join(root, "var", "lib", "pterodactyl", "volumes", uuid);
+const panel = await startPanelStandIn({
+  servers: [{ uuid, name: "Survival", state: "running" }],
+  timings: { startMs: 300, stopMs: 300 },
+  logFile: join(worldDir, "logs", "latest.log"),
+});
 let shown = 0;
 
 function heading(text: string): void {
@@ -46,6 +56,15 @@ async function run(tool: string, args: string[]): Promise<number> {
   for (const message of discord.messages.slice(shown)) showMessage(message);
   shown = discord.messages.length;
   return code;
+}
+
+/** Runs a tool quietly and returns what it printed on stdout. */
+async function capture(tool: string, args: string[]): Promise<string> {
+  const child = spawn(bin(tool), args, { env, stdio: ["ignore", "pipe", "ignore"] });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  await new Promise((resolve) => child.on("close", resolve));
+  return output;
 }
 
 function showMessage(message: ReceivedMessage): void {
@@ -96,6 +115,52 @@ try {
   discord.inject({ kind: "rate-limit", retryAfterSeconds: 1.5 });
   await run("webhook", ["Player joined", "Steve joined the game", "success"]);
 
+  heading("backup: a world on the server volume, a restic repository in the (local) cloud drive");
+  for (const [dir, sub] of [
+    ["world", "region"],
+    ["world_nether", "DIM-1/region"],
+    ["world_the_end", "DIM1/region"],
+  ]) {
+    mkdirSync(join(worldDir, dir, sub), { recursive: true });
+    writeFileSync(join(worldDir, dir, "level.dat"), randomBytes(2048));
+    for (let i = 0; i < 4; i++) writeFileSync(join(worldDir, dir, sub, `r.${i}.0.mca`), randomBytes(2 * 1024 * 1024));
+  }
+  writeFileSync(join(worldDir, "server.properties"), "level-name=world\n");
+  const password = join(root, "root", ".restic-password");
+  mkdirSync(join(root, "root"));
+  writeFileSync(password, "demo password, keep it safe\n", { mode: 0o600 });
+  writeSecret(
+    "backup.env",
+    [
+      `CONTROL_URL=${panel.url}`,
+      `CONTROL_KEY=${panel.apiKey}`,
+      `SERVER_ID=${panel.server.identifier}`,
+      `WORLD_DIR=${worldDir}`,
+      `RESTIC_REPOSITORY=rclone:gdrive:${join(root, "drive", "mc-backups")}`,
+      `RESTIC_PASSWORD_FILE=${password}`,
+    ].join("\n"),
+  );
+  await run("backup", ["init"]);
+  await run("backup", []);
+  console.log(`  \x1b[2mpanel console saw: ${panel.commands().join(" → ")}\x1b[0m`);
+  await run("backup", ["snapshots"]);
+  const log = readFileSync(join(env.MCOPS_LOG_DIR, "mc-backup.log"), "utf8").trim().split("\n");
+  console.log(`  \x1b[2m/var/log/mc-backup.log (last lines):\x1b[0m`);
+  process.stdout.write(indent(log.slice(-3).join("\n"), "    "));
+
+  heading("backup restore: a griefer wrecks the world; the snapshot brings it back, the wrecked one is kept aside");
+  const before = readFileSync(join(worldDir, "world", "level.dat")).length;
+  writeFileSync(join(worldDir, "world", "level.dat"), "a griefer was here");
+  await run("backup", ["restore", "latest", "--dry-run"]);
+  await run("backup", ["restore", "latest"]);
+  const after = readFileSync(join(worldDir, "world", "level.dat")).length;
+  console.log(
+    `  \x1b[2mlevel.dat: ${before} bytes before, 18 wrecked, ${after} restored; the server is ${panel.state()}\x1b[0m`,
+  );
+
+  heading("backup again: restic deduplicates, so an unchanged world adds almost nothing");
+  await run("backup", []);
+
   heading("webhook: the webhook was deleted in Discord");
   discord.deleteWebhook(0);
   await run("webhook", ["Backup failed", "restic: wrong password", "error"]);
@@ -106,5 +171,6 @@ try {
   console.log(`  nobody was pinged: ${discord.messages.every((m) => !m.pings.everyone && m.pings.users.length === 0)}`);
 } finally {
   await discord.close();
+  await panel.close();
   rmSync(root, { recursive: true, force: true });
 }

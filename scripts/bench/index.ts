@@ -1,3 +1,4 @@
+import { benchBackup } from "./backup.ts";
 import { benchWebhook } from "./webhook.ts";
 
 /**
@@ -6,6 +7,7 @@ import { benchWebhook } from "./webhook.ts";
  */
 const benches: Record<string, () => void | Promise<void>> = {
   webhook: () => benchWebhook(),
+  backup: () => benchBackup(),
 };
 
 const wanted = process.argv.slice(2);

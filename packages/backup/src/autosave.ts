@@ -26,7 +26,8 @@ export interface AutosaveOptions {
 }
 
 export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveGuard> {
-  const { panel, latestLog, clock, logger, saveTimeoutMs, pollMs = 200 } = options;
+  // Reading the new tail of latest.log is cheap; look often, the flush usually lands within a few hundred ms.
+  const { panel, latestLog, clock, logger, saveTimeoutMs, pollMs = 25 } = options;
   const nothingToResume = async () => {};
   let state: string;
   try {

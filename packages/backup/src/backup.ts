@@ -196,12 +196,10 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
         logger.warn(`retention failed, the snapshot is kept: ${(error as Error).message}`);
       }
     }
-    let total: number | undefined;
-    try {
-      total = await restic.repositorySize();
-    } catch (error) {
-      logger.warn(`could not read the repository size: ${(error as Error).message}`);
-    }
+    const total = await restic.repositorySize().catch((error: Error) => {
+      logger.warn(`could not read the repository size: ${error.message}`);
+      return undefined;
+    });
 
     const took = ctx.clock.now() - started;
     const facts = [

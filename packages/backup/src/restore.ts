@@ -32,6 +32,14 @@ function stamp(ms: number): string {
     .replaceAll(":", "-");
 }
 
+/** `2026-11-21 06:00:01 UTC` from restic's nanosecond ISO time. */
+export function snapshotTime(snapshot: Snapshot): string {
+  return `${snapshot.time
+    .replace(/\.\d+/, "")
+    .replace("T", " ")
+    .replace(/(Z|[+-]\d\d:\d\d)$/, "")} UTC`;
+}
+
 function pickSnapshot(snapshots: Snapshot[], wanted: string, tags: string[]): Snapshot {
   if (wanted === "latest") {
     const ours = snapshots.filter((s) => tags.every((t) => s.tags?.includes(t)));
@@ -83,7 +91,7 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
   const { uid, gid } = settings.owner;
   const plan = [
     "stop the server through the panel and wait until it is offline",
-    `restore snapshot ${snapshot.short_id} (${snapshot.time}, ${snapshot.hostname}) into ${staging}`,
+    `restore snapshot ${snapshot.short_id} (${snapshotTime(snapshot)}, ${snapshot.hostname}) into ${staging}`,
     `check that ${level}/level.dat came back`,
     `move the current ${names.filter((n) => existsSync(join(worldDir, n))).join(", ") || "(nothing)"} into ${aside}`,
     `move the restored ${inSnapshot.join(", ")} into ${worldDir} and chown them to ${uid}:${gid}`,
@@ -109,11 +117,11 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
   const moved: string[] = [];
   const placed: string[] = [];
   let stoppedByUs = false;
-  logger.info(`=== Restore started === snapshot ${snapshot.short_id} of ${snapshot.time}`);
+  logger.info(`=== Restore started === snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}`);
   try {
     await notifier.send({
       title: "Restore started",
-      description: `Restoring snapshot ${snapshot.short_id} of ${snapshot.time}; the server stops for it.`,
+      description: `Restoring snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}; the server stops for it.`,
       colour: COLOURS.warning,
       category: "backup",
     });
@@ -169,7 +177,7 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
     logger.info(`=== Restore done === snapshot ${snapshot.short_id} in ${took}; ${started}`);
     await notifier.send({
       title: "Restore completed",
-      description: `Snapshot ${snapshot.short_id} of ${snapshot.time} is back (${took}); ${started}.\nThe previous world is kept in ${aside}.`,
+      description: `Snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)} is back (${took}); ${started}.\nThe previous world is kept in ${aside}.`,
       colour: COLOURS.success,
       category: "backup",
     });

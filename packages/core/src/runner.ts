@@ -1,6 +1,6 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { $ } from "zx";
+import { $ } from "zx/core";
 
 /**
  * Runs external programs (restic, rclone) for the tools, through zx. Secrets go in `env`, never in `args`: a process's

@@ -1,0 +1,155 @@
+import { spawn } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startPanelStandIn } from "@mcops/testkit";
+import { fmt, median, ratio } from "./lib.ts";
+
+/**
+ * Issue 3: the built `backup` against a plain `restic backup` of the same generated ~300 MB world, a first run and a
+ * second with nothing changed; target at most 1.05x restic alone. Also how long autosave was off. Runs are asynchronous
+ * because the panel stand-in lives in this process.
+ */
+const BIN = fileURLToPath(new URL("../../packages/backup/dist/backup.mjs", import.meta.url));
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => {
+      if (code !== 0) reject(new Error(`${command} ${args.join(" ")} exited ${code}: ${stderr}`));
+      else resolve(Number(process.hrtime.bigint() - started) / 1e6);
+    });
+  });
+}
+
+function makeWorld(worldDir: string, mib: number): void {
+  const perFile = 4 * 1024 * 1024;
+  const files = Math.round((mib * 1024 * 1024) / perFile);
+  for (let i = 0; i < files; i++) {
+    const [dim, sub] =
+      i % 5 === 0
+        ? ["world_nether", "DIM-1/region"]
+        : i % 7 === 0
+          ? ["world_the_end", "DIM1/region"]
+          : ["world", "region"];
+    const dir = join(worldDir, dim as string, sub as string);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `r.${i}.0.mca`), randomBytes(perFile));
+  }
+  for (const dim of ["world", "world_nether", "world_the_end"])
+    writeFileSync(join(worldDir, dim, "level.dat"), randomBytes(4096));
+  writeFileSync(join(worldDir, "server.properties"), "level-name=world\n");
+}
+
+export async function benchBackup(mib = 300, rounds = 3): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), "mcops-bench-backup-"));
+  const uuid = randomUUID();
+  const worldDir = join(root, "volumes", uuid);
+  makeWorld(worldDir, mib);
+  const password = join(root, "password");
+  writeFileSync(password, "bench password\n");
+  chmodSync(password, 0o600);
+  const panel = await startPanelStandIn({
+    servers: [{ uuid, state: "running" }],
+    logFile: join(worldDir, "logs", "latest.log"),
+  });
+  const paths = ["world", "world_nether", "world_the_end"].map((d) => join(worldDir, d));
+  const base = {
+    PATH: process.env.PATH,
+    HOME: root,
+    RCLONE_CONFIG_MCOPSTEST_TYPE: "local",
+    RESTIC_PASSWORD_FILE: password,
+  };
+
+  const times: Record<string, number[]> = {};
+  const note = (key: string, ms: number) => {
+    times[key] ??= [];
+    times[key].push(ms);
+  };
+  const autosaveOff: number[] = [];
+  try {
+    for (let round = 0; round < rounds; round++) {
+      // restic alone
+      const plain = { ...base, RESTIC_REPOSITORY: `rclone:mcopstest:${root}/plain-${round}` };
+      await run("restic", ["init"], plain);
+      note("restic first", await run("restic", ["backup", "--tag", "mcops", ...paths], plain));
+      note("restic second", await run("restic", ["backup", "--tag", "mcops", ...paths], plain));
+
+      // mcops backup, without and with the default retention
+      for (const [label, prune] of [
+        ["backup", "no"],
+        ["backup + retention", "yes"],
+      ] as const) {
+        const dir = join(root, `mcops-${label.replace(/\W+/g, "-")}-${round}`);
+        const configDir = join(dir, "etc");
+        mkdirSync(configDir, { recursive: true });
+        const envFile = join(configDir, "backup.env");
+        writeFileSync(
+          envFile,
+          [
+            `CONTROL_URL=${panel.url}`,
+            `CONTROL_KEY=${panel.apiKey}`,
+            `SERVER_ID=${panel.server.identifier}`,
+            `WORLD_DIR=${worldDir}`,
+            `RESTIC_REPOSITORY=rclone:mcopstest:${dir}/repo`,
+            `RESTIC_PASSWORD_FILE=${password}`,
+            `BACKUP_PRUNE=${prune}`,
+          ].join("\n"),
+        );
+        chmodSync(envFile, 0o600);
+        const env = {
+          PATH: process.env.PATH,
+          HOME: root,
+          RCLONE_CONFIG_MCOPSTEST_TYPE: "local",
+          MCOPS_CONFIG_DIR: configDir,
+          MCOPS_LOG_DIR: dir,
+          MCOPS_RUN_DIR: join(dir, "run"),
+          MCOPS_STATE_DIR: join(dir, "state"),
+        };
+        await run(BIN, ["init"], env);
+        note(`${label} first`, await run(BIN, [], env));
+        note(`${label} second`, await run(BIN, [], env));
+        for (const match of readFileSync(join(dir, "mc-backup.log"), "utf8").matchAll(
+          /autosave was off for ([\d.]+) s/g,
+        )) {
+          autosaveOff.push(Number(match[1]) * 1000);
+        }
+      }
+    }
+  } finally {
+    await panel.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+
+  const m = (key: string) => median(times[key] ?? []);
+  console.log(
+    `backup of a generated ${mib} MiB world, ${rounds} rounds, medians (restic ${await resticVersion()}, local rclone remote)`,
+  );
+  for (const run of ["first", "second"]) {
+    const plain = m(`restic ${run}`);
+    console.log(`  ${run} run: restic backup alone           ${fmt(plain)}`);
+    console.log(
+      `  ${run} run: backup (BACKUP_PRUNE=no)      ${fmt(m(`backup ${run}`))}   ratio ${ratio(m(`backup ${run}`), plain)} (target <= 1.05x)`,
+    );
+    console.log(
+      `  ${run} run: backup (default retention)    ${fmt(m(`backup + retention ${run}`))}   ratio ${ratio(m(`backup + retention ${run}`), plain)} (includes forget --prune)`,
+    );
+  }
+  console.log(
+    `  autosave off (save-off .. save-on), median over ${autosaveOff.length} runs: ${fmt(median(autosaveOff))}, longest ${fmt(Math.max(...autosaveOff))}`,
+  );
+}
+
+async function resticVersion(): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn("restic", ["version"]);
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.on("close", () => resolve(/restic (\S+)/.exec(out)?.[1] ?? "?"));
+  });
+}
