@@ -8,6 +8,7 @@ import {
   formatDuration,
   isHolderAlive,
   JobError,
+  type Lock,
   type Logger,
   processStartTime,
 } from "@mcops/core";
@@ -35,6 +36,18 @@ export const WAIT_MS = 2 * 60 * 60 * 1000;
 
 export function lockPath(ctx: BackupContext): string {
   return join(ctx.paths.runDir, "backup.lock");
+}
+
+/** The one lock every repository-changing command takes: backup, restore, check, prune, init never overlap. */
+export function takeBackupLock(ctx: BackupContext, tool: string, wait = false): Promise<Lock> {
+  return acquireLock(lockPath(ctx), {
+    tool,
+    what: "a backup or restore",
+    waitMs: wait ? WAIT_MS : 0,
+    pollMs: 1000,
+    clock: ctx.clock,
+    signal: ctx.signal,
+  });
 }
 
 /** Where the pid of the running restic is kept, so that a run killed with -9 does not leave restic running unseen. */
@@ -127,14 +140,7 @@ async function unlockedOnce<T>(restic: Restic, logger: Logger, fn: () => Promise
 export async function runBackup(ctx: BackupContext, options: BackupOptions = {}): Promise<number> {
   const settings = loadSettings(ctx, options);
   const logger = backupLogger(ctx, settings);
-  const lock = await acquireLock(lockPath(ctx), {
-    tool: "backup",
-    what: "a backup or restore",
-    waitMs: options.wait ? WAIT_MS : 0,
-    pollMs: 1000,
-    clock: ctx.clock,
-    signal: ctx.signal,
-  });
+  const lock = await takeBackupLock(ctx, "backup", options.wait);
   const started = ctx.clock.now();
   const notifier = notifierFor(ctx, logger);
   let autosaveOffMs: number | undefined;

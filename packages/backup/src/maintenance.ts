@@ -1,5 +1,5 @@
-import { acquireLock, JobError } from "@mcops/core";
-import { lockPath, resticFor } from "./backup.ts";
+import { JobError } from "@mcops/core";
+import { resticFor, takeBackupLock } from "./backup.ts";
 import type { Snapshot } from "./restic.ts";
 import { type BackupContext, backupLogger, loadSettings } from "./settings.ts";
 
@@ -12,7 +12,7 @@ function setup(ctx: BackupContext) {
 }
 
 async function locked<T>(ctx: BackupContext, tool: string, fn: () => Promise<T>): Promise<T> {
-  const lock = await acquireLock(lockPath(ctx), { tool, what: "a backup or restore", clock: ctx.clock });
+  const lock = await takeBackupLock(ctx, tool);
   try {
     return await fn();
   } finally {

@@ -1,7 +1,7 @@
 import { existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { acquireLock, COLOURS, formatDuration, JobError, type PanelClient, PanelError } from "@mcops/core";
-import { lockPath, resticFor, WAIT_MS } from "./backup.ts";
+import { COLOURS, formatDuration, JobError, type PanelClient, PanelError } from "@mcops/core";
+import { resticFor, takeBackupLock } from "./backup.ts";
 import type { Snapshot } from "./restic.ts";
 import {
   type BackupContext,
@@ -104,14 +104,7 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
     return 0;
   }
 
-  const lock = await acquireLock(lockPath(ctx), {
-    tool: "backup restore",
-    what: "a backup or restore",
-    waitMs: options.wait ? WAIT_MS : 0,
-    pollMs: 1000,
-    clock: ctx.clock,
-    signal: ctx.signal,
-  });
+  const lock = await takeBackupLock(ctx, "backup restore", options.wait);
   const notifier = notifierFor(ctx, logger);
   const panel: PanelClient = panelFor(settings, ctx);
   const moved: string[] = [];
