@@ -1,0 +1,173 @@
+import { type Category, type Clock, COLOURS, type GameEvent, type Notice } from "@mcops/core";
+
+/**
+ * Game events as channel messages (SPEC 6): join success, leave info, death event, start success, stop warning, crash
+ * and errors error. Text from the log is marked as game text, so the notifier escapes it: a player or an item named
+ * `@everyone` pings nobody and `**` formats nothing.
+ */
+export function noticeFor(event: GameEvent): Notice | undefined {
+  switch (event.type) {
+    case "join":
+      return { title: `${event.player} joined the game`, colour: COLOURS.success, category: "join", fromGame: true };
+    case "leave":
+      return { title: `${event.player} left the game`, colour: COLOURS.info, category: "leave", fromGame: true };
+    case "death":
+      return { title: event.message, colour: COLOURS.event, category: "death", fromGame: true };
+    case "start":
+      return {
+        title: "Server started",
+        description: event.seconds === undefined ? undefined : `Ready after ${event.seconds} s`,
+        colour: COLOURS.success,
+        category: "start",
+        fromGame: true,
+      };
+    case "stop":
+      return { title: "Server stopped", colour: COLOURS.warning, category: "stop", fromGame: true };
+    case "crash":
+      return {
+        title: "Server crashed",
+        description: [event.message, event.exception, event.report && `Crash report: ${event.report}`]
+          .filter(Boolean)
+          .join("\n"),
+        colour: COLOURS.error,
+        category: "crash",
+        fromGame: true,
+      };
+    default:
+      return undefined; // errors are summarised (ErrorDigest)
+  }
+}
+
+/**
+ * Bursts (SPEC 6 rule 4): more than `limit` joins and leaves within `windowMs`, or more than `deathLimit` deaths, become
+ * one summary message per window instead of one message each. The notifier's 30-per-minute rule holds on top.
+ */
+export interface BurstOptions {
+  clock: Clock;
+  send(notice: Notice): void;
+  windowMs?: number;
+  limit?: number;
+  deathLimit?: number;
+}
+
+interface Group {
+  recent: number[];
+  held: GameEvent[];
+  timer: NodeJS.Timeout | undefined;
+}
+
+export class BurstThrottle {
+  readonly #o: Required<Omit<BurstOptions, "send" | "clock">> & BurstOptions;
+  readonly #groups = new Map<"presence" | "death", Group>();
+
+  constructor(options: BurstOptions) {
+    this.#o = { windowMs: 10_000, limit: 10, deathLimit: 3, ...options };
+  }
+
+  /** Passes an event on, or holds it for the summary when its group is bursting. */
+  offer(event: GameEvent): void {
+    const key =
+      event.type === "death" ? "death" : event.type === "join" || event.type === "leave" ? "presence" : undefined;
+    const notice = noticeFor(event);
+    if (!notice) return;
+    if (!key) return this.#o.send(notice);
+    const group = this.#groups.get(key) ?? { recent: [], held: [], timer: undefined };
+    this.#groups.set(key, group);
+    const now = this.#o.clock.now();
+    group.recent = group.recent.filter((t) => t > now - this.#o.windowMs);
+    group.recent.push(now);
+    const limit = key === "death" ? this.#o.deathLimit : this.#o.limit;
+    if (group.recent.length <= limit && group.held.length === 0) return this.#o.send(notice);
+    group.held.push(event);
+    group.timer ??= setTimeout(() => this.#release(key), this.#o.windowMs);
+  }
+
+  /** Sends what is held now (at shutdown). */
+  flush(): void {
+    for (const key of this.#groups.keys()) this.#release(key);
+  }
+
+  #release(key: "presence" | "death"): void {
+    const group = this.#groups.get(key);
+    if (!group) return;
+    clearTimeout(group.timer);
+    group.timer = undefined;
+    const held = group.held.splice(0);
+    if (held.length === 0) return;
+    this.#o.send(summarise(key, held));
+  }
+}
+
+function names(events: GameEvent[]): string {
+  const list = [...new Set(events.map((e) => e.player as string))];
+  return list.length > 20 ? `${list.slice(0, 20).join(", ")} and ${list.length - 20} more` : list.join(", ");
+}
+
+export function summarise(key: "presence" | "death", events: GameEvent[]): Notice {
+  if (key === "death") {
+    return {
+      title: `${events.length} deaths`,
+      description:
+        events
+          .slice(0, 15)
+          .map((e) => e.message)
+          .join("\n") + (events.length > 15 ? `\n… and ${events.length - 15} more` : ""),
+      colour: COLOURS.event,
+      category: "death",
+      fromGame: true,
+    };
+  }
+  const joins = events.filter((e) => e.type === "join");
+  const leaves = events.filter((e) => e.type === "leave");
+  const parts = [
+    joins.length && `${joins.length} joined: ${names(joins)}`,
+    leaves.length && `${leaves.length} left: ${names(leaves)}`,
+  ];
+  const category: Category = joins.length >= leaves.length ? "join" : "leave";
+  return {
+    title: `${joins.length} joined, ${leaves.length} left`,
+    description: parts.filter(Boolean).join("\n"),
+    colour: COLOURS.info,
+    category,
+    fromGame: true,
+  };
+}
+
+/** Main-thread ERROR entries: at most one summary per `everyMs` (default 10 min), under the crash category. */
+export class ErrorDigest {
+  readonly #clock: Clock;
+  readonly #send: (notice: Notice) => void;
+  readonly #everyMs: number;
+  #last = Number.NEGATIVE_INFINITY;
+  #held: GameEvent[] = [];
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(clock: Clock, send: (notice: Notice) => void, everyMs = 10 * 60_000) {
+    this.#clock = clock;
+    this.#send = send;
+    this.#everyMs = everyMs;
+  }
+
+  offer(event: GameEvent): void {
+    this.#held.push(event);
+    const wait = this.#last + this.#everyMs - this.#clock.now();
+    if (wait <= 0) this.flush();
+    else this.#timer ??= setTimeout(() => this.flush(), wait);
+  }
+
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const held = this.#held.splice(0);
+    if (held.length === 0) return;
+    this.#last = this.#clock.now();
+    const lines = held.slice(0, 5).map((e) => `[${e.time}] ${e.message}${e.exception ? ` — ${e.exception}` : ""}`);
+    this.#send({
+      title: held.length === 1 ? "Server error" : `${held.length} server errors`,
+      description: lines.join("\n") + (held.length > 5 ? `\n… and ${held.length - 5} more` : ""),
+      colour: COLOURS.error,
+      category: "crash",
+      fromGame: true,
+    });
+  }
+}

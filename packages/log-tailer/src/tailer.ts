@@ -1,0 +1,127 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  type Clock,
+  createLogger,
+  createNotifier,
+  type FollowPosition,
+  type GameEvent,
+  GameLogParser,
+  LogFollower,
+  loadBackupEnv,
+  loadNotifyConfig,
+  type Notice,
+  type Paths,
+  type Writer,
+} from "@mcops/core";
+import { BurstThrottle, ErrorDigest } from "./messages.ts";
+
+/** Everything the service touches of the outside world. */
+export interface TailerContext {
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  stderr: Writer & { isTTY?: boolean };
+  /** Aborted to stop the service (SIGTERM, SIGINT). */
+  signal: AbortSignal;
+}
+
+export interface TailerOptions {
+  /** The log to follow; default <WORLD_DIR>/logs/latest.log from backup.env. */
+  file?: string | undefined;
+  /** Ignore the saved position and read the file from its beginning. */
+  fromStart?: boolean | undefined;
+  /** How long after the last line an entry that could still get stack lines is taken as complete. */
+  settleMs?: number | undefined;
+}
+
+export function stateFile(paths: Paths, logFile: string): string {
+  return join(paths.stateDir, `log-tailer-${createHash("sha256").update(logFile).digest("hex").slice(0, 12)}.json`);
+}
+
+function readPosition(file: string): FollowPosition | undefined {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as FollowPosition;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The service (SPEC 1.5, 6): follows latest.log and posts the game's events. Its position (file identity and offset) is
+ * saved in the state dir, so a restart neither announces old lines again nor misses new ones.
+ */
+export async function runTailer(ctx: TailerContext, options: TailerOptions = {}): Promise<number> {
+  const file =
+    options.file ??
+    join(loadBackupEnv(["WORLD_DIR"], { paths: ctx.paths, env: ctx.env }).WORLD_DIR, "logs", "latest.log");
+  const logger = createLogger({
+    file: join(ctx.paths.logDir, "mc-log-tailer.log"),
+    echo: ctx.stderr,
+    echoLevel: ctx.stderr.isTTY ? "INFO" : "WARN",
+    debug: ctx.env.MCOPS_DEBUG === "1",
+    clock: ctx.clock,
+  });
+  const notifier = createNotifier({
+    config: loadNotifyConfig({ paths: ctx.paths, env: ctx.env }),
+    paths: ctx.paths,
+    logger,
+    clock: ctx.clock,
+  });
+  const saved = stateFile(ctx.paths, file);
+  mkdirSync(ctx.paths.stateDir, { recursive: true });
+
+  // Posts go out one at a time, in log order.
+  let queue: Promise<unknown> = Promise.resolve();
+  const send = (notice: Notice) => {
+    queue = queue.then(() => notifier.send(notice));
+  };
+  const bursts = new BurstThrottle({ clock: ctx.clock, send });
+  const errors = new ErrorDigest(ctx.clock, send);
+  const onEvent = (event: GameEvent) => {
+    logger.info(`${event.type}${event.player ? ` ${event.player}` : ""}: ${event.message} (line ${event.line})`);
+    if (event.type === "error") errors.offer(event);
+    else bursts.offer(event);
+  };
+  const parser = new GameLogParser(onEvent);
+
+  const save = (position: FollowPosition) => {
+    try {
+      writeFileSync(`${saved}.tmp`, JSON.stringify(position));
+      renameSync(`${saved}.tmp`, saved);
+    } catch (error) {
+      logger.warn(`cannot save the position in ${saved} (${(error as NodeJS.ErrnoException).code})`);
+    }
+  };
+  let settle: NodeJS.Timeout | undefined;
+  const follower = new LogFollower({
+    path: file,
+    resumeFrom: options.fromStart ? undefined : readPosition(saved),
+    onLine: (line) => parser.push(line),
+    onFile: (reason, line) => {
+      if (reason !== "opened" || line !== 0)
+        logger.info(`${reason === "resumed" ? "carrying on in" : `${reason}:`} ${file} at line ${line}`);
+      parser.resetLines(line);
+    },
+    onCaughtUp: (position) => {
+      clearTimeout(settle);
+      // An ERROR entry may still get stack lines, a Bukkit login its "joined the game": give them a moment.
+      settle = setTimeout(() => parser.flush(), options.settleMs ?? 500);
+      save(position);
+    },
+  });
+  logger.info(`following ${file}`);
+  follower.start();
+  await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
+  follower.drain();
+  follower.stop();
+  clearTimeout(settle);
+  parser.flush();
+  bursts.flush();
+  errors.flush();
+  await queue;
+  save(follower.position);
+  logger.info("stopped");
+  return 0;
+}
