@@ -9,13 +9,11 @@ await runMain("log-tailer", async () => {
     "$0 [command]\n\nFollows the game log and posts join, leave, death, start, stop and crash messages to the webhook (drop-in for log-tailer.py; runs as a service).",
   )
     .command("$0", "follow <WORLD_DIR>/logs/latest.log (from backup.env) until stopped", (y) =>
-      y
-        .option("file", { type: "string", describe: "follow this log instead" })
-        .option("from-start", {
-          type: "boolean",
-          default: false,
-          describe: "ignore the saved position: read the file from its beginning",
-        }),
+      y.option("file", { type: "string", describe: "follow this log instead" }).option("from-start", {
+        type: "boolean",
+        default: false,
+        describe: "ignore the saved position: read the file from its beginning",
+      }),
     )
     .command("scan <files..>", "print the events of whole log files as JSON lines; posts nothing", (y) =>
       y.positional("files", { type: "string", array: true, describe: "game log files" }),
