@@ -74,8 +74,9 @@ describe("buildMessage", () => {
     expect(
       escapeGameText("**bold** _it_ `code` ~~s~~ ||spoiler|| > quote # head [link](x) <@123> @everyone @here"),
     ).toBe(
-      "\\*\\*bold\\*\\* \\_it\\_ \\`code\\` \\~\\~s\\~\\~ \\|\\|spoiler\\|\\| \\> quote \\# head \\[link\\]\\(x\\) \\<@123\\> @\u200beveryone @\u200bhere",
+      "\\*\\*bold\\*\\* \\_it\\_ \\`code\\` \\~\\~s\\~\\~ \\|\\|spoiler\\|\\| > quote # head \\[link\\]\\(x\\) \\<@123> @\u200beveryone @\u200bhere",
     );
+    expect(escapeGameText("# big\n> quote\n  - item\na-b")).toBe("\\# big\n\\> quote\n  \\- item\na-b");
     const message = buildMessage(
       { title: "Death", description: "Alex was slain by @everyone", fromGame: true },
       { now: 0 },

@@ -54,7 +54,13 @@ export interface Notice {
 
 /** Markdown and mention characters of Discord, escaped so text from the game shows literally and pings nobody. */
 export function escapeGameText(text: string): string {
-  return text.replace(/[\\*_~`|>#\-[\]()<]/g, "\\$&").replace(/@(everyone|here)/gi, "@\u200b$1");
+  return (
+    text
+      .replace(/[\\*_~`|[\]()<]/g, "\\$&")
+      // Headings, quotes and lists only form at the start of a line.
+      .replace(/^(\s*)([#>-])/gm, "$1\\$2")
+      .replace(/@(everyone|here)/gi, "@\u200b$1")
+  );
 }
 
 /** Cuts text to at most `max` characters, ending with … when cut. */

@@ -1,0 +1,202 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type DiscordStandIn, startDiscordStandIn } from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+const BIN = fileURLToPath(new URL("../dist/log-tailer.mjs", import.meta.url));
+const FIXTURE = fileURLToPath(
+  new URL("../../../../shared/fixtures/real-logs/vanilla-1.21.5-dawncraft-2025-03-30-4.log", import.meta.url),
+);
+
+let discord: DiscordStandIn;
+let root: string;
+let log: string;
+let env: NodeJS.ProcessEnv;
+let service: ChildProcess | undefined;
+
+const line = (message: string, level = "INFO") => `[12:00:00] [Server thread/${level}]: ${message}\n`;
+const titles = () => discord.messages.map((m) => m.body.embeds[0].title as string);
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), "mcops-tailer-"));
+  mkdirSync(join(root, "etc"));
+  mkdirSync(join(root, "logs"));
+  log = join(root, "logs", "latest.log");
+  writeFileSync(log, "");
+  discord = await startDiscordStandIn();
+  const webhookEnv = join(root, "etc", "webhook.env");
+  writeFileSync(webhookEnv, `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.test\n`);
+  chmodSync(webhookEnv, 0o600);
+  env = {
+    PATH: process.env.PATH,
+    HOME: root,
+    MCOPS_CONFIG_DIR: join(root, "etc"),
+    MCOPS_LOG_DIR: join(root, "log"),
+    MCOPS_STATE_DIR: join(root, "state"),
+    MCOPS_RUN_DIR: join(root, "run"),
+  };
+});
+
+afterEach(async () => {
+  service?.kill("SIGKILL");
+  service = undefined;
+  await discord.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+function start(): ChildProcess {
+  service = spawn(BIN, ["--file", log], { env, stdio: ["ignore", "ignore", "inherit"] });
+  return service;
+}
+
+async function stop(): Promise<number | null> {
+  const child = service as ChildProcess;
+  const done = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  child.kill("SIGTERM");
+  service = undefined;
+  return done;
+}
+
+/** Waits until the service has read the file (its position is saved), so that appends come after it started. */
+async function settled(ms = 300): Promise<void> {
+  await new Promise((r) => setTimeout(r, ms));
+}
+
+describe("log-tailer scan", () => {
+  it("prints the contract's JSON lines and posts nothing", async () => {
+    const child = spawn(BIN, ["scan", FIXTURE], { env, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout?.on("data", (d) => (out += d));
+    expect(await new Promise((r) => child.on("close", r))).toBe(0);
+    const events = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(events[0]).toEqual({
+      type: "start",
+      message: 'Done (2.585s)! For help, type "help"',
+      time: "19:39:38",
+      line: 21,
+    });
+    expect(events[1]).toEqual({
+      type: "join",
+      player: "Sandre",
+      message: "Sandre joined the game",
+      time: "19:40:10",
+      line: 26,
+    });
+    expect(events.map((e) => Object.keys(e).join(","))).toSatisfy((keys: string[]) =>
+      keys.every((k) => k === "type,message,time,line" || k === "type,player,message,time,line"),
+    );
+    expect(discord.requests).toHaveLength(0);
+  });
+});
+
+describe("log-tailer (service)", () => {
+  it("posts each kind of event with its colour, and stops cleanly on SIGTERM", async () => {
+    start();
+    await settled();
+    appendFileSync(
+      log,
+      [
+        line('Done (3.5s)! For help, type "help"'),
+        line("Steve joined the game"),
+        line("Steve fell from a high place"),
+        line("Steve left the game"),
+        line("Encountered an unexpected exception", "ERROR"),
+        "java.lang.NullPointerException: boom\n",
+        line("This crash report has been saved to: /srv/crash-reports/crash-1.txt", "ERROR"),
+        line("Stopping server"),
+      ].join(""),
+    );
+    const messages = await discord.waitForMessages(6, 5000);
+    expect(messages.map((m) => [m.body.embeds[0].title, m.body.embeds[0].color])).toEqual([
+      ["Server started", 5763719],
+      ["Steve joined the game", 5763719],
+      ["Steve fell from a high place", 10181046],
+      ["Steve left the game", 3447003],
+      ["Server crashed", 15548997],
+      ["Server stopped", 16776960],
+    ]);
+    expect(messages[4]?.body.embeds[0].description).toBe(
+      "Encountered an unexpected exception\njava.lang.NullPointerException: boom\nCrash report: /srv/crash-reports/crash-1.txt",
+    );
+    expect(await stop()).toBe(0);
+  });
+
+  it("lets no text from the log ping anyone or format the message", async () => {
+    start();
+    await settled();
+    appendFileSync(
+      log,
+      line("Steve joined the game") + line("Steve was slain by Alex using [@everyone **Sword** <@123>]"),
+    );
+    const [, death] = await discord.waitForMessages(2, 5000);
+    expect(death?.pings).toEqual({ everyone: false, users: [], roles: [] });
+    expect(death?.body.embeds[0].title).toBe(
+      "Steve was slain by Alex using \\[@\u200beveryone \\*\\*Sword\\*\\* \\<@123>\\]",
+    );
+    expect(death?.body.allowed_mentions).toEqual({ parse: [] });
+  });
+
+  it("never posts for chat that imitates events", async () => {
+    start();
+    await settled();
+    appendFileSync(
+      log,
+      line("<Steve> Alex joined the game") +
+        line("[Not Secure] <Steve> Alex was slain by Zombie") +
+        line("* Steve left the game") +
+        line("Alex joined the game"),
+    );
+    await discord.waitForMessages(1, 5000);
+    await settled();
+    expect(titles()).toEqual(["Alex joined the game"]);
+  });
+
+  it("turns a join storm into one summary, and a run of deaths into another", async () => {
+    start();
+    await settled();
+    let text = "";
+    for (let i = 0; i < 25; i++) text += line(`Player${i} joined the game`);
+    for (let i = 0; i < 8; i++) text += line(`Player${i} drowned`);
+    appendFileSync(log, text);
+    // 10 joins one by one, then the other 15 in one summary at the end of the 10 s window; 3 deaths, then 5 summarised.
+    const messages = await discord.waitForMessages(10 + 1 + 3 + 1, 20_000);
+    const all = messages.map((m) => m.body.embeds[0].title as string);
+    expect(all.filter((t) => t.endsWith(" joined the game"))).toHaveLength(10);
+    expect(all.filter((t) => / drowned$/.test(t))).toHaveLength(3);
+    expect(all).toContain("15 joined, 0 left");
+    expect(all).toContain("5 deaths");
+    expect(discord.requests.filter((r) => r.status === 429)).toHaveLength(0);
+  }, 30_000);
+
+  it("follows webhook.json's categories", async () => {
+    const json = join(root, "etc", "webhook.json");
+    writeFileSync(json, JSON.stringify({ events: { death: false, join: false } }));
+    chmodSync(json, 0o600);
+    start();
+    await settled();
+    appendFileSync(log, line("Steve joined the game") + line("Steve drowned") + line("Steve left the game"));
+    await discord.waitForMessages(1, 5000);
+    await settled();
+    expect(titles()).toEqual(["Steve left the game"]);
+  });
+
+  it("after a restart carries on where it stopped: nothing repeated, nothing missed", async () => {
+    appendFileSync(log, line("Old joined the game"));
+    start();
+    await settled();
+    appendFileSync(log, line("Steve joined the game"));
+    await discord.waitForMessages(2, 5000);
+    expect(await stop()).toBe(0);
+    appendFileSync(log, line("Alex joined the game"));
+    start();
+    await discord.waitForMessages(3, 5000);
+    await settled();
+    expect(titles()).toEqual(["Old joined the game", "Steve joined the game", "Alex joined the game"]);
+  });
+});
