@@ -1,4 +1,5 @@
 import { benchBackup } from "./backup.ts";
+import { benchLogTailer } from "./log-tailer.ts";
 import { benchWebhook } from "./webhook.ts";
 
 /**
@@ -8,6 +9,7 @@ import { benchWebhook } from "./webhook.ts";
 const benches: Record<string, () => void | Promise<void>> = {
   webhook: () => benchWebhook(),
   backup: () => benchBackup(),
+  "log-tailer": () => benchLogTailer(),
 };
 
 const wanted = process.argv.slice(2);

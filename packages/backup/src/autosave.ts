@@ -1,5 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { type Clock, type Logger, type PanelClient, PanelError } from "@mcops/core";
+import { type Clock } from "@mcops/core/clock";
+import { type Logger } from "@mcops/core/log";
+import { type PanelClient, PanelError } from "@mcops/core/panel-client";
 
 /**
  * A consistent world on disk while restic reads it (issue 3, step 3): when the server runs, `save-off`, then

@@ -1,17 +1,11 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import {
-  acquireLock,
-  COLOURS,
-  formatBytes,
-  formatDuration,
-  isHolderAlive,
-  JobError,
-  type Lock,
-  type Logger,
-  processStartTime,
-} from "@mcops/core";
+import { JobError } from "@mcops/core/errors";
+import { formatBytes, formatDuration } from "@mcops/core/format";
+import { acquireLock, isHolderAlive, type Lock, processStartTime } from "@mcops/core/lock";
+import { type Logger } from "@mcops/core/log";
+import { COLOURS } from "@mcops/core/notifier";
 import { pauseAutosave } from "./autosave.ts";
 import { ping, writeTextfile } from "./reporting.ts";
 import { createRestic, type Progress, type Restic, ResticError } from "./restic.ts";
@@ -25,6 +19,16 @@ import {
   type Settings,
 } from "./settings.ts";
 import { backupPaths } from "./world.ts";
+
+/** What cli.ts needs of core, named here so that the bundle keeps only what the tool uses. */
+export { systemClock } from "@mcops/core/clock";
+export { resolvePaths } from "@mcops/core/paths";
+export { zxRunner } from "@mcops/core/runner";
+
+import { systemClock as clock } from "@mcops/core/clock";
+import { resolvePaths as paths } from "@mcops/core/paths";
+import { zxRunner as runner } from "@mcops/core/runner";
+export const core = { resolvePaths: paths, systemClock: clock, zxRunner: runner };
 
 export interface BackupOptions extends SettingFlags {
   /** Wait for a running backup (or restore) to finish instead of exiting 75. */

@@ -52,8 +52,7 @@ await runMain("backup", async () => {
     .command("init", "create the repository (refuses to touch an existing one)")
     .parseAsync();
 
-  const [core, { runBackup }, { runRestore }, maintenance] = await Promise.all([
-    import("@mcops/core"),
+  const [{ runBackup, core }, { runRestore }, maintenance] = await Promise.all([
     import("./backup.ts"),
     import("./restore.ts"),
     import("./maintenance.ts"),

@@ -1,4 +1,4 @@
-import { JobError } from "@mcops/core";
+import { JobError } from "@mcops/core/errors";
 import { resticFor, takeBackupLock } from "./backup.ts";
 import type { Snapshot } from "./restic.ts";
 import { type BackupContext, backupLogger, loadSettings } from "./settings.ts";

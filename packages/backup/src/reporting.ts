@@ -1,6 +1,6 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Logger } from "@mcops/core";
+import type { Logger } from "@mcops/core/log";
 import ky from "ky";
 
 /**

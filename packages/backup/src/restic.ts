@@ -1,4 +1,5 @@
-import { JobError, type Runner } from "@mcops/core";
+import { JobError } from "@mcops/core/errors";
+import { type Runner } from "@mcops/core/runner";
 
 /**
  * restic as the backup tool drives it: always with --json where restic has it, the repository and its password file

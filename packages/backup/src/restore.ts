@@ -1,6 +1,9 @@
 import { existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { COLOURS, formatDuration, JobError, type PanelClient, PanelError } from "@mcops/core";
+import { JobError } from "@mcops/core/errors";
+import { formatDuration } from "@mcops/core/format";
+import { COLOURS } from "@mcops/core/notifier";
+import { type PanelClient, PanelError } from "@mcops/core/panel-client";
 import { resticFor, takeBackupLock } from "./backup.ts";
 import type { Snapshot } from "./restic.ts";
 import {

@@ -1,23 +1,14 @@
 import { join } from "node:path";
-import {
-  type BackupEnv,
-  type Clock,
-  ConfigError,
-  createLogger,
-  createNotifier,
-  createPanelClient,
-  type Logger,
-  loadBackupEnv,
-  loadNotifyConfig,
-  type Notifier,
-  type PanelClient,
-  type Paths,
-  type Runner,
-  readConfigText,
-  registerSecret,
-  silentLogger,
-  type Writer,
-} from "@mcops/core";
+import { type Clock } from "@mcops/core/clock";
+import { type BackupEnv, loadBackupEnv, loadNotifyConfig } from "@mcops/core/config";
+import { readConfigText } from "@mcops/core/env-file";
+import { ConfigError } from "@mcops/core/errors";
+import { createLogger, type Logger, silentLogger, type Writer } from "@mcops/core/log";
+import { createNotifier, type Notifier } from "@mcops/core/notifier";
+import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
+import { type Paths } from "@mcops/core/paths";
+import { type Runner } from "@mcops/core/runner";
+import { registerSecret } from "@mcops/core/secrets";
 import { DEFAULT_RETENTION, type RetentionPolicy } from "./restic.ts";
 
 /** Everything the backup commands touch of the outside world; tests build one that points at temporary directories. */

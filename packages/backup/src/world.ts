@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { JobError } from "@mcops/core";
+import { JobError } from "@mcops/core/errors";
 
 /**
  * Which directories make up the world (issue: level-name from server.properties, default "world", with its _nether

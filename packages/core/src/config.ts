@@ -344,6 +344,8 @@ export interface NotifyConfig {
   source: string;
   events: Record<Category, boolean>;
   playHost: string | undefined;
+  /** Posts per window for this address (SPEC 8: 30 per minute); MCOPS_WEBHOOK_WINDOW_MS shortens the window for tests. */
+  rate?: { limit: number; windowMs: number };
 }
 
 /**
@@ -378,7 +380,9 @@ export function loadNotifyConfig(options: LoadEnvOptions): NotifyConfig {
   }
   registerSecret(webhookUrl && webhookToken(webhookUrl));
   const events = Object.fromEntries(CATEGORIES.map((c) => [c, json?.events?.[c] ?? true])) as Record<Category, boolean>;
-  return { webhookUrl, source, events, playHost: fromEnv.PLAY_HOST };
+  const windowMs = Number(env.MCOPS_WEBHOOK_WINDOW_MS);
+  const rate = { limit: 30, windowMs: Number.isFinite(windowMs) && windowMs > 0 ? windowMs : 60_000 };
+  return { webhookUrl, source, events, playHost: fromEnv.PLAY_HOST, rate };
 }
 
 export function readWebhookJson(file: string): WebhookJson | undefined {

@@ -129,15 +129,23 @@ describe("LogFollower", () => {
       })();`;
     const child = spawn(process.execPath, ["-e", writer], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
     let finished: { done: number; ops: number; seconds: number } | undefined;
+    let stalled = "";
     child.on("message", async (message: { written?: number; done?: number; ops: number; seconds: number }) => {
       if (message.done !== undefined) {
         finished = message as { done: number; ops: number; seconds: number };
         return;
       }
-      await until(() => seen.players.length >= (message.written as number), 5000, `line ${message.written}`);
+      try {
+        await until(() => seen.players.length >= (message.written as number), 20_000, `line ${message.written}`);
+      } catch (error) {
+        const bad = seen.players.findIndex((p, i) => p !== `P${i}`);
+        stalled = `${(error as Error).message}: read ${seen.players.length}, first out of order at ${bad} ${JSON.stringify(seen.players.slice(Math.max(0, bad - 1), bad + 2))}, last ${seen.players.at(-1)}, position ${JSON.stringify(follower?.position)}`;
+        return;
+      }
       child.send("go");
     });
-    await until(() => finished !== undefined, 60_000, "the writer");
+    await until(() => finished !== undefined || stalled !== "", 60_000, "the writer");
+    expect(stalled).toBe("");
     await until(() => seen.players.length >= total, 10_000, "every line");
     await new Promise((r) => setTimeout(r, 100));
     expect(finished).toMatchObject({ done: total, ops: 400 });

@@ -107,7 +107,7 @@ export interface NotifierOptions {
   paths: Paths;
   logger?: Logger;
   clock?: Clock;
-  /** Rate limit shared by all processes; default SPEC 8's 30 per minute. */
+  /** Rate limit shared by all processes; default the config's (SPEC 8's 30 per minute). */
   rate?: { limit: number; windowMs: number };
   /** Tries for network errors and 5xx answers. */
   maxAttempts?: number;
@@ -118,12 +118,6 @@ export interface NotifierOptions {
   timeoutMs?: number;
   /** Log a failed post as an ERROR line (default); the webhook executable reports it itself instead. */
   logFailures?: boolean;
-}
-
-/** `MCOPS_WEBHOOK_WINDOW_MS`: the length of the 30-post window (tests shorten it; default one minute). */
-export function webhookRateFromEnv(env: NodeJS.ProcessEnv = process.env): { limit: number; windowMs: number } {
-  const windowMs = Number(env.MCOPS_WEBHOOK_WINDOW_MS);
-  return Number.isFinite(windowMs) && windowMs > 0 ? { limit: WEBHOOK_RATE.limit, windowMs } : { ...WEBHOOK_RATE };
 }
 
 interface DiscordError {
@@ -178,7 +172,7 @@ function retryAfterMs(response: Response, body: DiscordError): number {
 export function createNotifier(options: NotifierOptions): Notifier {
   const { config, paths, logger = silentLogger, clock = systemClock } = options;
   const { maxAttempts = 5, backoffMs = 1000, maxRateLimited = 20, timeoutMs = 15_000, logFailures = true } = options;
-  const rate = options.rate ?? WEBHOOK_RATE;
+  const rate = options.rate ?? config.rate ?? WEBHOOK_RATE;
   let window: RateWindow | undefined;
 
   function preview(notice: Notice): WebhookMessage | undefined {

@@ -24,7 +24,7 @@ await runMain("log-tailer", async () => {
     const { runScan } = await import("./scan.ts");
     return runScan(args.files as string[], process.stdout);
   }
-  const [core, { runTailer }] = await Promise.all([import("@mcops/core"), import("./tailer.ts")]);
+  const { runTailer, ...core } = await import("./tailer.ts");
   const controller = new AbortController();
   for (const name of ["SIGINT", "SIGTERM"] as const) process.once(name, () => controller.abort(name));
   return runTailer(

@@ -1,4 +1,7 @@
-import { type Category, type Clock, COLOURS, type GameEvent, type Notice } from "@mcops/core";
+import { type Category } from "@mcops/core/categories";
+import { type Clock } from "@mcops/core/clock";
+import { type GameEvent } from "@mcops/core/game-log";
+import { COLOURS, type Notice } from "@mcops/core/notifier";
 
 /**
  * Game events as channel messages (SPEC 6): join success, leave info, death event, start success, stop warning, crash

@@ -1,6 +1,8 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
-import { type GameEvent, GameLogParser, JobError, type Writer } from "@mcops/core";
+import { JobError } from "@mcops/core/errors";
+import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
+import { type Writer } from "@mcops/core/log";
 
 /** CONTRACT.md's `log-tailer scan` line: type, player (join, leave, death), message, time, line. */
 export function scanLine(event: GameEvent): string {

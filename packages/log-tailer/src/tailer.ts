@@ -1,21 +1,18 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  type Clock,
-  createLogger,
-  createNotifier,
-  type FollowPosition,
-  type GameEvent,
-  GameLogParser,
-  LogFollower,
-  loadBackupEnv,
-  loadNotifyConfig,
-  type Notice,
-  type Paths,
-  type Writer,
-} from "@mcops/core";
+import { type Clock } from "@mcops/core/clock";
+import { loadBackupEnv, loadNotifyConfig } from "@mcops/core/config";
+import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
+import { createLogger, type Writer } from "@mcops/core/log";
+import { type FollowPosition, LogFollower } from "@mcops/core/log-follower";
+import { createNotifier, type Notice } from "@mcops/core/notifier";
+import { type Paths } from "@mcops/core/paths";
 import { BurstThrottle, ErrorDigest } from "./messages.ts";
+
+// What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
+export { systemClock } from "@mcops/core/clock";
+export { resolvePaths } from "@mcops/core/paths";
 
 /** Everything the service touches of the outside world. */
 export interface TailerContext {

@@ -31,10 +31,7 @@ await runMain("webhook", async () => {
     .parseAsync();
 
   // Loaded only now, so that --help and usage errors do not pay for the HTTP client and the schemas.
-  const [{ resolvePaths, systemClock }, { runWebhook }] = await Promise.all([
-    import("@mcops/core"),
-    import("./webhook.ts"),
-  ]);
+  const { resolvePaths, runWebhook, systemClock } = await import("./webhook.ts");
   return runWebhook(
     { paths: resolvePaths(), env: process.env, clock: systemClock, stdout: process.stdout, stderr: process.stderr },
     {

@@ -1,17 +1,15 @@
 import { hostname } from "node:os";
-import {
-  type Category,
-  type Clock,
-  COLOURS,
-  createLogger,
-  createNotifier,
-  JobError,
-  loadNotifyConfig,
-  type Paths,
-  UsageError,
-  type Writer,
-  webhookRateFromEnv,
-} from "@mcops/core";
+import { type Category } from "@mcops/core/categories";
+import { type Clock } from "@mcops/core/clock";
+import { loadNotifyConfig } from "@mcops/core/config";
+import { JobError, UsageError } from "@mcops/core/errors";
+import { createLogger, type Writer } from "@mcops/core/log";
+import { COLOURS, createNotifier } from "@mcops/core/notifier";
+import { type Paths } from "@mcops/core/paths";
+
+// What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
+export { systemClock } from "@mcops/core/clock";
+export { resolvePaths } from "@mcops/core/paths";
 
 /** Everything `runWebhook` touches of the outside world, so tests can point it at a temporary directory. */
 export interface WebhookContext {
@@ -60,7 +58,6 @@ export async function runWebhook(ctx: WebhookContext, options: WebhookOptions): 
     paths: ctx.paths,
     logger,
     clock: ctx.clock,
-    rate: webhookRateFromEnv(ctx.env),
     logFailures: false,
   });
   const notice = { title: options.title, description: options.description, colour, category: options.category };

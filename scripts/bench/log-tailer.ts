@@ -1,0 +1,105 @@
+import { execFileSync, spawn } from "node:child_process";
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startDiscordStandIn } from "@mcops/testkit";
+import { fmt, median, percentile, ratio } from "./lib.ts";
+
+/** Issue 4: scan throughput against grep, follow-mode latency to the webhook, and resident memory when idle. */
+const BIN = fileURLToPath(new URL("../../packages/log-tailer/dist/log-tailer.mjs", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/real-logs/", import.meta.url));
+
+function timeIt(fn: () => void): number {
+  const started = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+function rssKiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+}
+
+export async function benchLogTailer(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), "mcops-bench-tailer-"));
+  try {
+    // 1. scan over a 1,000,000-line log built from the fixtures
+    const lines = readdirSync(FIXTURES)
+      .filter((f) => f.endsWith(".log"))
+      .flatMap((f) => readFileSync(join(FIXTURES, f), "utf8").split("\n").filter(Boolean));
+    const big = join(root, "big.log");
+    const target = 1_000_000;
+    const chunk = `${lines.join("\n")}\n`;
+    let written = 0;
+    writeFileSync(big, "");
+    while (written + lines.length <= target) {
+      appendFileSync(big, chunk);
+      written += lines.length;
+    }
+    appendFileSync(big, `${lines.slice(0, target - written).join("\n")}\n`);
+    const scans: number[] = [];
+    const greps: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      // Both write into a pipe: GNU grep stops at the first match when its output is /dev/null.
+      scans.push(timeIt(() => execFileSync(process.execPath, [BIN, "scan", big], { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 30 })));
+      greps.push(timeIt(() => {
+        try {
+          execFileSync("grep", ["-cE", " (joined|left) the game$", big], { stdio: ["ignore", "pipe", "inherit"] });
+        } catch {
+          // grep exits 1 when it counts 0
+        }
+      }));
+    }
+    const scan = median(scans);
+    console.log(`log-tailer scan of ${target.toLocaleString("en")} lines built from the fixtures, 5 runs, medians`);
+    console.log(`  log-tailer scan            ${fmt(scan)}   ${Math.round(target / (scan / 1000)).toLocaleString("en")} lines/s (target >= 1,000,000)`);
+    console.log(`  grep -cE join/leave        ${fmt(median(greps))}   scan/grep ratio ${ratio(scan, median(greps))} (target <= 3x)`);
+
+    // 2. follow mode: append to post, outside throttling (start lines: neither bursts nor the rate limit apply)
+    const discord = await startDiscordStandIn({ rateLimit: { limit: 1_000_000, windowMs: 60_000 } });
+    mkdirSync(join(root, "etc"));
+    const webhookEnv = join(root, "etc", "webhook.env");
+    writeFileSync(webhookEnv, `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    chmodSync(webhookEnv, 0o600);
+    const log = join(root, "latest.log");
+    writeFileSync(log, "");
+    const env = {
+      PATH: process.env.PATH,
+      HOME: root,
+      MCOPS_CONFIG_DIR: join(root, "etc"),
+      MCOPS_LOG_DIR: join(root, "log"),
+      MCOPS_STATE_DIR: join(root, "state"),
+      MCOPS_RUN_DIR: join(root, "run"),
+      // The notifier's 30-per-minute window, made wide enough not to hold anything back: latency is what is measured.
+      MCOPS_WEBHOOK_WINDOW_MS: "1",
+    };
+    const service = spawn(BIN, ["--file", log], { env, stdio: ["ignore", "ignore", "inherit"] });
+    await new Promise((r) => setTimeout(r, 500));
+    const latencies: number[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const sent = Date.now();
+      appendFileSync(log, `[12:00:00] [Server thread/INFO]: Done (${i}.0s)! For help, type "help"\n`);
+      await discord.waitForMessages(i + 1, 5000);
+      latencies.push((discord.messages[i]?.at ?? sent) - sent);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    console.log(`  follow: append -> webhook post, 1,000 lines: p50 ${fmt(percentile(latencies, 50))}, p99 ${fmt(percentile(latencies, 99))} (target p99 <= 100 ms)`);
+
+    // 3. resident memory after 60 s idle, against a bare idle node
+    const idleEnv = { ...env, MCOPS_STATE_DIR: join(root, "state-idle") };
+    const idleLog = join(root, "idle.log");
+    writeFileSync(idleLog, readFileSync(join(FIXTURES, "vanilla-1.21.5-dawncraft-2025-03-30-4.log")));
+    const tailer = spawn(BIN, ["--file", idleLog], { env: idleEnv, stdio: "ignore" });
+    const bare = spawn(process.execPath, ["-e", "setInterval(()=>{},1e3)"], { stdio: "ignore" });
+    service.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 60_000));
+    const [t, b] = [rssKiB(tailer.pid as number), rssKiB(bare.pid as number)];
+    tailer.kill("SIGTERM");
+    bare.kill();
+    await discord.close();
+    console.log(`  resident memory after 60 s idle: log-tailer ${(t / 1024).toFixed(1)} MiB, bare node ${(b / 1024).toFixed(1)} MiB, ratio ${ratio(t, b)} (target <= 1.3x)`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
