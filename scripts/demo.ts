@@ -161,6 +161,38 @@ try {
   heading("backup again: restic deduplicates, so an unchanged world adds almost nothing");
   await run("backup", []);
 
+  heading("log-tailer: the game's log becomes channel messages (follows latest.log, survives rotation)");
+  const latest = join(worldDir, "logs", "latest.log");
+  const tailer = spawn(bin("log-tailer"), [], { env, stdio: ["ignore", "ignore", "pipe"] });
+  await new Promise((r) => setTimeout(r, 600));
+  const at = (message: string, level = "INFO") =>
+    `[${new Date().toTimeString().slice(0, 8)}] [Server thread/${level}]: ${message}\n`;
+  const game = [
+    at("Steve[/203.0.113.7:51234] logged in with entity id 42 at (0.5, 64.0, 0.5)"),
+    at("Steve joined the game"),
+    at("<Steve> hi! Alex joined the game lol @everyone"),
+    at("Alex joined the game"),
+    at("Steve was slain by Zombie using [**@everyone**]"),
+    at(
+      "Named entity EntityWolf['Buddy'/12, l='ServerLevel[world]', x=1.5, y=64.0, z=2.5] died: Buddy was slain by Zombie",
+    ),
+    at("Can't keep up! Is the server overloaded? Running 2034ms or 40 ticks behind", "WARN"),
+    at("Alex left the game"),
+  ];
+  for (const text of game) {
+    writeFileSync(latest, text, { flag: "a" });
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  console.log(`  \x1b[2m(the game rotates latest.log: renamed away, a new one started)\x1b[0m`);
+  (await import("node:fs")).renameSync(latest, join(worldDir, "logs", "2026-11-21-1.log"));
+  writeFileSync(latest, at("Steve left the game") + at("Stopping server"));
+  await discord.waitForMessages(shown + 6, 10_000).catch(() => undefined);
+  tailer.kill("SIGTERM");
+  await new Promise((r) => tailer.on("close", r));
+  for (const message of discord.messages.slice(shown)) showMessage(message);
+  shown = discord.messages.length;
+  await run("log-tailer", ["scan", join(worldDir, "logs", "2026-11-21-1.log")]);
+
   heading("webhook: the webhook was deleted in Discord");
   discord.deleteWebhook(0);
   await run("webhook", ["Backup failed", "restic: wrong password", "error"]);

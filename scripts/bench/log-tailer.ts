@@ -1,5 +1,14 @@
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,19 +51,32 @@ export async function benchLogTailer(): Promise<void> {
     const greps: number[] = [];
     for (let i = 0; i < 5; i++) {
       // Both write into a pipe: GNU grep stops at the first match when its output is /dev/null.
-      scans.push(timeIt(() => execFileSync(process.execPath, [BIN, "scan", big], { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 30 })));
-      greps.push(timeIt(() => {
-        try {
-          execFileSync("grep", ["-cE", " (joined|left) the game$", big], { stdio: ["ignore", "pipe", "inherit"] });
-        } catch {
-          // grep exits 1 when it counts 0
-        }
-      }));
+      scans.push(
+        timeIt(() =>
+          execFileSync(process.execPath, [BIN, "scan", big], {
+            stdio: ["ignore", "pipe", "inherit"],
+            maxBuffer: 1 << 30,
+          }),
+        ),
+      );
+      greps.push(
+        timeIt(() => {
+          try {
+            execFileSync("grep", ["-cE", " (joined|left) the game$", big], { stdio: ["ignore", "pipe", "inherit"] });
+          } catch {
+            // grep exits 1 when it counts 0
+          }
+        }),
+      );
     }
     const scan = median(scans);
     console.log(`log-tailer scan of ${target.toLocaleString("en")} lines built from the fixtures, 5 runs, medians`);
-    console.log(`  log-tailer scan            ${fmt(scan)}   ${Math.round(target / (scan / 1000)).toLocaleString("en")} lines/s (target >= 1,000,000)`);
-    console.log(`  grep -cE join/leave        ${fmt(median(greps))}   scan/grep ratio ${ratio(scan, median(greps))} (target <= 3x)`);
+    console.log(
+      `  log-tailer scan            ${fmt(scan)}   ${Math.round(target / (scan / 1000)).toLocaleString("en")} lines/s (target >= 1,000,000)`,
+    );
+    console.log(
+      `  grep -cE join/leave        ${fmt(median(greps))}   scan/grep ratio ${ratio(scan, median(greps))} (target <= 3x)`,
+    );
 
     // 2. follow mode: append to post, outside throttling (start lines: neither bursts nor the rate limit apply)
     const discord = await startDiscordStandIn({ rateLimit: { limit: 1_000_000, windowMs: 60_000 } });
@@ -84,7 +106,9 @@ export async function benchLogTailer(): Promise<void> {
       latencies.push((discord.messages[i]?.at ?? sent) - sent);
       await new Promise((r) => setTimeout(r, 5));
     }
-    console.log(`  follow: append -> webhook post, 1,000 lines: p50 ${fmt(percentile(latencies, 50))}, p99 ${fmt(percentile(latencies, 99))} (target p99 <= 100 ms)`);
+    console.log(
+      `  follow: append -> webhook post, 1,000 lines: p50 ${fmt(percentile(latencies, 50))}, p99 ${fmt(percentile(latencies, 99))} (target p99 <= 100 ms)`,
+    );
 
     // 3. resident memory after 60 s idle, against a bare idle node
     const idleEnv = { ...env, MCOPS_STATE_DIR: join(root, "state-idle") };
@@ -98,7 +122,9 @@ export async function benchLogTailer(): Promise<void> {
     tailer.kill("SIGTERM");
     bare.kill();
     await discord.close();
-    console.log(`  resident memory after 60 s idle: log-tailer ${(t / 1024).toFixed(1)} MiB, bare node ${(b / 1024).toFixed(1)} MiB, ratio ${ratio(t, b)} (target <= 1.3x)`);
+    console.log(
+      `  resident memory after 60 s idle: log-tailer ${(t / 1024).toFixed(1)} MiB, bare node ${(b / 1024).toFixed(1)} MiB, ratio ${ratio(t, b)} (target <= 1.3x)`,
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

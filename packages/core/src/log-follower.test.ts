@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -75,6 +75,21 @@ describe("LogFollower", () => {
     expect(seen.players).toEqual(["P0", "P1", "P2"]);
   });
 
+  it("reads a file truncated and then renamed away, before it looked again, from its beginning", async () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, joinLine(0) + joinLine(1) + joinLine(2));
+    const seen = follow(path);
+    await until(() => seen.players.length === 3, 3000, "three joins");
+    // All at once, synchronously, so no watch event or poll can run in between: truncated, rewritten shorter,
+    // renamed away, a new file started.
+    truncateSync(path, 0);
+    appendFileSync(path, joinLine(3));
+    renameSync(path, join(dir, "latest.log.1"));
+    writeFileSync(path, joinLine(4));
+    follower?.drain();
+    expect(seen.players).toEqual(["P0", "P1", "P2", "P3", "P4"]);
+  });
+
   it("resumes where it stopped in the same file, and from the beginning of a file rotated meanwhile", async () => {
     const path = join(dir, "latest.log");
     writeFileSync(path, joinLine(0) + joinLine(1));
@@ -136,7 +151,7 @@ describe("LogFollower", () => {
         return;
       }
       try {
-        await until(() => seen.players.length >= (message.written as number), 20_000, `line ${message.written}`);
+        await until(() => seen.players.length >= (message.written as number), 5000, `line ${message.written}`);
       } catch (error) {
         const bad = seen.players.findIndex((p, i) => p !== `P${i}`);
         stalled = `${(error as Error).message}: read ${seen.players.length}, first out of order at ${bad} ${JSON.stringify(seen.players.slice(Math.max(0, bad - 1), bad + 2))}, last ${seen.players.at(-1)}, position ${JSON.stringify(follower?.position)}`;

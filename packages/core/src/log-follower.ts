@@ -128,7 +128,9 @@ export class LogFollower {
       if (!isErrno(error, "ENOENT") && !isErrno(error, "ENOTDIR")) throw error;
     }
     if (this.#fd !== undefined && (!current || current.ino !== this.#ino || current.dev !== this.#dev)) {
-      // Renamed away or deleted: what was written to it before that is still ours to read.
+      // Renamed away or deleted: what was written to it before that is still ours to read, from its beginning if it
+      // was truncated (or rewritten) before it went.
+      this.#restartIfTruncated(fstatSync(this.#fd).size);
       this.#readToEnd();
       if (this.#partial.length) this.#deliver(this.#partial.toString("utf8"));
       this.#partial = Buffer.alloc(0);
@@ -137,16 +139,22 @@ export class LogFollower {
       if (current) this.#open("rotated");
     } else if (this.#fd === undefined && current) {
       this.#open(this.#resume ? "resumed" : "opened");
-    } else if (this.#fd !== undefined && current && (current.size < this.#pos || !this.#sameHead())) {
-      this.#partial = Buffer.alloc(0);
-      this.#pos = 0;
-      this.#line = 0;
-      this.#head = Buffer.alloc(0);
-      this.#o.onFile?.("truncated", 0);
+    } else if (this.#fd !== undefined && current) {
+      this.#restartIfTruncated(current.size);
     }
     if (this.#fd === undefined) return;
     this.#readToEnd();
     this.#o.onCaughtUp?.(this.position);
+  }
+
+  /** A file now shorter than what was read, or whose first bytes changed, was truncated: read it from its beginning. */
+  #restartIfTruncated(size: number): void {
+    if (size >= this.#pos && this.#sameHead()) return;
+    this.#partial = Buffer.alloc(0);
+    this.#pos = 0;
+    this.#line = 0;
+    this.#head = Buffer.alloc(0);
+    this.#o.onFile?.("truncated", 0);
   }
 
   #open(reason: NewFileReason): void {
