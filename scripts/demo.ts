@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describeMessage, type ReceivedMessage, startDiscordStandIn, startPanelStandIn } from "@mcops/testkit";
+import { describeMessage, type ReceivedMessage, startDiscordStandIn, startPanelStandIn, toolEnv } from "@mcops/testkit";
 
 /**
  * `npm run demo`: the toolkit rehearsed against the local stand-ins. Everything runs on 127.0.0.1 in a temporary
@@ -14,16 +14,11 @@ const bin = (tool: string) => fileURLToPath(new URL(`../packages/${tool}/dist/${
 const root = mkdtempSync(join(tmpdir(), "mcops-demo-"));
 const configDir = join(root, "etc", "mc-backup");
 mkdirSync(configDir, { recursive: true });
-const env = {
-  PATH: process.env.PATH,
+const env = toolEnv(root, {
+  MCOPS_CONFIG_DIR: configDir,
   // The "cloud drive": an rclone remote named gdrive that is a local folder here.
   RCLONE_CONFIG_GDRIVE_TYPE: "local",
-  HOME: root,
-  MCOPS_CONFIG_DIR: configDir,
-  MCOPS_LOG_DIR: join(root, "log"),
-  MCOPS_STATE_DIR: join(root, "state"),
-  MCOPS_RUN_DIR: join(root, "run"),
-};
+});
 
 const discord = await startDiscordStandIn();
 const uuid = randomUUID();
@@ -144,7 +139,9 @@ try {
   await run("backup", []);
   console.log(`  \x1b[2mpanel console saw: ${panel.commands().join(" → ")}\x1b[0m`);
   await run("backup", ["snapshots"]);
-  const log = readFileSync(join(env.MCOPS_LOG_DIR, "mc-backup.log"), "utf8").trim().split("\n");
+  const log = readFileSync(join(root, "log", "mc-backup.log"), "utf8")
+    .trim()
+    .split("\n");
   console.log(`  \x1b[2m/var/log/mc-backup.log (last lines):\x1b[0m`);
   process.stdout.write(indent(log.slice(-3).join("\n"), "    "));
 

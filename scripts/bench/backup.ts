@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startPanelStandIn } from "@mcops/testkit";
+import { startPanelStandIn, toolEnv } from "@mcops/testkit";
 import { fmt, median, ratio } from "./lib.ts";
 
 /**
@@ -102,19 +102,11 @@ export async function benchBackup(mib = 300, rounds = 3): Promise<void> {
           ].join("\n"),
         );
         chmodSync(envFile, 0o600);
-        const env = {
-          PATH: process.env.PATH,
-          HOME: root,
-          RCLONE_CONFIG_MCOPSTEST_TYPE: "local",
-          MCOPS_CONFIG_DIR: configDir,
-          MCOPS_LOG_DIR: dir,
-          MCOPS_RUN_DIR: join(dir, "run"),
-          MCOPS_STATE_DIR: join(dir, "state"),
-        };
+        const env = toolEnv(dir, { RCLONE_CONFIG_MCOPSTEST_TYPE: "local" });
         await run(BIN, ["init"], env);
         note(`${label} first`, await run(BIN, [], env));
         note(`${label} second`, await run(BIN, [], env));
-        for (const match of readFileSync(join(dir, "mc-backup.log"), "utf8").matchAll(
+        for (const match of readFileSync(join(dir, "log", "mc-backup.log"), "utf8").matchAll(
           /autosave was off for ([\d.]+) s/g,
         )) {
           autosaveOff.push(Number(match[1]) * 1000);

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startDiscordStandIn } from "@mcops/testkit";
+import { startDiscordStandIn, toolEnv } from "@mcops/testkit";
 import { fmt, median, percentile, ratio } from "./lib.ts";
 
 /** Issue 4: scan throughput against grep, follow-mode latency to the webhook, and resident memory when idle. */
@@ -86,16 +86,8 @@ export async function benchLogTailer(): Promise<void> {
     chmodSync(webhookEnv, 0o600);
     const log = join(root, "latest.log");
     writeFileSync(log, "");
-    const env = {
-      PATH: process.env.PATH,
-      HOME: root,
-      MCOPS_CONFIG_DIR: join(root, "etc"),
-      MCOPS_LOG_DIR: join(root, "log"),
-      MCOPS_STATE_DIR: join(root, "state"),
-      MCOPS_RUN_DIR: join(root, "run"),
-      // The notifier's 30-per-minute window, made wide enough not to hold anything back: latency is what is measured.
-      MCOPS_WEBHOOK_WINDOW_MS: "1",
-    };
+    // The notifier's 30-per-minute window, made wide enough not to hold anything back: latency is what is measured.
+    const env = toolEnv(root, { MCOPS_WEBHOOK_WINDOW_MS: "1" });
     const service = spawn(BIN, ["--file", log], { env, stdio: ["ignore", "ignore", "inherit"] });
     await new Promise((r) => setTimeout(r, 500));
     const latencies: number[] = [];

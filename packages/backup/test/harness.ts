@@ -14,7 +14,13 @@ import {
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type DiscordStandIn, type PanelStandIn, startDiscordStandIn, startPanelStandIn } from "@mcops/testkit";
+import {
+  type DiscordStandIn,
+  type PanelStandIn,
+  startDiscordStandIn,
+  startPanelStandIn,
+  toolEnv,
+} from "@mcops/testkit";
 
 /** A game server's world, a real restic repository behind a local rclone remote, and the panel and Discord stand-ins. */
 export const BIN = fileURLToPath(new URL("../dist/backup.mjs", import.meta.url));
@@ -78,16 +84,8 @@ export async function startServer(options: ServerOptions = {}): Promise<Server> 
   writeFileSync(webhookEnv, `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.test\n`);
   chmodSync(webhookEnv, 0o600);
 
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: root,
-    MCOPS_CONFIG_DIR: configDir,
-    MCOPS_LOG_DIR: logDir,
-    MCOPS_STATE_DIR: join(root, "state"),
-    MCOPS_RUN_DIR: runDir,
-    // A local rclone remote defined in the environment: rclone:mcopstest:<path> is a directory on this machine.
-    RCLONE_CONFIG_MCOPSTEST_TYPE: "local",
-  };
+  // A local rclone remote defined in the environment: rclone:mcopstest:<path> is a directory on this machine.
+  const env = toolEnv(root, { RCLONE_CONFIG_MCOPSTEST_TYPE: "local" });
 
   const server: Server = {
     root,

@@ -3,7 +3,7 @@ import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type DiscordStandIn, startDiscordStandIn } from "@mcops/testkit";
+import { type DiscordStandIn, startDiscordStandIn, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const BIN = fileURLToPath(new URL("../dist/log-tailer.mjs", import.meta.url));
@@ -30,14 +30,7 @@ beforeEach(async () => {
   const webhookEnv = join(root, "etc", "webhook.env");
   writeFileSync(webhookEnv, `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.test\n`);
   chmodSync(webhookEnv, 0o600);
-  env = {
-    PATH: process.env.PATH,
-    HOME: root,
-    MCOPS_CONFIG_DIR: join(root, "etc"),
-    MCOPS_LOG_DIR: join(root, "log"),
-    MCOPS_STATE_DIR: join(root, "state"),
-    MCOPS_RUN_DIR: join(root, "run"),
-  };
+  env = toolEnv(root);
 });
 
 afterEach(async () => {

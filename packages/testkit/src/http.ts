@@ -384,3 +384,19 @@ export function clockTime(date: Date): string {
 export function seconds(ms: number): string {
   return (ms / 1000).toFixed(3);
 }
+
+/**
+ * The environment a built mcops executable runs with in a test, the demo or a benchmark: its config, log, state and
+ * run directories under `root` (CONTRACT.md's MCOPS_* overrides), HOME there too, PATH kept.
+ */
+export function toolEnv(root: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: root,
+    MCOPS_CONFIG_DIR: join(root, "etc"),
+    MCOPS_LOG_DIR: join(root, "log"),
+    MCOPS_STATE_DIR: join(root, "state"),
+    MCOPS_RUN_DIR: join(root, "run"),
+    ...extra,
+  };
+}

@@ -19,7 +19,7 @@ export type {
   StatusFault,
   TempDir,
 } from "./http.ts";
-export { FaultQueue, SlidingWindowLimiter, tempDir } from "./http.ts";
+export { FaultQueue, SlidingWindowLimiter, tempDir, toolEnv } from "./http.ts";
 export type {
   PanelCall,
   PanelCallKind,

@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, statSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type DiscordStandIn, startDiscordStandIn } from "@mcops/testkit";
+import { type DiscordStandIn, startDiscordStandIn, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 /**
@@ -23,15 +23,7 @@ let root: string;
 let configDir: string;
 
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: root,
-    MCOPS_CONFIG_DIR: configDir,
-    MCOPS_LOG_DIR: join(root, "log"),
-    MCOPS_STATE_DIR: join(root, "state"),
-    MCOPS_RUN_DIR: join(root, "run"),
-    ...extra,
-  };
+  return toolEnv(root, extra);
 }
 
 function run(args: string[], extraEnv: Record<string, string> = {}, bin = BIN): Promise<Run> {
