@@ -4,7 +4,14 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describeMessage, type ReceivedMessage, startDiscordStandIn, startPanelStandIn, toolEnv } from "@mcops/testkit";
+import {
+  describeMessage,
+  type ReceivedMessage,
+  startDiscordStandIn,
+  startGameServer,
+  startPanelStandIn,
+  toolEnv,
+} from "@mcops/testkit";
 
 /**
  * `npm run demo`: the toolkit rehearsed against the local stand-ins. Everything runs on 127.0.0.1 in a temporary
@@ -51,15 +58,6 @@ async function run(tool: string, args: string[]): Promise<number> {
   for (const message of discord.messages.slice(shown)) showMessage(message);
   shown = discord.messages.length;
   return code;
-}
-
-/** Runs a tool quietly and returns what it printed on stdout. */
-async function capture(tool: string, args: string[]): Promise<string> {
-  const child = spawn(bin(tool), args, { env, stdio: ["ignore", "pipe", "ignore"] });
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  await new Promise((resolve) => child.on("close", resolve));
-  return output;
 }
 
 function showMessage(message: ReceivedMessage): void {
@@ -115,7 +113,7 @@ try {
     ["world", "region"],
     ["world_nether", "DIM-1/region"],
     ["world_the_end", "DIM1/region"],
-  ]) {
+  ] as const) {
     mkdirSync(join(worldDir, dir, sub), { recursive: true });
     writeFileSync(join(worldDir, dir, "level.dat"), randomBytes(2048));
     for (let i = 0; i < 4; i++) writeFileSync(join(worldDir, dir, sub, `r.${i}.0.mca`), randomBytes(2 * 1024 * 1024));
@@ -189,6 +187,22 @@ try {
   for (const message of discord.messages.slice(shown)) showMessage(message);
   shown = discord.messages.length;
   await run("log-tailer", ["scan", join(worldDir, "logs", "2026-11-21-1.log")]);
+
+  heading("restart-with-warning: a countdown in game, then the restart (10 s here instead of 5 min)");
+  const gameServer = await startGameServer();
+  const steve = await gameServer.join("Steve");
+  writeSecret(
+    "backup.env",
+    `${readFileSync(join(configDir, "backup.env"), "utf8")}\nGAME_ADDRESS=${gameServer.address}\n`,
+  );
+  const consoleBefore = panel.commands().length;
+  await run("restart-with-warning", ["--countdown", "10s", "--reason", "plugin update"]);
+  console.log(
+    `  \x1b[2mthe panel console got ${panel.commands().length - consoleBefore} tellraw lines, then the restart signal; the server is ${panel.state()}\x1b[0m`,
+  );
+  await steve.leave();
+  await run("restart-with-warning", ["--countdown", "10s"]);
+  await gameServer.close();
 
   heading("webhook: the webhook was deleted in Discord");
   discord.deleteWebhook(0);

@@ -6,6 +6,7 @@ import { formatBytes, formatDuration } from "@mcops/core/format";
 import { acquireLock, isHolderAlive, type Lock, processStartTime } from "@mcops/core/lock";
 import { type Logger } from "@mcops/core/log";
 import { COLOURS } from "@mcops/core/notifier";
+import { backupLockFile } from "@mcops/core/paths";
 import { pauseAutosave } from "./autosave.ts";
 import { ping, writeTextfile } from "./reporting.ts";
 import { createRestic, type Progress, type Restic, ResticError } from "./restic.ts";
@@ -39,7 +40,7 @@ export interface BackupOptions extends SettingFlags {
 export const WAIT_MS = 2 * 60 * 60 * 1000;
 
 export function lockPath(ctx: BackupContext): string {
-  return join(ctx.paths.runDir, "backup.lock");
+  return backupLockFile(ctx.paths);
 }
 
 /** The one lock every repository-changing command takes: backup, restore, check, prune, init never overlap. */

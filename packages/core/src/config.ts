@@ -194,6 +194,8 @@ export const backupEnvSchema = z.object({
   BACKUP_PING_URL: z.optional(pingUrlSchema),
   /** node_exporter textfile collector directory for mcops_backup.prom. */
   BACKUP_TEXTFILE_DIR: z.optional(absolutePathSchema),
+  /** The game port for the Server List Ping (default 127.0.0.1:25565). */
+  GAME_ADDRESS: z.optional(hostSchema),
 });
 export type BackupEnv = z.infer<typeof backupEnvSchema>;
 

@@ -6,6 +6,7 @@ export * from "./env-file.ts";
 export * from "./errors.ts";
 export * from "./format.ts";
 export * from "./game-log.ts";
+export * from "./game-ping.ts";
 export * from "./lock.ts";
 export * from "./log.ts";
 export * from "./log-follower.ts";

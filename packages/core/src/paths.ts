@@ -39,3 +39,6 @@ export const configFile = (paths: Paths, name: "backup.env" | "webhook.env" | "w
   join(paths.configDir, name);
 
 export const logFile = (paths: Paths, name: string): string => join(paths.logDir, name);
+
+/** The lock every tool that must not overlap a backup takes: backup, restore, check, prune, init, restart. */
+export const backupLockFile = (paths: Paths): string => join(paths.runDir, "backup.lock");

@@ -9,6 +9,7 @@ export type {
   WebhookConfig,
 } from "./discord.ts";
 export { computePings, describeMessage, startDiscordStandIn, validatePayload } from "./discord.ts";
+export { type GameServer, startGameServer } from "./game.ts";
 export type {
   DelayFault,
   DropFault,

@@ -1,0 +1,39 @@
+import { status } from "minecraft-server-util";
+
+/**
+ * Who plays, asked of the game itself: the Minecraft Server List Ping on the game port, through minecraft-server-util
+ * (a small library made for the protocol; minecraft-protocol, which the tests use as the server, would drag its
+ * protocol tables into every bundle). Used by restart-with-warning and the idle monitor.
+ */
+export interface GamePing {
+  online: number;
+  max: number;
+  /** The sample of names the server sends (often not all, or none). */
+  names: string[];
+}
+
+/** `host:port`, port defaulting to 25565. */
+export function parseGameAddress(address: string): { host: string; port: number } {
+  const match = /^(.+?)(?::(\d{1,5}))?$/.exec(address.trim());
+  return { host: match?.[1] ?? "127.0.0.1", port: Number(match?.[2] ?? 25565) };
+}
+
+/** The players online, or undefined (with the reason) when the server does not answer. */
+export async function pingGame(
+  address: string,
+  timeoutMs = 3000,
+): Promise<{ ping: GamePing; error?: undefined } | { ping?: undefined; error: string }> {
+  const { host, port } = parseGameAddress(address);
+  try {
+    const answer = await status(host, port, { timeout: timeoutMs, enableSRV: false });
+    return {
+      ping: {
+        online: answer.players.online,
+        max: answer.players.max,
+        names: (answer.players.sample ?? []).map((p) => p.name),
+      },
+    };
+  } catch (error) {
+    return { error: (error as Error).message || String(error) };
+  }
+}

@@ -1,0 +1,195 @@
+import { join } from "node:path";
+import type { Clock } from "@mcops/core/clock";
+import { loadBackupEnv, loadNotifyConfig } from "@mcops/core/config";
+import { BusyError, JobError, UsageError } from "@mcops/core/errors";
+import { formatDuration } from "@mcops/core/format";
+import { pingGame } from "@mcops/core/game-ping";
+import { acquireLock } from "@mcops/core/lock";
+import { createLogger, type Writer } from "@mcops/core/log";
+import { COLOURS, createNotifier } from "@mcops/core/notifier";
+import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
+import { backupLockFile, type Paths } from "@mcops/core/paths";
+
+export { systemClock } from "@mcops/core/clock";
+// What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
+export { resolvePaths } from "@mcops/core/paths";
+
+/** Everything the restart touches of the outside world; tests pass a virtual clock. */
+export interface RestartContext {
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  stdout: Writer;
+  stderr: Writer & { isTTY?: boolean };
+}
+
+export interface RestartOptions {
+  /** Countdown length (default 5 minutes: the cron line at :55 restarts on the hour). */
+  countdownMs?: number | undefined;
+  reason?: string | undefined;
+  dryRun?: boolean | undefined;
+  /** How long to wait for a running backup to finish (default 30 minutes). */
+  lockWaitMs?: number | undefined;
+  /** How long the server may take to be running again (default 5 minutes). */
+  upTimeoutMs?: number | undefined;
+}
+
+/** `5m`, `90s`, `300` (seconds), `1m30s`. */
+export function parseDuration(text: string): number {
+  const match = /^(?:(\d+)m)?(?:(\d+)s?)?$/.exec(text.trim());
+  if (!match || (!match[1] && !match[2])) {
+    throw new UsageError(`"${text}" is not a duration`, { hint: "write it like 5m, 90s or 1m30s" });
+  }
+  return (Number(match[1] ?? 0) * 60 + Number(match[2] ?? 0)) * 1000;
+}
+
+/** When the players are told, in seconds before the restart. */
+const MARKS = [300, 180, 120, 60, 30, 10, 5, 4, 3, 2, 1];
+
+export function schedule(countdownMs: number): number[] {
+  const total = Math.round(countdownMs / 1000);
+  const marks = MARKS.filter((s) => s <= total);
+  return marks[0] === total ? marks : [total, ...marks].filter((s) => s > 0);
+}
+
+export function say(seconds: number): string {
+  if (seconds >= 60 && seconds % 60 === 0) return `${seconds / 60} minute${seconds === 60 ? "" : "s"}`;
+  if (seconds > 60) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return `${seconds} second${seconds === 1 ? "" : "s"}`;
+}
+
+/** A visible, coloured line for everyone: gold label, yellow text, red in the last ten seconds. */
+export function tellraw(seconds: number, reason: string | undefined): string {
+  const text = `The server restarts in ${say(seconds)}${reason ? ` (${reason})` : ""}.`;
+  return `tellraw @a ${JSON.stringify(["", { text: "[Restart] ", color: "gold", bold: true }, { text, color: seconds <= 10 ? "red" : "yellow" }])}`;
+}
+
+/**
+ * SPEC 1.6 and 8: warn the players in game, then restart through the panel. Offline server: nothing to do (exit 75).
+ * Nobody online (Server List Ping): no countdown. A console command that fails does not stop the restart; the server
+ * stopping during the countdown does. Never in the middle of a backup: it waits for the backup lock first.
+ */
+export async function runRestart(ctx: RestartContext, options: RestartOptions = {}): Promise<number> {
+  const countdownMs = options.countdownMs ?? 5 * 60_000;
+  const marks = schedule(countdownMs);
+  if (options.dryRun) {
+    ctx.stdout.write(
+      `Restart plan (nothing done, --dry-run):\n${marks.map((s) => `  at -${say(s)}: ${tellraw(s, options.reason)}\n`).join("")}  then: the restart power signal, and wait until the server runs again\n`,
+    );
+    return 0;
+  }
+  const env = loadBackupEnv(["CONTROL_URL", "CONTROL_KEY", "SERVER_ID", "GAME_ADDRESS"], {
+    paths: ctx.paths,
+    env: ctx.env,
+  });
+  const logger = createLogger({
+    file: join(ctx.paths.logDir, "mc-restart.log"),
+    echo: ctx.stderr,
+    echoLevel: ctx.stderr.isTTY ? "INFO" : "WARN",
+    clock: ctx.clock,
+  });
+  const notifier = createNotifier({
+    config: loadNotifyConfig({ paths: ctx.paths, env: ctx.env }),
+    paths: ctx.paths,
+    logger,
+    clock: ctx.clock,
+  });
+  const panel: PanelClient = createPanelClient({
+    url: env.CONTROL_URL,
+    key: env.CONTROL_KEY,
+    serverId: env.SERVER_ID,
+    clock: ctx.clock,
+  });
+  const post = (title: string, description: string, colour: number) =>
+    notifier.send({ title, description, colour, category: "restart" });
+
+  const state = (await panel.resources()).state;
+  if (state === "offline" || state === "stopping") {
+    logger.info(`the server is ${state}: nothing to restart`);
+    return 75;
+  }
+  const address = env.GAME_ADDRESS ?? "127.0.0.1:25565";
+  const { ping, error } = await pingGame(address);
+  const started = ctx.clock.now();
+  let countdown = "";
+  if (ping && ping.online === 0) {
+    countdown = "nobody was online, so no countdown";
+    logger.info(`no players online (Server List Ping on ${address}): restarting now, without a countdown`);
+  } else {
+    if (error) logger.warn(`no answer to the Server List Ping on ${address} (${error}); counting down anyway`);
+    const who = ping ? `${ping.online} player${ping.online === 1 ? "" : "s"} online` : "players unknown";
+    logger.info(`countdown of ${say(marks[0] ?? 0)} starts (${who})${options.reason ? `: ${options.reason}` : ""}`);
+    await post(
+      "Scheduled restart warning",
+      `The server restarts in ${say(marks[0] ?? 0)}${options.reason ? ` (${options.reason})` : ""}.`,
+      COLOURS.warning,
+    );
+    for (const [i, seconds] of marks.entries()) {
+      if (i > 0) {
+        await ctx.clock.sleep(((marks[i - 1] as number) - seconds) * 1000);
+        const now = (await panel.resources().catch(() => undefined))?.state;
+        if (now === "offline" || now === "stopping") {
+          logger.warn(`the server stopped during the countdown (${say(seconds)} left): not restarting it`);
+          await post(
+            "Restart cancelled",
+            `The server stopped during the countdown, ${say(seconds)} before the restart.`,
+            COLOURS.info,
+          );
+          return 75;
+        }
+      }
+      try {
+        await panel.command(tellraw(seconds, options.reason));
+        logger.info(`countdown: ${say(seconds)} left`);
+      } catch (failure) {
+        logger.warn(`countdown message at ${say(seconds)} failed (${(failure as Error).message}); going on`);
+      }
+    }
+    await ctx.clock.sleep((marks.at(-1) ?? 0) * 1000);
+    countdown = `after a ${say(marks[0] ?? 0)} countdown`;
+  }
+
+  const lock = await acquireLock(backupLockFile(ctx.paths), {
+    tool: "restart-with-warning",
+    what: "a backup",
+    waitMs: 0,
+    clock: ctx.clock,
+  }).catch(async (busy: unknown) => {
+    if (!(busy instanceof BusyError)) throw busy;
+    logger.info(`${busy.message}: waiting for it before restarting`);
+    return acquireLock(backupLockFile(ctx.paths), {
+      tool: "restart-with-warning",
+      what: "a backup",
+      waitMs: options.lockWaitMs ?? 30 * 60_000,
+      pollMs: 2000,
+      clock: ctx.clock,
+    }).catch(async (stillBusy: unknown) => {
+      logger.error(
+        `a backup was still running after ${formatDuration(options.lockWaitMs ?? 30 * 60_000)}: restart skipped`,
+      );
+      await post("Restart skipped", "A backup was still running; the server was not restarted.", COLOURS.error);
+      throw stillBusy;
+    });
+  });
+  try {
+    logger.info(`sending the restart signal (${countdown})`);
+    await panel.power("restart");
+    await post("Restart triggered", `The server is restarting (${countdown}).`, COLOURS.warning);
+    try {
+      await panel.waitForState("running", { timeoutMs: options.upTimeoutMs ?? 5 * 60_000 });
+    } catch (failure) {
+      const reason = (failure as Error).message;
+      logger.error(`the server is not running again: ${reason}`);
+      await post("Restart failed", `The server did not come back: ${reason}`, COLOURS.error);
+      throw new JobError(`the server did not come back after the restart: ${reason}`, {
+        hint: "look at the panel console and the server's latest.log",
+      });
+    }
+    const took = formatDuration(ctx.clock.now() - started);
+    logger.info(`the server is running again (${took} after the countdown began)`);
+    await post("Server restarted", `Running again, ${took} after the restart began (${countdown}).`, COLOURS.success);
+    return 0;
+  } finally {
+    lock.release();
+  }
+}

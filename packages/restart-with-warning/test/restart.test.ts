@@ -1,0 +1,209 @@
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Clock } from "@mcops/core/clock";
+import { acquireLock, type Lock } from "@mcops/core/lock";
+import { resolvePaths } from "@mcops/core/paths";
+import {
+  type DiscordStandIn,
+  type GameServer,
+  type PanelStandIn,
+  startDiscordStandIn,
+  startGameServer,
+  startPanelStandIn,
+  toolEnv,
+} from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { parseDuration, type RestartContext, runRestart, schedule, tellraw } from "../src/restart.ts";
+
+const T0 = Date.UTC(2026, 10, 21, 4, 55, 0);
+
+/** Time that passes only when the tool sleeps (with a real millisecond, so that the stand-ins' timers run too). */
+function virtualClock() {
+  let now = T0;
+  const hooks: Array<{ at: number; fn: () => void }> = [];
+  const clock: Clock & { at(offsetMs: number, fn: () => void): void } = {
+    now: () => now,
+    async sleep(ms) {
+      now += Math.max(0, ms);
+      for (const hook of hooks.splice(0).filter((h) => (h.at <= now ? (h.fn(), false) : true))) hooks.push(hook);
+      await new Promise((r) => setTimeout(r, 1));
+    },
+    at(offsetMs, fn) {
+      hooks.push({ at: T0 + offsetMs, fn });
+    },
+  };
+  return clock;
+}
+
+let root: string;
+let panel: PanelStandIn;
+let discord: DiscordStandIn;
+let game: GameServer;
+let clock: ReturnType<typeof virtualClock>;
+let ctx: RestartContext;
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), "mcops-restart-"));
+  panel = await startPanelStandIn({ servers: [{ state: "running" }], timings: { startMs: 30, stopMs: 30 } });
+  discord = await startDiscordStandIn();
+  game = await startGameServer();
+  const env = toolEnv(root);
+  const etc = env.MCOPS_CONFIG_DIR as string;
+  mkdirSync(etc, { recursive: true });
+  const write = (name: string, text: string) => {
+    writeFileSync(join(etc, name), text);
+    chmodSync(join(etc, name), 0o600);
+  };
+  write(
+    "backup.env",
+    `CONTROL_URL=${panel.url}\nCONTROL_KEY=${panel.apiKey}\nSERVER_ID=${panel.server.identifier}\nGAME_ADDRESS=${game.address}\n`,
+  );
+  write("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+  clock = virtualClock();
+  ctx = { paths: resolvePaths(env), env: {}, clock, stdout: { write: () => true }, stderr: { write: () => true } };
+});
+
+afterEach(async () => {
+  await game.close();
+  await panel.close();
+  await discord.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const titles = () => discord.messages.map((m) => m.body.embeds[0].title as string);
+const restartLog = () => readFileSync(join(root, "log", "mc-restart.log"), "utf8");
+
+describe("restart-with-warning", () => {
+  it("warns at 5m, 3m, 2m, 1m, 30s, 10s and each of the last 5 seconds, on time, then restarts", async () => {
+    await game.join("Steve");
+    expect(await runRestart(ctx, { reason: "nightly restart" })).toBe(0);
+    const said = panel.commands().map((c) => JSON.parse(c.replace(/^tellraw @a /, ""))[2].text as string);
+    expect(said).toEqual(
+      [
+        "5 minutes",
+        "3 minutes",
+        "2 minutes",
+        "1 minute",
+        "30 seconds",
+        "10 seconds",
+        "5 seconds",
+        "4 seconds",
+        "3 seconds",
+        "2 seconds",
+        "1 second",
+      ].map((left) => `The server restarts in ${left} (nightly restart).`),
+    );
+    // When each went out, by the (virtual) clock of the log lines.
+    const times = [...restartLog().matchAll(/^(\S+) INFO countdown: (.+) left$/gm)].map((m) => [
+      m[1]?.slice(11, 19),
+      m[2],
+    ]);
+    expect(times).toEqual([
+      ["04:55:00", "5 minutes"],
+      ["04:57:00", "3 minutes"],
+      ["04:58:00", "2 minutes"],
+      ["04:59:00", "1 minute"],
+      ["04:59:30", "30 seconds"],
+      ["04:59:50", "10 seconds"],
+      ["04:59:55", "5 seconds"],
+      ["04:59:56", "4 seconds"],
+      ["04:59:57", "3 seconds"],
+      ["04:59:58", "2 seconds"],
+      ["04:59:59", "1 second"],
+    ]);
+    expect(restartLog()).toMatch(/^2026-11-21T05:00:00Z INFO sending the restart signal/m);
+    expect(panel.signals()).toEqual(["restart"]);
+    expect(panel.state()).toBe("running");
+    expect(titles()).toEqual(["Scheduled restart warning", "Restart triggered", "Server restarted"]);
+    expect(discord.messages.map((m) => m.body.embeds[0].color)).toEqual([16776960, 16776960, 5763719]);
+  });
+
+  it("does nothing when the server is offline: one log line, exit 75, no messages", async () => {
+    panel.setState("offline");
+    expect(await runRestart(ctx)).toBe(75);
+    expect(restartLog()).toMatch(/INFO the server is offline: nothing to restart\n$/);
+    expect(panel.commands()).toEqual([]);
+    expect(panel.signals()).toEqual([]);
+    expect(discord.requests).toHaveLength(0);
+  });
+
+  it("stops counting when the server stops during the countdown, and says so", async () => {
+    await game.join("Steve");
+    clock.at(150_000, () => panel.setState("offline"));
+    expect(await runRestart(ctx)).toBe(75);
+    expect(panel.signals()).toEqual([]);
+    expect(panel.commands()).toHaveLength(2);
+    expect(restartLog()).toMatch(/WARN the server stopped during the countdown \(2 minutes left\): not restarting it/);
+    expect(titles()).toEqual(["Scheduled restart warning", "Restart cancelled"]);
+  });
+
+  it("goes on when a console command fails", async () => {
+    await game.join("Steve");
+    panel.inject({ kind: "status", status: 500, route: "command", times: 2 });
+    expect(await runRestart(ctx, { countdownMs: 30_000 })).toBe(0);
+    expect(restartLog()).toMatch(/WARN countdown message at 30 seconds failed/);
+    expect(panel.signals()).toEqual(["restart"]);
+  });
+
+  it("restarts at once, without a countdown, when nobody is online, and says so", async () => {
+    expect(await runRestart(ctx)).toBe(0);
+    expect(panel.commands()).toEqual([]);
+    expect(panel.signals()).toEqual(["restart"]);
+    expect(restartLog()).toMatch(
+      /no players online \(Server List Ping on 127\.0\.0\.1:\d+\): restarting now, without a countdown/,
+    );
+    expect(discord.messages[0]?.body.embeds[0].description).toBe(
+      "The server is restarting (nobody was online, so no countdown).",
+    );
+  });
+
+  it("counts down anyway when the Server List Ping gets no answer", async () => {
+    await game.close();
+    expect(await runRestart(ctx, { countdownMs: 10_000 })).toBe(0);
+    expect(restartLog()).toMatch(/WARN no answer to the Server List Ping on .*; counting down anyway/);
+    expect(panel.commands()).toHaveLength(6);
+  });
+
+  it("waits for a running backup to finish before restarting", async () => {
+    const backup: Lock = await acquireLock(join(root, "run", "backup.lock"), { tool: "backup" });
+    clock.at(10 * 60_000, () => backup.release());
+    expect(await runRestart(ctx, { countdownMs: 10_000 })).toBe(0);
+    expect(restartLog()).toMatch(
+      /INFO a backup is already running \(backup, pid \d+, since .*\): waiting for it before restarting/,
+    );
+    expect(restartLog()).toMatch(/^2026-11-21T05:0[5-9]:\d\dZ INFO sending the restart signal/m);
+    expect(panel.signals()).toEqual(["restart"]);
+  });
+
+  it("skips the restart, exit 75, when the backup is still running after the wait", async () => {
+    const backup = await acquireLock(join(root, "run", "backup.lock"), { tool: "backup" });
+    await expect(runRestart(ctx, { countdownMs: 10_000, lockWaitMs: 60_000 })).rejects.toMatchObject({ exitCode: 75 });
+    expect(panel.signals()).toEqual([]);
+    expect(titles().at(-1)).toBe("Restart skipped");
+    backup.release();
+  });
+});
+
+describe("schedule and durations", () => {
+  it("keeps the marks within the countdown and announces its whole length first", () => {
+    expect(schedule(300_000)).toEqual([300, 180, 120, 60, 30, 10, 5, 4, 3, 2, 1]);
+    expect(schedule(90_000)).toEqual([90, 60, 30, 10, 5, 4, 3, 2, 1]);
+    expect(schedule(3_000)).toEqual([3, 2, 1]);
+  });
+
+  it("reads 5m, 90s, 1m30s and 300", () => {
+    expect([parseDuration("5m"), parseDuration("90s"), parseDuration("1m30s"), parseDuration("300")]).toEqual([
+      300_000, 90_000, 90_000, 300_000,
+    ]);
+    expect(() => parseDuration("soon")).toThrowError(expect.objectContaining({ exitCode: 2 }));
+  });
+
+  it("colours the last ten seconds red", () => {
+    expect(JSON.parse(tellraw(10, undefined).slice(11))[2]).toEqual({
+      text: "The server restarts in 10 seconds.",
+      color: "red",
+    });
+    expect(JSON.parse(tellraw(30, undefined).slice(11))[2].color).toBe("yellow");
+  });
+});
