@@ -144,7 +144,7 @@ async function unlockedOnce<T>(restic: Restic, logger: Logger, fn: () => Promise
 /** One backup (SPEC 1.3, 6; issue 3): lock, save-off/flush, restic backup, save-on, retention, report. */
 export async function runBackup(ctx: BackupContext, options: BackupOptions = {}): Promise<number> {
   const settings = loadSettings(ctx, options);
-  const logger = backupLogger(ctx, settings);
+  const logger = backupLogger(ctx);
   const lock = await takeBackupLock(ctx, "backup", options.wait);
   const started = ctx.clock.now();
   const notifier = notifierFor(ctx, logger);

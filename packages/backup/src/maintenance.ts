@@ -7,7 +7,7 @@ import { type BackupContext, backupLogger, loadSettings } from "./settings.ts";
 
 function setup(ctx: BackupContext) {
   const settings = loadSettings(ctx);
-  const logger = backupLogger(ctx, settings);
+  const logger = backupLogger(ctx);
   return { settings, logger, restic: resticFor(ctx, settings, logger) };
 }
 

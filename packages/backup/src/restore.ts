@@ -74,7 +74,7 @@ function chownTree(path: string, uid: number, gid: number): void {
  */
 export async function runRestore(ctx: BackupContext, options: RestoreOptions): Promise<number> {
   const settings = loadSettings(ctx, options);
-  const logger = backupLogger(ctx, settings);
+  const logger = backupLogger(ctx);
   const worldDir = settings.WORLD_DIR;
   const level = levelName(worldDir);
   const names = [level, `${level}_nether`, `${level}_the_end`];

@@ -3,7 +3,7 @@ import { type Clock } from "@mcops/core/clock";
 import { type BackupEnv, loadBackupEnv, loadNotifyConfig } from "@mcops/core/config";
 import { readConfigText } from "@mcops/core/env-file";
 import { ConfigError } from "@mcops/core/errors";
-import { createLogger, type Logger, silentLogger, type Writer } from "@mcops/core/log";
+import { type Logger, silentLogger, toolLogger, type Writer } from "@mcops/core/log";
 import { createNotifier, type Notifier } from "@mcops/core/notifier";
 import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
 import { type Paths } from "@mcops/core/paths";
@@ -106,14 +106,12 @@ function checkPasswordFile(file: string): void {
   registerSecret(password);
 }
 
-export function backupLogger(ctx: BackupContext, settings: Pick<Settings, "logFile"> | undefined): Logger {
-  return createLogger({
-    file: settings?.logFile ?? join(ctx.paths.logDir, "mc-backup.log"),
-    echo: ctx.stderr,
-    // By hand: every line. Under cron: warnings and errors only (the cron log then says what went wrong, and
-    // mc-backup.log keeps the whole story).
-    echoLevel: ctx.stderr.isTTY ? "INFO" : "WARN",
-    debug: ctx.env.MCOPS_DEBUG === "1",
+export function backupLogger(ctx: BackupContext): Logger {
+  return toolLogger({
+    logDir: ctx.paths.logDir,
+    file: "mc-backup.log",
+    stderr: ctx.stderr,
+    env: ctx.env,
     clock: ctx.clock,
   });
 }

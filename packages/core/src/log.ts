@@ -1,5 +1,5 @@
 import { appendFileSync, mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { type Clock, isoSeconds, systemClock } from "./clock.ts";
 import { redact } from "./secrets.ts";
 
@@ -71,3 +71,24 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * A tool's logger as every tool wants it: its file in the log dir; every line on stderr when run by hand (a
+ * terminal), only warnings and errors under cron or systemd (so their logs show what went wrong while the file keeps
+ * the whole story); DEBUG lines with MCOPS_DEBUG=1.
+ */
+export function toolLogger(options: {
+  logDir: string;
+  file: string;
+  stderr: Writer & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+  clock?: Clock | undefined;
+}): Logger {
+  return createLogger({
+    file: join(options.logDir, options.file),
+    echo: options.stderr,
+    echoLevel: options.stderr.isTTY ? "INFO" : "WARN",
+    debug: options.env.MCOPS_DEBUG === "1",
+    clock: options.clock,
+  });
+}

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type Clock } from "@mcops/core/clock";
 import { loadBackupEnv, loadNotifyConfig } from "@mcops/core/config";
 import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
-import { createLogger, type Writer } from "@mcops/core/log";
+import { toolLogger, type Writer } from "@mcops/core/log";
 import { type FollowPosition, LogFollower } from "@mcops/core/log-follower";
 import { createNotifier, type Notice } from "@mcops/core/notifier";
 import { type Paths } from "@mcops/core/paths";
@@ -53,11 +53,11 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
   const file =
     options.file ??
     join(loadBackupEnv(["WORLD_DIR"], { paths: ctx.paths, env: ctx.env }).WORLD_DIR, "logs", "latest.log");
-  const logger = createLogger({
-    file: join(ctx.paths.logDir, "mc-log-tailer.log"),
-    echo: ctx.stderr,
-    echoLevel: ctx.stderr.isTTY ? "INFO" : "WARN",
-    debug: ctx.env.MCOPS_DEBUG === "1",
+  const logger = toolLogger({
+    logDir: ctx.paths.logDir,
+    file: "mc-log-tailer.log",
+    stderr: ctx.stderr,
+    env: ctx.env,
     clock: ctx.clock,
   });
   const notifier = createNotifier({

@@ -1,11 +1,10 @@
-import { join } from "node:path";
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv, loadNotifyConfig } from "@mcops/core/config";
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { pingGame } from "@mcops/core/game-ping";
 import { acquireLock } from "@mcops/core/lock";
-import { createLogger, type Writer } from "@mcops/core/log";
+import { toolLogger, type Writer } from "@mcops/core/log";
 import { COLOURS, createNotifier } from "@mcops/core/notifier";
 import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
@@ -82,10 +81,11 @@ export async function runRestart(ctx: RestartContext, options: RestartOptions = 
     paths: ctx.paths,
     env: ctx.env,
   });
-  const logger = createLogger({
-    file: join(ctx.paths.logDir, "mc-restart.log"),
-    echo: ctx.stderr,
-    echoLevel: ctx.stderr.isTTY ? "INFO" : "WARN",
+  const logger = toolLogger({
+    logDir: ctx.paths.logDir,
+    file: "mc-restart.log",
+    stderr: ctx.stderr,
+    env: ctx.env,
     clock: ctx.clock,
   });
   const notifier = createNotifier({
