@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { type Clock } from "@mcops/core/clock";
-import { type BackupEnv, loadBackupEnv, loadNotifyConfig } from "@mcops/core/config";
+import { type BackupEnv, loadBackupEnv } from "@mcops/core/config";
 import { readConfigText } from "@mcops/core/env-file";
 import { ConfigError } from "@mcops/core/errors";
 import { type Logger, silentLogger, toolLogger, type Writer } from "@mcops/core/log";
-import { createNotifier, type Notifier } from "@mcops/core/notifier";
+import { createNotifier, type Notifier, toolNotifier } from "@mcops/core/notifier";
 import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
 import { type Paths } from "@mcops/core/paths";
 import { type Runner } from "@mcops/core/runner";
@@ -133,12 +133,7 @@ export function panelFor(settings: Settings, ctx: BackupContext): PanelClient {
  */
 export function notifierFor(ctx: BackupContext, logger: Logger): Notifier {
   try {
-    return createNotifier({
-      config: loadNotifyConfig({ paths: ctx.paths, env: ctx.env }),
-      paths: ctx.paths,
-      logger,
-      clock: ctx.clock,
-    });
+    return toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   } catch (error) {
     const e = error as ConfigError;
     logger.error(`notifications are off: ${e.message}${e.where ? ` (${e.where})` : ""}${e.hint ? ` — ${e.hint}` : ""}`);

@@ -1,7 +1,7 @@
 import ky from "ky";
 import type { Category } from "./categories.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import { type NotifyConfig, redactWebhookUrl } from "./config.ts";
+import { loadNotifyConfig, type NotifyConfig, redactWebhookUrl } from "./config.ts";
 import { type Logger, silentLogger } from "./log.ts";
 import type { Paths } from "./paths.ts";
 import { createRateWindow, type RateWindow } from "./rate-window.ts";
@@ -283,4 +283,15 @@ export function createNotifier(options: NotifierOptions): Notifier {
       return result;
     },
   };
+}
+
+/** The notifier a tool posts through: the webhook configuration of webhook.env / webhook.json / the environment. */
+export function toolNotifier(options: {
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  clock?: Clock;
+}): Notifier {
+  const { paths, env, logger, clock } = options;
+  return createNotifier({ config: loadNotifyConfig({ paths, env }), paths, logger, ...(clock ? { clock } : {}) });
 }

@@ -2,11 +2,11 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Clock } from "@mcops/core/clock";
-import { loadBackupEnv, loadNotifyConfig } from "@mcops/core/config";
+import { loadBackupEnv } from "@mcops/core/config";
 import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
 import { toolLogger, type Writer } from "@mcops/core/log";
 import { type FollowPosition, LogFollower } from "@mcops/core/log-follower";
-import { createNotifier, type Notice } from "@mcops/core/notifier";
+import { type Notice, toolNotifier } from "@mcops/core/notifier";
 import { type Paths } from "@mcops/core/paths";
 import { BurstThrottle, ErrorDigest } from "./messages.ts";
 
@@ -60,12 +60,7 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
     env: ctx.env,
     clock: ctx.clock,
   });
-  const notifier = createNotifier({
-    config: loadNotifyConfig({ paths: ctx.paths, env: ctx.env }),
-    paths: ctx.paths,
-    logger,
-    clock: ctx.clock,
-  });
+  const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const saved = stateFile(ctx.paths, file);
   mkdirSync(ctx.paths.stateDir, { recursive: true });
 

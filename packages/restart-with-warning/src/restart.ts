@@ -1,11 +1,11 @@
 import type { Clock } from "@mcops/core/clock";
-import { loadBackupEnv, loadNotifyConfig } from "@mcops/core/config";
+import { loadBackupEnv } from "@mcops/core/config";
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { pingGame } from "@mcops/core/game-ping";
 import { acquireLock } from "@mcops/core/lock";
 import { toolLogger, type Writer } from "@mcops/core/log";
-import { COLOURS, createNotifier } from "@mcops/core/notifier";
+import { COLOURS, toolNotifier } from "@mcops/core/notifier";
 import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
 
@@ -88,12 +88,7 @@ export async function runRestart(ctx: RestartContext, options: RestartOptions = 
     env: ctx.env,
     clock: ctx.clock,
   });
-  const notifier = createNotifier({
-    config: loadNotifyConfig({ paths: ctx.paths, env: ctx.env }),
-    paths: ctx.paths,
-    logger,
-    clock: ctx.clock,
-  });
+  const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const panel: PanelClient = createPanelClient({
     url: env.CONTROL_URL,
     key: env.CONTROL_KEY,

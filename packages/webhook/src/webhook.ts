@@ -4,7 +4,7 @@ import { type Clock } from "@mcops/core/clock";
 import { loadNotifyConfig } from "@mcops/core/config";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { createLogger, type Writer } from "@mcops/core/log";
-import { COLOURS, createNotifier } from "@mcops/core/notifier";
+import { buildMessage, COLOURS, createNotifier } from "@mcops/core/notifier";
 import { type Paths } from "@mcops/core/paths";
 
 // What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
@@ -63,10 +63,8 @@ export async function runWebhook(ctx: WebhookContext, options: WebhookOptions): 
   const notice = { title: options.title, description: options.description, colour, category: options.category };
 
   if (options.dryRun) {
-    const message = notifier.preview(notice) ?? notifier.preview({ ...notice, category: undefined });
-    ctx.stdout.write(
-      `${JSON.stringify(message ?? previewWithoutWebhook(notice, config.playHost, ctx.clock), null, 2)}\n`,
-    );
+    const message = buildMessage(notice, { playHost: config.playHost, now: ctx.clock.now() });
+    ctx.stdout.write(`${JSON.stringify(message, null, 2)}\n`);
     if (!config.webhookUrl) ctx.stderr.write("webhook: no webhook is configured, so nothing would be sent\n");
     else if (options.category && !config.events[options.category]) {
       ctx.stderr.write(`webhook: the ${options.category} category is off in webhook.json, so nothing would be sent\n`);
@@ -77,18 +75,4 @@ export async function runWebhook(ctx: WebhookContext, options: WebhookOptions): 
   const result = await notifier.send(notice);
   if (result.status === "failed") throw new JobError(result.reason, { where: config.source, hint: result.hint });
   return 0;
-}
-
-function previewWithoutWebhook(
-  notice: { title: string; description?: string | undefined; colour: number },
-  playHost: string | undefined,
-  clock: Clock,
-) {
-  const url = "http://127.0.0.1/api/webhooks/0/preview";
-  const preview = createNotifier({
-    config: { webhookUrl: url, source: "preview", events: {} as never, playHost },
-    paths: { configDir: "/", logDir: "/", stateDir: "/", runDir: "/" },
-    clock,
-  });
-  return preview.preview(notice);
 }
