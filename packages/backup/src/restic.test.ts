@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyFailure } from "./restic.ts";
+import { classifyFailure, rcloneRemoteName } from "./restic.ts";
 
 const REPO = "rclone:gdrive:mc";
 
@@ -38,5 +38,27 @@ describe("classifyFailure", () => {
     const error = classifyFailure(1, null, `${notice}\nFatal: There were 5 errors\n`, REPO);
     expect(error.message).toBe("restic failed (exit 1): There were 5 errors");
     expect(error.where).toBe(REPO);
+  });
+
+  it("says the remote is not configured when rclone does not list it, whatever restic managed to say first", () => {
+    // restic sometimes cancels rclone before rclone prints "didn't find section in config file".
+    const raced =
+      "Fatal: unable to open repository at rclone:nosuchremote:mc: error talking HTTP to rclone: context canceled\n";
+    expect(classifyFailure(1, null, raced, "rclone:nosuchremote:mc").message).toMatch(/context canceled$/);
+    expect(classifyFailure(1, null, raced, "rclone:nosuchremote:mc", false).message).toBe(
+      "restic cannot reach the repository through rclone: the rclone remote is not configured",
+    );
+  });
+});
+
+describe("rcloneRemoteName", () => {
+  it.each([
+    ["rclone:gdrive:mc-backups", "gdrive"],
+    ["rclone:gdrive:", "gdrive"],
+    ["rclone::local:/srv/x", undefined],
+    ["/srv/restic", undefined],
+    ["sftp:host:/x", undefined],
+  ])("%s → %s", (repository, name) => {
+    expect(rcloneRemoteName(repository)).toBe(name);
   });
 });

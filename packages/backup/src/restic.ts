@@ -83,11 +83,22 @@ function describeErrno(errno: number | undefined): string {
   return errno === undefined ? "error" : `errno ${errno}`;
 }
 
+/**
+ * The remote name of an `rclone:<remote>:<path>` repository, or undefined (not rclone, or an on-the-fly `:backend:`
+ * remote that needs no config section).
+ */
+export function rcloneRemoteName(repository: string): string | undefined {
+  const name = /^rclone:([^:]+):/.exec(repository)?.[1];
+  return name && !name.startsWith(":") ? name : undefined;
+}
+
 export function classifyFailure(
   code: number | null,
   signal: string | null,
   stderr: string,
   repository: string,
+  /** Whether `rclone listremotes` lists the repository's remote; restic's own words race with rclone's. */
+  remoteConfigured?: boolean,
 ): ResticError {
   const said = lastWords(stderr);
   if (signal)
@@ -129,7 +140,10 @@ export function classifyFailure(
       stderr,
     )
   ) {
-    const detail = /didn't find section in config file/.test(stderr) ? "the rclone remote is not configured" : said;
+    const detail =
+      remoteConfigured === false || /didn't find section in config file/.test(stderr)
+        ? "the rclone remote is not configured"
+        : said;
     return new ResticError(
       "remote",
       `restic cannot reach the repository through rclone: ${detail}`,
@@ -181,9 +195,24 @@ export function createRestic(options: ResticOptions) {
     }
     if (result.code === 127)
       throw new ResticError("failed", "restic is not installed", "install it: apt-get install restic");
-    if (result.code === null || !okCodes.includes(result.code))
-      throw classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY);
+    if (result.code === null || !okCodes.includes(result.code)) {
+      const error = classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY);
+      if (error.kind !== "remote") throw error;
+      // restic may stop rclone before rclone says why; ask rclone itself whether the remote exists.
+      const configured = await remoteConfigured();
+      throw configured === false
+        ? classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY, false)
+        : error;
+    }
     return result;
+  }
+
+  async function remoteConfigured(): Promise<boolean | undefined> {
+    const name = rcloneRemoteName(env.RESTIC_REPOSITORY);
+    if (!name) return undefined;
+    const listed = await runner.run("rclone", ["listremotes"], { signal: options.signal });
+    if (listed.code !== 0) return undefined;
+    return listed.stdout.split("\n").some((line) => line.trim() === `${name}:`);
   }
 
   return {
