@@ -177,3 +177,27 @@ function register(path: string, holder: LockHolder): Lock {
   }
   return lock;
 }
+
+export interface BackupPauseOptions {
+  tool: string;
+  /** How long to wait for a running backup (bounded). */
+  waitMs: number;
+  clock?: Clock;
+  /** Called once when a backup runs and the wait begins. */
+  onWait?: (busy: BusyError) => void;
+}
+
+/**
+ * Takes the backup lock so that no backup starts while the server is taken down (a restart, a jar swap). When a
+ * backup runs, waits for it, at most `waitMs`; then rejects with the BusyError that names it.
+ */
+export async function pauseBackups(lockFile: string, options: BackupPauseOptions): Promise<Lock> {
+  const { tool, clock } = options;
+  try {
+    return await acquireLock(lockFile, { tool, what: "a backup", clock });
+  } catch (busy) {
+    if (!(busy instanceof BusyError)) throw busy;
+    options.onWait?.(busy);
+    return acquireLock(lockFile, { tool, what: "a backup", waitMs: options.waitMs, pollMs: 2000, clock });
+  }
+}

@@ -1,9 +1,9 @@
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
-import { BusyError, JobError, UsageError } from "@mcops/core/errors";
+import { JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { pingGame } from "@mcops/core/game-ping";
-import { acquireLock } from "@mcops/core/lock";
+import { pauseBackups } from "@mcops/core/lock";
 import { toolLogger, type Writer } from "@mcops/core/log";
 import { COLOURS, toolNotifier } from "@mcops/core/notifier";
 import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
@@ -144,27 +144,16 @@ export async function runRestart(ctx: RestartContext, options: RestartOptions = 
     countdown = `after a ${say(marks[0] ?? 0)} countdown`;
   }
 
-  const lock = await acquireLock(backupLockFile(ctx.paths), {
+  const lockWaitMs = options.lockWaitMs ?? 30 * 60_000;
+  const lock = await pauseBackups(backupLockFile(ctx.paths), {
     tool: "restart-with-warning",
-    what: "a backup",
-    waitMs: 0,
+    waitMs: lockWaitMs,
     clock: ctx.clock,
-  }).catch(async (busy: unknown) => {
-    if (!(busy instanceof BusyError)) throw busy;
-    logger.info(`${busy.message}: waiting for it before restarting`);
-    return acquireLock(backupLockFile(ctx.paths), {
-      tool: "restart-with-warning",
-      what: "a backup",
-      waitMs: options.lockWaitMs ?? 30 * 60_000,
-      pollMs: 2000,
-      clock: ctx.clock,
-    }).catch(async (stillBusy: unknown) => {
-      logger.error(
-        `a backup was still running after ${formatDuration(options.lockWaitMs ?? 30 * 60_000)}: restart skipped`,
-      );
-      await post("Restart skipped", "A backup was still running; the server was not restarted.", COLOURS.error);
-      throw stillBusy;
-    });
+    onWait: (busy) => logger.info(`${busy.message}: waiting for it before restarting`),
+  }).catch(async (stillBusy: unknown) => {
+    logger.error(`a backup was still running after ${formatDuration(lockWaitMs)}: restart skipped`);
+    await post("Restart skipped", "A backup was still running; the server was not restarted.", COLOURS.error);
+    throw stillBusy;
   });
   try {
     logger.info(`sending the restart signal (${countdown})`);
