@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import {
   chmodSync,
@@ -19,18 +19,15 @@ import {
   type PanelStandIn,
   startDiscordStandIn,
   startPanelStandIn,
+  startTool,
+  type ToolRun,
   toolEnv,
 } from "@mcops/testkit";
 
 /** A game server's world, a real restic repository behind a local rclone remote, and the panel and Discord stand-ins. */
 export const BIN = fileURLToPath(new URL("../dist/backup.mjs", import.meta.url));
 
-export interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+export type Run = ToolRun;
 
 export interface Server {
   root: string;
@@ -120,16 +117,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Server> 
       chmodSync(file, 0o600);
     },
     start(args = [], extraEnv = {}) {
-      const child = spawn(BIN, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout?.on("data", (d) => (stdout += d));
-      child.stderr?.on("data", (d) => (stderr += d));
-      const done = new Promise<Run>((resolve, reject) => {
-        child.on("error", reject);
-        child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-      });
-      return { child, done };
+      return startTool(BIN, args, { cwd: root, env: { ...env, ...extraEnv } });
     },
     run(args = [], extraEnv = {}) {
       return server.start(args, extraEnv).done;

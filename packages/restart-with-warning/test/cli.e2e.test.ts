@@ -1,22 +1,21 @@
-import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startDiscordStandIn, startGameServer, startPanelStandIn, toolEnv } from "@mcops/testkit";
+import {
+  runTool,
+  startDiscordStandIn,
+  startGameServer,
+  startPanelStandIn,
+  type ToolRun,
+  toolEnv,
+} from "@mcops/testkit";
 import { describe, expect, it } from "vitest";
 
 const BIN = fileURLToPath(new URL("../dist/restart-with-warning.mjs", import.meta.url));
 
-function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(BIN, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<ToolRun> {
+  return runTool(BIN, args, { env });
 }
 
 describe("restart-with-warning (built executable, real clock)", () => {

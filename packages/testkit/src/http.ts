@@ -2,6 +2,7 @@
  * Plumbing shared by the stand-ins: a loopback HTTP server that closes fast, JSON answers, body reading,
  * the fault queue, a sliding-window rate limiter, bounded waits and small random helpers.
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -399,4 +400,41 @@ export function toolEnv(root: string, extra: Record<string, string> = {}): NodeJ
     MCOPS_RUN_DIR: join(root, "run"),
     ...extra,
   };
+}
+
+export interface ToolRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** Wall time from spawn to exit. */
+  ms: number;
+}
+
+/** Starts a built executable with its output collected; `done` settles when it exits. */
+export function startTool(
+  bin: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string },
+): { child: ChildProcess; done: Promise<ToolRun> } {
+  const started = Date.now();
+  const child = spawn(bin, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d) => (stdout += d));
+  child.stderr?.on("data", (d) => (stderr += d));
+  const done = new Promise<ToolRun>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, ms: Date.now() - started }));
+  });
+  return { child, done };
+}
+
+/** Runs a built executable to its end (see startTool). */
+export function runTool(
+  bin: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string },
+): Promise<ToolRun> {
+  return startTool(bin, args, options).done;
 }

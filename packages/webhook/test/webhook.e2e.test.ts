@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type DiscordStandIn, startDiscordStandIn, toolEnv } from "@mcops/testkit";
+import { type DiscordStandIn, runTool, startDiscordStandIn, type ToolRun, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 /**
@@ -11,12 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
  */
 const BIN = fileURLToPath(new URL("../dist/webhook.mjs", import.meta.url));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
+type Run = ToolRun;
 
 let discord: DiscordStandIn;
 let root: string;
@@ -27,16 +21,7 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function run(args: string[], extraEnv: Record<string, string> = {}, bin = BIN): Promise<Run> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd: root, env: env(extraEnv), stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
-  });
+  return runTool(bin, args, { cwd: root, env: env(extraEnv) });
 }
 
 function writeWebhookEnv(text: string, mode = 0o600): string {
