@@ -9,6 +9,19 @@ export type {
   WebhookConfig,
 } from "./discord.ts";
 export { computePings, describeMessage, startDiscordStandIn, validatePayload } from "./discord.ts";
+export type {
+  CorruptFault,
+  DownloadFault,
+  DownloadRequestRecord,
+  DownloadRoute,
+  DownloadService,
+  DownloadStandIn,
+  DownloadStandInOptions,
+  PaperChannel,
+  TruncateFault,
+  VanillaType,
+} from "./downloads.ts";
+export { isDescriptiveUserAgent, startDownloadStandIn } from "./downloads.ts";
 export { type GameServer, startGameServer } from "./game.ts";
 export type {
   DelayFault,
@@ -19,8 +32,9 @@ export type {
   RateLimitOptions,
   StatusFault,
   TempDir,
+  ToolRun,
 } from "./http.ts";
-export { FaultQueue, SlidingWindowLimiter, tempDir, toolEnv } from "./http.ts";
+export { FaultQueue, runTool, SlidingWindowLimiter, startTool, tempDir, toolEnv } from "./http.ts";
 export type {
   PanelCall,
   PanelCallKind,

@@ -1,0 +1,824 @@
+/**
+ * A loopback stand-in for the hosts a server jar is downloaded from: PaperMC's Fill v3 API (paper, folia) and its
+ * fill-data object store, Purpur's v2 API, Mojang's version manifest v2 with its package and object hosts, and Fabric
+ * meta v2 (with the Fabric maven for the installer). One HTTP server; each host lives under its own base path. The
+ * answers keep the real services' shapes, status codes and error bodies; the jars are small but valid ZIP files with
+ * deterministic contents, and faults (status, rate limit, drop, delay, truncated or corrupted jar) can be injected.
+ *
+ * Jar names (what `jar(name)` takes; ".jar" may be left off):
+ * - Paper/Folia: the Fill download name, `{project}-{version}-{build}.jar` ("paper-1.21.4-231.jar");
+ * - Purpur: the Content-Disposition filename, `purpur-{version}-{build}.jar` ("purpur-1.21.4-2401.jar");
+ * - Mojang (always served as server.jar): `vanilla-{id}.jar` ("vanilla-1.21.4.jar"), the client
+ *   `vanilla-client-{id}.jar`;
+ * - Fabric: the Content-Disposition filename, `fabric-server-mc.{game}-loader.{loader}-launcher.{installer}.jar`, the
+ *   installer `fabric-installer-{version}.jar`.
+ * The bytes depend on the name only, so any name gives the bytes a jar of that name would have.
+ */
+import { createHash } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { crc32 } from "node:zlib";
+import type { Fault, HeaderMap, StatusFault } from "./http.ts";
+import { applyFault, FaultQueue, listenLoopback, reasonPhrase, sendAny, sendJson, TimerSet } from "./http.ts";
+
+export type PaperChannel = "ALPHA" | "BETA" | "STABLE" | "RECOMMENDED";
+type PaperBuild = { id: number; channel?: PaperChannel };
+export type VanillaType = "release" | "snapshot" | "old_beta" | "old_alpha";
+/** The API a request went to. */
+export type DownloadService = "paper" | "purpur" | "mojang" | "fabric";
+/** What a request asked for: one of the APIs, or "jar" for every binary jar download, whichever service serves it. */
+export type DownloadRoute = DownloadService | "jar";
+
+/** Send the headers with the full Content-Length, write only the first `bytes` bytes, then destroy the socket. */
+export interface TruncateFault {
+  kind: "truncate";
+  bytes: number;
+  times?: number;
+}
+
+/** Send the full length with one byte changed in the middle (the checksums no longer match). */
+export interface CorruptFault {
+  kind: "corrupt";
+  times?: number;
+}
+
+/**
+ * A fault, optionally only for one route. Without a route it matches any request. "truncate" and "corrupt" are only
+ * taken by requests answered with a jar (so their route may only be "jar" or absent).
+ */
+export type DownloadFault = (Fault | TruncateFault | CorruptFault) & { route?: DownloadRoute };
+
+export interface DownloadStandInOptions {
+  /** PaperMC Fill v3: project ("paper", "folia") → version → builds (any order; served newest id first). */
+  paper?: Record<string, Record<string, Array<{ id: number; channel?: PaperChannel }>>>;
+  /** Purpur v2: version → build numbers as strings, oldest first. */
+  purpur?: Record<string, string[]>;
+  /** Mojang version manifest v2: versions newest first; server:false means that version has no server download. */
+  vanilla?: Array<{ id: string; type?: VanillaType; server?: boolean }>;
+  /** Fabric meta v2. */
+  fabric?: {
+    games: string[];
+    loaders: Array<{ version: string; stable: boolean }>;
+    installers: Array<{ version: string; stable: boolean }>;
+  };
+  /** Bytes of every jar (default 64 KiB). */
+  jarBytes?: number;
+  /**
+   * Default true: PaperMC refuses requests without a descriptive User-Agent (must contain a contact in parentheses,
+   * and must not be a generic default such as curl/, Wget/, node, undici, python-requests).
+   */
+  requireUserAgent?: boolean;
+}
+
+export interface DownloadRequestRecord {
+  /** Date.now() when the request arrived. */
+  at: number;
+  method: string;
+  /** The path as requested, query included ("/fill/v3/projects/paper/versions/1.21.4/builds?channel=STABLE"). */
+  path: string;
+  userAgent: string | undefined;
+  /** The status answered; 0 while pending or when a "drop" fault closed the connection. */
+  status: number;
+  /** "other" for a path under none of the bases. */
+  route: DownloadRoute | "other";
+  /** The injected fault that answered, delayed or mangled this request. */
+  fault?: DownloadFault["kind"];
+}
+
+export interface DownloadStandIn {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** Where each service's API lives (what would be https://fill.papermc.io, https://api.purpurmc.org, ...). */
+  bases: {
+    /** url + "/fill": Fill v3 (`/v3/projects/...`). Its jars are served from url + "/fill-data". */
+    paper: string;
+    /** url + "/purpur": Purpur v2 (`/v2/purpur/...`). */
+    purpur: string;
+    /** url + "/mojang": piston-meta (`/mc/game/version_manifest_v2.json`). Jars come from url + "/mojang-data". */
+    mojang: string;
+    /** url + "/fabric": Fabric meta v2 (`/v2/versions/...`). The installer comes from url + "/fabric-maven". */
+    fabric: string;
+  };
+  /** Every request, in arrival order, with the status answered. */
+  requests: DownloadRequestRecord[];
+  /** The exact bytes served for the jar of this file name (see the naming rule at the top; ".jar" is optional). */
+  jar(name: string): Buffer;
+  inject(fault: DownloadFault): void;
+  /** Forget requests and pending faults. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const DEFAULT_PAPER: NonNullable<DownloadStandInOptions["paper"]> = {
+  paper: {
+    "1.21.4": [
+      { id: 230, channel: "STABLE" },
+      { id: 231, channel: "STABLE" },
+      { id: 232, channel: "ALPHA" },
+    ],
+  },
+  folia: { "1.21.4": [{ id: 10, channel: "STABLE" }] },
+};
+const DEFAULT_PURPUR: NonNullable<DownloadStandInOptions["purpur"]> = { "1.21.4": ["2400", "2401"] };
+const DEFAULT_VANILLA: NonNullable<DownloadStandInOptions["vanilla"]> = [
+  { id: "1.21.4", type: "release" },
+  { id: "25w03a", type: "snapshot" },
+  { id: "1.21.3", type: "release" },
+  { id: "a1.0.4", type: "old_alpha", server: false },
+];
+const DEFAULT_FABRIC: NonNullable<DownloadStandInOptions["fabric"]> = {
+  games: ["1.21.4", "1.21.3"],
+  loaders: [
+    { version: "0.16.10", stable: true },
+    { version: "0.16.11-beta.1", stable: false },
+  ],
+  installers: [{ version: "1.0.1", stable: true }],
+};
+
+const CHANNELS: readonly string[] = ["ALPHA", "BETA", "STABLE", "RECOMMENDED"];
+const USER_AGENT_REQUIRED =
+  "Requests must include a User-Agent that identifies your software and a contact (https://docs.papermc.io/misc/downloads-service)";
+/** Product tokens of HTTP libraries' and tools' default User-Agents. */
+const GENERIC_AGENTS = new Set([
+  "curl",
+  "wget",
+  "node",
+  "undici",
+  "python-requests",
+  "python-urllib",
+  "aiohttp",
+  "java",
+  "go-http-client",
+  "okhttp",
+  "axios",
+  "got",
+  "apache-httpclient",
+  "libwww-perl",
+]);
+const CONTACT = /@|https?:\/\/|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b/i;
+
+/**
+ * Whether PaperMC would accept this User-Agent: not a library's or tool's default, and a contact (a URL, an e-mail
+ * address or a domain) in parentheses, e.g. "mcops-jar-download/1.0 (https://example.invalid/mcops)".
+ */
+export function isDescriptiveUserAgent(userAgent: string | undefined): boolean {
+  const ua = userAgent?.trim() ?? "";
+  if (ua === "") return false;
+  const product = (ua.split(/[/\s]/)[0] ?? "").toLowerCase();
+  if (GENERIC_AGENTS.has(product)) return false;
+  for (const match of ua.matchAll(/\(([^()]*)\)/g)) if (CONTACT.test(match[1] ?? "")) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Jars
+
+interface Artifact {
+  bytes: Buffer;
+  sha256: string;
+  sha1: string;
+  md5: string;
+}
+
+const hex = (algorithm: string, data: string | Buffer): string => createHash(algorithm).update(data).digest("hex");
+
+function jarName(name: string): string {
+  return name.endsWith(".jar") ? name : `${name}.jar`;
+}
+
+function mainClass(name: string): string {
+  if (/^(paper|folia|purpur)-/.test(name)) return "io.papermc.paperclip.Main";
+  if (name.startsWith("vanilla-client-")) return "net.minecraft.client.main.Main";
+  if (name.startsWith("vanilla-")) return "net.minecraft.bundler.Main";
+  if (name.startsWith("fabric-server-")) return "net.fabricmc.installer.ServerLauncher";
+  if (name.startsWith("fabric-installer-")) return "net.fabricmc.installer.Main";
+  return "testkit.Main";
+}
+
+/** `length` bytes of sha256(name, counter) blocks: the same name always gives the same bytes. */
+function pseudoRandom(name: string, length: number): Buffer {
+  const out = Buffer.alloc(length);
+  const counter = Buffer.alloc(4);
+  for (let offset = 0, block = 0; offset < length; offset += 32, block += 1) {
+    counter.writeUInt32BE(block);
+    createHash("sha256").update(name).update("\0").update(counter).digest().copy(out, offset);
+  }
+  return out;
+}
+
+// 2025-01-01 00:00:00 in MS-DOS format.
+const DOS_TIME = 0;
+const DOS_DATE = ((2025 - 1980) << 9) | (1 << 5) | 1;
+const LOCAL_HEADER = 30;
+const CENTRAL_HEADER = 46;
+const END_OF_CENTRAL_DIRECTORY = 22;
+
+/** A ZIP (stored, no compression) with META-INF/MANIFEST.MF and a padding entry, about `size` bytes long. */
+function buildJar(name: string, size: number): Buffer {
+  const manifest = Buffer.from(`Manifest-Version: 1.0\r\nMain-Class: ${mainClass(name)}\r\n\r\n`);
+  const padName = "padding.bin";
+  const overhead =
+    2 * (LOCAL_HEADER + CENTRAL_HEADER) +
+    2 * "META-INF/MANIFEST.MF".length +
+    2 * padName.length +
+    manifest.length +
+    END_OF_CENTRAL_DIRECTORY;
+  const entries = [
+    { name: Buffer.from("META-INF/MANIFEST.MF"), data: manifest },
+    { name: Buffer.from(padName), data: pseudoRandom(name, Math.max(0, size - overhead)) },
+  ];
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const crc = crc32(entry.data);
+    const local = Buffer.alloc(LOCAL_HEADER);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(10, 4); // version needed: 1.0 (stored)
+    local.writeUInt16LE(0, 6); // flags
+    local.writeUInt16LE(0, 8); // method: stored
+    local.writeUInt16LE(DOS_TIME, 10);
+    local.writeUInt16LE(DOS_DATE, 12);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(entry.data.length, 18);
+    local.writeUInt32LE(entry.data.length, 22);
+    local.writeUInt16LE(entry.name.length, 26);
+    local.writeUInt16LE(0, 28); // extra length
+    const central = Buffer.alloc(CENTRAL_HEADER);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4); // made by: MS-DOS, 2.0
+    central.writeUInt16LE(10, 6);
+    central.writeUInt16LE(0, 8);
+    central.writeUInt16LE(0, 10);
+    central.writeUInt16LE(DOS_TIME, 12);
+    central.writeUInt16LE(DOS_DATE, 14);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(entry.data.length, 20);
+    central.writeUInt32LE(entry.data.length, 24);
+    central.writeUInt16LE(entry.name.length, 28);
+    // extra, comment, disk number, internal and external attributes stay 0
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, entry.name, entry.data);
+    centrals.push(central, entry.name);
+    offset += LOCAL_HEADER + entry.name.length + entry.data.length;
+  }
+  const centralSize = centrals.reduce((sum, part) => sum + part.length, 0);
+  const end = Buffer.alloc(END_OF_CENTRAL_DIRECTORY);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(centralSize, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, ...centrals, end]);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Answers
+
+/** How a host writes its errors: Fill's ErrorResponse, Purpur's {"error"}, S3's XML, Fabric's plain text. */
+type ErrorStyle = "fill" | "purpur" | "s3" | "text";
+
+type Reply =
+  | { kind: "json"; status: number; body: unknown; headers?: HeaderMap }
+  | { kind: "text"; status: number; body: string; contentType: string; headers?: HeaderMap }
+  | { kind: "jar"; name: string; headers?: HeaderMap };
+
+const json = (status: number, body: unknown, headers?: HeaderMap): Reply => ({
+  kind: "json",
+  status,
+  body,
+  ...(headers ? { headers } : {}),
+});
+const text = (status: number, body: string, headers?: HeaderMap): Reply => ({
+  kind: "text",
+  status,
+  body,
+  contentType: "text/plain; charset=utf-8",
+  ...(headers ? { headers } : {}),
+});
+const fillError = (status: number, error: string, message: string, headers?: HeaderMap): Reply =>
+  json(status, { ok: false, error, message }, headers);
+const purpurError = (status: number, error: string, headers?: HeaderMap): Reply => json(status, { error }, headers);
+
+const S3_ERRORS = new Map<number, [string, string]>([
+  [403, ["AccessDenied", "Access Denied"]],
+  [404, ["NoSuchKey", "The specified key does not exist."]],
+  [500, ["InternalError", "We encountered an internal error. Please try again."]],
+  [503, ["SlowDown", "Please reduce your request rate."]],
+]);
+
+function s3Error(status: number, headers?: HeaderMap): Reply {
+  const reason = reasonPhrase(status);
+  const [code, message] = S3_ERRORS.get(status) ?? [reason.replace(/[^A-Za-z]/g, ""), `${reason}.`];
+  const body = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+  return { kind: "text", status, body, contentType: "application/xml", ...(headers ? { headers } : {}) };
+}
+
+/** The host's own error for a status (what an injected status fault without a body answers). */
+function styledError(style: ErrorStyle, status: number, headers?: HeaderMap): Reply {
+  const reason = reasonPhrase(status);
+  switch (style) {
+    case "fill":
+      return fillError(status, reason.toLowerCase().replace(/[^a-z]+/g, "_"), `${reason}.`, headers);
+    case "purpur":
+      return purpurError(status, reason.toLowerCase(), headers);
+    case "s3":
+      return s3Error(status, headers);
+    case "text":
+      return text(status, reason, headers);
+  }
+}
+
+function methodNotAllowed(style: ErrorStyle): Reply {
+  return styledError(style, 405, { Allow: "GET, HEAD" });
+}
+
+/** Compare dotted versions numerically; "1.21.4" > "1.21.4-rc1" > "1.21.3" > "1.21". */
+function compareVersions(a: string, b: string): number {
+  const parse = (v: string): { nums: number[]; suffix: string } => {
+    const match = /^(\d+(?:\.\d+)*)(.*)$/.exec(v);
+    return match ? { nums: (match[1] ?? "").split(".").map(Number), suffix: match[2] ?? "" } : { nums: [], suffix: v };
+  };
+  const pa = parse(a);
+  const pb = parse(b);
+  for (let i = 0; i < Math.max(pa.nums.length, pb.nums.length); i += 1) {
+    const diff = (pa.nums[i] ?? -1) - (pb.nums[i] ?? -1);
+    if (diff !== 0) return diff;
+  }
+  if (pa.suffix === pb.suffix) return 0;
+  if (pa.suffix === "") return 1;
+  if (pb.suffix === "") return -1;
+  return pa.suffix < pb.suffix ? -1 : 1;
+}
+
+const PROJECT_NAMES: Record<string, string> = { paper: "Paper", folia: "Folia", velocity: "Velocity" };
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const EPOCH = Date.UTC(2026, 0, 1);
+/** Mojang writes "2024-12-03T10:12:57+00:00". */
+const mojangTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "+00:00");
+
+function segments(path: string): string[] | undefined {
+  try {
+    return path
+      .split("/")
+      .filter((part) => part !== "")
+      .map((part) => decodeURIComponent(part));
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startDownloadStandIn(options: DownloadStandInOptions = {}): Promise<DownloadStandIn> {
+  const paperData = options.paper ?? DEFAULT_PAPER;
+  const purpurData = options.purpur ?? DEFAULT_PURPUR;
+  const vanillaData = options.vanilla ?? DEFAULT_VANILLA;
+  const fabricData = options.fabric ?? DEFAULT_FABRIC;
+  const jarBytes = options.jarBytes ?? 64 * 1024;
+  if (!Number.isInteger(jarBytes) || jarBytes < 0)
+    throw new RangeError(`jarBytes must be a non-negative integer, got ${jarBytes}`);
+  const requireUserAgent = options.requireUserAgent ?? true;
+  const faults = new FaultQueue<DownloadFault>();
+  const timers = new TimerSet();
+  const requests: DownloadRequestRecord[] = [];
+  let origin = "";
+
+  const artifacts = new Map<string, Artifact>();
+  const artifact = (name: string): Artifact => {
+    const file = jarName(name);
+    let found = artifacts.get(file);
+    if (!found) {
+      const bytes = buildJar(file, jarBytes);
+      found = { bytes, sha256: hex("sha256", bytes), sha1: hex("sha1", bytes), md5: hex("md5", bytes) };
+      artifacts.set(file, found);
+    }
+    return found;
+  };
+
+  // -- PaperMC Fill v3 --------------------------------------------------------------------------------------------
+
+  const paperBuilds = (versions: Record<string, PaperBuild[]>, version: string) =>
+    [...(versions[version] ?? [])].sort((a, b) => b.id - a.id);
+  const paperFiles = new Set<string>();
+  for (const [project, versions] of Object.entries(paperData))
+    for (const [version, builds] of Object.entries(versions))
+      for (const build of builds) paperFiles.add(`${project}-${version}-${build.id}.jar`);
+
+  const paperBuild = (project: string, version: string, build: PaperBuild) => {
+    const name = `${project}-${version}-${build.id}.jar`;
+    const jar = artifact(name);
+    const time = new Date(EPOCH + build.id * HOUR).toISOString();
+    return {
+      id: build.id,
+      time,
+      channel: build.channel ?? "STABLE",
+      commits: [{ sha: hex("sha1", `commit ${name}`), time, message: `Build ${build.id} of ${project} ${version}` }],
+      downloads: {
+        "server:default": {
+          name,
+          checksums: { sha256: jar.sha256 },
+          size: jar.bytes.length,
+          url: `${origin}/fill-data/v1/objects/${jar.sha256}/${name}`,
+        },
+      },
+    };
+  };
+
+  const fill = (method: string, path: string, query: URLSearchParams, userAgent: string | undefined): Reply => {
+    if (requireUserAgent && !isDescriptiveUserAgent(userAgent))
+      return fillError(403, "user_agent_required", USER_AGENT_REQUIRED);
+    const parts = segments(path);
+    const unknown = fillError(404, "unknown_method", `No endpoint ${method} ${path}`);
+    if (!parts || parts[0] !== "v3" || parts[1] !== "projects" || parts.length < 3) return unknown;
+    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("fill");
+    const [, , project = "", versionsWord, version = "", buildsWord, build] = parts;
+    const versions = Object.hasOwn(paperData, project) ? paperData[project] : undefined;
+    if (parts.length === 3) {
+      if (!versions) return fillError(404, "project_not_found", "Project not found.");
+      const families: Record<string, string[]> = {};
+      for (const v of Object.keys(versions).sort((a, b) => compareVersions(b, a))) {
+        const family = v.split(/[.-]/).slice(0, 2).join(".");
+        (families[family] ??= []).push(v);
+      }
+      const name = PROJECT_NAMES[project] ?? project.charAt(0).toUpperCase() + project.slice(1);
+      return json(200, { project: { id: project, name }, versions: families });
+    }
+    if (versionsWord !== "versions" || buildsWord !== "builds" || parts.length > 7) return unknown;
+    if (!versions) return fillError(404, "project_not_found", "Project not found.");
+    if (!Object.hasOwn(versions, version)) return fillError(404, "version_not_found", "Version not found.");
+    const builds = paperBuilds(versions, version);
+    if (build === undefined) {
+      const channel = query.get("channel");
+      if (channel !== null && !CHANNELS.includes(channel))
+        return fillError(400, "invalid_channel", `Unknown channel ${channel}.`);
+      const wanted = channel === null ? builds : builds.filter((b) => (b.channel ?? "STABLE") === channel);
+      return json(
+        200,
+        wanted.map((b) => paperBuild(project, version, b)),
+      );
+    }
+    const found = build === "latest" ? builds[0] : builds.find((b) => String(b.id) === build);
+    if (!found) return fillError(404, "build_not_found", "Build not found.");
+    return json(200, paperBuild(project, version, found));
+  };
+
+  const fillData = (path: string): Reply => {
+    const parts = segments(path);
+    if (parts?.length !== 4 || parts[0] !== "v1" || parts[1] !== "objects") return s3Error(404);
+    const [, , sha256 = "", name = ""] = parts;
+    if (!paperFiles.has(name) || artifact(name).sha256 !== sha256) return s3Error(404);
+    return { kind: "jar", name };
+  };
+
+  // -- Purpur v2 --------------------------------------------------------------------------------------------------
+
+  const purpurVersions = Object.keys(purpurData).sort(compareVersions);
+  const purpurBuild = (version: string, build: string) => {
+    const number = Number.parseInt(build, 10) || 0;
+    const timestamp = Date.UTC(2025, 0, 1) + number * HOUR;
+    return {
+      project: "purpur",
+      version,
+      build,
+      result: "SUCCESS",
+      timestamp,
+      duration: 90_000 + (number % 60) * 1000,
+      commits: [
+        {
+          author: "Purpur Stand-in",
+          description: `Build ${build} of purpur ${version}`,
+          hash: hex("sha1", `commit purpur-${version}-${build}`),
+          email: "builds@example.invalid",
+          timestamp: timestamp - HOUR,
+        },
+      ],
+      md5: artifact(`purpur-${version}-${build}.jar`).md5,
+    };
+  };
+
+  const purpur = (method: string, path: string): Reply => {
+    const parts = segments(path);
+    if (!parts || parts[0] !== "v2" || parts.length < 2 || parts.length > 5) return purpurError(404, "not found");
+    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("purpur");
+    const [, project, version = "", build, download] = parts;
+    if (project !== "purpur") return purpurError(404, "project not found");
+    if (parts.length === 2) {
+      const current = purpurVersions[purpurVersions.length - 1] ?? "";
+      return json(200, { project: "purpur", metadata: { current }, versions: purpurVersions });
+    }
+    const all = Object.hasOwn(purpurData, version) ? purpurData[version] : undefined;
+    if (!all) return purpurError(404, "version not found");
+    if (build === undefined) {
+      return json(200, { project: "purpur", version, builds: { latest: all[all.length - 1] ?? "", all } });
+    }
+    const found = build === "latest" ? all[all.length - 1] : all.find((b) => b === build);
+    if (found === undefined) return purpurError(404, "build not found");
+    if (download === undefined) return json(200, purpurBuild(version, found));
+    if (download !== "download") return purpurError(404, "not found");
+    const name = `purpur-${version}-${found}.jar`;
+    return { kind: "jar", name, headers: { "Content-Disposition": `attachment; filename="${name}"` } };
+  };
+
+  // -- Mojang -----------------------------------------------------------------------------------------------------
+
+  interface VanillaDoc {
+    id: string;
+    type: VanillaType;
+    text: string;
+    sha1: string;
+    time: string;
+    releaseTime: string;
+  }
+  let vanillaDocs: VanillaDoc[] | undefined;
+  const vanillaObjects = new Map<string, string>(); // sha1 → jar name
+  const vanilla = (): VanillaDoc[] => {
+    vanillaDocs ??= vanillaData.map((entry, index) => {
+      const type = entry.type ?? "release";
+      const release = Date.UTC(2025, 0, 15, 10) - index * 7 * DAY;
+      const releaseTime = mojangTime(release);
+      const time = mojangTime(release + 2 * HOUR);
+      const download = (name: string, file: string) => {
+        const jar = artifact(name);
+        vanillaObjects.set(jar.sha1, name);
+        return { sha1: jar.sha1, size: jar.bytes.length, url: `${origin}/mojang-data/v1/objects/${jar.sha1}/${file}` };
+      };
+      const downloads: Record<string, unknown> = { client: download(`vanilla-client-${entry.id}.jar`, "client.jar") };
+      if (entry.server !== false) downloads.server = download(`vanilla-${entry.id}.jar`, "server.jar");
+      const legacy = type === "old_alpha" || type === "old_beta";
+      const doc = {
+        id: entry.id,
+        type,
+        time,
+        releaseTime,
+        mainClass: "net.minecraft.client.main.Main",
+        minimumLauncherVersion: 21,
+        complianceLevel: legacy ? 0 : 1,
+        javaVersion: legacy
+          ? { component: "jre-legacy", majorVersion: 8 }
+          : { component: "java-runtime-delta", majorVersion: 21 },
+        downloads,
+      };
+      const body = JSON.stringify(doc);
+      return { id: entry.id, type, text: body, sha1: hex("sha1", body), time, releaseTime };
+    });
+    return vanillaDocs;
+  };
+
+  const mojang = (method: string, path: string): Reply => {
+    const parts = segments(path);
+    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("s3");
+    if (parts?.join("/") === "mc/game/version_manifest_v2.json") {
+      const docs = vanilla();
+      const release = docs.find((d) => d.type === "release");
+      const snapshot = docs.find((d) => d.type === "release" || d.type === "snapshot");
+      return json(200, {
+        latest: { release: release?.id ?? "", snapshot: snapshot?.id ?? "" },
+        versions: docs.map((d) => ({
+          id: d.id,
+          type: d.type,
+          url: `${origin}/mojang/v1/packages/${d.sha1}/${d.id}.json`,
+          time: d.time,
+          releaseTime: d.releaseTime,
+          sha1: d.sha1,
+          complianceLevel: d.type === "old_alpha" || d.type === "old_beta" ? 0 : 1,
+        })),
+      });
+    }
+    if (parts?.length === 4 && parts[0] === "v1" && parts[1] === "packages") {
+      const doc = vanilla().find((d) => d.sha1 === parts[2] && `${d.id}.json` === parts[3]);
+      if (doc) return { kind: "text", status: 200, body: doc.text, contentType: "application/json" };
+    }
+    return s3Error(404);
+  };
+
+  const mojangData = (method: string, path: string): Reply => {
+    const parts = segments(path);
+    if (parts?.length !== 4 || parts[0] !== "v1" || parts[1] !== "objects") return s3Error(404);
+    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("s3");
+    vanilla();
+    const name = vanillaObjects.get(parts[2] ?? "");
+    const file = name?.startsWith("vanilla-client-") ? "client.jar" : "server.jar";
+    if (name === undefined || parts[3] !== file) return s3Error(404);
+    return { kind: "jar", name };
+  };
+
+  // -- Fabric meta v2 ---------------------------------------------------------------------------------------------
+
+  const isStableGame = (version: string): boolean => /^[\d.]+$/.test(version);
+  const loaderObject = (loader: { version: string; stable: boolean }) => ({
+    separator: ".",
+    build: Number.parseInt(loader.version.split(".")[2] ?? "", 10) || 0,
+    maven: `net.fabricmc:fabric-loader:${loader.version}`,
+    version: loader.version,
+    stable: loader.stable,
+  });
+  const installerFile = (version: string) => `net/fabricmc/fabric-installer/${version}/fabric-installer-${version}.jar`;
+
+  const fabric = (method: string, path: string): Reply => {
+    const parts = segments(path);
+    if (!parts || parts[0] !== "v2" || parts[1] !== "versions") return text(404, "Not Found");
+    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("text");
+    const [, , kind, game = "", loader = "", installer = "", side, what] = parts;
+    if (parts.length === 3 && kind === "game") {
+      return json(
+        200,
+        fabricData.games.map((version) => ({ version, stable: isStableGame(version) })),
+      );
+    }
+    if (parts.length === 3 && kind === "loader") return json(200, fabricData.loaders.map(loaderObject));
+    if (parts.length === 3 && kind === "installer") {
+      return json(
+        200,
+        fabricData.installers.map((i) => ({
+          url: `${origin}/fabric-maven/${installerFile(i.version)}`,
+          maven: `net.fabricmc:fabric-installer:${i.version}`,
+          version: i.version,
+          stable: i.stable,
+        })),
+      );
+    }
+    if (kind !== "loader") return text(404, "Not Found");
+    if (parts.length === 4) {
+      if (!fabricData.games.includes(game)) return json(200, []);
+      return json(
+        200,
+        fabricData.loaders.map((l) => ({
+          loader: loaderObject(l),
+          intermediary: { maven: `net.fabricmc:intermediary:${game}`, version: game, stable: isStableGame(game) },
+          launcherMeta: {
+            version: 2,
+            min_java_version: 8,
+            libraries: { client: [], common: [], server: [] },
+            mainClass: {
+              client: "net.fabricmc.loader.impl.launch.knot.KnotClient",
+              server: "net.fabricmc.loader.impl.launch.knot.KnotServer",
+            },
+          },
+        })),
+      );
+    }
+    if (parts.length !== 8 || side !== "server" || what !== "jar") return text(404, "Not Found");
+    if (!fabricData.games.includes(game)) return text(400, `Minecraft version ${game} not found`);
+    if (!fabricData.loaders.some((l) => l.version === loader))
+      return text(400, `Fabric loader ${loader} not found for ${game}`);
+    if (!fabricData.installers.some((i) => i.version === installer))
+      return text(400, `Fabric installer ${installer} not found`);
+    const name = `fabric-server-mc.${game}-loader.${loader}-launcher.${installer}.jar`;
+    return { kind: "jar", name, headers: { "Content-Disposition": `attachment; filename="${name}"` } };
+  };
+
+  const fabricMaven = (method: string, path: string): Reply => {
+    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("text");
+    const found = fabricData.installers.find((i) => `/${installerFile(i.version)}` === path);
+    return found ? { kind: "jar", name: `fabric-installer-${found.version}.jar` } : text(404, "Not Found");
+  };
+
+  // -- the server -------------------------------------------------------------------------------------------------
+
+  interface Target {
+    route: DownloadRoute | "other";
+    style: ErrorStyle;
+    reply: Reply;
+  }
+
+  const under = (pathname: string, base: string): string | undefined =>
+    pathname === base ? "/" : pathname.startsWith(`${base}/`) ? pathname.slice(base.length) : undefined;
+
+  const resolve = (method: string, url: URL, userAgent: string | undefined): Target => {
+    const p = url.pathname;
+    let rest = under(p, "/fill");
+    if (rest !== undefined)
+      return { route: "paper", style: "fill", reply: fill(method, rest, url.searchParams, userAgent) };
+    rest = under(p, "/fill-data");
+    if (rest !== undefined) return { route: "jar", style: "s3", reply: fillData(rest) };
+    rest = under(p, "/purpur");
+    if (rest !== undefined) {
+      const reply = purpur(method, rest);
+      return { route: /\/download\/?$/.test(rest) ? "jar" : "purpur", style: "purpur", reply };
+    }
+    rest = under(p, "/mojang");
+    if (rest !== undefined) return { route: "mojang", style: "s3", reply: mojang(method, rest) };
+    rest = under(p, "/mojang-data");
+    if (rest !== undefined) return { route: "jar", style: "s3", reply: mojangData(method, rest) };
+    rest = under(p, "/fabric");
+    if (rest !== undefined) {
+      const reply = fabric(method, rest);
+      return { route: /\/server\/jar\/?$/.test(rest) ? "jar" : "fabric", style: "text", reply };
+    }
+    rest = under(p, "/fabric-maven");
+    if (rest !== undefined) return { route: "jar", style: "text", reply: fabricMaven(method, rest) };
+    return { route: "other", style: "text", reply: text(404, "Not Found") };
+  };
+
+  const send = (res: ServerResponse, record: DownloadRequestRecord, reply: Reply, mangle?: DownloadFault): void => {
+    if (reply.kind === "json") {
+      record.status = reply.status;
+      sendJson(res, reply.status, reply.body, reply.headers);
+      return;
+    }
+    if (reply.kind === "text") {
+      record.status = reply.status;
+      res.writeHead(reply.status, {
+        "Content-Type": reply.contentType,
+        "Content-Length": String(Buffer.byteLength(reply.body)),
+        ...reply.headers,
+      });
+      res.end(reply.body);
+      return;
+    }
+    const bytes = artifact(reply.name).bytes;
+    record.status = 200;
+    res.writeHead(200, {
+      "Content-Type": "application/java-archive",
+      "Content-Length": String(bytes.length),
+      ...reply.headers,
+    });
+    if (mangle?.kind === "truncate") {
+      const socket = res.socket;
+      const keep = Math.min(Math.max(0, Math.floor(mangle.bytes)), Math.max(0, bytes.length - 1));
+      res.flushHeaders();
+      if (!socket) return;
+      socket.write(bytes.subarray(0, keep), () => socket.destroy());
+      return;
+    }
+    if (mangle?.kind === "corrupt") {
+      const copy = Buffer.from(bytes);
+      const middle = Math.floor(copy.length / 2);
+      copy[middle] = (copy[middle] ?? 0) ^ 0xff;
+      res.end(copy);
+      return;
+    }
+    res.end(bytes);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const method = (req.method ?? "GET").toUpperCase();
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const userAgent = req.headers["user-agent"];
+    const target = resolve(method, url, userAgent);
+    const record: DownloadRequestRecord = {
+      at: Date.now(),
+      method,
+      path: url.pathname + url.search,
+      userAgent,
+      status: 0,
+      route: target.route,
+    };
+    requests.push(record);
+    req.resume();
+
+    const servesJar = target.reply.kind === "jar";
+    const fault = faults.take(
+      (f) =>
+        (f.route === undefined || f.route === target.route) &&
+        (f.kind === "truncate" || f.kind === "corrupt" ? servesJar : true),
+    );
+    if (fault) record.fault = fault.kind;
+    if (fault?.kind === "truncate" || fault?.kind === "corrupt") return send(res, record, target.reply, fault);
+    const outcome = await applyFault(fault, res, timers, {
+      status: (f: StatusFault) => {
+        if (f.body === undefined) send(res, record, styledError(target.style, f.status, f.headers));
+        else {
+          record.status = f.status;
+          sendAny(res, f.status, f.body, f.headers ?? {});
+        }
+      },
+      rateLimit: (f) => {
+        const wait = String(Math.ceil(Math.max(0, f.retryAfterSeconds)));
+        send(res, record, styledError(target.style, 429, { "Retry-After": wait }));
+      },
+      dropped: () => {
+        record.status = 0;
+      },
+    });
+    if (outcome === "handled") return;
+    send(res, record, target.reply);
+  };
+
+  const server = await listenLoopback(handle);
+  origin = server.url;
+
+  return {
+    url: server.url,
+    bases: {
+      paper: `${server.url}/fill`,
+      purpur: `${server.url}/purpur`,
+      mojang: `${server.url}/mojang`,
+      fabric: `${server.url}/fabric`,
+    },
+    requests,
+    jar: (name) => Buffer.from(artifact(name).bytes),
+    inject(fault) {
+      if ((fault.kind === "truncate" || fault.kind === "corrupt") && fault.route !== undefined && fault.route !== "jar")
+        throw new RangeError(`a "${fault.kind}" fault only applies to the "jar" route, not "${fault.route}"`);
+      faults.push(fault);
+    },
+    reset() {
+      requests.length = 0;
+      faults.clear();
+    },
+    async close() {
+      timers.clearAll();
+      await server.close();
+    },
+  };
+}
