@@ -169,6 +169,20 @@ const pingUrlSchema = field((value, ctx) => {
   httpUrl(value, ctx, "https://hc-ping.com/<uuid>");
 });
 
+/** A service's base address (a mirror, or a stand-in in tests); no trailing slash. */
+const baseUrlSchema = z.pipe(
+  field((value, ctx) => {
+    httpUrl(value, ctx, "https://fill.papermc.io");
+  }),
+  z.transform((value: string) => value.replace(/\/+$/, "")),
+);
+
+const contactSchema = field((value, ctx) => {
+  if (!/^(https?:\/\/\S+|[^@\s]+@[^@\s]+\.[^@\s]+)$/.test(value)) {
+    fail(ctx, "must be an e-mail address or an https:// address", "e.g. admin@example.com");
+  }
+});
+
 export const backupEnvSchema = z.object({
   CONTROL_URL: panelUrlSchema,
   CONTROL_KEY: clientKeySchema,
@@ -188,7 +202,7 @@ export const backupEnvSchema = z.object({
   BACKUP_PRUNE: z.optional(yesNoSchema),
   /** How long to wait for "Saved the game" after save-all flush (default 60). */
   BACKUP_SAVE_TIMEOUT: z.optional(secondsSchema),
-  /** Owner given to restored worlds (default 988:988, SPEC 2.6). */
+  /** Owner of what the tools put into the volume: restored worlds, server.jar (default 988:988, SPEC 2.6). */
   BACKUP_OWNER: z.optional(ownerSchema),
   /** Dead-man's switch, Healthchecks style: <url>/start, <url>, <url>/fail. */
   BACKUP_PING_URL: z.optional(pingUrlSchema),
@@ -196,6 +210,14 @@ export const backupEnvSchema = z.object({
   BACKUP_TEXTFILE_DIR: z.optional(absolutePathSchema),
   /** The game port for the Server List Ping (default 127.0.0.1:25565). */
   GAME_ADDRESS: z.optional(hostSchema),
+  // jar-download (see packages/jar-download/README.md)
+  /** PaperMC's download service, SPEC 4.3's {download_base} (default https://fill.papermc.io). */
+  DOWNLOAD_BASE: z.optional(baseUrlSchema),
+  PURPUR_BASE: z.optional(baseUrlSchema),
+  MOJANG_BASE: z.optional(baseUrlSchema),
+  FABRIC_BASE: z.optional(baseUrlSchema),
+  /** The operator's contact, put into the User-Agent as PaperMC asks of every client. */
+  DOWNLOAD_CONTACT: z.optional(contactSchema),
 });
 export type BackupEnv = z.infer<typeof backupEnvSchema>;
 

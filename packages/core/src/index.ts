@@ -7,6 +7,7 @@ export * from "./errors.ts";
 export * from "./format.ts";
 export * from "./game-log.ts";
 export * from "./game-ping.ts";
+export * from "./http-client.ts";
 export * from "./lock.ts";
 export * from "./log.ts";
 export * from "./log-follower.ts";
