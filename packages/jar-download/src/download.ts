@@ -1,0 +1,143 @@
+import { createHash } from "node:crypto";
+import { closeSync, createReadStream, fsyncSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import type { Clock } from "@mcops/core/clock";
+import { JobError } from "@mcops/core/errors";
+import { formatBytes } from "@mcops/core/format";
+import { type HttpClient, HttpFailure } from "@mcops/core/http-client";
+import type { Artifact, ChecksumAlgorithm } from "./sources.ts";
+
+export interface DownloadOptions {
+  http: HttpClient;
+  clock: Clock;
+  /** Attempts at the whole body (a cut connection, a short body); default 4. */
+  attempts?: number;
+  retryDelayMs?: number;
+  /** Called as bytes arrive (for a progress line). */
+  onProgress?: (done: number, total: number | undefined) => void;
+  onRetry?: (reason: string, attempt: number) => void;
+}
+
+export interface Downloaded {
+  path: string;
+  size: number;
+  /** Hex digest in the artifact's algorithm (sha256 when the service gives none). */
+  digest: string;
+  algorithm: ChecksumAlgorithm;
+}
+
+/** A failure worth another try: the body was cut or came short. */
+class Incomplete extends Error {}
+
+/**
+ * Downloads the artifact into `path` (a temporary file next to server.jar) and proves it is the right file: as many
+ * bytes as the service said (its size, else Content-Length), the checksum the service gave, and a jar (zip) header.
+ * A cut or short body is fetched again; a wrong checksum is not (the same mirror would send the same file). The file
+ * is fsynced before this returns; on any failure it is removed.
+ */
+export async function downloadVerified(
+  artifact: Artifact,
+  path: string,
+  options: DownloadOptions,
+): Promise<Downloaded> {
+  const attempts = options.attempts ?? 4;
+  const retryDelayMs = options.retryDelayMs ?? 1000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await downloadOnce(artifact, path, options);
+    } catch (error) {
+      rmSync(path, { force: true });
+      if (!(error instanceof Incomplete) || attempt >= attempts) {
+        if (error instanceof Incomplete) {
+          throw new JobError(`the download of ${artifact.fileName} failed ${attempts} times: ${error.message}`, {
+            where: artifact.url,
+            hint: "server.jar was left as it was; try again later",
+          });
+        }
+        throw error;
+      }
+      options.onRetry?.(error.message, attempt);
+      await options.clock.sleep(retryDelayMs * 2 ** (attempt - 1));
+    }
+  }
+}
+
+async function downloadOnce(artifact: Artifact, path: string, options: DownloadOptions): Promise<Downloaded> {
+  let response: Response;
+  try {
+    response = await options.http.get(artifact.url);
+  } catch (error) {
+    if (error instanceof HttpFailure && error.status === undefined && error.message !== "interrupted") {
+      throw new Incomplete(error.message);
+    }
+    if (error instanceof HttpFailure) {
+      throw new JobError(`downloading ${artifact.fileName} failed: ${error.message}`, {
+        where: error.url,
+        hint: "server.jar was left as it was; try again later",
+      });
+    }
+    throw error;
+  }
+  const header = response.headers.get("content-length");
+  const expected = artifact.size ?? (header && /^\d+$/.test(header) ? Number(header) : undefined);
+  const algorithm = artifact.checksum?.algorithm ?? "sha256";
+  const hash = createHash(algorithm);
+  const fd = openSync(path, "w", 0o644);
+  let size = 0;
+  try {
+    if (!response.body) throw new Incomplete("the answer had no body");
+    try {
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+        hash.update(chunk);
+        let offset = 0;
+        while (offset < chunk.length) offset += writeSync(fd, chunk, offset);
+        size += chunk.length;
+        options.onProgress?.(size, expected);
+      }
+    } catch (error) {
+      if ((error as Error).name === "AbortError")
+        throw new JobError("interrupted", { hint: "server.jar was left as it was" });
+      throw new Incomplete(`the connection broke after ${formatBytes(size)} (${(error as Error).message})`);
+    }
+    if (expected !== undefined && size !== expected) {
+      throw new Incomplete(`got ${size} bytes of ${expected}`);
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const digest = hash.digest("hex");
+  if (artifact.checksum && digest !== artifact.checksum.hex) {
+    throw new JobError(
+      `${artifact.fileName} does not match its ${algorithm} (expected ${artifact.checksum.hex}, got ${digest})`,
+      { where: artifact.url, hint: "server.jar was left as it was; try again later, or use another mirror" },
+    );
+  }
+  if (!isZip(path)) {
+    throw new JobError(`${artifact.fileName} is not a jar (no zip header)`, {
+      where: artifact.url,
+      hint: "server.jar was left as it was; the address may serve an error page",
+    });
+  }
+  return { path, size, digest, algorithm };
+}
+
+function isZip(path: string): boolean {
+  const fd = openSync(path, "r");
+  try {
+    const head = Buffer.alloc(4);
+    return readSync(fd, head, 0, 4, 0) === 4 && head.equals(Buffer.from([0x50, 0x4b, 0x03, 0x04]));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The digest of a file already on disk, to see whether server.jar is this build already. */
+export async function fileDigest(path: string, algorithm: ChecksumAlgorithm): Promise<string | undefined> {
+  const hash = createHash(algorithm);
+  try {
+    for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  } catch {
+    return undefined;
+  }
+  return hash.digest("hex");
+}

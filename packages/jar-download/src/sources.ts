@@ -1,0 +1,456 @@
+import { createHash } from "node:crypto";
+import { JobError, UsageError } from "@mcops/core/errors";
+import { type HttpClient, HttpFailure } from "@mcops/core/http-client";
+import * as z from "zod/mini";
+
+/**
+ * Where each server type's jar comes from, and how to tell it is the right one:
+ * - Paper and Folia: PaperMC's download service, Fill v3 (SPEC 4.3's {download_base}). The builds list comes newest
+ *   first with a channel each; `builds/latest` is the newest of any channel (it can be an ALPHA), so the newest STABLE
+ *   one is picked from the list. The build names its download's URL, size and sha256.
+ * - Purpur: api.purpurmc.org v2; a build has an md5 and a result (only SUCCESS builds are installed).
+ * - vanilla: Mojang's version manifest v2 → the version's JSON (checked against the manifest's sha1) → the server
+ *   download with its sha1 and size.
+ * - Fabric: Fabric meta's server launcher jar for game version + loader (newest stable unless --build) + installer
+ *   (newest stable). Fabric publishes no checksum for it: the size is checked against Content-Length and the file
+ *   must be a jar.
+ */
+export const JAR_TYPES = ["paper", "folia", "purpur", "vanilla", "fabric"] as const;
+export type JarType = (typeof JAR_TYPES)[number];
+
+/** SPEC 1's heavy modpack loader ships an installer that builds the server, not a server jar. */
+export const INSTALLER_TYPES = ["forge", "neoforge"] as const;
+
+export const LABELS: Record<JarType, string> = {
+  paper: "Paper",
+  folia: "Folia",
+  purpur: "Purpur",
+  vanilla: "Minecraft",
+  fabric: "Fabric",
+};
+
+export type Channel = "STABLE" | "BETA" | "ALPHA";
+
+export interface Bases {
+  paper: string;
+  purpur: string;
+  mojang: string;
+  fabric: string;
+}
+
+export const DEFAULT_BASES: Bases = {
+  paper: "https://fill.papermc.io",
+  purpur: "https://api.purpurmc.org",
+  mojang: "https://piston-meta.mojang.com",
+  fabric: "https://meta.fabricmc.net",
+};
+
+export type ChecksumAlgorithm = "sha256" | "sha1" | "md5";
+
+export interface Artifact {
+  type: JarType;
+  version: string;
+  /** Build number (Paper, Folia, Purpur), loader version (Fabric), or the version again (vanilla). */
+  build: string;
+  channel?: string;
+  fileName: string;
+  url: string;
+  /** Bytes, when the service says; otherwise Content-Length is all there is. */
+  size?: number;
+  checksum?: { algorithm: ChecksumAlgorithm; hex: string };
+}
+
+export interface Request {
+  type: JarType;
+  version: string;
+  /** undefined or "latest": the newest build of an accepted channel. */
+  build?: string | undefined;
+  /** The least stable channel accepted for "latest" (Paper, Folia): default STABLE. */
+  channel?: Channel | undefined;
+}
+
+export interface Source {
+  resolve(request: Request): Promise<Artifact>;
+  /** Lines for --list: the versions, or the builds of one version. */
+  list(type: JarType, version: string | undefined): Promise<string[]>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Response shapes (only the fields used; the services add more)
+
+const fillDownload = z.object({
+  name: z.string(),
+  checksums: z.object({ sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/)) }),
+  size: z.number(),
+  url: z.string(),
+});
+const fillBuild = z.object({
+  id: z.number(),
+  time: z.optional(z.string()),
+  channel: z.string(),
+  downloads: z.record(z.string(), fillDownload),
+});
+const fillBuilds = z.array(fillBuild);
+const fillProject = z.object({ versions: z.record(z.string(), z.array(z.string())) });
+const fillError = z.object({ error: z.string(), message: z.optional(z.string()) });
+
+const purpurProject = z.object({ versions: z.array(z.string()) });
+const purpurVersion = z.object({ builds: z.object({ latest: z.string(), all: z.array(z.string()) }) });
+const purpurBuild = z.object({ build: z.string(), result: z.string(), md5: z.optional(z.string()) });
+
+const mojangManifest = z.object({
+  latest: z.object({ release: z.string(), snapshot: z.string() }),
+  versions: z.array(z.object({ id: z.string(), type: z.string(), url: z.string(), sha1: z.optional(z.string()) })),
+});
+const mojangVersion = z.object({
+  downloads: z.optional(z.record(z.string(), z.object({ sha1: z.string(), size: z.number(), url: z.string() }))),
+  javaVersion: z.optional(z.object({ majorVersion: z.number() })),
+});
+
+const fabricLoaders = z.array(z.object({ loader: z.object({ version: z.string(), stable: z.boolean() }) }));
+const fabricInstallers = z.array(z.object({ version: z.string(), stable: z.boolean() }));
+const fabricGames = z.array(z.object({ version: z.string(), stable: z.boolean() }));
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const CHANNELS_ACCEPTED: Record<Channel, string[]> = {
+  STABLE: ["STABLE", "RECOMMENDED"],
+  BETA: ["STABLE", "RECOMMENDED", "BETA"],
+  ALPHA: ["STABLE", "RECOMMENDED", "BETA", "ALPHA"],
+};
+
+function enc(part: string): string {
+  return encodeURIComponent(part);
+}
+
+function listHint(type: JarType, version?: string): string {
+  return `see what there is: jar-download --list --type ${type}${version ? ` ${version}` : ""}`;
+}
+
+/** The parsed body, or a JobError saying the service answered something unexpected. */
+function shape<S extends z.ZodMiniType>(schema: S, value: unknown, url: string): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new JobError(
+    `the download service answered something unexpected (${issue?.path.join(".") || "body"}: ${issue?.message})`,
+    { where: url, hint: "check the service's base address (a mirror must serve the same API)" },
+  );
+}
+
+/** A failed request as one line: what the service said, where, what to do. */
+function failed(error: unknown, what: string): never {
+  if (!(error instanceof HttpFailure)) throw error;
+  const said = error.body ? `: ${error.body.replace(/\s+/g, " ").slice(0, 200)}` : "";
+  throw new JobError(`${what} failed: ${error.message}${said}`, {
+    where: error.url,
+    hint:
+      error.status === 403
+        ? "the service refused the request; set DOWNLOAD_CONTACT (an e-mail or address) so the User-Agent names you"
+        : "try again later; a mirror can be set with DOWNLOAD_BASE, PURPUR_BASE, MOJANG_BASE or FABRIC_BASE",
+  });
+}
+
+async function getJson<S extends z.ZodMiniType>(
+  http: HttpClient,
+  url: string,
+  schema: S,
+  what: string,
+  notFound?: (failure: HttpFailure) => Error,
+): Promise<z.infer<S>> {
+  let body: unknown;
+  try {
+    body = await http.json(url);
+  } catch (error) {
+    if (notFound && error instanceof HttpFailure && error.status === 404) throw notFound(error);
+    failed(error, what);
+  }
+  return shape(schema, body, url);
+}
+
+function isNumber(build: string | undefined): build is string {
+  return build !== undefined && /^\d+$/.test(build);
+}
+
+export function createSource(http: HttpClient, bases: Bases): Source {
+  // -- Paper and Folia ------------------------------------------------------------------------------------------
+  function fillNotFound(type: JarType, version: string) {
+    return (failure: HttpFailure): Error => {
+      const error = fillError.safeParse(safeJson(failure.body));
+      if (error.success && error.data.error === "project_not_found") {
+        return new JobError(`the download service has no project ${type}`, {
+          where: failure.url,
+          hint: "check DOWNLOAD_BASE: it must be PaperMC's download service or a mirror of it",
+        });
+      }
+      return new UsageError(`${LABELS[type]} has no version ${version}`, { hint: listHint(type) });
+    };
+  }
+
+  async function fillBuildsOf(type: JarType, version: string) {
+    const url = `${bases.paper}/v3/projects/${type}/versions/${enc(version)}/builds`;
+    const builds = await getJson(
+      http,
+      url,
+      fillBuilds,
+      `asking for the ${LABELS[type]} builds`,
+      fillNotFound(type, version),
+    );
+    return builds.sort((a, b) => b.id - a.id);
+  }
+
+  async function resolveFill(request: Request): Promise<Artifact> {
+    const { type, version } = request;
+    const builds = await fillBuildsOf(type, version);
+    let build: (typeof builds)[number] | undefined;
+    if (isNumber(request.build)) {
+      build = builds.find((b) => String(b.id) === request.build);
+      if (!build) {
+        throw new UsageError(`${LABELS[type]} ${version} has no build ${request.build}`, {
+          hint: listHint(type, version),
+        });
+      }
+    } else {
+      const channel = request.channel ?? "STABLE";
+      build = builds.find((b) => CHANNELS_ACCEPTED[channel].includes(b.channel));
+      if (!build) {
+        const newest = builds[0];
+        throw new UsageError(
+          `${LABELS[type]} ${version} has no ${channel === "STABLE" ? "stable" : `${channel} or more stable`} build yet${newest ? ` (newest: build ${newest.id}, ${newest.channel})` : ""}`,
+          {
+            hint: newest
+              ? `take it anyway with --build ${newest.id} (or --channel ${newest.channel.toLowerCase()})`
+              : listHint(type),
+          },
+        );
+      }
+    }
+    const download = build.downloads["server:default"];
+    if (!download) {
+      throw new JobError(`${LABELS[type]} ${version} build ${build.id} has no server download`, {
+        hint: listHint(type, version),
+      });
+    }
+    return {
+      type,
+      version,
+      build: String(build.id),
+      channel: build.channel,
+      fileName: download.name,
+      url: new URL(download.url, bases.paper).href,
+      size: download.size,
+      checksum: { algorithm: "sha256", hex: download.checksums.sha256 },
+    };
+  }
+
+  // -- Purpur ---------------------------------------------------------------------------------------------------
+  async function resolvePurpur(request: Request): Promise<Artifact> {
+    const { version } = request;
+    const base = `${bases.purpur}/v2/purpur/${enc(version)}`;
+    const known = await getJson(
+      http,
+      base,
+      purpurVersion,
+      "asking for the Purpur builds",
+      () => new UsageError(`Purpur has no version ${version}`, { hint: listHint("purpur") }),
+    );
+    const wanted = isNumber(request.build) ? request.build : known.builds.latest;
+    if (!known.builds.all.includes(wanted)) {
+      throw new UsageError(`Purpur ${version} has no build ${wanted}`, { hint: listHint("purpur", version) });
+    }
+    const build = await getJson(http, `${base}/${enc(wanted)}`, purpurBuild, "asking for the Purpur build");
+    if (build.result !== "SUCCESS") {
+      throw new UsageError(`Purpur ${version} build ${wanted} did not build (result ${build.result})`, {
+        hint: "pick another build with --build N",
+      });
+    }
+    return {
+      type: "purpur",
+      version,
+      build: wanted,
+      fileName: `purpur-${version}-${wanted}.jar`,
+      url: `${base}/${enc(wanted)}/download`,
+      ...(build.md5 ? { checksum: { algorithm: "md5" as const, hex: build.md5.toLowerCase() } } : {}),
+    };
+  }
+
+  // -- vanilla --------------------------------------------------------------------------------------------------
+  async function manifest() {
+    return getJson(
+      http,
+      `${bases.mojang}/mc/game/version_manifest_v2.json`,
+      mojangManifest,
+      "reading Mojang's version manifest",
+    );
+  }
+
+  async function resolveVanilla(request: Request): Promise<Artifact> {
+    const { version } = request;
+    if (request.build !== undefined && request.build !== "latest") {
+      throw new UsageError("vanilla has no builds: each version has one server jar", { hint: "leave out --build" });
+    }
+    const entry = (await manifest()).versions.find((v) => v.id === version);
+    if (!entry) throw new UsageError(`Minecraft has no version ${version}`, { hint: listHint("vanilla") });
+    let text: string;
+    try {
+      text = await http.text(entry.url);
+    } catch (error) {
+      failed(error, `reading Mojang's description of ${version}`);
+    }
+    if (entry.sha1 && createHash("sha1").update(text).digest("hex") !== entry.sha1) {
+      throw new JobError(`Mojang's description of ${version} does not match the manifest's sha1`, {
+        where: entry.url,
+        hint: "try again later, or check MOJANG_BASE",
+      });
+    }
+    const described = shape(mojangVersion, safeJson(text), entry.url);
+    const server = described.downloads?.server;
+    if (!server) {
+      throw new UsageError(`Minecraft ${version} has no server jar to download`, {
+        hint: "Mojang publishes server jars from 1.2.5 on; pick a newer version",
+      });
+    }
+    return {
+      type: "vanilla",
+      version,
+      build: version,
+      channel: entry.type,
+      fileName: `minecraft_server.${version}.jar`,
+      url: server.url,
+      size: server.size,
+      checksum: { algorithm: "sha1", hex: server.sha1 },
+    };
+  }
+
+  // -- Fabric ---------------------------------------------------------------------------------------------------
+  async function fabricLoadersOf(version: string) {
+    const loaders = await getJson(
+      http,
+      `${bases.fabric}/v2/versions/loader/${enc(version)}`,
+      fabricLoaders,
+      "asking Fabric meta for loaders",
+    );
+    if (loaders.length === 0) {
+      throw new UsageError(`Fabric does not support Minecraft ${version}`, { hint: listHint("fabric") });
+    }
+    return loaders.map((l) => l.loader);
+  }
+
+  async function resolveFabric(request: Request): Promise<Artifact> {
+    const { version } = request;
+    const loaders = await fabricLoadersOf(version);
+    let loader: string;
+    if (request.build !== undefined && request.build !== "latest") {
+      if (!loaders.some((l) => l.version === request.build)) {
+        throw new UsageError(`Fabric has no loader ${request.build} for Minecraft ${version}`, {
+          hint: listHint("fabric", version),
+        });
+      }
+      loader = request.build;
+    } else {
+      const stable = loaders.find((l) => l.stable || request.channel === "ALPHA" || request.channel === "BETA");
+      if (!stable) {
+        throw new UsageError(`Fabric has no stable loader for Minecraft ${version}`, {
+          hint: "name one with --build <loader version>",
+        });
+      }
+      loader = stable.version;
+    }
+    const installers = await getJson(
+      http,
+      `${bases.fabric}/v2/versions/installer`,
+      fabricInstallers,
+      "asking Fabric meta for installers",
+    );
+    const installer = (installers.find((i) => i.stable) ?? installers[0])?.version;
+    if (!installer) throw new JobError("Fabric meta lists no installer", { hint: "try again later" });
+    return {
+      type: "fabric",
+      version,
+      build: loader,
+      fileName: `fabric-server-mc.${version}-loader.${loader}-launcher.${installer}.jar`,
+      url: `${bases.fabric}/v2/versions/loader/${enc(version)}/${enc(loader)}/${enc(installer)}/server/jar`,
+    };
+  }
+
+  return {
+    resolve(request) {
+      switch (request.type) {
+        case "paper":
+        case "folia":
+          return resolveFill(request);
+        case "purpur":
+          return resolvePurpur(request);
+        case "vanilla":
+          return resolveVanilla(request);
+        case "fabric":
+          return resolveFabric(request);
+      }
+    },
+
+    async list(type, version) {
+      switch (type) {
+        case "paper":
+        case "folia": {
+          if (version) {
+            return (await fillBuildsOf(type, version)).map(
+              (b) => `${b.id}\t${b.channel}${b.time ? `\t${b.time}` : ""}`,
+            );
+          }
+          const url = `${bases.paper}/v3/projects/${type}`;
+          const project = await getJson(http, url, fillProject, `asking for the ${LABELS[type]} versions`);
+          return Object.values(project.versions).flat();
+        }
+        case "purpur": {
+          if (version) {
+            const url = `${bases.purpur}/v2/purpur/${enc(version)}`;
+            const known = await getJson(
+              http,
+              url,
+              purpurVersion,
+              "asking for the Purpur builds",
+              () => new UsageError(`Purpur has no version ${version}`, { hint: listHint("purpur") }),
+            );
+            return [...known.builds.all].reverse();
+          }
+          const project = await getJson(
+            http,
+            `${bases.purpur}/v2/purpur`,
+            purpurProject,
+            "asking for the Purpur versions",
+          );
+          return [...project.versions].reverse();
+        }
+        case "vanilla": {
+          const versions = (await manifest()).versions;
+          if (version) {
+            const entry = versions.find((v) => v.id === version);
+            if (!entry) throw new UsageError(`Minecraft has no version ${version}`, { hint: listHint("vanilla") });
+            return [`${entry.id}\t${entry.type}`];
+          }
+          return versions.map((v) => (v.type === "release" ? v.id : `${v.id}\t${v.type}`));
+        }
+        case "fabric": {
+          if (version) {
+            return (await fabricLoadersOf(version)).map((l) => `${l.version}${l.stable ? "" : "\tunstable"}`);
+          }
+          const games = await getJson(
+            http,
+            `${bases.fabric}/v2/versions/game`,
+            fabricGames,
+            "asking Fabric meta for game versions",
+          );
+          return games.map((g) => (g.stable ? g.version : `${g.version}\tunstable`));
+        }
+      }
+    },
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

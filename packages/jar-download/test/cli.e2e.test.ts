@@ -1,0 +1,200 @@
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type DiscordStandIn,
+  type DownloadStandIn,
+  type PanelStandIn,
+  runTool,
+  startDiscordStandIn,
+  startDownloadStandIn,
+  startPanelStandIn,
+  type TempDir,
+  type ToolRun,
+  tempDir,
+  toolEnv,
+} from "@mcops/testkit";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+
+const BIN = fileURLToPath(new URL("../dist/jar-download.mjs", import.meta.url));
+const OLD = Buffer.from("PK\u0003\u0004 the jar that was there");
+
+let stand: DownloadStandIn;
+let panel: PanelStandIn;
+let discord: DiscordStandIn;
+let root: TempDir;
+let volume: string;
+let env: NodeJS.ProcessEnv;
+
+function run(...args: string[]): Promise<ToolRun> {
+  return runTool(BIN, args, { env });
+}
+
+function jarRequests(): number {
+  return stand.requests.filter((r) => r.route === "jar").length;
+}
+
+/** server.jar is still the old one, and nothing else appeared in the volume. */
+function untouched(): void {
+  expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+  expect(readdirSync(volume).sort()).toEqual(["server.jar", "world"]);
+}
+
+beforeAll(async () => {
+  stand = await startDownloadStandIn();
+  discord = await startDiscordStandIn();
+});
+afterAll(async () => {
+  await stand.close();
+  await discord.close();
+});
+
+beforeEach(async () => {
+  stand.reset();
+  discord.reset();
+  panel = await startPanelStandIn({ servers: [{ state: "offline" }], timings: { startMs: 100, stopMs: 100 } });
+  root = tempDir("mcops-jar-e2e-");
+  volume = join(root.path, "volumes", panel.server.uuid);
+  mkdirSync(join(volume, "world"), { recursive: true });
+  writeFileSync(join(volume, "server.jar"), OLD);
+  env = toolEnv(root.path, { MCOPS_RETRY_MS: "20" });
+  const etc = env.MCOPS_CONFIG_DIR as string;
+  mkdirSync(etc, { recursive: true });
+  writeFileSync(
+    join(etc, "backup.env"),
+    [
+      `CONTROL_URL=${panel.url}`,
+      `CONTROL_KEY=${panel.apiKey}`,
+      `SERVER_ID=${panel.server.identifier}`,
+      `WORLD_DIR=${volume}`,
+      `DOWNLOAD_BASE=${stand.bases.paper}`,
+      `PURPUR_BASE=${stand.bases.purpur}`,
+      `MOJANG_BASE=${stand.bases.mojang}`,
+      `FABRIC_BASE=${stand.bases.fabric}`,
+      "DOWNLOAD_CONTACT=ops@example.com",
+      "",
+    ].join("\n"),
+  );
+  chmodSync(join(etc, "backup.env"), 0o600);
+  writeFileSync(join(etc, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+  chmodSync(join(etc, "webhook.env"), 0o600);
+});
+afterEach(async () => {
+  await panel.close();
+  root.cleanup();
+});
+
+describe("jar-download (built executable)", () => {
+  it("installs the newest stable Paper into a stopped server, keeps the old jar, chowns, logs and posts", async () => {
+    const result = await run("1.21.4");
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^Installed Paper 1\\.21\\.4 build 231 as ${volume}/server\\.jar \\(64\\.\\d+ KiB, sha256 verified\\); the old jar is server\\.jar\\.previous\\.\\n$`,
+      ),
+    );
+    const jar = join(volume, "server.jar");
+    expect(readFileSync(jar)).toEqual(stand.jar("paper-1.21.4-231.jar"));
+    expect(readFileSync(join(volume, "server.jar.previous"))).toEqual(OLD);
+    expect(statSync(jar)).toMatchObject({ uid: 988, gid: 988 });
+    expect(readdirSync(volume).sort()).toEqual(["server.jar", "server.jar.previous", "world"]);
+    expect(stand.requests.every((r) => r.userAgent === "mcops-jar-download/0.1.0 (ops@example.com)")).toBe(true);
+    expect(panel.signals()).toEqual([]);
+    expect(discord.messages.map((m) => m.body.embeds[0].title)).toEqual(["Server jar updated"]);
+    const log = readFileSync(join(root.path, "log", "mc-jar-download.log"), "utf8");
+    expect(log).toMatch(/INFO downloading Paper 1\.21\.4 build 231: paper-1\.21\.4-231\.jar from http/);
+    expect(log).toMatch(/INFO downloaded 64\.\d+ KiB in .*; sha256 verified\n/);
+
+    // Again: already there, nothing downloaded, nothing touched.
+    const again = await run("1.21.4");
+    expect(again).toMatchObject({ code: 0, stdout: "Paper 1.21.4 build 231 is already installed in " + jar + ".\n" });
+    expect(jarRequests()).toBe(1);
+  });
+
+  it("refuses while the server runs (exit 75) and downloads nothing", async () => {
+    panel.setState("running");
+    const result = await run("1.21.4", "--type", "purpur");
+    expect(result.code).toBe(75);
+    expect(result.stderr).toBe(
+      `jar-download: the server is running; its jar cannot be replaced under it (server ${panel.server.identifier}) — stop it first, or pass --stop to stop it, replace the jar and start it again\n`,
+    );
+    expect(jarRequests()).toBe(0);
+    untouched();
+  });
+
+  it("with --stop: downloads first, then stops, swaps, starts and waits until it runs", async () => {
+    panel.setState("running");
+    const result = await run("1.21.4", "--type", "vanilla", "--stop");
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(result.stdout).toMatch(
+      /Installed Minecraft 1\.21\.4 .*sha1 verified.* The server was restarted with it\.\n$/,
+    );
+    expect(panel.signals()).toEqual(["stop", "start"]);
+    expect(panel.state()).toBe("running");
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("vanilla-1.21.4.jar"));
+    const jarAt = stand.requests.find((r) => r.route === "jar")?.at ?? Infinity;
+    const stopAt = panel.calls.find((c) => c.signal === "stop")?.at ?? 0;
+    expect(jarAt).toBeLessThan(stopAt);
+  });
+
+  it("never replaces server.jar with a corrupt or cut download", async () => {
+    stand.inject({ kind: "corrupt", route: "jar", times: 10 });
+    const corrupt = await run("1.21.4");
+    expect(corrupt.code).toBe(1);
+    expect(corrupt.stderr).toMatch(
+      /^jar-download: paper-1\.21\.4-231\.jar does not match its sha256 \(expected [0-9a-f]{64}, got [0-9a-f]{64}\) \(http:\/\/127\.0\.0\.1:\d+\/fill-data\/.*\) — server\.jar was left as it was; try again later, or use another mirror\n$/,
+    );
+    untouched();
+
+    stand.reset();
+    stand.inject({ kind: "truncate", bytes: 4096, route: "jar", times: 4 });
+    const cut = await run("1.21.4", "--type", "folia");
+    expect(cut.code).toBe(1);
+    const lines = cut.stderr.trimEnd().split("\n");
+    expect(lines.slice(0, 3).every((l) => / WARN download attempt \d failed \(the connection broke/.test(l))).toBe(
+      true,
+    );
+    expect(lines[3]).toMatch(
+      /^jar-download: the download of folia-1\.21\.4-10\.jar failed 4 times: the connection broke after 4\.00 KiB/,
+    );
+    expect(lines).toHaveLength(4);
+    untouched();
+    expect(discord.messages).toEqual([]);
+  });
+
+  it("retries a 5xx from the download service", async () => {
+    stand.inject({ kind: "status", status: 503, times: 2 });
+    expect((await run("1.21.4")).code).toBe(0);
+    expect(stand.requests.slice(0, 3).map((r) => r.status)).toEqual([503, 503, 200]);
+  });
+
+  it("says in one line what is wrong with the request (exit 2)", async () => {
+    const unknown = await run("1.99.9");
+    expect(unknown).toMatchObject({
+      code: 2,
+      stderr: "jar-download: Paper has no version 1.99.9 — see what there is: jar-download --list --type paper\n",
+    });
+    const forge = await run("1.21.4", "--type", "forge");
+    expect(forge.code).toBe(2);
+    expect(forge.stderr).toMatch(/^jar-download: forge is the heavy modpack loader: it ships an installer/);
+    expect((await run("1.21.4", "--type", "bukkit")).stderr).toBe(
+      'jar-download: unknown server type "bukkit" — use one of paper, folia, purpur, vanilla, fabric\n',
+    );
+    expect((await run()).code).toBe(2);
+    expect((await run("../../etc")).stderr).toMatch(/is not a version/);
+    untouched();
+  });
+
+  it("lists versions and builds, and plans without doing (--dry-run)", async () => {
+    const list = await run("--list", "--type", "purpur");
+    expect(list).toMatchObject({ code: 0, stdout: "1.21.4\n" });
+    const builds = await run("1.21.4", "--list");
+    expect(builds.stdout.split("\n").map((l) => l.split("\t")[0])).toEqual(["232", "231", "230", ""]);
+    const dry = await run("1.21.4", "--type", "fabric", "--dry-run");
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain("Would install Fabric 1.21.4 (loader 0.16.10) (nothing done, --dry-run):");
+    expect(dry.stdout).toContain(`into:     ${volume}/server.jar`);
+    expect(jarRequests()).toBe(0);
+    untouched();
+  });
+});

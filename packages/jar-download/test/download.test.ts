@@ -1,0 +1,113 @@
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createHttpClient, systemClock } from "@mcops/core";
+import { type DownloadStandIn, startDownloadStandIn, type TempDir, tempDir } from "@mcops/testkit";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { downloadVerified } from "../src/download.ts";
+import { installJar, removeStaleTemps, tempPath } from "../src/install.ts";
+import { type Artifact, createSource } from "../src/sources.ts";
+
+const OLD = Buffer.from("PK\u0003\u0004 the old jar");
+let stand: DownloadStandIn;
+let dir: TempDir;
+const http = createHttpClient({ userAgent: "mcops-jar-download/test (ops@example.com)", retryDelayMs: 5 });
+
+beforeAll(async () => {
+  stand = await startDownloadStandIn();
+});
+afterAll(() => stand.close());
+beforeEach(() => {
+  stand.reset();
+  dir = tempDir("mcops-jar-");
+  writeFileSync(join(dir.path, "server.jar"), OLD);
+});
+afterEach(() => dir.cleanup());
+
+async function paper(): Promise<Artifact> {
+  return createSource(http, stand.bases).resolve({ type: "paper", version: "1.21.4" });
+}
+
+function download(artifact: Artifact) {
+  return downloadVerified(artifact, tempPath(dir.path), { http, clock: systemClock, retryDelayMs: 5 });
+}
+
+/** server.jar is still the old one and no temporary file is left. */
+function untouched(): void {
+  expect(readFileSync(join(dir.path, "server.jar"))).toEqual(OLD);
+  expect(readdirSync(dir.path)).toEqual(["server.jar"]);
+}
+
+describe("downloadVerified", () => {
+  it("writes the exact bytes and reports the verified digest", async () => {
+    const artifact = await paper();
+    const done = await download(artifact);
+    expect(readFileSync(done.path)).toEqual(stand.jar(artifact.fileName));
+    expect(done).toMatchObject({ size: artifact.size, digest: artifact.checksum?.hex, algorithm: "sha256" });
+  });
+
+  it("never keeps a body whose checksum does not match", async () => {
+    const artifact = await paper();
+    stand.inject({ kind: "corrupt", route: "jar", times: 10 });
+    await expect(download(artifact)).rejects.toThrow(/^paper-1\.21\.4-231\.jar does not match its sha256 \(expected/);
+    untouched();
+    expect(stand.requests.filter((r) => r.route === "jar")).toHaveLength(1);
+  });
+
+  it("fetches a cut body again, and gives up after four tries", async () => {
+    const artifact = await paper();
+    stand.inject({ kind: "truncate", bytes: 1000, route: "jar" });
+    const done = await download(artifact);
+    expect(readFileSync(done.path)).toEqual(stand.jar(artifact.fileName));
+    removeStaleTemps(dir.path);
+
+    stand.reset();
+    stand.inject({ kind: "truncate", bytes: 1000, route: "jar", times: 4 });
+    await expect(download(artifact)).rejects.toThrow(/failed 4 times: the connection broke after 1000 B/);
+    untouched();
+  });
+
+  it("retries a 5xx on the jar itself", async () => {
+    const artifact = await paper();
+    stand.inject({ kind: "status", status: 500, route: "jar", times: 2 });
+    await download(artifact);
+    expect(stand.requests.filter((r) => r.route === "jar").map((r) => r.status)).toEqual([500, 500, 200]);
+  });
+
+  it("checks the size where there is no checksum (Fabric), and refuses what is not a jar", async () => {
+    const fabric = await createSource(http, stand.bases).resolve({ type: "fabric", version: "1.21.4" });
+    const done = await download(fabric);
+    expect(done.size).toBe(stand.jar(fabric.fileName).length);
+    removeStaleTemps(dir.path);
+
+    const page: Artifact = { ...fabric, url: `${stand.url}/nowhere`, fileName: "x.jar" };
+    await expect(download(page)).rejects.toThrow(/answered 404/);
+    untouched();
+  });
+});
+
+describe("installJar", () => {
+  it("keeps the old jar as server.jar.previous, gives the new one to 988:988 and 0644", async () => {
+    const artifact = await paper();
+    const done = await download(artifact);
+    expect(installJar(done.path, dir.path, { uid: 988, gid: 988 })).toEqual({ previous: true });
+    const jar = join(dir.path, "server.jar");
+    expect(readFileSync(jar)).toEqual(stand.jar(artifact.fileName));
+    expect(readFileSync(join(dir.path, "server.jar.previous"))).toEqual(OLD);
+    expect(statSync(jar)).toMatchObject({ uid: 988, gid: 988 });
+    expect(statSync(jar).mode & 0o777).toBe(0o644);
+    expect(readdirSync(dir.path).sort()).toEqual(["server.jar", "server.jar.previous"]);
+  });
+
+  it("installs into an empty volume without a previous jar", async () => {
+    rmSync(join(dir.path, "server.jar"));
+    const done = await download(await paper());
+    expect(installJar(done.path, dir.path, { uid: 988, gid: 988 })).toEqual({ previous: false });
+    expect(existsSync(join(dir.path, "server.jar.previous"))).toBe(false);
+  });
+
+  it("clears temporary files an interrupted run left", () => {
+    writeFileSync(join(dir.path, ".server.jar.download-123"), "half");
+    removeStaleTemps(dir.path);
+    untouched();
+  });
+});
