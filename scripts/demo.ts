@@ -8,6 +8,7 @@ import {
   describeMessage,
   type ReceivedMessage,
   startDiscordStandIn,
+  startDownloadStandIn,
   startGameServer,
   startPanelStandIn,
   toolEnv,
@@ -203,6 +204,38 @@ try {
   await steve.leave();
   await run("restart-with-warning", ["--countdown", "10s"]);
   await gameServer.close();
+
+  heading("jar-download: a new server jar, verified, swapped in while the players wait a moment");
+  const downloads = await startDownloadStandIn();
+  try {
+    writeFileSync(join(worldDir, "server.jar"), "PK\u0003\u0004 (the Paper 1.21.3 jar the egg installed)");
+    writeSecret(
+      "backup.env",
+      [
+        readFileSync(join(configDir, "backup.env"), "utf8").trimEnd(),
+        `DOWNLOAD_BASE=${downloads.bases.paper}`,
+        `PURPUR_BASE=${downloads.bases.purpur}`,
+        `MOJANG_BASE=${downloads.bases.mojang}`,
+        `FABRIC_BASE=${downloads.bases.fabric}`,
+        "DOWNLOAD_CONTACT=admin@example.com",
+        "",
+      ].join("\n"),
+    );
+    await run("jar-download", ["1.21.4", "--list"]);
+    await run("jar-download", ["1.21.4", "--dry-run"]);
+    await run("jar-download", ["1.21.4"]);
+    await run("jar-download", ["1.21.4", "--stop"]);
+    console.log(
+      `  \x1b[2mpower signals: ${panel.signals().slice(-2).join(" → ")}; the server is ${panel.state()}; the old jar is server.jar.previous\x1b[0m`,
+    );
+    await run("jar-download", ["1.21.4", "--stop"]);
+    heading("jar-download: a corrupt download never replaces server.jar; the heavy modpack loader is an installer");
+    downloads.inject({ kind: "corrupt", route: "jar", times: 5 });
+    await run("jar-download", ["1.21.4", "--type", "purpur", "--stop"]);
+    await run("jar-download", ["1.20.1", "--type", "forge"]);
+  } finally {
+    await downloads.close();
+  }
 
   heading("webhook: the webhook was deleted in Discord");
   discord.deleteWebhook(0);

@@ -25,7 +25,14 @@ await runMain("jar-download", async () => {
     .parseAsync();
   const { resolvePaths, runJarDownload, systemClock } = await import("./jar-download.ts");
   const abort = new AbortController();
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => abort.abort());
+  // A signal stops the download (its temporary file is removed on the way out); whatever else is in progress (a wait
+  // for the panel) gets a few seconds, then the process ends.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      abort.abort();
+      setTimeout(() => process.exit(130), 3000).unref();
+    });
+  }
   return runJarDownload(
     {
       paths: resolvePaths(),

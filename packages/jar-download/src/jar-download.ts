@@ -187,6 +187,8 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
     clock: ctx.clock,
   });
   const temp = tempPath(dir);
+  const removeTemp = () => rmSync(temp, { force: true });
+  process.once("exit", removeTemp);
   try {
     if (
       artifact.checksum &&
@@ -276,7 +278,8 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
       backups.release();
     }
   } finally {
-    rmSync(temp, { force: true });
+    removeTemp();
+    process.off("exit", removeTemp);
     lock.release();
   }
 }

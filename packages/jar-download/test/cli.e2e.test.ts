@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import {
   type DiscordStandIn,
@@ -9,6 +10,7 @@ import {
   startDiscordStandIn,
   startDownloadStandIn,
   startPanelStandIn,
+  startTool,
   type TempDir,
   type ToolRun,
   tempDir,
@@ -160,6 +162,18 @@ describe("jar-download (built executable)", () => {
     expect(lines).toHaveLength(4);
     untouched();
     expect(discord.messages).toEqual([]);
+  });
+
+  it("stops on SIGINT during the download and leaves server.jar and the volume as they were", async () => {
+    stand.inject({ kind: "delay", ms: 5000, route: "jar" });
+    const { child, done } = startTool(BIN, ["1.21.4"], { env });
+    for (let i = 0; i < 100 && !stand.requests.some((r) => r.route === "jar"); i++) await sleep(20);
+    child.kill("SIGINT");
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^jar-download: downloading paper-1\.21\.4-231\.jar failed: interrupted/);
+    expect(result.ms).toBeLessThan(4000);
+    untouched();
   });
 
   it("retries a 5xx from the download service", async () => {
