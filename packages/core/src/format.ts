@@ -1,3 +1,5 @@
+import { UsageError } from "./errors.ts";
+
 /** Numbers the way an operator reads them in logs and messages. */
 
 /** `1.2 s`, `3 min 4 s`, `2 h 5 min`: durations the way an operator reads them. */
@@ -20,4 +22,20 @@ export function formatBytes(bytes: number): string {
     unit++;
   }
   return `${unit === 0 ? value : value.toFixed(value < 10 ? 2 : 1)} ${units[unit]}`;
+}
+
+/** `2h`, `30m`, `90s`, `1m30s`, `300` (seconds) in milliseconds; undefined when it is not a duration. */
+export function durationMs(text: string): number | undefined {
+  const match = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s?)?$/.exec(text.trim());
+  if (!match || (!match[1] && !match[2] && !match[3])) return undefined;
+  return ((Number(match[1] ?? 0) * 60 + Number(match[2] ?? 0)) * 60 + Number(match[3] ?? 0)) * 1000;
+}
+
+/** A duration given on the command line; a usage error (exit 2) when it is not one. */
+export function parseDuration(text: string): number {
+  const ms = durationMs(text);
+  if (ms === undefined) {
+    throw new UsageError(`"${text}" is not a duration`, { hint: "write it like 5m, 90s, 1m30s or 2h" });
+  }
+  return ms;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GameLogParser, parseGameLog } from "./game-log.ts";
+import { GameLogParser, parseGameLog, playersOnline } from "./game-log.ts";
 
 const at = (message: string, thread = "Server thread", level = "INFO") => `[12:00:00] [${thread}/${level}]: ${message}`;
 const types = (text: string) => parseGameLog(text).map((e) => [e.type, e.player ?? null, e.line]);
@@ -173,5 +173,22 @@ describe("GameLogParser", () => {
     expect([...parser.online]).toEqual(["Alex"]);
     parser.push(at("Stopping server"));
     expect(parser.online.size).toBe(0);
+  });
+});
+
+describe("playersOnline", () => {
+  it("follows joins and leaves, and empties the server at a start, stop or crash", () => {
+    const at = (message: string) => `[12:00:00] [Server thread/INFO]: ${message}\n`;
+    const log = [
+      at("Steve joined the game"),
+      at("Alex joined the game"),
+      at("Notch joined the game"),
+      at("Alex left the game"),
+    ].join("");
+    expect(playersOnline(parseGameLog(log)).sort()).toEqual(["Notch", "Steve"]);
+    expect(playersOnline(parseGameLog(log + at("Stopping server")))).toEqual([]);
+    expect(
+      playersOnline(parseGameLog(log + at("Stopping server") + at('Done (3.5s)! For help, type "help"') + at("Alex joined the game"))),
+    ).toEqual(["Alex"]);
   });
 });

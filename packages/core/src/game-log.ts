@@ -358,3 +358,17 @@ export function parseGameLog(text: string): GameEvent[] {
   parser.flush();
   return events;
 }
+
+/**
+ * Who is online by the log alone: a join adds the player, a leave removes them, and a start, stop or crash empties the
+ * server. For when the game does not answer the Server List Ping (the idle monitor's fallback).
+ */
+export function playersOnline(events: readonly GameEvent[]): string[] {
+  const online = new Set<string>();
+  for (const event of events) {
+    if (event.type === "join" && event.player) online.add(event.player);
+    else if (event.type === "leave" && event.player) online.delete(event.player);
+    else if (event.type === "start" || event.type === "stop" || event.type === "crash") online.clear();
+  }
+  return [...online];
+}

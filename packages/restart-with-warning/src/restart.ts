@@ -1,6 +1,6 @@
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
-import { JobError, UsageError } from "@mcops/core/errors";
+import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { pingGame } from "@mcops/core/game-ping";
 import { pauseBackups } from "@mcops/core/lock";
@@ -10,6 +10,7 @@ import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
 
 export { systemClock } from "@mcops/core/clock";
+export { parseDuration } from "@mcops/core/format";
 // What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
 export { resolvePaths } from "@mcops/core/paths";
 
@@ -31,15 +32,6 @@ export interface RestartOptions {
   lockWaitMs?: number | undefined;
   /** How long the server may take to be running again (default 5 minutes). */
   upTimeoutMs?: number | undefined;
-}
-
-/** `5m`, `90s`, `300` (seconds), `1m30s`. */
-export function parseDuration(text: string): number {
-  const match = /^(?:(\d+)m)?(?:(\d+)s?)?$/.exec(text.trim());
-  if (!match || (!match[1] && !match[2])) {
-    throw new UsageError(`"${text}" is not a duration`, { hint: "write it like 5m, 90s or 1m30s" });
-  }
-  return (Number(match[1] ?? 0) * 60 + Number(match[2] ?? 0)) * 1000;
 }
 
 /** When the players are told, in seconds before the restart. */

@@ -1,7 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Clock } from "@mcops/core/clock";
 import { acquireLock, type Lock } from "@mcops/core/lock";
 import { resolvePaths } from "@mcops/core/paths";
 import {
@@ -12,35 +11,19 @@ import {
   startGameServer,
   startPanelStandIn,
   toolEnv,
+  type VirtualClock,
+  virtualClock,
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseDuration, type RestartContext, runRestart, schedule, tellraw } from "../src/restart.ts";
 
 const T0 = Date.UTC(2026, 10, 21, 4, 55, 0);
 
-/** Time that passes only when the tool sleeps (with a real millisecond, so that the stand-ins' timers run too). */
-function virtualClock() {
-  let now = T0;
-  const hooks: Array<{ at: number; fn: () => void }> = [];
-  const clock: Clock & { at(offsetMs: number, fn: () => void): void } = {
-    now: () => now,
-    async sleep(ms) {
-      now += Math.max(0, ms);
-      for (const hook of hooks.splice(0).filter((h) => (h.at <= now ? (h.fn(), false) : true))) hooks.push(hook);
-      await new Promise((r) => setTimeout(r, 1));
-    },
-    at(offsetMs, fn) {
-      hooks.push({ at: T0 + offsetMs, fn });
-    },
-  };
-  return clock;
-}
-
 let root: string;
 let panel: PanelStandIn;
 let discord: DiscordStandIn;
 let game: GameServer;
-let clock: ReturnType<typeof virtualClock>;
+let clock: VirtualClock;
 let ctx: RestartContext;
 
 beforeEach(async () => {
@@ -60,7 +43,7 @@ beforeEach(async () => {
     `CONTROL_URL=${panel.url}\nCONTROL_KEY=${panel.apiKey}\nSERVER_ID=${panel.server.identifier}\nGAME_ADDRESS=${game.address}\n`,
   );
   write("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\n`);
-  clock = virtualClock();
+  clock = virtualClock(T0);
   ctx = { paths: resolvePaths(env), env: {}, clock, stdout: { write: () => true }, stderr: { write: () => true } };
 });
 

@@ -1,3 +1,4 @@
+export { type VirtualClock, virtualClock } from "./clock.ts";
 export type {
   DiscordRequestRecord,
   DiscordStandIn,
