@@ -3,6 +3,7 @@ import * as z from "zod/mini";
 import { CATEGORIES, type Category } from "./categories.ts";
 import { type EnvEntries, readConfigText, readEnvFile } from "./env-file.ts";
 import { ConfigError } from "./errors.ts";
+import { durationMs } from "./format.ts";
 import { configFile, type Paths } from "./paths.ts";
 import { registerSecret } from "./secrets.ts";
 
@@ -183,6 +184,23 @@ const contactSchema = field((value, ctx) => {
   }
 });
 
+const durationSchema = z.pipe(
+  field((value, ctx) => {
+    if (!durationMs(value)) fail(ctx, "is not a duration above 0", "write it like 30m, 90s or 2h");
+  }),
+  z.transform((value: string) => durationMs(value) as number),
+);
+
+/** A duration, or off (0, no, off): undefined. */
+const durationOrOffSchema = z.pipe(
+  field((value, ctx) => {
+    if (!/^(off|no|0)$/i.test(value) && !durationMs(value)) {
+      fail(ctx, "is not a duration or off", "write it like 2h, or off");
+    }
+  }),
+  z.transform((value: string) => (/^(off|no|0)$/i.test(value) ? undefined : durationMs(value))),
+);
+
 export const backupEnvSchema = z.object({
   CONTROL_URL: panelUrlSchema,
   CONTROL_KEY: clientKeySchema,
@@ -218,6 +236,19 @@ export const backupEnvSchema = z.object({
   FABRIC_BASE: z.optional(baseUrlSchema),
   /** The operator's contact, put into the User-Agent as PaperMC asks of every client. */
   DOWNLOAD_CONTACT: z.optional(contactSchema),
+  // idle-monitor (see packages/idle-monitor/README.md)
+  /** How long the server must stay empty after play before the idle backup (default 30m). */
+  IDLE_AFTER: z.optional(durationSchema),
+  /** Least time between two idle backups (default 2h). */
+  IDLE_COOLDOWN: z.optional(durationSchema),
+  /** How often to look (default 60s). */
+  IDLE_POLL: z.optional(durationSchema),
+  /** Stop the server after it stayed empty this long, once the idle backup succeeded (default off). */
+  IDLE_STOP_AFTER: z.optional(durationOrOffSchema),
+  /** The backup executable (default /opt/mc-tools/backup). */
+  IDLE_BACKUP_COMMAND: z.optional(absolutePathSchema),
+  /** An executable run after an idle stop (e.g. the hibernate tool); none by default. */
+  IDLE_STOP_COMMAND: z.optional(absolutePathSchema),
 });
 export type BackupEnv = z.infer<typeof backupEnvSchema>;
 

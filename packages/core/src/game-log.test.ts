@@ -188,7 +188,11 @@ describe("playersOnline", () => {
     expect(playersOnline(parseGameLog(log)).sort()).toEqual(["Notch", "Steve"]);
     expect(playersOnline(parseGameLog(log + at("Stopping server")))).toEqual([]);
     expect(
-      playersOnline(parseGameLog(log + at("Stopping server") + at('Done (3.5s)! For help, type "help"') + at("Alex joined the game"))),
+      playersOnline(
+        parseGameLog(
+          log + at("Stopping server") + at('Done (3.5s)! For help, type "help"') + at("Alex joined the game"),
+        ),
+      ),
     ).toEqual(["Alex"]);
   });
 });
