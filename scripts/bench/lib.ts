@@ -1,4 +1,5 @@
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 /** Shared helpers of the benchmarks: every figure is a ratio against a baseline measured in the same run. */
 
@@ -36,3 +37,20 @@ export function interleaved(commands: Array<[string, string[]]>, runs: number, w
 
 export const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+
+/** Resident memory of a running process, in KiB (/proc/<pid>/status VmRSS). */
+export function rssKiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+}
+
+/** CPU time a process has used so far (user + system), in ms: /proc/<pid>/stat fields 14 and 15, in clock ticks. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+/** Clock ticks per second (getconf CLK_TCK; 100 on Linux). */
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;

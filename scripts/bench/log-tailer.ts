@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startDiscordStandIn, toolEnv } from "@mcops/testkit";
-import { fmt, median, percentile, ratio } from "./lib.ts";
+import { fmt, median, percentile, ratio, rssKiB } from "./lib.ts";
 
 /** Issue 4: scan throughput against grep, follow-mode latency to the webhook, and resident memory when idle. */
 const BIN = fileURLToPath(new URL("../../packages/log-tailer/dist/log-tailer.mjs", import.meta.url));
@@ -23,11 +23,6 @@ function timeIt(fn: () => void): number {
   const started = process.hrtime.bigint();
   fn();
   return Number(process.hrtime.bigint() - started) / 1e6;
-}
-
-function rssKiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
 }
 
 export async function benchLogTailer(): Promise<void> {
