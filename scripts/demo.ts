@@ -237,6 +237,34 @@ try {
     await downloads.close();
   }
 
+  heading("idle-monitor: players leave; once the server has stayed empty, one backup (2 s here instead of 30 min)");
+  const idleGame = await startGameServer();
+  try {
+    const idle = [
+      "--once",
+      "--idle-after",
+      "2s",
+      "--game-address",
+      idleGame.address,
+      "--backup-command",
+      bin("backup"),
+    ];
+    const alex = await idleGame.join("Alex");
+    await run("idle-monitor", idle);
+    await alex.leave();
+    await run("idle-monitor", idle);
+    await new Promise((r) => setTimeout(r, 2100));
+    await run("idle-monitor", idle);
+    await run("idle-monitor", idle);
+    const decisions = readFileSync(join(root, "log", "mc-idle-monitor.log"), "utf8")
+      .trim()
+      .split("\n");
+    console.log("  \x1b[2m/var/log/mc-idle-monitor.log:\x1b[0m");
+    process.stdout.write(indent(decisions.join("\n"), "    "));
+  } finally {
+    await idleGame.close();
+  }
+
   heading("webhook: the webhook was deleted in Discord");
   discord.deleteWebhook(0);
   await run("webhook", ["Backup failed", "restic: wrong password", "error"]);

@@ -1,0 +1,129 @@
+import { isoSeconds } from "@mcops/core/clock";
+import { formatDuration } from "@mcops/core/format";
+
+/**
+ * The idle monitor's decision, as a pure function of what it remembers, what it sees now and the settings, so that
+ * every rule is tested on its own. The loop around it (monitor.ts) observes, acts and saves the state.
+ */
+
+/** What the monitor remembers between polls and across restarts (the state file). Times in ms since the epoch. */
+export interface IdleState {
+  /** The last time anyone was seen online. */
+  lastActivity?: number | undefined;
+  /** Since when nobody has been online (unset while someone plays or nobody knows). */
+  idleSince?: number | undefined;
+  /** When the monitor last started an idle backup (for the cooldown). */
+  lastIdleBackup?: number | undefined;
+  /** The last backup known to have succeeded (the monitor's own, or any in mc-backup.log). */
+  lastBackupOk?: number | undefined;
+  /** When the monitor last stopped the server for being idle. */
+  idleStop?: number | undefined;
+}
+
+export type ServerState = "offline" | "starting" | "running" | "stopping" | "unknown";
+
+export interface Observation {
+  state: ServerState;
+  /** undefined: nobody could tell (no ping answer, no log). */
+  players: number | undefined;
+  names: string[];
+  /** Where the count came from. */
+  source: "ping" | "log" | "panel";
+  /** Why a source was not used (for the log line). */
+  notes: string[];
+}
+
+export interface IdleSettings {
+  idleAfterMs: number;
+  cooldownMs: number;
+  /** undefined: never stop the server. */
+  stopAfterMs: number | undefined;
+}
+
+export type Action = "none" | "backup" | "stop";
+
+export interface Decision {
+  state: IdleState;
+  action: Action;
+  /** The log line: players, source, idle for, next action. */
+  line: string;
+}
+
+function at(ms: number): string {
+  return isoSeconds(ms);
+}
+
+function who(observation: Observation): string {
+  const { players, names, source, state } = observation;
+  const count = players === undefined ? "players unknown" : `${players} player${players === 1 ? "" : "s"} online`;
+  const listed = names.length ? ` (${names.join(", ")})` : "";
+  const notes = observation.notes.length ? `; ${observation.notes.join("; ")}` : "";
+  return `${count}${listed} [${source}], server ${state}${notes}`;
+}
+
+/**
+ * - Someone online: activity now; no idle period.
+ * - Nobody can tell (the server runs, but neither the ping nor the log answers): not idle, nothing done.
+ * - Nobody online: the idle period runs from the first empty poll. After IDLE_AFTER, one backup, only if someone played
+ *   since the last successful backup, and not within IDLE_COOLDOWN of the previous idle backup.
+ * - With IDLE_STOP_AFTER: once nobody played since a successful backup and the server stayed empty that long, stop it.
+ */
+export function decide(
+  previous: IdleState,
+  observation: Observation,
+  settings: IdleSettings,
+  now: number,
+  /** The newest successful backup in mc-backup.log (cron's 06:00 backup counts too). */
+  backupLogDone: number | undefined,
+): Decision {
+  const state: IdleState = { ...previous };
+  if (backupLogDone !== undefined && (state.lastBackupOk === undefined || backupLogDone > state.lastBackupOk)) {
+    state.lastBackupOk = backupLogDone;
+  }
+  const seen = who(observation);
+  if (observation.players === undefined) {
+    state.idleSince = undefined;
+    return { state, action: "none", line: `${seen}: cannot tell whether anyone plays; not counting idle time` };
+  }
+  if (observation.players > 0) {
+    state.lastActivity = now;
+    state.idleSince = undefined;
+    return { state, action: "none", line: `${seen}: active` };
+  }
+
+  state.idleSince ??= now;
+  const idleFor = now - state.idleSince;
+  const idle = `${seen}, empty for ${formatDuration(idleFor)}`;
+  const played =
+    state.lastActivity !== undefined && (state.lastBackupOk === undefined || state.lastActivity > state.lastBackupOk);
+
+  if (played) {
+    if (idleFor < settings.idleAfterMs) {
+      return {
+        state,
+        action: "none",
+        line: `${idle}; idle backup in ${formatDuration(settings.idleAfterMs - idleFor)}`,
+      };
+    }
+    if (state.lastIdleBackup !== undefined && now - state.lastIdleBackup < settings.cooldownMs) {
+      return {
+        state,
+        action: "none",
+        line: `${idle}; idle backup waits for the cooldown until ${at(state.lastIdleBackup + settings.cooldownMs)}`,
+      };
+    }
+    return { state, action: "backup", line: `${idle}; someone played since the last backup: idle backup now` };
+  }
+
+  const saved = state.lastBackupOk === undefined ? "" : ` (last backup ${at(state.lastBackupOk)})`;
+  const nothing = state.lastActivity === undefined ? "nobody has played yet" : "nobody played since the last backup";
+  if (settings.stopAfterMs !== undefined && observation.state === "running" && state.lastBackupOk !== undefined) {
+    // At most one stop per IDLE_STOP_AFTER: the panel may still say running for a moment after the stop signal.
+    const due = Math.max(state.idleSince + settings.stopAfterMs, (state.idleStop ?? 0) + settings.stopAfterMs);
+    if (now >= due) {
+      return { state, action: "stop", line: `${idle}; ${nothing}${saved}: stopping the server` };
+    }
+    return { state, action: "none", line: `${idle}; ${nothing}${saved}; idle stop in ${formatDuration(due - now)}` };
+  }
+  return { state, action: "none", line: `${idle}; ${nothing}${saved}: nothing to do` };
+}

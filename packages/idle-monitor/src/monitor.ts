@@ -1,0 +1,314 @@
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Clock } from "@mcops/core/clock";
+import { loadBackupEnv } from "@mcops/core/config";
+import { isErrno } from "@mcops/core/env-file";
+import { formatDuration } from "@mcops/core/format";
+import { parseGameLog, playersOnline } from "@mcops/core/game-log";
+import { pingGame } from "@mcops/core/game-ping";
+import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
+import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
+import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/notifier";
+import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
+import { backupLockFile, type Paths } from "@mcops/core/paths";
+import type { Runner } from "@mcops/core/runner";
+import { type Decision, decide, type IdleSettings, type IdleState, type Observation } from "./decide.ts";
+
+export { systemClock } from "@mcops/core/clock";
+// What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
+export { resolvePaths } from "@mcops/core/paths";
+
+export interface MonitorContext {
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  stderr: Writer & { isTTY?: boolean };
+  /** Ends the service loop (SIGTERM). */
+  signal?: AbortSignal;
+  runner?: Runner;
+}
+
+/** Flags; each wins over its backup.env field. */
+export interface MonitorFlags {
+  idleAfter?: string | undefined;
+  cooldown?: string | undefined;
+  poll?: string | undefined;
+  stopAfter?: string | undefined;
+  gameAddress?: string | undefined;
+  backupCommand?: string | undefined;
+  stopCommand?: string | undefined;
+}
+
+export interface MonitorSettings extends IdleSettings {
+  pollMs: number;
+  gameAddress: string;
+  latestLog: string;
+  backupCommand: string;
+  stopCommand: string | undefined;
+  stateFile: string;
+  backupLog: string;
+}
+
+export function loadSettings(ctx: MonitorContext, flags: MonitorFlags = {}) {
+  const env = loadBackupEnv(
+    [
+      "CONTROL_URL",
+      "CONTROL_KEY",
+      "SERVER_ID",
+      "WORLD_DIR",
+      "GAME_ADDRESS",
+      "IDLE_AFTER",
+      "IDLE_COOLDOWN",
+      "IDLE_POLL",
+      "IDLE_STOP_AFTER",
+      "IDLE_BACKUP_COMMAND",
+      "IDLE_STOP_COMMAND",
+    ],
+    {
+      paths: ctx.paths,
+      env: ctx.env,
+      flags: {
+        IDLE_AFTER: flags.idleAfter,
+        IDLE_COOLDOWN: flags.cooldown,
+        IDLE_POLL: flags.poll,
+        IDLE_STOP_AFTER: flags.stopAfter,
+        GAME_ADDRESS: flags.gameAddress,
+        IDLE_BACKUP_COMMAND: flags.backupCommand,
+        IDLE_STOP_COMMAND: flags.stopCommand,
+      },
+    },
+  );
+  const settings: MonitorSettings = {
+    idleAfterMs: env.IDLE_AFTER ?? 30 * 60_000,
+    cooldownMs: env.IDLE_COOLDOWN ?? 2 * 3600_000,
+    stopAfterMs: env.IDLE_STOP_AFTER,
+    pollMs: env.IDLE_POLL ?? 60_000,
+    gameAddress: env.GAME_ADDRESS ?? "127.0.0.1:25565",
+    latestLog: join(env.WORLD_DIR, "logs", "latest.log"),
+    backupCommand: env.IDLE_BACKUP_COMMAND ?? "/opt/mc-tools/backup",
+    stopCommand: env.IDLE_STOP_COMMAND,
+    stateFile: join(ctx.paths.stateDir, "idle-monitor.json"),
+    backupLog: join(ctx.paths.logDir, "mc-backup.log"),
+  };
+  return { env, settings };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// State file: written whole to a temporary file and renamed, so a crash never leaves half of it.
+
+export function readState(file: string): IdleState {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return {};
+    throw error;
+  }
+  try {
+    const value = JSON.parse(text) as Record<string, unknown>;
+    const time = (key: string) => (typeof value[key] === "number" ? (value[key] as number) : undefined);
+    return {
+      lastActivity: time("lastActivity"),
+      idleSince: time("idleSince"),
+      lastIdleBackup: time("lastIdleBackup"),
+      lastBackupOk: time("lastBackupOk"),
+      idleStop: time("idleStop"),
+    };
+  } catch {
+    return {};
+  }
+}
+
+export function writeState(file: string, state: IdleState): void {
+  mkdirSync(join(file, ".."), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  renameSync(temp, file);
+}
+
+/** The time of the newest `=== Backup done ===` line in mc-backup.log (its last 256 KiB), if any. */
+export function lastBackupDone(file: string): number | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = statSync(file).size;
+    const length = Math.min(size, 256 * 1024);
+    const buffer = Buffer.alloc(length);
+    readSync(fd, buffer, 0, length, size - length);
+    const lines = buffer.toString("utf8").split("\n");
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) INFO === Backup done ===/.exec(lines[i] ?? "");
+      if (match?.[1]) return Date.parse(match[1]);
+    }
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * Who plays: the Server List Ping on the game port; if it does not answer, the players the game log says are online;
+ * if the log cannot be read either, the panel's state alone (offline means nobody; running means nobody can tell).
+ */
+export async function observe(panel: PanelClient, settings: MonitorSettings): Promise<Observation> {
+  const notes: string[] = [];
+  let state: Observation["state"];
+  try {
+    state = (await panel.resources()).state;
+  } catch (error) {
+    state = "unknown";
+    notes.push(`panel: ${(error as Error).message}`);
+  }
+  if (state === "offline" || state === "stopping") {
+    return { state, players: 0, names: [], source: "panel", notes };
+  }
+  const { ping, error } = await pingGame(settings.gameAddress);
+  if (ping) return { state, players: ping.online, names: ping.names, source: "ping", notes };
+  notes.push(`no ping answer on ${settings.gameAddress} (${error})`);
+  if (state === "starting") return { state, players: 0, names: [], source: "panel", notes };
+  try {
+    const names = playersOnline(parseGameLog(readFileSync(settings.latestLog, "utf8")));
+    return { state, players: names.length, names, source: "log", notes };
+  } catch (failure) {
+    notes.push(`no log (${(failure as NodeJS.ErrnoException).code ?? (failure as Error).message})`);
+    return { state, players: undefined, names: [], source: "panel", notes };
+  }
+}
+
+export interface Monitor {
+  /** One decision: observe, decide, act, save. An unexpected failure is logged and returned, not thrown. */
+  tick(): Promise<Decision & { error?: Error }>;
+  readonly state: IdleState;
+  readonly settings: MonitorSettings;
+}
+
+export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}): Monitor {
+  const { env, settings } = loadSettings(ctx, flags);
+  const logger: Logger = toolLogger({
+    logDir: ctx.paths.logDir,
+    file: "mc-idle-monitor.log",
+    stderr: ctx.stderr,
+    env: ctx.env,
+    clock: ctx.clock,
+  });
+  const notifier: Notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
+  const panel = createPanelClient({
+    url: env.CONTROL_URL,
+    key: env.CONTROL_KEY,
+    serverId: env.SERVER_ID,
+    clock: ctx.clock,
+    maxAttempts: 2,
+  });
+  // zx is loaded only when there is something to run: the service spends its days idle.
+  const runner: Runner = ctx.runner ?? {
+    run: async (...args) => (await import("@mcops/core/runner")).zxRunner.run(...args),
+  };
+  let state = readState(settings.stateFile);
+
+  /** False when a backup already runs (nothing started). */
+  async function backup(now: number, line: string): Promise<boolean> {
+    const holder = readLockHolder(backupLockFile(ctx.paths));
+    if (holder && isHolderAlive(holder)) {
+      logger.info(`${line} — but a backup is running (${holder.tool}, pid ${holder.pid}): waiting for it`);
+      return false;
+    }
+    logger.info(line);
+    state.lastIdleBackup = now;
+    writeState(settings.stateFile, state);
+    const since = state.idleSince === undefined ? "" : ` for ${formatDuration(now - state.idleSince)}`;
+    await notifier.send({
+      title: "Idle backup triggered",
+      description: `Nobody has played${since}; backing up what was played since the last backup.`,
+      colour: COLOURS.info,
+      category: "idle",
+    });
+    const result = await runner.run(settings.backupCommand, [], {
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      onStderrLine: (l) => logger.debug(`backup: ${l}`),
+    });
+    if (result.code === 0) {
+      state.lastBackupOk = ctx.clock.now();
+      logger.info(`idle backup done (${formatDuration(ctx.clock.now() - now)})`);
+    } else if (result.code === 75) {
+      logger.info("idle backup skipped: another backup was running (exit 75)");
+    } else {
+      const why = result.code === null ? (result.signal ?? "did not start") : `exit ${result.code}`;
+      const said = result.stderr.trim().split("\n").at(-1);
+      logger.error(`idle backup failed (${why})${said ? `: ${said}` : ""}; next try after the cooldown`);
+    }
+    return true;
+  }
+
+  async function stop(now: number, line: string): Promise<void> {
+    logger.info(line);
+    try {
+      await panel.power("stop");
+    } catch (error) {
+      logger.error(`idle stop failed: ${(error as Error).message}`);
+      return;
+    }
+    state.idleStop = now;
+    const since =
+      state.idleSince === undefined ? "" : ` after ${formatDuration(now - state.idleSince)} without players`;
+    await notifier.send({
+      title: "Server stopped (idle)",
+      description: `Nobody played${since}, and the world is backed up. Start it again from the panel.`,
+      colour: COLOURS.info,
+      category: "idle",
+    });
+    if (settings.stopCommand) {
+      const result = await runner.run(settings.stopCommand, [], ctx.signal ? { signal: ctx.signal } : {});
+      if (result.code === 0) logger.info(`ran ${settings.stopCommand}`);
+      else logger.error(`${settings.stopCommand} failed (exit ${result.code ?? result.signal})`);
+    }
+  }
+
+  return {
+    settings,
+    get state() {
+      return state;
+    },
+    async tick() {
+      try {
+        const now = ctx.clock.now();
+        const observation = await observe(panel, settings);
+        const decision = decide(state, observation, settings, now, lastBackupDone(settings.backupLog));
+        state = decision.state;
+        let action = decision.action;
+        if (action === "backup") action = (await backup(now, decision.line)) ? "backup" : "none";
+        else if (action === "stop") await stop(now, decision.line);
+        else logger.info(decision.line);
+        writeState(settings.stateFile, state);
+        return { ...decision, action };
+      } catch (failure) {
+        const error = failure instanceof Error ? failure : new Error(String(failure));
+        logger.error(`no decision this time: ${error.message}`);
+        return { state, action: "none", line: error.message, error };
+      }
+    },
+  };
+}
+
+/** The service: a decision every IDLE_POLL until the signal; `once`: one decision. */
+export async function runMonitor(ctx: MonitorContext, flags: MonitorFlags, once: boolean): Promise<number> {
+  const monitor = createMonitor(ctx, flags);
+  for (;;) {
+    const decision = await monitor.tick();
+    if (once) {
+      if (decision.error) throw decision.error;
+      return 0;
+    }
+    if (ctx.signal?.aborted) return 0;
+    try {
+      await ctx.clock.sleep(monitor.settings.pollMs, ctx.signal);
+    } catch {
+      return 0;
+    }
+  }
+}

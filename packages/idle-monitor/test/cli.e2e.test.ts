@@ -1,0 +1,83 @@
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import {
+  type GameServer,
+  type PanelStandIn,
+  runTool,
+  startGameServer,
+  startPanelStandIn,
+  startTool,
+  type TempDir,
+  tempDir,
+  toolEnv,
+} from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+const BIN = fileURLToPath(new URL("../dist/idle-monitor.mjs", import.meta.url));
+let root: TempDir;
+let panel: PanelStandIn;
+let game: GameServer;
+let env: NodeJS.ProcessEnv;
+
+beforeEach(async () => {
+  root = tempDir("mcops-idle-e2e-");
+  panel = await startPanelStandIn({ servers: [{ state: "running" }] });
+  game = await startGameServer();
+  env = toolEnv(root.path);
+  const etc = env.MCOPS_CONFIG_DIR as string;
+  mkdirSync(etc, { recursive: true });
+  writeFileSync(
+    join(etc, "backup.env"),
+    `CONTROL_URL=${panel.url}\nCONTROL_KEY=${panel.apiKey}\nSERVER_ID=${panel.server.identifier}\nWORLD_DIR=${join(root.path, "volume")}\nGAME_ADDRESS=${game.address}\n`,
+  );
+  chmodSync(join(etc, "backup.env"), 0o600);
+});
+afterEach(async () => {
+  await game.close();
+  await panel.close();
+  root.cleanup();
+});
+
+describe("idle-monitor (built executable)", () => {
+  it("--once makes one decision, logs it and remembers it", async () => {
+    const steve = await game.join("Steve");
+    const result = await runTool(BIN, ["--once"], { env });
+    expect(result).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    expect(readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8")).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ INFO 1 player online \[ping\], server running: active\n$/,
+    );
+    const state = JSON.parse(readFileSync(join(root.path, "state", "idle-monitor.json"), "utf8"));
+    expect(state.lastActivity).toBeGreaterThan(Date.now() - 60_000);
+    await steve.leave();
+  });
+
+  it("runs as a service until SIGTERM, a decision every IDLE_POLL", async () => {
+    const { child, done } = startTool(BIN, ["--poll", "1s"], { env });
+    const log = join(root.path, "log", "mc-idle-monitor.log");
+    const lines = () => {
+      try {
+        return readFileSync(log, "utf8").trim().split("\n").length;
+      } catch {
+        return 0;
+      }
+    };
+    for (let i = 0; i < 100 && lines() < 2; i++) await sleep(50);
+    child.kill("SIGTERM");
+    const result = await done;
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(lines()).toBeGreaterThanOrEqual(2);
+    expect(readFileSync(log, "utf8")).toMatch(/INFO 0 players online \[ping\], server running, empty for /);
+  });
+
+  it("says what is wrong with its settings in one line", async () => {
+    const bad = await runTool(BIN, ["--once", "--idle-after", "soon"], { env });
+    expect(bad.code).toBe(78);
+    expect(bad.stderr).toMatch(
+      /^idle-monitor: IDLE_AFTER is not a duration above 0 \(.*\) — write it like 30m, 90s or 2h\n$/,
+    );
+    const unknown = await runTool(BIN, ["--onse"], { env });
+    expect(unknown.code).toBe(2);
+  });
+});

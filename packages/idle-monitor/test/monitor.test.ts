@@ -1,0 +1,174 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { acquireLock, resolvePaths } from "@mcops/core";
+import {
+  type DiscordStandIn,
+  type GameServer,
+  type PanelStandIn,
+  startDiscordStandIn,
+  startGameServer,
+  startPanelStandIn,
+  type TempDir,
+  tempDir,
+  toolEnv,
+  type VirtualClock,
+  virtualClock,
+} from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createMonitor, type Monitor, type MonitorContext } from "../src/monitor.ts";
+
+const MIN = 60_000;
+const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
+
+let root: TempDir;
+let panel: PanelStandIn;
+let discord: DiscordStandIn;
+let game: GameServer;
+let clock: VirtualClock;
+let ctx: MonitorContext;
+let calls: string;
+let worldDir: string;
+
+/** A stand-in for the backup executable: records each call (and the virtual time it was asked at) and exits $EXIT. */
+function writeBackupStandIn(exitCode = 0): string {
+  const script = join(root.path, "backup-stand-in");
+  writeFileSync(script, `#!/bin/sh\necho "backup $*" >> '${calls}'\nexit ${exitCode}\n`);
+  chmodSync(script, 0o755);
+  return script;
+}
+
+function backups(): number {
+  return existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n").length : 0;
+}
+
+function monitor(extra: Record<string, string> = {}): Monitor {
+  const etc = ctx.env.MCOPS_CONFIG_DIR as string;
+  writeFileSync(
+    join(etc, "backup.env"),
+    Object.entries({
+      CONTROL_URL: panel.url,
+      CONTROL_KEY: panel.apiKey,
+      SERVER_ID: panel.server.identifier,
+      WORLD_DIR: worldDir,
+      GAME_ADDRESS: game.address,
+      IDLE_BACKUP_COMMAND: writeBackupStandIn(),
+      ...extra,
+    })
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(""),
+  );
+  chmodSync(join(etc, "backup.env"), 0o600);
+  return createMonitor(ctx);
+}
+
+/** `minutes` polls, one a minute; returns the actions taken. */
+async function polls(m: Monitor, minutes: number): Promise<string[]> {
+  const actions: string[] = [];
+  for (let i = 0; i < minutes; i++) {
+    const decision = await m.tick();
+    if (decision.error) throw decision.error;
+    if (decision.action !== "none") actions.push(`${decision.action}@${Math.round((clock.now() - T0) / MIN)}`);
+    clock.advance(MIN);
+  }
+  return actions;
+}
+
+beforeEach(async () => {
+  root = tempDir("mcops-idle-");
+  panel = await startPanelStandIn({ servers: [{ state: "running" }], timings: { startMs: 20, stopMs: 20 } });
+  discord = await startDiscordStandIn();
+  game = await startGameServer();
+  clock = virtualClock(T0);
+  calls = join(root.path, "backup-calls.txt");
+  worldDir = join(root.path, "volume");
+  mkdirSync(join(worldDir, "logs"), { recursive: true });
+  const env = toolEnv(root.path);
+  mkdirSync(env.MCOPS_CONFIG_DIR as string, { recursive: true });
+  writeFileSync(join(env.MCOPS_CONFIG_DIR as string, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+  chmodSync(join(env.MCOPS_CONFIG_DIR as string, "webhook.env"), 0o600);
+  ctx = { paths: resolvePaths(env), env, clock, stderr: { write: () => true } };
+});
+
+afterEach(async () => {
+  await game.close();
+  await panel.close();
+  await discord.close();
+  root.cleanup();
+});
+
+describe("idle-monitor against a real protocol server", () => {
+  it("runs exactly one backup per idle period, after real players left, and posts it", async () => {
+    const m = monitor();
+    const steve = await game.join("Steve");
+    const alex = await game.join("Alex");
+    expect(await polls(m, 5)).toEqual([]);
+    await alex.leave();
+    expect(await polls(m, 5)).toEqual([]);
+    await steve.leave();
+    expect(await polls(m, 45)).toEqual(["backup@40"]);
+    expect(backups()).toBe(1);
+    expect(discord.messages.map((msg) => msg.body.embeds[0].title)).toEqual(["Idle backup triggered"]);
+    const log = readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8");
+    expect(log).toMatch(/INFO 2 players online \[ping\], server running: active\n/);
+    expect(log).toMatch(
+      /INFO 0 players online \[ping\], server running, empty for 29 min 0 s; idle backup in 1 min 0 s\n/,
+    );
+    expect(log).toMatch(/INFO idle backup done/);
+  }, 30_000);
+
+  it("backs up nothing when nobody played, and nothing during the cooldown", async () => {
+    const m = monitor();
+    expect(await polls(m, 90)).toEqual([]);
+    const steve = await game.join("Steve");
+    expect(await polls(m, 2)).toEqual([]);
+    await steve.leave();
+    expect(await polls(m, 31)).toEqual(["backup@122"]);
+    const again = await game.join("Steve");
+    expect(await polls(m, 2)).toEqual([]);
+    await again.leave();
+    // The second idle period is due 30 min later, but the cooldown (2 h from minute 122) holds it to minute 242.
+    expect(await polls(m, 120)).toEqual(["backup@242"]);
+    expect(backups()).toBe(2);
+  }, 60_000);
+
+  it("falls back to the game log when the ping fails", async () => {
+    const m = monitor({ GAME_ADDRESS: "127.0.0.1:1" });
+    const log = join(worldDir, "logs", "latest.log");
+    writeFileSync(log, "[12:00:00] [Server thread/INFO]: Steve joined the game\n");
+    const first = await m.tick();
+    expect(first.line).toMatch(/^1 player online \(Steve\) \[log\], server running; no ping answer on 127\.0\.0\.1:1 /);
+    clock.advance(MIN);
+    writeFileSync(log, "[12:01:00] [Server thread/INFO]: Steve left the game\n", { flag: "a" });
+    expect(await polls(m, 31)).toEqual(["backup@31"]);
+  }, 30_000);
+
+  it("keeps its timing across a restart of the monitor", async () => {
+    const steve = await game.join("Steve");
+    expect(await polls(monitor(), 3)).toEqual([]);
+    await steve.leave();
+    expect(await polls(monitor(), 20)).toEqual([]);
+    // A new monitor (a service restart) remembers the idle period began at minute 3: the backup comes at minute 33.
+    expect(await polls(monitor(), 20)).toEqual(["backup@33"]);
+    expect(await polls(monitor(), 20)).toEqual([]);
+    expect(backups()).toBe(1);
+  }, 30_000);
+
+  it("never starts a backup while one runs, and stops the idle server when told to", async () => {
+    const m = monitor({ IDLE_STOP_AFTER: "45m" });
+    const steve = await game.join("Steve");
+    await polls(m, 1);
+    await steve.leave();
+    const running = await acquireLock(join(root.path, "run", "backup.lock"), { tool: "backup" });
+    expect(await polls(m, 35)).toEqual([]);
+    running.release();
+    expect(await polls(m, 20)).toEqual(["backup@36", "stop@46"]);
+    expect(panel.signals()).toEqual(["stop"]);
+    expect(discord.messages.map((msg) => msg.body.embeds[0].title)).toEqual([
+      "Idle backup triggered",
+      "Server stopped (idle)",
+    ]);
+    expect(readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8")).toMatch(
+      /but a backup is running \(backup, pid \d+\): waiting for it/,
+    );
+  }, 60_000);
+});
