@@ -1,5 +1,26 @@
 export { type VirtualClock, virtualClock } from "./clock.ts";
 export type {
+  CloudflareError,
+  CloudflareFault,
+  CloudflareRequestRecord,
+  CloudflareRoute,
+  CloudflareStandIn,
+  CloudflareStandInOptions,
+  CloudflareWrite,
+  DnsRecord,
+  DnsRecordType,
+  TokenStatus,
+} from "./cloudflare.ts";
+export { cloudflareError, startCloudflareStandIn } from "./cloudflare.ts";
+export type {
+  DigitalOceanFault,
+  DigitalOceanRequest,
+  DigitalOceanRoute,
+  DigitalOceanStandIn,
+  DigitalOceanStandInOptions,
+} from "./digitalocean.ts";
+export { digitalOceanError, startDigitalOceanStandIn } from "./digitalocean.ts";
+export type {
   DiscordRequestRecord,
   DiscordStandIn,
   DiscordStandInOptions,

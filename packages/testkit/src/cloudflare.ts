@@ -1,0 +1,745 @@
+/**
+ * A loopback stand-in for the DNS parts of Cloudflare's API v4 (what is https://api.cloudflare.com/client/v4):
+ * token verification, zone lookup and DNS record list/read/create/overwrite/edit/delete, answered in Cloudflare's
+ * envelope (`{success, errors, messages, result, result_info?}`) with its status and error codes, a per-token rate
+ * limit (1200 requests per 5 minutes, then every call is refused for the window) and fault injection.
+ *
+ * Where the API reference is silent, the stand-in follows what the live API has been seen to answer:
+ * - no credentials: 400, 9106; a malformed Authorization header or token (not `Bearer ` + at least 40 of
+ *   A-Z a-z 0-9 - _): 400, 6003 with error_chain 6111; an X-Auth-Key instead of a token: 400, 6003/6103;
+ * - a well-formed but unknown token: 401, 1000 "Invalid API Token" on /user/tokens/verify, 403, 9109 "Invalid access
+ *   token" everywhere else; a disabled or expired token: verify answers 200 with that status (the documented
+ *   schema), every other call 403, 9109;
+ * - a write to a zone the token may only read (`editable: false`) or any call on a zone id the token cannot see:
+ *   403, 10000 "Authentication error"; a zone or record id that is not 32 hex digits: 400, 7003 + 7000; an unknown
+ *   record id: 404, 81044;
+ * - DNS validation: 9005/9006 (bad A/AAAA content), 9000 (bad name), 9020 (type), and 1004 "DNS Validation Error"
+ *   with an error_chain of 9007 (CNAME content), 9021 (TTL), 9004 (proxied on a type that cannot be), all 400; an
+ *   identical record: 400, 81058; A/AAAA next to a CNAME: 81054; a CNAME next to A/AAAA/CNAME: 81053; a body that
+ *   is not JSON: 6007; JSON of the wrong shape (a field of the wrong JSON type): 9207;
+ * - 429 carries 971 "Please wait and consider throttling your request speed" and `Retry-After` (seconds, rounded
+ *   up); every authenticated answer carries `Ratelimit` and `Ratelimit-Policy`.
+ * Records support the types A, AAAA, CNAME and TXT; a name is stored as a lower-case FQDN ("@" is the apex, a name
+ * outside the zone gets the zone appended, as Cloudflare does). The list filter `name` is an exact, case-insensitive
+ * match on the FQDN: `name=mc` does not find `mc.example.co.uk`.
+ */
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isIPv4, isIPv6 } from "node:net";
+import type { Fault, HeaderMap, RateLimitFault, StatusFault } from "./http.ts";
+import {
+  applyFault,
+  FaultQueue,
+  isPlainObject,
+  listenLoopback,
+  parseJson,
+  randomString,
+  readBody,
+  reasonPhrase,
+  SlidingWindowLimiter,
+  sendAny,
+  sendJson,
+  TimerSet,
+} from "./http.ts";
+
+export type DnsRecordType = "A" | "AAAA" | "CNAME" | "TXT";
+export type TokenStatus = "active" | "disabled" | "expired";
+/** verify: GET /user/tokens/verify; zones: GET /zones[/{id}]; dns_records: GET on dns_records; dns_write: the rest. */
+export type CloudflareRoute = "verify" | "zones" | "dns_records" | "dns_write";
+/** A fault, optionally only for one route. A status fault without a body sends Cloudflare's envelope. */
+export type CloudflareFault = Fault & { route?: CloudflareRoute };
+
+export interface CloudflareError {
+  code: number;
+  message: string;
+  error_chain?: CloudflareError[];
+}
+
+export interface CloudflareStandInOptions {
+  /** Default: 40 random characters. */
+  token?: string;
+  /** Zones the token can see. Default: [{ name: "example.co.uk" }]. `editable: false` makes DNS writes 403 (a token scoped to another zone or read-only). */
+  zones?: Array<{ name: string; editable?: boolean }>;
+  /** DNS records that exist at start. */
+  records?: Array<{
+    zone: string;
+    name: string;
+    type?: DnsRecordType;
+    content: string;
+    proxied?: boolean;
+    ttl?: number;
+  }>;
+  /** Token status for /user/tokens/verify: default "active". */
+  tokenStatus?: TokenStatus;
+  /** Default 1200 per 300 000 ms. */
+  rateLimit?: { limit: number; windowMs: number };
+}
+
+/** A DNS record as the API returns it. */
+export interface DnsRecord {
+  id: string;
+  zone_id: string;
+  zone_name: string;
+  /** Lower-case FQDN. */
+  name: string;
+  type: DnsRecordType;
+  content: string;
+  proxiable: boolean;
+  proxied: boolean;
+  /** 1 = automatic. */
+  ttl: number;
+  locked: boolean;
+  meta: { auto_added: boolean; managed_by_apps: boolean; managed_by_argo_tunnel: boolean; source: string };
+  settings: Record<string, unknown>;
+  comment: string | null;
+  tags: string[];
+  created_on: string;
+  modified_on: string;
+}
+
+export interface CloudflareRequestRecord {
+  /** Date.now() when the request arrived. */
+  at: number;
+  method: string;
+  /** As requested, query included ("/client/v4/zones?name=example.co.uk"). */
+  path: string;
+  /** The status answered; 0 while pending or when a "drop" fault closed the connection. */
+  status: number;
+  /** The request body: parsed JSON, or the text when it is not JSON; absent when empty. */
+  body?: unknown;
+  route: CloudflareRoute | "other";
+  /** The injected fault that answered (or delayed) this request. */
+  fault?: Fault["kind"];
+}
+
+/** One DNS write Cloudflare accepted: the record as it is after POST/PUT/PATCH, as it was for DELETE. */
+export interface CloudflareWrite {
+  method: string;
+  name: string;
+  content?: string;
+  /** Absent for DELETE. */
+  proxied?: boolean;
+}
+
+export interface CloudflareStandIn {
+  /** http://127.0.0.1:PORT; the API is at url + "/client/v4". */
+  url: string;
+  token: string;
+  zones(): Array<{ id: string; name: string }>;
+  /** Current records (the API's objects, copies), of one zone (its name or id) or of all. */
+  records(zone?: string): DnsRecord[];
+  /** Every request, in arrival order, with the status answered. */
+  requests: CloudflareRequestRecord[];
+  /** Writes (POST, PUT, PATCH, DELETE) to dns_records that Cloudflare accepted, in order. */
+  writes(): CloudflareWrite[];
+  setTokenStatus(status: TokenStatus): void;
+  inject(fault: CloudflareFault): void;
+  /** Forget requests, writes, pending faults and the rate-limit window (records and token status stay). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+interface Zone {
+  id: string;
+  name: string;
+  editable: boolean;
+  createdOn: string;
+}
+
+interface RouteMatch {
+  route: CloudflareRoute;
+  methods: string[];
+  zoneId?: string;
+  recordId?: string;
+}
+
+const API = "/client/v4";
+const RECORD_TYPES: readonly string[] = ["A", "AAAA", "CNAME", "TXT"];
+const PROXIABLE: readonly string[] = ["A", "AAAA", "CNAME"];
+const HEX_ID = /^[0-9a-f]{32}$/;
+const TOKEN_FORMAT = /^[A-Za-z0-9_-]{40,}$/;
+const SAME_NAME_DOCS =
+  "For more details, refer to <https://developers.cloudflare.com/dns/manage-dns-records/troubleshooting/records-with-same-name/>.";
+
+const ERR = {
+  missingAuth: { code: 9106, message: "Missing X-Auth-Key, X-Auth-Email or Authorization headers" },
+  badHeaders: (chain: CloudflareError[]): CloudflareError => ({
+    code: 6003,
+    message: "Invalid request headers",
+    error_chain: chain,
+  }),
+  badAuthorization: { code: 6111, message: "Invalid format for Authorization header" },
+  badAuthKey: { code: 6103, message: "Invalid format for X-Auth-Key header" },
+  invalidApiToken: { code: 1000, message: "Invalid API Token" },
+  invalidAccessToken: { code: 9109, message: "Invalid access token" },
+  authentication: { code: 10000, message: "Authentication error" },
+  methodNotAllowed: (method: string): CloudflareError => ({
+    code: 10000,
+    message: `${method} method not allowed for the api_token authentication scheme`,
+  }),
+  rateLimited: { code: 971, message: "Please wait and consider throttling your request speed" },
+  noRoute: (path: string): CloudflareError[] => [
+    { code: 7003, message: `Could not route to ${path}, perhaps your object identifier is invalid?` },
+    { code: 7000, message: "No route for that URI" },
+  ],
+  recordMissing: { code: 81044, message: "Record does not exist." },
+  identical: { code: 81058, message: "An identical record already exists." },
+  cnameExists: { code: 81054, message: `A CNAME record with that host already exists. ${SAME_NAME_DOCS}` },
+  hostExists: { code: 81053, message: `An A, AAAA, or CNAME record with that host already exists. ${SAME_NAME_DOCS}` },
+  malformedJson: { code: 6007, message: "Malformed JSON in request body" },
+  badShape: { code: 9207, message: "Content-type must be application/json." },
+  badName: { code: 9000, message: "DNS name is invalid." },
+  badType: { code: 9020, message: "Invalid DNS record type" },
+  badIpv4: { code: 9005, message: "Content for A record must be a valid IPv4 address." },
+  badIpv6: { code: 9006, message: "Content for AAAA record must be a valid IPv6 address." },
+  validation: (chain?: CloudflareError): CloudflareError => ({
+    code: 1004,
+    message: "DNS Validation Error",
+    ...(chain ? { error_chain: [chain] } : {}),
+  }),
+  badCname: { code: 9007, message: "Content for CNAME record is invalid." },
+  badTtl: { code: 9021, message: "TTL must be between 60 and 86400 seconds, or 1 for Automatic." },
+  notProxiable: { code: 9004, message: "This record type cannot be proxied." },
+} as const;
+
+/** Cloudflare's failure envelope. */
+export function cloudflareError(...errors: CloudflareError[]): {
+  success: false;
+  errors: CloudflareError[];
+  messages: unknown[];
+  result: null;
+} {
+  return { success: false, errors, messages: [], result: null };
+}
+
+interface ResultInfo {
+  page: number;
+  per_page: number;
+  count: number;
+  total_count: number;
+  total_pages: number;
+}
+
+function success(result: unknown, extra: { messages?: unknown[]; resultInfo?: ResultInfo } = {}): unknown {
+  return {
+    success: true,
+    errors: [],
+    messages: extra.messages ?? [],
+    result,
+    ...(extra.resultInfo ? { result_info: extra.resultInfo } : {}),
+  };
+}
+
+const hexId = (): string => randomBytes(16).toString("hex");
+/** Cloudflare writes timestamps with microseconds: 2024-06-18T12:34:56.123456Z. */
+const timestamp = (ms: number = Date.now()): string => new Date(ms).toISOString().replace(/Z$/, "000Z");
+
+export async function startCloudflareStandIn(options: CloudflareStandInOptions = {}): Promise<CloudflareStandIn> {
+  const token = options.token ?? randomString(40);
+  const tokenId = hexId();
+  const accountId = hexId();
+  let tokenStatus: TokenStatus = options.tokenStatus ?? "active";
+  const rate = options.rateLimit ?? { limit: 1200, windowMs: 300_000 };
+  const limiter = new SlidingWindowLimiter({ ...rate, countRejected: false });
+  let blockedUntil = 0;
+  const faults = new FaultQueue<CloudflareFault>();
+  const timers = new TimerSet();
+  const requests: CloudflareRequestRecord[] = [];
+  const writeLog: CloudflareWrite[] = [];
+
+  const zones: Zone[] = (options.zones ?? [{ name: "example.co.uk" }]).map((zone) => ({
+    id: hexId(),
+    name: zone.name.toLowerCase().replace(/\.$/, ""),
+    editable: zone.editable ?? true,
+    createdOn: timestamp(),
+  }));
+  if (zones.length === 0) throw new RangeError("the Cloudflare stand-in needs at least one zone");
+  const records: DnsRecord[] = [];
+
+  const zoneNamed = (nameOrId: string): Zone | undefined => {
+    const wanted = nameOrId.toLowerCase().replace(/\.$/, "");
+    return zones.find((z) => z.name === wanted || z.id === wanted);
+  };
+
+  for (const seed of options.records ?? []) {
+    const zone = zoneNamed(seed.zone);
+    if (!zone) throw new RangeError(`the Cloudflare stand-in has no zone "${seed.zone}"`);
+    const checked = checkRecord(zone, records, undefined, {
+      type: seed.type ?? "A",
+      name: seed.name,
+      content: seed.content,
+      ...(seed.proxied === undefined ? {} : { proxied: seed.proxied }),
+      ...(seed.ttl === undefined ? {} : { ttl: seed.ttl }),
+    });
+    if (!checked.ok) {
+      throw new RangeError(
+        `invalid seed record ${seed.name}: ${checked.errors.map((e) => `${e.code} ${e.message}`).join("; ")}`,
+      );
+    }
+    records.push(newRecord(zone, checked.fields));
+  }
+
+  // -- the API ----------------------------------------------------------------------------------------------------
+
+  const zoneObject = (zone: Zone): Record<string, unknown> => ({
+    id: zone.id,
+    name: zone.name,
+    status: "active",
+    paused: false,
+    type: "full",
+    development_mode: 0,
+    name_servers: ["ada.ns.cloudflare.com", "bob.ns.cloudflare.com"],
+    original_name_servers: null,
+    original_registrar: null,
+    original_dnshost: null,
+    created_on: zone.createdOn,
+    modified_on: zone.createdOn,
+    activated_on: zone.createdOn,
+    meta: { step: 2, custom_certificate_quota: 0, page_rule_quota: 3, phishing_detected: false },
+    owner: { id: null, type: "user", email: null },
+    account: { id: accountId, name: "Stand-in account" },
+    tenant: { id: null, name: null },
+    tenant_unit: { id: null },
+    permissions: zone.editable
+      ? ["#dns_records:edit", "#dns_records:read", "#zone:read"]
+      : ["#dns_records:read", "#zone:read"],
+    plan: {
+      id: "0feeeeeeeeeeeeeeeeeeeeeeeeeeeeee",
+      name: "Free Website",
+      price: 0,
+      currency: "USD",
+      frequency: "",
+      is_subscribed: false,
+      can_subscribe: false,
+      legacy_id: "free",
+      legacy_discount: false,
+      externally_managed: false,
+    },
+  });
+
+  const verifyResult = (): Record<string, unknown> => ({
+    id: tokenId,
+    status: tokenStatus,
+    ...(tokenStatus === "expired" ? { expires_on: timestamp(Date.now() - 86_400_000).replace(/\.\d+Z$/, "Z") } : {}),
+  });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const at = Date.now();
+    const method = (req.method ?? "GET").toUpperCase();
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const text = await readBody(req);
+    const entry: CloudflareRequestRecord = { at, method, path: req.url ?? "/", status: 0, route: "other" };
+    const parsed = text.trim() === "" ? undefined : parseJson(text);
+    if (parsed) entry.body = parsed.ok ? parsed.value : text;
+    requests.push(entry);
+    let limitHeaders: HeaderMap = {};
+    const answer = (status: number, body: unknown, headers: HeaderMap = {}): void => {
+      entry.status = status;
+      sendJson(res, status, body, { ...limitHeaders, ...headers });
+    };
+
+    const match = url.pathname.startsWith(`${API}/`)
+      ? matchRoute(url.pathname.slice(API.length).replace(/\/+$/, ""), method)
+      : undefined;
+    if (match) entry.route = match.route;
+
+    const fault = faults.take((f) => f.route === undefined || f.route === match?.route);
+    if (fault) entry.fault = fault.kind;
+    const outcome = await applyFault(fault, res, timers, {
+      status: (f) => {
+        entry.status = f.status;
+        const body = f.body === undefined ? faultBody(f, match?.route, url.pathname) : f.body;
+        sendAny(res, f.status, body, f.headers ?? {});
+      },
+      rateLimit: (f) => {
+        entry.status = 429;
+        sendJson(res, 429, cloudflareError(ERR.rateLimited), rateLimitFaultHeaders(f, rate));
+      },
+      dropped: () => {
+        entry.status = 0;
+      },
+    });
+    if (outcome === "handled") return;
+
+    // -- authentication ---------------------------------------------------------------------------------------
+    const authorization = req.headers.authorization;
+    if (authorization === undefined) {
+      if (req.headers["x-auth-key"] !== undefined)
+        return answer(400, cloudflareError(ERR.badHeaders([ERR.badAuthKey])));
+      return answer(400, cloudflareError(ERR.missingAuth));
+    }
+    const presented = /^Bearer (\S+)$/i.exec(authorization.trim())?.[1];
+    if (presented === undefined || (presented !== token && !TOKEN_FORMAT.test(presented))) {
+      return answer(400, cloudflareError(ERR.badHeaders([ERR.badAuthorization])));
+    }
+    if (presented !== token) {
+      if (match?.route === "verify") return answer(401, cloudflareError(ERR.invalidApiToken));
+      return answer(403, cloudflareError(ERR.invalidAccessToken));
+    }
+    if (tokenStatus !== "active" && match?.route !== "verify") {
+      return answer(403, cloudflareError(ERR.invalidAccessToken));
+    }
+
+    // -- rate limit (per token; once over, every call is refused for the window) ---------------------------------
+    const now = Date.now();
+    const policy = `"default";q=${rate.limit};w=${Math.ceil(rate.windowMs / 1000)}`;
+    if (now < blockedUntil) {
+      const wait = Math.ceil((blockedUntil - now) / 1000);
+      limitHeaders = { Ratelimit: `"default";r=0;t=${wait}`, "Ratelimit-Policy": policy };
+      return answer(429, cloudflareError(ERR.rateLimited), { "Retry-After": String(wait) });
+    }
+    const decision = limiter.hit(token, now);
+    if (!decision.allowed) {
+      blockedUntil = now + rate.windowMs;
+      const wait = Math.ceil(rate.windowMs / 1000);
+      limitHeaders = { Ratelimit: `"default";r=0;t=${wait}`, "Ratelimit-Policy": policy };
+      return answer(429, cloudflareError(ERR.rateLimited), { "Retry-After": String(wait) });
+    }
+    limitHeaders = {
+      Ratelimit: `"default";r=${decision.remaining};t=${Math.ceil(decision.resetAfterMs / 1000)}`,
+      "Ratelimit-Policy": policy,
+    };
+
+    // -- routing --------------------------------------------------------------------------------------------------
+    if (!match) return answer(400, cloudflareError(...ERR.noRoute(url.pathname)));
+    if (!match.methods.includes(method)) return answer(405, cloudflareError(ERR.methodNotAllowed(method)));
+
+    if (match.route === "verify") {
+      const messages =
+        tokenStatus === "active" ? [{ code: 10000, message: "This API Token is valid and active", type: null }] : [];
+      return answer(200, success(verifyResult(), { messages }));
+    }
+
+    if (match.zoneId === undefined) {
+      const q = url.searchParams;
+      const name = q.get("name");
+      const status = q.get("status");
+      const any = q.get("match") === "any";
+      const found = zones.filter((zone) => {
+        const checks: boolean[] = [];
+        if (name !== null) checks.push(nameFilter(zone.name, name));
+        if (status !== null) checks.push(status === "active");
+        return checks.length === 0 || (any ? checks.some(Boolean) : checks.every(Boolean));
+      });
+      const { slice, info } = paginate(found, q, 20, 50);
+      return answer(200, success(slice.map(zoneObject), { resultInfo: info }));
+    }
+
+    if (!HEX_ID.test(match.zoneId)) return answer(400, cloudflareError(...ERR.noRoute(url.pathname)));
+    const zone = zones.find((z) => z.id === match.zoneId);
+    if (!zone) return answer(403, cloudflareError(ERR.authentication));
+    if (match.recordId === undefined && match.route === "zones") return answer(200, success(zoneObject(zone)));
+    if (match.route === "dns_write" && !zone.editable) return answer(403, cloudflareError(ERR.authentication));
+
+    let existing: DnsRecord | undefined;
+    if (match.recordId !== undefined) {
+      if (!HEX_ID.test(match.recordId)) return answer(400, cloudflareError(...ERR.noRoute(url.pathname)));
+      existing = records.find((r) => r.id === match.recordId && r.zone_id === zone.id);
+      if (!existing) return answer(404, cloudflareError(ERR.recordMissing));
+    }
+
+    if (method === "GET") {
+      if (existing) return answer(200, success(structuredClone(existing)));
+      const inZone = records.filter((r) => r.zone_id === zone.id);
+      const found = inZone.filter((r) => recordFilter(r, url.searchParams));
+      const { slice, info } = paginate(found, url.searchParams, 100, 5_000_000);
+      return answer(200, success(structuredClone(slice), { resultInfo: info }));
+    }
+
+    if (method === "DELETE" && existing) {
+      const gone = existing;
+      records.splice(records.indexOf(gone), 1);
+      writeLog.push({ method, name: gone.name, content: gone.content });
+      return answer(200, success({ id: gone.id }));
+    }
+
+    // POST, PUT, PATCH
+    if (!parsed || !parsed.ok) return answer(400, cloudflareError(ERR.malformedJson));
+    if (!isPlainObject(parsed.value)) return answer(400, cloudflareError(ERR.badShape));
+    const input = parsed.value;
+    const checked = checkRecord(zone, records, method === "PATCH" ? existing : undefined, input, existing);
+    if (!checked.ok) return answer(400, cloudflareError(...checked.errors));
+    let record: DnsRecord;
+    if (existing) {
+      const updated = newRecord(zone, checked.fields, existing);
+      records[records.indexOf(existing)] = updated;
+      record = updated;
+    } else {
+      record = newRecord(zone, checked.fields);
+      records.push(record);
+    }
+    writeLog.push({ method, name: record.name, content: record.content, proxied: record.proxied });
+    return answer(200, success(structuredClone(record)));
+  };
+
+  const server = await listenLoopback(handle);
+
+  return {
+    url: server.url,
+    token,
+    zones: () => zones.map((z) => ({ id: z.id, name: z.name })),
+    records(zone) {
+      if (zone === undefined) return structuredClone(records);
+      const found = zoneNamed(zone);
+      if (!found) throw new RangeError(`the Cloudflare stand-in has no zone "${zone}"`);
+      return structuredClone(records.filter((r) => r.zone_id === found.id));
+    },
+    requests,
+    writes: () => writeLog.map((w) => ({ ...w })),
+    setTokenStatus(status) {
+      tokenStatus = status;
+    },
+    inject: (fault) => faults.push(fault),
+    reset() {
+      requests.length = 0;
+      writeLog.length = 0;
+      faults.clear();
+      limiter.reset();
+      blockedUntil = 0;
+    },
+    async close() {
+      timers.clearAll();
+      await server.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Routes, filters, pages
+
+function matchRoute(path: string, method: string): RouteMatch | undefined {
+  if (path === "/user/tokens/verify") return { route: "verify", methods: ["GET"] };
+  if (path === "/zones") return { route: "zones", methods: ["GET"] };
+  const match = /^\/zones\/([^/]+)(?:\/dns_records(?:\/([^/]+))?)?$/.exec(path);
+  if (!match) return undefined;
+  const [whole = "", zoneId = "", recordId] = match;
+  const route: CloudflareRoute = method === "GET" ? "dns_records" : "dns_write";
+  if (!whole.includes("/dns_records")) return { route: "zones", methods: ["GET"], zoneId };
+  if (recordId === undefined) return { route, methods: ["GET", "POST"], zoneId };
+  return { route, methods: ["GET", "PUT", "PATCH", "DELETE"], zoneId, recordId };
+}
+
+/** The zone list's `name`: exact (case-insensitive) by default, or `operator:value` as the API reference lists. */
+function nameFilter(zoneName: string, filter: string): boolean {
+  const operator = /^(equal|not_equal|starts_with|ends_with|contains)(_case_sensitive)?:(.*)$/.exec(filter);
+  if (!operator) return zoneName === filter.toLowerCase().replace(/\.$/, "");
+  const [, op = "equal", caseSensitive, raw = ""] = operator;
+  const value = caseSensitive ? raw : raw.toLowerCase();
+  switch (op) {
+    case "not_equal":
+      return zoneName !== value;
+    case "starts_with":
+      return zoneName.startsWith(value);
+    case "ends_with":
+      return zoneName.endsWith(value);
+    case "contains":
+      return zoneName.includes(value);
+    default:
+      return zoneName === value;
+  }
+}
+
+/** type, name (= name.exact), name.contains/startswith/endswith, content (= content.exact) and friends, proxied, match. */
+function recordFilter(record: DnsRecord, q: URLSearchParams): boolean {
+  const checks: boolean[] = [];
+  const lower = (value: string): string => value.toLowerCase();
+  const fqdn = (value: string): string => lower(value).replace(/\.$/, "");
+  const type = q.get("type");
+  if (type !== null) checks.push(record.type === type.toUpperCase());
+  for (const key of ["name", "name.exact"]) {
+    const value = q.get(key);
+    if (value !== null) checks.push(record.name === fqdn(value));
+  }
+  const text: Array<[string, string, (have: string, want: string) => boolean]> = [
+    ["name.contains", record.name, (have, want) => have.includes(want)],
+    ["name.startswith", record.name, (have, want) => have.startsWith(want)],
+    ["name.endswith", record.name, (have, want) => have.endsWith(want)],
+    ["content", record.content, (have, want) => have === want],
+    ["content.exact", record.content, (have, want) => have === want],
+    ["content.contains", record.content, (have, want) => have.includes(want)],
+    ["content.startswith", record.content, (have, want) => have.startsWith(want)],
+    ["content.endswith", record.content, (have, want) => have.endsWith(want)],
+  ];
+  for (const [key, have, test] of text) {
+    const value = q.get(key);
+    if (value !== null) checks.push(test(lower(have), lower(value)));
+  }
+  const proxied = q.get("proxied");
+  if (proxied !== null) checks.push(String(record.proxied) === proxied);
+  if (checks.length === 0) return true;
+  return q.get("match") === "any" ? checks.some(Boolean) : checks.every(Boolean);
+}
+
+function paginate<T>(
+  items: T[],
+  q: URLSearchParams,
+  defaultPerPage: number,
+  maxPerPage: number,
+): { slice: T[]; info: ResultInfo } {
+  const int = (value: string | null, fallback: number, max: number): number => {
+    if (value === null || !/^\d+$/.test(value)) return fallback;
+    return Math.min(max, Math.max(1, Number(value)));
+  };
+  const page = int(q.get("page"), 1, Number.MAX_SAFE_INTEGER);
+  const perPage = int(q.get("per_page"), defaultPerPage, maxPerPage);
+  const slice = items.slice((page - 1) * perPage, page * perPage);
+  return {
+    slice,
+    info: {
+      page,
+      per_page: perPage,
+      count: slice.length,
+      total_count: items.length,
+      total_pages: Math.ceil(items.length / perPage),
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// DNS records
+
+interface RecordFields {
+  type: DnsRecordType;
+  name: string;
+  content: string;
+  proxied: boolean;
+  ttl: number;
+  comment: string | null;
+  tags: string[];
+}
+
+type Checked = { ok: true; fields: RecordFields } | { ok: false; errors: CloudflareError[] };
+
+/**
+ * Validate a create (base undefined), an overwrite (base undefined, `self` the record replaced) or an edit (base =
+ * self = the record edited, missing fields keep their values) the way Cloudflare does, conflicts included.
+ */
+function checkRecord(
+  zone: Zone,
+  all: readonly DnsRecord[],
+  base: DnsRecord | undefined,
+  input: Record<string, unknown>,
+  self: DnsRecord | undefined = base,
+): Checked {
+  const fail = (...errors: CloudflareError[]): Checked => ({ ok: false, errors });
+  const shapes: Array<[string, (value: unknown) => boolean]> = [
+    ["type", (v) => typeof v === "string"],
+    ["name", (v) => typeof v === "string"],
+    ["content", (v) => typeof v === "string"],
+    ["proxied", (v) => typeof v === "boolean"],
+    ["ttl", (v) => typeof v === "number"],
+    ["comment", (v) => v === null || typeof v === "string"],
+    ["tags", (v) => Array.isArray(v) && v.every((tag) => typeof tag === "string")],
+  ];
+  for (const [key, fits] of shapes) {
+    if (input[key] !== undefined && !fits(input[key])) return fail(ERR.badShape);
+  }
+  const pick = <T>(key: keyof RecordFields, fallback: T): T =>
+    (input[key] !== undefined ? input[key] : base ? base[key] : fallback) as T;
+
+  const type = pick<string | undefined>("type", undefined);
+  if (type === undefined || !RECORD_TYPES.includes(type)) return fail(ERR.badType);
+  const rawName = pick<string | undefined>("name", undefined);
+  const name = rawName === undefined ? undefined : toFqdn(rawName, zone.name);
+  if (name === undefined || !validName(name)) return fail(ERR.badName);
+  const content = pick<string | undefined>("content", undefined);
+  if (type === "A" && (content === undefined || !isIPv4(content))) return fail(ERR.badIpv4);
+  if (type === "AAAA" && (content === undefined || !isIPv6(content))) return fail(ERR.badIpv6);
+  if (type === "CNAME" && (content === undefined || !validName(content.toLowerCase().replace(/\.$/, "")))) {
+    return fail(ERR.validation(ERR.badCname));
+  }
+  if (content === undefined || content === "") return fail(ERR.validation());
+  const ttl = pick<number>("ttl", 1);
+  if (!Number.isInteger(ttl) || (ttl !== 1 && (ttl < 60 || ttl > 86_400))) return fail(ERR.validation(ERR.badTtl));
+  const proxied = pick<boolean>("proxied", false);
+  if (proxied && !PROXIABLE.includes(type)) return fail(ERR.validation(ERR.notProxiable));
+
+  const normalized =
+    type === "CNAME" ? content.toLowerCase().replace(/\.$/, "") : type === "AAAA" ? content.toLowerCase() : content;
+  const others = all.filter((r) => r.zone_id === zone.id && r.id !== self?.id && r.name === name);
+  if (others.some((r) => r.type === type && r.content === normalized)) return fail(ERR.identical);
+  if ((type === "A" || type === "AAAA") && others.some((r) => r.type === "CNAME")) return fail(ERR.cnameExists);
+  if (type === "CNAME" && others.some((r) => PROXIABLE.includes(r.type))) return fail(ERR.hostExists);
+
+  return {
+    ok: true,
+    fields: {
+      type: type as DnsRecordType,
+      name,
+      content: normalized,
+      proxied,
+      // A proxied record's TTL is always automatic.
+      ttl: proxied ? 1 : ttl,
+      comment: pick<string | null>("comment", null),
+      tags: [...pick<string[]>("tags", [])],
+    },
+  };
+}
+
+function newRecord(zone: Zone, fields: RecordFields, replacing?: DnsRecord): DnsRecord {
+  const now = timestamp();
+  return {
+    id: replacing?.id ?? hexId(),
+    zone_id: zone.id,
+    zone_name: zone.name,
+    name: fields.name,
+    type: fields.type,
+    content: fields.content,
+    proxiable: PROXIABLE.includes(fields.type),
+    proxied: fields.proxied,
+    ttl: fields.ttl,
+    locked: false,
+    meta: { auto_added: false, managed_by_apps: false, managed_by_argo_tunnel: false, source: "primary" },
+    settings: fields.type === "CNAME" ? { flatten_cname: false } : {},
+    comment: fields.comment,
+    tags: fields.tags,
+    created_on: replacing?.created_on ?? now,
+    modified_on: now,
+  };
+}
+
+/** "@" is the apex; a name outside the zone gets the zone appended (Cloudflare treats it as relative). */
+function toFqdn(name: string, zone: string): string {
+  const lower = name.trim().toLowerCase().replace(/\.$/, "");
+  if (lower === "@") return zone;
+  if (lower === "" || lower === zone || lower.endsWith(`.${zone}`)) return lower;
+  return `${lower}.${zone}`;
+}
+
+function validName(name: string): boolean {
+  if (name === "" || name.length > 253) return false;
+  return name.split(".").every((label, i) => (label === "*" && i === 0) || /^[a-z0-9_-]{1,63}$/.test(label));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Faults
+
+/** The envelope a status fault without a body sends: the error Cloudflare gives with that status on that route. */
+function faultBody(fault: StatusFault, route: CloudflareRoute | undefined, path: string): unknown {
+  switch (fault.status) {
+    case 400:
+      return cloudflareError(route === "dns_write" ? ERR.validation() : ERR.badHeaders([ERR.badAuthorization]));
+    case 401:
+      return cloudflareError(route === "verify" ? ERR.invalidApiToken : ERR.authentication);
+    case 403:
+      return cloudflareError(route === "verify" ? ERR.invalidAccessToken : ERR.authentication);
+    case 404:
+      return route === "dns_records" || route === "dns_write"
+        ? cloudflareError(ERR.recordMissing)
+        : cloudflareError(...ERR.noRoute(path));
+    case 429:
+      return cloudflareError(ERR.rateLimited);
+    default:
+      return cloudflareError({ code: fault.status, message: reasonPhrase(fault.status) });
+  }
+}
+
+function rateLimitFaultHeaders(fault: RateLimitFault, rate: { limit: number; windowMs: number }): HeaderMap {
+  const wait = Math.ceil(Math.max(0, fault.retryAfterSeconds));
+  if (fault.viaHeaderOnly) return { "Retry-After": String(wait) };
+  return {
+    "Retry-After": String(wait),
+    Ratelimit: `"default";r=0;t=${wait}`,
+    "Ratelimit-Policy": `"default";q=${rate.limit};w=${Math.ceil(rate.windowMs / 1000)}`,
+  };
+}

@@ -1,0 +1,1084 @@
+/**
+ * A loopback stand-in for the DigitalOcean API v2 (https://api.digitalocean.com/v2), the part a server-hosting tool
+ * uses: the account and its SSH keys, droplets (list, get, create, destroy), droplet actions (shutdown, power_off,
+ * power_on, snapshot) that take time and end "completed" or "errored", actions, and droplet snapshots. The answers
+ * keep DigitalOcean's shapes, status codes and error bodies (`{"id","message","request_id"}`), every answer carries
+ * RateLimit-Limit / RateLimit-Remaining / RateLimit-Reset (a per-token sliding window, like DigitalOcean's per-request
+ * expiry), and faults can be injected: per request (status, rate limit, drop, delay, optionally for one route) or per
+ * action (the next action of a type errors, or hangs "in-progress" forever).
+ *
+ * The API lives at `url + "/v2"`. Requests need `Authorization: Bearer <token>`.
+ */
+import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Fault, HeaderMap, RateDecision, RateLimitOptions, StatusFault } from "./http.ts";
+import {
+  applyFault,
+  FaultQueue,
+  isPlainObject,
+  listenLoopback,
+  parseJson,
+  readBody,
+  reasonPhrase,
+  SlidingWindowLimiter,
+  sendAny,
+  sendEmpty,
+  sendJson,
+  TimerSet,
+} from "./http.ts";
+
+// ---------------------------------------------------------------------------------------------------------------
+// The API's objects
+
+export type DropletStatus = "new" | "active" | "off" | "archive";
+export type ActionStatus = "in-progress" | "completed" | "errored";
+/** The droplet actions the stand-in performs (and "create", the action a droplet creation starts). */
+export type DigitalOceanActionType = "create" | "shutdown" | "power_off" | "power_on" | "snapshot";
+
+export interface Region {
+  slug: string;
+  name: string;
+  features: string[];
+  available: boolean;
+  sizes: string[];
+}
+
+export interface Size {
+  slug: string;
+  memory: number;
+  vcpus: number;
+  disk: number;
+  transfer: number;
+  price_monthly: number;
+  price_hourly: number;
+  regions: string[];
+  available: boolean;
+  description: string;
+}
+
+export interface Image {
+  id: number;
+  name: string;
+  distribution: string;
+  slug: string | null;
+  public: boolean;
+  regions: string[];
+  created_at: string;
+  type: "snapshot" | "base";
+  min_disk_size: number;
+  size_gigabytes: number;
+  description: string;
+  tags: string[];
+  status: "available";
+  error_message: string;
+}
+
+export interface NetworkV4 {
+  ip_address: string;
+  netmask: string;
+  gateway: string;
+  type: "public" | "private";
+}
+
+export interface NetworkV6 {
+  ip_address: string;
+  netmask: number;
+  gateway: string;
+  type: "public";
+}
+
+export interface Droplet {
+  id: number;
+  name: string;
+  memory: number;
+  vcpus: number;
+  disk: number;
+  locked: boolean;
+  status: DropletStatus;
+  kernel: null;
+  created_at: string;
+  features: string[];
+  backup_ids: number[];
+  next_backup_window: null;
+  snapshot_ids: number[];
+  image: Image;
+  volume_ids: string[];
+  size: Size;
+  size_slug: string;
+  networks: { v4: NetworkV4[]; v6: NetworkV6[] };
+  region: Region;
+  tags: string[];
+  vpc_uuid: string;
+}
+
+export interface Snapshot {
+  /** A string, unlike a droplet's snapshot_ids (numbers). */
+  id: string;
+  name: string;
+  regions: string[];
+  created_at: string;
+  /** The droplet's id as a string. */
+  resource_id: string;
+  resource_type: "droplet";
+  min_disk_size: number;
+  size_gigabytes: number;
+  tags: string[];
+}
+
+export interface Action {
+  id: number;
+  status: ActionStatus;
+  /** "create", "shutdown", "power_off", "power_on", "snapshot" or "destroy". */
+  type: string;
+  started_at: string;
+  completed_at: string | null;
+  resource_id: number;
+  resource_type: "droplet";
+  region: Region;
+  region_slug: string;
+}
+
+export interface SshKey {
+  id: number;
+  /** MD5 of the key blob, colon-separated hex, as DigitalOcean shows it. */
+  fingerprint: string;
+  public_key: string;
+  name: string;
+}
+
+export interface Account {
+  droplet_limit: number;
+  floating_ip_limit: number;
+  reserved_ip_limit: number;
+  volume_limit: number;
+  email: string;
+  name: string;
+  uuid: string;
+  email_verified: boolean;
+  status: "active" | "warning" | "locked";
+  status_message: string;
+  team: { uuid: string; name: string };
+}
+
+/** DigitalOcean's error body. */
+export interface DigitalOceanErrorBody {
+  id: string;
+  message: string;
+  request_id: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Options, faults and the handle
+
+export interface DigitalOceanDropletOptions {
+  name: string;
+  /** Default "s-2vcpu-4gb". */
+  size?: string;
+  /** Default "fra1". */
+  region?: string;
+  /** Default []. */
+  tags?: string[];
+  /** Default "active". */
+  status?: "active" | "off";
+  /** What a snapshot of this droplet weighs (its size_gigabytes). Default: the droplet's disk. */
+  sizeGigabytes?: number;
+}
+
+export interface DigitalOceanSnapshotOptions {
+  name: string;
+  /** Default: min_disk_size. */
+  sizeGigabytes?: number;
+  /** Default "fra1". */
+  region?: string;
+  /** ISO 8601. Default: a day ago. */
+  createdAt?: string;
+  /** The id of the droplet it was taken of (one that no longer exists). Default: a made-up id. */
+  resourceId?: number;
+}
+
+export interface DigitalOceanStandInOptions {
+  /** Default: "dop_v1_" + 64 hex chars. */
+  token?: string;
+  /**
+   * Droplets that exist at start. Default: one active droplet "mc" (s-2vcpu-4gb, fra1, tags ["mcops"], an Ubuntu
+   * 22.04 image, a public IPv4 from 203.0.113.0/24).
+   */
+  droplets?: DigitalOceanDropletOptions[];
+  /** Snapshots that exist at start (droplet snapshots). Default none. */
+  snapshots?: DigitalOceanSnapshotOptions[];
+  /** SSH keys on the account. Default: two keys ("laptop", "ci"). */
+  sshKeys?: Array<{ name: string }>;
+  /** How long actions take. Defaults: create 150, shutdown 100, power_off 50, power_on 100, snapshot 150 ms. */
+  timings?: { createMs?: number; shutdownMs?: number; powerOffMs?: number; powerOnMs?: number; snapshotMs?: number };
+  /** Per token, sliding window. Default 5000 per hour, like DigitalOcean. */
+  rateLimit?: RateLimitOptions;
+}
+
+const ROUTES = [
+  "GET /v2/account",
+  "GET /v2/account/keys",
+  "GET /v2/droplets",
+  "POST /v2/droplets",
+  "GET /v2/droplets/:id",
+  "DELETE /v2/droplets/:id",
+  "GET /v2/droplets/:id/actions",
+  "POST /v2/droplets/:id/actions",
+  "GET /v2/droplets/:id/actions/:action_id",
+  "GET /v2/actions",
+  "GET /v2/actions/:id",
+  "GET /v2/snapshots",
+  "GET /v2/snapshots/:id",
+  "DELETE /v2/snapshots/:id",
+] as const;
+
+/** A route the stand-in serves, "METHOD /pattern" (HEAD requests count as GET). */
+export type DigitalOceanRoute = (typeof ROUTES)[number];
+
+/** The next action of `actionType` (`times` of them, default 1) ends "errored" and has no effect. */
+export interface ActionErrorsFault {
+  kind: "action-errors";
+  actionType: DigitalOceanActionType;
+  times?: number;
+}
+
+/** The next action of `actionType` (`times` of them, default 1) stays "in-progress" forever and has no effect. */
+export interface ActionHangsFault {
+  kind: "action-hangs";
+  actionType: DigitalOceanActionType;
+  times?: number;
+}
+
+/** A request fault, optionally only for one route; or an action fault. */
+export type DigitalOceanFault = (Fault & { route?: DigitalOceanRoute }) | ActionErrorsFault | ActionHangsFault;
+
+export interface DigitalOceanRequest {
+  /** Date.now() when the request arrived. */
+  at: number;
+  method: string;
+  /** The path as requested, query included. */
+  path: string;
+  /** The status answered; 0 while pending or when a "drop" fault closed the connection. */
+  status: number;
+  /** The JSON body, when there was one that parsed. */
+  body?: unknown;
+  /** The route it matched, if any. */
+  route?: DigitalOceanRoute;
+  /** The injected fault that answered (or delayed) this request. */
+  fault?: Fault["kind"];
+}
+
+export interface DigitalOceanStandIn {
+  /** http://127.0.0.1:PORT; the API is at url + "/v2". */
+  url: string;
+  token: string;
+  /** The current droplets (copies of the API's droplet objects), oldest first. */
+  droplets(): Droplet[];
+  /** The current snapshots (copies of the API's snapshot objects), oldest first. */
+  snapshots(): Snapshot[];
+  /** Every action so far, oldest first. */
+  actions(): Action[];
+  /** Every request, in arrival order, with the status answered. */
+  requests: DigitalOceanRequest[];
+  inject(fault: DigitalOceanFault): void;
+  /** The token stops working (expired or revoked): every request is answered 401 from now on. */
+  revokeToken(): void;
+  /** Forget requests, rate-limit windows and pending faults (the droplets, snapshots and actions stay). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The catalog
+
+const NOT_FOUND = "The resource you were accessing could not be found.";
+const UNAUTHORIZED = "Unable to authenticate you";
+const RATE_LIMITED = "API Rate limit exceeded.";
+const PENDING_EVENT = "Droplet already has a pending event.";
+const DROPLET_LIMIT = 25;
+
+const SIZE_TABLE: Array<[slug: string, memory: number, vcpus: number, disk: number, monthly: number, hourly: number]> =
+  [
+    ["s-1vcpu-1gb", 1024, 1, 25, 6, 0.00893],
+    ["s-1vcpu-2gb", 2048, 1, 50, 12, 0.01786],
+    ["s-2vcpu-2gb", 2048, 2, 60, 18, 0.02679],
+    ["s-2vcpu-4gb", 4096, 2, 80, 24, 0.03571],
+    ["s-4vcpu-8gb", 8192, 4, 160, 48, 0.07143],
+    ["s-8vcpu-16gb", 16384, 8, 320, 96, 0.14286],
+  ];
+const REGION_TABLE: Array<[slug: string, name: string]> = [
+  ["nyc1", "New York 1"],
+  ["nyc3", "New York 3"],
+  ["sfo3", "San Francisco 3"],
+  ["tor1", "Toronto 1"],
+  ["lon1", "London 1"],
+  ["ams3", "Amsterdam 3"],
+  ["fra1", "Frankfurt 1"],
+  ["blr1", "Bangalore 1"],
+  ["sgp1", "Singapore 1"],
+  ["syd1", "Sydney 1"],
+];
+const REGION_SLUGS = REGION_TABLE.map(([slug]) => slug);
+const SIZE_SLUGS = SIZE_TABLE.map(([slug]) => slug);
+
+const SIZES = new Map<string, Size>(
+  SIZE_TABLE.map(([slug, memory, vcpus, disk, monthly, hourly], index) => [
+    slug,
+    {
+      slug,
+      memory,
+      vcpus,
+      disk,
+      transfer: index + 1,
+      price_monthly: monthly,
+      price_hourly: hourly,
+      regions: [...REGION_SLUGS],
+      available: true,
+      description: "Basic",
+    },
+  ]),
+);
+const REGIONS = new Map<string, Region>(
+  REGION_TABLE.map(([slug, name]) => [
+    slug,
+    {
+      slug,
+      name,
+      features: ["backups", "ipv6", "metadata", "install_agent", "storage", "image_transfer"],
+      available: true,
+      sizes: [...SIZE_SLUGS],
+    },
+  ]),
+);
+
+const BASE_IMAGES = new Map<string, Image>(
+  (
+    [
+      [129211873, "ubuntu-22-04-x64", "22.04 (LTS) x64", "Ubuntu", 2.36, "2023-03-30T15:37:48Z"],
+      [160218010, "ubuntu-24-04-x64", "24.04 (LTS) x64", "Ubuntu", 2.49, "2024-06-26T20:41:52Z"],
+      [146414017, "debian-12-x64", "12 x64", "Debian", 1.9, "2023-12-13T19:27:33Z"],
+    ] as const
+  ).map(([id, slug, name, distribution, gigabytes, createdAt]) => [
+    slug,
+    {
+      id,
+      name,
+      distribution,
+      slug,
+      public: true,
+      regions: [...REGION_SLUGS],
+      created_at: createdAt,
+      type: "base",
+      min_disk_size: 7,
+      size_gigabytes: gigabytes,
+      description: `${distribution} ${name}`,
+      tags: [],
+      status: "available",
+      error_message: "",
+    },
+  ]),
+);
+const DEFAULT_IMAGE = "ubuntu-22-04-x64";
+
+const DEFAULT_TIMINGS = { createMs: 150, shutdownMs: 100, powerOffMs: 50, powerOnMs: 100, snapshotMs: 150 };
+const DROPLET_ACTION_TYPES = new Set([
+  "enable_backups",
+  "disable_backups",
+  "reboot",
+  "power_cycle",
+  "shutdown",
+  "power_off",
+  "power_on",
+  "restore",
+  "password_reset",
+  "resize",
+  "rebuild",
+  "rename",
+  "change_kernel",
+  "enable_ipv6",
+  "snapshot",
+]);
+const FAULTABLE: ReadonlySet<string> = new Set<DigitalOceanActionType>([
+  "create",
+  "shutdown",
+  "power_off",
+  "power_on",
+  "snapshot",
+]);
+const HOSTNAME = /^[a-zA-Z0-9.-]+$/;
+
+/** DigitalOcean's error body; `requestId` defaults to a fresh UUID. */
+export function digitalOceanError(
+  id: string,
+  message: string,
+  requestId: string = randomUUID(),
+): DigitalOceanErrorBody {
+  return { id, message, request_id: requestId };
+}
+
+/** The error body DigitalOcean answers a status with, when a test injects just the status. */
+function defaultError(status: number, requestId: string): DigitalOceanErrorBody {
+  const known: Record<number, [string, string]> = {
+    400: ["bad_request", "The request could not be understood."],
+    401: ["unauthorized", UNAUTHORIZED],
+    403: ["forbidden", "You do not have access for the attempted action."],
+    404: ["not_found", NOT_FOUND],
+    422: ["unprocessable_entity", "The request could not be processed."],
+    429: ["too_many_requests", RATE_LIMITED],
+    500: ["server_error", "Unexpected server-side error"],
+  };
+  const [id, message] = known[status] ?? [
+    reasonPhrase(status)
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "_"),
+    reasonPhrase(status),
+  ];
+  return digitalOceanError(id, message, requestId);
+}
+
+/** ISO 8601 without milliseconds, as DigitalOcean writes times. */
+function iso(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** An ssh-ed25519 public key line and its MD5 fingerprint. */
+function sshKeyMaterial(name: string): { publicKey: string; fingerprint: string } {
+  const type = Buffer.from("ssh-ed25519");
+  const key = randomBytes(32);
+  const blob = Buffer.concat([Buffer.alloc(4), type, Buffer.alloc(4), key]);
+  blob.writeUInt32BE(type.length, 0);
+  blob.writeUInt32BE(key.length, 4 + type.length);
+  const md5 = createHash("md5").update(blob).digest("hex");
+  return {
+    publicKey: `ssh-ed25519 ${blob.toString("base64")} ${name}`,
+    fingerprint: md5.match(/../g)?.join(":") ?? md5,
+  };
+}
+
+function matchRoute(method: string, pathname: string): { route: DigitalOceanRoute; params: string[] } | undefined {
+  const segments = pathname.split("/").filter((s) => s !== "");
+  for (const route of ROUTES) {
+    const [routeMethod = "", pattern = ""] = route.split(" ");
+    if (routeMethod !== method) continue;
+    const want = pattern.split("/").filter((s) => s !== "");
+    if (want.length !== segments.length) continue;
+    const params: string[] = [];
+    const matches = want.every((w, i) => {
+      const s = segments[i] ?? "";
+      if (w.startsWith(":")) {
+        params.push(s);
+        return true;
+      }
+      return w === s;
+    });
+    if (matches) return { route, params };
+  }
+  return undefined;
+}
+
+/** A path id: digits only, else NaN (never found). */
+function pathId(segment: string | undefined): number {
+  return segment !== undefined && /^\d{1,15}$/.test(segment) ? Number(segment) : Number.NaN;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The stand-in
+
+interface DropletRecord {
+  api: Droplet;
+  /** What a snapshot of it weighs. */
+  gigabytes: number;
+  pending: ActionRecord | undefined;
+}
+
+interface ActionRecord {
+  api: Action;
+}
+
+interface SnapshotRecord {
+  api: Snapshot;
+  distribution: string;
+}
+
+/** What a route answers: a JSON body, DigitalOcean's error body (`error`), or nothing. */
+type Reply = { status: number; body?: unknown; error?: { id: string; message: string }; headers?: HeaderMap };
+
+export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptions = {}): Promise<DigitalOceanStandIn> {
+  const token = options.token ?? `dop_v1_${randomBytes(32).toString("hex")}`;
+  const timings = { ...DEFAULT_TIMINGS, ...options.timings };
+  const limiter = new SlidingWindowLimiter({
+    ...(options.rateLimit ?? { limit: 5000, windowMs: 3_600_000 }),
+    countRejected: false,
+  });
+  const requestFaults = new FaultQueue<Fault & { route?: DigitalOceanRoute }>();
+  const actionFaults = new FaultQueue<ActionErrorsFault | ActionHangsFault>();
+  const timers = new TimerSet();
+  const requests: DigitalOceanRequest[] = [];
+  let origin = "";
+  let revoked = false;
+
+  const account: Account = {
+    droplet_limit: DROPLET_LIMIT,
+    floating_ip_limit: 3,
+    reserved_ip_limit: 3,
+    volume_limit: 100,
+    email: "ops@example.test",
+    name: "mcops",
+    uuid: randomUUID(),
+    email_verified: true,
+    status: "active",
+    status_message: "",
+    team: { uuid: randomUUID(), name: "My Team" },
+  };
+  const vpcUuid = randomUUID();
+
+  const firstDropletId = randomInt(400_000_000, 490_000_000);
+  let nextDropletId = firstDropletId;
+  let nextActionId = randomInt(2_100_000_000, 2_200_000_000);
+  let nextSnapshotId = randomInt(150_000_000, 190_000_000);
+  let nextKeyId = randomInt(40_000_000, 45_000_000);
+
+  const droplets: DropletRecord[] = [];
+  const snapshots: SnapshotRecord[] = [];
+  const actions: ActionRecord[] = [];
+  const sshKeys: SshKey[] = (options.sshKeys ?? [{ name: "laptop" }, { name: "ci" }]).map(({ name }) => {
+    const { publicKey, fingerprint } = sshKeyMaterial(name);
+    return { id: nextKeyId++, fingerprint, public_key: publicKey, name };
+  });
+
+  // -- addresses ----------------------------------------------------------------------------------------------------
+
+  const usedHosts = new Set<number>();
+  let nextHost = 10;
+  /** A free host number (10–249): 203.0.113.N public, 10.114.0.N private. */
+  const allocateHost = (): number => {
+    for (let i = 0; i < 240; i++) {
+      const host = 10 + ((nextHost - 10 + i) % 240);
+      if (usedHosts.has(host)) continue;
+      usedHosts.add(host);
+      nextHost = host + 1;
+      return host;
+    }
+    throw new RangeError("the DigitalOcean stand-in ran out of addresses in 203.0.113.0/24");
+  };
+  const assignNetworks = (d: Droplet, ipv6: boolean): void => {
+    if (d.networks.v4.length > 0) return;
+    const host = allocateHost();
+    d.networks.v4 = [
+      { ip_address: `203.0.113.${host}`, netmask: "255.255.255.0", gateway: "203.0.113.1", type: "public" },
+      { ip_address: `10.114.0.${host}`, netmask: "255.255.240.0", gateway: "10.114.0.1", type: "private" },
+    ];
+    if (ipv6) {
+      d.networks.v6 = [
+        {
+          ip_address: `2001:db8:3:f0::${host.toString(16)}:1`,
+          netmask: 64,
+          gateway: "2001:db8:3:f0::1",
+          type: "public",
+        },
+      ];
+    }
+  };
+  const releaseNetworks = (d: Droplet): void => {
+    const publicIp = d.networks.v4.find((n) => n.type === "public")?.ip_address;
+    const host = Number(publicIp?.split(".")[3]);
+    if (Number.isInteger(host)) usedHosts.delete(host);
+  };
+
+  // -- the world ----------------------------------------------------------------------------------------------------
+
+  const newDroplet = (spec: {
+    name: string;
+    size: Size;
+    region: Region;
+    image: Image;
+    tags: string[];
+    status: DropletStatus;
+    features: string[];
+    createdAt: number;
+    gigabytes: number | undefined;
+  }): DropletRecord => {
+    const api: Droplet = {
+      id: nextDropletId++,
+      name: spec.name,
+      memory: spec.size.memory,
+      vcpus: spec.size.vcpus,
+      disk: spec.size.disk,
+      locked: false,
+      status: spec.status,
+      kernel: null,
+      created_at: iso(spec.createdAt),
+      features: spec.features,
+      backup_ids: [],
+      next_backup_window: null,
+      snapshot_ids: [],
+      image: structuredClone(spec.image),
+      volume_ids: [],
+      size: structuredClone(spec.size),
+      size_slug: spec.size.slug,
+      networks: { v4: [], v6: [] },
+      region: structuredClone(spec.region),
+      tags: [...spec.tags],
+      vpc_uuid: vpcUuid,
+    };
+    const record: DropletRecord = { api, gigabytes: spec.gigabytes ?? spec.size.disk, pending: undefined };
+    droplets.push(record);
+    return record;
+  };
+
+  const findDroplet = (id: number): DropletRecord | undefined => droplets.find((d) => d.api.id === id);
+  const findSnapshot = (id: number): SnapshotRecord | undefined => snapshots.find((s) => s.api.id === String(id));
+  const findAction = (id: number): ActionRecord | undefined => actions.find((a) => a.api.id === id);
+
+  const addSnapshot = (spec: {
+    name: string;
+    region: string;
+    createdAt: number;
+    resourceId: number;
+    minDisk: number;
+    gigabytes: number;
+    distribution: string;
+  }): SnapshotRecord => {
+    const record: SnapshotRecord = {
+      api: {
+        id: String(nextSnapshotId++),
+        name: spec.name,
+        regions: [spec.region],
+        created_at: iso(spec.createdAt),
+        resource_id: String(spec.resourceId),
+        resource_type: "droplet",
+        min_disk_size: spec.minDisk,
+        size_gigabytes: spec.gigabytes,
+        tags: [],
+      },
+      distribution: spec.distribution,
+    };
+    snapshots.push(record);
+    return record;
+  };
+
+  /** The image object of a droplet created from a snapshot. */
+  const snapshotImage = (s: SnapshotRecord): Image => ({
+    id: Number(s.api.id),
+    name: s.api.name,
+    distribution: s.distribution,
+    slug: null,
+    public: false,
+    regions: [...s.api.regions],
+    created_at: s.api.created_at,
+    type: "snapshot",
+    min_disk_size: s.api.min_disk_size,
+    size_gigabytes: s.api.size_gigabytes,
+    description: "",
+    tags: [],
+    status: "available",
+    error_message: "",
+  });
+
+  /**
+   * Start an action on a droplet: "in-progress" now, then after `ms` "completed" with `effect` run, unless an
+   * injected fault makes it end "errored" (no effect) or hang "in-progress" forever (no effect).
+   */
+  const startAction = (d: DropletRecord, type: DigitalOceanActionType, ms: number, effect: () => void): Action => {
+    const api: Action = {
+      id: nextActionId++,
+      status: "in-progress",
+      type,
+      started_at: iso(Date.now()),
+      completed_at: null,
+      resource_id: d.api.id,
+      resource_type: "droplet",
+      region: structuredClone(d.api.region),
+      region_slug: d.api.region.slug,
+    };
+    const record: ActionRecord = { api };
+    actions.push(record);
+    d.pending = record;
+    const fault = actionFaults.take((f) => f.actionType === type);
+    if (fault?.kind === "action-hangs") return api;
+    timers.set(() => {
+      d.pending = undefined;
+      if (fault?.kind === "action-errors") api.status = "errored";
+      else {
+        effect();
+        api.status = "completed";
+      }
+      api.completed_at = iso(Date.now());
+    }, ms);
+    return api;
+  };
+
+  const recordDone = (d: DropletRecord, type: string): void => {
+    const now = iso(Date.now());
+    actions.push({
+      api: {
+        id: nextActionId++,
+        status: "completed",
+        type,
+        started_at: now,
+        completed_at: now,
+        resource_id: d.api.id,
+        resource_type: "droplet",
+        region: structuredClone(d.api.region),
+        region_slug: d.api.region.slug,
+      },
+    });
+  };
+
+  // Seed the world.
+  const started = Date.now();
+  for (const spec of options.droplets ?? [{ name: "mc", tags: ["mcops"] }]) {
+    const size = SIZES.get(spec.size ?? "s-2vcpu-4gb");
+    const region = REGIONS.get(spec.region ?? "fra1");
+    if (!size) throw new RangeError(`the DigitalOcean stand-in has no size "${spec.size}" (sizes: ${SIZE_SLUGS})`);
+    if (!region)
+      throw new RangeError(`the DigitalOcean stand-in has no region "${spec.region}" (regions: ${REGION_SLUGS})`);
+    const d = newDroplet({
+      name: spec.name,
+      size,
+      region,
+      image: BASE_IMAGES.get(DEFAULT_IMAGE) as Image,
+      tags: spec.tags ?? [],
+      status: spec.status ?? "active",
+      features: ["droplet_agent", "private_networking"],
+      createdAt: started - 86_400_000,
+      gigabytes: spec.sizeGigabytes,
+    });
+    assignNetworks(d.api, false);
+  }
+  for (const [index, spec] of (options.snapshots ?? []).entries()) {
+    const region = spec.region ?? "fra1";
+    if (!REGIONS.has(region))
+      throw new RangeError(`the DigitalOcean stand-in has no region "${region}" (regions: ${REGION_SLUGS})`);
+    const gigabytes = spec.sizeGigabytes;
+    // The disk of the smallest size it fits on, as if taken of such a droplet; 80 (s-2vcpu-4gb) without a size.
+    const minDisk = gigabytes === undefined ? 80 : (SIZE_TABLE.find(([, , , disk]) => disk >= gigabytes)?.[3] ?? 320);
+    const createdAt = spec.createdAt === undefined ? started - 86_400_000 : Date.parse(spec.createdAt);
+    if (Number.isNaN(createdAt)) throw new RangeError(`snapshot createdAt is not a date: "${spec.createdAt}"`);
+    addSnapshot({
+      name: spec.name,
+      region,
+      createdAt,
+      resourceId: spec.resourceId ?? firstDropletId - 1_000 - index,
+      minDisk,
+      gigabytes: gigabytes ?? minDisk,
+      distribution: "Ubuntu",
+    });
+  }
+
+  // -- the API ------------------------------------------------------------------------------------------------------
+
+  const failure = (status: number, id: string, message: string): Reply => ({ status, error: { id, message } });
+  const unprocessable = (message: string): Reply => failure(422, "unprocessable_entity", message);
+  const notFound = failure(404, "not_found", NOT_FOUND);
+
+  /** DigitalOcean's list envelope: `{key: [...], links, meta: {total}}`, `links.pages` when there is more than one page. */
+  const list = (key: string, items: unknown[], url: URL): Reply => {
+    const perPage = Math.min(200, Math.max(1, Number.parseInt(url.searchParams.get("per_page") ?? "", 10) || 20));
+    const lastPage = Math.max(1, Math.ceil(items.length / perPage));
+    const page = Math.max(1, Number.parseInt(url.searchParams.get("page") ?? "", 10) || 1);
+    const link = (n: number): string => {
+      const q = new URLSearchParams(url.searchParams);
+      q.set("page", String(n));
+      q.set("per_page", String(perPage));
+      return `${origin}${url.pathname}?${q}`;
+    };
+    const pages: Record<string, string> = {};
+    if (page > 1) Object.assign(pages, { first: link(1), prev: link(Math.min(page - 1, lastPage)) });
+    if (page < lastPage) Object.assign(pages, { next: link(page + 1), last: link(lastPage) });
+    return {
+      status: 200,
+      body: {
+        [key]: items.slice((page - 1) * perPage, page * perPage),
+        links: Object.keys(pages).length > 0 ? { pages } : {},
+        meta: { total: items.length },
+      },
+    };
+  };
+
+  const createDroplet = (input: Record<string, unknown>): Reply => {
+    const { name, region: regionSlug, size: sizeSlug, image: imageRef } = input;
+    if (typeof name !== "string" || !HOSTNAME.test(name))
+      return unprocessable("Only valid hostname characters are allowed. (a-z, A-Z, 0-9, . and -)");
+    const region = typeof regionSlug === "string" ? REGIONS.get(regionSlug) : undefined;
+    if (!region) return unprocessable("You specified an invalid region for Droplet creation.");
+    const size = typeof sizeSlug === "string" ? SIZES.get(sizeSlug) : undefined;
+    if (!size) return unprocessable("You specified an invalid size for Droplet creation.");
+    let image: Image | undefined;
+    let gigabytes: number | undefined;
+    const imageId = typeof imageRef === "number" ? imageRef : pathId(typeof imageRef === "string" ? imageRef : "");
+    if (Number.isInteger(imageId)) {
+      const snapshot = findSnapshot(imageId);
+      const base = [...BASE_IMAGES.values()].find((i) => i.id === imageId);
+      if (snapshot) {
+        image = snapshotImage(snapshot);
+        gigabytes = snapshot.api.size_gigabytes;
+      } else image = base;
+    } else if (typeof imageRef === "string") image = BASE_IMAGES.get(imageRef);
+    if (!image || !image.regions.includes(region.slug))
+      return unprocessable("You specified an invalid image for Droplet creation.");
+    if (size.disk < image.min_disk_size) {
+      return unprocessable(
+        `Cannot create a droplet with a smaller disk (${size.disk}GB) than the image (${image.min_disk_size}GB)`,
+      );
+    }
+    const keys = input.ssh_keys ?? [];
+    const knownKey = (k: unknown): boolean =>
+      sshKeys.some((key) => key.id === (typeof k === "string" ? pathId(k) : k) || key.fingerprint === k);
+    if (!Array.isArray(keys) || !keys.every(knownKey))
+      return unprocessable("You specified an invalid ssh key for Droplet creation.");
+    const tags = input.tags ?? [];
+    if (!Array.isArray(tags) || !tags.every((t): t is string => typeof t === "string" && /^[\w:-]{1,255}$/.test(t)))
+      return unprocessable("Tags may contain letters, numbers, colons, dashes, and underscores.");
+    if (droplets.length >= account.droplet_limit)
+      return unprocessable("creating this/these droplet(s) will exceed your droplet limit");
+
+    const ipv6 = input.ipv6 === true;
+    const features = ["droplet_agent", "private_networking"];
+    if (ipv6) features.push("ipv6");
+    if (input.monitoring === true) features.push("monitoring");
+    const d = newDroplet({
+      name,
+      size,
+      region,
+      image,
+      tags,
+      status: "new",
+      features,
+      createdAt: Date.now(),
+      gigabytes,
+    });
+    const action = startAction(d, "create", timings.createMs, () => {
+      d.api.status = "active";
+      assignNetworks(d.api, ipv6);
+    });
+    return {
+      status: 202,
+      body: {
+        droplet: structuredClone(d.api),
+        links: { actions: [{ id: action.id, rel: "create", href: `${origin}/v2/actions/${action.id}` }] },
+      },
+    };
+  };
+
+  const dropletAction = (d: DropletRecord, input: Record<string, unknown>): Reply => {
+    const type = input.type;
+    if (typeof type !== "string" || !DROPLET_ACTION_TYPES.has(type))
+      return unprocessable("Type is not included in the list");
+    if (!FAULTABLE.has(type)) return unprocessable(`testkit: the DigitalOcean stand-in does not perform "${type}"`);
+    if (d.pending) return unprocessable(PENDING_EVENT);
+    const on = d.api.status === "active";
+    let action: Action;
+    switch (type as DigitalOceanActionType) {
+      case "shutdown":
+      case "power_off": {
+        if (!on) return unprocessable("Droplet is already powered off.");
+        const ms = type === "shutdown" ? timings.shutdownMs : timings.powerOffMs;
+        action = startAction(d, type as DigitalOceanActionType, ms, () => {
+          d.api.status = "off";
+        });
+        break;
+      }
+      case "power_on":
+        if (on) return unprocessable("Droplet is already powered on.");
+        action = startAction(d, "power_on", timings.powerOnMs, () => {
+          d.api.status = "active";
+          assignNetworks(d.api, d.api.features.includes("ipv6"));
+        });
+        break;
+      case "snapshot": {
+        const named = typeof input.name === "string" && input.name.trim() !== "" ? input.name : undefined;
+        const name = named ?? `${d.api.name}-${Math.floor(Date.now() / 1000)}`;
+        action = startAction(d, "snapshot", timings.snapshotMs, () => {
+          const s = addSnapshot({
+            name,
+            region: d.api.region.slug,
+            createdAt: Date.now(),
+            resourceId: d.api.id,
+            minDisk: d.api.disk,
+            gigabytes: d.gigabytes,
+            distribution: d.api.image.distribution,
+          });
+          d.api.snapshot_ids.push(Number(s.api.id));
+        });
+        break;
+      }
+      default:
+        return unprocessable("Type is not included in the list");
+    }
+    return { status: 201, body: { action: structuredClone(action) } };
+  };
+
+  const dispatch = (route: DigitalOceanRoute, params: string[], url: URL, input: Record<string, unknown>): Reply => {
+    const id = pathId(params[0]);
+    const newestFirst = (records: ActionRecord[]): Action[] => records.map((a) => a.api).reverse();
+    switch (route) {
+      case "GET /v2/account":
+        return { status: 200, body: { account } };
+      case "GET /v2/account/keys":
+        return list("ssh_keys", sshKeys, url);
+      case "GET /v2/droplets": {
+        const tag = url.searchParams.get("tag_name");
+        const name = url.searchParams.get("name");
+        const found = droplets
+          .map((d) => d.api)
+          .filter((d) => (tag === null || d.tags.includes(tag)) && (name === null || d.name === name));
+        return list("droplets", found, url);
+      }
+      case "POST /v2/droplets":
+        return createDroplet(input);
+      case "GET /v2/droplets/:id": {
+        const d = findDroplet(id);
+        return d ? { status: 200, body: { droplet: d.api } } : notFound;
+      }
+      case "DELETE /v2/droplets/:id": {
+        const d = findDroplet(id);
+        if (!d) return notFound;
+        if (d.pending) return unprocessable(PENDING_EVENT);
+        droplets.splice(droplets.indexOf(d), 1);
+        releaseNetworks(d.api);
+        recordDone(d, "destroy");
+        return { status: 204 };
+      }
+      case "GET /v2/droplets/:id/actions": {
+        const d = findDroplet(id);
+        return d ? list("actions", newestFirst(actions.filter((a) => a.api.resource_id === id)), url) : notFound;
+      }
+      case "POST /v2/droplets/:id/actions": {
+        const d = findDroplet(id);
+        return d ? dropletAction(d, input) : notFound;
+      }
+      case "GET /v2/droplets/:id/actions/:action_id": {
+        const a = findDroplet(id) ? findAction(pathId(params[1])) : undefined;
+        return a && a.api.resource_id === id ? { status: 200, body: { action: a.api } } : notFound;
+      }
+      case "GET /v2/actions":
+        return list("actions", newestFirst(actions), url);
+      case "GET /v2/actions/:id": {
+        const a = findAction(id);
+        return a ? { status: 200, body: { action: a.api } } : notFound;
+      }
+      case "GET /v2/snapshots": {
+        const type = url.searchParams.get("resource_type");
+        return list("snapshots", type === null || type === "droplet" ? snapshots.map((s) => s.api) : [], url);
+      }
+      case "GET /v2/snapshots/:id": {
+        const s = findSnapshot(id);
+        return s ? { status: 200, body: { snapshot: s.api } } : notFound;
+      }
+      case "DELETE /v2/snapshots/:id": {
+        const s = findSnapshot(id);
+        if (!s) return notFound;
+        snapshots.splice(snapshots.indexOf(s), 1);
+        for (const d of droplets) d.api.snapshot_ids = d.api.snapshot_ids.filter((n) => n !== id);
+        return { status: 204 };
+      }
+    }
+  };
+
+  const rateHeaders = (decision: RateDecision, now: number): HeaderMap => ({
+    "RateLimit-Limit": String(decision.limit),
+    "RateLimit-Remaining": String(decision.remaining),
+    "RateLimit-Reset": String(Math.ceil((now + decision.resetAfterMs) / 1000)),
+  });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const now = Date.now();
+    const method = (req.method ?? "GET").toUpperCase();
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const text = await readBody(req);
+    const record: DigitalOceanRequest = { at: now, method, path: url.pathname + url.search, status: 0 };
+    requests.push(record);
+    const parsed = text.trim() === "" ? undefined : parseJson(text);
+    if (parsed?.ok) record.body = parsed.value;
+    const target = matchRoute(method === "HEAD" ? "GET" : method, url.pathname);
+    if (target) record.route = target.route;
+    const requestId = randomUUID();
+
+    const presented = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
+    const decision = limiter.hit(presented ?? "", now);
+    const limitHeaders = rateHeaders(decision, now);
+    const answer = (reply: Reply): void => {
+      record.status = reply.status;
+      const headers = { ...limitHeaders, ...reply.headers };
+      if (reply.error)
+        sendJson(res, reply.status, digitalOceanError(reply.error.id, reply.error.message, requestId), headers);
+      else if (reply.body === undefined) sendEmpty(res, reply.status, headers);
+      else sendJson(res, reply.status, reply.body, headers);
+    };
+
+    const fault = requestFaults.take((f) => f.route === undefined || f.route === target?.route);
+    if (fault) record.fault = fault.kind;
+    const outcome = await applyFault(fault, res, timers, {
+      status: (f: StatusFault) => {
+        record.status = f.status;
+        const body = f.body === undefined ? defaultError(f.status, requestId) : f.body;
+        sendAny(res, f.status, body, { ...limitHeaders, ...f.headers });
+      },
+      rateLimit: (f) => {
+        record.status = 429;
+        const wait = Math.ceil(Math.max(0, f.retryAfterSeconds));
+        const headers: HeaderMap = f.viaHeaderOnly
+          ? { "Retry-After": String(wait) }
+          : {
+              "RateLimit-Limit": String(limiter.limit),
+              "RateLimit-Remaining": "0",
+              "RateLimit-Reset": String(Math.ceil(Date.now() / 1000) + wait),
+              "Retry-After": String(wait),
+            };
+        sendJson(res, 429, digitalOceanError("too_many_requests", RATE_LIMITED, requestId), headers);
+      },
+      dropped: () => {
+        record.status = 0;
+      },
+    });
+    if (outcome === "handled") return;
+
+    if (revoked || presented !== token) return answer(failure(401, "unauthorized", UNAUTHORIZED));
+    if (!decision.allowed) {
+      const wait = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+      return answer({ ...failure(429, "too_many_requests", RATE_LIMITED), headers: { "Retry-After": String(wait) } });
+    }
+    if (!target) return answer(notFound);
+    if (parsed && !parsed.ok) return answer(failure(400, "bad_request", "The request body is not valid JSON."));
+    const input = parsed?.ok && isPlainObject(parsed.value) ? parsed.value : {};
+    return answer(dispatch(target.route, target.params, url, input));
+  };
+
+  const server = await listenLoopback(handle);
+  origin = server.url;
+
+  return {
+    url: server.url,
+    token,
+    droplets: () => droplets.map((d) => structuredClone(d.api)),
+    snapshots: () => snapshots.map((s) => structuredClone(s.api)),
+    actions: () => actions.map((a) => structuredClone(a.api)),
+    requests,
+    inject(fault) {
+      if (fault.kind === "action-errors" || fault.kind === "action-hangs") {
+        if (!FAULTABLE.has(fault.actionType))
+          throw new RangeError(`"${fault.kind}" needs an actionType of ${[...FAULTABLE]}, got "${fault.actionType}"`);
+        actionFaults.push(fault);
+      } else {
+        if (fault.route !== undefined && !(ROUTES as readonly string[]).includes(fault.route))
+          throw new RangeError(
+            `the DigitalOcean stand-in has no route "${fault.route}" (routes: ${ROUTES.join(", ")})`,
+          );
+        requestFaults.push(fault);
+      }
+    },
+    revokeToken() {
+      revoked = true;
+    },
+    reset() {
+      requests.length = 0;
+      limiter.reset();
+      requestFaults.clear();
+      actionFaults.clear();
+    },
+    async close() {
+      timers.clearAll();
+      await server.close();
+    },
+  };
+}
