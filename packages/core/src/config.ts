@@ -391,6 +391,56 @@ export function loadBackupEnv<K extends keyof BackupEnv>(
   return { ...values, file };
 }
 
+/**
+ * The local `.env` of the operator's own computer (SPEC 2.3), read by revive and hibernate. The token names are the
+ * ones the vendors' own tools use (doctl, wrangler/terraform).
+ */
+export const localEnvSchema = z.object({
+  DIGITALOCEAN_ACCESS_TOKEN: field(),
+  CLOUDFLARE_API_TOKEN: field(),
+  CONTROL_KEY: clientKeySchema,
+  /** The play host, maybe with its port. */
+  SERVER_ADDR: hostSchema,
+  PANEL_URL: panelUrlSchema,
+  SERVER_ID: z.optional(serverIdSchema),
+  WEBHOOK_URL: z.optional(webhookUrlSchema),
+  /** The game VM: by name, else the one droplet with DROPLET_TAG (default mcops). */
+  DROPLET_NAME: z.optional(field()),
+  DROPLET_TAG: z.optional(field()),
+  /** The passphrase-free automation key for the last backup over SSH (SPEC 1). */
+  SSH_KEY: z.optional(absolutePathSchema),
+  SSH_USER: z.optional(field()),
+  /** How many mcops snapshots to keep (default 2). */
+  KEEP_SNAPSHOTS: z.optional(countSchema),
+  /** Where to reach the panel's API and the game when that is not PANEL_URL and SERVER_ADDR (a private network, tests). */
+  CONTROL_URL: z.optional(panelUrlSchema),
+  GAME_ADDRESS: z.optional(hostSchema),
+  DIGITALOCEAN_API_URL: z.optional(baseUrlSchema),
+  CLOUDFLARE_API_URL: z.optional(baseUrlSchema),
+});
+export type LocalEnv = z.infer<typeof localEnvSchema>;
+
+/** Loads fields of the local `.env` (mode 600); flag > environment > file. */
+export function loadLocalEnv<K extends keyof LocalEnv>(
+  fields: readonly K[],
+  options: { file: string; env?: NodeJS.ProcessEnv | undefined; flags?: Record<string, string | undefined> },
+): Pick<LocalEnv, K> & { file: string } {
+  const entries = readEnvFile(options.file, { secret: true });
+  const resolved = resolveFields(fields, entries, options.file, { paths: undefined as never, ...options });
+  const mask = Object.fromEntries(fields.map((f) => [f, true])) as Record<K, true>;
+  const values = parseOrThrow(
+    z.pick(localEnvSchema, mask as never),
+    resolved,
+    options.file,
+    `add {name}=... to ${options.file} (copy .env.example)`,
+  ) as Pick<LocalEnv, K>;
+  for (const key of ["DIGITALOCEAN_ACCESS_TOKEN", "CLOUDFLARE_API_TOKEN", "CONTROL_KEY"] as const) {
+    const value = (values as Partial<LocalEnv>)[key];
+    if (value) registerSecret(value);
+  }
+  return { ...values, file: options.file };
+}
+
 /** What the notifier needs to know: where to post, which categories are on, and the footer text. */
 export interface NotifyConfig {
   /** undefined: no webhook configured, every notification is a silent no-op (SPEC 7.1). */
