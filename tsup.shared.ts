@@ -6,10 +6,11 @@ import type { Options } from "tsup";
  * One self-contained executable per tool (CONTRACT.md): packages/<tool>/dist/<tool>.mjs, every dependency inlined,
  * `#!/usr/bin/env node` from the entry source (tsup then sets the run bit), runnable from an empty directory.
  */
-export function toolConfig(tool: string): Options {
+export function toolConfig(tool: string, more: Record<string, string> = {}): Options {
   const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
   return {
-    entry: { [tool]: "src/cli.ts" },
+    // More executables from the same package (revive also builds hibernate): each is bundled whole on its own.
+    entry: { [tool]: "src/cli.ts", ...more },
     format: ["esm"],
     outExtension: () => ({ js: ".mjs" }),
     platform: "node",

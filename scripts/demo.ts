@@ -7,6 +7,8 @@ import { fileURLToPath } from "node:url";
 import {
   describeMessage,
   type ReceivedMessage,
+  startCloudflareStandIn,
+  startDigitalOceanStandIn,
   startDiscordStandIn,
   startDownloadStandIn,
   startGameServer,
@@ -18,7 +20,9 @@ import {
  * `npm run demo`: the toolkit rehearsed against the local stand-ins. Everything runs on 127.0.0.1 in a temporary
  * directory; nothing leaves the machine. Each tool adds its act here as it is built.
  */
-const bin = (tool: string) => fileURLToPath(new URL(`../packages/${tool}/dist/${tool}.mjs`, import.meta.url));
+/** packages/<tool>/dist/<tool>.mjs; hibernate is built by the revive package. */
+const bin = (tool: string) =>
+  fileURLToPath(new URL(`../packages/${tool === "hibernate" ? "revive" : tool}/dist/${tool}.mjs`, import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "mcops-demo-"));
 const configDir = join(root, "etc", "mc-backup");
 mkdirSync(configDir, { recursive: true });
@@ -263,6 +267,58 @@ try {
     process.stdout.write(indent(decisions.join("\n"), "    "));
   } finally {
     await idleGame.close();
+  }
+
+  heading("hibernate and revive (on the operator's computer): snapshot and destroy the VM, then bring it back");
+  const digitalocean = await startDigitalOceanStandIn({
+    droplets: [{ name: "mc", size: "s-2vcpu-4gb", region: "fra1", tags: ["mcops"], sizeGigabytes: 30 }],
+    timings: { createMs: 1500, shutdownMs: 800, snapshotMs: 1500 },
+  });
+  const cloudflare = await startCloudflareStandIn({
+    zones: [{ name: "example.co.uk" }],
+    records: [
+      { zone: "example.co.uk", name: "panel.example.co.uk", content: "198.51.100.20", proxied: true },
+      { zone: "example.co.uk", name: "play.example.co.uk", content: "198.51.100.20" },
+    ],
+  });
+  const vmGame = await startGameServer();
+  try {
+    const laptop = join(root, "home", "operator");
+    mkdirSync(laptop, { recursive: true });
+    const dotenv = join(laptop, ".env");
+    writeFileSync(
+      dotenv,
+      [
+        `DIGITALOCEAN_ACCESS_TOKEN=${digitalocean.token}`,
+        `CLOUDFLARE_API_TOKEN=${cloudflare.token}`,
+        `CONTROL_KEY=${panel.apiKey}`,
+        `SERVER_ID=${panel.server.identifier}`,
+        "SERVER_ADDR=play.example.co.uk",
+        "PANEL_URL=https://panel.example.co.uk",
+        `WEBHOOK_URL=${discord.webhookUrl()}`,
+        "# The stand-ins: where the APIs, the panel and the game are reached here.",
+        `DIGITALOCEAN_API_URL=${digitalocean.url}`,
+        `CLOUDFLARE_API_URL=${cloudflare.url}`,
+        `CONTROL_URL=${panel.url}`,
+        `GAME_ADDRESS=${vmGame.address}`,
+        "",
+      ].join("\n"),
+      { mode: 0o600 },
+    );
+    console.log("  \x1b[2m(no SSH to the stand-in VM here, so the last backup is skipped with --skip-backup)\x1b[0m");
+    await run("hibernate", ["--config", dotenv]);
+    await run("hibernate", ["--config", dotenv, "--yes", "--skip-backup"]);
+    await run("revive", ["dns", "--config", dotenv, "--ip", "203.0.113.50", "--dry-run"]);
+    await run("revive", ["--config", dotenv]);
+    const records = cloudflare
+      .records("example.co.uk")
+      .map((r) => `${r.name} → ${r.content}${r.proxied ? " (proxied)" : ""}`);
+    console.log(`  \x1b[2mDNS now: ${records.join(", ")}\x1b[0m`);
+    await run("revive", ["dns", "--config", dotenv]);
+  } finally {
+    await vmGame.close();
+    await digitalocean.close();
+    await cloudflare.close();
   }
 
   heading("webhook: the webhook was deleted in Discord");

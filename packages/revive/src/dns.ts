@@ -1,0 +1,175 @@
+import type { Clock } from "@mcops/core/clock";
+import { ConfigError, JobError } from "@mcops/core/errors";
+import { parseGameAddress } from "@mcops/core/game-ping";
+import { getDomain } from "tldts";
+import { createApi } from "./api.ts";
+
+/**
+ * DNS for the VM, on Cloudflare (SPEC 1.7): the zone and the two names come from SERVER_ADDR and PANEL_URL (no domain
+ * variable), the zone found by the registrable domain (public-suffix aware through tldts: play.example.co.uk is in
+ * example.co.uk). The panel name is proxied through the CDN; the play name is DNS only (the game's TCP cannot go through
+ * the HTTP proxy). A record that is already right is not written.
+ */
+export const CF_BASE = "https://api.cloudflare.com";
+
+export interface DnsName {
+  name: string;
+  zone: string;
+  proxied: boolean;
+  role: "panel" | "play";
+}
+
+export function dnsNames(serverAddr: string, panelUrl: string): DnsName[] {
+  const play = parseGameAddress(serverAddr).host.toLowerCase();
+  const panel = new URL(panelUrl).hostname.toLowerCase();
+  return [
+    { name: panel, zone: zoneOf(panel, "PANEL_URL"), proxied: true, role: "panel" },
+    { name: play, zone: zoneOf(play, "SERVER_ADDR"), proxied: false, role: "play" },
+  ];
+}
+
+function zoneOf(host: string, field: string): string {
+  const zone = getDomain(host);
+  if (!zone) {
+    throw new ConfigError(`${host} has no registrable domain`, {
+      where: field,
+      hint: "use the public host name, e.g. play.example.com",
+    });
+  }
+  return zone;
+}
+
+interface Envelope<T> {
+  success: boolean;
+  errors?: Array<{ code: number; message: string }>;
+  result: T;
+}
+
+interface DnsRecord {
+  id: string;
+  name: string;
+  type: string;
+  content: string;
+  proxied: boolean;
+}
+
+export function createCloudflare(options: { base?: string | undefined; token: string; clock: Clock }) {
+  const base = `${options.base ?? CF_BASE}/client/v4`;
+  const request = createApi({
+    base,
+    token: options.token,
+    clock: options.clock,
+    name: "Cloudflare",
+    explain(status, body, method, path) {
+      const errors = (body as Envelope<unknown> | undefined)?.errors ?? [];
+      const said = `${status}${errors.length ? `: ${errors.map((e) => `${e.code} ${e.message}`).join("; ")}` : ""}`;
+      if (status === 401 || errors.some((e) => e.code === 1000 || e.code === 6003 || e.code === 9109)) {
+        return new JobError(`Cloudflare refused the token (${said})`, {
+          where: "CLOUDFLARE_API_TOKEN",
+          hint: "create an API token with Zone → DNS → Edit for the zone and put it in .env",
+        });
+      }
+      if (status === 403) {
+        return new JobError(`the Cloudflare token may not change this zone's DNS (${said})`, {
+          where: `${method} ${path}`,
+          hint: "give the token Zone → DNS → Edit on this zone (My Profile → API Tokens)",
+        });
+      }
+      return new JobError(`Cloudflare answered ${said}`, {
+        where: `${method} ${base}${path}`,
+        hint: "run the same command again",
+      });
+    },
+  });
+
+  return {
+    /** Throws a clear error for an invalid, disabled or expired token. */
+    async verify(): Promise<void> {
+      const body = await request<Envelope<{ status: string; expires_on?: string }>>("get", "/user/tokens/verify");
+      const status = body.result?.status;
+      if (status !== "active") {
+        throw new JobError(
+          `the Cloudflare token is ${status ?? "not valid"}${body.result?.expires_on ? ` (expired ${body.result.expires_on})` : ""}`,
+          {
+            where: "CLOUDFLARE_API_TOKEN",
+            hint: "create a new API token with Zone → DNS → Edit for the zone and put it in .env",
+          },
+        );
+      }
+    },
+    async zoneId(name: string): Promise<string> {
+      const body = await request<Envelope<Array<{ id: string; name: string }>>>(
+        "get",
+        `/zones?name=${encodeURIComponent(name)}`,
+      );
+      const zone = body.result.find((z) => z.name === name);
+      if (!zone) {
+        throw new JobError(`Cloudflare has no zone ${name} for this token`, {
+          where: "CLOUDFLARE_API_TOKEN",
+          hint: `add ${name} to Cloudflare, or give the token access to it`,
+        });
+      }
+      return zone.id;
+    },
+    async aRecords(zoneId: string, name: string): Promise<DnsRecord[]> {
+      const body = await request<Envelope<DnsRecord[]>>(
+        "get",
+        `/zones/${zoneId}/dns_records?type=A&name=${encodeURIComponent(name)}`,
+      );
+      return body.result;
+    },
+    async createA(zoneId: string, name: string, ip: string, proxied: boolean): Promise<void> {
+      await request("post", `/zones/${zoneId}/dns_records`, { type: "A", name, content: ip, proxied, ttl: 1 });
+    },
+    async updateA(zoneId: string, id: string, name: string, ip: string, proxied: boolean): Promise<void> {
+      await request("patch", `/zones/${zoneId}/dns_records/${id}`, { type: "A", name, content: ip, proxied, ttl: 1 });
+    },
+  };
+}
+
+export type Cloudflare = ReturnType<typeof createCloudflare>;
+
+export interface DnsChange {
+  name: string;
+  role: "panel" | "play";
+  /** What is there now ("none" when missing). */
+  before: string;
+  after: string;
+  change: "create" | "update" | "none";
+}
+
+function describe(ip: string | undefined, proxied: boolean | undefined): string {
+  return ip === undefined ? "none" : `${ip} (${proxied ? "proxied" : "DNS only"})`;
+}
+
+/** Points both names at `ip`; writes only what differs. With dryRun, only says what it would do. */
+export async function syncDns(cf: Cloudflare, names: DnsName[], ip: string, dryRun: boolean): Promise<DnsChange[]> {
+  if (!/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(ip) || ip.split(".").some((o) => Number(o) > 255)) {
+    throw new JobError(`"${ip}" is not an IPv4 address`, { hint: "e.g. --ip 203.0.113.7" });
+  }
+  await cf.verify();
+  const zones = new Map<string, string>();
+  const changes: DnsChange[] = [];
+  for (const entry of names) {
+    const zoneId = zones.get(entry.zone) ?? (await cf.zoneId(entry.zone));
+    zones.set(entry.zone, zoneId);
+    const [record, ...extra] = await cf.aRecords(zoneId, entry.name);
+    const after = describe(ip, entry.proxied);
+    if (record && record.content === ip && record.proxied === entry.proxied && extra.length === 0) {
+      changes.push({ name: entry.name, role: entry.role, before: after, after, change: "none" });
+      continue;
+    }
+    const change: DnsChange = {
+      name: entry.name,
+      role: entry.role,
+      before: describe(record?.content, record?.proxied),
+      after,
+      change: record ? "update" : "create",
+    };
+    changes.push(change);
+    if (dryRun) continue;
+    if (record) await cf.updateA(zoneId, record.id, entry.name, ip, entry.proxied);
+    else await cf.createA(zoneId, entry.name, ip, entry.proxied);
+  }
+  return changes;
+}

@@ -1,0 +1,308 @@
+import { BusyError, JobError } from "@mcops/core/errors";
+import { formatDuration } from "@mcops/core/format";
+import { pingGame } from "@mcops/core/game-ping";
+import { COLOURS } from "@mcops/core/notifier";
+import { createPanelClient } from "@mcops/core/panel-client";
+import { type Runner, zxRunner } from "@mcops/core/runner";
+import {
+  createDigitalOcean,
+  type DigitalOcean,
+  type Droplet,
+  publicIpv4,
+  SNAPSHOT_PRICE_PER_GB,
+  type Snapshot,
+} from "./digitalocean.ts";
+import {
+  confirm,
+  findDroplet,
+  type LocalContext,
+  loadEnv,
+  localNotifier,
+  readLocalState,
+  requireConsent,
+  steps,
+  type Timeouts,
+  timeouts,
+  VM_FIELDS,
+  writeLocalState,
+} from "./local.ts";
+
+export interface HibernateOptions {
+  yes?: boolean | undefined;
+  /** No last backup over SSH (the VM is unreachable, or the backup was just made). */
+  skipBackup?: boolean | undefined;
+  /** mcops snapshots to keep (default KEEP_SNAPSHOTS, else 2). */
+  keep?: number | undefined;
+  runner?: Runner | undefined;
+}
+
+export const SNAPSHOT_PREFIX = "mcops-";
+
+/** `mcops-2026-11-21-0612`: sorts by time, names the day. */
+export function snapshotName(now: number): string {
+  const iso = new Date(now).toISOString();
+  return `${SNAPSHOT_PREFIX}${iso.slice(0, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}`;
+}
+
+export function mcopsSnapshots(snapshots: Snapshot[]): Snapshot[] {
+  return snapshots
+    .filter((s) => s.name.startsWith(SNAPSHOT_PREFIX))
+    .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at));
+}
+
+/** `$1.80/month hibernated (30 GB snapshot) instead of $24.00/month running`. */
+export function costLine(snapshotGb: number, priceMonthly: number | undefined): string {
+  const hibernated = snapshotGb * SNAPSHOT_PRICE_PER_GB;
+  const running = priceMonthly === undefined ? "" : ` instead of $${priceMonthly.toFixed(2)}/month running`;
+  return `costs $${hibernated.toFixed(2)}/month hibernated (${snapshotGb} GB snapshot at $${SNAPSHOT_PRICE_PER_GB}/GB)${running}`;
+}
+
+/**
+ * SPEC 1.7's hibernate, the step that saves most of the bill (a powered-off droplet is billed; a snapshot is cheap):
+ * refuse while anyone plays; stop the game server through the panel; a last backup on the VM over SSH; shut the droplet
+ * down (power off when a clean shutdown does not finish); snapshot it and wait; check the snapshot is listed; only then
+ * destroy the droplet; keep the newest N mcops snapshots. Re-run after an interruption, it carries on: a snapshot in
+ * progress is waited for, not taken twice; a droplet already gone with its snapshot listed is "already hibernated".
+ */
+export async function runHibernate(ctx: LocalContext, options: HibernateOptions = {}): Promise<number> {
+  const env = loadEnv(ctx, [...VM_FIELDS, "SSH_KEY", "SSH_USER", "KEEP_SNAPSHOTS"]);
+  requireConsent(ctx, options.yes ?? false, "destroying the droplet");
+  const pollMs = ctx.pollMs ?? 5000;
+  const digitalocean = createDigitalOcean({
+    base: env.DIGITALOCEAN_API_URL,
+    token: env.DIGITALOCEAN_ACCESS_TOKEN,
+    clock: ctx.clock,
+  });
+  const step = steps(ctx);
+  await digitalocean.verify();
+  const state = readLocalState(ctx);
+  const droplet = await findDroplet(digitalocean, env);
+  if (!droplet) {
+    const listed = state.snapshotId && (await digitalocean.snapshots()).find((s) => s.id === state.snapshotId);
+    if (listed) {
+      step.note(`Already hibernated: snapshot ${listed.name}; bring it back with: revive`);
+      return 0;
+    }
+    throw new JobError("no droplet to hibernate", {
+      where: env.DROPLET_NAME ? "DROPLET_NAME" : `tag ${env.DROPLET_TAG ?? "mcops"}`,
+      hint: "tag the game VM with mcops in the DigitalOcean control panel, or set DROPLET_NAME in .env",
+    });
+  }
+  const ip = publicIpv4(droplet);
+  state.droplet = {
+    id: droplet.id,
+    name: droplet.name,
+    size: droplet.size_slug,
+    region: droplet.region.slug,
+    tags: droplet.tags,
+    priceMonthly: droplet.size?.price_monthly ?? state.droplet?.priceMonthly,
+  };
+  writeLocalState(ctx, state);
+
+  const snapshotting = state.snapshot?.dropletId === droplet.id ? state.snapshot : undefined;
+  if (droplet.status === "active" && !snapshotting) {
+    await stopGame(ctx, env, step);
+    if (!options.skipBackup) await lastBackup(env, ip, options.runner ?? zxRunner, step);
+    await powerDown(digitalocean, droplet, pollMs, timeouts(ctx), step);
+  }
+
+  const snapshot = await takeSnapshot(ctx, digitalocean, droplet, state, pollMs, step);
+  const destroyed = await destroy(ctx, digitalocean, droplet, snapshot, options.yes ?? false, step);
+  state.hibernatedAt = new Date(ctx.clock.now()).toISOString();
+  state.snapshotId = snapshot.id;
+  delete state.snapshot;
+  writeLocalState(ctx, state);
+
+  const keep = options.keep ?? env.KEEP_SNAPSHOTS ?? 2;
+  const old = mcopsSnapshots(await digitalocean.snapshots())
+    .filter((s) => s.id !== snapshot.id)
+    .slice(Math.max(0, keep - 1));
+  for (const s of old) await digitalocean.deleteSnapshot(s.id);
+  if (old.length)
+    step.done(
+      `Deleted ${old.length} older snapshot${old.length === 1 ? "" : "s"} (keeping ${keep}): ${old.map((s) => s.name).join(", ")}`,
+    );
+
+  const cost = costLine(snapshot.size_gigabytes, state.droplet.priceMonthly);
+  step.note(`Hibernated in ${step.total()}: ${destroyed}; ${cost}. Bring it back with: revive`);
+  await localNotifier(ctx, env)?.send({
+    title: "Server hibernated",
+    description: `The VM was snapshotted (${snapshot.name}) and destroyed; it ${cost}. \`revive\` brings it back.`,
+    colour: COLOURS.info,
+    category: "idle",
+  });
+  return 0;
+}
+
+async function stopGame(
+  ctx: LocalContext,
+  env: {
+    SERVER_ADDR: string;
+    GAME_ADDRESS?: string | undefined;
+    CONTROL_KEY: string;
+    PANEL_URL: string;
+    CONTROL_URL?: string | undefined;
+    SERVER_ID?: string | undefined;
+  },
+  step: ReturnType<typeof steps>,
+): Promise<void> {
+  const address = env.GAME_ADDRESS ?? env.SERVER_ADDR;
+  const { ping } = await pingGame(address);
+  if (ping && ping.online > 0) {
+    throw new BusyError(
+      `${ping.online} player${ping.online === 1 ? " is" : "s are"} online${ping.names.length ? ` (${ping.names.join(", ")})` : ""}: not hibernating`,
+      { where: address, hint: "try again when nobody plays" },
+    );
+  }
+  if (!env.SERVER_ID) {
+    step.note("SERVER_ID is not set: the game server is not stopped through the panel first (the shutdown stops it)");
+    return;
+  }
+  const panel = createPanelClient({
+    url: env.CONTROL_URL ?? env.PANEL_URL,
+    key: env.CONTROL_KEY,
+    serverId: env.SERVER_ID,
+    clock: ctx.clock,
+  });
+  const { state } = await panel.resources();
+  if (state === "offline") return;
+  await panel.power("stop");
+  await panel.waitForState("offline", { timeoutMs: 3 * 60_000 });
+  step.done("Stopped the game server through the panel");
+}
+
+async function lastBackup(
+  env: { SSH_KEY?: string | undefined; SSH_USER?: string | undefined },
+  ip: string | undefined,
+  runner: Runner,
+  step: ReturnType<typeof steps>,
+): Promise<void> {
+  if (!ip)
+    throw new JobError("the droplet has no public IPv4 address for the last backup", { hint: "pass --skip-backup" });
+  const args = [
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "StrictHostKeyChecking=accept-new",
+    "-o",
+    "ConnectTimeout=15",
+    ...(env.SSH_KEY ? ["-i", env.SSH_KEY] : []),
+    `${env.SSH_USER ?? "root"}@${ip}`,
+    "/opt/mc-tools/backup",
+  ];
+  const result = await runner.run("ssh", args, {});
+  if (result.code !== 0) {
+    const said = result.stderr.trim().split("\n").at(-1) ?? "";
+    throw new JobError(
+      `the last backup on the VM failed (ssh exit ${result.code ?? result.signal})${said ? `: ${said}` : ""}`,
+      {
+        where: `${env.SSH_USER ?? "root"}@${ip}`,
+        hint: "nothing was shut down or destroyed; fix it (see /var/log/mc-backup.log on the VM) or pass --skip-backup",
+      },
+    );
+  }
+  step.done("Last backup on the VM done");
+}
+
+/** DigitalOcean refuses a new action while one is pending (a shutdown that has not finished): say so plainly. */
+async function stillPending<T>(droplet: Droplet, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    if (!/pending event/.test((error as Error).message)) throw error;
+    throw new JobError(`${droplet.name} is still shutting down (DigitalOcean has the shutdown pending)`, {
+      hint: "nothing was destroyed; run hibernate again in a few minutes: it carries on",
+    });
+  }
+}
+
+async function powerDown(
+  digitalocean: DigitalOcean,
+  droplet: Droplet,
+  pollMs: number,
+  limits: Timeouts,
+  step: ReturnType<typeof steps>,
+): Promise<void> {
+  const shutdown = await stillPending(droplet, () => digitalocean.action(droplet.id, "shutdown"));
+  const clean = await digitalocean.waitAction(shutdown.id, limits.shutdownMs, pollMs);
+  if (clean.status === "completed") {
+    step.done(`Shut ${droplet.name} down`);
+    return;
+  }
+  const off = await stillPending(droplet, () => digitalocean.action(droplet.id, "power_off"));
+  const hard = await digitalocean.waitAction(off.id, limits.powerOffMs, pollMs);
+  if (hard.status !== "completed") {
+    throw new JobError(`${droplet.name} would not power off (shutdown ${clean.status}, power_off ${hard.status})`, {
+      hint: "nothing was destroyed; power it off in the DigitalOcean control panel, then run hibernate again",
+    });
+  }
+  step.done(
+    `Powered ${droplet.name} off (the clean shutdown ${clean.status === "errored" ? "failed" : "did not finish"})`,
+  );
+}
+
+async function takeSnapshot(
+  ctx: LocalContext,
+  digitalocean: DigitalOcean,
+  droplet: Droplet,
+  state: ReturnType<typeof readLocalState>,
+  pollMs: number,
+  step: ReturnType<typeof steps>,
+): Promise<Snapshot> {
+  let pending = state.snapshot?.dropletId === droplet.id ? state.snapshot : undefined;
+  if (!pending) {
+    const name = snapshotName(ctx.clock.now());
+    const action = await digitalocean.action(droplet.id, "snapshot", { name });
+    pending = { dropletId: droplet.id, name, actionId: action.id };
+    state.snapshot = pending;
+    writeLocalState(ctx, state);
+  }
+  const limit = timeouts(ctx).snapshotMs;
+  const done = await digitalocean.waitAction(pending.actionId, limit, Math.max(pollMs, 1));
+  if (done.status !== "completed") {
+    if (done.status === "errored") {
+      delete state.snapshot;
+      writeLocalState(ctx, state);
+    }
+    throw new JobError(
+      `the snapshot ${pending.name} ${done.status === "errored" ? "failed" : `did not finish in ${formatDuration(limit)}`}`,
+      {
+        hint: `the droplet ${droplet.name} was kept (powered off): run hibernate again${done.status === "errored" ? " to take a new snapshot" : " to keep waiting"}, or power it on from the control panel`,
+      },
+    );
+  }
+  const listed = (await digitalocean.snapshots()).find(
+    (s) => s.name === pending.name && s.resource_id === String(droplet.id),
+  );
+  if (!listed) {
+    throw new JobError(`the snapshot ${pending.name} finished but is not listed`, {
+      hint: `the droplet ${droplet.name} was kept; look at Images → Snapshots in the control panel before anything else`,
+    });
+  }
+  step.done(`Snapshot ${listed.name} taken (${listed.size_gigabytes} GB)`);
+  return listed;
+}
+
+async function destroy(
+  ctx: LocalContext,
+  digitalocean: DigitalOcean,
+  droplet: Droplet,
+  snapshot: Snapshot,
+  yes: boolean,
+  step: ReturnType<typeof steps>,
+): Promise<string> {
+  // The rule of this tool: never destroy a droplet unless a completed snapshot of it is listed. Checked once more.
+  const listed = (await digitalocean.snapshots()).some(
+    (s) => s.id === snapshot.id && s.resource_id === String(droplet.id),
+  );
+  if (!listed)
+    throw new JobError(`the snapshot ${snapshot.name} is not listed any more`, { hint: "nothing was destroyed" });
+  await confirm(
+    ctx,
+    yes,
+    `Destroy droplet ${droplet.name} (${publicIpv4(droplet) ?? "no address"})? Snapshot ${snapshot.name} is listed.`,
+  );
+  await digitalocean.deleteDroplet(droplet.id);
+  step.done(`Destroyed droplet ${droplet.name}`);
+  return `droplet ${droplet.name} destroyed, snapshot ${snapshot.name} kept`;
+}

@@ -1,0 +1,201 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline/promises";
+import { CATEGORIES, type Category } from "@mcops/core/categories";
+import type { Clock } from "@mcops/core/clock";
+import { type LocalEnv, loadLocalEnv } from "@mcops/core/config";
+import { isErrno } from "@mcops/core/env-file";
+import { JobError, UsageError } from "@mcops/core/errors";
+import { formatDuration } from "@mcops/core/format";
+import type { Writer } from "@mcops/core/log";
+import { createNotifier, type Notifier } from "@mcops/core/notifier";
+import { resolvePaths } from "@mcops/core/paths";
+import { type DigitalOcean, type Droplet } from "./digitalocean.ts";
+
+/**
+ * What revive and hibernate share: the local `.env` (SPEC 2.3; `--env-file`, else ./.env), a state file beside it that
+ * remembers the hibernated droplet and a snapshot in progress (so that every step can be re-run), finding the game VM,
+ * the confirmation of destructive steps, step timings, and the webhook when .env names one.
+ */
+export interface LocalContext {
+  envFile?: string | undefined;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  stdout: Writer;
+  stderr: Writer & { isTTY?: boolean };
+  /** Answers the confirmation question on a terminal; undefined: not a terminal. */
+  ask?: ((question: string) => Promise<string>) | undefined;
+  /** Polling interval (tests make it short). */
+  pollMs?: number | undefined;
+  /** How long each wait may take (tests make them short). */
+  timeouts?: Partial<Timeouts> | undefined;
+}
+
+export interface Timeouts {
+  shutdownMs: number;
+  powerOffMs: number;
+  snapshotMs: number;
+  activeMs: number;
+}
+
+export const TIMEOUTS: Timeouts = {
+  shutdownMs: 3 * 60_000,
+  powerOffMs: 2 * 60_000,
+  snapshotMs: 90 * 60_000,
+  activeMs: 5 * 60_000,
+};
+
+export function timeouts(ctx: LocalContext): Timeouts {
+  return { ...TIMEOUTS, ...ctx.timeouts };
+}
+
+export function envFilePath(ctx: LocalContext): string {
+  return resolve(ctx.envFile ?? ctx.env.MCOPS_ENV_FILE ?? ".env");
+}
+
+/** The .env fields both hibernate and revive read. */
+export const VM_FIELDS = [
+  "DIGITALOCEAN_ACCESS_TOKEN",
+  "CONTROL_KEY",
+  "SERVER_ADDR",
+  "PANEL_URL",
+  "SERVER_ID",
+  "WEBHOOK_URL",
+  "DROPLET_NAME",
+  "DROPLET_TAG",
+  "CONTROL_URL",
+  "GAME_ADDRESS",
+  "DIGITALOCEAN_API_URL",
+] as const;
+
+export function loadEnv<K extends keyof LocalEnv>(ctx: LocalContext, fields: readonly K[]) {
+  return loadLocalEnv(fields, { file: envFilePath(ctx), env: ctx.env });
+}
+
+export interface LocalState {
+  /** The game VM as it was when hibernated (what revive recreates). */
+  droplet?: {
+    id: number;
+    name: string;
+    size: string;
+    region: string;
+    tags: string[];
+    priceMonthly?: number | undefined;
+  };
+  /** A snapshot asked for and not yet known to be done. */
+  snapshot?: { dropletId: number; name: string; actionId: number };
+  hibernatedAt?: string;
+  snapshotId?: string;
+}
+
+export function statePath(ctx: LocalContext): string {
+  return join(dirname(envFilePath(ctx)), ".mcops-state.json");
+}
+
+export function readLocalState(ctx: LocalContext): LocalState {
+  try {
+    return JSON.parse(readFileSync(statePath(ctx), "utf8")) as LocalState;
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return {};
+    throw new JobError("the state file is not readable JSON", {
+      where: statePath(ctx),
+      hint: "move it away; hibernate and revive then work from what DigitalOcean lists",
+    });
+  }
+}
+
+export function writeLocalState(ctx: LocalContext, state: LocalState): void {
+  const file = statePath(ctx);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+}
+
+/** The game VM: by DROPLET_NAME, else the one droplet tagged DROPLET_TAG (default mcops); undefined when none. */
+export async function findDroplet(
+  digitalocean: DigitalOcean,
+  env: { DROPLET_NAME?: string | undefined; DROPLET_TAG?: string | undefined },
+): Promise<Droplet | undefined> {
+  if (env.DROPLET_NAME) {
+    const named = (await digitalocean.droplets()).filter((d) => d.name === env.DROPLET_NAME);
+    if (named.length > 1) {
+      throw new JobError(`${named.length} droplets are named ${env.DROPLET_NAME}`, {
+        where: "DROPLET_NAME",
+        hint: "rename the others in the DigitalOcean control panel",
+      });
+    }
+    return named[0];
+  }
+  const tag = env.DROPLET_TAG ?? "mcops";
+  const tagged = await digitalocean.droplets(tag);
+  if (tagged.length > 1) {
+    throw new JobError(`${tagged.length} droplets carry the tag ${tag}: ${tagged.map((d) => d.name).join(", ")}`, {
+      where: "DROPLET_TAG",
+      hint: "set DROPLET_NAME in .env to the game VM's name",
+    });
+  }
+  return tagged[0];
+}
+
+/** Destructive steps: asked on a terminal, `--yes` otherwise. Checked before anything is done. */
+export function requireConsent(ctx: LocalContext, yes: boolean, what: string): void {
+  if (!yes && !ctx.ask) {
+    throw new UsageError(`${what} needs confirmation, and this is not a terminal`, { hint: "pass --yes" });
+  }
+}
+
+export async function confirm(ctx: LocalContext, yes: boolean, question: string): Promise<void> {
+  if (yes) return;
+  const answer = ctx.ask ? await ctx.ask(`${question} Type yes to go on: `) : "";
+  if (answer.trim().toLowerCase() !== "yes") {
+    throw new JobError("not confirmed: stopped", { hint: "nothing was destroyed; run it again when you are sure" });
+  }
+}
+
+/** A terminal question through readline, for cli.ts. */
+export function terminalAsk(): ((question: string) => Promise<string>) | undefined {
+  if (!process.stdin.isTTY || !process.stderr.isTTY) return undefined;
+  return async (question) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    try {
+      return await rl.question(question);
+    } finally {
+      rl.close();
+    }
+  };
+}
+
+/** Prints each step as it ends, with how long it took. */
+export function steps(ctx: LocalContext) {
+  const started = ctx.clock.now();
+  let last = started;
+  return {
+    done(text: string): void {
+      const now = ctx.clock.now();
+      ctx.stdout.write(`${text} (${formatDuration(now - last)})\n`);
+      last = now;
+    },
+    note(text: string): void {
+      ctx.stdout.write(`${text}\n`);
+    },
+    total(): string {
+      return formatDuration(ctx.clock.now() - started);
+    },
+  };
+}
+
+/** The webhook of the local .env, when it has one: hibernate and revive say what they did. */
+export function localNotifier(
+  ctx: LocalContext,
+  env: { WEBHOOK_URL?: string | undefined; SERVER_ADDR: string },
+): Notifier | undefined {
+  if (!env.WEBHOOK_URL) return undefined;
+  const events = Object.fromEntries(CATEGORIES.map((c) => [c, true])) as Record<Category, boolean>;
+  return createNotifier({
+    config: { webhookUrl: env.WEBHOOK_URL, source: envFilePath(ctx), events, playHost: env.SERVER_ADDR },
+    // The posting window is shared through a file; on the operator's computer it lives in the temporary directory.
+    paths: resolvePaths({ ...ctx.env, MCOPS_RUN_DIR: ctx.env.MCOPS_RUN_DIR ?? join(tmpdir(), "mcops") }),
+    clock: ctx.clock,
+  });
+}

@@ -1,0 +1,242 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runHibernate } from "../src/hibernate.ts";
+import { runDns, runRevive } from "../src/revive.ts";
+import { OLD_IP, PANEL, PLAY, startWorld, type World } from "./harness.ts";
+
+let world: World;
+afterEach(() => world?.close());
+
+function titles(): string[] {
+  return world.discord.messages.map((m) => m.body.embeds[0].title);
+}
+
+function aRecords(): Array<[string, string, boolean]> {
+  return world.cloudflare
+    .records("example.co.uk")
+    .filter((r) => r.type === "A")
+    .map((r) => [r.name, r.content, r.proxied] as [string, string, boolean])
+    .sort();
+}
+
+describe("hibernate → revive", () => {
+  it("snapshots and destroys the VM, then brings it back with DNS repointed and the game answering", async () => {
+    world = await startWorld();
+    const [before] = world.digitalocean.droplets();
+    expect(await runHibernate(world.ctx(), { yes: true, runner: world.runner })).toBe(0);
+
+    expect(world.panel.signals()).toEqual(["stop"]);
+    expect(world.ssh).toEqual([
+      [
+        "ssh",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "StrictHostKeyChecking=accept-new",
+        "-o",
+        "ConnectTimeout=15",
+        `root@${before?.networks.v4.find((n) => n.type === "public")?.ip_address}`,
+        "/opt/mc-tools/backup",
+      ],
+    ]);
+    expect(world.digitalocean.actions().map((a) => `${a.type}:${a.status}`)).toEqual([
+      "shutdown:completed",
+      "snapshot:completed",
+      "destroy:completed",
+    ]);
+    expect(world.digitalocean.droplets()).toEqual([]);
+    const [snapshot] = world.digitalocean.snapshots();
+    expect(snapshot?.name).toMatch(/^mcops-\d{4}-\d\d-\d\d-\d{4}$/);
+    const printed = world.out.join("");
+    expect(printed).toMatch(/Snapshot mcops-.* taken \(30 GB\)/);
+    expect(printed).toContain(
+      "costs $1.80/month hibernated (30 GB snapshot at $0.06/GB) instead of $24.00/month running",
+    );
+    expect(titles()).toEqual(["Server hibernated"]);
+
+    // Hibernating again: nothing to do.
+    world.out.length = 0;
+    expect(await runHibernate(world.ctx(), { yes: true, runner: world.runner })).toBe(0);
+    expect(world.out.join("")).toMatch(/^Already hibernated: snapshot mcops-/);
+
+    world.out.length = 0;
+    expect(await runRevive(world.ctx())).toBe(0);
+    const [after] = world.digitalocean.droplets();
+    expect(after).toMatchObject({ name: "mc", size_slug: "s-2vcpu-4gb", status: "active", region: { slug: "fra1" } });
+    expect(after?.tags.sort()).toEqual(["mcops", "minecraft"]);
+    expect(after?.image.id).toBe(Number(snapshot?.id));
+    const ip = after?.networks.v4.find((n) => n.type === "public")?.ip_address as string;
+    expect(aRecords()).toEqual([
+      [PANEL, ip, true],
+      [PLAY, ip, false],
+    ]);
+    expect(world.panel.signals()).toEqual(["stop", "start"]);
+    const steps = world.out.join("");
+    for (const line of [
+      /Created droplet mc \(s-2vcpu-4gb, fra1\) from mcops-.* \(\d+ ms\)/,
+      /The panel answers/,
+      /Started the game server/,
+      /The game answers on 127\.0\.0\.1:\d+ \(/,
+      /^Revived in /m,
+    ]) {
+      expect(steps).toMatch(line);
+    }
+    expect(titles()).toEqual(["Server hibernated", "Server revived"]);
+  }, 30_000);
+
+  it("refuses while players are online, and touches nothing", async () => {
+    world = await startWorld();
+    const steve = await world.game.join("Steve");
+    await expect(runHibernate(world.ctx(), { yes: true, runner: world.runner })).rejects.toMatchObject({
+      exitCode: 75,
+      message: "1 player is online: not hibernating",
+    });
+    expect(world.digitalocean.actions()).toEqual([]);
+    expect(world.panel.signals()).toEqual([]);
+    await steve.leave();
+  });
+
+  it("a failed last backup stops everything before the shutdown", async () => {
+    world = await startWorld();
+    world.sshExit = 1;
+    await expect(runHibernate(world.ctx(), { yes: true, runner: world.runner })).rejects.toThrow(
+      /^the last backup on the VM failed \(ssh exit 1\): backup: restic failed$/,
+    );
+    expect(world.digitalocean.actions()).toEqual([]);
+    expect(world.digitalocean.droplets()[0]?.status).toBe("active");
+  });
+
+  it("powers off when the clean shutdown fails; a shutdown still pending stops it with what to do", async () => {
+    world = await startWorld();
+    world.digitalocean.inject({ kind: "action-errors", actionType: "shutdown" });
+    await expect(runHibernate(world.ctx(), { yes: true, skipBackup: true })).resolves.toBe(0);
+    expect(world.out.join("")).toMatch(/Powered mc off \(the clean shutdown failed\)/);
+    await world.close();
+
+    world = await startWorld();
+    world.digitalocean.inject({ kind: "action-hangs", actionType: "shutdown" });
+    await expect(runHibernate(world.ctx(), { yes: true, skipBackup: true })).rejects.toMatchObject({
+      message: "mc is still shutting down (DigitalOcean has the shutdown pending)",
+      hint: "nothing was destroyed; run hibernate again in a few minutes: it carries on",
+    });
+    // Run again while the shutdown is still pending: the same plain answer, nothing else done.
+    await expect(runHibernate(world.ctx(), { yes: true, skipBackup: true })).rejects.toThrow(/still shutting down/);
+    expect(world.digitalocean.droplets()).toHaveLength(1);
+  });
+
+  it("keeps the droplet when the snapshot fails, and takes a new one on the next run", async () => {
+    world = await startWorld();
+    world.digitalocean.inject({ kind: "action-errors", actionType: "snapshot" });
+    await expect(runHibernate(world.ctx(), { yes: true, skipBackup: true })).rejects.toMatchObject({
+      message: expect.stringMatching(/^the snapshot mcops-.* failed$/),
+      hint: "the droplet mc was kept (powered off): run hibernate again to take a new snapshot, or power it on from the control panel",
+    });
+    expect(world.digitalocean.droplets()).toHaveLength(1);
+    expect(world.digitalocean.snapshots()).toEqual([]);
+    expect(await runHibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    expect(world.digitalocean.droplets()).toEqual([]);
+    expect(world.digitalocean.snapshots()).toHaveLength(1);
+  });
+
+  it("keeps the droplet when the snapshot never completes, and waits for the same snapshot when run again", async () => {
+    world = await startWorld();
+    world.digitalocean.inject({ kind: "action-hangs", actionType: "snapshot" });
+    await expect(runHibernate(world.ctx(), { yes: true, skipBackup: true })).rejects.toThrow(
+      /^the snapshot mcops-.* did not finish in 600 ms$/,
+    );
+    expect(world.digitalocean.droplets()).toHaveLength(1);
+    const state = JSON.parse(readFileSync(join(world.dir.path, ".mcops-state.json"), "utf8"));
+    expect(state.snapshot.actionId).toBeGreaterThan(0);
+    await expect(runHibernate(world.ctx(), { yes: true, skipBackup: true })).rejects.toThrow(/did not finish/);
+    expect(world.digitalocean.actions().filter((a) => a.type === "snapshot")).toHaveLength(1);
+    expect(world.digitalocean.droplets()).toHaveLength(1);
+  });
+
+  it("keeps the newest snapshots only (KEEP_SNAPSHOTS), and never others", async () => {
+    world = await startWorld(
+      { KEEP_SNAPSHOTS: "2" },
+      {
+        snapshots: [
+          { name: "mcops-2026-01-01-0000", createdAt: "2026-01-01T00:00:00Z" },
+          { name: "mcops-2026-02-01-0000", createdAt: "2026-02-01T00:00:00Z" },
+          { name: "keep-me", createdAt: "2025-01-01T00:00:00Z" },
+        ],
+      },
+    );
+    expect(await runHibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    const names = world.digitalocean
+      .snapshots()
+      .map((s) => s.name)
+      .sort();
+    expect(names).toHaveLength(3);
+    expect(names.slice(0, 2)).toEqual(["keep-me", "mcops-2026-02-01-0000"]);
+    expect(names[2]).toMatch(/^mcops-20\d\d-/);
+    expect(world.out.join("")).toMatch(/Deleted 1 older snapshot \(keeping 2\): mcops-2026-01-01-0000/);
+  });
+
+  it("stops when DigitalOcean refuses the token, with what to do", async () => {
+    world = await startWorld();
+    world.digitalocean.revokeToken();
+    await expect(runHibernate(world.ctx(), { yes: true })).rejects.toMatchObject({
+      message: "DigitalOcean refused the token (401 unauthorized: Unable to authenticate you)",
+      where: "DIGITALOCEAN_ACCESS_TOKEN",
+    });
+    await expect(runRevive(world.ctx())).rejects.toThrow(/DigitalOcean refused the token/);
+  });
+});
+
+describe("revive dns", () => {
+  it("writes only what differs: the panel proxied, the play name DNS only", async () => {
+    world = await startWorld();
+    await runDns(world.ctx(), { ip: OLD_IP });
+    expect(world.out.join("")).toBe(
+      `DNS already right, nothing written:\n  ${PANEL} (panel): ${OLD_IP} (proxied), already right\n  ${PLAY} (play): ${OLD_IP} (DNS only), already right\n`,
+    );
+    expect(world.cloudflare.writes()).toEqual([]);
+
+    world.out.length = 0;
+    await runDns(world.ctx(), { ip: "203.0.113.9", dryRun: true });
+    expect(world.out.join("")).toContain(`${PLAY} (play): ${OLD_IP} (DNS only) → 203.0.113.9 (DNS only)`);
+    expect(world.cloudflare.writes()).toEqual([]);
+
+    await runDns(world.ctx(), {});
+    const ip = world.digitalocean.droplets()[0]?.networks.v4.find((n) => n.type === "public")?.ip_address;
+    expect(aRecords()).toEqual([
+      [PANEL, ip, true],
+      [PLAY, ip, false],
+    ]);
+    expect(world.cloudflare.writes()).toHaveLength(2);
+  });
+
+  it("creates missing records in the zone of a public suffix (example.co.uk)", async () => {
+    world = await startWorld({ SERVER_ADDR: "mc.example.co.uk", PANEL_URL: "https://games.example.co.uk" });
+    await runDns(world.ctx(), { ip: "203.0.113.9" });
+    expect(aRecords()).toEqual(
+      [
+        ["games.example.co.uk", "203.0.113.9", true],
+        ["mc.example.co.uk", "203.0.113.9", false],
+        [PANEL, OLD_IP, true],
+        [PLAY, OLD_IP, false],
+      ].sort() as Array<[string, string, boolean]>,
+    );
+  });
+
+  it("says clearly when the token is expired or may not edit the zone, and writes nothing", async () => {
+    world = await startWorld();
+    world.cloudflare.setTokenStatus("expired");
+    await expect(runDns(world.ctx(), { ip: "203.0.113.9" })).rejects.toMatchObject({
+      message: expect.stringMatching(/^the Cloudflare token is expired/),
+      where: "CLOUDFLARE_API_TOKEN",
+    });
+    world.cloudflare.setTokenStatus("active");
+    world.cloudflare.inject({ kind: "status", status: 403, route: "dns_write" });
+    await expect(runDns(world.ctx(), { ip: "203.0.113.9" })).rejects.toMatchObject({
+      message: expect.stringMatching(
+        /^the Cloudflare token may not change this zone's DNS \(403: 10000 Authentication error\)/,
+      ),
+    });
+    expect(world.cloudflare.writes()).toEqual([]);
+    expect(existsSync(join(world.dir.path, ".mcops-state.json"))).toBe(false);
+  });
+});

@@ -1,0 +1,128 @@
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { systemClock } from "@mcops/core";
+import type { Runner } from "@mcops/core/runner";
+import {
+  type CloudflareStandIn,
+  type DigitalOceanStandIn,
+  type DigitalOceanStandInOptions,
+  type DiscordStandIn,
+  type GameServer,
+  type PanelStandIn,
+  startCloudflareStandIn,
+  startDigitalOceanStandIn,
+  startDiscordStandIn,
+  startGameServer,
+  startPanelStandIn,
+  type TempDir,
+  tempDir,
+} from "@mcops/testkit";
+import type { LocalContext } from "../src/local.ts";
+
+/**
+ * The operator's world for hibernate and revive: DigitalOcean with the game VM (tagged mcops), Cloudflare with the
+ * zone example.co.uk and its two A records on the old address, the panel with a running server, a real protocol game
+ * server, a Discord webhook, and a local .env (mode 600) in a temporary directory.
+ */
+export interface World {
+  dir: TempDir;
+  digitalocean: DigitalOceanStandIn;
+  cloudflare: CloudflareStandIn;
+  panel: PanelStandIn;
+  game: GameServer;
+  discord: DiscordStandIn;
+  envFile: string;
+  out: string[];
+  ssh: string[][];
+  sshExit: number;
+  runner: Runner;
+  ctx(): LocalContext;
+  close(): Promise<void>;
+}
+
+export const PANEL = "panel.example.co.uk";
+export const PLAY = "play.example.co.uk";
+export const OLD_IP = "198.51.100.20";
+
+export async function startWorld(
+  env: Record<string, string> = {},
+  seed: Pick<DigitalOceanStandInOptions, "snapshots"> = {},
+): Promise<World> {
+  const dir = tempDir("mcops-revive-");
+  const digitalocean = await startDigitalOceanStandIn({
+    ...seed,
+    droplets: [{ name: "mc", size: "s-2vcpu-4gb", region: "fra1", tags: ["mcops", "minecraft"], sizeGigabytes: 30 }],
+    timings: { createMs: 80, shutdownMs: 60, powerOffMs: 30, powerOnMs: 30, snapshotMs: 80 },
+  });
+  const cloudflare = await startCloudflareStandIn({
+    zones: [{ name: "example.co.uk" }],
+    records: [
+      { zone: "example.co.uk", name: PANEL, content: OLD_IP, proxied: true },
+      { zone: "example.co.uk", name: PLAY, content: OLD_IP, proxied: false },
+    ],
+  });
+  const panel = await startPanelStandIn({ servers: [{ state: "running" }], timings: { startMs: 50, stopMs: 50 } });
+  const game = await startGameServer();
+  const discord = await startDiscordStandIn();
+  const envFile = join(dir.path, ".env");
+  const fields: Record<string, string> = {
+    DIGITALOCEAN_ACCESS_TOKEN: digitalocean.token,
+    CLOUDFLARE_API_TOKEN: cloudflare.token,
+    CONTROL_KEY: panel.apiKey,
+    SERVER_ID: panel.server.identifier,
+    SERVER_ADDR: `${PLAY}:25565`,
+    PANEL_URL: `https://${PANEL}`,
+    CONTROL_URL: panel.url,
+    GAME_ADDRESS: game.address,
+    WEBHOOK_URL: discord.webhookUrl(),
+    DIGITALOCEAN_API_URL: digitalocean.url,
+    CLOUDFLARE_API_URL: cloudflare.url,
+    ...env,
+  };
+  writeFileSync(
+    envFile,
+    Object.entries(fields)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(""),
+  );
+  chmodSync(envFile, 0o600);
+  const out: string[] = [];
+  const world: World = {
+    dir,
+    digitalocean,
+    cloudflare,
+    panel,
+    game,
+    discord,
+    envFile,
+    out,
+    ssh: [],
+    sshExit: 0,
+    runner: {
+      async run(command, args) {
+        world.ssh.push([command, ...args]);
+        return {
+          code: world.sshExit,
+          signal: null,
+          stdout: "",
+          stderr: world.sshExit ? "backup: restic failed\n" : "",
+        };
+      },
+    },
+    ctx: () => ({
+      envFile,
+      env: { MCOPS_RUN_DIR: join(dir.path, "run") },
+      clock: systemClock,
+      stdout: { write: (text: string) => (out.push(text), true) },
+      stderr: { write: () => true },
+      pollMs: 10,
+      timeouts: { shutdownMs: 400, powerOffMs: 400, snapshotMs: 600, activeMs: 2000 },
+    }),
+    async close() {
+      await game.close();
+      await Promise.all([digitalocean.close(), cloudflare.close(), panel.close(), discord.close()]);
+      dir.cleanup();
+    },
+  };
+  return world;
+}
