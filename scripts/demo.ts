@@ -17,8 +17,11 @@ import {
 } from "@mcops/testkit";
 
 /**
- * `npm run demo`: the toolkit rehearsed against the local stand-ins. Everything runs on 127.0.0.1 in a temporary
- * directory; nothing leaves the machine. Each tool adds its act here as it is built.
+ * `npm run demo`: the toolkit rehearsed against the local stand-ins. Part 1 is a day of the server in about a minute:
+ * the morning backup, the server starting, players joining (real protocol clients and the lines the game logs), a
+ * death, the countdown restart, everyone leaving, the idle backup, and a restore after griefing. Part 2 shows the rest:
+ * the webhook's edge cases, a jar update, hibernate and revive. Everything runs on 127.0.0.1 in a temporary directory;
+ * nothing leaves the machine.
  */
 /** packages/<tool>/dist/<tool>.mjs; hibernate is built by the revive package. */
 const bin = (tool: string) =>
@@ -79,41 +82,32 @@ function indent(text: string, pad = "  "): string {
     .join("\n")}\n`;
 }
 
+/** A line the game writes to latest.log, stamped with the current time. */
+function gameLine(message: string, level = "INFO"): string {
+  return `[${new Date().toTimeString().slice(0, 8)}] [Server thread/${level}]: ${message}\n`;
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Shows what reached the channel since the last look (the log-tailer posts on its own, in the background). */
+async function channel(expectAtLeast: number): Promise<void> {
+  await discord.waitForMessages(shown + expectAtLeast, 10_000).catch(() => undefined);
+  for (const message of discord.messages.slice(shown)) showMessage(message);
+  shown = discord.messages.length;
+}
+
 function writeSecret(name: string, text: string, mode = 0o600): void {
   const file = join(configDir, name);
   writeFileSync(file, text);
   chmodSync(file, mode);
 }
 
+const game = await startGameServer();
+const latest = join(worldDir, "logs", "latest.log");
+let tailer: ReturnType<typeof spawn> | undefined;
 try {
-  heading("webhook: no webhook.env yet, so notifications are a silent no-op (SPEC 7.1)");
-  await run("webhook", ["Backup started"]);
-
-  heading("webhook: configured through /etc/mc-backup/webhook.env (mode 600)");
-  writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`);
-  await run("webhook", ["Server started", "Paper 1.21.4 is up (Done in 3.5 s)", "success"]);
-  await run("webhook", [
-    "Backup completed",
-    "took 42 s · added 12.3 MiB · repository 1.2 GiB · snapshot 4f2a9c1e",
-    "success",
-  ]);
-  await run("webhook", ["Scheduled restart", "the server restarts in 5 minutes", "warning"]);
-  await run("webhook", ["Careful", "this text says @everyone and <@123456789> but pings nobody", "event"]);
-
-  heading("webhook --dry-run prints the JSON and sends nothing");
-  await run("webhook", ["Preview", "not sent", "info", "--dry-run"]);
-
-  heading("webhook: bad input gets one line and an exit code");
-  await run("webhook", ["Hello", "world", "purple"]);
-  writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\n`, 0o644);
-  await run("webhook", ["Hello"]);
-  writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`);
-
-  heading("webhook: Discord rate limits (429) are waited out");
-  discord.inject({ kind: "rate-limit", retryAfterSeconds: 1.5 });
-  await run("webhook", ["Player joined", "Steve joined the game", "success"]);
-
-  heading("backup: a world on the server volume, a restic repository in the (local) cloud drive");
+  console.log("\x1b[1mPart 1: a day on the server, in about a minute\x1b[0m");
+  heading("05:55 — the VM is set up: backup.env and webhook.env (mode 600), a world, a restic repository in the drive");
   for (const [dir, sub] of [
     ["world", "region"],
     ["world_nether", "DIM-1/region"],
@@ -127,87 +121,117 @@ try {
   const password = join(root, "root", ".restic-password");
   mkdirSync(join(root, "root"));
   writeFileSync(password, "demo password, keep it safe\n", { mode: 0o600 });
-  writeSecret(
-    "backup.env",
-    [
-      `CONTROL_URL=${panel.url}`,
-      `CONTROL_KEY=${panel.apiKey}`,
-      `SERVER_ID=${panel.server.identifier}`,
-      `WORLD_DIR=${worldDir}`,
-      `RESTIC_REPOSITORY=rclone:gdrive:${join(root, "drive", "mc-backups")}`,
-      `RESTIC_PASSWORD_FILE=${password}`,
-    ].join("\n"),
-  );
+  const backupEnv = [
+    `CONTROL_URL=${panel.url}`,
+    `CONTROL_KEY=${panel.apiKey}`,
+    `SERVER_ID=${panel.server.identifier}`,
+    `WORLD_DIR=${worldDir}`,
+    `RESTIC_REPOSITORY=rclone:gdrive:${join(root, "drive", "mc-backups")}`,
+    `RESTIC_PASSWORD_FILE=${password}`,
+    `GAME_ADDRESS=${game.address}`,
+    "IDLE_AFTER=2s",
+    `IDLE_BACKUP_COMMAND=${bin("backup")}`,
+  ];
+  writeSecret("backup.env", `${backupEnv.join("\n")}\n`);
+  writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`);
   await run("backup", ["init"]);
+
+  heading("06:00 — cron runs the daily backup (save-off, save-all flush, restic through rclone, save-on)");
   await run("backup", []);
-  console.log(`  \x1b[2mpanel console saw: ${panel.commands().join(" → ")}\x1b[0m`);
-  await run("backup", ["snapshots"]);
-  const log = readFileSync(join(root, "log", "mc-backup.log"), "utf8")
+  console.log(`  \x1b[2mthe panel console saw: ${panel.commands().join(" → ")}\x1b[0m`);
+
+  heading("07:30 — the log-tailer follows latest.log; the server is (re)started and says Done");
+  tailer = spawn(bin("log-tailer"), [], { env, stdio: ["ignore", "ignore", "pipe"] });
+  await pause(600);
+  writeFileSync(latest, gameLine('Done (3.512s)! For help, type "help"'), { flag: "a" });
+  await channel(1);
+
+  heading("08:10 — Steve and Alex join (real protocol clients; the game logs them)");
+  const steve = await game.join("Steve");
+  writeFileSync(latest, gameLine("Steve[/203.0.113.7:51234] logged in with entity id 42 at (0.5, 64.0, 0.5)"), {
+    flag: "a",
+  });
+  writeFileSync(latest, gameLine("Steve joined the game"), { flag: "a" });
+  const alex = await game.join("Alex");
+  writeFileSync(latest, gameLine("Alex joined the game"), { flag: "a" });
+  await channel(2);
+  await run("idle-monitor", ["--once"]);
+
+  heading("09:02 — chat that tries to ping everyone, a wolf's death, and Steve's death (only his posts)");
+  for (const text of [
+    gameLine("<Steve> hi! Alex joined the game lol @everyone"),
+    gameLine(
+      "Named entity EntityWolf['Buddy'/12, l='ServerLevel[world]', x=1.5, y=64.0, z=2.5] died: Buddy was slain by Zombie",
+    ),
+    gameLine("Steve was slain by Zombie using [**@everyone**]"),
+  ]) {
+    writeFileSync(latest, text, { flag: "a" });
+    await pause(100);
+  }
+  await channel(1);
+
+  heading("10:55 — the scheduled restart: a countdown in game (10 s here instead of 5 min), then the restart");
+  const consoleBefore = panel.commands().length;
+  await run("restart-with-warning", ["--countdown", "10s", "--reason", "daily restart"]);
+  console.log(
+    `  \x1b[2mthe panel console got ${panel.commands().length - consoleBefore} tellraw lines, then the restart signal; the server is ${panel.state()}\x1b[0m`,
+  );
+  await channel(2);
+
+  heading("12:40 — everyone leaves");
+  await steve.leave();
+  writeFileSync(latest, gameLine("Steve left the game"), { flag: "a" });
+  await alex.leave();
+  writeFileSync(latest, gameLine("Alex left the game"), { flag: "a" });
+  await channel(2);
+
+  heading("13:10 — nobody has played for IDLE_AFTER (2 s here instead of 30 min): the idle monitor backs up, once");
+  await run("idle-monitor", ["--once"]);
+  await pause(2100);
+  await run("idle-monitor", ["--once"]);
+  await run("idle-monitor", ["--once"]);
+  const decisions = readFileSync(join(root, "log", "mc-idle-monitor.log"), "utf8")
     .trim()
     .split("\n");
-  console.log(`  \x1b[2m/var/log/mc-backup.log (last lines):\x1b[0m`);
-  process.stdout.write(indent(log.slice(-3).join("\n"), "    "));
+  console.log("  \x1b[2m/var/log/mc-idle-monitor.log:\x1b[0m");
+  process.stdout.write(indent(decisions.join("\n"), "    "));
 
-  heading("backup restore: a griefer wrecks the world; the snapshot brings it back, the wrecked one is kept aside");
+  heading("18:00 — a griefer wrecks the world; the snapshot brings it back, the wrecked world is kept aside");
   const before = readFileSync(join(worldDir, "world", "level.dat")).length;
   writeFileSync(join(worldDir, "world", "level.dat"), "a griefer was here");
-  await run("backup", ["restore", "latest", "--dry-run"]);
+  await run("backup", ["snapshots"]);
   await run("backup", ["restore", "latest"]);
   const after = readFileSync(join(worldDir, "world", "level.dat")).length;
   console.log(
     `  \x1b[2mlevel.dat: ${before} bytes before, 18 wrecked, ${after} restored; the server is ${panel.state()}\x1b[0m`,
   );
-
-  heading("backup again: restic deduplicates, so an unchanged world adds almost nothing");
-  await run("backup", []);
-
-  heading("log-tailer: the game's log becomes channel messages (follows latest.log, survives rotation)");
-  const latest = join(worldDir, "logs", "latest.log");
-  const tailer = spawn(bin("log-tailer"), [], { env, stdio: ["ignore", "ignore", "pipe"] });
-  await new Promise((r) => setTimeout(r, 600));
-  const at = (message: string, level = "INFO") =>
-    `[${new Date().toTimeString().slice(0, 8)}] [Server thread/${level}]: ${message}\n`;
-  const game = [
-    at("Steve[/203.0.113.7:51234] logged in with entity id 42 at (0.5, 64.0, 0.5)"),
-    at("Steve joined the game"),
-    at("<Steve> hi! Alex joined the game lol @everyone"),
-    at("Alex joined the game"),
-    at("Steve was slain by Zombie using [**@everyone**]"),
-    at(
-      "Named entity EntityWolf['Buddy'/12, l='ServerLevel[world]', x=1.5, y=64.0, z=2.5] died: Buddy was slain by Zombie",
-    ),
-    at("Can't keep up! Is the server overloaded? Running 2034ms or 40 ticks behind", "WARN"),
-    at("Alex left the game"),
-  ];
-  for (const text of game) {
-    writeFileSync(latest, text, { flag: "a" });
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  console.log(`  \x1b[2m(the game rotates latest.log: renamed away, a new one started)\x1b[0m`);
-  (await import("node:fs")).renameSync(latest, join(worldDir, "logs", "2026-11-21-1.log"));
-  writeFileSync(latest, at("Steve left the game") + at("Stopping server"));
-  await discord.waitForMessages(shown + 6, 10_000).catch(() => undefined);
+  await channel(0);
   tailer.kill("SIGTERM");
-  await new Promise((r) => tailer.on("close", r));
-  for (const message of discord.messages.slice(shown)) showMessage(message);
-  shown = discord.messages.length;
-  await run("log-tailer", ["scan", join(worldDir, "logs", "2026-11-21-1.log")]);
+  await new Promise((r) => tailer?.on("close", r));
+  tailer = undefined;
+  await channel(0);
 
-  heading("restart-with-warning: a countdown in game, then the restart (10 s here instead of 5 min)");
-  const gameServer = await startGameServer();
-  const steve = await gameServer.join("Steve");
-  writeSecret(
-    "backup.env",
-    `${readFileSync(join(configDir, "backup.env"), "utf8")}\nGAME_ADDRESS=${gameServer.address}\n`,
-  );
-  const consoleBefore = panel.commands().length;
-  await run("restart-with-warning", ["--countdown", "10s", "--reason", "plugin update"]);
-  console.log(
-    `  \x1b[2mthe panel console got ${panel.commands().length - consoleBefore} tellraw lines, then the restart signal; the server is ${panel.state()}\x1b[0m`,
-  );
-  await steve.leave();
-  await run("restart-with-warning", ["--countdown", "10s"]);
-  await gameServer.close();
+  heading("the day in the channel");
+  const counts = new Map<string, number>();
+  for (const message of discord.messages) {
+    const title = (describeMessage(message.body).split("\n")[0] ?? "").replace(/^■ \S+\s+/, "");
+    counts.set(title, (counts.get(title) ?? 0) + 1);
+  }
+  console.log(indent([...counts].map(([title, n]) => `${n} × ${title}`).join("\n")));
+  const dayMessages = discord.messages.length;
+
+  console.log("\n\x1b[1mPart 2: the rest of the toolkit\x1b[0m");
+  heading("log-tailer scan: the day's log as events (prints, posts nothing)");
+  await run("log-tailer", ["scan", latest]);
+
+  heading("webhook: a preview, a wrong colour, an insecure webhook.env, and Discord's 429 waited out");
+  await run("webhook", ["Preview", "not sent", "info", "--dry-run"]);
+  await run("webhook", ["Hello", "world", "purple"]);
+  writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\n`, 0o644);
+  await run("webhook", ["Hello"]);
+  writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`);
+  discord.inject({ kind: "rate-limit", retryAfterSeconds: 1.5 });
+  await run("webhook", ["Careful", "this text says @everyone and <@123456789> but pings nobody", "event"]);
 
   heading("jar-download: a new server jar, verified, swapped in while the players wait a moment");
   const downloads = await startDownloadStandIn();
@@ -239,34 +263,6 @@ try {
     await run("jar-download", ["1.20.1", "--type", "forge"]);
   } finally {
     await downloads.close();
-  }
-
-  heading("idle-monitor: players leave; once the server has stayed empty, one backup (2 s here instead of 30 min)");
-  const idleGame = await startGameServer();
-  try {
-    const idle = [
-      "--once",
-      "--idle-after",
-      "2s",
-      "--game-address",
-      idleGame.address,
-      "--backup-command",
-      bin("backup"),
-    ];
-    const alex = await idleGame.join("Alex");
-    await run("idle-monitor", idle);
-    await alex.leave();
-    await run("idle-monitor", idle);
-    await new Promise((r) => setTimeout(r, 2100));
-    await run("idle-monitor", idle);
-    await run("idle-monitor", idle);
-    const decisions = readFileSync(join(root, "log", "mc-idle-monitor.log"), "utf8")
-      .trim()
-      .split("\n");
-    console.log("  \x1b[2m/var/log/mc-idle-monitor.log:\x1b[0m");
-    process.stdout.write(indent(decisions.join("\n"), "    "));
-  } finally {
-    await idleGame.close();
   }
 
   heading("hibernate and revive (on the operator's computer): snapshot and destroy the VM, then bring it back");
@@ -326,10 +322,15 @@ try {
   await run("webhook", ["Backup failed", "restic: wrong password", "error"]);
 
   heading("summary");
-  const statuses = discord.requests.map((r) => r.status);
-  console.log(`  ${discord.messages.length} messages reached the channel; requests answered: ${statuses.join(", ")}`);
+  const statuses = new Map<number, number>();
+  for (const r of discord.requests) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+  console.log(
+    `  ${discord.messages.length} messages reached the channel (${dayMessages} of them during the day); answers: ${[...statuses].map(([s, n]) => `${n} × ${s}`).join(", ")}`,
+  );
   console.log(`  nobody was pinged: ${discord.messages.every((m) => !m.pings.everyone && m.pings.users.length === 0)}`);
 } finally {
+  tailer?.kill("SIGTERM");
+  await game.close();
   await discord.close();
   await panel.close();
   rmSync(root, { recursive: true, force: true });

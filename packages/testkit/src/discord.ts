@@ -598,6 +598,11 @@ const COLOUR_NAMES: Record<number, string> = {
  * Render a webhook payload roughly as it reads in the channel: the plain content, then one block per embed:
  * `■ purple  Title`, the description indented, fields as `name: value`, and `— footer · HH:MM:SS` (local time).
  */
+/** What Discord shows for escaped markdown: `\*\*` as `**`, without the zero-width spaces that break mentions. */
+function rendered(text: string): string {
+  return text.replace(/\\([\\*_~`|>#\-[\]()<:@!.])/g, "$1").replace(/\u200b/g, "");
+}
+
 export function describeMessage(body: any): string {
   const blocks: string[] = [];
   if (!isPlainObject(body)) return String(body);
@@ -607,10 +612,10 @@ export function describeMessage(body: any): string {
   for (const embed of embeds) {
     if (!isPlainObject(embed)) continue;
     const lines: string[] = [];
-    const title = typeof embed.title === "string" ? embed.title : "";
+    const title = typeof embed.title === "string" ? rendered(embed.title) : "";
     lines.push(`■ ${colourName(embed.color)}  ${title}`.trimEnd());
     if (typeof embed.description === "string" && embed.description !== "") {
-      for (const line of embed.description.split("\n")) lines.push(`  ${line}`.trimEnd());
+      for (const line of rendered(embed.description).split("\n")) lines.push(`  ${line}`.trimEnd());
     }
     if (Array.isArray(embed.fields)) {
       for (const field of embed.fields) {
