@@ -1,5 +1,6 @@
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomic } from "@mcops/core/atomic-write";
 import type { Logger } from "@mcops/core/log";
 import ky from "ky";
 
@@ -70,8 +71,7 @@ export function writeTextfile(dir: string | undefined, metrics: BackupMetrics, s
   try {
     mkdirSync(dir, { recursive: true });
     const file = join(dir, "mcops_backup.prom");
-    writeFileSync(`${file}.tmp`, `${lines.join("\n")}\n`);
-    renameSync(`${file}.tmp`, file);
+    writeFileAtomic(file, `${lines.join("\n")}\n`, 0o644);
   } catch (error) {
     logger.warn(`could not write the Prometheus textfile in ${dir} (${(error as NodeJS.ErrnoException).code})`);
   }

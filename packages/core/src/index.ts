@@ -1,3 +1,4 @@
+export * from "./atomic-write.ts";
 export * from "./categories.ts";
 export * from "./clock.ts";
 export * from "./config.ts";

@@ -1,5 +1,6 @@
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomic } from "@mcops/core/atomic-write";
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
 import { isErrno } from "@mcops/core/env-file";
@@ -121,9 +122,7 @@ export function readState(file: string): IdleState {
 
 export function writeState(file: string, state: IdleState): void {
   mkdirSync(join(file, ".."), { recursive: true });
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-  renameSync(temp, file);
+  writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`, 0o600);
 }
 
 /** The time of the newest `=== Backup done ===` line in mc-backup.log (its last 256 KiB), if any. */

@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
+import { writeFileAtomic } from "@mcops/core/atomic-write";
 import { CATEGORIES, type Category } from "@mcops/core/categories";
 import type { Clock } from "@mcops/core/clock";
 import { type LocalEnv, loadLocalEnv } from "@mcops/core/config";
@@ -108,8 +109,7 @@ export function readLocalState(ctx: LocalContext): LocalState {
 export function writeLocalState(ctx: LocalContext, state: LocalState): void {
   const file = statePath(ctx);
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(`${file}.tmp`, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-  renameSync(`${file}.tmp`, file);
+  writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`, 0o600);
 }
 
 /** The game VM: by DROPLET_NAME, else the one droplet tagged DROPLET_TAG (default mcops); undefined when none. */
