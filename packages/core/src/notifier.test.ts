@@ -197,3 +197,34 @@ describe("createNotifier", () => {
     expect(discord.requests.filter((r) => r.status === 429)).toHaveLength(0);
   });
 });
+
+describe("toolNotifier", () => {
+  it("picks up a changed webhook.json without a restart, and keeps the last good settings when it breaks", async () => {
+    const { chmodSync, utimesSync, writeFileSync } = await import("node:fs");
+    const { toolNotifier } = await import("./notifier.ts");
+    const lines: string[] = [];
+    const logger = createLogger({ echo: { write: (l: string) => (lines.push(l), true) }, echoLevel: "INFO" });
+    const json = join(paths.configDir, "webhook.json");
+    const write = (text: string, at: number) => {
+      writeFileSync(json, text);
+      chmodSync(json, 0o600);
+      utimesSync(json, at, at);
+    };
+    write(JSON.stringify({ webhook_url: discord.webhookUrl(), events: { join: true } }), 1000);
+    const tool = toolNotifier({ paths, env: {}, logger });
+    expect((await tool.send({ title: "Steve joined", category: "join" })).status).toBe("sent");
+
+    write(JSON.stringify({ webhook_url: discord.webhookUrl(), events: { join: false } }), 2000);
+    expect(await tool.send({ title: "Alex joined", category: "join" })).toEqual({
+      status: "filtered",
+      category: "join",
+    });
+    expect(lines.some((l) => l.includes("INFO notification settings changed: using the new ones"))).toBe(true);
+
+    write("{ not json", 3000);
+    expect((await tool.send({ title: "Notch joined", category: "join" })).status).toBe("filtered");
+    expect((await tool.send({ title: "Notch joined again", category: "join" })).status).toBe("filtered");
+    expect(lines.filter((l) => l.includes("ERROR the changed notification settings are not valid"))).toHaveLength(1);
+    expect(discord.messages.map((m) => m.body.embeds[0].title)).toEqual(["Steve joined"]);
+  });
+});

@@ -1,9 +1,10 @@
+import { statSync } from "node:fs";
 import ky from "ky";
 import type { Category } from "./categories.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { loadNotifyConfig, type NotifyConfig, redactWebhookUrl } from "./config.ts";
 import { type Logger, silentLogger } from "./log.ts";
-import type { Paths } from "./paths.ts";
+import { configFile, type Paths } from "./paths.ts";
 import { createRateWindow, type RateWindow } from "./rate-window.ts";
 import { redact } from "./secrets.ts";
 import { USER_AGENT } from "./version.ts";
@@ -293,5 +294,33 @@ export function toolNotifier(options: {
   clock?: Clock;
 }): Notifier {
   const { paths, env, logger, clock } = options;
-  return createNotifier({ config: loadNotifyConfig({ paths, env }), paths, logger, ...(clock ? { clock } : {}) });
+  const build = () =>
+    createNotifier({ config: loadNotifyConfig({ paths, env }), paths, logger, ...(clock ? { clock } : {}) });
+  // The services (log-tailer, idle-monitor) run for weeks: a change to webhook.env or webhook.json (the dashboard's
+  // Save) applies from the next message, without a restart. A broken file keeps the last good settings, said once.
+  const files = [configFile(paths, "webhook.env"), configFile(paths, "webhook.json")];
+  const stamp = () => files.map((f) => statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0).join(",");
+  let seen = stamp();
+  let current = build();
+  let broken = "";
+  const fresh = (): Notifier => {
+    const now = stamp();
+    if (now === seen) return current;
+    seen = now;
+    try {
+      current = build();
+      broken = "";
+      logger.info("notification settings changed: using the new ones");
+    } catch (error) {
+      const line = error instanceof Error ? error.message : String(error);
+      if (line !== broken)
+        logger.error(`the changed notification settings are not valid (${line}); keeping the last good ones`);
+      broken = line;
+    }
+    return current;
+  };
+  return {
+    preview: (notice) => fresh().preview(notice),
+    send: (notice) => fresh().send(notice),
+  };
 }
