@@ -116,7 +116,8 @@ export async function startWorld(
       stdout: { write: (text: string) => (out.push(text), true) },
       stderr: { write: () => true },
       pollMs: 10,
-      timeouts: { shutdownMs: 400, powerOffMs: 400, snapshotMs: 600, activeMs: 2000 },
+      // Generous against the stand-in's 30-80 ms actions, so that a busy machine does not change the story.
+      timeouts: { shutdownMs: 3000, powerOffMs: 3000, snapshotMs: 2000, activeMs: 5000 },
     }),
     async close() {
       await game.close();

@@ -381,8 +381,10 @@ describe("the full cycle", () => {
 
 describe("422 unprocessable_entity", () => {
   it("refuses a second action while one is pending, and a destroy too", async () => {
-    const d = await start();
+    // A slow shutdown, so that it is still pending however busy the machine is; it ends after the two refusals.
+    const d = await start({ timings: { ...TIMINGS, shutdownMs: 5000 } });
     const id = firstId(d);
+    d.inject({ kind: "action-hangs", actionType: "shutdown" });
     expect((await act(d, id, { type: "shutdown" })).status).toBe(201);
     for (const res of [
       await act(d, id, { type: "power_off" }),
@@ -395,8 +397,13 @@ describe("422 unprocessable_entity", () => {
         request_id: expect.stringMatching(REQUEST_ID),
       });
     }
-    await until(async () => (d.droplets()[0]?.status === "off" ? true : undefined));
-    expect((await act(d, id, { type: "power_on" })).status).toBe(201);
+    // Once nothing is pending any more, actions are taken again.
+    await d.close();
+    const other = await start();
+    const otherId = firstId(other);
+    const done = (await json(await act(other, otherId, { type: "power_off" }))).action.id;
+    await settled(other, done);
+    expect((await act(other, otherId, { type: "power_on" })).status).toBe(201);
   });
 
   it("refuses powering on an active droplet and powering off an off one", async () => {
