@@ -24,10 +24,16 @@ fi
 
 # The backup tool drives real restic and rclone (Debian packages); its tests and the demo run them for real.
 # setpriv (util-linux) lets a test run restic as root without the right to read every file.
+# The dashboard's tests drive Debian's Chromium headless (playwright-core, over CDP); its WebDriver, chromium-driver,
+# comes along for WebDriver clients.
 missing=()
 command -v restic >/dev/null 2>&1 || missing+=(restic)
 command -v rclone >/dev/null 2>&1 || missing+=(rclone)
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+# The deploy checks run logrotate -d on the shipped config (systemd-analyze comes with systemd).
+command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]} (Debian packages)..." >&2
   if [ "$(id -u)" = 0 ]; then

@@ -1,0 +1,48 @@
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { isErrno } from "@mcops/core/env-file";
+
+/** One line of a tool's log, as CONTRACT.md writes them: `2026-11-21T06:00:00Z LEVEL message`. */
+export interface LogLine {
+  /** Epoch ms. */
+  time: number;
+  level: "DEBUG" | "INFO" | "WARN" | "ERROR";
+  text: string;
+}
+
+const LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (DEBUG|INFO|WARN|ERROR) (.*)$/;
+
+export function parseLogLine(line: string): LogLine | undefined {
+  const match = LINE.exec(line);
+  if (!match) return undefined;
+  return { time: Date.parse(match[1] as string), level: match[2] as LogLine["level"], text: match[3] as string };
+}
+
+/**
+ * The log lines in the last `maxBytes` of a file (a partial first line dropped), oldest first; [] when the file does
+ * not exist or cannot be read. Bounded, so a log of any size costs the page the same.
+ */
+export function readLogTail(file: string, maxBytes = 256 * 1024): LogLine[] {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (error) {
+    if (isErrno(error, "ENOENT") || isErrno(error, "EACCES")) return [];
+    throw error;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const start = Math.max(0, size - maxBytes);
+    const buffer = Buffer.alloc(size - start);
+    let read = 0;
+    while (read < buffer.length) {
+      const n = readSync(fd, buffer, read, buffer.length - read, start + read);
+      if (n === 0) break;
+      read += n;
+    }
+    let text = buffer.subarray(0, read).toString("utf8");
+    if (start > 0) text = text.slice(text.indexOf("\n") + 1);
+    return text.split("\n").flatMap((line) => parseLogLine(line) ?? []);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,325 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { CATEGORIES } from "@mcops/core/categories";
+import type { Clock } from "@mcops/core/clock";
+import { loadNotifyConfig, redactWebhookUrl } from "@mcops/core/config";
+import { JobError, UsageError } from "@mcops/core/errors";
+import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
+import { COLOURS, createNotifier } from "@mcops/core/notifier";
+import { configFile, type Paths } from "@mcops/core/paths";
+import { VERSION } from "@mcops/core/version";
+import { clientAddress, createAuthenticator, type ThrottleOptions } from "./auth.ts";
+import { createCsrf, crossOriginReason, sessionCookie, sessionFrom } from "./csrf.ts";
+import { dashboardPage, type Flash, messagePage } from "./page.ts";
+import { passwdFile } from "./passwd.ts";
+import { describeError, readSettings, saveSettings } from "./settings-store.ts";
+import { createStatusReader } from "./status.ts";
+import { STYLE } from "./style.ts";
+
+/**
+ * The dashboard's HTTP server (node:http, no framework): `GET /` the page, `GET /style.css`, `POST /settings` (save),
+ * `POST /test` (test message). Every request, the stylesheet and error pages included, must pass basic auth first;
+ * every answer carries the security headers; every form post must pass the CSRF checks. A post answers with a
+ * redirect to the page (303), which shows its outcome once.
+ */
+export interface DashboardContext {
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  stderr: Writer & { isTTY?: boolean };
+}
+
+export interface DashboardOptions {
+  /** host:port to listen on (default 127.0.0.1:8088; port 0 takes a free one). */
+  listen?: string | undefined;
+  throttle?: ThrottleOptions;
+  /** How often the panel and the game are asked at most (default 10 s). */
+  statusCacheMs?: number;
+  /** Trust X-Real-IP and X-Forwarded-Proto from a proxy on the loopback address (default true). */
+  trustProxy?: boolean;
+}
+
+export interface Dashboard {
+  /** http://host:port */
+  url: string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_LISTEN = "127.0.0.1:8088";
+
+/** `127.0.0.1:8088`, `[::1]:8088`, `0.0.0.0:80`, or a bare port (on 127.0.0.1). */
+export function parseListen(text: string): { host: string; port: number } {
+  const match = /^\[([0-9A-Fa-f:.]+)\]:(\d{1,5})$/.exec(text) ?? /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+  const bare = /^\d{1,5}$/.test(text) ? text : undefined;
+  const host = match?.[1] ?? (bare ? "127.0.0.1" : undefined);
+  const port = Number(match?.[2] ?? bare);
+  if (host === undefined || !Number.isInteger(port) || port > 65535) {
+    throw new UsageError(`"${text}" is not an address to listen on`, {
+      where: "--listen",
+      hint: `write it as host:port, e.g. ${DEFAULT_LISTEN}`,
+    });
+  }
+  return { host, port };
+}
+
+const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+const SECURITY_HEADERS: Record<string, string> = {
+  "Content-Security-Policy":
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "X-Frame-Options": "DENY",
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "same-origin",
+  "Cache-Control": "no-store",
+  "Cross-Origin-Opener-Policy": "same-origin",
+  "Cross-Origin-Resource-Policy": "same-origin",
+  "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=()",
+};
+
+const HTML = "text/html; charset=utf-8";
+const MAX_FORM_BYTES = 16 * 1024;
+
+function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}) {
+  res.writeHead(status, { "Content-Type": type, "Content-Length": String(Buffer.byteLength(body)), ...headers });
+  res.end(body);
+}
+
+/** The urlencoded body of a form post; a number: the status to refuse it with (413, 415). */
+async function readForm(req: IncomingMessage): Promise<URLSearchParams | number> {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") return 415;
+  if (Number(req.headers["content-length"] ?? 0) > MAX_FORM_BYTES) return 413;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_FORM_BYTES) return 413;
+    chunks.push(chunk as Buffer);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+}
+
+export async function startDashboard(ctx: DashboardContext, options: DashboardOptions = {}): Promise<Dashboard> {
+  const { host, port } = parseListen(options.listen ?? DEFAULT_LISTEN);
+  const trustProxy = options.trustProxy ?? true;
+  const logger: Logger = toolLogger({
+    logDir: ctx.paths.logDir,
+    file: "mc-dashboard.log",
+    stderr: ctx.stderr,
+    env: ctx.env,
+    clock: ctx.clock,
+  });
+  const secret = randomBytes(32);
+  const auth = createAuthenticator({
+    file: passwdFile(ctx.paths),
+    clock: ctx.clock,
+    logger,
+    secret,
+    trustProxy,
+    ...(options.throttle ? { throttle: options.throttle } : {}),
+  });
+  const csrf = createCsrf(secret);
+  const status = createStatusReader(ctx, options.statusCacheMs === undefined ? {} : { cacheMs: options.statusCacheMs });
+  /** The outcome of a post, shown once by the page it redirects to; per browser session, bounded. */
+  const flashes = new Map<string, Flash>();
+  const setFlash = (session: string, flash: Flash) => {
+    flashes.delete(session);
+    flashes.set(session, flash);
+    if (flashes.size > 200) flashes.delete(flashes.keys().next().value as string);
+  };
+  const viaHttps = (req: IncomingMessage) =>
+    trustProxy && req.headers["x-forwarded-proto"] === "https" && clientAddress(req, false).startsWith("127.");
+
+  async function page(req: IncomingMessage, res: ServerResponse, user: string): Promise<void> {
+    let session = sessionFrom(req);
+    const headers: Record<string, string> = {};
+    if (!session) {
+      session = csrf.newSession();
+      headers["Set-Cookie"] = sessionCookie(session, viaHttps(req));
+    }
+    const flash = flashes.get(session);
+    flashes.delete(session);
+    const html = dashboardPage({
+      user,
+      csrf: csrf.tokenFor(session, user),
+      settings: readSettings(ctx.paths, ctx.env),
+      status: await status.read(),
+      flash,
+      now: ctx.clock.now(),
+      version: VERSION,
+    });
+    send(res, 200, HTML, html, headers);
+  }
+
+  async function save(form: URLSearchParams, user: string): Promise<Flash> {
+    const chosen = new Set(form.getAll("events"));
+    try {
+      const result = saveSettings(configFile(ctx.paths, "webhook.json"), {
+        version: form.get("version") ?? "",
+        webhookUrl: form.get("webhook_url") ?? undefined,
+        forgetUrl: form.get("forget") === "1",
+        events: Object.fromEntries(CATEGORIES.map((c) => [c, chosen.has(c)])) as Record<
+          (typeof CATEGORIES)[number],
+          boolean
+        >,
+      });
+      logger.info(`webhook.json saved by ${user}: ${result.changes.join(", ") || "no change"}`);
+      let text =
+        "Saved. Every tool uses it from its next message, the running log-tailer and idle-monitor services too.";
+      if (result.wasInsecure !== undefined) {
+        const mode = result.wasInsecure.toString(8);
+        logger.warn(`webhook.json was mode ${mode} (readable by others); it is mode 600 now`);
+        text += ` webhook.json was readable by others (mode ${mode}) and is mode 600 now; if others could log in to this machine, make a new webhook.`;
+      }
+      return { kind: "ok", text };
+    } catch (error) {
+      const line = describeError(error);
+      logger.warn(`webhook.json not saved (${user}): ${line}`);
+      return { kind: "error", text: `Not saved: ${line}` };
+    }
+  }
+
+  async function testMessage(user: string): Promise<Flash> {
+    let config: ReturnType<typeof loadNotifyConfig>;
+    try {
+      config = loadNotifyConfig({ paths: ctx.paths, env: ctx.env });
+    } catch (error) {
+      return { kind: "error", text: `Test message not sent: ${describeError(error)}` };
+    }
+    if (!config.webhookUrl) {
+      return { kind: "error", text: "Test message not sent: no webhook address is saved. Enter one and save first." };
+    }
+    const notifier = createNotifier({
+      config,
+      paths: ctx.paths,
+      logger,
+      clock: ctx.clock,
+      maxAttempts: 2,
+      backoffMs: 500,
+      maxRateLimited: 1,
+      timeoutMs: 10_000,
+      logFailures: false,
+    });
+    const where = redactWebhookUrl(config.webhookUrl);
+    const result = await notifier.send({
+      title: "Test message",
+      description: `Sent from the mcops dashboard by ${user}. If you can read this, notifications reach this channel.`,
+      colour: COLOURS.info,
+    });
+    if (result.status === "sent") {
+      logger.info(`notification "Test message" sent to ${where} (by ${user})`);
+      return { kind: "ok", text: `Test message sent to ${where}.` };
+    }
+    const why = result.status === "failed" ? `${result.reason} — ${result.hint}` : "no webhook address is set";
+    logger.error(`notification "Test message" not sent: ${why}`);
+    return { kind: "error", text: `Test message not sent: ${why}` };
+  }
+
+  async function post(req: IncomingMessage, res: ServerResponse, user: string, path: string): Promise<void> {
+    const refuse = (why: string) => {
+      logger.warn(`refused a form post to ${path} from ${clientAddress(req, trustProxy)}: ${why}`);
+      send(
+        res,
+        403,
+        HTML,
+        messagePage(
+          "Form refused",
+          "This form did not come from the dashboard's own page, or the page is too old. Go back, load the page again and repeat.",
+        ),
+      );
+    };
+    const foreign = crossOriginReason(req);
+    if (foreign) return refuse(foreign);
+    const form = await readForm(req);
+    if (typeof form === "number") {
+      res.setHeader("Connection", "close");
+      return send(res, form, HTML, messagePage("Refused", form === 413 ? "The form is too large." : "Not a form."));
+    }
+    const session = sessionFrom(req);
+    if (!session || !csrf.verify(session, user, form.get("csrf") ?? undefined)) {
+      return refuse(session ? "wrong form token" : "no session cookie");
+    }
+    setFlash(session, path === "/settings" ? await save(form, user) : await testMessage(user));
+    res.writeHead(303, { Location: "/", "Content-Length": "0" });
+    res.end();
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    const result = await auth.check(req);
+    if (!result.ok) {
+      if (result.status === 401) {
+        return send(
+          res,
+          401,
+          HTML,
+          messagePage("Sign-in required", "This dashboard needs its user name and password."),
+          {
+            "WWW-Authenticate": 'Basic realm="mcops dashboard", charset="UTF-8"',
+          },
+        );
+      }
+      if (result.status === 429) {
+        const text = `Too many failed sign-ins from your address: try again in ${result.retryAfterS} s.`;
+        return send(res, 429, HTML, messagePage("Slow down", text), { "Retry-After": String(result.retryAfterS) });
+      }
+      const text = "Nobody can sign in: the dashboard has no usable password file. See /var/log/mc-dashboard.log.";
+      return send(res, 503, HTML, messagePage("Sign-in unavailable", text));
+    }
+    const path = new URL(req.url ?? "/", "http://dashboard.invalid").pathname;
+    const method = req.method ?? "GET";
+    const reading = method === "GET" || method === "HEAD";
+    if (path === "/" || path === "/style.css") {
+      if (!reading)
+        return send(res, 405, HTML, messagePage("Not allowed", `${method} ${path}`), { Allow: "GET, HEAD" });
+      if (path === "/style.css") return send(res, 200, "text/css; charset=utf-8", STYLE);
+      return page(req, res, result.user);
+    }
+    if (path === "/settings" || path === "/test") {
+      if (method !== "POST")
+        return send(res, 405, HTML, messagePage("Not allowed", `${method} ${path}`), { Allow: "POST" });
+      return post(req, res, result.user, path);
+    }
+    send(res, 404, HTML, messagePage("Not found", "There is nothing here. The dashboard is one page: /."));
+  }
+
+  const server = createServer(
+    { requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 },
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        logger.error(`${req.method} ${req.url}: ${describeError(error)}`);
+        if (!res.headersSent) {
+          send(res, 500, HTML, messagePage("Something went wrong", "See /var/log/mc-dashboard.log on the server."));
+        } else res.destroy();
+      });
+    },
+  );
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      const hint =
+        error.code === "EADDRINUSE"
+          ? "another program listens there: stop it or choose another address with --listen"
+          : "choose another address with --listen";
+      reject(new JobError(`cannot listen on ${host}:${port} (${error.code})`, { hint }));
+    });
+    server.listen(port, host, () => resolve());
+  });
+  const bound = server.address() as AddressInfo;
+  const url = `http://${bound.family === "IPv6" ? `[${bound.address}]` : bound.address}:${bound.port}`;
+  logger.info(`listening on ${url}`);
+  if (!LOOPBACK_HOST.test(host)) {
+    logger.warn(
+      `listening on ${host}, not the loopback address: passwords cross the network unencrypted unless a TLS proxy is in front`,
+    );
+  }
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
