@@ -6,8 +6,10 @@ import { join } from "node:path";
 const rc = Number(process.argv[2] ?? 0);
 let passed = 0;
 let failed = 0;
-for (const pkg of readdirSync("packages")) {
-  const report = join("packages", pkg, "test-results", "vitest.json");
+// Every workspace with tests: packages/* and deploy.
+const workspaces = [...readdirSync("packages").map((pkg) => join("packages", pkg)), "deploy"];
+for (const dir of workspaces) {
+  const report = join(dir, "test-results", "vitest.json");
   if (!existsSync(report)) continue;
   const json = JSON.parse(readFileSync(report, "utf8"));
   passed += json.numPassedTests ?? 0;

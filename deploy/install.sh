@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# mcops install: puts the toolkit on a VM in one step (SPEC 1, 2.6, 8, 9). Needs nothing from the network: the Node
+# runtime, the tools and every file it installs come with it. Run it from the unpacked release
+# (mcops-<version>-linux-x64/install.sh) or from a built clone (deploy/install.sh).
+#
+#   install.sh [--prefix /opt/mc-tools] [--with-restart] [--create-restic-password] [--dry-run] [--root DIR]
+#   install.sh --uninstall [--prefix ...] [--dry-run] [--root DIR]
+#
+# Re-running is safe: files that are already right are not touched; config (/etc/mc-backup/*.env, the cron file) is
+# written only when absent. --uninstall removes the program, the units, the cron and logrotate files, and keeps config,
+# logs and data. --root installs under another root directory (a test, an image build) and leaves systemd alone.
+set -euo pipefail
+
+PREFIX=/opt/mc-tools
+ROOT=""
+DRY=0
+UNINSTALL=0
+WITH_RESTART=0
+CREATE_PASSWORD=0
+
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) PREFIX="${2:?--prefix needs a directory}"; shift 2 ;;
+    --prefix=*) PREFIX="${1#*=}"; shift ;;
+    --root) ROOT="${2:?--root needs a directory}"; shift 2 ;;
+    --root=*) ROOT="${1#*=}"; shift ;;
+    --dry-run) DRY=1; shift ;;
+    --uninstall) UNINSTALL=1; shift ;;
+    --with-restart) WITH_RESTART=1; shift ;;
+    --create-restic-password) CREATE_PASSWORD=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "install.sh: unknown option $1 — see install.sh --help" >&2; exit 2 ;;
+  esac
+done
+case "$PREFIX" in /*) ;; *) echo "install.sh: --prefix must be absolute ($PREFIX) — e.g. /opt/mc-tools" >&2; exit 2 ;; esac
+ROOT="${ROOT%/}"
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+TOOLS=(webhook backup restart-with-warning idle-monitor log-tailer jar-download revive hibernate dashboard)
+# CONTRACT.md: the names the old scripts had, so existing cron lines and units keep working.
+DROPINS=(backup.sh:backup restart-with-warning.sh:restart-with-warning webhook.sh:webhook idle-monitor.py:idle-monitor
+  log-tailer.py:log-tailer revive.py:revive)
+UNITS=(log-tailer.service log-tailer@.service idle-monitor.service idle-monitor@.service dashboard.service)
+
+# Where the pieces come from: the release layout (lib/, runtime/, systemd/ ... beside this script) or a built clone.
+if [ -d "$HERE/lib" ]; then
+  LIB="$HERE/lib"; RUNTIME="$HERE/runtime/node"; FILES="$HERE"
+else
+  REPO="$(cd "$HERE/.." && pwd)"
+  LIB=""; RUNTIME="$REPO/node_modules/node/bin/node"; FILES="$HERE"
+fi
+
+tool_source() {
+  local tool="$1"
+  if [ -n "$LIB" ]; then echo "$LIB/$tool.mjs"; return; fi
+  local package="$tool"
+  [ "$tool" = hibernate ] && package=revive
+  echo "$REPO/packages/$package/dist/$tool.mjs"
+}
+
+changed=0
+say() { echo "$*"; }
+run() { if [ "$DRY" = 1 ]; then say "  would: $*"; else "$@"; fi; }
+
+# put SRC DEST MODE: install a file unless DEST already has the same content and mode.
+put() {
+  local src="$1" dest="$2" mode="$3"
+  if [ -f "$dest" ] && cmp -s "$src" "$dest" && [ "$(stat -c %a "$dest")" = "${mode#0}" ]; then return; fi
+  changed=1
+  say "install $dest"
+  run mkdir -p "$(dirname "$dest")"
+  run install -m "$mode" "$src" "$dest"
+}
+
+# put_text DEST MODE <<<TEXT: like put, for generated text.
+put_text() {
+  local dest="$1" mode="$2" tmp
+  tmp="$(mktemp)"
+  cat > "$tmp"
+  put "$tmp" "$dest" "$mode"
+  rm -f "$tmp"
+}
+
+# config FILE MODE SRC: only when absent; never overwritten.
+config() {
+  local src="$1" dest="$2" mode="$3"
+  if [ -e "$dest" ]; then
+    cmp -s "$src" "$dest" || say "keep $dest (yours; the shipped one is $src)"
+    return
+  fi
+  changed=1
+  say "create $dest (mode $mode)"
+  run mkdir -p "$(dirname "$dest")"
+  run install -m "$mode" "$src" "$dest"
+}
+
+link() {
+  local target="$1" dest="$2"
+  if [ -L "$dest" ] && [ "$(readlink "$dest")" = "$target" ]; then return; fi
+  changed=1
+  say "link $dest -> $target"
+  run ln -sfn "$target" "$dest"
+}
+
+remove() {
+  local path="$1"
+  [ -e "$path" ] || [ -L "$path" ] || return 0
+  changed=1
+  say "remove $path"
+  run rm -rf "$path"
+}
+
+with_prefix() { sed "s#/opt/mc-tools#$PREFIX#g" "$1"; }
+
+have_systemd() { [ -z "$ROOT" ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; }
+
+DEST="$ROOT$PREFIX"
+UNITDIR="$ROOT/etc/systemd/system"
+
+if [ "$UNINSTALL" = 1 ]; then
+  for unit in "${UNITS[@]}"; do
+    if [ -e "$UNITDIR/$unit" ] && have_systemd && [[ "$unit" != *@.service ]]; then
+      run systemctl disable --now "$unit" >/dev/null 2>&1 || true
+    fi
+    remove "$UNITDIR/$unit"
+  done
+  remove "$ROOT/etc/cron.d/mc-backup"
+  remove "$ROOT/etc/logrotate.d/mc-tools"
+  remove "$DEST"
+  if [ "$changed" = 1 ] && have_systemd; then run systemctl daemon-reload; fi
+  say "kept: $ROOT/etc/mc-backup (config), /var/log/mc-*.log (logs), $ROOT/var/lib/mc-tools (state), the backups"
+  exit 0
+fi
+
+[ -x "$RUNTIME" ] || { echo "install.sh: the Node runtime is missing ($RUNTIME) — use the release tarball, or run npm run build in the clone" >&2; exit 1; }
+for tool in "${TOOLS[@]}"; do
+  src="$(tool_source "$tool")"
+  [ -f "$src" ] || { echo "install.sh: $src is missing — use the release tarball, or run npm run build in the clone" >&2; exit 1; }
+done
+
+# The program: a private Node runtime, one bundle per tool, a small launcher per tool, the drop-in names.
+put "$RUNTIME" "$DEST/runtime/node" 0755
+for tool in "${TOOLS[@]}"; do
+  put "$(tool_source "$tool")" "$DEST/lib/$tool.mjs" 0644
+  put_text "$DEST/$tool" 0755 <<EOF
+#!/bin/sh
+# mcops $tool: runs with the Node runtime installed beside it (the VM's own Node may be missing or too old).
+# Only shell built-ins (and /bin/readlink for a link from elsewhere), so it runs whatever PATH is.
+self=\$0
+if [ -L "\$self" ]; then self=\$(/bin/readlink -f "\$self"); fi
+here=\${self%/*}
+exec "\$here/runtime/node" "\$here/lib/$tool.mjs" "\$@"
+EOF
+done
+for pair in "${DROPINS[@]}"; do link "${pair#*:}" "$DEST/${pair%%:*}"; done
+[ -f "$FILES/README.md" ] && put "$FILES/README.md" "$DEST/README.md" 0644
+[ -f "$FILES/nginx/mc-dashboard.conf" ] && put "$FILES/nginx/mc-dashboard.conf" "$DEST/nginx/mc-dashboard.conf" 0644
+
+# systemd units (paths follow --prefix), cron, logrotate.
+for unit in "${UNITS[@]}"; do
+  [ -f "$FILES/systemd/$unit" ] || continue
+  with_prefix "$FILES/systemd/$unit" | put_text "$UNITDIR/$unit" 0644
+done
+units_changed=$changed
+cron="$(mktemp)"
+with_prefix "$FILES/cron.d/mc-backup" > "$cron"
+[ "$WITH_RESTART" = 1 ] && sed -i 's/^#\(55 4,10,16,22 .*\)$/\1/' "$cron"
+config "$cron" "$ROOT/etc/cron.d/mc-backup" 0644
+rm -f "$cron"
+put "$FILES/logrotate.d/mc-tools" "$ROOT/etc/logrotate.d/mc-tools" 0644
+
+# Config templates, mode 600, never overwritten.
+config "$FILES/env/backup.env" "$ROOT/etc/mc-backup/backup.env" 0600
+config "$FILES/env/webhook.env" "$ROOT/etc/mc-backup/webhook.env" 0600
+if [ "$(stat -c %a "$ROOT/etc/mc-backup" 2>/dev/null || echo 700)" != 700 ] && [ "$DRY" = 0 ]; then chmod 700 "$ROOT/etc/mc-backup"; fi
+
+# The repository password.
+password="$ROOT/root/.restic-password"
+if [ ! -e "$password" ]; then
+  answer=n
+  if [ "$CREATE_PASSWORD" = 1 ]; then
+    answer=y
+  elif [ "$DRY" = 0 ] && [ -t 0 ] && [ -t 1 ]; then
+    read -r -p "Create $password with a random password (keep a copy somewhere safe)? [y/N] " answer || answer=n
+  fi
+  if [ "$answer" = y ] || [ "$answer" = Y ]; then
+    changed=1
+    say "create $password (mode 600, random)"
+    if [ "$DRY" = 0 ]; then
+      mkdir -p "$(dirname "$password")"
+      (umask 077; head -c 32 /dev/urandom | base64 > "$password")
+    fi
+  else
+    say "next: create the repository password: install -m 600 /dev/null $password && openssl rand -base64 32 > $password"
+  fi
+fi
+
+if [ "$units_changed" = 1 ] && have_systemd; then run systemctl daemon-reload; fi
+
+missing=()
+for need in restic rclone; do command -v "$need" >/dev/null 2>&1 || missing+=("$need"); done
+[ ${#missing[@]} -eq 0 ] || say "note: backup needs ${missing[*]}: apt-get install ${missing[*]}"
+
+if [ "$changed" = 0 ]; then
+  say "mcops is installed in $DEST; nothing changed"
+else
+  say "mcops installed in $DEST. Next: fill in $ROOT/etc/mc-backup/backup.env and webhook.env, then"
+  say "  systemctl enable --now log-tailer idle-monitor   (and: dashboard passwd; see $PREFIX/README.md)"
+fi

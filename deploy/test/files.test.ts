@@ -1,0 +1,148 @@
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { tempDir } from "@mcops/testkit";
+import { CronExpressionParser } from "cron-parser";
+import { describe, expect, it } from "vitest";
+
+const DEPLOY = fileURLToPath(new URL("..", import.meta.url));
+/** logrotate lives in /usr/sbin, which a non-login PATH may lack. */
+const LOGROTATE = existsSync("/usr/sbin/logrotate") ? "/usr/sbin/logrotate" : "logrotate";
+const UNITS = readdirSync(join(DEPLOY, "systemd")).filter((f) => f.endsWith(".service"));
+
+/** A copy of the unit whose ExecStart exists here (verify checks the binary), as an instance for templates. */
+function unitCopy(dir: string, unit: string): string {
+  const name = unit.replace("@.service", "@test.service");
+  const text = readFileSync(join(DEPLOY, "systemd", unit), "utf8").replace(/^ExecStart=\S+/m, "ExecStart=/bin/true");
+  writeFileSync(join(dir, name), text);
+  return join(dir, name);
+}
+
+describe("systemd units", () => {
+  it.each(UNITS)("%s passes systemd-analyze verify", (unit) => {
+    const dir = tempDir("mcops-unit-");
+    try {
+      const result = spawnSync("systemd-analyze", ["verify", unitCopy(dir.path, unit)], { encoding: "utf8" });
+      expect(result.stderr).toBe("");
+      expect(result.status).toBe(0);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it.each(UNITS)("%s: the exposure deploy/README.md records is what systemd-analyze security says", (unit) => {
+    const dir = tempDir("mcops-unit-");
+    try {
+      const out = execFileSync("systemd-analyze", ["security", "--offline=true", unitCopy(dir.path, unit)], {
+        encoding: "utf8",
+      });
+      const exposure = /Overall exposure level for \S+: (\d+\.\d) (\w+)/.exec(out);
+      expect(exposure).not.toBeNull();
+      const readme = readFileSync(join(DEPLOY, "README.md"), "utf8");
+      const row = new RegExp(
+        `\\|\\s*\`${unit.replace(/[.@]/g, "\\$&")}\`\\s*\\|\\s*${exposure?.[1]} ${exposure?.[2]}\\s*\\|`,
+      );
+      expect(readme).toMatch(row);
+      expect(Number(exposure?.[1])).toBeLessThan(4);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it("every tool unit runs its tool from /opt/mc-tools and restarts on failure", () => {
+    for (const unit of UNITS) {
+      const text = readFileSync(join(DEPLOY, "systemd", unit), "utf8");
+      expect(text).toMatch(/^ExecStart=\/opt\/mc-tools\/[a-z-]+( |$)/m);
+      expect(text).toMatch(/^Restart=on-failure$/m);
+      for (const setting of ["NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes"]) {
+        expect(text).toContain(setting);
+      }
+    }
+  });
+});
+
+describe("cron.d/mc-backup", () => {
+  const lines = readFileSync(join(DEPLOY, "cron.d", "mc-backup"), "utf8").split("\n");
+
+  it("parses: environment lines and jobs of five time fields, a user and a command", () => {
+    const jobs = lines.map((l) => l.replace(/^#(?=\d)/, "")).filter((l) => /^\d/.test(l));
+    expect(jobs).toHaveLength(2);
+    for (const job of jobs) {
+      const fields = job.split(/\s+/);
+      expect(() => CronExpressionParser.parse(fields.slice(0, 5).join(" "))).not.toThrow();
+      expect(fields[5]).toBe("root");
+      expect(fields[6]).toMatch(/^\/opt\/mc-tools\//);
+    }
+    for (const line of lines.filter((l) => l && !l.startsWith("#") && !/^\d/.test(l))) {
+      expect(line).toMatch(/^[A-Z_]+=\S+$/);
+    }
+    expect(readFileSync(join(DEPLOY, "cron.d", "mc-backup"), "utf8").endsWith("\n")).toBe(true);
+  });
+
+  it("has SPEC 8's jobs: the 06:00 backup on, the restart at :55 of 4, 10, 16, 22 off until chosen", () => {
+    expect(lines).toContain("0 6 * * * root /opt/mc-tools/backup >> /var/log/mc-backup-cron.log 2>&1");
+    expect(lines).toContain(
+      "#55 4,10,16,22 * * * root /opt/mc-tools/restart-with-warning >> /var/log/mc-restart-cron.log 2>&1",
+    );
+    const next = CronExpressionParser.parse("55 4,10,16,22 * * *", { currentDate: "2026-11-21T05:00:00" }).next();
+    expect(next.getHours()).toBe(10);
+  });
+});
+
+describe("logrotate.d/mc-tools", () => {
+  it("is accepted by logrotate -d, rotates by renaming (no copytruncate) and keeps eight weeks", () => {
+    const dir = tempDir("mcops-logrotate-");
+    try {
+      const config = join(DEPLOY, "logrotate.d", "mc-tools");
+      const result = spawnSync(LOGROTATE, ["-d", "-s", join(dir.path, "state"), config], { encoding: "utf8" });
+      expect(result.status).toBe(0);
+      expect(result.stderr).toMatch(/rotating pattern: \/var\/log\/mc-\*\.log/);
+      expect(result.stderr).not.toMatch(/error:/);
+      const text = readFileSync(config, "utf8");
+      expect(text).not.toMatch(/^\s*copytruncate/m);
+      expect(text).toMatch(/^\s*rotate 8$/m);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it("loses no line: a tool appending while the file is rotated ends with every line in one file or another", async () => {
+    const dir = tempDir("mcops-logrotate-");
+    try {
+      const log = join(dir.path, "mc-test.log");
+      const config = join(dir.path, "conf");
+      const text = readFileSync(join(DEPLOY, "logrotate.d", "mc-tools"), "utf8")
+        .replace(/^\/var\/log\/mc-\*\.log .*\{$/m, `${dir.path}/mc-*.log {`)
+        .replace(/^\s*su root adm$/m, "")
+        .replace(/^\s*create 0640 root adm$/m, "    create 0640")
+        .replace(/^\s*(delaycompress|compress)$/gm, "");
+      writeFileSync(config, text);
+      // The same open-append-close per line the tools' logger does, while logrotate renames the file under it.
+      const total = 20_000;
+      const writer = spawn(process.execPath, [
+        "-e",
+        `const fs=require("fs");for(let i=0;i<${total};i++)fs.appendFileSync(${JSON.stringify(log)},"line "+i+"\\n");`,
+      ]);
+      const exited = new Promise((resolve) => writer.on("exit", resolve));
+      let rotations = 0;
+      let running = true;
+      void exited.then(() => {
+        running = false;
+      });
+      while (running && rotations < 6) {
+        await sleep(40);
+        if (spawnSync(LOGROTATE, ["-f", "-s", join(dir.path, "state"), config]).status === 0) rotations++;
+      }
+      await exited;
+      const files = readdirSync(dir.path).filter((f) => f.startsWith("mc-test.log"));
+      const all = files.flatMap((f) => readFileSync(join(dir.path, f), "utf8").split("\n").filter(Boolean));
+      expect(files.length).toBeGreaterThan(1);
+      expect(all).toHaveLength(total);
+      expect(new Set(all).size).toBe(total);
+    } finally {
+      dir.cleanup();
+    }
+  });
+});

@@ -1,0 +1,57 @@
+import { execFileSync } from "node:child_process";
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * `npm run release`: mcops-<version>-linux-x64.tar.gz in release/, holding everything install.sh needs on a VM with no
+ * network: the tools' bundles, the Node runtime (the pinned toolchain Node; VMs with Ubuntu 22.04 have no Node 22),
+ * install.sh, the systemd units, the cron and logrotate files, the env templates, the dashboard's nginx site and the
+ * deploy README.
+ * `node scripts/release.ts --stage DIR` only lays the tree out in DIR (the deploy tests install from it).
+ */
+const repo = fileURLToPath(new URL("..", import.meta.url));
+const { version } = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string };
+const TOOLS: Record<string, string> = {
+  webhook: "webhook",
+  backup: "backup",
+  "restart-with-warning": "restart-with-warning",
+  "idle-monitor": "idle-monitor",
+  "log-tailer": "log-tailer",
+  "jar-download": "jar-download",
+  revive: "revive",
+  hibernate: "revive",
+  dashboard: "dashboard",
+};
+
+export function stage(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, "lib"), { recursive: true });
+  mkdirSync(join(dir, "runtime"), { recursive: true });
+  for (const [tool, pkg] of Object.entries(TOOLS)) {
+    const bundle = join(repo, "packages", pkg, "dist", `${tool}.mjs`);
+    if (!existsSync(bundle)) throw new Error(`release: ${bundle} is missing — run npm run build first`);
+    copyFileSync(bundle, join(dir, "lib", `${tool}.mjs`));
+  }
+  copyFileSync(join(repo, "node_modules", "node", "bin", "node"), join(dir, "runtime", "node"));
+  chmodSync(join(dir, "runtime", "node"), 0o755);
+  for (const part of ["install.sh", "README.md", "systemd", "cron.d", "logrotate.d", "env", "nginx"]) {
+    cpSync(join(repo, "deploy", part), join(dir, part), { recursive: true });
+  }
+  writeFileSync(join(dir, "VERSION"), `${version}\n`);
+}
+
+const args = process.argv.slice(2);
+if (args[0] === "--stage") {
+  stage(args[1] ?? join(repo, ".release", "stage"));
+} else if (import.meta.url === `file://${process.argv[1]}`) {
+  const name = `mcops-${version}-linux-x64`;
+  const work = join(repo, ".release");
+  stage(join(work, name));
+  mkdirSync(join(repo, "release"), { recursive: true });
+  const tarball = join(repo, "release", `${name}.tar.gz`);
+  execFileSync("tar", ["-czf", tarball, "-C", work, "--owner=0", "--group=0", name]);
+  rmSync(work, { recursive: true, force: true });
+  const size = (readFileSync(tarball).length / 1024 / 1024).toFixed(1);
+  console.log(`release/${name}.tar.gz (${size} MiB): unpack on the VM and run ./${name}/install.sh`);
+}
