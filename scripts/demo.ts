@@ -20,7 +20,7 @@ import {
  * `npm run demo`: the toolkit rehearsed against the local stand-ins. Part 1 is a day of the server in about a minute:
  * the morning backup, the server starting, players joining (real protocol clients and the lines the game logs), a
  * death, the countdown restart, everyone leaving, the idle backup, and a restore after griefing. Part 2 shows the rest:
- * the webhook's edge cases, a jar update, hibernate and revive. Everything runs on 127.0.0.1 in a temporary directory;
+ * the webhook's edge cases, a jar update, hibernate and revive, the dashboard. Everything runs on 127.0.0.1 in a temporary directory;
  * nothing leaves the machine.
  */
 /** packages/<tool>/dist/<tool>.mjs; hibernate is built by the revive package. */
@@ -315,6 +315,89 @@ try {
     await vmGame.close();
     await digitalocean.close();
     await cloudflare.close();
+  }
+
+  heading(
+    "dashboard: the notification settings page, behind basic auth (here driven over HTTP; the tests use Chromium)",
+  );
+  {
+    const password = "correct horse battery staple";
+    console.log("\x1b[2m$ echo '…' | dashboard passwd\x1b[0m");
+    const passwd = spawn(bin("dashboard"), ["passwd"], { env, stdio: ["pipe", "pipe", "pipe"] });
+    passwd.stdout?.on("data", (d) => process.stdout.write(indent(String(d))));
+    passwd.stdin?.end(`${password}\n`);
+    await new Promise((r) => passwd.on("close", r));
+    console.log("\x1b[2m$ dashboard --listen 127.0.0.1:0\x1b[0m");
+    const server = spawn(bin("dashboard"), ["--listen", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let warnings = ""; // its WARN lines (refused sign-ins and forms), shown at the end of the act
+    server.stderr?.on("data", (d) => (warnings += d));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("the dashboard did not start within 10 s")), 10_000);
+        server.stdout?.on("data", (d) => {
+          const address = /listening on (\S+)/.exec(String(d))?.[1];
+          if (address) {
+            clearTimeout(timer);
+            process.stdout.write(indent(String(d)));
+            resolve(address);
+          }
+        });
+      });
+      const basic = (secret: string) => `Basic ${Buffer.from(`admin:${secret}`).toString("base64")}`;
+      console.log(`  a wrong password: ${(await fetch(url, { headers: { authorization: basic("guess") } })).status}`);
+      const page = await fetch(url, { headers: { authorization: basic(password) } });
+      const html = await page.text();
+      const cookie = (page.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+      const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? "";
+      const facts = /<dl class="facts">([\s\S]*?)<\/dl>/.exec(html)?.[1] ?? "";
+      for (const [, term, value] of facts.matchAll(/<dt>(.*?)<\/dt><dd[^>]*>([\s\S]*?)<\/dd>/g)) {
+        console.log(
+          `  ${term}: ${(value ?? "")
+            .replace(/<br>/g, "; ")
+            .replace(/<[^>]+>/g, "")
+            .replace(/\s+/g, " ")
+            .trim()}`,
+        );
+      }
+      const post = (path: string, fields: Array<[string, string]>, origin = url) =>
+        fetch(`${url}${path}`, {
+          method: "POST",
+          redirect: "manual",
+          headers: {
+            authorization: basic(password),
+            cookie,
+            origin,
+            "content-type": "application/x-www-form-urlencoded",
+          },
+          body: new URLSearchParams(fields),
+        });
+      const on = ["leave", "death", "start", "stop", "crash", "backup", "idle", "restart"]; // "Player joined" unticked
+      const saved = await post("/settings", [
+        ["csrf", field("csrf")],
+        ["version", field("version")],
+        ...on.map((c): [string, string] => ["events", c]),
+      ]);
+      console.log(`  Save without "Player joined": ${saved.status}; webhook.json is now (mode 600):`);
+      process.stdout.write(indent(readFileSync(join(configDir, "webhook.json"), "utf8"), "    "));
+      const forged = await post(
+        "/settings",
+        [
+          ["csrf", "guessed"],
+          ["version", "none"],
+        ],
+        "https://evil.example",
+      );
+      console.log(`  the same form posted from another site: ${forged.status}`);
+      await run("webhook", ["Steve joined the game", "--category", "join"]); // off now: nothing is posted
+      await run("webhook", ["Steve left the game", "--category", "leave"]);
+      console.log(`  Send test message: ${(await post("/test", [["csrf", field("csrf")]])).status}`);
+      await channel(1);
+      console.log("  the dashboard logged (/var/log/mc-dashboard.log):");
+      process.stdout.write(indent(warnings, "    "));
+      rmSync(join(configDir, "webhook.json")); // every category on again for the acts after this one
+    } finally {
+      server.kill("SIGTERM");
+    }
   }
 
   heading("webhook: the webhook was deleted in Discord");
