@@ -175,6 +175,18 @@ describe("hibernate → revive", () => {
     expect(world.out.join("")).toMatch(/Deleted 1 older snapshot \(keeping 2\): mcops-2026-01-01-0000/);
   });
 
+  it("waits out DigitalOcean's and Cloudflare's 429 and carries on", async () => {
+    world = await startWorld();
+    world.digitalocean.inject({ kind: "rate-limit", retryAfterSeconds: 1, route: "GET /v2/droplets" });
+    world.cloudflare.inject({ kind: "rate-limit", retryAfterSeconds: 1, route: "zones" });
+    const started = Date.now();
+    await runDns(world.ctx(), {});
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+    expect(world.digitalocean.requests.map((r) => r.status)).toContain(429);
+    expect(world.cloudflare.requests.map((r) => r.status)).toContain(429);
+    expect(world.cloudflare.writes()).toHaveLength(2);
+  });
+
   it("stops when DigitalOcean refuses the token, with what to do", async () => {
     world = await startWorld();
     world.digitalocean.revokeToken();
