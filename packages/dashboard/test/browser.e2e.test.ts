@@ -81,7 +81,17 @@ beforeAll(async () => {
   }
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--no-sandbox"],
+    // As root, no sandbox; and no background traffic (updates, sync, QUIC): this machine's network is closed and
+    // Chromium would keep retrying it.
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
     headless: true,
     timeout: 20_000,
   });
