@@ -13,6 +13,7 @@ import {
   localNotifier,
   readLocalState,
   steps,
+  timeouts,
   VM_FIELDS,
   writeLocalState,
 } from "./local.ts";
@@ -95,6 +96,16 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
   let droplet: Droplet | undefined = await findDroplet(digitalocean, env);
   if (droplet) {
     step.note(`Droplet ${droplet.name} is already there (${droplet.status}): not creating another`);
+    if (droplet.status === "off") {
+      const on = await digitalocean.action(droplet.id, "power_on");
+      const done = await digitalocean.waitAction(on.id, timeouts(ctx).activeMs, pollMs);
+      if (done.status !== "completed") {
+        throw new JobError(`droplet ${droplet.name} did not power on (${done.status})`, {
+          hint: "power it on in the DigitalOcean control panel, then run revive again",
+        });
+      }
+      step.done(`Powered ${droplet.name} on`);
+    }
   } else {
     const snapshot = mcopsSnapshots(await digitalocean.snapshots())[0];
     if (!snapshot) {
@@ -128,7 +139,7 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
   droplet = await digitalocean.waitDroplet(
     id,
     (d) => d.status === "active" && !!publicIpv4(d),
-    5 * 60_000,
+    timeouts(ctx).activeMs,
     pollMs,
     "active with an IPv4 address",
   );

@@ -175,6 +175,17 @@ describe("hibernate → revive", () => {
     expect(world.out.join("")).toMatch(/Deleted 1 older snapshot \(keeping 2\): mcops-2026-01-01-0000/);
   });
 
+  it("powers on a droplet that is there but off, instead of creating another", async () => {
+    world = await startWorld();
+    const [droplet] = world.digitalocean.droplets();
+    world.digitalocean.inject({ kind: "action-errors", actionType: "snapshot" });
+    await expect(runHibernate(world.ctx(), { yes: true, skipBackup: true })).rejects.toThrow(/snapshot .* failed/);
+    expect(world.digitalocean.droplets()[0]?.status).toBe("off");
+    expect(await runRevive(world.ctx())).toBe(0);
+    expect(world.digitalocean.droplets().map((d) => [d.id, d.status])).toEqual([[droplet?.id, "active"]]);
+    expect(world.out.join("")).toMatch(/Powered mc on/);
+  });
+
   it("waits out DigitalOcean's and Cloudflare's 429 and carries on", async () => {
     world = await startWorld();
     world.digitalocean.inject({ kind: "rate-limit", retryAfterSeconds: 1, route: "GET /v2/droplets" });
