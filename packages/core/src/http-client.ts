@@ -37,8 +37,8 @@ export interface HttpClient {
   json(url: string): Promise<unknown>;
   /** The body as text (for checksums over the exact bytes). */
   text(url: string): Promise<string>;
-  /** The answer itself, to stream a large body; HttpFailure for a non-2xx answer. */
-  get(url: string): Promise<KyResponse>;
+  /** The answer itself, to stream a large body; HttpFailure for a non-2xx answer. `signal` also aborts this one. */
+  get(url: string, options?: { signal?: AbortSignal }): Promise<KyResponse>;
 }
 
 const RETRY_STATUS = [408, 429, 500, 502, 503, 504];
@@ -59,9 +59,10 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
     ...(options.signal ? { signal: options.signal } : {}),
   });
 
-  async function get(url: string): Promise<KyResponse> {
+  async function get(url: string, request: { signal?: AbortSignal } = {}): Promise<KyResponse> {
+    const signals = [options.signal, request.signal].filter((s): s is AbortSignal => s !== undefined);
     try {
-      return await http.get(url);
+      return await http.get(url, signals.length > 1 ? { signal: AbortSignal.any(signals) } : request);
     } catch (error) {
       throw await toFailure(url, error);
     }

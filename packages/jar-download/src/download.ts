@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { closeSync, createReadStream, fsyncSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import type { Clock } from "@mcops/core/clock";
 import { JobError } from "@mcops/core/errors";
-import { formatBytes } from "@mcops/core/format";
+import { formatBytes, formatDuration } from "@mcops/core/format";
 import { type HttpClient, HttpFailure } from "@mcops/core/http-client";
 import type { Artifact, ChecksumAlgorithm } from "./sources.ts";
 
@@ -11,6 +11,8 @@ export interface DownloadOptions {
   clock: Clock;
   /** Attempts at the whole body (a cut connection, a short body); default 4. */
   attempts?: number;
+  /** A body that sends nothing for this long is given up and fetched again (default 60 s). */
+  stallMs?: number;
   retryDelayMs?: number;
   /** Called as bytes arrive (for a progress line). */
   onProgress?: (done: number, total: number | undefined) => void;
@@ -62,9 +64,37 @@ export async function downloadVerified(
 }
 
 async function downloadOnce(artifact: Artifact, path: string, options: DownloadOptions): Promise<Downloaded> {
+  // ky's timeout ends with the headers; a body that stops arriving is cut here.
+  const stallMs = options.stallMs ?? 60_000;
+  const stall = new AbortController();
+  let stalled = false;
+  let timer: NodeJS.Timeout | undefined;
+  const watch = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      stalled = true;
+      stall.abort();
+    }, stallMs);
+  };
+  try {
+    return await fetchBody(artifact, path, options, stall.signal, watch, () => stalled, stallMs);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function fetchBody(
+  artifact: Artifact,
+  path: string,
+  options: DownloadOptions,
+  signal: AbortSignal,
+  watch: () => void,
+  stalled: () => boolean,
+  stallMs: number,
+): Promise<Downloaded> {
   let response: Response;
   try {
-    response = await options.http.get(artifact.url);
+    response = await options.http.get(artifact.url, { signal });
   } catch (error) {
     if (error instanceof HttpFailure && error.status === undefined && error.message !== "interrupted") {
       throw new Incomplete(error.message);
@@ -86,7 +116,9 @@ async function downloadOnce(artifact: Artifact, path: string, options: DownloadO
   try {
     if (!response.body) throw new Incomplete("the answer had no body");
     try {
+      watch();
       for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+        watch();
         hash.update(chunk);
         let offset = 0;
         while (offset < chunk.length) offset += writeSync(fd, chunk, offset);
@@ -94,6 +126,7 @@ async function downloadOnce(artifact: Artifact, path: string, options: DownloadO
         options.onProgress?.(size, expected);
       }
     } catch (error) {
+      if (stalled()) throw new Incomplete(`no data for ${formatDuration(stallMs)} after ${formatBytes(size)}`);
       if ((error as Error).name === "AbortError")
         throw new JobError("interrupted", { hint: "server.jar was left as it was" });
       throw new Incomplete(`the connection broke after ${formatBytes(size)} (${(error as Error).message})`);

@@ -66,6 +66,23 @@ describe("downloadVerified", () => {
     untouched();
   });
 
+  it("gives up on a body that stops arriving and fetches it again", async () => {
+    const artifact = await paper();
+    stand.inject({ kind: "truncate", bytes: 2000, stallMs: 5000, route: "jar" });
+    const started = Date.now();
+    const retries: string[] = [];
+    const done = await downloadVerified(artifact, tempPath(dir.path), {
+      http,
+      clock: systemClock,
+      retryDelayMs: 5,
+      stallMs: 300,
+      onRetry: (reason) => retries.push(reason),
+    });
+    expect(retries).toEqual(["no data for 300 ms after 1.95 KiB"]);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(readFileSync(done.path)).toEqual(stand.jar(artifact.fileName));
+  });
+
   it("retries a 5xx on the jar itself", async () => {
     const artifact = await paper();
     stand.inject({ kind: "status", status: 500, route: "jar", times: 2 });

@@ -28,10 +28,14 @@ export type DownloadService = "paper" | "purpur" | "mojang" | "fabric";
 /** What a request asked for: one of the APIs, or "jar" for every binary jar download, whichever service serves it. */
 export type DownloadRoute = DownloadService | "jar";
 
-/** Send the headers with the full Content-Length, write only the first `bytes` bytes, then destroy the socket. */
+/**
+ * Send the headers with the full Content-Length, write only the first `bytes` bytes, then destroy the socket; with
+ * `stallMs`, hold the connection open that long first (a transfer that stops without closing).
+ */
 export interface TruncateFault {
   kind: "truncate";
   bytes: number;
+  stallMs?: number;
   times?: number;
 }
 
@@ -737,7 +741,11 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
       const keep = Math.min(Math.max(0, Math.floor(mangle.bytes)), Math.max(0, bytes.length - 1));
       res.flushHeaders();
       if (!socket) return;
-      socket.write(bytes.subarray(0, keep), () => socket.destroy());
+      const stall = Math.max(0, mangle.stallMs ?? 0);
+      socket.write(bytes.subarray(0, keep), () => {
+        if (stall > 0) timers.set(() => socket.destroy(), stall);
+        else socket.destroy();
+      });
       return;
     }
     if (mangle?.kind === "corrupt") {
