@@ -159,11 +159,14 @@ for pair in "${DROPINS[@]}"; do link "${pair#*:}" "$DEST/${pair%%:*}"; done
 [ -f "$FILES/nginx/mc-dashboard.conf" ] && put "$FILES/nginx/mc-dashboard.conf" "$DEST/nginx/mc-dashboard.conf" 0644
 
 # systemd units (paths follow --prefix), cron, logrotate.
+program_changed=$changed
+changed=0
 for unit in "${UNITS[@]}"; do
   [ -f "$FILES/systemd/$unit" ] || continue
   with_prefix "$FILES/systemd/$unit" | put_text "$UNITDIR/$unit" 0644
 done
 units_changed=$changed
+[ "$program_changed" = 1 ] && changed=1
 cron="$(mktemp)"
 with_prefix "$FILES/cron.d/mc-backup" > "$cron"
 [ "$WITH_RESTART" = 1 ] && sed -i 's/^#\(55 4,10,16,22 .*\)$/\1/' "$cron"

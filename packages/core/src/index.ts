@@ -12,6 +12,7 @@ export * from "./http-client.ts";
 export * from "./lock.ts";
 export * from "./log.ts";
 export * from "./log-follower.ts";
+export * from "./log-lines.ts";
 export * from "./main.ts";
 export * from "./notifier.ts";
 export * from "./panel-client.ts";

@@ -1,5 +1,5 @@
 import { formatDuration } from "@mcops/core/format";
-import type { LogLine } from "./log-lines.ts";
+import type { LogLine } from "@mcops/core/log-lines";
 
 /**
  * The last backup, read from /var/log/mc-backup.log as the backup tool writes it (packages/backup/src/backup.ts):

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Category } from "@mcops/core/categories";
-import { type LogLine, readLogTail } from "./log-lines.ts";
+import { type LogLine, readLogTail } from "@mcops/core/log-lines";
 
 /**
  * "The last few notifications sent". Core's notifier keeps no record of what it posted, and logs a successful post

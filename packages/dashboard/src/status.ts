@@ -3,10 +3,10 @@ import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
 import { type GamePing, pingGame } from "@mcops/core/game-ping";
 import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
+import { readLogTail } from "@mcops/core/log-lines";
 import { createPanelClient, type Resources } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
 import { type BackupSummary, summariseBackups } from "./backup-log.ts";
-import { readLogTail } from "./log-lines.ts";
 import { type NotificationEntry, recentNotifications } from "./notifications.ts";
 import { describeError } from "./settings-store.ts";
 

@@ -1,6 +1,6 @@
+import { parseLogLine } from "@mcops/core/log-lines";
 import { describe, expect, it } from "vitest";
 import { summariseBackups } from "../src/backup-log.ts";
-import { parseLogLine } from "../src/log-lines.ts";
 
 const lines = (text: string) =>
   text

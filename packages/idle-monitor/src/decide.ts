@@ -49,10 +49,6 @@ export interface Decision {
   line: string;
 }
 
-function at(ms: number): string {
-  return isoSeconds(ms);
-}
-
 function who(observation: Observation): string {
   const { players, names, source, state } = observation;
   const count = players === undefined ? "players unknown" : `${players} player${players === 1 ? "" : "s"} online`;
@@ -109,13 +105,13 @@ export function decide(
       return {
         state,
         action: "none",
-        line: `${idle}; idle backup waits for the cooldown until ${at(state.lastIdleBackup + settings.cooldownMs)}`,
+        line: `${idle}; idle backup waits for the cooldown until ${isoSeconds(state.lastIdleBackup + settings.cooldownMs)}`,
       };
     }
     return { state, action: "backup", line: `${idle}; someone played since the last backup: idle backup now` };
   }
 
-  const saved = state.lastBackupOk === undefined ? "" : ` (last backup ${at(state.lastBackupOk)})`;
+  const saved = state.lastBackupOk === undefined ? "" : ` (last backup ${isoSeconds(state.lastBackupOk)})`;
   const nothing = state.lastActivity === undefined ? "nobody has played yet" : "nobody played since the last backup";
   if (settings.stopAfterMs !== undefined && observation.state === "running" && state.lastBackupOk !== undefined) {
     // At most one stop per IDLE_STOP_AFTER: the panel may still say running for a moment after the stop signal.

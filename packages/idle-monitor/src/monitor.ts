@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "@mcops/core/atomic-write";
 import type { Clock } from "@mcops/core/clock";
@@ -9,6 +9,7 @@ import { parseGameLog, playersOnline } from "@mcops/core/game-log";
 import { pingGame } from "@mcops/core/game-ping";
 import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
 import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
+import { readLogTail } from "@mcops/core/log-lines";
 import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/notifier";
 import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
@@ -127,25 +128,10 @@ export function writeState(file: string, state: IdleState): void {
 
 /** The time of the newest `=== Backup done ===` line in mc-backup.log (its last 256 KiB), if any. */
 export function lastBackupDone(file: string): number | undefined {
-  let fd: number;
   try {
-    fd = openSync(file, "r");
+    return readLogTail(file).findLast((l) => l.level === "INFO" && l.text.startsWith("=== Backup done ==="))?.time;
   } catch {
     return undefined;
-  }
-  try {
-    const size = statSync(file).size;
-    const length = Math.min(size, 256 * 1024);
-    const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, size - length);
-    const lines = buffer.toString("utf8").split("\n");
-    for (let i = lines.length - 1; i >= 0; i--) {
-      const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) INFO === Backup done ===/.exec(lines[i] ?? "");
-      if (match?.[1]) return Date.parse(match[1]);
-    }
-    return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 

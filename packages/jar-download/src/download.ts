@@ -63,38 +63,41 @@ export async function downloadVerified(
   }
 }
 
-async function downloadOnce(artifact: Artifact, path: string, options: DownloadOptions): Promise<Downloaded> {
-  // ky's timeout ends with the headers; a body that stops arriving is cut here.
-  const stallMs = options.stallMs ?? 60_000;
-  const stall = new AbortController();
-  let stalled = false;
+/** Aborts when no data arrived for `ms`: ky's timeout ends with the headers, a stalled body is cut here. */
+function stallWatch(ms: number) {
+  const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-  const watch = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      stalled = true;
-      stall.abort();
-    }, stallMs);
+  return {
+    signal: controller.signal,
+    stalled: () => controller.signal.aborted,
+    feed(): void {
+      clearTimeout(timer);
+      timer = setTimeout(() => controller.abort(), ms);
+    },
+    stop: () => clearTimeout(timer),
   };
+}
+
+async function downloadOnce(artifact: Artifact, path: string, options: DownloadOptions): Promise<Downloaded> {
+  const stallMs = options.stallMs ?? 60_000;
+  const watch = stallWatch(stallMs);
   try {
-    return await fetchBody(artifact, path, options, stall.signal, watch, () => stalled, stallMs);
+    return await fetchInto(artifact, path, options, watch, stallMs);
   } finally {
-    clearTimeout(timer);
+    watch.stop();
   }
 }
 
-async function fetchBody(
+async function fetchInto(
   artifact: Artifact,
   path: string,
   options: DownloadOptions,
-  signal: AbortSignal,
-  watch: () => void,
-  stalled: () => boolean,
+  watch: ReturnType<typeof stallWatch>,
   stallMs: number,
 ): Promise<Downloaded> {
   let response: Response;
   try {
-    response = await options.http.get(artifact.url, { signal });
+    response = await options.http.get(artifact.url, { signal: watch.signal });
   } catch (error) {
     if (error instanceof HttpFailure && error.status === undefined && error.message !== "interrupted") {
       throw new Incomplete(error.message);
@@ -116,9 +119,9 @@ async function fetchBody(
   try {
     if (!response.body) throw new Incomplete("the answer had no body");
     try {
-      watch();
+      watch.feed();
       for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-        watch();
+        watch.feed();
         hash.update(chunk);
         let offset = 0;
         while (offset < chunk.length) offset += writeSync(fd, chunk, offset);
@@ -126,7 +129,7 @@ async function fetchBody(
         options.onProgress?.(size, expected);
       }
     } catch (error) {
-      if (stalled()) throw new Incomplete(`no data for ${formatDuration(stallMs)} after ${formatBytes(size)}`);
+      if (watch.stalled()) throw new Incomplete(`no data for ${formatDuration(stallMs)} after ${formatBytes(size)}`);
       if ((error as Error).name === "AbortError")
         throw new JobError("interrupted", { hint: "server.jar was left as it was" });
       throw new Incomplete(`the connection broke after ${formatBytes(size)} (${(error as Error).message})`);

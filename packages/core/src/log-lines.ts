@@ -1,11 +1,12 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { isErrno } from "@mcops/core/env-file";
+import { isErrno } from "./env-file.ts";
+import type { LogLevel } from "./log.ts";
 
 /** One line of a tool's log, as CONTRACT.md writes them: `2026-11-21T06:00:00Z LEVEL message`. */
 export interface LogLine {
   /** Epoch ms. */
   time: number;
-  level: "DEBUG" | "INFO" | "WARN" | "ERROR";
+  level: LogLevel;
   text: string;
 }
 
@@ -14,7 +15,7 @@ const LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (DEBUG|INFO|WARN|ERROR) (.*)$/;
 export function parseLogLine(line: string): LogLine | undefined {
   const match = LINE.exec(line);
   if (!match) return undefined;
-  return { time: Date.parse(match[1] as string), level: match[2] as LogLine["level"], text: match[3] as string };
+  return { time: Date.parse(match[1] as string), level: match[2] as LogLevel, text: match[3] as string };
 }
 
 /**
