@@ -1,6 +1,7 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { writeFileAtomic } from "@mcops/core/atomic-write";
 import { JobError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { acquireLock, isHolderAlive, type Lock, processStartTime } from "@mcops/core/lock";
@@ -163,7 +164,8 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
     });
 
     const restic = resticFor(ctx, settings, logger, (pid) => {
-      writeFileSync(childFile(ctx), JSON.stringify({ pid, start: processStartTime(pid) }));
+      // Whole or not at all: the next run (and anyone watching) may read it while restic is starting.
+      writeFileAtomic(childFile(ctx), JSON.stringify({ pid, start: processStartTime(pid) }), 0o644);
     });
     const guard = await pauseAutosave({
       panel: panelFor(settings, ctx),
