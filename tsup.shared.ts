@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Options } from "tsup";
 
@@ -28,6 +29,25 @@ export function toolConfig(tool: string, more: Record<string, string> = {}): Opt
         "string-width": fileURLToPath(new URL("./packages/core/src/string-width.ts", import.meta.url)),
       };
     },
+    esbuildPlugins: [yargsShimFromBundle],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   };
 }
+
+/**
+ * yargs' ESM shim takes everything before "node_modules" in its own path as the program's directory, and the process's
+ * working directory when there is none, as in a bundle. To guess a version (which createCli then sets anyway) it walks
+ * up from there, listing every directory until one holds a package.json: the start-up cost depended on where the tool
+ * was run from (13 ms of `--help` from a /tmp of 3,000 entries). Here the walk starts at the executable itself.
+ */
+const yargsShimFromBundle: NonNullable<Options["esbuildPlugins"]>[number] = {
+  name: "yargs-shim-from-bundle",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]esm\.mjs$/ }, async (args) => {
+      const source = await readFile(args.path, "utf8");
+      const from = "const mainFilename = __dirname.substring(0, __dirname.lastIndexOf('node_modules'));";
+      if (!source.includes(from)) throw new Error(`${args.path} changed: update yargsShimFromBundle in tsup.shared.ts`);
+      return { contents: source.replace(from, "const mainFilename = __dirname;"), loader: "js" };
+    });
+  },
+};

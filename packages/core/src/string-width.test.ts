@@ -7,6 +7,7 @@ describe("string-width stand-in", () => {
     "",
     "plain ASCII help text",
     "\u001b[31mred\u001b[39m text",
+    "\u009b1mbold\u009b22m by the one-byte CSI",
     "naïve café",
     "日本語のテキスト",
     "한국어",

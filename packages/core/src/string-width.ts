@@ -14,6 +14,7 @@ export interface StringWidthOptions {
 }
 
 let segmenter: Intl.Segmenter | undefined;
+const ESCAPE = /[\x1b\x9b]/;
 const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;
 const ZERO_WIDTH = /^[\p{Default_Ignorable_Code_Point}\p{Control}\p{Format}\p{Mark}\p{Surrogate}]+$/u;
 const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
@@ -21,7 +22,9 @@ const REGIONAL_INDICATOR = /^\p{Regional_Indicator}{2}$/u;
 
 export default function stringWidth(input: string, options: StringWidthOptions = {}): number {
   if (typeof input !== "string" || input === "") return 0;
-  const text = options.countAnsiEscapeCodes ? input : stripVTControlCharacters(input);
+  // Node builds its large escape-sequence pattern on the first strip: only pay for it when there is an escape.
+  const plain = options.countAnsiEscapeCodes || !ESCAPE.test(input);
+  const text = plain ? input : stripVTControlCharacters(input);
   if (ASCII_PRINTABLE.test(text)) return text.length;
   segmenter ??= new Intl.Segmenter();
   let width = 0;
