@@ -1,5 +1,4 @@
 import { closeSync, openSync, readSync } from "node:fs";
-import { StringDecoder } from "node:string_decoder";
 import { JobError } from "@mcops/core/errors";
 import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
 import { type Writer } from "@mcops/core/log";
@@ -14,12 +13,14 @@ export function scanLine(event: GameEvent): string {
   return JSON.stringify(out);
 }
 
+const CHUNK_BYTES = 1024 * 1024;
+
 /**
  * `log-tailer scan FILE...`: the events of whole files, one JSON object per line on stdout, in log order; posts nothing.
  * Files are read in order through one parser, so players online at the end of one file are online in the next
  * (a midnight rotation starts a file with no startup lines). Reads in large chunks: it is meant for big logs.
  */
-export function runScan(files: string[], stdout: Writer): number {
+export function runScan(files: string[], stdout: Writer, chunkBytes = CHUNK_BYTES): number {
   let out: string[] = [];
   const parser = new GameLogParser((event) => {
     out.push(scanLine(event));
@@ -28,7 +29,6 @@ export function runScan(files: string[], stdout: Writer): number {
       out = [];
     }
   });
-  const buffer = Buffer.allocUnsafe(4 * 1024 * 1024);
   for (const file of files) {
     let fd: number;
     try {
@@ -39,24 +39,8 @@ export function runScan(files: string[], stdout: Writer): number {
       });
     }
     parser.resetLines(0);
-    let rest = "";
-    const decoder = new StringDecoder("utf8"); // a character split between two reads stays whole
     try {
-      for (;;) {
-        const read = readSync(fd, buffer, 0, buffer.length, null);
-        if (read === 0) break;
-        const text = rest + decoder.write(buffer.subarray(0, read));
-        let start = 0;
-        for (;;) {
-          const end = text.indexOf("\n", start);
-          if (end < 0) break;
-          parser.push(text.slice(start, end));
-          start = end + 1;
-        }
-        rest = text.slice(start);
-      }
-      rest += decoder.end();
-      if (rest) parser.push(rest);
+      readLines(fd, chunkBytes, (line) => parser.push(line));
     } finally {
       closeSync(fd);
     }
@@ -64,4 +48,39 @@ export function runScan(files: string[], stdout: Writer): number {
   parser.flush();
   if (out.length) stdout.write(`${out.join("\n")}\n`);
   return 0;
+}
+
+/**
+ * Every line of a file, without its newline (a last line without one included). Each read is cut after its last
+ * newline byte and decoded as one string: a newline byte is never part of a UTF-8 sequence, so no character is split,
+ * and nothing is decoded twice. The bytes after the cut start the next read; a line longer than the buffer grows it.
+ */
+function readLines(fd: number, chunkBytes: number, onLine: (line: string) => void): void {
+  let buffer = Buffer.allocUnsafe(chunkBytes);
+  let carried = 0;
+  for (;;) {
+    if (carried === buffer.length) {
+      const bigger = Buffer.allocUnsafe(buffer.length * 2);
+      buffer.copy(bigger, 0, 0, carried);
+      buffer = bigger;
+    }
+    const read = readSync(fd, buffer, carried, buffer.length - carried, null);
+    if (read === 0) break;
+    const end = carried + read;
+    const cut = buffer.lastIndexOf(10, end - 1);
+    if (cut < 0) {
+      carried = end;
+      continue;
+    }
+    const text = buffer.toString("utf8", 0, cut);
+    let start = 0;
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+      onLine(text.slice(start, nl));
+      start = nl + 1;
+    }
+    onLine(text.slice(start));
+    buffer.copy(buffer, 0, cut + 1, end);
+    carried = end - cut - 1;
+  }
+  if (carried > 0) onLine(buffer.toString("utf8", 0, carried));
 }

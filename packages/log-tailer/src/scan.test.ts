@@ -1,0 +1,86 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseGameLog } from "@mcops/core/game-log";
+import { describe, expect, it } from "vitest";
+import { runScan, scanLine } from "./scan.ts";
+
+const FIXTURES = fileURLToPath(new URL("../../../../shared/fixtures/real-logs/", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "mcops-scan-"));
+
+function scan(files: string[], chunkBytes?: number): string[] {
+  let out = "";
+  expect(runScan(files, { write: (text: string) => (out += text) } as never, chunkBytes)).toBe(0);
+  return out.split("\n").filter(Boolean);
+}
+
+function file(name: string, content: string | Buffer): string {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+}
+
+const expected = (text: string) => parseGameLog(text).map(scanLine);
+
+describe("log-tailer scan, reading in chunks", () => {
+  // Names and deaths in other scripts, two- to four-byte characters, CRLF, an empty line, a stack trace, a line
+  // longer than any small chunk, and no newline at the end.
+  const text = [
+    '[10:00:00] [Server thread/INFO]: Done (1.5s)! For help, type "help"',
+    "[10:00:01] [Server thread/INFO]: Steve joined the game\r",
+    "[10:00:02] [Server thread/INFO]: <Steve> héllo wörld ✓ 日本語 🎉",
+    "",
+    "[10:00:03] [Server thread/INFO]: Steve was slain by Zombie named «Ünïcødé» 🧟",
+    `[10:00:04] [Server thread/INFO]: Steve was shot by ${"Skeleton".repeat(40)}`,
+    "[10:00:05] [Server thread/ERROR]: Encountered an unexpected exception",
+    "java.lang.IllegalStateException: ✗ broken",
+    "\tat net.minecraft.server.Main.run(Main.java:1)",
+    "[10:00:06] [Server thread/INFO]: Alex joined the game",
+    "[10:00:07] [Server thread/INFO]: Alex left the game",
+  ].join("\n");
+
+  it.each([1, 2, 3, 5, 17, 64, 1000, 1 << 20])(
+    "finds the same events as a whole-text parse with %i-byte reads",
+    (size) => {
+      const path = file(`mixed-${size}.log`, text);
+      const want = expected(text);
+      expect(want.length).toBeGreaterThanOrEqual(5);
+      expect(scan([path], size)).toEqual(want);
+    },
+  );
+
+  it("reads a line that ends exactly at a read's end, and a file that ends with a newline", () => {
+    const body = "[10:00:01] [Server thread/INFO]: Steve joined the game\n";
+    const path = file("exact.log", body + body.replace("joined", "left"));
+    expect(scan([path], body.length)).toEqual(expected(body + body.replace("joined", "left")));
+  });
+
+  it("turns bytes that are not UTF-8 into U+FFFD, as a whole-file decode does", () => {
+    const bytes = Buffer.concat([
+      Buffer.from("[10:00:01] [Server thread/INFO]: Steve was slain by Zo"),
+      Buffer.from([0xff, 0xc3]),
+      Buffer.from("mbie\n[10:00:02] [Server thread/INFO]: Steve left the game\n"),
+    ]);
+    const path = file("invalid.log", bytes);
+    expect(scan([path], 4)).toEqual(expected(bytes.toString("utf8")));
+  });
+
+  it("gives every real fixture's events alike at any read size", () => {
+    const logs = readdirSync(FIXTURES).filter((f) => f.endsWith(".log"));
+    for (const log of logs) {
+      const path = join(FIXTURES, log);
+      const whole = expected(readFileSync(path, "utf8"));
+      expect(scan([path], 4093), log).toEqual(whole);
+    }
+  });
+
+  it("reads files in order through one parser, counting lines per file", () => {
+    const a = file("a.log", "[10:00:01] [Server thread/INFO]: Steve joined the game\n");
+    const b = file("b.log", "[00:00:01] [Server thread/INFO]: Steve fell from a high place\n");
+    expect(scan([a, b], 8).map((l) => JSON.parse(l))).toEqual([
+      { type: "join", player: "Steve", message: "Steve joined the game", time: "10:00:01", line: 1 },
+      { type: "death", player: "Steve", message: "Steve fell from a high place", time: "00:00:01", line: 1 },
+    ]);
+  });
+});
