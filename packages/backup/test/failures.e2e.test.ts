@@ -113,15 +113,19 @@ describe("backup failures", () => {
   }, 120_000);
 
   it("never runs two backups at once: the second says who runs and exits 75; --wait waits its turn", async () => {
-    await ready({ worldMiB: 150 });
+    await ready({ worldMiB: 100 });
     const first = server.start();
-    await resticPid();
+    // The first one's restic is held still until the others have tried, however fast the machine.
+    const pid = await resticPid();
+    process.kill(pid, "SIGSTOP");
     const second = await server.run();
     expect(second.code).toBe(75);
     expect(second.stderr).toMatch(
       /^backup: a backup or restore is already running \(backup, pid \d+, since .+\) \(.*backup\.lock\) — wait for it to finish, or pass --wait\n$/,
     );
     const waiting = server.run(["--wait"]);
+    await new Promise((r) => setTimeout(r, 1500)); // the waiting run is polling the lock by now
+    process.kill(pid, "SIGCONT");
     expect((await first.done).code).toBe(0);
     expect((await waiting).code).toBe(0);
     const log = server.backupLog();
