@@ -131,6 +131,8 @@ describe("loadBackupEnv", () => {
     expect(configError(() => loadBackupEnv(ALL, { paths, env: {}, flags: { WORLD_DIR: "rel" } })).where).toBe(
       "--world-dir",
     );
+    const named = { paths, env: {}, flags: { WORLD_DIR: "rel" }, flagNames: { WORLD_DIR: "dir" } };
+    expect(configError(() => loadBackupEnv(ALL, named)).where).toBe("--dir");
   });
 
   it("names a missing field and the file to add it to", () => {

@@ -302,6 +302,8 @@ export interface LoadEnvOptions {
   env?: NodeJS.ProcessEnv | undefined;
   /** Command-line values by field name (precedence over everything). */
   flags?: Record<string, string | undefined> | undefined;
+  /** The option each field of `flags` came from, for error messages (default: the field's name, `IDLE_POLL` → `idle-poll`). */
+  flagNames?: Record<string, string> | undefined;
 }
 
 interface Resolved {
@@ -313,7 +315,7 @@ function resolveFields(
   names: readonly string[],
   entries: EnvEntries | undefined,
   file: string,
-  { env = process.env, flags = {} }: LoadEnvOptions,
+  { env = process.env, flags = {}, flagNames = {} }: LoadEnvOptions,
   defaults: Partial<Record<string, string>> = {},
 ): Resolved {
   const input: Record<string, string> = {};
@@ -323,7 +325,7 @@ function resolveFields(
     const entry = entries?.get(name);
     if (flag !== undefined) {
       input[name] = flag;
-      origins.set(name, { kind: "flag", flag: name.toLowerCase().replaceAll("_", "-") });
+      origins.set(name, { kind: "flag", flag: flagNames[name] ?? name.toLowerCase().replaceAll("_", "-") });
     } else if (env[name] !== undefined) {
       input[name] = env[name] as string;
       origins.set(name, { kind: "environment" });

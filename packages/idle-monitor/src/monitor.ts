@@ -1,5 +1,6 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { writeFileAtomic } from "@mcops/core/atomic-write";
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
@@ -51,6 +52,16 @@ export interface MonitorSettings extends IdleSettings {
   backupLog: string;
 }
 
+/**
+ * The `backup` installed beside this tool: install.sh puts the executables in <prefix>/lib and their launchers in
+ * <prefix>, so from <prefix>/lib/idle-monitor.mjs it is <prefix>/backup, whatever --prefix was. /opt/mc-tools/backup
+ * (the default prefix) when there is none, as when run from a clone.
+ */
+export function defaultBackupCommand(self: string = import.meta.url): string {
+  const beside = fileURLToPath(new URL("../backup", self));
+  return existsSync(beside) ? beside : "/opt/mc-tools/backup";
+}
+
 export function loadSettings(ctx: MonitorContext, flags: MonitorFlags = {}) {
   const env = loadBackupEnv(
     [
@@ -78,6 +89,13 @@ export function loadSettings(ctx: MonitorContext, flags: MonitorFlags = {}) {
         IDLE_BACKUP_COMMAND: flags.backupCommand,
         IDLE_STOP_COMMAND: flags.stopCommand,
       },
+      flagNames: {
+        IDLE_COOLDOWN: "cooldown",
+        IDLE_POLL: "poll",
+        IDLE_STOP_AFTER: "stop-after",
+        IDLE_BACKUP_COMMAND: "backup-command",
+        IDLE_STOP_COMMAND: "stop-command",
+      },
     },
   );
   const settings: MonitorSettings = {
@@ -87,7 +105,7 @@ export function loadSettings(ctx: MonitorContext, flags: MonitorFlags = {}) {
     pollMs: env.IDLE_POLL ?? 60_000,
     gameAddress: env.GAME_ADDRESS ?? "127.0.0.1:25565",
     latestLog: join(env.WORLD_DIR, "logs", "latest.log"),
-    backupCommand: env.IDLE_BACKUP_COMMAND ?? "/opt/mc-tools/backup",
+    backupCommand: env.IDLE_BACKUP_COMMAND ?? defaultBackupCommand(),
     stopCommand: env.IDLE_STOP_COMMAND,
     stateFile: join(ctx.paths.stateDir, "idle-monitor.json"),
     backupLog: join(ctx.paths.logDir, "mc-backup.log"),

@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { acquireLock, resolvePaths } from "@mcops/core";
 import {
   type DiscordStandIn,
@@ -15,7 +16,7 @@ import {
   virtualClock,
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createMonitor, type Monitor, type MonitorContext } from "../src/monitor.ts";
+import { createMonitor, defaultBackupCommand, type Monitor, type MonitorContext } from "../src/monitor.ts";
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -171,4 +172,19 @@ describe("idle-monitor against a real protocol server", () => {
       /but a backup is running \(backup, pid \d+\): waiting for it/,
     );
   }, 60_000);
+});
+
+describe("the backup it starts", () => {
+  it("is the one installed beside it (<prefix>/backup from <prefix>/lib), else /opt/mc-tools/backup", () => {
+    const prefix = tempDir("mcops-prefix-");
+    try {
+      mkdirSync(join(prefix.path, "lib"));
+      const self = pathToFileURL(join(prefix.path, "lib", "idle-monitor.mjs")).href;
+      expect(defaultBackupCommand(self)).toBe("/opt/mc-tools/backup");
+      writeFileSync(join(prefix.path, "backup"), "#!/bin/sh\n");
+      expect(defaultBackupCommand(self)).toBe(join(prefix.path, "backup"));
+    } finally {
+      prefix.cleanup();
+    }
+  });
 });

@@ -118,6 +118,7 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
     paths: ctx.paths,
     env: ctx.env,
     flags: { WORLD_DIR: options.dir, BACKUP_OWNER: options.owner },
+    flagNames: { WORLD_DIR: "dir", BACKUP_OWNER: "owner" },
   };
   // Everything the run needs is read before anything is asked of the network: a config error comes first.
   const settings = loadBackupEnv(SERVICE_FIELDS, loadOptions);

@@ -1,5 +1,5 @@
 import type { Clock } from "@mcops/core/clock";
-import { ConfigError, JobError } from "@mcops/core/errors";
+import { ConfigError, JobError, UsageError } from "@mcops/core/errors";
 import { parseGameAddress } from "@mcops/core/game-ping";
 import { getDomain } from "tldts";
 import { createApi } from "./api.ts";
@@ -124,6 +124,9 @@ export function createCloudflare(options: { base?: string | undefined; token: st
     async updateA(zoneId: string, id: string, name: string, ip: string, proxied: boolean): Promise<void> {
       await request("patch", `/zones/${zoneId}/dns_records/${id}`, { type: "A", name, content: ip, proxied, ttl: 1 });
     },
+    async deleteRecord(zoneId: string, id: string): Promise<void> {
+      await request("delete", `/zones/${zoneId}/dns_records/${id}`);
+    },
   };
 }
 
@@ -136,16 +139,21 @@ export interface DnsChange {
   before: string;
   after: string;
   change: "create" | "update" | "none";
+  /** Other A records of the name (an old address left behind): removed, since resolvers would hand them out too. */
+  removed: string[];
 }
 
 function describe(ip: string | undefined, proxied: boolean | undefined): string {
   return ip === undefined ? "none" : `${ip} (${proxied ? "proxied" : "DNS only"})`;
 }
 
-/** Points both names at `ip`; writes only what differs. With dryRun, only says what it would do. */
+/**
+ * Points both names at `ip`: one A record each, the one that already has the address kept (or the first one updated),
+ * any other A record of the name removed. Writes only what differs; with dryRun, only says what it would do.
+ */
 export async function syncDns(cf: Cloudflare, names: DnsName[], ip: string, dryRun: boolean): Promise<DnsChange[]> {
   if (!/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(ip) || ip.split(".").some((o) => Number(o) > 255)) {
-    throw new JobError(`"${ip}" is not an IPv4 address`, { hint: "e.g. --ip 203.0.113.7" });
+    throw new UsageError(`"${ip}" is not an IPv4 address`, { hint: "e.g. --ip 203.0.113.7" });
   }
   await cf.verify();
   const zones = new Map<string, string>();
@@ -153,23 +161,23 @@ export async function syncDns(cf: Cloudflare, names: DnsName[], ip: string, dryR
   for (const entry of names) {
     const zoneId = zones.get(entry.zone) ?? (await cf.zoneId(entry.zone));
     zones.set(entry.zone, zoneId);
-    const [record, ...extra] = await cf.aRecords(zoneId, entry.name);
+    const records = await cf.aRecords(zoneId, entry.name);
+    const record = records.find((r) => r.content === ip) ?? records[0];
+    const extra = records.filter((r) => r !== record);
     const after = describe(ip, entry.proxied);
-    if (record && record.content === ip && record.proxied === entry.proxied && extra.length === 0) {
-      changes.push({ name: entry.name, role: entry.role, before: after, after, change: "none" });
-      continue;
-    }
-    const change: DnsChange = {
+    const right = record !== undefined && record.content === ip && record.proxied === entry.proxied;
+    changes.push({
       name: entry.name,
       role: entry.role,
       before: describe(record?.content, record?.proxied),
       after,
-      change: record ? "update" : "create",
-    };
-    changes.push(change);
+      change: right ? "none" : record ? "update" : "create",
+      removed: extra.map((r) => describe(r.content, r.proxied)),
+    });
     if (dryRun) continue;
-    if (record) await cf.updateA(zoneId, record.id, entry.name, ip, entry.proxied);
-    else await cf.createA(zoneId, entry.name, ip, entry.proxied);
+    if (record && !right) await cf.updateA(zoneId, record.id, entry.name, ip, entry.proxied);
+    if (!record) await cf.createA(zoneId, entry.name, ip, entry.proxied);
+    for (const r of extra) await cf.deleteRecord(zoneId, r.id);
   }
   return changes;
 }

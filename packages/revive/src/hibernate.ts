@@ -1,4 +1,4 @@
-import { BusyError, JobError } from "@mcops/core/errors";
+import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { pingGame } from "@mcops/core/game-ping";
 import { COLOURS } from "@mcops/core/notifier";
@@ -21,7 +21,6 @@ import {
   readLocalState,
   requireConsent,
   steps,
-  type Timeouts,
   timeouts,
   VM_FIELDS,
   writeLocalState,
@@ -33,6 +32,8 @@ export interface HibernateOptions {
   skipBackup?: boolean | undefined;
   /** mcops snapshots to keep (default KEEP_SNAPSHOTS, else 2). */
   keep?: number | undefined;
+  /** Go on when the game does not answer a ping (nobody can tell who plays). */
+  force?: boolean | undefined;
   runner?: Runner | undefined;
 }
 
@@ -65,6 +66,12 @@ export function costLine(snapshotGb: number, priceMonthly: number | undefined): 
  * progress is waited for, not taken twice; a droplet already gone with its snapshot listed is "already hibernated".
  */
 export async function runHibernate(ctx: LocalContext, options: HibernateOptions = {}): Promise<number> {
+  if (options.keep !== undefined && !(Number.isInteger(options.keep) && options.keep >= 1)) {
+    // Checked first: a wrong number here would delete the snapshots it was meant to keep.
+    throw new UsageError(`--keep ${options.keep} is not a number of snapshots to keep`, {
+      hint: "give a whole number of 1 or more, e.g. --keep 2",
+    });
+  }
   const env = loadEnv(ctx, [...VM_FIELDS, "SSH_KEY", "SSH_USER", "KEEP_SNAPSHOTS"]);
   requireConsent(ctx, options.yes ?? false, "destroying the droplet");
   const pollMs = ctx.pollMs ?? 5000;
@@ -78,8 +85,21 @@ export async function runHibernate(ctx: LocalContext, options: HibernateOptions 
   const state = readLocalState(ctx);
   const droplet = await findDroplet(digitalocean, env);
   if (!droplet) {
-    const listed = state.snapshotId && (await digitalocean.snapshots()).find((s) => s.id === state.snapshotId);
+    // Gone: hibernated already, or destroyed by a run stopped before it could write down the snapshot it kept.
+    const pending = state.snapshot;
+    const listed = (await digitalocean.snapshots()).find((s) =>
+      state.snapshotId
+        ? s.id === state.snapshotId
+        : pending !== undefined && s.name === pending.name && s.resource_id === String(pending.dropletId),
+    );
     if (listed) {
+      if (state.snapshotId !== listed.id) {
+        state.snapshotId = listed.id;
+        state.hibernatedAt ??= listed.created_at;
+        delete state.snapshot;
+        delete state.powerDown;
+        writeLocalState(ctx, state);
+      }
       step.note(`Already hibernated: snapshot ${listed.name}; bring it back with: revive`);
       return 0;
     }
@@ -101,9 +121,15 @@ export async function runHibernate(ctx: LocalContext, options: HibernateOptions 
 
   const snapshotting = state.snapshot?.dropletId === droplet.id ? state.snapshot : undefined;
   if (droplet.status === "active" && !snapshotting) {
-    await stopGame(ctx, env, step);
-    if (!options.skipBackup) await lastBackup(env, ip, options.runner ?? zxRunner, step);
-    await powerDown(digitalocean, droplet, pollMs, timeouts(ctx), step);
+    const stopping = state.powerDown?.dropletId === droplet.id ? state.powerDown : undefined;
+    if (stopping) {
+      // The game was stopped and backed up by the run that asked for this shutdown: not again on a VM going down.
+      step.note(`Carrying on with the shutdown asked for at ${stopping.since}`);
+    } else {
+      await stopGame(ctx, env, options.force ?? false, step);
+      if (!options.skipBackup) await lastBackup(env, ip, options.runner ?? zxRunner, step);
+    }
+    await powerDown(ctx, digitalocean, droplet, state, pollMs, step);
   }
 
   const snapshot = await takeSnapshot(ctx, digitalocean, droplet, state, pollMs, step);
@@ -111,6 +137,7 @@ export async function runHibernate(ctx: LocalContext, options: HibernateOptions 
   state.hibernatedAt = new Date(ctx.clock.now()).toISOString();
   state.snapshotId = snapshot.id;
   delete state.snapshot;
+  delete state.powerDown;
   writeLocalState(ctx, state);
 
   const keep = options.keep ?? env.KEEP_SNAPSHOTS ?? 2;
@@ -144,27 +171,39 @@ async function stopGame(
     CONTROL_URL?: string | undefined;
     SERVER_ID?: string | undefined;
   },
+  force: boolean,
   step: ReturnType<typeof steps>,
 ): Promise<void> {
   const address = env.GAME_ADDRESS ?? env.SERVER_ADDR;
-  const { ping } = await pingGame(address);
+  const { ping, error } = await pingGame(address);
   if (ping && ping.online > 0) {
     throw new BusyError(
       `${ping.online} player${ping.online === 1 ? " is" : "s are"} online${ping.names.length ? ` (${ping.names.join(", ")})` : ""}: not hibernating`,
       { where: address, hint: "try again when nobody plays" },
     );
   }
-  if (!env.SERVER_ID) {
+  const panel = env.SERVER_ID
+    ? createPanelClient({
+        url: env.CONTROL_URL ?? env.PANEL_URL,
+        key: env.CONTROL_KEY,
+        serverId: env.SERVER_ID,
+        clock: ctx.clock,
+      })
+    : undefined;
+  const state = panel ? (await panel.resources()).state : undefined;
+  if (!ping && state !== "offline") {
+    if (!force) {
+      throw new BusyError(`nobody can tell who plays: the game does not answer a ping (${error})`, {
+        where: address,
+        hint: "nothing was done; check that the game is reachable there, or pass --force to hibernate anyway",
+      });
+    }
+    step.note(`The game does not answer a ping (${error}); going on because of --force`);
+  }
+  if (!panel) {
     step.note("SERVER_ID is not set: the game server is not stopped through the panel first (the shutdown stops it)");
     return;
   }
-  const panel = createPanelClient({
-    url: env.CONTROL_URL ?? env.PANEL_URL,
-    key: env.CONTROL_KEY,
-    serverId: env.SERVER_ID,
-    clock: ctx.clock,
-  });
-  const { state } = await panel.resources();
   if (state === "offline") return;
   await panel.power("stop");
   await panel.waitForState("offline", { timeoutMs: 3 * 60_000 });
@@ -217,14 +256,23 @@ async function stillPending<T>(droplet: Droplet, start: () => Promise<T>): Promi
 }
 
 async function powerDown(
+  ctx: LocalContext,
   digitalocean: DigitalOcean,
   droplet: Droplet,
+  state: ReturnType<typeof readLocalState>,
   pollMs: number,
-  limits: Timeouts,
   step: ReturnType<typeof steps>,
 ): Promise<void> {
-  const shutdown = await stillPending(droplet, () => digitalocean.action(droplet.id, "shutdown"));
-  const clean = await digitalocean.waitAction(shutdown.id, limits.shutdownMs, pollMs);
+  const limits = timeouts(ctx);
+  // A shutdown asked for by an earlier run is waited for again, not asked twice (DigitalOcean would refuse it).
+  let shutdownId = state.powerDown?.dropletId === droplet.id ? state.powerDown.actionId : undefined;
+  if (shutdownId === undefined) {
+    const shutdown = await stillPending(droplet, () => digitalocean.action(droplet.id, "shutdown"));
+    shutdownId = shutdown.id;
+    state.powerDown = { dropletId: droplet.id, actionId: shutdown.id, since: new Date(ctx.clock.now()).toISOString() };
+    writeLocalState(ctx, state);
+  }
+  const clean = await digitalocean.waitAction(shutdownId, limits.shutdownMs, pollMs);
   if (clean.status === "completed") {
     step.done(`Shut ${droplet.name} down`);
     return;

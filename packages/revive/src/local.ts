@@ -84,6 +84,8 @@ export interface LocalState {
     tags: string[];
     priceMonthly?: number | undefined;
   };
+  /** A shutdown asked for (after the game was stopped and backed up) and the droplet not yet known to be off. */
+  powerDown?: { dropletId: number; actionId: number; since: string };
   /** A snapshot asked for and not yet known to be done. */
   snapshot?: { dropletId: number; name: string; actionId: number };
   hibernatedAt?: string;

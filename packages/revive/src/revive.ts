@@ -1,6 +1,6 @@
 import { JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { pingGame } from "@mcops/core/game-ping";
+import { parseGameAddress, pingGame } from "@mcops/core/game-ping";
 import { COLOURS } from "@mcops/core/notifier";
 import { createPanelClient } from "@mcops/core/panel-client";
 import { createDigitalOcean, type Droplet, publicIpv4 } from "./digitalocean.ts";
@@ -34,12 +34,21 @@ export interface DnsOptions {
 
 function describeChanges(changes: DnsChange[]): string {
   return changes
-    .map((c) =>
-      c.change === "none"
-        ? `  ${c.name} (${c.role}): ${c.after}, already right`
-        : `  ${c.name} (${c.role}): ${c.before} → ${c.after}${c.change === "create" ? " (new record)" : ""}`,
-    )
+    .map((c) => {
+      const line =
+        c.change === "none"
+          ? `  ${c.name} (${c.role}): ${c.after}, already right`
+          : `  ${c.name} (${c.role}): ${c.before} → ${c.after}${c.change === "create" ? " (new record)" : ""}`;
+      return c.removed.length
+        ? `${line}; other A record${c.removed.length === 1 ? "" : "s"} removed: ${c.removed.join(", ")}`
+        : line;
+    })
     .join("\n");
+}
+
+/** Records written (updated or created) and removed. */
+function dnsWrites(changes: DnsChange[]): number {
+  return changes.reduce((n, c) => n + (c.change === "none" ? 0 : 1) + c.removed.length, 0);
 }
 
 /** `revive dns`: point the panel name (proxied) and the play name (DNS only) at the VM, or at `--ip`. */
@@ -64,7 +73,7 @@ export async function runDns(ctx: LocalContext, options: DnsOptions): Promise<nu
   }
   const cf = createCloudflare({ base: env.CLOUDFLARE_API_URL, token: env.CLOUDFLARE_API_TOKEN, clock: ctx.clock });
   const changes = await syncDns(cf, names, ip, options.dryRun ?? false);
-  const writes = changes.filter((c) => c.change !== "none").length;
+  const writes = dnsWrites(changes);
   ctx.stdout.write(
     `${options.dryRun ? "DNS plan (nothing changed, --dry-run)" : writes ? `DNS updated (${writes} record${writes === 1 ? "" : "s"})` : "DNS already right, nothing written"}:\n${describeChanges(changes)}\n`,
   );
@@ -181,14 +190,15 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
     }
   }
 
-  const address = env.GAME_ADDRESS ?? env.SERVER_ADDR;
+  // The new address itself, not the name: a resolver may still hand out the destroyed droplet's for a few minutes.
+  const address = env.GAME_ADDRESS ?? `${ip}:${parseGameAddress(env.SERVER_ADDR).port}`;
   const deadline = ctx.clock.now() + waitMs;
   for (;;) {
     const { ping } = await pingGame(address, 3000);
     if (ping) break;
     if (ctx.clock.now() >= deadline) {
       throw new JobError(`the game did not answer on ${address} within ${formatDuration(waitMs)}`, {
-        hint: "look at the panel console; DNS may also take a few minutes to reach your resolver",
+        hint: "look at the panel console, and at the VM's firewall for the game port",
       });
     }
     await ctx.clock.sleep(pollMs);

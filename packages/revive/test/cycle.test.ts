@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runHibernate } from "../src/hibernate.ts";
@@ -97,6 +97,30 @@ describe("hibernate → revive", () => {
     await steve.leave();
   });
 
+  it("refuses when the game does not answer a ping and the panel says it runs, unless --force", async () => {
+    world = await startWorld({ GAME_ADDRESS: "127.0.0.1:1" });
+    await expect(runHibernate(world.ctx(), { yes: true, runner: world.runner })).rejects.toMatchObject({
+      exitCode: 75,
+      message: expect.stringMatching(/^nobody can tell who plays: the game does not answer a ping/),
+      hint: expect.stringContaining("--force"),
+    });
+    expect(world.digitalocean.actions()).toEqual([]);
+    expect(world.panel.signals()).toEqual([]);
+    expect(world.ssh).toEqual([]);
+    await expect(runHibernate(world.ctx(), { yes: true, runner: world.runner, force: true })).resolves.toBe(0);
+    expect(world.out.join("")).toMatch(/The game does not answer a ping .*; going on because of --force/);
+  }, 30_000);
+
+  it.each([Number.NaN, -1, 0, 1.5])("refuses --keep %s before anything, so no snapshot is lost to it", async (keep) => {
+    world = await startWorld({}, { snapshots: [{ name: "mcops-2026-01-01-0000", createdAt: "2026-01-01T00:00:00Z" }] });
+    await expect(runHibernate(world.ctx(), { yes: true, skipBackup: true, keep })).rejects.toMatchObject({
+      exitCode: 2,
+      message: `--keep ${keep} is not a number of snapshots to keep`,
+    });
+    expect(world.digitalocean.actions()).toEqual([]);
+    expect(world.digitalocean.snapshots()).toHaveLength(1);
+  });
+
   it("a failed last backup stops everything before the shutdown", async () => {
     world = await startWorld();
     world.sshExit = 1;
@@ -123,7 +147,45 @@ describe("hibernate → revive", () => {
     // Run again while the shutdown is still pending: the same plain answer, nothing else done.
     await expect(runHibernate(world.ctx(), { yes: true, skipBackup: true })).rejects.toThrow(/still shutting down/);
     expect(world.digitalocean.droplets()).toHaveLength(1);
-  });
+  }, 30_000);
+
+  it("after a shutdown that hung, a re-run waits for that shutdown and powers off, without stopping or backing up again", async () => {
+    world = await startWorld();
+    world.digitalocean.inject({ kind: "action-hangs", actionType: "shutdown" });
+    await expect(runHibernate(world.ctx(), { yes: true, runner: world.runner })).rejects.toThrow(/still shutting down/);
+    expect(world.ssh).toHaveLength(1);
+    expect(world.panel.signals()).toEqual(["stop"]);
+    // DigitalOcean gives up on the shutdown in the end; the droplet is still active.
+    const shutdown = world.digitalocean.actions().find((a) => a.type === "shutdown");
+    world.digitalocean.settleAction(shutdown?.id ?? 0, "errored");
+    expect(world.digitalocean.droplets()[0]?.status).toBe("active");
+
+    expect(await runHibernate(world.ctx(), { yes: true, runner: world.runner })).toBe(0);
+    expect(world.ssh).toHaveLength(1);
+    expect(world.panel.signals()).toEqual(["stop"]);
+    expect(world.digitalocean.actions().map((a) => a.type)).toEqual(["shutdown", "power_off", "snapshot", "destroy"]);
+    expect(world.out.join("")).toMatch(
+      /Carrying on with the shutdown asked for at .*\n[^]*Powered mc off \(the clean shutdown failed\)/,
+    );
+    expect(world.digitalocean.droplets()).toEqual([]);
+  }, 30_000);
+
+  it("knows it is hibernated when a run was stopped between destroying the droplet and noting the snapshot", async () => {
+    world = await startWorld();
+    expect(await runHibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    const file = join(world.dir.path, ".mcops-state.json");
+    const state = JSON.parse(readFileSync(file, "utf8"));
+    const [snapshot] = world.digitalocean.snapshots();
+    // As the state was just before the destroy: the snapshot asked for, not yet noted as kept.
+    state.snapshot = { dropletId: Number(snapshot?.resource_id), name: snapshot?.name, actionId: 1 };
+    delete state.snapshotId;
+    writeFileSync(file, JSON.stringify(state));
+    world.out.length = 0;
+    expect(await runHibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    expect(world.out.join("")).toContain(`Already hibernated: snapshot ${snapshot?.name}`);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ snapshotId: snapshot?.id });
+    expect(await runRevive(world.ctx())).toBe(0);
+  }, 30_000);
 
   it("keeps the droplet when the snapshot fails, and takes a new one on the next run", async () => {
     world = await startWorld();
@@ -230,6 +292,34 @@ describe("revive dns", () => {
       [PLAY, ip, false],
     ]);
     expect(world.cloudflare.writes()).toHaveLength(2);
+  });
+
+  it("removes a second A record left on an old address, then has nothing to write", async () => {
+    world = await startWorld();
+    const zone = world.cloudflare.zones()[0]?.id;
+    const added = await fetch(`${world.cloudflare.url}/client/v4/zones/${zone}/dns_records`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${world.cloudflare.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ type: "A", name: PLAY, content: "198.51.100.99", proxied: false, ttl: 1 }),
+    });
+    expect(added.status).toBe(200);
+    world.cloudflare.reset();
+    await runDns(world.ctx(), { ip: "203.0.113.9" });
+    expect(aRecords().filter(([name]) => name === PLAY)).toEqual([[PLAY, "203.0.113.9", false]]);
+    expect(world.out.join("")).toMatch(
+      /DNS updated \(3 records\)[^]*other A record removed: 198\.51\.100\.99 \(DNS only\)/,
+    );
+    world.out.length = 0;
+    world.cloudflare.reset();
+    await runDns(world.ctx(), { ip: "203.0.113.9" });
+    expect(world.out.join("")).toMatch(/^DNS already right, nothing written/);
+    expect(world.cloudflare.writes()).toEqual([]);
+  });
+
+  it("takes an address that is not IPv4 as a usage error", async () => {
+    world = await startWorld();
+    await expect(runDns(world.ctx(), { ip: "999.1.1.1" })).rejects.toMatchObject({ exitCode: 2 });
+    expect(world.cloudflare.writes()).toEqual([]);
   });
 
   it("creates missing records in the zone of a public suffix (example.co.uk)", async () => {

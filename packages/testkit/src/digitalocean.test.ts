@@ -625,6 +625,19 @@ describe("faults", () => {
     expect((await json(refused)).message).toBe("Droplet already has a pending event.");
   });
 
+  it("settleAction ends a hung action: errored frees the droplet for the next action, completed takes effect", async () => {
+    const d = await start();
+    d.inject({ kind: "action-hangs", actionType: "shutdown", times: 2 });
+    const first = (await json(await act(d, firstId(d), { type: "shutdown" }))).action;
+    d.settleAction(first.id, "errored");
+    expect((await json(await api(d, `/actions/${first.id}`))).action.status).toBe("errored");
+    expect(d.droplets()[0]?.status).toBe("active");
+    const second = (await json(await act(d, firstId(d), { type: "shutdown" }))).action;
+    d.settleAction(second.id, "completed");
+    expect(d.droplets()[0]?.status).toBe("off");
+    expect(() => d.settleAction(second.id, "completed")).toThrow(/not a hanging action|in-progress/);
+  });
+
   it("action-hangs: a hung power_on keeps the droplet off; other types are unaffected", async () => {
     const d = await start({
       droplets: [

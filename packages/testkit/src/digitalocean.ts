@@ -277,6 +277,8 @@ export interface DigitalOceanStandIn {
   snapshots(): Snapshot[];
   /** Every action so far, oldest first. */
   actions(): Action[];
+  /** Ends a hanging action ("action-hangs"): "completed" takes its effect, "errored" none. Throws for any other. */
+  settleAction(id: number, status: "completed" | "errored"): void;
   /** Every request, in arrival order, with the status answered. */
   requests: DigitalOceanRequest[];
   inject(fault: DigitalOceanFault): void;
@@ -492,6 +494,8 @@ interface DropletRecord {
 
 interface ActionRecord {
   api: Action;
+  /** Ends a hanging action (an "action-hangs" fault) the way DigitalOcean eventually does. */
+  settle?: (status: "completed" | "errored") => void;
 }
 
 interface SnapshotRecord {
@@ -694,16 +698,18 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
     actions.push(record);
     d.pending = record;
     const fault = actionFaults.take((f) => f.actionType === type);
-    if (fault?.kind === "action-hangs") return api;
-    timers.set(() => {
-      d.pending = undefined;
-      if (fault?.kind === "action-errors") api.status = "errored";
-      else {
-        effect();
-        api.status = "completed";
-      }
+    const settle = (status: "completed" | "errored"): void => {
+      if (api.status !== "in-progress") return;
+      if (d.pending === record) d.pending = undefined;
+      if (status === "completed") effect();
+      api.status = status;
       api.completed_at = iso(Date.now());
-    }, ms);
+    };
+    if (fault?.kind === "action-hangs") {
+      record.settle = settle;
+      return api;
+    }
+    timers.set(() => settle(fault?.kind === "action-errors" ? "errored" : "completed"), ms);
     return api;
   };
 
@@ -1053,6 +1059,12 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
     droplets: () => droplets.map((d) => structuredClone(d.api)),
     snapshots: () => snapshots.map((s) => structuredClone(s.api)),
     actions: () => actions.map((a) => structuredClone(a.api)),
+    settleAction(id, status) {
+      const record = actions.find((a) => a.api.id === id);
+      if (!record?.settle || record.api.status !== "in-progress")
+        throw new Error(`action ${id} is not a hanging action`);
+      record.settle(status);
+    },
     requests,
     inject(fault) {
       if (fault.kind === "action-errors" || fault.kind === "action-hangs") {
