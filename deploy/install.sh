@@ -7,8 +7,10 @@
 #   install.sh --uninstall [--prefix ...] [--dry-run] [--root DIR]
 #
 # Re-running is safe: files that are already right are not touched; config (/etc/mc-backup/*.env, the cron file) is
-# written only when absent. --uninstall removes the program, the units, the cron and logrotate files, and keeps config,
-# logs and data. --root installs under another root directory (a test, an image build) and leaves systemd alone.
+# written only when absent. --uninstall stops and disables the services (template instances too), removes the files
+# this script writes (in the prefix: nothing else; the prefix directory only once empty), the units, the cron and
+# logrotate files, and keeps config, logs and data. --root installs under another root directory (a test, an image
+# build) and leaves systemd alone.
 set -euo pipefail
 
 PREFIX=/opt/mc-tools
@@ -18,7 +20,7 @@ UNINSTALL=0
 WITH_RESTART=0
 CREATE_PASSWORD=0
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,6 +37,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$PREFIX" in /*) ;; *) echo "install.sh: --prefix must be absolute ($PREFIX) — e.g. /opt/mc-tools" >&2; exit 2 ;; esac
+PREFIX="$(realpath -ms -- "$PREFIX")"
 ROOT="${ROOT%/}"
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -63,6 +66,8 @@ tool_source() {
 changed=0
 say() { echo "$*"; }
 run() { if [ "$DRY" = 1 ]; then say "  would: $*"; else "$@"; fi; }
+# run_quiet: like run, for a step whose failure and output do not matter (disabling what may not be enabled).
+run_quiet() { if [ "$DRY" = 1 ]; then say "  would: $*"; else "$@" >/dev/null 2>&1 || true; fi; }
 
 # put SRC DEST MODE: install a file unless DEST already has the same content and mode.
 put() {
@@ -104,32 +109,107 @@ link() {
   run ln -sfn "$target" "$dest"
 }
 
+declare -A GONE=()
+
+# remove PATH: one file or link, never a directory tree.
 remove() {
   local path="$1"
   [ -e "$path" ] || [ -L "$path" ] || return 0
+  if [ -d "$path" ] && [ ! -L "$path" ]; then say "keep $path (a directory install.sh did not write)"; return 0; fi
   changed=1
+  GONE["$path"]=1
   say "remove $path"
-  run rm -rf "$path"
+  run rm -f "$path"
+}
+
+# Directories other software uses too: never removed, even when empty (PREFIX-relative, without --root).
+shared_dir() {
+  case "$1" in
+    / | /bin | /boot | /dev | /etc | /home | /lib | /lib32 | /lib64 | /media | /mnt | /opt | /proc | /root | /run | \
+      /sbin | /srv | /sys | /tmp | /usr | /var) return 0 ;;
+  esac
+  [[ "$1" =~ ^/(usr|var|home)/[^/]+$ ]] && return 0
+  [[ "$1" =~ ^/usr/local/(s?bin|etc|games|include|lib|lib64|libexec|man|share|src)$ ]] && return 0
+  [ -n "${HOME:-}" ] && [ "$1" = "$(realpath -ms -- "$HOME")" ]
+}
+
+# empty_after DIR: nothing is left in DIR once this run's removals are done (a dry run removes nothing).
+empty_after() {
+  local entry
+  for entry in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    if [ -e "$entry" ] || [ -L "$entry" ]; then [ -n "${GONE[$entry]:-}" ] || return 1; fi
+  done
+}
+
+# remove_dir DIR: DIR (PREFIX-relative) once it is empty, unless other software shares it.
+remove_dir() {
+  local dir="$1" path="$ROOT$1"
+  if [ ! -d "$path" ] || [ -L "$path" ] || shared_dir "$dir"; then return 0; fi
+  if ! empty_after "$path"; then say "keep $path (holds files install.sh did not write)"; return 0; fi
+  changed=1
+  GONE["$path"]=1
+  say "remove $path/"
+  run rmdir "$path"
 }
 
 with_prefix() { sed "s#/opt/mc-tools#$PREFIX#g" "$1"; }
 
-have_systemd() { [ -z "$ROOT" ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; }
+# MCOPS_SYSTEMCTL: a stand-in for systemctl, used even with --root (the deploy tests; leave it unset otherwise).
+SYSTEMCTL="${MCOPS_SYSTEMCTL:-systemctl}"
+have_systemd() {
+  [ -n "${MCOPS_SYSTEMCTL:-}" ] && return 0
+  [ -z "$ROOT" ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]
+}
+
+# instances UNIT@.service: the instances of a template that systemd has loaded (running, failed or stopped).
+instances() {
+  "$SYSTEMCTL" list-units --all --plain --no-legend --full --type=service "${1%@.service}@*.service" 2>/dev/null |
+    awk -v pre="${1%@.service}@" '{
+      for (i = 1; i <= NF; i++) if (index($i, pre) == 1 && $i ~ /\.service$/ && $i != pre ".service") { print $i; break }
+    }'
+}
 
 DEST="$ROOT$PREFIX"
 UNITDIR="$ROOT/etc/systemd/system"
 
 if [ "$UNINSTALL" = 1 ]; then
   for unit in "${UNITS[@]}"; do
-    if [ -e "$UNITDIR/$unit" ] && have_systemd && [[ "$unit" != *@.service ]]; then
-      run systemctl disable --now "$unit" >/dev/null 2>&1 || true
+    if [ -e "$UNITDIR/$unit" ] && have_systemd; then
+      if [[ "$unit" == *@.service ]]; then
+        # Every instance (log-tailer@<name>) runs from the prefix too: stop it. Disabling the template then removes
+        # the enablement link of every instance, loaded or not.
+        while read -r instance; do
+          say "stop and disable $instance"
+          run_quiet "$SYSTEMCTL" disable --now "$instance"
+        done < <(instances "$unit")
+        run_quiet "$SYSTEMCTL" disable "$unit"
+      else
+        say "stop and disable $unit"
+        run_quiet "$SYSTEMCTL" disable --now "$unit"
+      fi
     fi
     remove "$UNITDIR/$unit"
   done
   remove "$ROOT/etc/cron.d/mc-backup"
   remove "$ROOT/etc/logrotate.d/mc-tools"
-  remove "$DEST"
-  if [ "$changed" = 1 ] && have_systemd; then run systemctl daemon-reload; fi
+  # The prefix may be shared (--prefix /usr/local): only the files this script writes there, each checked to be ours
+  # where the name alone could be someone else's; then the directories, once empty.
+  for tool in "${TOOLS[@]}"; do
+    if [ -f "$DEST/$tool" ] && [ ! -L "$DEST/$tool" ] && sed -n 2p "$DEST/$tool" | grep -q "^# mcops $tool:"; then
+      remove "$DEST/$tool"
+    fi
+    remove "$DEST/lib/$tool.mjs"
+  done
+  for pair in "${DROPINS[@]}"; do
+    dropin="$DEST/${pair%%:*}"
+    if [ -L "$dropin" ] && [ "$(readlink "$dropin")" = "${pair#*:}" ]; then remove "$dropin"; fi
+  done
+  if [ -f "$DEST/README.md" ] && grep -q mcops "$DEST/README.md"; then remove "$DEST/README.md"; fi
+  remove "$DEST/runtime/node"
+  remove "$DEST/nginx/mc-dashboard.conf"
+  for dir in lib runtime nginx; do remove_dir "$PREFIX/$dir"; done
+  remove_dir "$PREFIX"
+  if [ "$changed" = 1 ] && have_systemd; then run "$SYSTEMCTL" daemon-reload; fi
   say "kept: $ROOT/etc/mc-backup (config), /var/log/mc-*.log (logs), $ROOT/var/lib/mc-tools (state), the backups"
   exit 0
 fi
@@ -200,7 +280,7 @@ if [ ! -e "$password" ]; then
   fi
 fi
 
-if [ "$units_changed" = 1 ] && have_systemd; then run systemctl daemon-reload; fi
+if [ "$units_changed" = 1 ] && have_systemd; then run "$SYSTEMCTL" daemon-reload; fi
 
 missing=()
 for need in restic rclone; do command -v "$need" >/dev/null 2>&1 || missing+=("$need"); done

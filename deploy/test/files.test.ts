@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -11,6 +11,33 @@ const DEPLOY = fileURLToPath(new URL("..", import.meta.url));
 /** logrotate lives in /usr/sbin, which a non-login PATH may lack. */
 const LOGROTATE = existsSync("/usr/sbin/logrotate") ? "/usr/sbin/logrotate" : "logrotate";
 const UNITS = readdirSync(join(DEPLOY, "systemd")).filter((f) => f.endsWith(".service"));
+/** The units whose tool reads the game server's volume (log-tailer: logs/latest.log; idle-monitor: it and the backup). */
+const VOLUME_READERS = UNITS.filter((unit) => /^(log-tailer|idle-monitor)@?\.service$/.test(unit));
+
+/** The capabilities a unit's CapabilityBoundingSet= lines leave (an empty assignment resets the list). */
+function boundingSet(unit: string): string[] {
+  const text = readFileSync(join(DEPLOY, "systemd", unit), "utf8");
+  const lines = [...text.matchAll(/^CapabilityBoundingSet=(.*)$/gm)].map((m) => (m[1] ?? "").trim());
+  expect(lines.length, `${unit} sets no CapabilityBoundingSet`).toBeGreaterThan(0);
+  let caps: string[] = [];
+  for (const line of lines) {
+    if (line.startsWith("~")) throw new Error(`${unit}: an inverted CapabilityBoundingSet is not handled by this test`);
+    caps = line === "" ? [] : [...caps, ...line.split(/\s+/)];
+  }
+  return caps;
+}
+
+/** `cat FILE` as root with only `caps` in the bounding set (what systemd gives a User=root service). */
+function catWithBoundingSet(caps: string[], file: string): { status: number | null; stdout: string; stderr: string } {
+  const set = ["-all", ...caps.map((cap) => `+${cap.replace(/^CAP_/, "").toLowerCase()}`)].join(",");
+  const result = spawnSync("setpriv", [`--bounding-set=${set}`, "--inh-caps=-all", "cat", file], {
+    encoding: "utf8",
+    timeout: 10_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const isRoot = process.getuid?.() === 0;
 
 /** A copy of the unit whose ExecStart exists here (verify checks the binary), as an instance for templates. */
 function unitCopy(dir: string, unit: string): string {
@@ -50,6 +77,37 @@ describe("systemd units", () => {
       dir.cleanup();
     }
   });
+
+  it.skipIf(!isRoot)(
+    "each unit that reads the game volume can, as root under its capability bounding set, read a log in a 0700 988:988 volume",
+    () => {
+      expect(VOLUME_READERS).toHaveLength(4);
+      const dir = tempDir("mcops-caps-");
+      try {
+        // What Wings makes: the server's volume 0700 owned by 988:988; the game writes logs/latest.log inside it.
+        const volume = join(dir.path, "volumes", "0a1b2c3d-0000-4000-8000-000000000000");
+        mkdirSync(join(volume, "logs"), { recursive: true });
+        const log = join(volume, "logs", "latest.log");
+        writeFileSync(log, "[12:00:00] [Server thread/INFO]: Steve joined the game\n");
+        for (const path of [log, join(volume, "logs"), volume]) chownSync(path, 988, 988);
+        chmodSync(volume, 0o700);
+        // The check can fail: with no capabilities root is refused.
+        expect(catWithBoundingSet([], log)).toMatchObject({
+          status: 1,
+          stderr: expect.stringMatching(/Permission denied/),
+        });
+        for (const unit of VOLUME_READERS) {
+          const text = readFileSync(join(DEPLOY, "systemd", unit), "utf8");
+          // As root the bounding set is what the service gets; a non-root User= would need AmbientCapabilities too.
+          expect(text, unit).toMatch(/^User=root$/m);
+          const read = catWithBoundingSet(boundingSet(unit), log);
+          expect({ unit, ...read }).toEqual({ unit, status: 0, stdout: expect.stringContaining("joined"), stderr: "" });
+        }
+      } finally {
+        dir.cleanup();
+      }
+    },
+  );
 
   it("every tool unit runs its tool from /opt/mc-tools and restarts on failure", () => {
     for (const unit of UNITS) {

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type TempDir, tempDir } from "@mcops/testkit";
@@ -23,13 +23,44 @@ const DROPINS = ["backup.sh", "restart-with-warning.sh", "webhook.sh", "idle-mon
 let work: TempDir;
 let release: string;
 
+type Result = { status: number | null; stdout: string; stderr: string };
+
 /** install.sh from the staged release (what the tarball holds), into `root`. */
-function install(root: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
+function install(root: string, ...args: string[]): Result {
+  return installWith({}, root, ...args);
+}
+
+/** install() with extra environment (MCOPS_SYSTEMCTL: a stand-in for systemctl). */
+function installWith(env: Record<string, string>, root: string, ...args: string[]): Result {
   const result = spawnSync("bash", [join(release, "install.sh"), "--root", root, ...args], {
     encoding: "utf8",
-    env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin" },
+    env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin", ...env },
+    timeout: 60_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * A systemctl stand-in that appends each call to `log` and, asked for the loaded instances of a template, reports a
+ * running log-tailer@alpha and a failed idle-monitor@beta (with the bullet systemctl prints before failed units).
+ */
+function fakeSystemctl(dir: string, log: string): string {
+  const path = join(dir, "systemctl");
+  writeFileSync(
+    path,
+    `#!/bin/bash
+echo "$*" >> ${JSON.stringify(log)}
+if [ "$1" = list-units ]; then
+  case "\${*: -1}" in
+    'log-tailer@*.service') echo "log-tailer@alpha.service loaded active running mcops log-tailer for server alpha" ;;
+    'idle-monitor@*.service') echo "● idle-monitor@beta.service loaded failed failed mcops idle-monitor for server beta" ;;
+  esac
+fi
+exit 0
+`,
+    { mode: 0o755 },
+  );
+  return path;
 }
 
 /** Every file and link under `dir` with its content hash (or link target), mode and mtime. */
@@ -90,6 +121,11 @@ describe("install.sh", () => {
       "\n55 4,10,16,22 * * * root /srv/mcops/restart-with-warning >> /var/log/mc-restart-cron.log 2>&1\n",
     );
     expect(existsSync(join(root, "etc", "logrotate.d", "mc-tools"))).toBe(true);
+    for (const name of ["idle-monitor.service", "idle-monitor@.service"]) {
+      const idle = readFileSync(join(root, "etc", "systemd", "system", name), "utf8");
+      expect(idle).toMatch(/^ExecStart=\/srv\/mcops\/idle-monitor$/m);
+      expect(idle).not.toContain("/opt/mc-tools");
+    }
     for (const file of ["backup.env", "webhook.env"]) {
       expect(lstatSync(join(root, "etc", "mc-backup", file)).mode & 0o777).toBe(0o600);
     }
@@ -128,6 +164,98 @@ describe("install.sh", () => {
     expect(existsSync(join(root, "etc", "cron.d", "mc-backup"))).toBe(false);
     expect(existsSync(join(root, "etc", "mc-backup", "backup.env"))).toBe(true);
     expect(gone.stdout).toMatch(/^kept: /m);
+  }, 60_000);
+
+  it("--uninstall from a shared prefix (/usr/local) removes every file it installed and nothing else", () => {
+    const root = join(work.path, "root-f");
+    const local = join(root, "usr", "local");
+    // Someone else's files: beside the tools, in the lib/ the bundles go to, and in bin/.
+    const foreign = [join(local, "notes.txt"), join(local, "lib", "libfoo.so.1"), join(local, "bin", "other-tool")];
+    for (const file of foreign) {
+      mkdirSync(join(file, ".."), { recursive: true });
+      writeFileSync(file, "not mcops\n");
+    }
+    const before = snapshot(root);
+    expect(install(root, "--prefix", "/usr/local")).toMatchObject({ status: 0, stderr: "" });
+    const installed = Object.keys(snapshot(root)).filter((path) => !(path in before));
+    const inPrefix = installed.filter((path) => path.startsWith(join("usr", "local")));
+    expect(inPrefix).toContain(join("usr", "local", "lib", "backup.mjs"));
+    expect(inPrefix).toContain(join("usr", "local", "backup.sh"));
+    expect(inPrefix.length).toBeGreaterThanOrEqual(2 * TOOLS.length + DROPINS.length + 3);
+
+    // A dry run names the files and removes nothing.
+    const afterInstall = snapshot(root);
+    const dry = install(root, "--prefix", "/usr/local", "--uninstall", "--dry-run");
+    expect(dry.status).toBe(0);
+    expect(dry.stdout).toMatch(/^remove .*\/usr\/local\/lib\/backup\.mjs$/m);
+    expect(dry.stdout).not.toMatch(/^remove .*\/usr\/local\/?$/m);
+    expect(snapshot(root)).toEqual(afterInstall);
+
+    const gone = install(root, "--prefix", "/usr/local", "--uninstall");
+    expect(gone).toMatchObject({ status: 0, stderr: "" });
+    const after = snapshot(root);
+    for (const file of foreign) expect(readFileSync(file, "utf8")).toBe("not mcops\n");
+    const config = installed.filter((path) => path.startsWith(join("etc", "mc-backup")));
+    expect(installed.filter((path) => path in after)).toEqual(config);
+    for (const dir of ["runtime", "nginx"]) expect(existsSync(join(local, dir))).toBe(false);
+    expect(existsSync(join(local, "lib"))).toBe(true);
+  }, 60_000);
+
+  it("--uninstall keeps the prefix directory, and what is in it, when it holds files it did not install", () => {
+    const root = join(work.path, "root-g");
+    install(root);
+    const prefix = join(root, "opt", "mc-tools");
+    writeFileSync(join(prefix, "my-notes.txt"), "mine\n");
+    const gone = install(root, "--uninstall");
+    expect(gone.status).toBe(0);
+    expect(gone.stdout).toContain(`keep ${prefix} (holds files install.sh did not write)`);
+    expect(readdirSync(prefix)).toEqual(["my-notes.txt"]);
+  }, 60_000);
+
+  it("--uninstall stops and disables every running template instance, then the template, through systemctl", () => {
+    const root = join(work.path, "root-h");
+    const calls = join(work.path, "systemctl-h.log");
+    const systemctl = fakeSystemctl(work.path, calls);
+    install(root);
+
+    // --root alone leaves systemd alone (no stand-in: nothing to stop).
+    const dry = installWith({ MCOPS_SYSTEMCTL: systemctl }, root, "--uninstall", "--dry-run");
+    expect(dry.status).toBe(0);
+    expect(dry.stdout).toContain(`would: ${systemctl} disable --now log-tailer@alpha.service`);
+    expect(dry.stdout).toContain(`would: ${systemctl} disable --now idle-monitor@beta.service`);
+    // A dry run only asks.
+    expect(
+      readFileSync(calls, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .every((c) => c.startsWith("list-units ")),
+    ).toBe(true);
+    writeFileSync(calls, "");
+
+    const gone = installWith({ MCOPS_SYSTEMCTL: systemctl }, root, "--uninstall");
+    expect(gone).toMatchObject({ status: 0, stderr: "" });
+    expect(gone.stdout).toMatch(/^stop and disable log-tailer@alpha\.service$/m);
+    const made = readFileSync(calls, "utf8")
+      .split("\n")
+      .filter((c) => c && !c.startsWith("list-units "));
+    expect(made).toEqual([
+      "disable --now log-tailer.service",
+      "disable --now log-tailer@alpha.service",
+      "disable log-tailer@.service",
+      "disable --now idle-monitor.service",
+      "disable --now idle-monitor@beta.service",
+      "disable idle-monitor@.service",
+      "disable --now dashboard.service",
+      "daemon-reload",
+    ]);
+  }, 60_000);
+
+  it("--uninstall with --root and no systemctl stand-in calls no systemctl", () => {
+    const root = join(work.path, "root-i");
+    install(root);
+    const gone = install(root, "--uninstall");
+    expect(gone.status).toBe(0);
+    expect(gone.stdout).not.toMatch(/stop and disable|systemctl/);
   }, 60_000);
 
   it("refuses unknown options and a relative prefix in one line (exit 2)", () => {
