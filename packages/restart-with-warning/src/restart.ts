@@ -1,10 +1,10 @@
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
-import { JobError } from "@mcops/core/errors";
+import { BusyError, JobError, McopsError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { pingGame } from "@mcops/core/game-ping";
 import { pauseBackups } from "@mcops/core/lock";
-import { toolLogger, type Writer } from "@mcops/core/log";
+import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
 import { COLOURS, toolNotifier } from "@mcops/core/notifier";
 import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
@@ -56,9 +56,28 @@ export function tellraw(seconds: number, reason: string | undefined): string {
 }
 
 /**
+ * How far a restart got, which decides what a failure tells the channel: nothing before the countdown (nobody was
+ * told anything), "Restart failed" once the countdown began or the signal was attempted.
+ */
+type Stage = "checking" | "countdown" | "signal" | "sent";
+
+interface Run {
+  ctx: RestartContext;
+  env: { GAME_ADDRESS?: string | undefined };
+  logger: Logger;
+  panel: PanelClient;
+  post: (title: string, description: string, colour: number) => Promise<unknown>;
+  stage: Stage;
+  /** A failure already logged and posted where it happened; the catch-all in runRestart leaves it alone. */
+  reported?: unknown;
+}
+
+/**
  * SPEC 1.6 and 8: warn the players in game, then restart through the panel. Offline server: nothing to do (exit 75).
  * Nobody online (Server List Ping): no countdown. A console command that fails does not stop the restart; the server
- * stopping during the countdown does. Never in the middle of a backup: it waits for the backup lock first.
+ * stopping during the countdown does. Never in the middle of a backup: it waits for the backup lock before the
+ * countdown and holds it until the server runs again. A failure is written to the restart log (and posted once the
+ * players were warned or the signal was attempted), then thrown on: the exit code and stderr line stay runMain's.
  */
 export async function runRestart(ctx: RestartContext, options: RestartOptions = {}): Promise<number> {
   const countdownMs = options.countdownMs ?? 5 * 60_000;
@@ -89,13 +108,81 @@ export async function runRestart(ctx: RestartContext, options: RestartOptions = 
   });
   const post = (title: string, description: string, colour: number) =>
     notifier.send({ title, description, colour, category: "restart" });
+  const run: Run = { ctx, env, logger, panel, post, stage: "checking" };
+  try {
+    return await restart(run, options, marks);
+  } catch (failure) {
+    if (failure !== run.reported) {
+      const { message, line } = explain(failure);
+      // runMain prints the error line on stderr: here it goes to the log file only.
+      logger.error(`restart failed: ${line}`, { echo: false });
+      if (run.stage === "countdown") {
+        await post("Restart failed", `The server was not restarted: ${message}`, COLOURS.error);
+      } else if (run.stage !== "checking") {
+        await post("Restart failed", `The restart signal failed: ${message}`, COLOURS.error);
+      }
+    }
+    throw failure;
+  }
+}
 
+/** The error as the log line and the message say it: what went wrong, where, and what to do. */
+function explain(failure: unknown): { message: string; line: string } {
+  if (failure instanceof McopsError) {
+    const where = failure.where ? ` (${failure.where})` : "";
+    const hint = failure.hint ? ` — ${failure.hint}` : "";
+    return { message: failure.message, line: `${failure.message}${where}${hint}` };
+  }
+  const message = `unexpected error: ${failure instanceof Error ? failure.message : String(failure)}`;
+  return { message, line: message };
+}
+
+const isDown = (state: string | undefined): boolean => state === "offline" || state === "stopping";
+
+async function restart(run: Run, options: RestartOptions, marks: number[]): Promise<number> {
+  const { ctx, logger, panel, post } = run;
   const state = (await panel.resources()).state;
-  if (state === "offline" || state === "stopping") {
+  if (isDown(state)) {
     logger.info(`the server is ${state}: nothing to restart`);
     return 75;
   }
-  const address = env.GAME_ADDRESS ?? "127.0.0.1:25565";
+
+  // Never in the middle of a backup: the lock is taken before anyone is warned, and held until the server is back.
+  const lockWaitMs = options.lockWaitMs ?? 30 * 60_000;
+  let waited = false;
+  const lock = await pauseBackups(backupLockFile(ctx.paths), {
+    tool: "restart-with-warning",
+    waitMs: lockWaitMs,
+    clock: ctx.clock,
+    onWait: (busy) => {
+      waited = true;
+      logger.info(`${busy.message}: waiting for it before restarting`);
+    },
+  }).catch(async (failure: unknown) => {
+    if (failure instanceof BusyError) {
+      logger.error(`a backup was still running after ${formatDuration(lockWaitMs)}: restart skipped`);
+      await post("Restart skipped", "A backup was still running; the server was not restarted.", COLOURS.error);
+      run.reported = failure;
+    }
+    throw failure;
+  });
+  try {
+    if (waited) {
+      const now = (await panel.resources()).state;
+      if (isDown(now)) {
+        logger.info(`the server is ${now} after the backup: nothing to restart`);
+        return 75;
+      }
+    }
+    return await countdownAndRestart(run, options, marks);
+  } finally {
+    lock.release();
+  }
+}
+
+async function countdownAndRestart(run: Run, options: RestartOptions, marks: number[]): Promise<number> {
+  const { ctx, logger, panel, post } = run;
+  const address = run.env.GAME_ADDRESS ?? "127.0.0.1:25565";
   const { ping, error } = await pingGame(address);
   const started = ctx.clock.now();
   let countdown = "";
@@ -106,6 +193,7 @@ export async function runRestart(ctx: RestartContext, options: RestartOptions = 
     if (error) logger.warn(`no answer to the Server List Ping on ${address} (${error}); counting down anyway`);
     const who = ping ? `${ping.online} player${ping.online === 1 ? "" : "s"} online` : "players unknown";
     logger.info(`countdown of ${say(marks[0] ?? 0)} starts (${who})${options.reason ? `: ${options.reason}` : ""}`);
+    run.stage = "countdown";
     await post(
       "Scheduled restart warning",
       `The server restarts in ${say(marks[0] ?? 0)}${options.reason ? ` (${options.reason})` : ""}.`,
@@ -115,7 +203,7 @@ export async function runRestart(ctx: RestartContext, options: RestartOptions = 
       if (i > 0) {
         await ctx.clock.sleep(((marks[i - 1] as number) - seconds) * 1000);
         const now = (await panel.resources().catch(() => undefined))?.state;
-        if (now === "offline" || now === "stopping") {
+        if (isDown(now)) {
           logger.warn(`the server stopped during the countdown (${say(seconds)} left): not restarting it`);
           await post(
             "Restart cancelled",
@@ -136,36 +224,51 @@ export async function runRestart(ctx: RestartContext, options: RestartOptions = 
     countdown = `after a ${say(marks[0] ?? 0)} countdown`;
   }
 
-  const lockWaitMs = options.lockWaitMs ?? 30 * 60_000;
-  const lock = await pauseBackups(backupLockFile(ctx.paths), {
-    tool: "restart-with-warning",
-    waitMs: lockWaitMs,
-    clock: ctx.clock,
-    onWait: (busy) => logger.info(`${busy.message}: waiting for it before restarting`),
-  }).catch(async (stillBusy: unknown) => {
-    logger.error(`a backup was still running after ${formatDuration(lockWaitMs)}: restart skipped`);
-    await post("Restart skipped", "A backup was still running; the server was not restarted.", COLOURS.error);
-    throw stillBusy;
-  });
+  logger.info(`sending the restart signal (${countdown})`);
+  run.stage = "signal";
+  const sentAt = ctx.clock.now();
+  await panel.power("restart");
+  run.stage = "sent";
+  await post("Restart triggered", `The server is restarting (${countdown}).`, COLOURS.warning);
   try {
-    logger.info(`sending the restart signal (${countdown})`);
-    await panel.power("restart");
-    await post("Restart triggered", `The server is restarting (${countdown}).`, COLOURS.warning);
-    try {
-      await panel.waitForState("running", { timeoutMs: options.upTimeoutMs ?? 5 * 60_000 });
-    } catch (failure) {
-      const reason = (failure as Error).message;
-      logger.error(`the server is not running again: ${reason}`);
-      await post("Restart failed", `The server did not come back: ${reason}`, COLOURS.error);
-      throw new JobError(`the server did not come back after the restart: ${reason}`, {
-        hint: "look at the panel console and the server's latest.log",
-      });
-    }
-    const took = formatDuration(ctx.clock.now() - started);
-    logger.info(`the server is running again (${took} after the countdown began)`);
-    await post("Server restarted", `Running again, ${took} after the restart began (${countdown}).`, COLOURS.success);
-    return 0;
-  } finally {
-    lock.release();
+    await waitForRestart(panel, ctx.clock, sentAt, options.upTimeoutMs ?? 5 * 60_000);
+  } catch (failure) {
+    const reason = (failure as Error).message;
+    logger.error(`the server is not running again: ${reason}`);
+    await post("Restart failed", `The server did not come back: ${reason}`, COLOURS.error);
+    run.reported = new JobError(`the server did not come back after the restart: ${reason}`, {
+      hint: "look at the panel console and the server's latest.log",
+    });
+    throw run.reported;
   }
+  const took = formatDuration(ctx.clock.now() - started);
+  logger.info(`the server is running again (${took} after the countdown began)`);
+  await post("Server restarted", `Running again, ${took} after the restart began (${countdown}).`, COLOURS.success);
+  return 0;
+}
+
+/**
+ * After the restart signal, until the server runs again (at most `timeoutMs` from the signal). A real panel hands the
+ * signal to Wings asynchronously and caches the resources answer (about 20 s), so its first answers can still say
+ * "running" about the old process. The restart counts as under way once the server has left "running" (stopping,
+ * offline or starting) or its uptime is shorter than the time since the signal (a new process); only then does
+ * "running" mean the server is back.
+ */
+async function waitForRestart(panel: PanelClient, clock: Clock, sentAt: number, timeoutMs: number): Promise<void> {
+  const deadline = sentAt + timeoutMs;
+  let interval = 250;
+  for (;;) {
+    const now = await panel.resources();
+    if (now.state !== "running") break;
+    if (now.uptimeMs > 0 && now.uptimeMs < clock.now() - sentAt) return;
+    if (clock.now() >= deadline) {
+      throw new JobError(
+        `the panel still says it is running the old process ${formatDuration(timeoutMs)} after the restart signal`,
+      );
+    }
+    // The same pace as the panel client's waitForState: quick looks first, then every 5 s.
+    await clock.sleep(Math.min(interval, Math.max(1, deadline - clock.now())));
+    interval = Math.min(5000, interval * 2);
+  }
+  await panel.waitForState("running", { timeoutMs: Math.max(0, deadline - clock.now()) });
 }

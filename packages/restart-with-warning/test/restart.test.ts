@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acquireLock, type Lock } from "@mcops/core/lock";
@@ -7,6 +7,7 @@ import {
   type DiscordStandIn,
   type GameServer,
   type PanelStandIn,
+  type PanelStandInOptions,
   startDiscordStandIn,
   startGameServer,
   startPanelStandIn,
@@ -25,26 +26,40 @@ let discord: DiscordStandIn;
 let game: GameServer;
 let clock: VirtualClock;
 let ctx: RestartContext;
+let stderr: string;
 
-beforeEach(async () => {
-  root = mkdtempSync(join(tmpdir(), "mcops-restart-"));
-  panel = await startPanelStandIn({ servers: [{ state: "running" }], timings: { startMs: 30, stopMs: 30 } });
-  discord = await startDiscordStandIn();
-  game = await startGameServer();
-  const env = toolEnv(root);
-  const etc = env.MCOPS_CONFIG_DIR as string;
+function writeConfig(name: string, text: string): void {
+  const etc = toolEnv(root).MCOPS_CONFIG_DIR as string;
   mkdirSync(etc, { recursive: true });
-  const write = (name: string, text: string) => {
-    writeFileSync(join(etc, name), text);
-    chmodSync(join(etc, name), 0o600);
-  };
-  write(
+  writeFileSync(join(etc, name), text);
+  chmodSync(join(etc, name), 0o600);
+}
+
+/** (Re)starts the panel stand-in with these options and points backup.env at it. */
+async function usePanel(options: PanelStandInOptions): Promise<void> {
+  await panel?.close();
+  panel = await startPanelStandIn(options);
+  writeConfig(
     "backup.env",
     `CONTROL_URL=${panel.url}\nCONTROL_KEY=${panel.apiKey}\nSERVER_ID=${panel.server.identifier}\nGAME_ADDRESS=${game.address}\n`,
   );
-  write("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+}
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), "mcops-restart-"));
+  discord = await startDiscordStandIn();
+  game = await startGameServer();
+  await usePanel({ servers: [{ state: "running" }], timings: { startMs: 30, stopMs: 30 } });
+  writeConfig("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\n`);
   clock = virtualClock(T0);
-  ctx = { paths: resolvePaths(env), env: {}, clock, stdout: { write: () => true }, stderr: { write: () => true } };
+  stderr = "";
+  ctx = {
+    paths: resolvePaths(toolEnv(root)),
+    env: {},
+    clock,
+    stdout: { write: () => true },
+    stderr: { write: (text: string) => (stderr += text) },
+  };
 });
 
 afterEach(async () => {
@@ -155,16 +170,120 @@ describe("restart-with-warning", () => {
     expect(restartLog()).toMatch(
       /INFO a backup is already running \(backup, pid \d+, since .*\): waiting for it before restarting/,
     );
-    expect(restartLog()).toMatch(/^2026-11-21T05:0[5-9]:\d\dZ INFO sending the restart signal/m);
+    // Nobody is online, so no countdown: the signal follows the backup (released at 05:05:00, looked at every 2 s).
+    expect(restartLog()).toMatch(/^2026-11-21T05:05:0[0-2]Z INFO sending the restart signal/m);
     expect(panel.signals()).toEqual(["restart"]);
   });
 
+  it("starts the countdown only once the backup lock is free, and holds the lock through the restart", async () => {
+    await game.join("Steve");
+    const lockFile = join(root, "run", "backup.lock");
+    const backup: Lock = await acquireLock(lockFile, { tool: "backup" });
+    const atRelease = { commands: -1, messages: -1 };
+    clock.at(10 * 60_000, () => {
+      atRelease.commands = panel.commands().length;
+      atRelease.messages = discord.messages.length;
+      backup.release();
+    });
+    // The signal goes at 05:05:10; a quarter of a second later the tool is waiting for the server to come back.
+    const afterSignal = { held: false, signals: -1 };
+    clock.at(10 * 60_000 + 10_250, () => {
+      afterSignal.held = existsSync(lockFile);
+      afterSignal.signals = panel.signals().length;
+    });
+    expect(await runRestart(ctx, { countdownMs: 10_000 })).toBe(0);
+    expect(atRelease).toEqual({ commands: 0, messages: 0 });
+    expect(restartLog()).toMatch(/^2026-11-21T05:05:0[0-2]Z INFO countdown: 10 seconds left$/m);
+    expect(restartLog()).toMatch(/^2026-11-21T05:05:1[0-2]Z INFO sending the restart signal/m);
+    expect(titles()).toEqual(["Scheduled restart warning", "Restart triggered", "Server restarted"]);
+    expect(afterSignal).toEqual({ held: true, signals: 1 });
+    expect(existsSync(lockFile)).toBe(false);
+  });
+
+  it("does not say the server restarted before the panel acted on the signal", async () => {
+    // A real panel hands the signal to Wings asynchronously: at first it still says "running", about the old process.
+    await usePanel({
+      servers: [{ state: "running", uptimeMs: 3 * 86_400_000 }],
+      timings: { startMs: 30, stopMs: 30 },
+      powerDelayMs: 150,
+    });
+    expect(await runRestart(ctx, { upTimeoutMs: 60 * 60_000 })).toBe(0);
+    const history = panel.stateHistory();
+    expect(history.map((h) => h.state)).toEqual(["running", "stopping", "offline", "starting", "running"]);
+    const restarted = discord.messages.find((m) => m.body.embeds[0].title === "Server restarted");
+    expect(restarted?.at).toBeGreaterThanOrEqual(history.at(-1)?.at ?? Number.POSITIVE_INFINITY);
+  });
+
+  it("reports a failed restart when the panel accepts the signal but the server never restarts", async () => {
+    await usePanel({ servers: [{ state: "running", uptimeMs: 3 * 86_400_000 }], powerDelayMs: 60_000 });
+    await expect(runRestart(ctx, { upTimeoutMs: 60_000 })).rejects.toMatchObject({ exitCode: 1 });
+    expect(panel.signals()).toEqual(["restart"]);
+    expect(titles()).toEqual(["Restart triggered", "Restart failed"]);
+    expect(discord.messages.at(-1)?.body.embeds[0].color).toBe(15548997);
+    expect(restartLog()).toMatch(/ERROR the server is not running again: .*still says it is running/);
+  });
+
+  it("reports a failed restart, with a log line, when the server does not come back in time", async () => {
+    await usePanel({ servers: [{ state: "running" }], timings: { startMs: 60_000, stopMs: 30 } });
+    await expect(runRestart(ctx, { upTimeoutMs: 60_000 })).rejects.toMatchObject({
+      exitCode: 1,
+      message: expect.stringMatching(/did not come back/),
+    });
+    expect(titles()).toEqual(["Restart triggered", "Restart failed"]);
+    expect(discord.messages.at(-1)?.body.embeds[0]).toMatchObject({
+      color: 15548997,
+      description: expect.stringMatching(/^The server did not come back: the server did not become running in/),
+    });
+    expect(restartLog().match(/ ERROR /g)).toHaveLength(1);
+    expect(restartLog()).toMatch(/ERROR the server is not running again: the server did not become running in \d+ s/);
+  });
+
+  it("logs and posts a failed restart signal, and rethrows it", async () => {
+    panel.inject({ kind: "status", status: 500, route: "power" });
+    await expect(runRestart(ctx)).rejects.toMatchObject({ exitCode: 1, message: /the panel answered 500/ });
+    expect(panel.signals()).toEqual([]);
+    expect(restartLog()).toMatch(/^\S+ ERROR restart failed: the panel answered 500 HttpException: .* — /m);
+    expect(titles()).toEqual(["Restart failed"]);
+    expect(discord.messages[0]?.body.embeds[0]).toMatchObject({
+      color: 15548997,
+      description: expect.stringMatching(/^The restart signal failed: the panel answered 500/),
+    });
+    // The one-line error on stderr is runMain's (the rethrown error), not a second copy from the log.
+    expect(stderr).not.toMatch(/ERROR/);
+  });
+
+  it("logs a failed first status request, posts nothing, and rethrows it", async () => {
+    panel.inject({ kind: "status", status: 500, route: "resources", times: 4 });
+    await expect(runRestart(ctx)).rejects.toMatchObject({ exitCode: 1, message: /the panel answered 500/ });
+    expect(restartLog()).toMatch(
+      /^2026-11-21T04:5\d:\d\dZ ERROR restart failed: the panel answered 500 HttpException/m,
+    );
+    expect(panel.signals()).toEqual([]);
+    expect(discord.requests).toHaveLength(0);
+    expect(stderr).toBe("");
+  });
+
   it("skips the restart, exit 75, when the backup is still running after the wait", async () => {
+    await game.join("Steve");
     const backup = await acquireLock(join(root, "run", "backup.lock"), { tool: "backup" });
     await expect(runRestart(ctx, { countdownMs: 10_000, lockWaitMs: 60_000 })).rejects.toMatchObject({ exitCode: 75 });
     expect(panel.signals()).toEqual([]);
-    expect(titles().at(-1)).toBe("Restart skipped");
+    // The players were never told about a restart that did not happen.
+    expect(panel.commands()).toEqual([]);
+    expect(titles()).toEqual(["Restart skipped"]);
+    expect(restartLog().match(/ ERROR /g)).toHaveLength(1);
     backup.release();
+  });
+
+  it("does nothing when the server went offline while it waited for a backup", async () => {
+    const backup = await acquireLock(join(root, "run", "backup.lock"), { tool: "backup" });
+    clock.at(5 * 60_000, () => panel.setState("offline"));
+    clock.at(10 * 60_000, () => backup.release());
+    expect(await runRestart(ctx, { countdownMs: 10_000 })).toBe(75);
+    expect(restartLog()).toMatch(/INFO the server is offline after the backup: nothing to restart\n$/);
+    expect(panel.signals()).toEqual([]);
+    expect(discord.requests).toHaveLength(0);
+    expect(existsSync(join(root, "run", "backup.lock"))).toBe(false);
   });
 });
 

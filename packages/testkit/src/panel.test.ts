@@ -158,6 +158,13 @@ describe("server details and resources", () => {
     expect(body.attributes.resources.memory_bytes).toBeGreaterThan(0);
   });
 
+  it("reports the uptime a running server was given", async () => {
+    const p = await start({ servers: [{ state: "running", uptimeMs: 86_400_000 }] });
+    const body = await json(await api(p, `/servers/${p.server.identifier}/resources`));
+    expect(body.attributes.resources.uptime).toBeGreaterThanOrEqual(86_400_000);
+    expect(body.attributes.resources.uptime).toBeLessThan(86_400_000 + 5_000);
+  });
+
   it("serves the cached resources answer until resourcesCacheMs has passed", async () => {
     const p = await start({ resourcesCacheMs: 200 });
     const state = async () =>
@@ -266,6 +273,23 @@ describe("power", () => {
     expect((offline ?? 0) - (stopping ?? 0)).toBeGreaterThanOrEqual(85);
     expect((running ?? 0) - (starting ?? 0)).toBeGreaterThanOrEqual(55);
     expect(p.signals()).toEqual(["restart"]);
+  });
+
+  it("acts on a power signal powerDelayMs after answering 204; setState cancels a signal not acted on yet", async () => {
+    const p = await start({ servers: [{ state: "running" }, { state: "running" }], powerDelayMs: 120 });
+    const [a, b] = p.servers;
+    const began = Date.now();
+    expect((await power(p, "restart", a?.identifier)).status).toBe(204);
+    expect(p.signals(a?.identifier)).toEqual(["restart"]);
+    expect(p.state(a?.identifier)).toBe("running");
+    await p.waitForState("stopping", 1000, a?.identifier);
+    expect(Date.now() - began).toBeGreaterThanOrEqual(110);
+    await p.waitForState("running", 1000, a?.identifier);
+
+    await power(p, "stop", b?.identifier);
+    p.setState("running", b?.identifier);
+    await sleep(180);
+    expect(p.stateHistory(b?.identifier).map((h) => h.state)).toEqual(["running", "running"]);
   });
 
   it("a stop during a restart cancels the start that was to follow", async () => {

@@ -42,6 +42,8 @@ export interface PanelServerOptions {
   state?: ServerState;
   /** Default null (installed, not suspended, not moving). */
   status?: ServerStatus;
+  /** A server that does not begin offline has been up this long when the stand-in starts. Default 0. */
+  uptimeMs?: number;
 }
 
 export interface PanelStandInOptions {
@@ -59,6 +61,11 @@ export interface PanelStandInOptions {
   logFile?: string;
   /** Between "Saving the game" and "Saved the game". Default 20 ms. */
   saveDelayMs?: number;
+  /**
+   * How long after answering 204 to a power signal the server acts on it (a real panel hands the signal to Wings
+   * asynchronously, so the state does not change at once). Default 0: the state changes before the answer.
+   */
+  powerDelayMs?: number;
 }
 
 export interface PanelServer {
@@ -94,7 +101,7 @@ export interface PanelStandIn {
   server: PanelServer;
   /** `id` is the identifier or the uuid; default the first server. */
   state(id?: string): ServerState;
-  /** Set the state directly (pending transitions are cancelled, no console lines are written). */
+  /** Set the state directly (pending transitions and delayed signals are cancelled, no console lines are written). */
   setState(state: ServerState, id?: string): void;
   setStatus(status: ServerStatus, id?: string): void;
   /** Every request, in arrival order, with the status answered. */
@@ -123,6 +130,8 @@ interface Machine {
   startedAt: number | null;
   /** A restart is waiting for the stop to finish. */
   pendingStart: boolean;
+  /** Accepted power signals not acted on yet (powerDelayMs). */
+  delayedSignals: Set<NodeJS.Timeout>;
   transition: NodeJS.Timeout | undefined;
   cache: { at: number; body: unknown } | undefined;
   console: string[];
@@ -157,6 +166,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
   const timings = options.timings ?? { startMs: 150, stopMs: 150 };
   const cacheMs = options.resourcesCacheMs ?? 0;
   const saveDelayMs = options.saveDelayMs ?? 20;
+  const powerDelayMs = options.powerDelayMs ?? 0;
   const logFile = options.logFile;
   if (logFile) mkdirSync(dirname(logFile), { recursive: true });
   const limiter = new SlidingWindowLimiter({
@@ -175,8 +185,9 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       info: { uuid, identifier: uuid.slice(0, 8), internalId: index + 1, name: server.name ?? `Survival ${index + 1}` },
       state,
       status: server.status ?? null,
-      startedAt: state === "offline" ? null : Date.now(),
+      startedAt: state === "offline" ? null : Date.now() - (server.uptimeMs ?? 0),
       pendingStart: false,
+      delayedSignals: new Set(),
       transition: undefined,
       cache: undefined,
       console: [],
@@ -432,7 +443,14 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       case "power": {
         const errors = validate("signal", field("signal"), (value) => SIGNALS.includes(value));
         if (errors) return answer(422, errors);
-        power[call.signal ?? ""]?.(m);
+        const act = power[call.signal ?? ""];
+        if (act && powerDelayMs > 0) {
+          const timer = timers.set(() => {
+            m.delayedSignals.delete(timer);
+            act(m);
+          }, powerDelayMs);
+          m.delayedSignals.add(timer);
+        } else act?.(m);
         return answer(204);
       }
       case "command": {
@@ -469,6 +487,8 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       timers.clear(m.transition);
       m.transition = undefined;
       m.pendingStart = false;
+      for (const timer of m.delayedSignals) timers.clear(timer);
+      m.delayedSignals.clear();
       enter(m, state);
     },
     setStatus(status, id) {
