@@ -167,6 +167,17 @@ describe("GameLogParser", () => {
     });
   });
 
+  it("makes an error of a Folia region thread's ERROR entry too (its region threads are its main threads)", () => {
+    const log = [
+      at("Could not tick entity", "Region Scheduler Thread #2", "ERROR"),
+      "java.lang.NullPointerException: no level",
+      at("Steve joined the game", "Region Scheduler Thread #1"),
+    ].join("\n");
+    const events = parseGameLog(log);
+    expect(events.map((e) => e.type)).toEqual(["error", "join"]);
+    expect(events[0]).toMatchObject({ exception: "java.lang.NullPointerException: no level" });
+  });
+
   it("keeps track of who is online", () => {
     const parser = new GameLogParser(() => {});
     for (const m of ["Steve joined the game", "Alex joined the game", "Steve left the game"]) parser.push(at(m));

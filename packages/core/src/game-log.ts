@@ -237,7 +237,8 @@ export class GameLogParser {
         this.#crashed = true;
         const report = REPORT.exec(message);
         this.#open = this.#add(event("crash", report ? { report: report[1] } : {}), "pending");
-      } else if (thread === "Server thread") {
+      } else if (isMainThread(thread) && thread !== "") {
+        // The main thread, or a Folia region thread; not Paper's console style, which names no thread at all.
         this.#open = this.#add(event("error"), "pending");
       }
       return;

@@ -83,4 +83,13 @@ describe("log-tailer scan, reading in chunks", () => {
       { type: "death", player: "Steve", message: "Steve fell from a high place", time: "00:00:01", line: 1 },
     ]);
   });
+
+  it("opens every file before reading any: a wrong path or a directory is said at once, nothing printed", () => {
+    const good = file("good.log", "[10:00:01] [Server thread/INFO]: Steve joined the game\n");
+    let out = "";
+    const writer = { write: (text: string) => (out += text) } as never;
+    expect(() => runScan([good, join(dir, "missing.log")], writer)).toThrow(/^cannot read .*missing\.log \(ENOENT\)$/);
+    expect(() => runScan([good, dir], writer)).toThrow(/ is a directory$/);
+    expect(out).toBe("");
+  });
 });

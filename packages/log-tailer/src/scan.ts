@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { JobError } from "@mcops/core/errors";
 import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
 import { type Writer } from "@mcops/core/log";
@@ -15,6 +15,22 @@ export function scanLine(event: GameEvent): string {
 
 const CHUNK_BYTES = 1024 * 1024;
 
+function openLog(file: string): number {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (error) {
+    throw new JobError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code})`, {
+      hint: "give the path of a game log",
+    });
+  }
+  if (fstatSync(fd).isDirectory()) {
+    closeSync(fd);
+    throw new JobError(`${file} is a directory`, { hint: "give the path of a game log, e.g. logs/latest.log" });
+  }
+  return fd;
+}
+
 /**
  * `log-tailer scan FILE...`: the events of whole files, one JSON object per line on stdout, in log order; posts nothing.
  * Files are read in order through one parser, so players online at the end of one file are online in the next
@@ -29,21 +45,16 @@ export function runScan(files: string[], stdout: Writer, chunkBytes = CHUNK_BYTE
       out = [];
     }
   });
-  for (const file of files) {
-    let fd: number;
-    try {
-      fd = openSync(file, "r");
-    } catch (error) {
-      throw new JobError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code})`, {
-        hint: "give the path of a game log",
-      });
-    }
-    parser.resetLines(0);
-    try {
+  // Every file is opened before any is read: a wrong path is said at once, with nothing printed before it.
+  const fds: number[] = [];
+  try {
+    for (const file of files) fds.push(openLog(file));
+    for (const fd of fds) {
+      parser.resetLines(0);
       readLines(fd, chunkBytes, (line) => parser.push(line));
-    } finally {
-      closeSync(fd);
     }
+  } finally {
+    for (const fd of fds) closeSync(fd);
   }
   parser.flush();
   if (out.length) stdout.write(`${out.join("\n")}\n`);
