@@ -108,6 +108,15 @@ describe("createPanelClient", () => {
     expect(panel.signals()).toEqual(["restart"]);
   });
 
+  it("gives up at once on a 429 whose Retry-After is longer than two minutes, saying when to try again", async () => {
+    panel.inject({ kind: "rate-limit", retryAfterSeconds: 3600, route: "power" });
+    panel.setState("running");
+    // Waiting it out would run into the test's timeout.
+    const error = await panelError(client().power("restart"));
+    expect(error).toMatchObject({ kind: "rate-limited", hint: expect.stringContaining("try again in 3600 seconds") });
+    expect(panel.signals()).toEqual([]);
+  });
+
   it("repeats a read after a 5xx or a dropped connection, but never a restart after a 500", async () => {
     panel.inject({ kind: "status", status: 500, route: "resources" });
     panel.inject({ kind: "drop", route: "resources" });

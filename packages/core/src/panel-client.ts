@@ -101,6 +101,9 @@ interface Envelope {
   errors?: Array<{ code?: string; status?: string; detail?: string; meta?: { source_field?: string; rule?: string } }>;
 }
 
+/** The longest Retry-After a request waits out before it gives up with the panel's answer. */
+const LONGEST_RETRY_AFTER_MS = 2 * 60_000;
+
 const NETWORK_CODES_NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
 export function createPanelClient(options: PanelClientOptions): PanelClient {
@@ -216,6 +219,8 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
         (idempotent && response.status >= 500 && response.status !== 502);
       if (!last && retriable) {
         const wait = response.status === 429 && retryAfter ? Number(retryAfter) * 1000 : backoffMs * 2 ** (attempt - 1);
+        // Pterodactyl's limits are per minute: a longer wait is someone else's limit, not one to sleep through.
+        if (wait > LONGEST_RETRY_AFTER_MS) throw toError(response.status, envelope, retryAfter);
         await clock.sleep(Number.isFinite(wait) ? wait : backoffMs);
         continue;
       }
