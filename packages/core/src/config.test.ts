@@ -123,6 +123,17 @@ describe("loadBackupEnv", () => {
     expect(error.exitCode).toBe(78);
   });
 
+  it("refuses a game address whose port is not 1-65535", () => {
+    write("backup.env", goodBackupEnv());
+    const flags = { GAME_ADDRESS: "play.example.com:99999" };
+    const error = configError(() => loadBackupEnv(["GAME_ADDRESS"], { paths, env: {}, flags }));
+    expect(error.message).toBe("GAME_ADDRESS has port 99999, which no server listens on");
+    expect(error.where).toBe("--game-address");
+    expect(loadBackupEnv(["GAME_ADDRESS"], { paths, env: { GAME_ADDRESS: "127.0.0.1:65535" } }).GAME_ADDRESS).toBe(
+      "127.0.0.1:65535",
+    );
+  });
+
   it("says where a bad value came from when it is not the file", () => {
     write("backup.env", goodBackupEnv());
     expect(configError(() => loadBackupEnv(ALL, { paths, env: { SERVER_ID: "x y" } })).where).toBe(

@@ -126,7 +126,10 @@ export function redactWebhookUrl(url: string): string {
 }
 
 export const hostSchema = field((value, ctx) => {
-  if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(value)) fail(ctx, "is not a host name", "e.g. play.example.com");
+  const match = /^[A-Za-z0-9.-]+(?::(\d{1,5}))?$/.exec(value);
+  if (!match) fail(ctx, "is not a host name", "e.g. play.example.com");
+  else if (match[1] !== undefined && !(Number(match[1]) >= 1 && Number(match[1]) <= 65535))
+    fail(ctx, `has port ${match[1]}, which no server listens on`, "a port is 1-65535, e.g. play.example.com:25565");
 });
 
 const countSchema = z.pipe(
