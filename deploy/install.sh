@@ -281,6 +281,13 @@ if [ ! -e "$password" ]; then
 fi
 
 if [ "$units_changed" = 1 ] && have_systemd; then run "$SYSTEMCTL" daemon-reload; fi
+# An upgrade: the services that run go on with the new program (try-restart leaves stopped ones stopped). The idle
+# monitor stops a backup it started the way backup handles SIGTERM (autosave back on) and backs up again when due.
+if { [ "$program_changed" = 1 ] || [ "$units_changed" = 1 ]; } && have_systemd; then
+  say "restart the running services with the new program"
+  run "$SYSTEMCTL" try-restart log-tailer.service idle-monitor.service dashboard.service \
+    'log-tailer@*.service' 'idle-monitor@*.service'
+fi
 
 missing=()
 for need in restic rclone; do command -v "$need" >/dev/null 2>&1 || missing+=("$need"); done

@@ -250,6 +250,25 @@ describe("install.sh", () => {
     ]);
   }, 60_000);
 
+  it("restarts the running services after an upgrade, and nothing when nothing changed", () => {
+    const root = join(work.path, "root-u");
+    const calls = join(work.path, "calls-u.log");
+    const systemctl = fakeSystemctl(work.path, calls);
+    install(root);
+    // A newer program: one bundle differs from what is installed.
+    writeFileSync(join(root, "opt", "mc-tools", "lib", "webhook.mjs"), "// an older webhook\n");
+    const upgrade = installWith({ MCOPS_SYSTEMCTL: systemctl }, root);
+    expect(upgrade).toMatchObject({ status: 0, stderr: "" });
+    expect(upgrade.stdout).toMatch(/^restart the running services with the new program$/m);
+    expect(readFileSync(calls, "utf8").split("\n").filter(Boolean)).toEqual([
+      "try-restart log-tailer.service idle-monitor.service dashboard.service log-tailer@*.service idle-monitor@*.service",
+    ]);
+    writeFileSync(calls, "");
+    const again = installWith({ MCOPS_SYSTEMCTL: systemctl }, root);
+    expect(again.stdout).toMatch(/nothing changed/);
+    expect(readFileSync(calls, "utf8")).toBe("");
+  }, 60_000);
+
   it("--uninstall with --root and no systemctl stand-in calls no systemctl", () => {
     const root = join(work.path, "root-i");
     install(root);
