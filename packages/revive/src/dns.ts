@@ -2,7 +2,7 @@ import type { Clock } from "@mcops/core/clock";
 import { ConfigError, JobError, UsageError } from "@mcops/core/errors";
 import { parseGameAddress } from "@mcops/core/game-ping";
 import { getDomain } from "tldts";
-import { createApi } from "./api.ts";
+import { createApi, type Method } from "./api.ts";
 
 /**
  * DNS for the VM, on Cloudflare (SPEC 1.7): the zone and the two names come from SERVER_ADDR and PANEL_URL (no domain
@@ -55,32 +55,34 @@ interface DnsRecord {
 
 export function createCloudflare(options: { base?: string | undefined; token: string; clock: Clock }) {
   const base = `${options.base ?? CF_BASE}/client/v4`;
-  const request = createApi({
-    base,
-    token: options.token,
-    clock: options.clock,
-    name: "Cloudflare",
-    explain(status, body, method, path) {
-      const errors = (body as Envelope<unknown> | undefined)?.errors ?? [];
-      const said = `${status}${errors.length ? `: ${errors.map((e) => `${e.code} ${e.message}`).join("; ")}` : ""}`;
-      if (status === 401 || errors.some((e) => e.code === 1000 || e.code === 6003 || e.code === 9109)) {
-        return new JobError(`Cloudflare refused the token (${said})`, {
-          where: "CLOUDFLARE_API_TOKEN",
-          hint: "create an API token with Zone → DNS → Edit for the zone and put it in .env",
-        });
-      }
-      if (status === 403) {
-        return new JobError(`the Cloudflare token may not change this zone's DNS (${said})`, {
-          where: `${method} ${path}`,
-          hint: "give the token Zone → DNS → Edit on this zone (My Profile → API Tokens)",
-        });
-      }
-      return new JobError(`Cloudflare answered ${said}`, {
-        where: `${method} ${base}${path}`,
-        hint: "run the same command again",
+  const explain = (status: number, body: unknown, method: string, path: string): JobError => {
+    const errors = (body as Envelope<unknown> | undefined)?.errors ?? [];
+    const said = `${status}${errors.length ? `: ${errors.map((e) => `${e.code} ${e.message}`).join("; ")}` : ""}`;
+    if (status === 401 || errors.some((e) => e.code === 1000 || e.code === 6003 || e.code === 9109)) {
+      return new JobError(`Cloudflare refused the token (${said})`, {
+        where: "CLOUDFLARE_API_TOKEN",
+        hint: "create an API token with Zone → DNS → Edit for the zone and put it in .env",
       });
-    },
-  });
+    }
+    if (status === 403) {
+      return new JobError(`the Cloudflare token may not change this zone's DNS (${said})`, {
+        where: `${method} ${path}`,
+        hint: "give the token Zone → DNS → Edit on this zone (My Profile → API Tokens)",
+      });
+    }
+    return new JobError(`Cloudflare answered ${said}`, {
+      where: `${method} ${base}${path}`,
+      hint: "run the same command again",
+    });
+  };
+  const call = createApi({ base, token: options.token, clock: options.clock, name: "Cloudflare", explain });
+  // Cloudflare says a failure in the envelope too: a 200 whose success is false is not a success.
+  const request = async <T>(method: Method, path: string, json?: unknown): Promise<T> => {
+    const body = await call<T>(method, path, json);
+    if ((body as Envelope<unknown> | undefined)?.success === false)
+      throw explain(200, body, method.toUpperCase(), path);
+    return body;
+  };
 
   return {
     /** Throws a clear error for an invalid, disabled or expired token. */

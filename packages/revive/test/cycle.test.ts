@@ -316,6 +316,20 @@ describe("revive dns", () => {
     expect(world.cloudflare.writes()).toEqual([]);
   });
 
+  it("takes a 200 whose envelope says success: false as the failure it is", async () => {
+    world = await startWorld();
+    const body = {
+      success: false,
+      errors: [{ code: 81057, message: "Record already exists." }],
+      messages: [],
+      result: null,
+    };
+    world.cloudflare.inject({ kind: "status", status: 200, body, route: "dns_write" });
+    await expect(runDns(world.ctx(), { ip: "203.0.113.9" })).rejects.toMatchObject({
+      message: "Cloudflare answered 200: 81057 Record already exists.",
+    });
+  });
+
   it("takes an address that is not IPv4 as a usage error", async () => {
     world = await startWorld();
     await expect(runDns(world.ctx(), { ip: "999.1.1.1" })).rejects.toMatchObject({ exitCode: 2 });
