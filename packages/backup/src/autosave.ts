@@ -1,12 +1,13 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { type Clock } from "@mcops/core/clock";
+import { isMainThread, parseHeader } from "@mcops/core/game-log";
 import { type Logger } from "@mcops/core/log";
 import { type PanelClient, PanelError } from "@mcops/core/panel-client";
 
 /**
  * A consistent world on disk while restic reads it (issue 3, step 3): when the server runs, `save-off`, then
  * `save-all flush`, then wait for the game's "Saved the game" in latest.log. `resume()` sends `save-on`; callers run it
- * on every path (finally, and on SIGINT/SIGTERM).
+ * on every path (finally, and on SIGINT/SIGTERM; `atExit` gets it for a second signal that ends the run at once).
  */
 export interface AutosaveGuard {
   /** How the world was made consistent, for the log and the messages. */
@@ -14,7 +15,7 @@ export interface AutosaveGuard {
   note: string;
   /** When autosave was turned off (ms), if it was. */
   offSince: number | undefined;
-  /** Turns autosave back on, once; later calls do nothing. Never throws. */
+  /** Turns autosave back on, once; later calls wait for that one. Never throws. */
   resume(): Promise<void>;
 }
 
@@ -25,11 +26,15 @@ export interface AutosaveOptions {
   logger: Logger;
   saveTimeoutMs: number;
   pollMs?: number;
+  /** The run's abort signal (SIGINT, SIGTERM): the wait for the confirmation ends at once. */
+  signal?: AbortSignal | undefined;
+  /** Gets `resume` before save-off is sent, and loses it once save-on went through: what a second signal runs. */
+  atExit?: Set<() => Promise<void>> | undefined;
 }
 
 export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveGuard> {
   // Reading the new tail of latest.log is cheap; look often, the flush usually lands within a few hundred ms.
-  const { panel, latestLog, clock, logger, saveTimeoutMs, pollMs = 25 } = options;
+  const { panel, latestLog, clock, logger, saveTimeoutMs, pollMs = 25, signal, atExit } = options;
   const nothingToResume = async () => {};
   let state: string;
   try {
@@ -51,34 +56,59 @@ export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveG
     return { mode: "server-offline", note: `server ${state}`, offSince: undefined, resume: nothingToResume };
   }
 
-  let resumed = false;
+  if (signal?.aborted) {
+    logger.info(`interrupted by ${String(signal.reason)} before save-off: no save commands sent`);
+    return {
+      mode: "flush-unconfirmed",
+      note: "interrupted before save-off",
+      offSince: undefined,
+      resume: nothingToResume,
+    };
+  }
+
   const offSince = clock.now();
-  const resume = async () => {
-    if (resumed) return;
-    resumed = true;
-    try {
-      await panel.command("save-on");
-      logger.info(`save-on sent; autosave was off for ${((clock.now() - offSince) / 1000).toFixed(1)} s`);
-    } catch (error) {
-      logger.error(`could not turn autosave back on (${(error as Error).message}); run save-on in the console`);
-    }
+  // One save-on however many paths ask for it (the job's finally, a second signal): each waits for the same one.
+  let resuming: Promise<void> | undefined;
+  const resume = () => {
+    resuming ??= (async () => {
+      try {
+        await panel.command("save-on");
+        logger.info(`save-on sent; autosave was off for ${((clock.now() - offSince) / 1000).toFixed(1)} s`);
+      } catch (error) {
+        logger.error(`could not turn autosave back on (${(error as Error).message}); run save-on in the console`);
+      } finally {
+        atExit?.delete(resume);
+      }
+    })();
+    return resuming;
   };
 
   try {
+    atExit?.add(resume);
     await panel.command("save-off");
     const from = fileSize(latestLog);
     await panel.command("save-all flush");
     logger.info("save-off and save-all flush sent; waiting for the game to confirm");
     const deadline = clock.now() + saveTimeoutMs;
     let offset = from;
-    while (clock.now() < deadline) {
-      const { text, next } = readFrom(latestLog, offset);
+    let partial = "";
+    while (clock.now() < deadline && !signal?.aborted) {
+      const { text, start, next } = readFrom(latestLog, offset);
+      // Whole lines only: the game's line may be read in two pieces while it is being written. A new file starts over.
+      const lines = ((start === offset ? partial : "") + text).split("\n");
+      partial = (lines.pop() ?? "").slice(-65_536);
       offset = next;
-      if (/Saved the game/.test(text)) {
+      if (lines.some(isSavedTheGame)) {
         logger.info("the game confirmed: Saved the game");
         return { mode: "flushed", note: "world flushed (save-all flush confirmed)", offSince, resume };
       }
-      await clock.sleep(pollMs);
+      // An abort ends the pause at once (the sleep rejects); the loop then stops.
+      await clock.sleep(pollMs, signal).catch(() => {});
+    }
+    if (signal?.aborted) {
+      const note = `interrupted by ${String(signal.reason)} while waiting for "Saved the game"`;
+      logger.info(`${note}; turning autosave back on`);
+      return { mode: "flush-unconfirmed", note, offSince, resume };
     }
     logger.warn(
       `no "Saved the game" in ${latestLog} within ${saveTimeoutMs / 1000} s; going on without the confirmation`,
@@ -97,6 +127,15 @@ export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveG
   }
 }
 
+/**
+ * Only the game's own line counts: a main-thread INFO entry whose message is exactly "Saved the game", so a player
+ * (`<Steve> Saved the game`) or /say (`[Server] ...`) cannot confirm the flush.
+ */
+function isSavedTheGame(line: string): boolean {
+  const header = parseHeader(line.endsWith("\r") ? line.slice(0, -1) : line);
+  return header?.level === "INFO" && isMainThread(header.thread) && header.message === "Saved the game";
+}
+
 function fileSize(path: string): number {
   try {
     return statSync(path).size;
@@ -105,20 +144,20 @@ function fileSize(path: string): number {
   }
 }
 
-/** New text of a growing log from `offset`; starts over when the file was replaced or truncated. */
-function readFrom(path: string, offset: number): { text: string; next: number } {
+/** New text of a growing log from `offset`; starts over (`start` 0) when the file was replaced or truncated. */
+function readFrom(path: string, offset: number): { text: string; start: number; next: number } {
   let fd: number;
   try {
     fd = openSync(path, "r");
   } catch {
-    return { text: "", next: offset };
+    return { text: "", start: offset, next: offset };
   }
   try {
     const size = statSync(path).size;
     const start = size < offset ? 0 : offset;
     const buffer = Buffer.alloc(Math.min(size - start, 1 << 20));
     const read = readSync(fd, buffer, 0, buffer.length, start);
-    return { text: buffer.subarray(0, read).toString("utf8"), next: start + read };
+    return { text: buffer.subarray(0, read).toString("utf8"), start, next: start + read };
   } finally {
     closeSync(fd);
   }

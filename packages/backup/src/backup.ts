@@ -2,12 +2,12 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { writeFileAtomic } from "@mcops/core/atomic-write";
-import { JobError } from "@mcops/core/errors";
+import { describeError, JobError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { acquireLock, isHolderAlive, type Lock, processStartTime } from "@mcops/core/lock";
 import { type Logger } from "@mcops/core/log";
 import { COLOURS } from "@mcops/core/notifier";
-import { backupLockFile } from "@mcops/core/paths";
+import { backupLockFile, logFile } from "@mcops/core/paths";
 import { pauseAutosave } from "./autosave.ts";
 import { ping, writeTextfile } from "./reporting.ts";
 import { createRestic, type Progress, type Restic, ResticError } from "./restic.ts";
@@ -142,10 +142,31 @@ async function unlockedOnce<T>(restic: Restic, logger: Logger, fn: () => Promise
   }
 }
 
+/**
+ * backup.env or the password file is broken. Under cron nobody reads stderr, so the backup log (its place does not
+ * depend on backup.env) and the channel (webhook.env) say why no backup ran; the caller still ends with the error.
+ */
+async function reportUnloadableSettings(ctx: BackupContext, logger: Logger, error: unknown): Promise<void> {
+  const reason = describeError(error);
+  logger.error(`=== Backup failed === ${reason}`, { echo: false });
+  await notifierFor(ctx, logger).send({
+    title: "Backup failed",
+    description: `${reason}\nSee ${logFile(ctx.paths, "mc-backup.log")} on the server.`,
+    colour: COLOURS.error,
+    category: "backup",
+  });
+}
+
 /** One backup (SPEC 1.3, 6; issue 3): lock, save-off/flush, restic backup, save-on, retention, report. */
 export async function runBackup(ctx: BackupContext, options: BackupOptions = {}): Promise<number> {
-  const settings = loadSettings(ctx, options);
   const logger = backupLogger(ctx);
+  let settings: Settings;
+  try {
+    settings = loadSettings(ctx, options);
+  } catch (error) {
+    await reportUnloadableSettings(ctx, logger, error);
+    throw error;
+  }
   const lock = await takeBackupLock(ctx, "backup", options.wait);
   const started = ctx.clock.now();
   const notifier = notifierFor(ctx, logger);
@@ -173,6 +194,8 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
       clock: ctx.clock,
       logger,
       saveTimeoutMs: settings.saveTimeoutMs,
+      signal: ctx.signal,
+      atExit: ctx.atExit,
     });
     let summary: Awaited<ReturnType<Restic["backup"]>>;
     try {

@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 import { createCli, runMain } from "@mcops/core/cli";
+import { JobError } from "@mcops/core/errors";
 import { hideBin } from "yargs/helpers";
+
+/** How long a second SIGINT or SIGTERM waits for save-on before the run ends anyway. */
+const SECOND_SIGNAL_MS = 5000;
 
 await runMain("backup", async () => {
   const args = await createCli(
@@ -58,12 +62,22 @@ await runMain("backup", async () => {
     import("./maintenance.ts"),
   ]);
   const controller = new AbortController();
+  const atExit = new Set<() => Promise<void>>();
+  let endNow: (error: Error) => void = () => {};
+  const ended = new Promise<never>((_, reject) => {
+    endNow = reject;
+  });
   let signals = 0;
   for (const name of ["SIGINT", "SIGTERM"] as const) {
     process.on(name, () => {
-      // The first signal stops restic and lets the job turn autosave back on and report; a second one ends at once.
-      if (++signals > 1) process.exit(1);
-      controller.abort(name);
+      // The first signal stops restic and lets the job turn autosave back on and report. A second one ends the run
+      // without waiting for the job, but only after what it still owes (save-on) is done, or SECOND_SIGNAL_MS passed.
+      if (++signals === 1) return controller.abort(name);
+      if (signals > 2) return;
+      const bound = new Promise((resolve) => setTimeout(resolve, SECOND_SIGNAL_MS));
+      void Promise.race([Promise.allSettled([...atExit].map((fn) => fn())), bound]).then(() =>
+        endNow(new JobError(`interrupted by ${String(controller.signal.reason)}`)),
+      );
     });
   }
   const ctx = {
@@ -74,30 +88,35 @@ await runMain("backup", async () => {
     stderr: process.stderr,
     runner: core.zxRunner,
     signal: controller.signal,
+    atExit,
   };
   const command = String(args._[0] ?? "");
-  switch (command) {
-    case "restore":
-      return runRestore(ctx, {
-        snapshot: String(args.snapshot),
-        dryRun: args.dryRun as boolean,
-        noStart: args.start === false,
-        owner: args.owner as string | undefined,
-        wait: args.wait as boolean,
-      });
-    case "snapshots":
-      return maintenance.runSnapshots(ctx, { json: args.json as boolean });
-    case "check":
-      return maintenance.runCheck(ctx, { readDataSubset: args.readDataSubset as string | undefined });
-    case "prune":
-      return maintenance.runPrune(ctx);
-    case "init":
-      return maintenance.runInit(ctx);
-    default:
-      return runBackup(ctx, {
-        wait: args.wait as boolean,
-        extraPath: args.extraPath as string[] | undefined,
-        exclude: args.exclude as string[] | undefined,
-      });
-  }
+  const job = (): Promise<number> => {
+    switch (command) {
+      case "restore":
+        return runRestore(ctx, {
+          snapshot: String(args.snapshot),
+          dryRun: args.dryRun as boolean,
+          noStart: args.start === false,
+          owner: args.owner as string | undefined,
+          wait: args.wait as boolean,
+        });
+      case "snapshots":
+        return maintenance.runSnapshots(ctx, { json: args.json as boolean });
+      case "check":
+        return maintenance.runCheck(ctx, { readDataSubset: args.readDataSubset as string | undefined });
+      case "prune":
+        return maintenance.runPrune(ctx);
+      case "init":
+        return maintenance.runInit(ctx);
+      default:
+        return runBackup(ctx, {
+          wait: args.wait as boolean,
+          extraPath: args.extraPath as string[] | undefined,
+          exclude: args.exclude as string[] | undefined,
+        });
+    }
+  };
+  // Whichever ends first: the job, or a second signal (runMain then prints the first signal's line and exits 1).
+  return Promise.race([job(), ended]);
 });

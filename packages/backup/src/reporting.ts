@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "@mcops/core/atomic-write";
 import type { Logger } from "@mcops/core/log";
@@ -68,11 +68,38 @@ export function writeTextfile(dir: string | undefined, metrics: BackupMetrics, s
       `mcops_backup_autosave_off_seconds${labels} ${metrics.autosaveOffSeconds.toFixed(3)}`,
     );
   }
+  const file = join(dir, "mcops_backup.prom");
+  if (!metrics.success) lines.push(...carriedOver(file, lines));
   try {
     mkdirSync(dir, { recursive: true });
-    const file = join(dir, "mcops_backup.prom");
     writeFileAtomic(file, `${lines.join("\n")}\n`, 0o644);
   } catch (error) {
     logger.warn(`could not write the Prometheus textfile in ${dir} (${(error as NodeJS.ErrnoException).code})`);
   }
+}
+
+/** The figures of the last successful backup: a failed run keeps them, so an alert on their age still works. */
+const SUCCESS_FIGURES = [
+  "mcops_backup_last_success_timestamp_seconds",
+  "mcops_backup_added_bytes",
+  "mcops_backup_repository_bytes",
+  "mcops_backup_autosave_off_seconds",
+];
+
+/** The success figures (with their HELP and TYPE lines) of the previous file that this run did not write itself. */
+function carriedOver(file: string, lines: readonly string[]): string[] {
+  const name = (line: string) => /^(?:# (?:HELP|TYPE) )?(\w+)/.exec(line)?.[1];
+  const written = new Set(lines.map(name));
+  const missing = SUCCESS_FIGURES.filter((figure) => !written.has(figure));
+  if (!missing.length) return [];
+  let previous: string;
+  try {
+    previous = readFileSync(file, "utf8");
+  } catch {
+    return []; // no earlier run, or unreadable: nothing to keep
+  }
+  return previous.split("\n").filter((line) => {
+    const figure = name(line);
+    return figure !== undefined && missing.includes(figure);
+  });
 }

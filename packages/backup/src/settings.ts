@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { type Clock } from "@mcops/core/clock";
 import { type BackupEnv, loadBackupEnv } from "@mcops/core/config";
 import { readConfigText } from "@mcops/core/env-file";
-import { ConfigError } from "@mcops/core/errors";
+import { ConfigError, describeError } from "@mcops/core/errors";
 import { type Logger, silentLogger, toolLogger, type Writer } from "@mcops/core/log";
 import { createNotifier, type Notifier, toolNotifier } from "@mcops/core/notifier";
 import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
@@ -21,6 +21,11 @@ export interface BackupContext {
   runner: Runner;
   /** Aborted on SIGINT or SIGTERM; its reason is the signal's name. */
   signal: AbortSignal;
+  /**
+   * What must still happen when a second signal ends the run at once (turning autosave back on): the job adds it while
+   * it is owed and removes it once done; the CLI runs what is left, for a few seconds at most, before it exits.
+   */
+  atExit?: Set<() => Promise<void>> | undefined;
 }
 
 /** Command-line values that override backup.env (CONTRACT.md precedence). */
@@ -69,6 +74,7 @@ export function loadSettings(ctx: BackupContext, flags: SettingFlags = {}): Sett
       BACKUP_EXCLUDE: flags.exclude?.length ? flags.exclude.join(",") : undefined,
       BACKUP_OWNER: flags.owner,
     },
+    flagNames: { BACKUP_EXTRA_PATHS: "extra-path", BACKUP_EXCLUDE: "exclude", BACKUP_OWNER: "owner" },
   });
   checkPasswordFile(env.RESTIC_PASSWORD_FILE);
   return {
@@ -135,8 +141,7 @@ export function notifierFor(ctx: BackupContext, logger: Logger): Notifier {
   try {
     return toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   } catch (error) {
-    const e = error as ConfigError;
-    logger.error(`notifications are off: ${e.message}${e.where ? ` (${e.where})` : ""}${e.hint ? ` — ${e.hint}` : ""}`);
+    logger.error(`notifications are off: ${describeError(error)}`);
     return createNotifier({
       config: { webhookUrl: undefined, source: "none", events: {} as never, playHost: undefined },
       paths: ctx.paths,

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PASSWORD, type Server, startServer } from "./harness.ts";
@@ -31,6 +31,16 @@ async function resticPid(timeoutMs = 20_000): Promise<number> {
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error("restic did not start");
+}
+
+/** Resolves once the panel took `save-all flush`: the backup is waiting for the game's confirmation. */
+async function flushSent(timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (server.panel.commands().includes("save-all flush")) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error("save-all flush was never sent");
 }
 
 function readCmdline(pid: number): string {
@@ -111,6 +121,56 @@ describe("backup failures", () => {
     // The next run goes through.
     expect((await server.run()).code).toBe(0);
   }, 120_000);
+
+  it("stops waiting for Saved the game on SIGINT: save-on at once, Backup failed posted, exit 1", async () => {
+    await ready({ writesLog: false });
+    server.backupEnv({ BACKUP_SAVE_TIMEOUT: "30" });
+    const { child, done } = server.start();
+    await flushSent();
+    const signalled = Date.now();
+    child.kill("SIGINT");
+    const result = await done;
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe("backup: interrupted by SIGINT\n");
+    expect(server.panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
+    expect(titles()).toEqual(["Backup started", "Backup failed"]);
+    expect(server.backupLog()).toMatch(/ERROR === Backup failed === interrupted by SIGINT\n/);
+  }, 60_000);
+
+  it("still turns autosave back on when a second signal follows the first", async () => {
+    await ready({ writesLog: false });
+    server.backupEnv({ BACKUP_SAVE_TIMEOUT: "30" });
+    const { child, done } = server.start();
+    await flushSent();
+    const signalled = Date.now();
+    // Two different signals: the kernel would merge a second SIGINT into one still pending.
+    child.kill("SIGINT");
+    child.kill("SIGTERM");
+    const result = await done;
+    expect(server.panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^backup: interrupted by SIG(INT|TERM)\n$/);
+  }, 60_000);
+
+  it("ends within seconds of a second signal even when the panel does not answer save-on", async () => {
+    await ready({ writesLog: false });
+    server.backupEnv({ BACKUP_SAVE_TIMEOUT: "30" });
+    const { child, done } = server.start();
+    await flushSent();
+    server.panel.inject({ kind: "delay", ms: 20_000, route: "command" }); // save-on hangs
+    child.kill("SIGINT");
+    await new Promise((r) => setTimeout(r, 300));
+    const second = Date.now();
+    child.kill("SIGTERM");
+    const result = await done;
+    // It waited for save-on, a few seconds at most.
+    expect(Date.now() - second).toBeGreaterThanOrEqual(4_000);
+    expect(Date.now() - second).toBeLessThan(9_000);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe("backup: interrupted by SIGINT\n");
+  }, 60_000);
 
   it("never runs two backups at once: the second says who runs and exits 75; --wait waits its turn", async () => {
     await ready({ worldMiB: 100 });
@@ -200,7 +260,7 @@ describe("backup failures", () => {
     expect(lastMessage()?.description).toMatch(/1 file\(s\) could not be read and are missing: .*locked\.dat/);
   }, 60_000);
 
-  it("refuses a group-readable backup.env with exit 78 and touches nothing", async () => {
+  it("refuses a group-readable backup.env with exit 78, leaves the panel alone and says why in the log and the channel", async () => {
     server = await startServer();
     chmodSync(join(server.configDir, "backup.env"), 0o640);
     const result = await server.run();
@@ -209,7 +269,28 @@ describe("backup failures", () => {
       /^backup: holds secrets but is readable by its group \(mode 640\) \(.*backup\.env\) — run: chmod 600 .*backup\.env\n$/,
     );
     expect(server.panel.calls).toHaveLength(0);
-    expect(server.discord.requests).toHaveLength(0);
+    // Under cron nobody reads stderr: the log and the channel say why the backup did not run.
+    expect(server.backupLog()).toMatch(/Z ERROR === Backup failed === holds secrets but is readable by its group/);
+    expect(titles()).toEqual(["Backup failed"]);
+  });
+
+  it("logs and posts Backup failed when the password file is missing, and exits 78 with one line", async () => {
+    server = await startServer();
+    rmSync(server.passwordFile);
+    const result = await server.run();
+    expect(result.code).toBe(78);
+    expect(result.stderr).toBe(
+      `backup: the repository password file does not exist (RESTIC_PASSWORD_FILE=${server.passwordFile}) — create it: install -m 600 /dev/null ${server.passwordFile} && openssl rand -base64 32 > ${server.passwordFile}\n`,
+    );
+    expect(server.panel.calls).toHaveLength(0);
+    expect(server.backupLog()).toMatch(
+      /^\S+Z ERROR === Backup failed === the repository password file does not exist \(RESTIC_PASSWORD_FILE=.*\) — create it: /m,
+    );
+    expect(titles()).toEqual(["Backup failed"]);
+    expect(lastMessage()).toMatchObject({ color: 15548997 });
+    expect(lastMessage()?.description).toMatch(
+      /^the repository password file does not exist .*\nSee .*mc-backup\.log on the server\.$/,
+    );
   });
 
   it("shows no secret in restic's command line, in its children's, in the log or in the output", async () => {

@@ -57,6 +57,35 @@ describe("dead-man's switch and Prometheus textfile", () => {
     expect(prom).not.toMatch(/last_success_timestamp/);
   }, 60_000);
 
+  it("keeps the last success's figures in the textfile when a later backup fails", async () => {
+    const textfiles = join(server.root, "textfiles");
+    server.backupEnv({ BACKUP_TEXTFILE_DIR: textfiles });
+    expect((await server.run()).code).toBe(0);
+    const file = join(textfiles, "mcops_backup.prom");
+    const success = readFileSync(file, "utf8");
+    const figures = (prom: string) =>
+      prom
+        .split("\n")
+        .filter((l) =>
+          /^mcops_backup_(last_success_timestamp_seconds|added_bytes|repository_bytes|autosave_off_seconds)\{/.test(l),
+        );
+    expect(figures(success)).toHaveLength(4);
+
+    server.backupEnv({ BACKUP_TEXTFILE_DIR: textfiles, RESTIC_REPOSITORY: "rclone:mcopstest:/nonexistent/repo" });
+    expect((await server.run()).code).toBe(1);
+    const failure = readFileSync(file, "utf8");
+    expect(failure).toMatch(/^mcops_backup_last_run_success\{server="\w+"\} 0$/m);
+    expect(failure).toMatch(/^mcops_backup_duration_seconds\{server="\w+"\} \d+\.\d{3}$/m);
+    expect(figures(failure)).toEqual(figures(success));
+    expect(failure).toMatch(/^# TYPE mcops_backup_last_success_timestamp_seconds gauge$/m);
+    // Each metric once: what the failed run wrote and what it carried over never overlap.
+    const samples = failure
+      .split("\n")
+      .filter((l) => l && !l.startsWith("#"))
+      .map((l) => l.split("{")[0]);
+    expect(new Set(samples).size).toBe(samples.length);
+  }, 60_000);
+
   it("never fails the backup because the ping host is down", async () => {
     await new Promise((resolve) => pings.close(resolve));
     pings = createServer();

@@ -51,7 +51,13 @@ export class ConfigError extends McopsError {
 
 /** `<tool>: <what is wrong> (<file or field>) — <what to do>` */
 export function formatErrorLine(tool: string, error: McopsError): string {
-  let line = `${tool}: ${error.message}`;
+  return `${tool}: ${describeError(error)}`;
+}
+
+/** An error as the tools say it in a line of their logs: `<what is wrong> (<where>) — <what to do>`, else its message. */
+export function describeError(error: unknown): string {
+  if (!(error instanceof McopsError)) return error instanceof Error ? error.message : String(error);
+  let line = error.message;
   if (error.where) line += ` (${error.where})`;
   if (error.hint) line += ` — ${error.hint}`;
   return line;

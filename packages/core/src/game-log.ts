@@ -31,7 +31,8 @@ export interface GameEvent {
   stack?: string[];
 }
 
-interface Header {
+/** The prefix of a game log entry, and its message. */
+export interface EntryHeader {
   time: string;
   thread: string;
   level: string;
@@ -63,8 +64,8 @@ const LEADING_NAME = new RegExp(`^(${NAME}) `);
 const NOT_A_DEATH =
   / (?:joined the game|left the game|lost connection: .*|has made the advancement .*|has completed the challenge .*|has reached the goal .*|issued server command: .*|moved too quickly!.*|moved wrongly!.*|has the following .*|was kicked .*|logged in .*)$/;
 
-/** Main-thread names: vanilla's, and Folia's region threads (which announce joins and deaths). */
-function isMainThread(thread: string): boolean {
+/** Main-thread names: vanilla's, and Folia's region threads (which announce joins and deaths); "" is Paper's console. */
+export function isMainThread(thread: string): boolean {
   return thread === "Server thread" || thread.startsWith("Region Scheduler Thread") || thread === "";
 }
 
@@ -221,7 +222,7 @@ export class GameLogParser {
     );
   }
 
-  #entry({ time, thread, level, message }: Header): void {
+  #entry({ time, thread, level, message }: EntryHeader): void {
     const line = this.#line;
     const event = (type: GameEventType, extra: Partial<GameEvent> = {}): GameEvent => ({
       type,
@@ -327,7 +328,11 @@ function isSevere(level: string): boolean {
   return level === "ERROR" || level === "FATAL";
 }
 
-function parseHeader(text: string): Header | undefined {
+/**
+ * The prefix of a game log line (`[12:34:56] [Server thread/INFO]: `, Forge's dated time and logger name, Paper's
+ * console `[12:34:56 INFO]: `) and the message after it; undefined for a line without one (a stack line).
+ */
+export function parseHeader(text: string): EntryHeader | undefined {
   const match = HEADER.exec(text);
   if (match)
     return {

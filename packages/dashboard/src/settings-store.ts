@@ -4,7 +4,7 @@ import { writeFileAtomic } from "@mcops/core/atomic-write";
 import { CATEGORIES, type Category } from "@mcops/core/categories";
 import { loadNotifyConfig, webhookJsonSchema, webhookToken, webhookUrlSchema } from "@mcops/core/config";
 import { isErrno } from "@mcops/core/env-file";
-import { BusyError, ConfigError, McopsError, UsageError } from "@mcops/core/errors";
+import { BusyError, ConfigError, describeError as describeCoreError, UsageError } from "@mcops/core/errors";
 import { configFile, type Paths } from "@mcops/core/paths";
 import { redact, registerSecret } from "@mcops/core/secrets";
 
@@ -31,10 +31,7 @@ export interface CurrentSettings {
 
 /** `what (where) — hint`: a core error as one line for the page (the tool prefix is for stderr), secrets hidden. */
 export function describeError(error: unknown): string {
-  if (error instanceof McopsError) {
-    return redact(`${error.message}${error.where ? ` (${error.where})` : ""}${error.hint ? ` — ${error.hint}` : ""}`);
-  }
-  return redact(error instanceof Error ? error.message : String(error));
+  return redact(describeCoreError(error));
 }
 
 function readBytes(file: string): Buffer | undefined {

@@ -1,6 +1,6 @@
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
-import { BusyError, JobError, McopsError } from "@mcops/core/errors";
+import { BusyError, describeError, JobError, McopsError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { pingGame } from "@mcops/core/game-ping";
 import { pauseBackups } from "@mcops/core/lock";
@@ -128,12 +128,8 @@ export async function runRestart(ctx: RestartContext, options: RestartOptions = 
 
 /** The error as the log line and the message say it: what went wrong, where, and what to do. */
 function explain(failure: unknown): { message: string; line: string } {
-  if (failure instanceof McopsError) {
-    const where = failure.where ? ` (${failure.where})` : "";
-    const hint = failure.hint ? ` — ${failure.hint}` : "";
-    return { message: failure.message, line: `${failure.message}${where}${hint}` };
-  }
-  const message = `unexpected error: ${failure instanceof Error ? failure.message : String(failure)}`;
+  if (failure instanceof McopsError) return { message: failure.message, line: describeError(failure) };
+  const message = `unexpected error: ${describeError(failure)}`;
   return { message, line: message };
 }
 

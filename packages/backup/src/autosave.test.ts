@@ -1,0 +1,104 @@
+import { randomUUID } from "node:crypto";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { systemClock } from "@mcops/core/clock";
+import { silentLogger } from "@mcops/core/log";
+import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
+import { type PanelStandIn, startPanelStandIn } from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { pauseAutosave } from "./autosave.ts";
+
+let panel: PanelStandIn;
+let dir: string;
+let latestLog: string;
+
+beforeEach(async () => {
+  // The game's answers go nowhere: each test writes the lines that appear in latest.log after save-all flush.
+  panel = await startPanelStandIn({ servers: [{ uuid: randomUUID(), state: "running" }] });
+  dir = mkdtempSync(join(tmpdir(), "mcops-autosave-"));
+  latestLog = join(dir, "latest.log");
+  writeFileSync(latestLog, "[05:59:58] [Server thread/INFO]: Saved the game\n");
+});
+
+afterEach(async () => {
+  await panel.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The real panel client, with `lines` appended to latest.log as soon as the panel took `save-all flush`. */
+function panelWriting(lines: string[]): PanelClient {
+  const client = createPanelClient({ url: panel.url, key: panel.apiKey, serverId: panel.server.identifier });
+  return {
+    ...client,
+    async command(line) {
+      await client.command(line);
+      if (line === "save-all flush") for (const text of lines) appendFileSync(latestLog, text);
+    },
+  };
+}
+
+const pause = (lines: string[], saveTimeoutMs = 400, signal?: AbortSignal) =>
+  pauseAutosave({
+    panel: panelWriting(lines),
+    latestLog,
+    clock: systemClock,
+    logger: silentLogger,
+    saveTimeoutMs,
+    signal,
+  });
+
+describe("waiting for the game's Saved the game", () => {
+  it("takes the server's own line, in the vanilla, Paper console and Forge layouts", async () => {
+    for (const line of [
+      "[06:00:01] [Server thread/INFO]: Saved the game\n",
+      "[06:00:01 INFO]: Saved the game\r\n",
+      "[21Nov2026 06:00:01.734] [Server thread/INFO] [net.minecraft.server.MinecraftServer/]: Saved the game\n",
+    ]) {
+      const guard = await pause(["[06:00:01] [Server thread/INFO]: Saving the game (this may take a moment!)\n", line]);
+      await guard.resume();
+      expect(guard.mode, line).toBe("flushed");
+    }
+  });
+
+  it("does not take a player or /say writing Saved the game for the game's confirmation", async () => {
+    const guard = await pause([
+      "[06:00:01] [Server thread/INFO]: <Steve> Saved the game\n",
+      "[06:00:01] [Async Chat Thread - #0/INFO]: <Steve> Saved the game\n",
+      "[06:00:01] [Server thread/INFO]: [Not Secure] <Alex> Saved the game\n",
+      "[06:00:01] [Server thread/INFO]: [Server] Saved the game\n",
+      "[06:00:01] [Server thread/INFO]: * Steve Saved the game\n",
+      "Saved the game\n",
+    ]);
+    await guard.resume();
+    expect(guard.mode).toBe("flush-unconfirmed");
+    expect(panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
+  });
+
+  it("takes the line when the game's write of it is read in two halves", async () => {
+    const client = panelWriting(["[06:00:01] [Server thread/INFO]: Saved"]);
+    const rest = setTimeout(() => appendFileSync(latestLog, " the game\n"), 150);
+    const guard = await pauseAutosave({
+      panel: client,
+      latestLog,
+      clock: systemClock,
+      logger: silentLogger,
+      saveTimeoutMs: 2000,
+    });
+    clearTimeout(rest);
+    await guard.resume();
+    expect(guard.mode).toBe("flushed");
+  });
+
+  it("stops waiting as soon as the run is aborted, and save-on still follows", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort("SIGINT"), 200);
+    const started = Date.now();
+    const guard = await pause([], 30_000, controller.signal);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(guard.mode).toBe("flush-unconfirmed");
+    expect(guard.note).toMatch(/interrupted by SIGINT/);
+    await guard.resume();
+    expect(panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
+  }, 10_000);
+});
