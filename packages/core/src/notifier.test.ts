@@ -16,6 +16,7 @@ import {
   truncate,
 } from "./notifier.ts";
 import type { Paths } from "./paths.ts";
+import { clearSecrets, registerSecret } from "./secrets.ts";
 
 const allOn = Object.fromEntries(CATEGORIES.map((c) => [c, true])) as Record<Category, boolean>;
 let discord: DiscordStandIn;
@@ -156,6 +157,28 @@ describe("createNotifier", () => {
     });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/ERROR notification "x" not sent: the message was refused/);
+  });
+
+  it("logs each outcome in one line: sent, category off, failed; nothing without a webhook", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ echo: { write: (t: string) => lines.push(t) }, echoLevel: "DEBUG" });
+    registerSecret("hunter2-secret");
+    const n = notifier({ logger, config: config({ events: { ...allOn, join: false } }) });
+    expect((await n.send({ title: "Steve left the game", category: "leave" })).status).toBe("sent");
+    expect((await n.send({ title: "Steve joined the game", category: "join" })).status).toBe("filtered");
+    discord.deleteWebhook(0);
+    expect((await n.send({ title: "key hunter2-secret" })).status).toBe("failed");
+    await createNotifier({ config: config({ webhookUrl: undefined }), paths, logger }).send({ title: "nowhere" });
+    clearSecrets();
+    expect(lines.map((l) => l.replace(/^\S+ /, "").trimEnd())).toEqual([
+      'INFO notification "Steve left the game" sent',
+      'INFO notification "Steve joined the game" not sent: the join category is off',
+      'ERROR notification "key ***" not sent: the webhook does not exist: it was deleted or its address is wrong ' +
+        "(404 Unknown Webhook, code 10015) — create a webhook again in the channel's settings and put its address in " +
+        "/etc/mc-backup/webhook.env",
+    ]);
+    expect(lines.join("")).not.toContain(discord.webhooks[0]?.token as string);
+    expect(lines.join("")).not.toContain("/api/webhooks/");
   });
 
   it("gives up after the last try when the host cannot be reached", async () => {

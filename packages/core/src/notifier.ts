@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import ky from "ky";
 import type { Category } from "./categories.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import { loadNotifyConfig, type NotifyConfig, redactWebhookUrl } from "./config.ts";
+import { loadNotifyConfig, type NotifyConfig } from "./config.ts";
 import { type Logger, silentLogger } from "./log.ts";
 import { configFile, type Paths } from "./paths.ts";
 import { createRateWindow, type RateWindow } from "./rate-window.ts";
@@ -99,7 +99,14 @@ export type SendResult =
 export interface Notifier {
   /** The message that `send` would post, or undefined when no webhook is configured or the category is off. */
   preview(notice: Notice): WebhookMessage | undefined;
-  /** Posts one message. Never throws: a failure is logged and returned. */
+  /**
+   * Posts one message. Never throws. Every outcome is one line in the logger's log, so that a tool's log says what
+   * became of each of its messages (the dashboard's "recent notifications" reads these lines):
+   * - `INFO notification "<title>" sent`
+   * - `INFO notification "<title>" not sent: the <category> category is off` (webhook.json turned it off)
+   * - `ERROR notification "<title>" not sent: <reason> — <hint>` (unless `logFailures` is false)
+   * Nothing is logged when no webhook is configured (CONTRACT.md: then every notification is a silent no-op).
+   */
   send(notice: Notice): Promise<SendResult>;
 }
 
@@ -272,14 +279,17 @@ export function createNotifier(options: NotifierOptions): Notifier {
     preview,
     async send(notice) {
       if (!config.webhookUrl) return { status: "disabled" };
-      if (notice.category && !config.events[notice.category]) return { status: "filtered", category: notice.category };
+      const title = `notification "${redact(notice.title)}"`;
+      if (notice.category && !config.events[notice.category]) {
+        logger.info(`${title} not sent: the ${notice.category} category is off`);
+        return { status: "filtered", category: notice.category };
+      }
       const message = preview(notice) as WebhookMessage;
       const result = await post(config.webhookUrl, message);
       if (result.status === "failed") {
-        if (logFailures)
-          logger.error(`notification "${redact(notice.title)}" not sent: ${result.reason} — ${result.hint}`);
+        if (logFailures) logger.error(`${title} not sent: ${result.reason} — ${result.hint}`);
       } else {
-        logger.debug(`notification "${notice.title}" sent to ${redactWebhookUrl(config.webhookUrl)}`);
+        logger.info(`${title} sent`);
       }
       return result;
     },

@@ -45,22 +45,34 @@ const now = Date.now();
 const at = (minutesAgo: number) => isoSeconds(now - minutesAgo * 60_000);
 const log = (name: string, lines: Array<[number, string]>) =>
   writeFileSync(join(logs, name), lines.map(([ago, text]) => `${at(ago)} ${text}\n`).join(""));
+// Each event's line, then the notifier's outcome line (death is off in webhook.json).
+const sent = (title: string) => `INFO notification "${title}" sent`;
 log("mc-backup.log", [
   [184, "INFO === Backup started ==="],
+  [184, sent("Backup started")],
   [184, "INFO backing up /var/lib/pterodactyl/volumes/1a2b/world, world_nether, world_the_end to rclone:gdrive:mc"],
   [183, "INFO === Backup done === took 42 s, added 12.3 MiB, repository 1.21 GiB, snapshot 5f3c9e2a"],
+  [183, sent("Backup completed")],
 ]);
 log("mc-log-tailer.log", [
   [95, 'INFO start: Done (8.412s)! For help, type "help" (line 212)'],
+  [95, sent("Server started")],
   [41, "INFO join Alex: Alex joined the game (line 260)"],
+  [41, sent("Alex joined the game")],
   [33, "INFO join Steve: Steve joined the game (line 281)"],
+  [33, sent("Steve joined the game")],
   [12, "INFO death Steve: Steve was slain by Zombie (line 344)"],
+  [12, 'INFO notification "Steve was slain by Zombie" not sent: the death category is off'],
   [4, "INFO join Kai: Kai joined the game (line 371)"],
+  [4, sent("Kai joined the game")],
 ]);
 log("mc-restart.log", [
   [101, "INFO countdown of 5 minutes starts (0 players online)"],
+  [101, sent("Scheduled restart warning")],
   [96, "INFO sending the restart signal (after a 5 minutes countdown)"],
+  [96, sent("Restart triggered")],
   [95, "INFO the server is running again (5 min 42 s after the countdown began)"],
+  [95, sent("Server restarted")],
 ]);
 writeFileSync(
   join(etc, "backup.env"),
@@ -69,7 +81,7 @@ writeFileSync(
 );
 writeFileSync(
   join(etc, "webhook.json"),
-  `${JSON.stringify({ webhook_url: `https://discord.com/api/webhooks/1187654321098765432/${"Zx9".repeat(22)}`, events: { idle: false } }, null, 2)}\n`,
+  `${JSON.stringify({ webhook_url: `https://discord.com/api/webhooks/1187654321098765432/${"Zx9".repeat(22)}`, events: { idle: false, death: false } }, null, 2)}\n`,
   { mode: 0o600 },
 );
 
@@ -100,7 +112,7 @@ try {
   });
   const page = await context.newPage();
   await page.goto(url);
-  await page.getByRole("checkbox", { name: /Player died/ }).uncheck();
+  await page.getByRole("checkbox", { name: /Player left/ }).uncheck();
   await page.getByRole("button", { name: "Save" }).click();
   await page.locator(".flash.ok").waitFor();
   await page.screenshot({ path: OUT, fullPage: true });

@@ -195,18 +195,18 @@ function notificationsPart(entries: NotificationEntry[], now: number): string {
     const result =
       e.outcome === "failed"
         ? `<span class="bad">not sent</span> <span class="why">${esc(e.detail ?? "")}</span>`
-        : e.outcome === "sent"
-          ? "sent"
-          : "";
-    return `<tr><td>${time(e.time, now)}</td><td>${esc(e.title)}</td><td><span class="tag">${esc(e.category ?? "test")}</span></td><td class="muted">${esc(SOURCE_NAMES[e.source])}</td><td>${result}</td></tr>`;
+        : e.outcome === "off"
+          ? `<span class="muted">off</span> <span class="why">the ${esc(e.category ?? "")} category is off, so it was not posted</span>`
+          : "sent";
+    return `<tr><td>${time(e.time, now)}</td><td>${esc(e.title)}</td><td class="muted">${esc(SOURCE_NAMES[e.source])}</td><td>${result}</td></tr>`;
   });
   return `<table>
-<thead><tr><th>When</th><th>Message</th><th>Category</th><th>From</th><th>Result</th></tr></thead>
+<thead><tr><th>When</th><th>Message</th><th>From</th><th>Result</th></tr></thead>
 <tbody>
 ${rows.join("\n")}
 </tbody>
 </table>
-<p class="hint">From the tools' logs. A failed post is logged there, a successful one is not: a message without a result was posted if its category was on at the time.</p>`;
+<p class="hint">From the tools' logs, where each message's outcome is written: sent; off (its category is off here, so it was not posted); or not sent, and why. While no webhook address is set nothing is posted, and nothing is listed.</p>`;
 }
 
 export function dashboardPage(model: PageModel): string {

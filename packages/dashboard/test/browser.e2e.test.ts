@@ -168,8 +168,8 @@ describe("the dashboard in Chromium", () => {
 
       await page.reload();
       const recent = await page.locator("table").innerText();
-      expect(recent).toMatch(/Steve left the game\s+leave\s+game log/);
-      expect(recent).toMatch(/Steve joined the game\s+join\s+game log/);
+      expect(recent).toMatch(/Steve left the game\s+game log\s+sent/);
+      expect(recent).toMatch(/Steve joined the game\s+game log\s+off\s+the join category is off/);
 
       await page.getByRole("button", { name: "Send test message" }).click();
       await expect(page.locator(".flash.ok").innerText()).resolves.toMatch(
@@ -178,6 +178,9 @@ describe("the dashboard in Chromium", () => {
       const messages = await discord.waitForMessages(2, 10_000);
       expect(messages[1]?.body.embeds[0]).toMatchObject({ title: "Test message", color: 3447003 });
       expect(messages[1]?.body.embeds[0].description).toContain("by admin");
+      await expect(page.locator("table tbody tr").first().innerText()).resolves.toMatch(
+        /Test message\s+dashboard\s+sent/,
+      );
       await context.close();
     } finally {
       await alex.leave();

@@ -14,81 +14,91 @@ beforeEach(() => {
 afterEach(() => dir.cleanup());
 
 describe("recent notifications, from the tools' logs", () => {
-  it("are the events each tool posts for, newest first, with the titles of their messages", () => {
+  it("are the notifier's outcome lines of every tool's log, newest first", () => {
     write(
       "mc-backup.log",
       `2026-11-21T06:00:00Z INFO === Backup started ===
+       2026-11-21T06:00:00Z INFO notification "Backup started" sent
        2026-11-21T06:00:01Z INFO backing up /srv/w to rclone:g:mc
-       2026-11-21T06:00:42Z INFO === Backup done === took 42 s, added 12.3 MiB`,
+       2026-11-21T06:00:42Z INFO === Backup done === took 42 s, added 12.3 MiB
+       2026-11-21T06:00:43Z ERROR notification "Backup completed" not sent: the webhook does not exist (404) — create a webhook again`,
     );
     write(
       "mc-log-tailer.log",
       `2026-11-21T07:00:00Z INFO following /srv/w/logs/latest.log
        2026-11-21T07:00:05Z INFO join Steve: Steve joined the game (line 12)
+       2026-11-21T07:00:05Z INFO notification "Steve joined the game" not sent: the join category is off
        2026-11-21T07:03:00Z INFO death Steve: Steve was slain by Zombie (line 40)
-       2026-11-21T07:04:00Z INFO start: Done (4.2s)! For help, type "help" (line 41)`,
-    );
-    write(
-      "mc-idle-monitor.log",
-      `2026-11-21T08:00:00Z INFO 0 players online [ping], server running, empty for 30 min 0 s; someone played since the last backup: idle backup now
-       2026-11-21T08:10:00Z INFO 0 players online [ping], server running, empty for 40 min 0 s; nothing to do`,
+       2026-11-21T07:03:00Z INFO notification "Steve was slain by Zombie" sent`,
     );
     write(
       "mc-restart.log",
       `2026-11-21T10:55:00Z INFO countdown of 5 minutes starts (2 players online)
-       2026-11-21T11:00:00Z INFO sending the restart signal (after a 5 minutes countdown)
-       2026-11-21T11:00:30Z INFO the server is running again (5 min 30 s after the countdown began)`,
-    );
-    const entries = recentNotifications(dir.path, 20);
-    expect(entries.map((e) => [e.title, e.category, e.source, e.outcome])).toEqual([
-      ["Server restarted", "restart", "restart-with-warning", "raised"],
-      ["Restart triggered", "restart", "restart-with-warning", "raised"],
-      ["Scheduled restart warning", "restart", "restart-with-warning", "raised"],
-      ["Idle backup triggered", "idle", "idle-monitor", "raised"],
-      ["Server started", "start", "log-tailer", "raised"],
-      ["Steve was slain by Zombie", "death", "log-tailer", "raised"],
-      ["Steve joined the game", "join", "log-tailer", "raised"],
-      ["Backup completed", "backup", "backup", "raised"],
-      ["Backup started", "backup", "backup", "raised"],
-    ]);
-    expect(entries[0]?.time).toBe(Date.parse("2026-11-21T11:00:30Z"));
-    expect(recentNotifications(dir.path)).toHaveLength(8);
-  });
-
-  it("show a failed post on the event it belongs to, and a logged success as sent", () => {
-    write(
-      "mc-backup.log",
-      `2026-11-21T06:00:00Z INFO === Backup started ===
-       2026-11-21T06:00:01Z DEBUG notification "Backup started" sent to https://discord.com/api/webhooks/1/***
-       2026-11-21T06:00:42Z INFO === Backup done === took 42 s
-       2026-11-21T06:00:43Z ERROR notification "Backup completed" not sent: the webhook does not exist (404) — create a webhook again`,
-    );
-    const [done, started] = recentNotifications(dir.path);
-    expect(done).toMatchObject({
-      title: "Backup completed",
-      outcome: "failed",
-      detail: "the webhook does not exist (404) — create a webhook again",
-    });
-    expect(started).toMatchObject({ title: "Backup started", outcome: "sent" });
-  });
-
-  it("include the dashboard's own test messages, once each", () => {
-    write(
-      "mc-dashboard.log",
-      `2026-11-21T06:00:00Z INFO listening on http://127.0.0.1:8088
-       2026-11-21T06:01:00Z DEBUG notification "Test message" sent to https://discord.com/api/webhooks/1/***
-       2026-11-21T06:01:00Z INFO notification "Test message" sent to https://discord.com/api/webhooks/1/*** (by admin)`,
+       2026-11-21T10:55:01Z INFO notification "Scheduled restart warning" sent`,
     );
     expect(recentNotifications(dir.path)).toEqual([
       {
-        time: Date.parse("2026-11-21T06:01:00Z"),
-        source: "dashboard",
-        title: "Test message",
-        category: undefined,
+        time: Date.parse("2026-11-21T10:55:01Z"),
+        source: "restart-with-warning",
+        title: "Scheduled restart warning",
         outcome: "sent",
+        category: undefined,
+        detail: undefined,
+      },
+      {
+        time: Date.parse("2026-11-21T07:03:00Z"),
+        source: "log-tailer",
+        title: "Steve was slain by Zombie",
+        outcome: "sent",
+        category: undefined,
+        detail: undefined,
+      },
+      {
+        time: Date.parse("2026-11-21T07:00:05Z"),
+        source: "log-tailer",
+        title: "Steve joined the game",
+        outcome: "off",
+        category: "join",
+        detail: undefined,
+      },
+      {
+        time: Date.parse("2026-11-21T06:00:43Z"),
+        source: "backup",
+        title: "Backup completed",
+        outcome: "failed",
+        category: undefined,
+        detail: "the webhook does not exist (404) — create a webhook again",
+      },
+      {
+        time: Date.parse("2026-11-21T06:00:00Z"),
+        source: "backup",
+        title: "Backup started",
+        outcome: "sent",
+        category: undefined,
         detail: undefined,
       },
     ]);
+  });
+
+  it("list no event whose outcome is not logged (no webhook set), nor lines that only look like outcomes", () => {
+    write(
+      "mc-idle-monitor.log",
+      `2026-11-21T08:00:00Z INFO 0 players online [ping], server running, empty for 30 min 0 s; someone played since the last backup: idle backup now
+       2026-11-21T08:00:01Z DEBUG notification "Idle backup triggered" sent
+       2026-11-21T08:00:02Z WARN notification "Idle backup triggered" not sent: something
+       2026-11-21T08:00:03Z INFO notification "Idle backup triggered" sent to https://discord.com/api/webhooks/1/***`,
+    );
+    expect(recentNotifications(dir.path)).toEqual([]);
+  });
+
+  it("are the newest `count` of them, the dashboard's test messages included", () => {
+    const lines = Array.from({ length: 10 }, (_, i) => `2026-11-21T06:0${i}:00Z INFO notification "Test message" sent`);
+    write("mc-dashboard.log", `2026-11-21T05:59:00Z INFO listening on http://127.0.0.1:8088\n${lines.join("\n")}`);
+    const entries = recentNotifications(dir.path);
+    expect(entries).toHaveLength(8);
+    expect(entries[0]).toMatchObject({ source: "dashboard", title: "Test message", outcome: "sent" });
+    expect(entries[0]?.time).toBe(Date.parse("2026-11-21T06:09:00Z"));
+    expect(recentNotifications(dir.path, 20)).toHaveLength(10);
   });
 
   it("are none when there are no logs", () => {

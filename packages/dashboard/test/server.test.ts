@@ -223,13 +223,19 @@ describe("the page", () => {
     );
     writeFileSync(
       join(paths.logDir, "mc-log-tailer.log"),
-      "2026-11-21T07:00:05Z INFO join Steve: Steve joined the game (line 12)\n",
+      "2026-11-21T07:00:05Z INFO join Steve: Steve joined the game (line 12)\n" +
+        '2026-11-21T07:00:05Z INFO notification "Steve joined the game" not sent: the join category is off\n' +
+        "2026-11-21T07:05:09Z INFO leave Steve: Steve left the game (line 20)\n" +
+        '2026-11-21T07:05:09Z INFO notification "Steve left the game" sent\n',
     );
     await new Promise((r) => setTimeout(r, 1100)); // the stand-in counts uptime from the start
     const { body } = await openPage();
     expect(body).toMatch(/<span class="state running">running<\/span>, up \d/);
     expect(body).toContain("took 42 s · added 12.3 MiB · repository 1.2 GiB · snapshot 1a2b3c4d");
-    expect(body).toMatch(/<td>Steve joined the game<\/td><td><span class="tag">join<\/span>/);
+    expect(body).toMatch(/<td>Steve left the game<\/td><td class="muted">game log<\/td><td>sent<\/td>/);
+    expect(body).toMatch(
+      /<td>Steve joined the game<\/td><td class="muted">game log<\/td><td><span class="muted">off<\/span> <span class="why">the join category is off/,
+    );
     expect(body).toMatch(/Players<\/dt><dd class="bad">unknown <span class="why">no answer/);
   });
 
@@ -349,8 +355,15 @@ describe("form posts", () => {
     const page = await call("GET", "/", { headers: { cookie } });
     expect(page.body).toMatch(/flash error" role="alert">Test message not sent: the webhook does not exist/);
     expect(page.body).toMatch(
-      /<td>Test message<\/td><td><span class="tag">test<\/span><\/td><td class="muted">dashboard<\/td><td><span class="bad">not sent/,
+      /<td>Test message<\/td><td class="muted">dashboard<\/td><td><span class="bad">not sent<\/span> <span class="why">the webhook does not exist/,
     );
+    expect(page.body).toMatch(/<td>Test message<\/td><td class="muted">dashboard<\/td><td>sent<\/td>/);
+    const log = readFileSync(join(paths.logDir, "mc-dashboard.log"), "utf8");
+    expect(log).toMatch(
+      /INFO test message asked for by admin, to http:\/\/127\.0\.0\.1:\d+\/api\/webhooks\/\d+\/\*\*\*\n/,
+    );
+    expect(log.match(/INFO notification "Test message" sent\n/g)).toHaveLength(1);
+    expect(log.match(/ERROR notification "Test message" not sent: the webhook does not exist/g)).toHaveLength(1);
   });
 
   it("say so when there is no address to send a test message to", async () => {
