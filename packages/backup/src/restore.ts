@@ -2,6 +2,7 @@ import { existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, renameSync, 
 import { join } from "node:path";
 import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
+import type { Logger } from "@mcops/core/log";
 import { COLOURS } from "@mcops/core/notifier";
 import { type PanelClient, PanelError } from "@mcops/core/panel-client";
 import { resticFor, takeBackupLock } from "./backup.ts";
@@ -158,17 +159,9 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
     rmSync(staging, { recursive: true, force: true });
     logger.info(`world restored; the previous one is kept in ${aside}`);
 
-    let started = "left stopped (--no-start)";
-    if (!options.noStart) {
-      await panel.power("start");
-      try {
-        await panel.waitForState("running", { timeoutMs: serverTimeoutMs, pollMs: 2000, signal: ctx.signal });
-        started = "server running again";
-      } catch (error) {
-        started = `server start requested, not running yet (${(error as Error).message})`;
-        logger.warn(started);
-      }
-    }
+    const started = options.noStart
+      ? "left stopped (--no-start)"
+      : await startAfterRestore(panel, logger, serverTimeoutMs, ctx.signal);
     const took = formatDuration(ctx.clock.now() - now);
     logger.info(`=== Restore done === snapshot ${snapshot.short_id} in ${took}; ${started}`);
     await notifier.send({
@@ -223,5 +216,32 @@ function rollBack(state: {
     return moved.length ? "the original world was put back" : "the original world was not touched";
   } catch (error) {
     return `putting the original world back failed (${(error as Error).message}): it is in ${aside}`;
+  }
+}
+
+/**
+ * The restore is done when this runs: a server that will not start (the panel refuses, or it does not come up in
+ * time) is said in the log and the message, never a reason to undo the restore.
+ */
+async function startAfterRestore(
+  panel: PanelClient,
+  logger: Logger,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<string> {
+  const warn = (text: string): string => {
+    logger.warn(text);
+    return text;
+  };
+  try {
+    await panel.power("start");
+  } catch (error) {
+    return warn(`the server could not be started (${(error as Error).message}); start it from the panel`);
+  }
+  try {
+    await panel.waitForState("running", { timeoutMs, pollMs: 2000, signal });
+    return "server running again";
+  } catch (error) {
+    return warn(`server start requested, not running yet (${(error as Error).message})`);
   }
 }

@@ -91,6 +91,23 @@ describe("backup restore", () => {
     expect(server.discord.messages[1]?.body.embeds[0]).toMatchObject({ color: 15548997 });
   }, 60_000);
 
+  it("keeps the restored world when the panel then refuses to start the server, and says so", async () => {
+    // The server is off, so the first power signal is the start after the restore: the panel refuses it.
+    server.panel.setState("offline");
+    server.panel.inject({ kind: "status", status: 409, route: "power" });
+    const snapshotWorld = hashes();
+    writeFileSync(join(server.worldDir, "world", "level.dat"), "changed after the backup");
+    const result = await server.run(["restore", "latest"]);
+    expect(result.code).toBe(0);
+    expect(hashes()).toEqual(snapshotWorld);
+    expect(server.panel.state()).toBe("offline");
+    expect(titles()).toEqual(["Restore started", "Restore completed"]);
+    expect(server.discord.messages[1]?.body.embeds[0].description).toMatch(
+      /the server could not be started \(.*\); start it from the panel/,
+    );
+    expect(server.backupLog()).toMatch(/WARN the server could not be started/);
+  }, 60_000);
+
   it("refuses a snapshot whose world has no level.dat, putting nothing in place", async () => {
     unlinkSync(join(server.worldDir, "world", "level.dat"));
     expect((await server.run()).code).toBe(0);
