@@ -68,6 +68,15 @@ function resticProcesses(): Array<{ pid: number; cmdline: string }> {
     .filter((p) => /^(restic|rclone)\0/.test(p.cmdline) || p.cmdline.includes("rclone\0serve\0restic"));
 }
 
+/** A backup held in the wait for "Saved the game" (the game never writes it), its save-all flush sent. */
+async function waitingForFlush(): Promise<ReturnType<Server["start"]>> {
+  await ready({ writesLog: false });
+  server.backupEnv({ BACKUP_SAVE_TIMEOUT: "30" });
+  const run = server.start();
+  await flushSent();
+  return run;
+}
+
 describe("backup failures", () => {
   it("sends save-on even when restic fails, posts Backup failed and exits 1", async () => {
     await ready();
@@ -123,10 +132,7 @@ describe("backup failures", () => {
   }, 120_000);
 
   it("stops waiting for Saved the game on SIGINT: save-on at once, Backup failed posted, exit 1", async () => {
-    await ready({ writesLog: false });
-    server.backupEnv({ BACKUP_SAVE_TIMEOUT: "30" });
-    const { child, done } = server.start();
-    await flushSent();
+    const { child, done } = await waitingForFlush();
     const signalled = Date.now();
     child.kill("SIGINT");
     const result = await done;
@@ -139,10 +145,7 @@ describe("backup failures", () => {
   }, 60_000);
 
   it("still turns autosave back on when a second signal follows the first", async () => {
-    await ready({ writesLog: false });
-    server.backupEnv({ BACKUP_SAVE_TIMEOUT: "30" });
-    const { child, done } = server.start();
-    await flushSent();
+    const { child, done } = await waitingForFlush();
     const signalled = Date.now();
     // Two different signals: the kernel would merge a second SIGINT into one still pending.
     child.kill("SIGINT");
@@ -155,10 +158,7 @@ describe("backup failures", () => {
   }, 60_000);
 
   it("ends within seconds of a second signal even when the panel does not answer save-on", async () => {
-    await ready({ writesLog: false });
-    server.backupEnv({ BACKUP_SAVE_TIMEOUT: "30" });
-    const { child, done } = server.start();
-    await flushSent();
+    const { child, done } = await waitingForFlush();
     server.panel.inject({ kind: "delay", ms: 20_000, route: "command" }); // save-on hangs
     child.kill("SIGINT");
     await new Promise((r) => setTimeout(r, 300));
