@@ -183,6 +183,11 @@ describe("loadNotifyConfig", () => {
     expect(redactWebhookUrl(HOOK)).toBe("https://discord.example/api/webhooks/112233445566778899/***");
   });
 
+  it("takes the machine's name as the play host when PLAY_HOST is not set", async () => {
+    write("webhook.env", `WEBHOOK_URL=${HOOK}\n`);
+    expect(loadNotifyConfig({ paths, env: {} }).playHost).toBe((await import("node:os")).hostname());
+  });
+
   it("lets webhook.json's address win over webhook.env, and turns categories off", () => {
     write("webhook.env", `WEBHOOK_URL=${HOOK}\n`);
     const other = HOOK.replace("112233445566778899", "998877665544332211");

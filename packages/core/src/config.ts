@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { isAbsolute } from "node:path";
 import * as z from "zod/mini";
 import { CATEGORIES, type Category } from "./categories.ts";
@@ -492,7 +493,8 @@ export function loadNotifyConfig(options: LoadEnvOptions): NotifyConfig {
   const events = Object.fromEntries(CATEGORIES.map((c) => [c, json?.events?.[c] ?? true])) as Record<Category, boolean>;
   const windowMs = Number(env.MCOPS_WEBHOOK_WINDOW_MS);
   const rate = { limit: 30, windowMs: Number.isFinite(windowMs) && windowMs > 0 ? windowMs : 60_000 };
-  return { webhookUrl, source, events, playHost: fromEnv.PLAY_HOST, rate };
+  // SPEC 2.4: the footer is the play host; the machine's name when PLAY_HOST is not set, as webhook.sh did.
+  return { webhookUrl, source, events, playHost: fromEnv.PLAY_HOST ?? hostname(), rate };
 }
 
 export function readWebhookJson(file: string): WebhookJson | undefined {

@@ -75,7 +75,9 @@ export function truncate(text: string, max: number): string {
 
 export function buildMessage(notice: Notice, options: { playHost?: string | undefined; now: number }): WebhookMessage {
   const esc = notice.fromGame ? escapeGameText : (s: string) => s;
-  const embed: Embed = { title: truncate(esc(notice.title), EMBED_LIMITS.title) };
+  const embed: Embed = {};
+  // webhook.sh's title is optional (SPEC 2.4): an empty one is left out rather than sent empty.
+  if (notice.title) embed.title = truncate(esc(notice.title), EMBED_LIMITS.title);
   if (notice.description) embed.description = truncate(esc(notice.description), EMBED_LIMITS.description);
   embed.color = notice.colour ?? COLOURS.info;
   if (options.playHost) embed.footer = { text: truncate(options.playHost, EMBED_LIMITS.footer) };

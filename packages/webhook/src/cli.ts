@@ -2,10 +2,38 @@
 import { CATEGORIES, type Category, createCli, runMain } from "@mcops/core/cli";
 import { hideBin } from "yargs/helpers";
 
+/**
+ * webhook.sh took its arguments as they came, and a description may well start with "-" ("- item", "-5 players").
+ * Words that start with "-" but are not option-like, and every word after `--`, are hidden from the option parser
+ * behind placeholders and given back as text.
+ */
+function protectTexts(argv: string[]): { argv: string[]; text: (value: unknown) => string | undefined } {
+  const texts = new Map<string, string>();
+  const OPTION = /^--?[A-Za-z][\w-]*(=.*)?$/;
+  const out: string[] = [];
+  let rest = false;
+  for (const word of argv) {
+    if (!rest && word === "--") {
+      rest = true;
+      continue;
+    }
+    if (rest || (word.startsWith("-") && !OPTION.test(word))) {
+      const key = `\u0000${texts.size}`;
+      texts.set(key, word);
+      out.push(key);
+    } else out.push(word);
+  }
+  return {
+    argv: out,
+    text: (value) => (value === undefined ? undefined : (texts.get(String(value)) ?? String(value))),
+  };
+}
+
 await runMain("webhook", async () => {
+  const { argv, text } = protectTexts(hideBin(process.argv));
   const args = await createCli(
     "webhook",
-    hideBin(process.argv),
+    argv,
     "$0 TITLE [DESCRIPTION] [COLOUR]\n\nPosts one rich message to the Discord channel webhook of /etc/mc-backup/webhook.env (drop-in for webhook.sh). Does nothing when no webhook is configured.",
   )
     .command("$0 <title> [description] [colour]", false, (y) =>
@@ -35,10 +63,10 @@ await runMain("webhook", async () => {
   return runWebhook(
     { paths: resolvePaths(), env: process.env, clock: systemClock, stdout: process.stdout, stderr: process.stderr },
     {
-      title: String(args.title),
       // yargs does not carry the default command's positional types through to the parsed arguments.
-      description: args.description as string | undefined,
-      colour: args.colour as string | undefined,
+      title: text(args.title) ?? "",
+      description: text(args.description),
+      colour: text(args.colour),
       category: args.category as Category | undefined,
       footer: args.footer,
       dryRun: args.dryRun,

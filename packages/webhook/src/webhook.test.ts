@@ -57,12 +57,18 @@ describe("runWebhook --dry-run", () => {
     expect(err).toBe("webhook: no webhook is configured, so nothing would be sent\n");
   });
 
-  it("refuses an empty title", async () => {
+  it("refuses a message with neither title nor text, and leaves an empty title out", async () => {
     const root = mkdtempSync(join(tmpdir(), "mcops-webhook-"));
     const paths: Paths = { configDir: root, logDir: root, stateDir: root, runDir: root };
-    const io = { write: () => true };
-    await expect(
-      runWebhook({ paths, env: {}, clock: systemClock, stdout: io, stderr: io }, { title: "  " }),
-    ).rejects.toThrowError(expect.objectContaining({ exitCode: 2, message: "TITLE is empty" }));
+    let out = "";
+    const io = { write: (text: string) => ((out += text), true) };
+    const ctx = { paths, env: {}, clock: systemClock, stdout: io, stderr: { write: () => true } };
+    await expect(runWebhook(ctx, { title: "  " })).rejects.toThrowError(
+      expect.objectContaining({ exitCode: 2, message: "TITLE and DESCRIPTION are both empty" }),
+    );
+    expect(await runWebhook(ctx, { title: "", description: "- only a list", dryRun: true })).toBe(0);
+    const embed = JSON.parse(out).embeds[0];
+    expect(embed.title).toBeUndefined();
+    expect(embed.description).toBe("- only a list");
   });
 });

@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { type Category } from "@mcops/core/categories";
 import { type Clock } from "@mcops/core/clock";
 import { loadNotifyConfig } from "@mcops/core/config";
@@ -48,10 +47,12 @@ export function parseColour(input: string | undefined): number {
 
 /** Posts one rich message (SPEC 4.4 webhook.sh): title, description, colour; footer = play host; timestamp = now. */
 export async function runWebhook(ctx: WebhookContext, options: WebhookOptions): Promise<number> {
-  if (options.title.trim() === "") throw new UsageError("TITLE is empty", { hint: "give the message a title" });
+  if (options.title.trim() === "" && !options.description?.trim()) {
+    throw new UsageError("TITLE and DESCRIPTION are both empty", { hint: "give the message a title or a text" });
+  }
   const colour = parseColour(options.colour);
   const config = loadNotifyConfig({ paths: ctx.paths, env: ctx.env });
-  config.playHost = options.footer ?? config.playHost ?? hostname();
+  config.playHost = options.footer ?? config.playHost;
   const logger = createLogger({ echo: ctx.stderr, echoLevel: "WARN", clock: ctx.clock });
   const notifier = createNotifier({
     config,

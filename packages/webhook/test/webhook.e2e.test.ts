@@ -186,6 +186,18 @@ describe("webhook (built executable)", () => {
     expect(discord.messages.map((m) => m.body.embeds[0].title)).toEqual(["Restart"]);
   });
 
+  it("takes texts that start with a dash as webhook.sh did, and everything after --", async () => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    expect((await run(["Players", "- Steve\n- Alex", "success"])).code).toBe(0);
+    expect((await run(["--category", "idle", "Count", "-5 players"])).code).toBe(0);
+    expect((await run(["--", "--not-an-option", "-x"])).code).toBe(0);
+    expect(discord.messages.map((m) => [m.body.embeds[0].title, m.body.embeds[0].description])).toEqual([
+      ["Players", "- Steve\n- Alex"],
+      ["Count", "-5 players"],
+      ["--not-an-option", "-x"],
+    ]);
+  });
+
   it("prints the JSON with --dry-run and sends nothing", async () => {
     writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
     const result = await run(["Dry", "run", "warning", "--dry-run"]);
