@@ -211,6 +211,18 @@ describe("createNotifier", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1200);
   });
 
+  it("shares it between the units of two servers (their own run dirs, one MCOPS_RATE_DIR)", async () => {
+    await discord.close();
+    discord = await startDiscordStandIn({ rateLimit: { limit: 3, windowMs: 600 } });
+    const rate = { limit: 3, windowMs: 600 };
+    const rateDir = join(paths.runDir, "shared");
+    const a = notifier({ rate, paths: { ...paths, runDir: join(paths.runDir, "alpha"), rateDir } });
+    const b = notifier({ rate, paths: { ...paths, runDir: join(paths.runDir, "beta"), rateDir } });
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).send({ title: `m${i}` })));
+    expect(results.every((r) => r.status === "sent")).toBe(true);
+    expect(discord.requests.filter((r) => r.status === 429)).toHaveLength(0);
+  });
+
   it("holds back when Discord's headers say the bucket is empty", async () => {
     await discord.close();
     // Discord's own limit is tighter than ours: only its X-RateLimit headers can keep us from a 429.

@@ -193,7 +193,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
 
   async function post(url: string, message: WebhookMessage): Promise<SendResult> {
     window ??= createRateWindow({
-      dir: paths.runDir,
+      dir: paths.rateDir ?? paths.runDir,
       key: url,
       ...rate,
       clock,

@@ -11,9 +11,14 @@ export interface Paths {
   stateDir: string;
   /** locks and other per-boot files */
   runDir: string;
+  /**
+   * The webhook rate windows (30 posts a minute per webhook address, whoever posts): runDir unless MCOPS_RATE_DIR says
+   * otherwise. The units of a second server keep their own runDir (their own backup lock) but share this one.
+   */
+  rateDir?: string | undefined;
 }
 
-const defaults: Record<keyof Paths, [envName: string, fallback: string]> = {
+const defaults: Record<Exclude<keyof Paths, "rateDir">, [envName: string, fallback: string]> = {
   configDir: ["MCOPS_CONFIG_DIR", "/etc/mc-backup"],
   logDir: ["MCOPS_LOG_DIR", "/var/log"],
   stateDir: ["MCOPS_STATE_DIR", "/var/lib/mc-tools"],
@@ -32,7 +37,18 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): Paths {
     }
     return [key, value];
   });
-  return Object.fromEntries(entries) as unknown as Paths;
+  const paths = Object.fromEntries(entries) as unknown as Paths;
+  const rate = env.MCOPS_RATE_DIR;
+  if (rate) {
+    if (!isAbsolute(rate)) {
+      throw new ConfigError(`MCOPS_RATE_DIR must be an absolute path, got "${rate}"`, {
+        where: "environment",
+        hint: `set MCOPS_RATE_DIR=${join("/", rate)} or unset it`,
+      });
+    }
+    paths.rateDir = rate;
+  }
+  return paths;
 }
 
 export const configFile = (paths: Paths, name: "backup.env" | "webhook.env" | "webhook.json"): string =>
