@@ -6,7 +6,7 @@ import { describeError, JobError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { acquireLock, isHolderAlive, type Lock, processStartTime } from "@mcops/core/lock";
 import { type Logger } from "@mcops/core/log";
-import { COLOURS } from "@mcops/core/notifier";
+import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/notifier";
 import { backupLockFile, logFile } from "@mcops/core/paths";
 import { pauseAutosave } from "./autosave.ts";
 import { ping, writeTextfile } from "./reporting.ts";
@@ -44,11 +44,15 @@ export function lockPath(ctx: BackupContext): string {
   return backupLockFile(ctx.paths);
 }
 
-/** The one lock every repository-changing command takes: backup, restore, check, prune, init never overlap. */
-export function takeBackupLock(ctx: BackupContext, tool: string, wait = false): Promise<Lock> {
+/**
+ * The one lock every repository-changing command takes: backup, restore, check, prune, init never overlap. `wait`
+ * undefined: the command has no --wait.
+ */
+export function takeBackupLock(ctx: BackupContext, tool: string, wait?: boolean): Promise<Lock> {
   return acquireLock(lockPath(ctx), {
     tool,
     what: "a backup or restore",
+    ...(wait === undefined ? {} : { waitOption: "--wait" }),
     waitMs: wait ? WAIT_MS : 0,
     pollMs: 1000,
     clock: ctx.clock,
@@ -161,15 +165,17 @@ async function reportUnloadableSettings(ctx: BackupContext, logger: Logger, erro
 export async function runBackup(ctx: BackupContext, options: BackupOptions = {}): Promise<number> {
   const logger = backupLogger(ctx);
   let settings: Settings;
+  let notifier: Notifier;
   try {
     settings = loadSettings(ctx, options);
+    // CONTRACT: a webhook.env others can read is refused (78) like backup.env, before anything is done.
+    notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   } catch (error) {
     await reportUnloadableSettings(ctx, logger, error);
     throw error;
   }
-  const lock = await takeBackupLock(ctx, "backup", options.wait);
+  const lock = await takeBackupLock(ctx, "backup", options.wait ?? false);
   const started = ctx.clock.now();
-  const notifier = notifierFor(ctx, logger);
   let autosaveOffMs: number | undefined;
   try {
     await stopOrphanedRestic(ctx, logger);

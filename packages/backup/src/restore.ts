@@ -3,18 +3,11 @@ import { join } from "node:path";
 import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import type { Logger } from "@mcops/core/log";
-import { COLOURS } from "@mcops/core/notifier";
+import { COLOURS, toolNotifier } from "@mcops/core/notifier";
 import { type PanelClient, PanelError } from "@mcops/core/panel-client";
 import { resticFor, takeBackupLock } from "./backup.ts";
 import type { Snapshot } from "./restic.ts";
-import {
-  type BackupContext,
-  backupLogger,
-  loadSettings,
-  notifierFor,
-  panelFor,
-  type SettingFlags,
-} from "./settings.ts";
+import { type BackupContext, backupLogger, loadSettings, panelFor, type SettingFlags } from "./settings.ts";
 import { levelName } from "./world.ts";
 
 export interface RestoreOptions extends SettingFlags {
@@ -108,8 +101,9 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
     return 0;
   }
 
-  const lock = await takeBackupLock(ctx, "backup restore", options.wait);
-  const notifier = notifierFor(ctx, logger);
+  // CONTRACT: a webhook.env others can read is refused (78) before anything is done.
+  const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
+  const lock = await takeBackupLock(ctx, "backup restore", options.wait ?? false);
   const panel: PanelClient = panelFor(settings, ctx);
   const moved: string[] = [];
   const placed: string[] = [];

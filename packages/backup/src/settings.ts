@@ -134,14 +134,14 @@ export function panelFor(settings: Settings, ctx: BackupContext): PanelClient {
 }
 
 /**
- * The notifier, or a silent one when the webhook configuration is broken: a bad webhook.env must not cost a backup.
- * The problem is logged as an error so that it is seen.
+ * The notifier that reports a run refused for its configuration: a silent one when the webhook configuration is
+ * itself what is wrong (that problem is logged as an error so that it is seen).
  */
 export function notifierFor(ctx: BackupContext, logger: Logger): Notifier {
   try {
     return toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   } catch (error) {
-    logger.error(`notifications are off: ${describeError(error)}`);
+    logger.error(`notifications are off: ${describeError(error)}`, { echo: false });
     return createNotifier({
       config: { webhookUrl: undefined, source: "none", events: {} as never, playHost: undefined },
       paths: ctx.paths,

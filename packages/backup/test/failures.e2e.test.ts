@@ -274,6 +274,19 @@ describe("backup failures", () => {
     expect(titles()).toEqual(["Backup failed"]);
   });
 
+  it("refuses a group-readable webhook.env with exit 78 before anything is done, and says why in the log", async () => {
+    server = await startServer();
+    chmodSync(join(server.configDir, "webhook.env"), 0o640);
+    const result = await server.run();
+    expect(result.code).toBe(78);
+    expect(result.stderr).toMatch(
+      /^backup: holds secrets but is readable by its group \(mode 640\) \(.*webhook\.env\)/,
+    );
+    expect(server.panel.calls).toHaveLength(0);
+    expect(server.backupLog()).toMatch(/Z ERROR === Backup failed === holds secrets .*webhook\.env/);
+    expect(server.discord.messages).toHaveLength(0);
+  });
+
   it("logs and posts Backup failed when the password file is missing, and exits 78 with one line", async () => {
     server = await startServer();
     rmSync(server.passwordFile);

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { loadBackupEnv, loadNotifyConfig, redactWebhookUrl } from "./config.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, UsageError } from "./errors.ts";
 import type { Paths } from "./paths.ts";
 import { clearSecrets, redact } from "./secrets.ts";
 
@@ -40,6 +40,15 @@ function goodBackupEnv(overrides: Record<string, string> = {}): string {
   return Object.entries(fields)
     .map(([k, v]) => `${k}=${v}`)
     .join("\n");
+}
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected an error");
 }
 
 function configError(fn: () => unknown): ConfigError {
@@ -125,10 +134,10 @@ describe("loadBackupEnv", () => {
 
   it("refuses a game address whose port is not 1-65535", () => {
     write("backup.env", goodBackupEnv());
-    const flags = { GAME_ADDRESS: "play.example.com:99999" };
-    const error = configError(() => loadBackupEnv(["GAME_ADDRESS"], { paths, env: {}, flags }));
+    const env = { GAME_ADDRESS: "play.example.com:99999" };
+    const error = configError(() => loadBackupEnv(["GAME_ADDRESS"], { paths, env }));
     expect(error.message).toBe("GAME_ADDRESS has port 99999, which no server listens on");
-    expect(error.where).toBe("--game-address");
+    expect(error.where).toBe("environment variable GAME_ADDRESS");
     expect(loadBackupEnv(["GAME_ADDRESS"], { paths, env: { GAME_ADDRESS: "127.0.0.1:65535" } }).GAME_ADDRESS).toBe(
       "127.0.0.1:65535",
     );
@@ -139,11 +148,15 @@ describe("loadBackupEnv", () => {
     expect(configError(() => loadBackupEnv(ALL, { paths, env: { SERVER_ID: "x y" } })).where).toBe(
       "environment variable SERVER_ID",
     );
-    expect(configError(() => loadBackupEnv(ALL, { paths, env: {}, flags: { WORLD_DIR: "rel" } })).where).toBe(
-      "--world-dir",
-    );
+  });
+
+  it("takes a bad value given as an option for a usage error (exit 2), named by its option", () => {
+    write("backup.env", goodBackupEnv());
+    const flagged = thrown(() => loadBackupEnv(ALL, { paths, env: {}, flags: { WORLD_DIR: "rel" } }));
+    expect(flagged).toBeInstanceOf(UsageError);
+    expect(flagged).toMatchObject({ exitCode: 2, where: "--world-dir" });
     const named = { paths, env: {}, flags: { WORLD_DIR: "rel" }, flagNames: { WORLD_DIR: "dir" } };
-    expect(configError(() => loadBackupEnv(ALL, named)).where).toBe("--dir");
+    expect(thrown(() => loadBackupEnv(ALL, named))).toMatchObject({ exitCode: 2, where: "--dir" });
   });
 
   it("names a missing field and the file to add it to", () => {

@@ -3,7 +3,7 @@ import { isAbsolute } from "node:path";
 import * as z from "zod/mini";
 import { CATEGORIES, type Category } from "./categories.ts";
 import { type EnvEntries, readConfigText, readEnvFile } from "./env-file.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, UsageError } from "./errors.ts";
 import { durationMs } from "./format.ts";
 import { configFile, type Paths } from "./paths.ts";
 import { registerSecret } from "./secrets.ts";
@@ -372,7 +372,10 @@ function parseOrThrow<S extends z.ZodMiniType>(
     throw new ConfigError(`${name} is not set`, { where: file, hint: missingHint.replace("{name}", name) });
   }
   const hint = (issue as { params?: { hint?: string } }).params?.hint;
-  throw new ConfigError(`${name} ${describeIssue(issue)}`, { where: describeOrigin(name, origin, file), hint });
+  const where = describeOrigin(name, origin, file);
+  // A bad value typed on the command line is a usage error (exit 2); one in a file or the environment, configuration.
+  if (origin?.kind === "flag") throw new UsageError(`${name} ${describeIssue(issue)}`, { where, hint });
+  throw new ConfigError(`${name} ${describeIssue(issue)}`, { where, hint });
 }
 
 /**

@@ -28,6 +28,9 @@ describe("acquireLock", () => {
     expect((error as BusyError).message).toMatch(
       new RegExp(`^a backup is already running \\(backup, pid ${process.pid}, since `),
     );
+    expect((error as BusyError).hint).toBe("it is still running; try again later");
+    const named = await acquireLock(path, { tool: "backup", waitOption: "--wait" }).catch((e: unknown) => e);
+    expect((named as BusyError).hint).toBe("wait for it to finish, or pass --wait");
     lock.release();
     expect(existsSync(path)).toBe(false);
   });

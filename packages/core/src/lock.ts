@@ -40,6 +40,8 @@ export interface LockOptions {
   pollMs?: number;
   /** What the busy message says is running, e.g. "a backup". */
   what?: string;
+  /** The command's option that waits for the lock (`--wait`), if it has one: the busy hint names it. */
+  waitOption?: string;
   clock?: Clock;
   signal?: AbortSignal;
 }
@@ -125,7 +127,7 @@ function busyMessage(what: string, holder: LockHolder): string {
 }
 
 export async function acquireLock(path: string, options: LockOptions): Promise<Lock> {
-  const { tool, waitMs = 0, pollMs = 250, what = "another run", clock = systemClock, signal } = options;
+  const { tool, waitMs = 0, pollMs = 250, what = "another run", clock = systemClock, signal, waitOption } = options;
   mkdirSync(dirname(path), { recursive: true });
   const deadline = clock.now() + waitMs;
   for (;;) {
@@ -145,7 +147,10 @@ export async function acquireLock(path: string, options: LockOptions): Promise<L
     if (clock.now() >= deadline) {
       throw new BusyError(busyMessage(what, current ?? holder), {
         where: path,
-        hint: waitMs > 0 ? "it is still running; try again later" : "wait for it to finish, or pass --wait",
+        hint:
+          waitMs > 0 || !waitOption
+            ? "it is still running; try again later"
+            : `wait for it to finish, or pass ${waitOption}`,
       });
     }
     await clock.sleep(Math.min(pollMs, Math.max(1, deadline - clock.now())), signal);

@@ -181,6 +181,16 @@ describe("createNotifier", () => {
     expect(lines.join("")).not.toContain("/api/webhooks/");
   });
 
+  it("never throws, even when the rate window's files cannot be written", async () => {
+    const n = notifier({ paths: { ...paths, rateDir: "/proc" } });
+    const result = await n.send({ title: "x" });
+    expect(result).toMatchObject({
+      status: "failed",
+      reason: expect.stringMatching(/^the message could not be sent \(/),
+    });
+    expect(discord.messages).toHaveLength(0);
+  });
+
   it("gives up after the last try when the host cannot be reached", async () => {
     const url = discord.webhookUrl();
     await discord.close();

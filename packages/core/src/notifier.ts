@@ -287,7 +287,14 @@ export function createNotifier(options: NotifierOptions): Notifier {
         return { status: "filtered", category: notice.category };
       }
       const message = preview(notice) as WebhookMessage;
-      const result = await post(config.webhookUrl, message);
+      // Never throws, as promised above: the rate window's files can fail too (a run dir that cannot be written).
+      const result = await post(config.webhookUrl, message).catch(
+        (error: unknown): SendResult => ({
+          status: "failed",
+          reason: `the message could not be sent (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+          hint: "check that the run directory (/run/mc-tools, or MCOPS_RUN_DIR / MCOPS_RATE_DIR) can be written",
+        }),
+      );
       if (result.status === "failed") {
         if (logFailures) logger.error(`${title} not sent: ${result.reason} — ${result.hint}`);
       } else {

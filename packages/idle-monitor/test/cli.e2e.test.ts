@@ -72,10 +72,16 @@ describe("idle-monitor (built executable)", () => {
   });
 
   it("says what is wrong with its settings in one line", async () => {
-    const bad = await runTool(BIN, ["--once", "--idle-after", "soon"], { env });
-    expect(bad.code).toBe(78);
-    expect(bad.stderr).toMatch(
-      /^idle-monitor: IDLE_AFTER is not a duration above 0 \(.*\) — write it like 30m, 90s or 2h\n$/,
+    // A bad option is a usage error (2), named by its option; the same in backup.env is a configuration error (78).
+    const bad = await runTool(BIN, ["--once", "--poll", "soon"], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(
+      "idle-monitor: IDLE_POLL is not a duration above 0 (--poll) — write it like 30m, 90s or 2h\n",
+    );
+    const inFile = await runTool(BIN, ["--once"], { env: { ...env, IDLE_AFTER: "soon" } });
+    expect(inFile.code).toBe(78);
+    expect(inFile.stderr).toMatch(
+      /^idle-monitor: IDLE_AFTER is not a duration above 0 \(environment variable IDLE_AFTER\)/,
     );
     const unknown = await runTool(BIN, ["--onse"], { env });
     expect(unknown.code).toBe(2);

@@ -182,6 +182,8 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
     env: ctx.env,
     clock: ctx.clock,
   });
+  // Read now, before anything is done: a webhook.env that is refused (exit 78) must stop the run, not follow it.
+  const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const lock = await acquireLock(join(ctx.paths.runDir, "jar-download.lock"), {
     tool: "jar-download",
     what: "another jar-download",
@@ -237,7 +239,7 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
     const now = (await panel.resources()).state;
     if (now === "offline") {
       const { previous } = installJar(temp, dir, owner);
-      return finish(ctx, logger, { what, jar, previous, restarted: false, downloaded, artifact, owner });
+      return finish(ctx, logger, { what, jar, previous, restarted: false, downloaded, artifact, owner, notifier });
     }
     if (!options.stop) throw refuse(now);
 
@@ -248,7 +250,6 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
       clock: ctx.clock,
       onWait: (busy) => logger.info(`${busy.message}: waiting for it before stopping the server`),
     });
-    const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
     try {
       const timeoutMs = options.stateTimeoutMs ?? 5 * 60_000;
       logger.info(`stopping the server to replace its jar (it was ${now})`);
@@ -296,7 +297,7 @@ async function finish(
     downloaded: { size: number };
     artifact: Artifact;
     owner: { uid: number; gid: number };
-    notifier?: ReturnType<typeof toolNotifier>;
+    notifier: ReturnType<typeof toolNotifier>;
   },
 ): Promise<number> {
   const kept = done.previous ? `; the old jar is ${PREVIOUS}` : "";
@@ -304,8 +305,7 @@ async function finish(
   ctx.stdout.write(
     `Installed ${done.what} as ${done.jar} (${formatBytes(done.downloaded.size)}, ${done.artifact.checksum ? `${done.artifact.checksum.algorithm} verified` : "size verified"})${kept}.${done.restarted ? " The server was restarted with it." : ""}\n`,
   );
-  const notifier = done.notifier ?? toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
-  await notifier.send({
+  await done.notifier.send({
     title: "Server jar updated",
     description: `${done.what} installed${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.`,
     colour: COLOURS.success,

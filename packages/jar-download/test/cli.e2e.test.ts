@@ -113,6 +113,18 @@ describe("jar-download (built executable)", () => {
     expect(jarRequests()).toBe(1);
   });
 
+  it("refuses a webhook.env others can read (exit 78) before it downloads or installs anything", async () => {
+    const etc = env.MCOPS_CONFIG_DIR as string;
+    writeFileSync(join(etc, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    chmodSync(join(etc, "webhook.env"), 0o640);
+    const result = await run("1.21.4", "--type", "purpur");
+    expect(result.code).toBe(78);
+    expect(result.stderr).toMatch(/^jar-download: .*webhook\.env.* chmod 600 /);
+    expect(result.stdout).toBe("");
+    expect(jarRequests()).toBe(0);
+    untouched();
+  });
+
   it("refuses while the server runs (exit 75) and downloads nothing", async () => {
     panel.setState("running");
     const result = await run("1.21.4", "--type", "purpur");
