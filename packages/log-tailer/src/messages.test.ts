@@ -22,13 +22,45 @@ beforeEach(() => {
 afterEach(() => vi.useRealTimers());
 
 describe("BurstThrottle", () => {
-  it("sends up to 10 joins and leaves in 10 s one by one, then one summary for the rest of the window", () => {
+  it("sends up to 10 joins and leaves in 10 s one by one, then one summary per category for the rest of the window", () => {
     const bursts = new BurstThrottle({ clock, send });
     for (let i = 0; i < 14; i++) bursts.offer(ev(i % 2 ? "leave" : "join", `P${i}`));
     expect(sent).toHaveLength(10);
     vi.advanceTimersByTime(10_000);
-    expect(sent).toHaveLength(11);
-    expect(sent[10]).toMatchObject({ title: "2 joined, 2 left", description: "2 joined: P10, P12\n2 left: P11, P13" });
+    expect(sent).toHaveLength(12);
+    expect(sent[10]).toMatchObject({ title: "2 joined", description: "2 joined: P10, P12", category: "join" });
+    expect(sent[11]).toMatchObject({ title: "2 left", description: "2 left: P11, P13", category: "leave" });
+  });
+
+  it("files the joins and the leaves of a burst under their own categories, each with only its own names", () => {
+    const bursts = new BurstThrottle({ clock, send });
+    // 12 joins and 3 leaves: 10 go one by one, then 2 joins and 3 leaves are held. More leaves than joins must not
+    // carry the joins under `leave` (where webhook.json's `"join": false` would not stop them), nor the reverse.
+    for (let i = 1; i <= 10; i++) bursts.offer(ev("join", `Player${i}`));
+    for (let i = 1; i <= 3; i++) bursts.offer(ev("leave", `Gone${i}`));
+    for (let i = 11; i <= 12; i++) bursts.offer(ev("join", `Player${i}`));
+    expect(sent).toHaveLength(10);
+    vi.advanceTimersByTime(10_000);
+    const summaries = sent.slice(10);
+    expect(summaries).toHaveLength(2);
+    const leave = summaries.find((n) => n.category === "leave");
+    const join = summaries.find((n) => n.category === "join");
+    expect(leave).toMatchObject({ title: "3 left", description: "3 left: Gone1, Gone2, Gone3" });
+    expect(join).toMatchObject({ title: "2 joined", description: "2 joined: Player11, Player12" });
+    expect(`${leave?.title} ${leave?.description}`).not.toMatch(/Player|joined/);
+    expect(`${join?.title} ${join?.description}`).not.toMatch(/Gone|left/);
+  });
+
+  it("sends only the category that has held events, and the death summary under death", () => {
+    const bursts = new BurstThrottle({ clock, send });
+    for (let i = 0; i < 12; i++) bursts.offer(ev("join", `P${i}`));
+    for (let i = 0; i < 5; i++) bursts.offer(ev("death", `P${i}`, `P${i} drowned`));
+    vi.advanceTimersByTime(10_000);
+    const summaries = sent.filter((n) => !n.title.endsWith(" the game") && !n.title.endsWith(" drowned"));
+    expect(summaries).toEqual([
+      expect.objectContaining({ title: "2 joined", description: "2 joined: P10, P11", category: "join" }),
+      expect.objectContaining({ title: "2 deaths", description: "P3 drowned\nP4 drowned", category: "death" }),
+    ]);
   });
 
   it("sends events one by one again once the storm is over", () => {

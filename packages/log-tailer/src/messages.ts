@@ -1,4 +1,3 @@
-import { type Category } from "@mcops/core/categories";
 import { type Clock } from "@mcops/core/clock";
 import { type GameEvent } from "@mcops/core/game-log";
 import { COLOURS, type Notice } from "@mcops/core/notifier";
@@ -43,7 +42,9 @@ export function noticeFor(event: GameEvent): Notice | undefined {
 
 /**
  * Bursts (SPEC 6 rule 4): more than `limit` joins and leaves within `windowMs`, or more than `deathLimit` deaths, become
- * one summary message per window instead of one message each. The notifier's 30-per-minute rule holds on top.
+ * summary messages per window instead of one message each: one for the held joins, one for the held leaves, one for the
+ * held deaths, each under its own category so webhook.json's `events` switches apply to it. The notifier's
+ * 30-per-minute rule holds on top.
  */
 export interface BurstOptions {
   clock: Clock;
@@ -97,7 +98,13 @@ export class BurstThrottle {
     group.timer = undefined;
     const held = group.held.splice(0);
     if (held.length === 0) return;
-    this.#o.send(summarise(key, held));
+    if (key === "death") return this.#o.send(summarise("death", held));
+    // One summary per category, in the order each kind first appeared, so a switched-off category stays silent.
+    const kinds = [...new Set(held.map((e) => e.type))] as ("join" | "leave")[];
+    for (const kind of kinds) {
+      const own = held.filter((e) => e.type === kind);
+      this.#o.send(summarise(kind, own));
+    }
   }
 }
 
@@ -106,8 +113,9 @@ function names(events: GameEvent[]): string {
   return list.length > 20 ? `${list.slice(0, 20).join(", ")} and ${list.length - 20} more` : list.join(", ");
 }
 
-export function summarise(key: "presence" | "death", events: GameEvent[]): Notice {
-  if (key === "death") {
+/** The summary of held events of one category: `join`, `leave` or `death`. */
+export function summarise(category: "join" | "leave" | "death", events: GameEvent[]): Notice {
+  if (category === "death") {
     return {
       title: `${events.length} deaths`,
       description:
@@ -120,16 +128,10 @@ export function summarise(key: "presence" | "death", events: GameEvent[]): Notic
       fromGame: true,
     };
   }
-  const joins = events.filter((e) => e.type === "join");
-  const leaves = events.filter((e) => e.type === "leave");
-  const parts = [
-    joins.length && `${joins.length} joined: ${names(joins)}`,
-    leaves.length && `${leaves.length} left: ${names(leaves)}`,
-  ];
-  const category: Category = joins.length >= leaves.length ? "join" : "leave";
+  const verb = category === "join" ? "joined" : "left";
   return {
-    title: `${joins.length} joined, ${leaves.length} left`,
-    description: parts.filter(Boolean).join("\n"),
+    title: `${events.length} ${verb}`,
+    description: `${events.length} ${verb}: ${names(events)}`,
     colour: COLOURS.info,
     category,
     fromGame: true,
