@@ -5,6 +5,7 @@ import { writeFileAtomic } from "@mcops/core/atomic-write";
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
 import { isErrno } from "@mcops/core/env-file";
+import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { parseGameLog, playersOnline } from "@mcops/core/game-log";
 import { pingGame } from "@mcops/core/game-ping";
@@ -12,7 +13,7 @@ import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
 import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
 import { readLogTail } from "@mcops/core/log-lines";
 import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/notifier";
-import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
+import { createPanelClient, type PanelClient, PanelError } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
 import type { Runner } from "@mcops/core/runner";
 import { type Decision, decide, type IdleSettings, type IdleState, type Observation } from "./decide.ts";
@@ -165,6 +166,8 @@ export async function observe(panel: PanelClient, settings: MonitorSettings): Pr
   try {
     state = (await panel.resources()).state;
   } catch (error) {
+    // A key the panel refuses will not get better by itself: no decision, an ERROR line each time.
+    if (error instanceof PanelError && error.kind === "auth") throw error;
     state = "unknown";
     notes.push(`panel: ${(error as Error).message}`);
   }
@@ -185,14 +188,24 @@ export async function observe(panel: PanelClient, settings: MonitorSettings): Pr
 }
 
 export interface Monitor {
-  /** One decision: observe, decide, act, save. An unexpected failure is logged and returned, not thrown. */
+  /**
+   * One decision: observe, decide, act, save. A failure (the idle backup or stop failed, the panel refused the key, or
+   * anything unexpected) is logged and returned, not thrown.
+   */
   tick(): Promise<Decision & { error?: Error }>;
   readonly state: IdleState;
   readonly settings: MonitorSettings;
 }
 
-export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}): Monitor {
+/** `once`: the failure of the one decision ends the run with it (exit code, one line), so its log line is not echoed. */
+export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}, once = false): Monitor {
   const { env, settings } = loadSettings(ctx, flags);
+  let failure: Error | undefined;
+  /** An ERROR line, and for --once the failure the run ends with. */
+  const fail = (line: string, error: Error = new JobError(line)): void => {
+    logger.error(line, { echo: !once });
+    failure ??= error;
+  };
   const logger: Logger = toolLogger({
     logDir: ctx.paths.logDir,
     file: "mc-idle-monitor.log",
@@ -243,7 +256,7 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}): Mo
     } else {
       const why = result.code === null ? (result.signal ?? "did not start") : `exit ${result.code}`;
       const said = result.stderr.trim().split("\n").at(-1);
-      logger.error(`idle backup failed (${why})${said ? `: ${said}` : ""}; next try after the cooldown`);
+      fail(`idle backup failed (${why})${said ? `: ${said}` : ""}; next try after the cooldown`);
     }
     return true;
   }
@@ -253,7 +266,7 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}): Mo
     try {
       await panel.power("stop");
     } catch (error) {
-      logger.error(`idle stop failed: ${(error as Error).message}`);
+      fail(`idle stop failed: ${(error as Error).message}`);
       return;
     }
     state.idleStop = now;
@@ -268,7 +281,7 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}): Mo
     if (settings.stopCommand) {
       const result = await runner.run(settings.stopCommand, [], ctx.signal ? { signal: ctx.signal } : {});
       if (result.code === 0) logger.info(`ran ${settings.stopCommand}`);
-      else logger.error(`${settings.stopCommand} failed (exit ${result.code ?? result.signal})`);
+      else fail(`${settings.stopCommand} failed (exit ${result.code ?? result.signal})`);
     }
   }
 
@@ -278,6 +291,7 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}): Mo
       return state;
     },
     async tick() {
+      failure = undefined;
       try {
         const now = ctx.clock.now();
         const observation = await observe(panel, settings);
@@ -288,10 +302,10 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}): Mo
         else if (action === "stop") await stop(now, decision.line);
         else logger.info(decision.line);
         writeState(settings.stateFile, state);
-        return { ...decision, action };
-      } catch (failure) {
-        const error = failure instanceof Error ? failure : new Error(String(failure));
-        logger.error(`no decision this time: ${error.message}`);
+        return failure ? { ...decision, action, error: failure } : { ...decision, action };
+      } catch (thrown) {
+        const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+        fail(`no decision this time: ${error.message}`, error);
         return { state, action: "none", line: error.message, error };
       }
     },
@@ -300,7 +314,7 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}): Mo
 
 /** The service: a decision every IDLE_POLL until the signal; `once`: one decision. */
 export async function runMonitor(ctx: MonitorContext, flags: MonitorFlags, once: boolean): Promise<number> {
-  const monitor = createMonitor(ctx, flags);
+  const monitor = createMonitor(ctx, flags, once);
   for (;;) {
     const decision = await monitor.tick();
     if (once) {

@@ -53,6 +53,27 @@ describe("idle-monitor (built executable)", () => {
     await steve.leave();
   });
 
+  it("--once ends with exit 1 and one line when the idle backup fails, and when the panel refuses the key", async () => {
+    // Played until an hour ago, empty since: the idle backup is due, and the backup command fails.
+    const hourAgo = Date.now() - 3600_000;
+    mkdirSync(join(root.path, "state"), { recursive: true });
+    writeFileSync(
+      join(root.path, "state", "idle-monitor.json"),
+      JSON.stringify({ lastActivity: hourAgo, idleSince: hourAgo }),
+    );
+    const failed = await runTool(BIN, ["--once", "--backup-command", "/bin/false"], { env });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toBe("idle-monitor: idle backup failed (exit 1); next try after the cooldown\n");
+    expect(readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8")).toMatch(/ERROR idle backup failed/);
+
+    const etc = env.MCOPS_CONFIG_DIR as string;
+    const file = join(etc, "backup.env");
+    writeFileSync(file, readFileSync(file, "utf8").replace(panel.apiKey, `ptlc_${"x".repeat(43)}`));
+    const refused = await runTool(BIN, ["--once"], { env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^idle-monitor: the panel refused the API key \(.*\) — .*\n$/);
+  });
+
   it("runs as a service until SIGTERM, a decision every IDLE_POLL", async () => {
     const { child, done } = startTool(BIN, ["--poll", "1s"], { env });
     const log = join(root.path, "log", "mc-idle-monitor.log");
