@@ -9,7 +9,7 @@ import { type LocalEnv, loadLocalEnv } from "@mcops/core/config";
 import { isErrno } from "@mcops/core/env-file";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import type { Writer } from "@mcops/core/log";
+import { createLogger, type Writer } from "@mcops/core/log";
 import { createNotifier, type Notifier } from "@mcops/core/notifier";
 import { resolvePaths } from "@mcops/core/paths";
 import { type DigitalOcean, type Droplet } from "./digitalocean.ts";
@@ -196,6 +196,8 @@ export function localNotifier(
   const events = Object.fromEntries(CATEGORIES.map((c) => [c, true])) as Record<Category, boolean>;
   return createNotifier({
     config: { webhookUrl: env.WEBHOOK_URL, source: envFilePath(ctx), events, playHost: env.SERVER_ADDR },
+    // No log file on the operator's computer: a message that could not be sent is said on stderr, in one line.
+    logger: createLogger({ echo: ctx.stderr, echoLevel: "ERROR", clock: ctx.clock }),
     // The posting window is shared through a file; on the operator's computer it lives in the temporary directory.
     paths: resolvePaths({ ...ctx.env, MCOPS_RUN_DIR: ctx.env.MCOPS_RUN_DIR ?? join(tmpdir(), "mcops") }),
     clock: ctx.clock,

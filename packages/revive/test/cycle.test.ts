@@ -85,6 +85,15 @@ describe("hibernate → revive", () => {
     expect(titles()).toEqual(["Server hibernated", "Server revived"]);
   }, 30_000);
 
+  it("says on stderr, in one line, when its message could not be posted (a deleted webhook)", async () => {
+    world = await startWorld();
+    world.discord.deleteWebhook(0);
+    expect(await runHibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    expect(world.err.join("")).toMatch(
+      /^\S+Z ERROR notification "Server hibernated" not sent: the webhook does not exist: .*\n$/,
+    );
+  }, 30_000);
+
   it("refuses while players are online, and touches nothing", async () => {
     world = await startWorld();
     const steve = await world.game.join("Steve");

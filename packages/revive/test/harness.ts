@@ -33,6 +33,8 @@ export interface World {
   discord: DiscordStandIn;
   envFile: string;
   out: string[];
+  /** What the tools wrote on stderr. */
+  err: string[];
   ssh: string[][];
   sshExit: number;
   runner: Runner;
@@ -87,6 +89,7 @@ export async function startWorld(
   );
   chmodSync(envFile, 0o600);
   const out: string[] = [];
+  const err: string[] = [];
   const world: World = {
     dir,
     digitalocean,
@@ -96,6 +99,7 @@ export async function startWorld(
     discord,
     envFile,
     out,
+    err,
     ssh: [],
     sshExit: 0,
     runner: {
@@ -114,7 +118,7 @@ export async function startWorld(
       env: { MCOPS_RUN_DIR: join(dir.path, "run") },
       clock: systemClock,
       stdout: { write: (text: string) => (out.push(text), true) },
-      stderr: { write: () => true },
+      stderr: { write: (text: string) => (err.push(text), true) },
       pollMs: 10,
       // Generous against the stand-in's 30-80 ms actions, so that a busy machine does not change the story.
       timeouts: { shutdownMs: 3000, powerOffMs: 3000, snapshotMs: 2000, activeMs: 5000 },
