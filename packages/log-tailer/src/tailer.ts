@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
+import { UsageError } from "@mcops/core/errors";
 import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
 import { toolLogger, type Writer } from "@mcops/core/log";
 import { type FollowPosition, LogFollower } from "@mcops/core/log-follower";
@@ -53,6 +54,13 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
   const file =
     options.file ??
     join(loadBackupEnv(["WORLD_DIR"], { paths: ctx.paths, env: ctx.env }).WORLD_DIR, "logs", "latest.log");
+  // A missing file is waited for (the server may not have started yet); a directory never becomes a log.
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new UsageError(`${file} is a directory`, {
+      where: options.file ? "--file" : "WORLD_DIR",
+      hint: "give the game log itself, e.g. <WORLD_DIR>/logs/latest.log",
+    });
+  }
   const logger = toolLogger({
     logDir: ctx.paths.logDir,
     file: "mc-log-tailer.log",

@@ -3,7 +3,7 @@ import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type DiscordStandIn, startDiscordStandIn, toolEnv } from "@mcops/testkit";
+import { type DiscordStandIn, runTool, startDiscordStandIn, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const BIN = fileURLToPath(new URL("../dist/log-tailer.mjs", import.meta.url));
@@ -89,6 +89,14 @@ describe("log-tailer scan", () => {
 });
 
 describe("log-tailer (service)", () => {
+  it("says in one line that a directory is not a log (exit 2)", async () => {
+    const result = await runTool(BIN, ["--file", root], { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `log-tailer: ${root} is a directory (--file) — give the game log itself, e.g. <WORLD_DIR>/logs/latest.log\n`,
+    );
+  });
+
   it("posts each kind of event with its colour, and stops cleanly on SIGTERM", async () => {
     start();
     await settled();

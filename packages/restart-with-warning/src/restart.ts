@@ -156,7 +156,8 @@ async function restart(run: Run, options: RestartOptions, marks: number[]): Prom
     },
   }).catch(async (failure: unknown) => {
     if (failure instanceof BusyError) {
-      logger.error(`a backup was still running after ${formatDuration(lockWaitMs)}: restart skipped`);
+      // The run ends with the busy error's own line on stderr: this one is for the log file.
+      logger.error(`a backup was still running after ${formatDuration(lockWaitMs)}: restart skipped`, { echo: false });
       await post("Restart skipped", "A backup was still running; the server was not restarted.", COLOURS.error);
       run.reported = failure;
     }
