@@ -226,6 +226,16 @@ describe("loadNotifyConfig", () => {
     expect(error.exitCode).toBe(78);
   });
 
+  it("holds webhook.json to mode 600 only when it has the webhook address", () => {
+    write("webhook.env", `WEBHOOK_URL=${HOOK}\n`);
+    write("webhook.json", JSON.stringify({ events: { join: false } }), 0o644);
+    expect(loadNotifyConfig({ paths, env: {} }).events.join).toBe(false);
+    const file = write("webhook.json", JSON.stringify({ webhook_url: HOOK, events: {} }), 0o644);
+    const error = configError(() => loadNotifyConfig({ paths, env: {} }));
+    expect(error).toMatchObject({ exitCode: 78, where: file, hint: `run: chmod 600 ${file}` });
+    expect(error.message).toBe("holds secrets but is readable by group and others (mode 644)");
+  });
+
   it("refuses unknown categories and broken JSON in webhook.json, naming the file", () => {
     const file = write("webhook.json", JSON.stringify({ events: { joins: true } }));
     const error = configError(() => loadNotifyConfig({ paths, env: {} }));

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { isAbsolute } from "node:path";
 import * as z from "zod/mini";
 import { CATEGORIES, type Category } from "./categories.ts";
-import { type EnvEntries, readConfigText, readEnvFile } from "./env-file.ts";
+import { type EnvEntries, readConfigText, readEnvFile, refuseShared } from "./env-file.ts";
 import { ConfigError, UsageError } from "./errors.ts";
 import { durationMs } from "./format.ts";
 import { configFile, type Paths } from "./paths.ts";
@@ -500,8 +500,12 @@ export function loadNotifyConfig(options: LoadEnvOptions): NotifyConfig {
   return { webhookUrl, source, events, playHost: fromEnv.PLAY_HOST ?? hostname(), rate };
 }
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** webhook.json: a secret (mode 600) only when it holds the webhook address; categories alone are not one. */
 export function readWebhookJson(file: string): WebhookJson | undefined {
-  const text = readConfigText(file, { secret: true });
+  const text = readConfigText(file, { secret: false });
   if (text === undefined) return undefined;
   let data: unknown;
   try {
@@ -512,6 +516,7 @@ export function readWebhookJson(file: string): WebhookJson | undefined {
       hint: 'fix it or delete it; its shape is {"webhook_url": "...", "events": {"join": true, ...}}',
     });
   }
+  if (isPlainObject(data) && data.webhook_url !== undefined) refuseShared(file);
   const result = webhookJsonSchema.safeParse(data);
   if (result.success) return result.data;
   const issue = result.error.issues[0] as z.core.$ZodIssue;

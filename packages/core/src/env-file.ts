@@ -121,17 +121,21 @@ export function readConfigText(file: string, { secret }: ReadEnvFileOptions): st
     if (isErrno(error, "ENOENT")) return undefined;
     throw unreadable(file, error);
   }
-  if (secret && (mode & 0o077) !== 0) {
-    throw new ConfigError(`holds secrets but is readable by ${readers(mode)} (mode ${(mode & 0o777).toString(8)})`, {
-      where: file,
-      hint: `run: chmod 600 ${file}`,
-    });
-  }
+  if (secret) refuseShared(file, mode);
   try {
     return readFileSync(file, "utf8");
   } catch (error) {
     throw unreadable(file, error);
   }
+}
+
+/** CONTRACT: a file holding a secret that its group or others can read is refused (exit 78), with the chmod to run. */
+export function refuseShared(file: string, mode: number = statSync(file).mode): void {
+  if ((mode & 0o077) === 0) return;
+  throw new ConfigError(`holds secrets but is readable by ${readers(mode)} (mode ${(mode & 0o777).toString(8)})`, {
+    where: file,
+    hint: `run: chmod 600 ${file}`,
+  });
 }
 
 function readers(mode: number): string {
