@@ -200,12 +200,6 @@ export interface Monitor {
 /** `once`: the failure of the one decision ends the run with it (exit code, one line), so its log line is not echoed. */
 export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}, once = false): Monitor {
   const { env, settings } = loadSettings(ctx, flags);
-  let failure: Error | undefined;
-  /** An ERROR line, and for --once the failure the run ends with. */
-  const fail = (line: string, error: Error = new JobError(line)): void => {
-    logger.error(line, { echo: !once });
-    failure ??= error;
-  };
   const logger: Logger = toolLogger({
     logDir: ctx.paths.logDir,
     file: "mc-idle-monitor.log",
@@ -213,6 +207,12 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}, onc
     env: ctx.env,
     clock: ctx.clock,
   });
+  let failure: Error | undefined;
+  /** An ERROR line, and for --once the failure the run ends with. */
+  const fail = (line: string, error: Error = new JobError(line)): void => {
+    logger.error(line, { echo: !once });
+    failure ??= error;
+  };
   const notifier: Notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const panel = createPanelClient({
     url: env.CONTROL_URL,
