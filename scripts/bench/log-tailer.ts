@@ -17,7 +17,7 @@ import { fmt, median, percentile, ratio, rssKiB } from "./lib.ts";
 
 /** Issue 4: scan throughput against grep, follow-mode latency to the webhook, and resident memory when idle. */
 const BIN = fileURLToPath(new URL("../../packages/log-tailer/dist/log-tailer.mjs", import.meta.url));
-const FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/real-logs/", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("../../packages/log-tailer/test/fixtures/real-logs/", import.meta.url));
 
 function timeIt(fn: () => void): number {
   const started = process.hrtime.bigint();

@@ -6,7 +6,7 @@ import { parseGameLog } from "@mcops/core/game-log";
 import { describe, expect, it } from "vitest";
 import { runScan, scanLine } from "./scan.ts";
 
-const FIXTURES = fileURLToPath(new URL("../../../../shared/fixtures/real-logs/", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("../test/fixtures/real-logs/", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "mcops-scan-"));
 
 function scan(files: string[], chunkBytes?: number): string[] {

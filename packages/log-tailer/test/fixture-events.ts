@@ -1,5 +1,5 @@
 /**
- * Events in each real log of ../../../../shared/fixtures/real-logs, counted by reading the files by hand (not with the
+ * Events in each real log of ./fixtures/real-logs, counted by reading the files by hand (not with the
  * parser). Every line of every file was read; grep was only used to find candidates, each of which was judged in
  * context. `line` is the 1-based number of the entry's first line, counting "\n" only (the fabric, forge-1.20.1 and
  * spigot files have CRLF or mixed line endings, no file has a bare "\r"; the two codex files have no final newline).

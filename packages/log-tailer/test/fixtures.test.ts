@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { FIXTURE_EVENTS } from "./fixture-events.ts";
 
 /** Every real log in shared/fixtures: the parser finds exactly the events counted by hand in fixture-events.ts. */
-const DIR = fileURLToPath(new URL("../../../../shared/fixtures/real-logs/", import.meta.url));
+const DIR = fileURLToPath(new URL("./fixtures/real-logs/", import.meta.url));
 
 describe("real server logs", () => {
   it("has a hand count for every fixture", () => {

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const BIN = fileURLToPath(new URL("../dist/log-tailer.mjs", import.meta.url));
 const FIXTURE = fileURLToPath(
-  new URL("../../../../shared/fixtures/real-logs/vanilla-1.21.5-dawncraft-2025-03-30-4.log", import.meta.url),
+  new URL("./fixtures/real-logs/vanilla-1.21.5-dawncraft-2025-03-30-4.log", import.meta.url),
 );
 
 let discord: DiscordStandIn;
