@@ -1,0 +1,147 @@
+import { execFileSync } from "node:child_process";
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConfigError } from "./errors.ts";
+import { checkVolumeName, UnsafePathError, VolumeDir } from "./volume.ts";
+
+let root: string;
+let vol: string;
+let canary: string;
+let volume: VolumeDir;
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "mcops-volume-"));
+  vol = join(root, "vol");
+  canary = join(root, "outside");
+  mkdirSync(join(vol, "logs"), { recursive: true });
+  mkdirSync(canary);
+  writeFileSync(join(canary, "secret"), "root only\n", { mode: 0o600 });
+  volume = VolumeDir.open(vol);
+});
+
+afterEach(() => {
+  volume.close();
+  execFileSync("rm", ["-rf", root]);
+});
+
+describe("checkVolumeName", () => {
+  it.each([
+    ["../othersrv/world", "has a path separator"],
+    ["lnk/payload", "has a path separator"],
+    ["..", "starts with a dot"],
+    [".mcops-pre-restore-x", "starts with a dot"],
+    ["", "is empty"],
+    ["wo\0rld", "NUL"],
+    ["a\\b", "path separator"],
+  ])("refuses %j with exit 78 naming the file", (name, problem) => {
+    const call = () => checkVolumeName(name, { field: "level-name", file: "/v/server.properties" });
+    expect(call).toThrow(ConfigError);
+    expect(call).toThrow(problem);
+    try {
+      call();
+    } catch (error) {
+      expect((error as ConfigError).where).toBe("/v/server.properties");
+      expect((error as ConfigError).exitCode).toBe(78);
+    }
+  });
+
+  it("takes an ordinary world name, spaces and all", () => {
+    expect(checkVolumeName("My World 2", { field: "level-name", file: "f" })).toBe("My World 2");
+  });
+});
+
+describe("VolumeDir", () => {
+  it("reads a regular file below it", () => {
+    writeFileSync(join(vol, "logs", "latest.log"), "hello\n");
+    expect(volume.readFile("logs/latest.log", 1024)?.toString()).toBe("hello\n");
+    expect(volume.readFile("logs/absent.log", 1024)).toBeUndefined();
+    expect(volume.readFile("nodir/absent.log", 1024)).toBeUndefined();
+  });
+
+  it("refuses a link as the file, naming it, and reads nothing behind it", () => {
+    symlinkSync(join(canary, "secret"), join(vol, "server.properties"));
+    expect(() => volume.readFile("server.properties", 1024)).toThrow(
+      `${join(vol, "server.properties")} is a symbolic link, not a regular file`,
+    );
+  });
+
+  it("refuses a link on the way, even to a directory holding the wanted name", () => {
+    writeFileSync(join(canary, "latest.log"), "[12:00:00] [Server thread/INFO]: Steve joined the game\n");
+    execFileSync("rm", ["-rf", join(vol, "logs")]);
+    symlinkSync(canary, join(vol, "logs"));
+    expect(() => volume.readFile("logs/latest.log", 1024)).toThrow(UnsafePathError);
+    expect(() => volume.readFile("logs/latest.log", 1024)).toThrow("logs is a symbolic link, not a directory");
+    expect(() => volume.lstat("logs/latest.log")).toThrow(UnsafePathError);
+    expect(() => volume.tryDir("logs")).toThrow(UnsafePathError);
+  });
+
+  it("refuses a FIFO at once instead of blocking on it", () => {
+    execFileSync("mkfifo", [join(vol, "logs", "latest.log")]);
+    expect(() => volume.tryOpenFile("logs/latest.log")).toThrow("is a FIFO, not a regular file");
+  });
+
+  it("refuses a directory where a file belongs, and a file larger than the cap", () => {
+    mkdirSync(join(vol, "server.properties"));
+    expect(() => volume.readFile("server.properties", 10)).toThrow("is a directory, not a regular file");
+    writeFileSync(join(vol, "big"), Buffer.alloc(2048));
+    expect(() => volume.readFile("big", 1024)).toThrow("is 2.00 KiB, more than the 1.00 KiB such a file can be");
+  });
+
+  it("makes private directories under unpredictable names, mode 700, that a planted link cannot redirect", () => {
+    const first = volume.makePrivateDir(".mcops-restore-");
+    const second = volume.makePrivateDir(".mcops-restore-");
+    try {
+      expect(first.path).not.toBe(second.path);
+      expect(statSync(first.path).mode & 0o777).toBe(0o700);
+      expect(lstatSync(first.path).isDirectory()).toBe(true);
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
+  it("moves entries through descriptors: a directory renamed meanwhile is still the one written to", () => {
+    mkdirSync(join(vol, "world"));
+    const aside = volume.makePrivateDir(".aside-");
+    // The game's user renames the aside directory and puts a link to a host directory under its old name.
+    renameSync(aside.path, join(vol, "moved"));
+    symlinkSync(canary, aside.path);
+    volume.rename("world", aside);
+    aside.close();
+    expect(readdirSync(join(vol, "moved"))).toEqual(["world"]);
+    expect(readdirSync(canary)).toEqual(["secret"]);
+  });
+
+  it("chowns a tree without following a link inside it", () => {
+    mkdirSync(join(vol, "world", "region"), { recursive: true });
+    writeFileSync(join(vol, "world", "level.dat"), "x");
+    symlinkSync(join(canary, "secret"), join(vol, "world", "region", "r.0.0.mca"));
+    symlinkSync(canary, join(vol, "world", "data"));
+    volume.chownTree("world", 988, 988);
+    expect(statSync(join(vol, "world", "level.dat")).uid).toBe(988);
+    expect(statSync(join(vol, "world", "region")).uid).toBe(988);
+    expect(lstatSync(join(vol, "world", "region", "r.0.0.mca")).uid).toBe(988);
+    expect(statSync(join(canary, "secret")).uid).toBe(0);
+    expect(statSync(canary).uid).toBe(0);
+  });
+
+  it("removes a tree without following a link inside it", () => {
+    mkdirSync(join(vol, "staging", "a"), { recursive: true });
+    symlinkSync(canary, join(vol, "staging", "a", "link"));
+    volume.removeTree("staging");
+    expect(readdirSync(vol)).toEqual(["logs"]);
+    expect(readFileSync(join(canary, "secret"), "utf8")).toBe("root only\n");
+  });
+});
