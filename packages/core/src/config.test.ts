@@ -94,6 +94,18 @@ describe("loadBackupEnv", () => {
     expect(loadBackupEnv(["RESTIC_PASSWORD_FILE"], { paths, env: {} }).RESTIC_PASSWORD_FILE).toBe("/etc/restic-pw");
   });
 
+  it("registers the user and password inside RESTIC_REPOSITORY as secrets", () => {
+    clearSecrets();
+    write("backup.env", goodBackupEnv({ RESTIC_REPOSITORY: "rest:https://backup:s3cr%40t@repo.example:8000/mc/" }));
+    loadBackupEnv(["RESTIC_REPOSITORY"], { paths, env: {} });
+    expect(redact("to rest:https://backup:s3cr%40t@repo.example:8000/mc/")).toBe("to rest:https://***@repo.example:8000/mc/");
+    expect(redact("restic said s3cr@t and s3cr%40t")).toBe("restic said *** and ***");
+    clearSecrets();
+    write("backup.env", goodBackupEnv({ RESTIC_REPOSITORY: "rest:http://u:pw@h/" }));
+    loadBackupEnv(["RESTIC_REPOSITORY"], { paths, env: {} });
+    expect(redact("rest:http://u:pw@h/")).not.toContain("pw");
+  });
+
   it("asks only for the fields a tool needs", () => {
     write("backup.env", "SERVER_ID=1a2b3c4d\n");
     expect(loadBackupEnv(["SERVER_ID"], { paths, env: {} }).SERVER_ID).toBe("1a2b3c4d");

@@ -397,7 +397,30 @@ export function loadBackupEnv<K extends keyof BackupEnv>(
     `add {name}=... to ${file} (SPEC 2.1)`,
   ) as Pick<BackupEnv, K>;
   if ("CONTROL_KEY" in values) registerSecret(values.CONTROL_KEY as string);
+  if ("RESTIC_REPOSITORY" in values) registerRepositoryCredentials(values.RESTIC_REPOSITORY as string);
   return { ...values, file };
+}
+
+/**
+ * A repository address can carry a user and password (`rest:https://user:password@host/`): both are secrets, so every
+ * line that shows the address shows `rest:https://***@host/`. The password alone is registered too, and percent-decoded,
+ * since restic's own messages may show it that way.
+ */
+export function registerRepositoryCredentials(repository: string): void {
+  const match = /^(?:[a-z0-9]+:)?[a-z][a-z0-9+.-]*:\/\/([^/@]*)@/i.exec(repository);
+  if (!match?.[1]) return;
+  const userinfo = match[1];
+  // Short credentials are registered with what surrounds them: a bare two-letter secret would mangle ordinary text.
+  registerSecret(userinfo.length >= 6 ? userinfo : `//${userinfo}@`);
+  const password = userinfo.includes(":") ? userinfo.slice(userinfo.indexOf(":") + 1) : undefined;
+  if (password) {
+    registerSecret(password);
+    try {
+      registerSecret(decodeURIComponent(password));
+    } catch {
+      // not percent-encoded
+    }
+  }
 }
 
 /**
