@@ -1,21 +1,37 @@
-import { spawn } from "node:child_process";
-import { appendFileSync, mkdtempSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { JobError } from "./errors.ts";
 import { GameLogParser } from "./game-log.ts";
-import { type FollowPosition, LogFollower } from "./log-follower.ts";
+import { type FollowerOptions, type FollowPosition, LogFollower, MAX_LINE_BYTES } from "./log-follower.ts";
+import { VolumeDir } from "./volume.ts";
 
 let dir: string;
+let volume: VolumeDir;
 let follower: LogFollower | undefined;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "mcops-follow-"));
+  volume = VolumeDir.open(dir);
 });
 
 afterEach(() => {
   follower?.stop();
   follower = undefined;
+  volume.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -34,7 +50,8 @@ function follow(path: string, resumeFrom?: FollowPosition) {
   let position: FollowPosition | undefined;
   const parser = new GameLogParser((e) => players.push(e.player as string));
   follower = new LogFollower({
-    path,
+    dir: volume,
+    file: relative(dir, path),
     resumeFrom,
     pollMs: 200,
     onLine: (line) => parser.push(line),
@@ -167,5 +184,205 @@ describe("LogFollower", () => {
     expect(seen.players).toHaveLength(total);
     expect(seen.players.every((p, i) => p === `P${i}`)).toBe(true);
     child.kill();
+  }, 90_000);
+});
+
+/** Follows `rel` in the volume, keeping every line, every problem and every caught-up position. */
+function followLines(rel: string, more: Partial<FollowerOptions> = {}, sample?: () => void) {
+  const seen = {
+    lines: [] as string[],
+    cut: [] as number[],
+    problems: [] as JobError[],
+    again: 0,
+    position: undefined as FollowPosition | undefined,
+  };
+  follower = new LogFollower({
+    dir: volume,
+    file: rel,
+    pollMs: 50,
+    onLine: (line, info) => {
+      sample?.();
+      seen.lines.push(line);
+      if (info.cut) seen.cut.push(seen.lines.length - 1);
+    },
+    onCaughtUp: (position) => {
+      sample?.();
+      seen.position = position;
+    },
+    onProblem: (error) => seen.problems.push(error),
+    onFollowedAgain: () => seen.again++,
+    ...more,
+  });
+  follower.start();
+  return seen;
+}
+
+/**
+ * If anything opens the FIFO for reading in blocking mode, it would wait for a writer forever, and so would the test
+ * (the follower runs on the test's own event loop). This writer comes along after 10 s so that such a failure ends as
+ * a failed assertion rather than a hung run; it is killed at the end of a passing test.
+ */
+let guards: ChildProcess[] = [];
+function fifoGuard(fifo: string): void {
+  const script = `setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); } catch {} }, 10_000);`;
+  guards.push(spawn(process.execPath, ["-e", script], { stdio: "ignore" }));
+}
+afterEach(() => {
+  for (const guard of guards) guard.kill("SIGKILL");
+  guards = [];
+});
+
+/** Bytes held outside the JS heap (Buffers) plus the heap: what a growing line would show in. */
+const memory = () => {
+  const usage = process.memoryUsage();
+  return usage.arrayBuffers + usage.heapUsed;
+};
+
+describe("LogFollower in a hostile volume", () => {
+  it("never blocks on a FIFO as the file, says so once however often it looks, and follows a regular file written there again", async () => {
+    mkdirSync(join(dir, "logs"));
+    const path = join(dir, "logs", "latest.log");
+    execFileSync("mkfifo", [path]);
+    fifoGuard(path);
+    const started = Date.now();
+    const seen = followLines("logs/latest.log");
+    for (let i = 0; i < 20; i++) follower?.drain();
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(seen.problems.map((p) => p.message)).toEqual([`${path} is a FIFO, not a regular file`]);
+    expect(seen.problems[0]?.hint).toMatch(/remove it/);
+    expect(seen.lines).toEqual([]);
+
+    unlinkSync(path);
+    writeFileSync(path, joinLine(0));
+    await until(() => seen.lines.length === 1, 3000, "the regular file's line");
+    expect(seen.lines).toEqual([joinLine(0).trimEnd()]);
+    expect(seen.again).toBe(1);
+    expect(seen.problems).toHaveLength(1);
+  });
+
+  it("never reads through a link as the file, nor through a linked logs directory: the canary's lines never come", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "mcops-canary-"));
+    try {
+      const canary = join(outside, "latest.log");
+      writeFileSync(canary, joinLine(99), { mode: 0o600 });
+      mkdirSync(join(dir, "logs"));
+      symlinkSync(canary, join(dir, "logs", "latest.log"));
+      const seen = followLines("logs/latest.log");
+      await until(() => seen.problems.length === 1, 3000, "the problem");
+      expect(seen.problems[0]?.message).toBe(
+        `${join(dir, "logs", "latest.log")} is a symbolic link, not a regular file`,
+      );
+      expect(seen.problems[0]?.hint).toBe("links inside the server volume are never followed; remove it");
+      appendFileSync(canary, joinLine(98));
+      for (let i = 0; i < 5; i++) follower?.drain();
+
+      // The whole logs directory a link to the canary's.
+      rmSync(join(dir, "logs"), { recursive: true });
+      symlinkSync(outside, join(dir, "logs"));
+      await until(() => seen.problems.length === 2, 3000, "the second problem");
+      expect(seen.problems[1]?.message).toBe(`${join(dir, "logs")} is a symbolic link, not a directory`);
+      appendFileSync(canary, joinLine(97));
+      for (let i = 0; i < 5; i++) follower?.drain();
+      expect(seen.lines).toEqual([]);
+      expect(seen.problems).toHaveLength(2);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("takes a directory where the file should be as no file, and follows the regular file made there later", async () => {
+    const path = join(dir, "latest.log");
+    mkdirSync(path);
+    const seen = followLines("latest.log");
+    for (let i = 0; i < 5; i++) follower?.drain();
+    expect(seen.problems.map((p) => p.message)).toEqual([`${path} is a directory, not a regular file`]);
+    rmdirSync(path);
+    writeFileSync(path, joinLine(2));
+    await until(() => seen.lines.length === 1, 3000, "the new file");
+    expect(seen.lines).toEqual([joinLine(2).trimEnd()]);
+    expect(seen.again).toBe(1);
+  });
+
+  it("reads the old file to its end when a directory replaces it under a running follower, and does not crash", async () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, joinLine(0));
+    const seen = followLines("latest.log");
+    await until(() => seen.lines.length === 1, 3000, "P0");
+    appendFileSync(path, joinLine(1));
+    renameSync(path, join(dir, "old.log"));
+    mkdirSync(path);
+    await until(() => seen.problems.length === 1, 3000, "the problem");
+    expect(seen.problems[0]?.message).toBe(`${path} is a directory, not a regular file`);
+    expect(seen.lines).toEqual([joinLine(0).trimEnd(), joinLine(1).trimEnd()]);
+    rmdirSync(path);
+    writeFileSync(path, joinLine(2));
+    await until(() => seen.lines.length === 3, 3000, "the new file");
+    expect(seen.again).toBe(1);
+  });
+
+  it("cuts only lines longer than the cap, across reads and partial writes", async () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, "0123456789\n0123456789A\nshort\n01234");
+    const seen = followLines("latest.log", { maxLineBytes: 10 });
+    await until(() => seen.lines.length === 3, 3000, "three lines");
+    appendFileSync(path, "56789");
+    follower?.drain();
+    expect(seen.lines).toHaveLength(3);
+    appendFileSync(path, "\n01234");
+    await until(() => seen.lines.length === 4, 3000, "the completed line");
+    appendFileSync(path, "56789XYZ");
+    await until(() => seen.lines.length === 5, 3000, "the cut line");
+    appendFileSync(path, "still the same line\nnext\n");
+    await until(() => seen.lines.length === 6, 3000, "the next line");
+    expect(seen.lines).toEqual(["0123456789", "0123456789", "short", "0123456789", "0123456789", "next"]);
+    expect(seen.cut).toEqual([1, 4]);
+    expect(seen.position?.offset).toBe(
+      Buffer.byteLength("0123456789\n0123456789A\nshort\n0123456789\n0123456789XYZstill the same line\nnext\n"),
+    );
+  });
+
+  it("cuts a 50 MB line at 64 KiB, skips the rest in linear time with bounded memory, and delivers the next line", async () => {
+    const path = join(dir, "latest.log");
+    const mib = Buffer.alloc(1024 * 1024, "x");
+    writeFileSync(path, "[12:00:00] [Server thread/INFO]: <Steve> ");
+    for (let i = 0; i < 50; i++) appendFileSync(path, mib);
+    appendFileSync(path, `\n${joinLine(1)}`);
+    const before = memory();
+    let peak = before;
+    const started = process.cpuUsage();
+    const seen = followLines("latest.log", {}, () => {
+      peak = Math.max(peak, memory());
+    });
+    await until(() => seen.lines.length === 2, 10_000, "both lines");
+    const cpu = process.cpuUsage(started);
+    expect(seen.cut).toEqual([0]);
+    expect(Buffer.byteLength(seen.lines[0] as string)).toBe(MAX_LINE_BYTES);
+    expect(seen.lines[1]).toBe(joinLine(1).trimEnd());
+    expect(peak - before).toBeLessThan(16 * 1024 * 1024);
+    // Reading 50 MB once is a fraction of a second; the old quadratic joins took half a minute.
+    expect((cpu.user + cpu.system) / 1000).toBeLessThan(5000);
+  });
+
+  it("reads a 2 GiB file without a newline in bounded memory, saves a position inside the cut line, and resumes after it", async () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, "");
+    truncateSync(path, 2 ** 31); // sparse: 2 GiB of NULs and no newline, on no disk space
+    const before = memory();
+    let peak = before;
+    const seen = followLines("latest.log", {}, () => {
+      peak = Math.max(peak, memory());
+    });
+    await until(() => seen.position !== undefined, 60_000, "the end of the file");
+    expect(seen.lines).toHaveLength(1);
+    expect(seen.cut).toEqual([0]);
+    expect(seen.position).toMatchObject({ offset: 2 ** 31, line: 1, cut: true });
+    expect(peak - before).toBeLessThan(16 * 1024 * 1024);
+    follower?.stop();
+
+    appendFileSync(path, `the rest of it\n${joinLine(1)}`);
+    const resumed = followLines("latest.log", { resumeFrom: seen.position });
+    await until(() => resumed.lines.length === 1, 10_000, "the line after the cut one");
+    expect(resumed.lines).toEqual([joinLine(1).trimEnd()]);
+    expect(resumed.position).toMatchObject({ line: 2, cut: false });
   }, 90_000);
 });

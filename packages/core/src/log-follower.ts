@@ -1,6 +1,6 @@
-import { closeSync, type FSWatcher, fstatSync, openSync, readSync, statSync, watch } from "node:fs";
-import { basename, dirname } from "node:path";
-import { isErrno } from "./env-file.ts";
+import { closeSync, type FSWatcher, fstatSync, readSync, type Stats, watch } from "node:fs";
+import { JobError } from "./errors.ts";
+import { kindOf, UnsafePathError, type VolumeDir } from "./volume.ts";
 
 /**
  * Follows a log file the way the game writes it (SPEC 6 rule 3): appended to, renamed away at every start and after
@@ -9,6 +9,12 @@ import { isErrno } from "./env-file.ts";
  * its beginning; a truncated file (or one rewritten from the start, recognised by its first bytes) is read from its
  * beginning. A partial last line waits for its newline. It wakes on file events (inotify through fs.watch on the
  * directory) and polls slowly as a fallback.
+ *
+ * The file lives in the server volume, which the game and its plugins write while this runs as root: it is reached
+ * through a `VolumeDir` without following any link, and only a regular file is ever opened. A link on the way, a FIFO,
+ * a device, a socket or a directory is "no file", said once through `onProblem`; polling goes on, and a regular file
+ * written there again is followed. A line longer than the cap is cut: its first bytes are delivered, the rest up to
+ * its newline is skipped, and the cost stays linear in the bytes read, with memory bounded by the cap.
  */
 export interface FollowPosition {
   dev: number;
@@ -19,49 +25,92 @@ export interface FollowPosition {
   line: number;
   /** The file's first bytes (up to 64), base64: tells a rewritten file from the same one grown. */
   head: string;
+  /** The bytes at `offset` are the rest of a line that was cut (longer than the cap): skipped up to their newline. */
+  cut?: boolean | undefined;
 }
 
 export type NewFileReason = "opened" | "resumed" | "rotated" | "truncated";
 
+export interface LineInfo {
+  /** The line was longer than the cap: this is its beginning only, the rest was skipped. */
+  cut: boolean;
+}
+
+/**
+ * The longest line delivered whole, in bytes. The game's own lines are short (chat is at most 256 characters, a death
+ * message or a join well under 1 KiB); the longest real lines are exception messages and mod lists of a few KiB. 64 KiB
+ * keeps every one of them whole while a line of any length (a plugin's runaway output, /dev/zero, an attacker) costs
+ * at most that much memory.
+ */
+export const MAX_LINE_BYTES = 64 * 1024;
+
 export interface FollowerOptions {
-  path: string;
-  /** Each complete line, without its newline. */
-  onLine(line: string): void;
+  /** The directory the file is found in (the server volume); held open by the caller. */
+  dir: VolumeDir;
+  /** The file, relative to `dir` (`logs/latest.log`); no component of it is followed if it is a link. */
+  file: string;
+  /** Each complete line, without its newline; a line longer than the cap is its first `maxLineBytes` bytes, `cut`. */
+  onLine(line: string, info: LineInfo): void;
   /** A new file (or the same one from its beginning) starts; `line` is where counting goes on from. */
   onFile?(reason: NewFileReason, line: number): void;
   /** After each read that reached the end of the file: a good time to flush and to save the position. */
   onCaughtUp?(position: FollowPosition): void;
+  /**
+   * What is there is not a regular file reached without links (an `UnsafePathError`), or it cannot be read: nothing
+   * is read from it. Each distinct problem is said once (not at every poll) until a regular file is followed again.
+   */
+  onProblem?(error: JobError): void;
+  /** After a problem, a regular file is there again and is followed. */
+  onFollowedAgain?(): void;
   /** Where a previous run stopped; used only when it is still the same file. */
   resumeFrom?: FollowPosition | undefined;
   /** Fallback poll interval; default 1000 ms. */
   pollMs?: number;
+  /** The line cap; default MAX_LINE_BYTES. */
+  maxLineBytes?: number;
 }
 
 const HEAD_BYTES = 64;
 const CHUNK = 256 * 1024;
+/** Read at most this much in one turn of the event loop; a huge file goes on in the next (a stop is never held up). */
+const TURN_BYTES = 8 * 1024 * 1024;
+const WHOLE: LineInfo = Object.freeze({ cut: false });
+const CUT: LineInfo = Object.freeze({ cut: true });
 
 export class LogFollower {
   readonly #o: FollowerOptions;
+  readonly #max: number;
   #fd: number | undefined;
   #dev = 0;
   #ino = 0;
   #pos = 0;
   #line = 0;
   #head: Buffer = Buffer.alloc(0);
-  #partial: Buffer = Buffer.alloc(0);
+  /** The bytes of a line not yet complete, at most the cap. */
+  readonly #pending: Buffer;
+  #pendingLength = 0;
+  /** In the rest of a cut line: bytes are dropped up to the next newline. */
+  #skipping = false;
   #busy = false;
   #again = false;
+  #stopped = false;
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #more: NodeJS.Immediate | undefined;
   #resume: FollowPosition | undefined;
+  /** The problems said since a regular file was last followed (each is said once). */
+  readonly #problems = new Set<string>();
   readonly #buffer = Buffer.allocUnsafe(CHUNK);
 
   constructor(options: FollowerOptions) {
     this.#o = options;
     this.#resume = options.resumeFrom;
+    this.#max = Math.max(1, options.maxLineBytes ?? MAX_LINE_BYTES);
+    this.#pending = Buffer.allocUnsafe(this.#max);
   }
 
   start(): void {
+    this.#stopped = false;
     this.#watch();
     this.#timer = setInterval(() => {
       if (!this.#watcher) this.#watch();
@@ -71,7 +120,10 @@ export class LogFollower {
   }
 
   stop(): void {
+    this.#stopped = true;
     clearInterval(this.#timer);
+    if (this.#more) clearImmediate(this.#more);
+    this.#more = undefined;
     this.#watcher?.close();
     this.#watcher = undefined;
     if (this.#fd !== undefined) closeSync(this.#fd);
@@ -82,16 +134,30 @@ export class LogFollower {
     return {
       dev: this.#dev,
       ino: this.#ino,
-      offset: this.#pos - this.#partial.length,
+      offset: this.#pos - this.#pendingLength,
       line: this.#line,
       head: this.#head.toString("base64"),
+      cut: this.#skipping,
     };
   }
 
+  /** Where the file is, for messages. */
+  get display(): string {
+    return this.#o.dir.display(this.#o.file);
+  }
+
+  /**
+   * A wake-up only: inotify on the file's directory, reached without links and watched through a descriptor (so the
+   * watch is on that directory itself). What is read is decided by #step, never by an event.
+   */
   #watch(): void {
+    const parts = this.#o.file.split("/").filter((part) => part !== "" && part !== ".");
+    const name = parts.pop();
+    let parent: VolumeDir | undefined;
     try {
-      const name = basename(this.#o.path);
-      this.#watcher = watch(dirname(this.#o.path), { persistent: true }, (_event, file) => {
+      parent = parts.length ? this.#o.dir.tryDir(parts.join("/")) : this.#o.dir;
+      if (!parent) return; // not there yet: the poll tries again
+      this.#watcher = watch(parent.self, { persistent: true }, (_event, file) => {
         if (file === null || file === name) this.drain();
       });
       this.#watcher.on("error", () => {
@@ -99,77 +165,143 @@ export class LogFollower {
         this.#watcher = undefined;
       });
     } catch {
-      this.#watcher = undefined; // the directory is not there yet: the poll tries again
+      this.#watcher = undefined; // a link or something else where the directory should be: the poll tries again
+    } finally {
+      if (parent && parent !== this.#o.dir) parent.close();
     }
   }
 
-  /** Reads everything there is to read now. Safe to call at any time; calls made while reading run once after. */
+  /**
+   * Reads what there is to read now (up to a few MiB; a huge file goes on in the next turns of the event loop). Safe
+   * to call at any time; calls made while reading run once after. Never throws: a problem goes to `onProblem`.
+   */
   drain(): void {
+    if (this.#stopped) return;
     if (this.#busy) {
       this.#again = true;
       return;
     }
     this.#busy = true;
+    let done = true;
     try {
       do {
         this.#again = false;
-        this.#step();
-      } while (this.#again);
+        done = this.#step();
+      } while (this.#again && done);
+    } catch (error) {
+      this.#note(this.#failure(error));
     } finally {
       this.#busy = false;
     }
+    if (!done && !this.#stopped && !this.#more) {
+      this.#more = setImmediate(() => {
+        this.#more = undefined;
+        this.drain();
+      });
+    }
   }
 
-  #step(): void {
-    let current: { dev: number; ino: number; size: number } | undefined;
+  /** One look at the file and a read of what is new; false when there is more to read than one turn takes. */
+  #step(): boolean {
+    let current: Stats | undefined;
+    let problem: JobError | undefined;
     try {
-      current = statSync(this.#o.path);
+      current = this.#o.dir.lstat(this.#o.file);
     } catch (error) {
-      if (!isErrno(error, "ENOENT") && !isErrno(error, "ENOTDIR")) throw error;
+      if (!(error instanceof UnsafePathError)) throw error;
+      problem = error;
+    }
+    if (current && !current.isFile()) {
+      problem = this.#notRegular(current);
+      current = undefined;
     }
     if (this.#fd !== undefined && (!current || current.ino !== this.#ino || current.dev !== this.#dev)) {
-      // Renamed away or deleted: what was written to it before that is still ours to read, from its beginning if it
-      // was truncated (or rewritten) before it went.
+      // Renamed away, deleted or replaced: what was written to it before that is still ours to read (through the
+      // descriptor, so it is the regular file that was opened), from its beginning if it was truncated (or rewritten)
+      // before it went.
       this.#restartIfTruncated(fstatSync(this.#fd).size);
-      this.#readToEnd();
-      if (this.#partial.length) this.#deliver(this.#partial.toString("utf8"));
-      this.#partial = Buffer.alloc(0);
+      if (!this.#readToEnd()) return false;
+      if (this.#pendingLength && !this.#skipping) {
+        this.#deliver(this.#pending.toString("utf8", 0, this.#pendingLength), WHOLE);
+      }
+      this.#pendingLength = 0;
+      this.#skipping = false;
       closeSync(this.#fd);
       this.#fd = undefined;
-      if (current) this.#open("rotated");
+      if (current) problem = this.#open("rotated");
     } else if (this.#fd === undefined && current) {
-      this.#open(this.#resume ? "resumed" : "opened");
+      problem = this.#open(this.#resume ? "resumed" : "opened");
     } else if (this.#fd !== undefined && current) {
       this.#restartIfTruncated(current.size);
     }
-    if (this.#fd === undefined) return;
-    this.#readToEnd();
+    this.#note(problem);
+    if (this.#fd === undefined) return true;
+    if (!this.#readToEnd()) return false;
     this.#o.onCaughtUp?.(this.position);
+    return true;
+  }
+
+  #notRegular(stat: Stats): UnsafePathError {
+    return new UnsafePathError(`${this.display} is ${kindOf(stat)}, not a regular file`, {
+      hint: stat.isSymbolicLink()
+        ? "links inside the server volume are never followed; remove it"
+        : "something in the server volume replaced it; remove it (the game writes it again)",
+    });
+  }
+
+  /** Anything unexpected while reading (EACCES, EIO, ...) as one line. */
+  #failure(error: unknown): JobError {
+    if (error instanceof JobError) return error;
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    return new JobError(
+      code ? `cannot read ${this.display} (${code})` : `cannot follow ${this.display}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+
+  /** Says each distinct problem once until a regular file is followed again, and says when that happens. */
+  #note(problem: JobError | undefined): void {
+    try {
+      if (problem) {
+        if (this.#problems.has(problem.message)) return;
+        this.#problems.add(problem.message);
+        this.#o.onProblem?.(problem);
+      } else if (this.#problems.size && this.#fd !== undefined) {
+        this.#problems.clear();
+        this.#o.onFollowedAgain?.();
+      }
+    } catch {
+      // A failing listener must not stop the following.
+    }
   }
 
   /** A file now shorter than what was read, or whose first bytes changed, was truncated: read it from its beginning. */
   #restartIfTruncated(size: number): void {
     if (size >= this.#pos && this.#sameHead()) return;
-    this.#partial = Buffer.alloc(0);
+    this.#pendingLength = 0;
+    this.#skipping = false;
     this.#pos = 0;
     this.#line = 0;
     this.#head = Buffer.alloc(0);
     this.#o.onFile?.("truncated", 0);
   }
 
-  #open(reason: NewFileReason): void {
-    let fd: number;
+  /** Opens the file (a regular file only, reached without links, never blocking); its problem if it is not one. */
+  #open(reason: NewFileReason): UnsafePathError | undefined {
+    let opened: { fd: number; stat: Stats } | undefined;
     try {
-      fd = openSync(this.#o.path, "r");
+      opened = this.#o.dir.tryOpenFile(this.#o.file);
     } catch (error) {
-      if (isErrno(error, "ENOENT")) return;
+      if (error instanceof UnsafePathError) return error;
       throw error;
     }
-    const stat = fstatSync(fd);
+    if (!opened) return undefined;
+    const { fd, stat } = opened;
     this.#fd = fd;
     this.#dev = stat.dev;
     this.#ino = stat.ino;
-    this.#partial = Buffer.alloc(0);
+    this.#pendingLength = 0;
+    this.#skipping = false;
     this.#pos = 0;
     this.#line = 0;
     this.#head = Buffer.alloc(0);
@@ -180,13 +312,15 @@ export class LogFollower {
       if (this.#head.toString("base64") === resume.head) {
         this.#pos = resume.offset;
         this.#line = resume.line;
+        this.#skipping = resume.cut === true;
         this.#o.onFile?.("resumed", this.#line);
-        return;
+        return undefined;
       }
     }
     // A different file than the one a previous run stopped in: it was rotated meanwhile; read it from its beginning.
     this.#head = Buffer.alloc(0);
     this.#o.onFile?.(reason === "resumed" ? "rotated" : reason, 0);
+    return undefined;
   }
 
   #readHead(length: number): Buffer {
@@ -201,31 +335,70 @@ export class LogFollower {
     return this.#readHead(this.#head.length).equals(this.#head);
   }
 
-  #readToEnd(): void {
+  /** Reads on to the end of the file, or for one turn's worth of bytes (then false). */
+  #readToEnd(): boolean {
     const fd = this.#fd as number;
-    for (;;) {
+    for (let budget = TURN_BYTES; budget > 0; ) {
+      if (this.#stopped) return true;
       const read = readSync(fd, this.#buffer, 0, CHUNK, this.#pos);
-      if (read === 0) return;
+      if (read === 0) return true;
+      budget -= read;
       const chunk = this.#buffer.subarray(0, read);
       if (this.#head.length < HEAD_BYTES && this.#pos < HEAD_BYTES) {
         this.#head = Buffer.concat([this.#head, chunk.subarray(0, HEAD_BYTES - this.#pos)]);
       }
       this.#pos += read;
-      let data = this.#partial.length ? Buffer.concat([this.#partial, chunk]) : chunk;
-      let start = 0;
-      for (;;) {
-        const nl = data.indexOf(10, start);
-        if (nl < 0) break;
-        this.#deliver(data.toString("utf8", start, nl));
+      this.#consume(chunk);
+    }
+    return false;
+  }
+
+  /**
+   * Splits a chunk into lines. Each byte is looked at once and copied at most once (into the pending line, which never
+   * grows past the cap): linear in what is read, whatever the line lengths.
+   */
+  #consume(chunk: Buffer): void {
+    const max = this.#max;
+    let start = 0;
+    while (start < chunk.length) {
+      const nl = chunk.indexOf(10, start);
+      if (this.#skipping) {
+        if (nl < 0) return;
+        this.#skipping = false;
         start = nl + 1;
+        continue;
       }
-      data = data.subarray(start);
-      this.#partial = Buffer.from(data);
+      const end = nl < 0 ? chunk.length : nl;
+      const room = max - this.#pendingLength;
+      if (end - start > room) {
+        // Longer than the cap: its first bytes are the line; the rest, up to its newline, is skipped.
+        chunk.copy(this.#pending, this.#pendingLength, start, start + room);
+        this.#pendingLength = 0;
+        this.#skipping = nl < 0;
+        this.#deliver(this.#pending.toString("utf8", 0, max), CUT);
+        if (nl < 0) return;
+        start = nl + 1;
+        continue;
+      }
+      if (nl < 0) {
+        chunk.copy(this.#pending, this.#pendingLength, start, end);
+        this.#pendingLength += end - start;
+        return;
+      }
+      if (this.#pendingLength) {
+        chunk.copy(this.#pending, this.#pendingLength, start, end);
+        const length = this.#pendingLength + end - start;
+        this.#pendingLength = 0;
+        this.#deliver(this.#pending.toString("utf8", 0, length), WHOLE);
+      } else {
+        this.#deliver(chunk.toString("utf8", start, end), WHOLE);
+      }
+      start = nl + 1;
     }
   }
 
-  #deliver(line: string): void {
+  #deliver(line: string, info: LineInfo): void {
     this.#line++;
-    this.#o.onLine(line);
+    this.#o.onLine(line, info);
   }
 }

@@ -1,14 +1,15 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { type Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
-import { UsageError } from "@mcops/core/errors";
+import { type JobError, UsageError } from "@mcops/core/errors";
 import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
 import { toolLogger, type Writer } from "@mcops/core/log";
-import { type FollowPosition, LogFollower } from "@mcops/core/log-follower";
-import { type Notice, toolNotifier } from "@mcops/core/notifier";
+import { type FollowPosition, LogFollower, MAX_LINE_BYTES } from "@mcops/core/log-follower";
+import { COLOURS, type Notice, toolNotifier } from "@mcops/core/notifier";
 import { type Paths } from "@mcops/core/paths";
+import { VolumeDir } from "@mcops/core/volume";
 import { BurstThrottle, ErrorDigest } from "./messages.ts";
 
 // What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
@@ -46,21 +47,35 @@ function readPosition(file: string): FollowPosition | undefined {
   }
 }
 
+/** Between two posts about a log that is not followed (a volume that keeps swapping it must not flood the channel). */
+const PROBLEM_POST_EVERY_MS = 10 * 60_000;
+
+/** Where the log is: the directory it is reached from (held open) and the path below it, never followed if a link. */
+function openLog(ctx: TailerContext, options: TailerOptions): { file: string; dir: VolumeDir; rel: string } {
+  if (options.file) {
+    const file = options.file;
+    // A missing file is waited for (the server may not have started yet); a directory never becomes a log. The
+    // operator's own path is trusted up to the file's folder; the file itself is never followed if it is a link.
+    if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new UsageError(`${file} is a directory`, {
+        where: "--file",
+        hint: "give the game log itself, e.g. <WORLD_DIR>/logs/latest.log",
+      });
+    }
+    return { file, dir: VolumeDir.open(dirname(file), "the folder of --file"), rel: basename(file) };
+  }
+  // WORLD_DIR is the operator's; everything below it is the game's (and any plugin's), so a link, a FIFO or a
+  // directory there is a problem said at run time, not a usage error.
+  const worldDir = loadBackupEnv(["WORLD_DIR"], { paths: ctx.paths, env: ctx.env }).WORLD_DIR;
+  return { file: join(worldDir, "logs", "latest.log"), dir: VolumeDir.open(worldDir), rel: "logs/latest.log" };
+}
+
 /**
  * The service (SPEC 1.5, 6): follows latest.log and posts the game's events. Its position (file identity and offset) is
  * saved in the state dir, so a restart neither announces old lines again nor misses new ones.
  */
 export async function runTailer(ctx: TailerContext, options: TailerOptions = {}): Promise<number> {
-  const file =
-    options.file ??
-    join(loadBackupEnv(["WORLD_DIR"], { paths: ctx.paths, env: ctx.env }).WORLD_DIR, "logs", "latest.log");
-  // A missing file is waited for (the server may not have started yet); a directory never becomes a log.
-  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new UsageError(`${file} is a directory`, {
-      where: options.file ? "--file" : "WORLD_DIR",
-      hint: "give the game log itself, e.g. <WORLD_DIR>/logs/latest.log",
-    });
-  }
+  const { file, dir, rel } = openLog(ctx, options);
   const logger = toolLogger({
     logDir: ctx.paths.logDir,
     file: "mc-log-tailer.log",
@@ -94,11 +109,41 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
       logger.warn(`cannot save the position in ${saved} (${(error as NodeJS.ErrnoException).code})`);
     }
   };
+  // A log that is not a regular file (a link, a FIFO, a device, a directory) is never read: one ERROR line per distinct
+  // problem, and one post until the file is followed again (at most one per 10 minutes).
+  let problemPosted = false;
+  let problemPostedAt = Number.NEGATIVE_INFINITY;
+  const onProblem = (error: JobError) => {
+    logger.error(`${error.message}; not reading it${error.hint ? ` — ${error.hint}` : ""}`);
+    if (problemPosted || ctx.clock.now() - problemPostedAt < PROBLEM_POST_EVERY_MS) return;
+    problemPosted = true;
+    problemPostedAt = ctx.clock.now();
+    send({
+      title: "Game log not followed",
+      description: `${error.message}; not reading it. Nothing from the game is announced until it is a regular file again.`,
+      colour: COLOURS.error,
+      category: "crash",
+    });
+  };
+  const cap = `${MAX_LINE_BYTES / 1024} KiB`;
   let settle: NodeJS.Timeout | undefined;
-  const follower = new LogFollower({
-    path: file,
+  const follower: LogFollower = new LogFollower({
+    dir,
+    file: rel,
     resumeFrom: options.fromStart ? undefined : readPosition(saved),
-    onLine: (line) => parser.push(line),
+    onLine: (line, info) => {
+      if (info.cut) {
+        logger.warn(
+          `line ${follower.position.line} of ${file} is longer than ${cap}: its first ${cap} are read, the rest is skipped`,
+        );
+      }
+      parser.push(line);
+    },
+    onProblem,
+    onFollowedAgain: () => {
+      problemPosted = false;
+      logger.info(`${file} is a regular file again: following it`);
+    },
     onFile: (reason, line) => {
       if (reason !== "opened" || line !== 0)
         logger.info(`${reason === "resumed" ? "carrying on in" : `${reason}:`} ${file} at line ${line}`);
@@ -122,6 +167,7 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
   errors.flush();
   await queue;
   save(follower.position);
+  dir.close();
   logger.info("stopped");
   return 0;
 }
