@@ -82,12 +82,18 @@ export interface AuthenticatorOptions {
   throttle?: ThrottleOptions;
   /** How long a proven Authorization header is remembered (default 10 min). */
   rememberMs?: number;
-  /** Trust X-Real-IP from a proxy on the loopback address (nginx; default true). */
+  /**
+   * Trust X-Real-IP from a proxy on the loopback address (nginx). Default false: the connection's address counts, so
+   * that nobody on the machine escapes the slowdown by sending another X-Real-IP (server.ts: DASHBOARD_TRUST_PROXY=1).
+   */
   trustProxy?: boolean;
 }
 
-/** The client's address: the proxy's X-Real-IP when the connection comes from the loopback proxy. */
-export function clientAddress(req: IncomingMessage, trustProxy = true): string {
+/**
+ * The client's address: the connection's, or, only when `trustProxy` (DASHBOARD_TRUST_PROXY=1) and the connection comes
+ * from the loopback address (nginx), the proxy's X-Real-IP.
+ */
+export function clientAddress(req: IncomingMessage, trustProxy = false): string {
   const peer = (req.socket.remoteAddress ?? "unknown").replace(/^::ffff:/, "");
   const real = req.headers["x-real-ip"];
   const loopback = peer === "::1" || peer.startsWith("127.");
@@ -109,7 +115,7 @@ export function parseBasic(header: string | undefined): { user: string; password
 const printable = (text: string) => JSON.stringify(text.replace(/[^\x20-\x7e]/g, "?").slice(0, 64));
 
 export function createAuthenticator(options: AuthenticatorOptions) {
-  const { file, clock, logger, secret, rememberMs = 10 * 60_000, trustProxy = true } = options;
+  const { file, clock, logger, secret, rememberMs = 10 * 60_000, trustProxy = false } = options;
   const throttle = createLoginThrottle(clock, options.throttle);
   const remembered = new Map<string, { user: string; until: number }>();
   /** Checks in progress per address: they run one after another. */
@@ -164,6 +170,10 @@ export function createAuthenticator(options: AuthenticatorOptions) {
   }
 
   return {
+    /** How long `address` must still wait before its next sign-in is looked at (0: none); the slowdown's state. */
+    waitMs(address: string): number {
+      return throttle.waitMs(address);
+    },
     async check(req: IncomingMessage): Promise<AuthResult> {
       refresh();
       if (problem) return { ok: false, status: 503 };

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { CATEGORIES, type Category } from "@mcops/core/categories";
 import { type LogLine, readLogTail } from "@mcops/core/log-lines";
+import { webhookFailureSummary } from "./remote-answer.ts";
 
 /**
  * "The last few notifications sent". Core's notifier logs what became of every message in the log of the tool that
@@ -19,7 +20,10 @@ export interface NotificationEntry {
   outcome: "sent" | "off" | "failed";
   /** The category that is off (outcome off). */
   category: Category | undefined;
-  /** Why a post failed: the notifier's reason and advice (outcome failed). */
+  /**
+   * Why a post failed: the notifier's reason and advice (outcome failed), with an HTTP answer as its status only:
+   * what the webhook host said stays in the log (remote-answer.ts).
+   */
   detail: string | undefined;
 }
 
@@ -58,7 +62,7 @@ export function notificationIn(line: LogLine, source: NotificationSource): Notif
     if (off && isCategory(off[2] as string)) return entry("off", off[1] as string, { category: off[2] as Category });
   } else if (line.level === "ERROR") {
     const failed = FAILED.exec(line.text);
-    if (failed) return entry("failed", failed[1] as string, { detail: failed[2] as string });
+    if (failed) return entry("failed", failed[1] as string, { detail: webhookFailureSummary(failed[2] as string) });
   }
   return undefined;
 }

@@ -13,9 +13,11 @@ import { clientAddress, createAuthenticator, type ThrottleOptions } from "./auth
 import { createCsrf, crossOriginReason, sessionCookie, sessionFrom } from "./csrf.ts";
 import { dashboardPage, type Flash, messagePage } from "./page.ts";
 import { passwdFile } from "./passwd.ts";
+import { webhookFailureSummary } from "./remote-answer.ts";
 import { describeError, readSettings, saveSettings } from "./settings-store.ts";
 import { createStatusReader } from "./status.ts";
 import { STYLE } from "./style.ts";
+import { ALLOW_ANY_WEBHOOK, allowsAnyWebhookHost, checkWebhookHost } from "./webhook-host.ts";
 
 /**
  * The dashboard's HTTP server (node:http, no framework): `GET /` the page, `GET /style.css`, `POST /settings` (save),
@@ -36,7 +38,11 @@ export interface DashboardOptions {
   throttle?: ThrottleOptions;
   /** How often the panel and the game are asked at most (default 10 s). */
   statusCacheMs?: number;
-  /** Trust X-Real-IP and X-Forwarded-Proto from a proxy on the loopback address (default true). */
+  /**
+   * Trust X-Real-IP and X-Forwarded-Proto from a proxy on the loopback address. Default: only when the environment
+   * has DASHBOARD_TRUST_PROXY=1 (the unit sets it, behind nginx); otherwise the connection's own address counts, so a
+   * local user cannot name another address to escape the sign-in slowdown.
+   */
   trustProxy?: boolean;
 }
 
@@ -47,6 +53,8 @@ export interface Dashboard {
 }
 
 export const DEFAULT_LISTEN = "127.0.0.1:8088";
+
+export const TRUST_PROXY = "DASHBOARD_TRUST_PROXY";
 
 /** `127.0.0.1:8088`, `[::1]:8088`, `0.0.0.0:80`, or a bare port (on 127.0.0.1). */
 export function parseListen(text: string): { host: string; port: number } {
@@ -102,7 +110,8 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | number>
 
 export async function startDashboard(ctx: DashboardContext, options: DashboardOptions = {}): Promise<Dashboard> {
   const { host, port } = parseListen(options.listen ?? DEFAULT_LISTEN);
-  const trustProxy = options.trustProxy ?? true;
+  const trustProxy = options.trustProxy ?? ctx.env[TRUST_PROXY] === "1";
+  const allowAnyHost = allowsAnyWebhookHost(ctx.env);
   const logger: Logger = toolLogger({
     logDir: ctx.paths.logDir,
     file: "mc-dashboard.log",
@@ -155,15 +164,19 @@ export async function startDashboard(ctx: DashboardContext, options: DashboardOp
   async function save(form: URLSearchParams, user: string): Promise<Flash> {
     const chosen = new Set(form.getAll("events"));
     try {
-      const result = saveSettings(configFile(ctx.paths, "webhook.json"), {
-        version: form.get("version") ?? "",
-        webhookUrl: form.get("webhook_url") ?? undefined,
-        forgetUrl: form.get("forget") === "1",
-        events: Object.fromEntries(CATEGORIES.map((c) => [c, chosen.has(c)])) as Record<
-          (typeof CATEGORIES)[number],
-          boolean
-        >,
-      });
+      const result = saveSettings(
+        configFile(ctx.paths, "webhook.json"),
+        {
+          version: form.get("version") ?? "",
+          webhookUrl: form.get("webhook_url") ?? undefined,
+          forgetUrl: form.get("forget") === "1",
+          events: Object.fromEntries(CATEGORIES.map((c) => [c, chosen.has(c)])) as Record<
+            (typeof CATEGORIES)[number],
+            boolean
+          >,
+        },
+        { allowAnyHost },
+      );
       logger.info(`webhook.json saved by ${user}: ${result.changes.join(", ") || "no change"}`);
       let text =
         "Saved. Every tool uses it from its next message, the running log-tailer and idle-monitor services too.";
@@ -190,6 +203,16 @@ export async function startDashboard(ctx: DashboardContext, options: DashboardOp
     if (!config.webhookUrl) {
       return { kind: "error", text: "Test message not sent: no webhook address is saved. Enter one and save first." };
     }
+    // The rule of the form holds for an address from webhook.env or the environment too: the page posts to Discord.
+    if (!allowAnyHost) {
+      try {
+        checkWebhookHost(config.webhookUrl);
+      } catch (error) {
+        const line = describeError(error);
+        logger.warn(`test message refused (${user}): ${line}`);
+        return { kind: "error", text: `Test message not sent: ${line}` };
+      }
+    }
     const notifier = createNotifier({
       config,
       paths: ctx.paths,
@@ -209,7 +232,11 @@ export async function startDashboard(ctx: DashboardContext, options: DashboardOp
       colour: COLOURS.info,
     });
     if (result.status === "sent") return { kind: "ok", text: `Test message sent to ${where}.` };
-    const why = result.status === "failed" ? `${result.reason} — ${result.hint}` : "no webhook address is set";
+    // The log has the notifier's whole line; the page gets the status, never what the remote side answered.
+    const why =
+      result.status === "failed"
+        ? webhookFailureSummary(`${result.reason} — ${result.hint}`)
+        : "no webhook address is set";
     return { kind: "error", text: `Test message not sent: ${why}` };
   }
 
@@ -306,6 +333,9 @@ export async function startDashboard(ctx: DashboardContext, options: DashboardOp
   const bound = server.address() as AddressInfo;
   const url = `http://${bound.family === "IPv6" ? `[${bound.address}]` : bound.address}:${bound.port}`;
   logger.info(`listening on ${url}`);
+  if (allowAnyHost) {
+    logger.warn(`${ALLOW_ANY_WEBHOOK}=1: webhook addresses on any host are accepted, not only Discord's`);
+  }
   if (!LOOPBACK_HOST.test(host)) {
     logger.warn(
       `listening on ${host}, not the loopback address: passwords cross the network unencrypted unless a TLS proxy is in front`,

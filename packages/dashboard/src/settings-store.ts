@@ -7,6 +7,7 @@ import { isErrno } from "@mcops/core/env-file";
 import { BusyError, ConfigError, describeError as describeCoreError, UsageError } from "@mcops/core/errors";
 import { configFile, type Paths } from "@mcops/core/paths";
 import { redact, registerSecret } from "@mcops/core/secrets";
+import { checkWebhookHost } from "./webhook-host.ts";
 
 /**
  * webhook.json (SPEC 6, CONTRACT.md): `{"webhook_url": "...", "events": {"join": true, ...}}`, read by every tool
@@ -104,8 +105,16 @@ export interface SaveResult {
   wasInsecure: number | undefined;
 }
 
-/** Checks an address typed into the form with core's schema; UsageError with its words when it is not one. */
-export function checkWebhookUrl(value: string): string {
+export interface WebhookUrlOptions {
+  /** DASHBOARD_ALLOW_ANY_WEBHOOK=1: any host core's schema takes, not only Discord's (webhook-host.ts). */
+  allowAnyHost?: boolean | undefined;
+}
+
+/**
+ * Checks an address typed into the form with core's schema, then that it is on a Discord webhook host (unless
+ * allowAnyHost); UsageError with the words for the page when it is not.
+ */
+export function checkWebhookUrl(value: string, options: WebhookUrlOptions = {}): string {
   if (value.includes("***")) {
     throw new UsageError("that is the hidden form of an address", {
       where: "webhook address",
@@ -113,7 +122,10 @@ export function checkWebhookUrl(value: string): string {
     });
   }
   const result = webhookUrlSchema.safeParse(value);
-  if (result.success) return result.data;
+  if (result.success) {
+    if (!options.allowAnyHost) checkWebhookHost(result.data);
+    return result.data;
+  }
   const issue = result.error.issues[0];
   throw new UsageError(`the webhook address ${issue?.message ?? "is not valid"}`, {
     where: "webhook address",
@@ -121,8 +133,9 @@ export function checkWebhookUrl(value: string): string {
   });
 }
 
-export function saveSettings(file: string, request: SaveRequest): SaveResult {
-  const newUrl = request.webhookUrl?.trim() ? checkWebhookUrl(request.webhookUrl.trim()) : undefined;
+/** Saves the form; nothing is written when the new address is refused (UsageError), or any other check fails. */
+export function saveSettings(file: string, request: SaveRequest, options: WebhookUrlOptions = {}): SaveResult {
+  const newUrl = request.webhookUrl?.trim() ? checkWebhookUrl(request.webhookUrl.trim(), options) : undefined;
   const bytes = readBytes(file);
   if (versionOf(bytes) !== request.version) {
     throw new BusyError("webhook.json changed since this page was loaded", {

@@ -8,6 +8,7 @@ import { createPanelClient, type Resources } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
 import { type BackupSummary, summariseBackups } from "./backup-log.ts";
 import { type NotificationEntry, recentNotifications } from "./notifications.ts";
+import { panelErrorSummary, pingErrorSummary } from "./remote-answer.ts";
 import { describeError } from "./settings-store.ts";
 
 /** What the page shows beside the form. Each part that cannot be had says why instead. */
@@ -52,7 +53,8 @@ async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live
     });
     panelPart = panel.resources().then(
       (resources) => ({ resources }),
-      (error: unknown) => ({ error: describeError(error) }),
+      // The panel's own words stay in no page: its status, and why (remote-answer.ts).
+      (error: unknown) => ({ error: panelErrorSummary(error) }),
     );
   } catch (error) {
     panelPart = Promise.resolve({ error: describeError(error) });
@@ -62,7 +64,9 @@ async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live
     address = loadBackupEnv(["GAME_ADDRESS"], { paths: ctx.paths, env: ctx.env }).GAME_ADDRESS ?? "127.0.0.1:25565";
     const at = address;
     playersPart = pingGame(at, options.pingTimeoutMs ?? 2500).then((answer) =>
-      answer.ping ? { ping: answer.ping, address: at } : { error: `no answer (${answer.error})`, address: at },
+      answer.ping
+        ? { ping: answer.ping, address: at }
+        : { error: `no answer (${pingErrorSummary(answer.error)})`, address: at },
     );
   } catch (error) {
     playersPart = Promise.resolve({ error: describeError(error), address });

@@ -1,8 +1,12 @@
 import type { IncomingMessage } from "node:http";
-import { virtualClock } from "@mcops/testkit";
+import { join } from "node:path";
+import type { Clock } from "@mcops/core/clock";
+import { silentLogger } from "@mcops/core/log";
+import { tempDir, virtualClock } from "@mcops/testkit";
 import { describe, expect, it } from "vitest";
-import { clientAddress, createLoginThrottle, parseBasic } from "../src/auth.ts";
+import { clientAddress, createAuthenticator, createLoginThrottle, parseBasic } from "../src/auth.ts";
 import { createCsrf, crossOriginReason, sessionFrom } from "../src/csrf.ts";
+import { setPassword } from "../src/passwd.ts";
 
 const request = (headers: Record<string, string>, remoteAddress = "127.0.0.1") =>
   ({ headers, socket: { remoteAddress } }) as unknown as IncomingMessage;
@@ -48,11 +52,92 @@ describe("basic auth and the client address", () => {
     expect(parseBasic(undefined)).toBeUndefined();
   });
 
-  it("takes X-Real-IP only from the proxy on the loopback address", () => {
-    expect(clientAddress(request({ "x-real-ip": "203.0.113.9" }))).toBe("203.0.113.9");
-    expect(clientAddress(request({ "x-real-ip": "203.0.113.9" }, "198.51.100.1"))).toBe("198.51.100.1");
-    expect(clientAddress(request({ "x-real-ip": "not an address" }))).toBe("127.0.0.1");
+  it("takes X-Real-IP only when told to trust the proxy, and then only from the loopback address", () => {
+    expect(clientAddress(request({ "x-real-ip": "203.0.113.9" }))).toBe("127.0.0.1");
     expect(clientAddress(request({ "x-real-ip": "203.0.113.9" }), false)).toBe("127.0.0.1");
+    expect(clientAddress(request({ "x-real-ip": "203.0.113.9" }), true)).toBe("203.0.113.9");
+    expect(clientAddress(request({ "x-real-ip": "203.0.113.9" }, "198.51.100.1"), true)).toBe("198.51.100.1");
+    expect(clientAddress(request({ "x-real-ip": "not an address" }), true)).toBe("127.0.0.1");
+    expect(clientAddress(request({ "x-forwarded-for": "203.0.113.9" }), true)).toBe("127.0.0.1");
+  });
+});
+
+describe("the slowdown's address", () => {
+  const PASSWORD = "correct horse battery";
+  /** Time stands still, and a penalty's wait lasts until the test lets it end: the slowdown's state can be looked at. */
+  function heldClock(): { clock: Clock; release(): void } {
+    const waiting: Array<() => void> = [];
+    return {
+      clock: { now: () => 1_000_000, sleep: () => new Promise<void>((resolve) => waiting.push(resolve)) },
+      release: () => {
+        for (const resolve of waiting.splice(0)) resolve();
+      },
+    };
+  }
+  /** Waits (in steps of the event loop, for scrypt's thread) until `condition` holds. */
+  async function until(condition: () => boolean): Promise<void> {
+    for (let i = 0; i < 2000 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(condition()).toBe(true);
+  }
+  const guess = (realIp: string, password: string) =>
+    request({
+      authorization: `Basic ${Buffer.from(`admin:${password}`).toString("base64")}`,
+      "x-real-ip": realIp,
+    });
+
+  async function authenticator(trustProxy: boolean | undefined) {
+    const dir = tempDir("mcops-auth-");
+    const file = join(dir.path, "dashboard.passwd");
+    await setPassword(file, "admin", PASSWORD, { ln: 10, r: 8, p: 1 });
+    const held = heldClock();
+    const auth = createAuthenticator({
+      file,
+      clock: held.clock,
+      logger: silentLogger,
+      secret: Buffer.alloc(32, 7),
+      throttle: { baseMs: 500 },
+      ...(trustProxy === undefined ? {} : { trustProxy }),
+    });
+    return { auth, release: held.release, cleanup: dir.cleanup };
+  }
+
+  it("is the connection's by default: two X-Real-IPs from the loopback address share one slowdown", async () => {
+    const { auth, release, cleanup } = await authenticator(undefined);
+    try {
+      const first = auth.check(guess("203.0.113.1", "first guess"));
+      await until(() => auth.waitMs("127.0.0.1") > 0);
+      expect(auth.waitMs("127.0.0.1")).toBe(500);
+      expect(auth.waitMs("203.0.113.1")).toBe(0);
+      // Another X-Real-IP is the same client: it waits, its password not even looked at.
+      await expect(auth.check(guess("203.0.113.2", "second guess"))).resolves.toEqual({
+        ok: false,
+        status: 429,
+        retryAfterS: 1,
+      });
+      expect(auth.waitMs("203.0.113.2")).toBe(0);
+      release();
+      await expect(first).resolves.toEqual({ ok: false, status: 401 });
+    } finally {
+      cleanup();
+    }
+  });
+
+  it("is nginx's X-Real-IP when the proxy is trusted: each address has its own slowdown", async () => {
+    const { auth, release, cleanup } = await authenticator(true);
+    try {
+      const first = auth.check(guess("203.0.113.1", "first guess"));
+      await until(() => auth.waitMs("203.0.113.1") > 0);
+      const second = auth.check(guess("203.0.113.2", "second guess"));
+      await until(() => auth.waitMs("203.0.113.2") > 0);
+      expect([auth.waitMs("203.0.113.1"), auth.waitMs("203.0.113.2"), auth.waitMs("127.0.0.1")]).toEqual([500, 500, 0]);
+      release();
+      await expect(Promise.all([first, second])).resolves.toEqual([
+        { ok: false, status: 401 },
+        { ok: false, status: 401 },
+      ]);
+    } finally {
+      cleanup();
+    }
   });
 });
 

@@ -21,7 +21,7 @@ describe("recent notifications, from the tools' logs", () => {
        2026-11-21T06:00:00Z INFO notification "Backup started" sent
        2026-11-21T06:00:01Z INFO backing up /srv/w to rclone:g:mc
        2026-11-21T06:00:42Z INFO === Backup done === took 42 s, added 12.3 MiB
-       2026-11-21T06:00:43Z ERROR notification "Backup completed" not sent: the webhook does not exist (404) — create a webhook again`,
+       2026-11-21T06:00:43Z ERROR notification "Backup completed" not sent: the webhook does not exist: it was deleted or its address is wrong (404 Unknown Webhook, code 10015) — create a webhook again in the channel's settings and put its address in /etc/mc-backup/webhook.json`,
     );
     write(
       "mc-log-tailer.log",
@@ -67,7 +67,9 @@ describe("recent notifications, from the tools' logs", () => {
         title: "Backup completed",
         outcome: "failed",
         category: undefined,
-        detail: "the webhook does not exist (404) — create a webhook again",
+        // Discord's own words (Unknown Webhook) are the log's, not the page's.
+        detail:
+          "the webhook does not exist: it was deleted or its address is wrong (HTTP 404) — create a webhook again in the channel's settings and put its address in /etc/mc-backup/webhook.json",
       },
       {
         time: Date.parse("2026-11-21T06:00:00Z"),

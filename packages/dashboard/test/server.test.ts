@@ -97,11 +97,28 @@ beforeEach(async () => {
     { mode: 0o600 },
   );
   stderr = "";
-  dashboard = await startDashboard(
-    { paths, env, clock: systemClock, stderr: { write: (t: string) => (stderr += t) } },
+  dashboard = await start(env);
+});
+
+function start(environment: NodeJS.ProcessEnv): Promise<Dashboard> {
+  return startDashboard(
+    { paths, env: environment, clock: systemClock, stderr: { write: (t: string) => (stderr += t) } },
     { listen: "127.0.0.1:0", throttle: { baseMs: 300, maxMs: 1200 }, statusCacheMs: 0 },
   );
-});
+}
+
+/**
+ * The dashboard again, with these variables added to its environment: DASHBOARD_ALLOW_ANY_WEBHOOK=1 for a test that
+ * posts to the Discord stand-in on 127.0.0.1, DASHBOARD_TRUST_PROXY=1 to take nginx's X-Real-IP.
+ */
+async function restartWith(extra: Record<string, string>): Promise<void> {
+  await dashboard.close();
+  env = { ...env, ...extra };
+  dashboard = await start(env);
+}
+
+const ANY_HOST = { DASHBOARD_ALLOW_ANY_WEBHOOK: "1" };
+const dashboardLog = () => readFileSync(join(paths.logDir, "mc-dashboard.log"), "utf8");
 
 afterEach(async () => {
   await dashboard.close();
@@ -152,6 +169,28 @@ describe("sign-in", () => {
     expect(log()).not.toContain("wrong password");
   });
 
+  it("slows down by the connection's address, whatever X-Real-IP says, unless DASHBOARD_TRUST_PROXY=1", async () => {
+    // A local user (a loopback connection) naming a new X-Real-IP each time: one slowdown for all of them.
+    const guess = (realIp: string, password: string) =>
+      call("GET", "/", { auth: `admin:${password}`, headers: { "x-real-ip": realIp } });
+    expect((await guess("203.0.113.1", "first guess")).status).toBe(401);
+    expect((await guess("203.0.113.2", "second guess")).status).toBe(401);
+    expect(dashboardLog()).toMatch(/failed sign-in as "admin" from 127\.0\.0\.1 \(1 in a row\); next try in 300 ms/);
+    expect(dashboardLog()).toMatch(/failed sign-in as "admin" from 127\.0\.0\.1 \(2 in a row\); next try in 600 ms/);
+    expect(dashboardLog()).not.toContain("203.0.113.");
+  });
+
+  it("with DASHBOARD_TRUST_PROXY=1 takes nginx's X-Real-IP: each address has its own slowdown", async () => {
+    await restartWith({ DASHBOARD_TRUST_PROXY: "1" });
+    const guess = (realIp: string, password: string) =>
+      call("GET", "/", { auth: `admin:${password}`, headers: { "x-real-ip": realIp } });
+    expect((await guess("203.0.113.1", "first guess")).status).toBe(401);
+    expect((await guess("203.0.113.2", "second guess")).status).toBe(401);
+    expect(dashboardLog()).toMatch(/from 203\.0\.113\.1 \(1 in a row\); next try in 300 ms/);
+    expect(dashboardLog()).toMatch(/from 203\.0\.113\.2 \(1 in a row\); next try in 300 ms/);
+    expect(dashboardLog()).not.toContain("(2 in a row)");
+  });
+
   it("refuses an unknown user like a wrong password, without writing the name down", async () => {
     expect((await call("GET", "/", { auth: `${PASSWORD}:${PASSWORD}` })).status).toBe(401);
     const log = readFileSync(join(paths.logDir, "mc-dashboard.log"), "utf8");
@@ -199,7 +238,10 @@ describe("the page", () => {
     expect(css.headers["x-content-type-options"]).toBe("nosniff");
   });
 
-  it("marks the cookie Secure when the proxy says the page came over https", async () => {
+  it("marks the cookie Secure when the proxy says the page came over https, and DASHBOARD_TRUST_PROXY=1 trusts it", async () => {
+    const untrusted = await call("GET", "/", { headers: { "x-forwarded-proto": "https" } });
+    expect(String(untrusted.headers["set-cookie"])).toMatch(/SameSite=Strict$/);
+    await restartWith({ DASHBOARD_TRUST_PROXY: "1" });
     const page = await call("GET", "/", { headers: { "x-forwarded-proto": "https" } });
     expect(String(page.headers["set-cookie"])).toMatch(/; Secure$/);
   });
@@ -245,6 +287,20 @@ describe("the page", () => {
     expect(body).toMatch(/State<\/dt><dd class="bad">unknown <span class="why">the panel refused the API key/);
   });
 
+  it("shows the panel's refusal as its status, never the words of its answer", async () => {
+    panel.inject({
+      kind: "status",
+      status: 403,
+      times: 5,
+      body: { errors: [{ code: "AccessDenied-REMOTE-CODE", status: "403", detail: "instance-id i-0REMOTE-DETAIL" }] },
+    });
+    const { body } = await openPage();
+    expect(body).toMatch(
+      /State<\/dt><dd class="bad">unknown <span class="why">the API key may not do this on server \w{8} \(HTTP 403\) \(/,
+    );
+    expect(body).not.toContain("REMOTE");
+  });
+
   it("answers 404 for other paths and 405 for the wrong method", async () => {
     expect((await call("GET", "/admin")).status).toBe(404);
     expect((await call("GET", "/settings")).status).toBe(405);
@@ -254,6 +310,7 @@ describe("the page", () => {
 
 describe("form posts", () => {
   it("save webhook.json and show the outcome once on the page they redirect to", async () => {
+    await restartWith(ANY_HOST); // the stand-in's address is on 127.0.0.1
     const { cookie, csrf, version } = await openPage();
     const fields: Array<[string, string]> = [
       ["csrf", csrf],
@@ -300,6 +357,97 @@ describe("form posts", () => {
     expect(() => statSync(webhookJson())).toThrow();
   });
 
+  it("refuse an address on any host but Discord's unless DASHBOARD_ALLOW_ANY_WEBHOOK=1, writing nothing", async () => {
+    const kept = `${JSON.stringify({ webhook_url: "https://discord.com/api/webhooks/1/kept", events: {} })}\n`;
+    writeFileSync(webhookJson(), kept, { mode: 0o600 });
+    for (const address of [
+      discord.webhookUrl(), // the stand-in, http://127.0.0.1:<port>/api/webhooks/<id>/<token>
+      "https://127.0.0.1/api/webhooks/1/x",
+      "https://169.254.169.254/api/webhooks/1/x",
+      "https://evil.example/api/webhooks/1/x",
+      "https://discord.com.evil.example/api/webhooks/1/x",
+    ]) {
+      const { cookie, csrf, version } = await openPage();
+      const posted = await postForm("/settings", cookie, [
+        ["csrf", csrf],
+        ["version", version],
+        ["webhook_url", address],
+        ["events", "join"],
+      ]);
+      expect(posted.status).toBe(303);
+      const page = await call("GET", "/", { headers: { cookie } });
+      const flash = /class="flash error" role="alert">([^<]*)<\/p>/.exec(page.body)?.[1];
+      expect(flash, address).toBe(
+        "Not saved: the webhook address must be https:// on discord.com or discordapp.com (or their ptb. and canary. sub-domains) (webhook address) — copy it from Discord; to allow any host, start the dashboard with DASHBOARD_ALLOW_ANY_WEBHOOK=1",
+      );
+      expect(readFileSync(webhookJson(), "utf8"), address).toBe(kept);
+    }
+    expect(discord.requests).toHaveLength(0);
+    expect(dashboardLog()).not.toContain("webhook.json saved");
+
+    for (const address of [
+      "https://discord.com/api/webhooks/123456789012345678/tokenAAAA",
+      "https://ptb.discord.com/api/v10/webhooks/123456789012345678/tokenBBBB",
+      "https://canary.discordapp.com/api/webhooks/123456789012345678/tokenCCCC",
+    ]) {
+      const { cookie, csrf, version } = await openPage();
+      await postForm("/settings", cookie, [
+        ["csrf", csrf],
+        ["version", version],
+        ["webhook_url", address],
+      ]);
+      expect((await call("GET", "/", { headers: { cookie } })).body).toContain('class="flash ok" role="status">Saved.');
+      expect(JSON.parse(readFileSync(webhookJson(), "utf8")).webhook_url).toBe(address);
+    }
+
+    // The variable lifts the rule: the stand-in's loopback address is taken.
+    await restartWith(ANY_HOST);
+    const { cookie, csrf, version } = await openPage();
+    await postForm("/settings", cookie, [
+      ["csrf", csrf],
+      ["version", version],
+      ["webhook_url", discord.webhookUrl()],
+    ]);
+    expect(JSON.parse(readFileSync(webhookJson(), "utf8")).webhook_url).toBe(discord.webhookUrl());
+  });
+
+  it("do not send a test message to an address off Discord's hosts, wherever it was set", async () => {
+    writeFileSync(join(paths.configDir, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`, { mode: 0o600 });
+    const { cookie, csrf } = await openPage();
+    expect((await postForm("/test", cookie, [["csrf", csrf]])).status).toBe(303);
+    expect((await call("GET", "/", { headers: { cookie } })).body).toMatch(
+      /flash error" role="alert">Test message not sent: the webhook address must be https:\/\/ on discord\.com .* DASHBOARD_ALLOW_ANY_WEBHOOK=1</,
+    );
+    expect(discord.requests).toHaveLength(0);
+    expect(dashboardLog()).toMatch(/WARN test message refused \(admin\): the webhook address must be/);
+  });
+
+  it("show a failed test message as its status, never what the webhook host answered", async () => {
+    await restartWith(ANY_HOST);
+    writeFileSync(join(paths.configDir, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`, { mode: 0o600 });
+    discord.inject({
+      kind: "status",
+      status: 400,
+      body: {
+        message: "ami-id REMOTE-MESSAGE",
+        code: 50035,
+        errors: { embeds: { _errors: [{ code: "X", message: "REMOTE-FORM-ERROR — with a dash" }] } },
+      },
+    });
+    const { cookie, csrf } = await openPage();
+    await postForm("/test", cookie, [["csrf", csrf]]);
+    const page = (await call("GET", "/", { headers: { cookie } })).body;
+    expect(page).toContain(
+      'flash error" role="alert">Test message not sent: the message was refused (HTTP 400) — this is a bug in mcops if it repeats; run with MCOPS_DEBUG=1 and report it</p>',
+    );
+    expect(page).toMatch(
+      /<td>Test message<\/td><td class="muted">dashboard<\/td><td><span class="bad">not sent<\/span> <span class="why">the message was refused \(HTTP 400\) — this is a bug/,
+    );
+    expect(page).not.toContain("REMOTE");
+    // What Discord said stays in the log, root's to read.
+    expect(dashboardLog()).toContain("REMOTE-MESSAGE");
+  });
+
   it("are refused with 403, changing nothing, without the page's token, from another origin, or with no origin", async () => {
     const { cookie, csrf, version } = await openPage();
     const fields: Array<[string, string]> = [
@@ -339,6 +487,7 @@ describe("form posts", () => {
   });
 
   it("send a test message through the notifier and show the result, or why it failed", async () => {
+    await restartWith(ANY_HOST);
     writeFileSync(join(paths.configDir, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`, { mode: 0o600 });
     writeFileSync(webhookJson(), JSON.stringify({ events: { join: false, backup: false } }), { mode: 0o600 });
     const { cookie, csrf } = await openPage();

@@ -11,7 +11,7 @@ import {
 } from "@mcops/core";
 import { type TempDir, tempDir, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readSettings, saveSettings } from "../src/settings-store.ts";
+import { describeError, readSettings, saveSettings } from "../src/settings-store.ts";
 
 const URL_A = "https://discord.com/api/webhooks/123456789012345678/tokenAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 const URL_B = "https://discord.com/api/webhooks/123456789012345678/tokenBBBBBBBBBBBBBBBBBBBBBBBBBBBBB";
@@ -83,6 +83,64 @@ describe("saving webhook.json", () => {
       }),
     ).toThrow(/hidden form/);
     expect(readFileSync(file, "utf8")).toBe(before);
+  });
+
+  it("takes Discord's webhook hosts only, unless allowed any host, leaving the file alone when it refuses", () => {
+    saveSettings(file, { version: "none", webhookUrl: URL_A, events: allOn() });
+    const before = readFileSync(file, "utf8");
+    const { version } = readSettings(paths(), env);
+    const path = "/api/webhooks/123456789012345678/tokenZZZZ";
+    const refused = [
+      `http://127.0.0.1:8080${path}`,
+      `https://127.0.0.1${path}`,
+      `https://169.254.169.254${path}`,
+      `https://[::1]${path}`,
+      `https://evil.example${path}`,
+      `https://discord.com.evil.example${path}`,
+      `https://evildiscord.com${path}`,
+      `https://media.discordapp.com${path}`,
+      `https://discord.com.${path}`,
+      `https://discord.com:8443${path}`,
+      `https://user:pass@discord.com${path}`,
+    ];
+    for (const address of refused) {
+      let thrown: unknown;
+      try {
+        saveSettings(file, { version, webhookUrl: address, events: allOn() });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, address).toBeInstanceOf(UsageError);
+      expect(describeError(thrown)).toBe(
+        "the webhook address must be https:// on discord.com or discordapp.com (or their ptb. and canary. sub-domains) (webhook address) — copy it from Discord; to allow any host, start the dashboard with DASHBOARD_ALLOW_ANY_WEBHOOK=1",
+      );
+    }
+    expect(readFileSync(file, "utf8")).toBe(before);
+
+    let current = version;
+    const accepted = ["discord.com", "ptb.discord.com", "canary.discord.com", "discordapp.com", "ptb.discordapp.com"]
+      .map((host) => `https://${host}${path}`)
+      .concat(["https://canary.discordapp.com/api/v10/webhooks/1/t", "https://DISCORD.com:443/api/webhooks/1/t"]);
+    for (const address of accepted) {
+      saveSettings(file, { version: current, webhookUrl: address, events: allOn() });
+      expect(JSON.parse(readFileSync(file, "utf8")).webhook_url, address).toBe(address);
+      current = readSettings(paths(), env).version;
+    }
+    // Allowed any host, core's schema alone decides: https anywhere, http on the loopback address.
+    for (const address of [`http://127.0.0.1:8080${path}`, `https://evil.example${path}`]) {
+      saveSettings(file, { version: current, webhookUrl: address, events: allOn() }, { allowAnyHost: true });
+      expect(JSON.parse(readFileSync(file, "utf8")).webhook_url).toBe(address);
+      current = readSettings(paths(), env).version;
+    }
+    expect(() =>
+      saveSettings(
+        file,
+        { version: current, webhookUrl: `http://evil.example${path}`, events: allOn() },
+        {
+          allowAnyHost: true,
+        },
+      ),
+    ).toThrow(/must be an https:\/\/ address/);
   });
 
   it("refuses to overwrite a change made since the page was drawn", () => {
