@@ -109,6 +109,31 @@ describe("systemd units", () => {
     },
   );
 
+  it.each(UNITS)("%s caps its memory with MemoryMax= (between 128M and 4G)", (unit) => {
+    const text = readFileSync(join(DEPLOY, "systemd", unit), "utf8");
+    const service = text.slice(text.indexOf("[Service]"), text.indexOf("[Install]"));
+    const caps = [...service.matchAll(/^MemoryMax=(\d+)([KMG])$/gm)];
+    expect(caps, `${unit}: one MemoryMax=<number>K|M|G in [Service]`).toHaveLength(1);
+    const [, number, unitSuffix] = caps[0] as RegExpMatchArray;
+    const mib = Number(number) * { K: 1 / 1024, M: 1, G: 1024 }[unitSuffix as "K" | "M" | "G"];
+    expect(mib).toBeGreaterThanOrEqual(128);
+    expect(mib).toBeLessThanOrEqual(4096);
+    // deploy/README.md's table says the same.
+    const row = new RegExp(
+      `\\|\\s*\`${unit.replace(/[.@]/g, "\\$&")}\`\\s*\\|[^|\\n]*\\|\\s*${number}${unitSuffix}\\s*\\|`,
+    );
+    expect(readFileSync(join(DEPLOY, "README.md"), "utf8")).toMatch(row);
+  });
+
+  it("the dashboard's unit trusts nginx's X-Real-IP, which the nginx site sets", () => {
+    expect(readFileSync(join(DEPLOY, "systemd", "dashboard.service"), "utf8")).toMatch(
+      /^Environment=DASHBOARD_TRUST_PROXY=1$/m,
+    );
+    expect(readFileSync(join(DEPLOY, "nginx", "mc-dashboard.conf"), "utf8")).toMatch(
+      /^\s*proxy_set_header X-Real-IP \$remote_addr;$/m,
+    );
+  });
+
   it("every tool unit runs its tool from /opt/mc-tools and restarts on failure", () => {
     for (const unit of UNITS) {
       const text = readFileSync(join(DEPLOY, "systemd", unit), "utf8");
