@@ -1,10 +1,21 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import {
+  appendFileSync,
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseGameLog } from "@mcops/core/game-log";
-import { describe, expect, it } from "vitest";
-import { runScan, scanLine } from "./scan.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { readLines, runScan, scanLine } from "./scan.ts";
 
 const FIXTURES = fileURLToPath(new URL("../test/fixtures/real-logs/", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "mcops-scan-"));
@@ -92,4 +103,69 @@ describe("log-tailer scan, reading in chunks", () => {
     expect(() => runScan([good, dir], writer)).toThrow(/ is a directory$/);
     expect(out).toBe("");
   });
+});
+
+describe("log-tailer scan, on files that are not logs", () => {
+  let guard: ChildProcess | undefined;
+  afterEach(() => {
+    guard?.kill("SIGKILL");
+    guard = undefined;
+  });
+
+  it("refuses a FIFO without waiting for a writer, and a device, before reading anything", () => {
+    const fifo = join(dir, "fifo.log");
+    execFileSync("mkfifo", [fifo]);
+    // Should the FIFO be opened for blocking reads, this writer frees the test after 10 s, to fail rather than hang.
+    guard = spawn(
+      process.execPath,
+      [
+        "-e",
+        `setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); } catch {} }, 10_000);`,
+      ],
+      { stdio: "ignore" },
+    );
+    const good = file("before-fifo.log", "[10:00:01] [Server thread/INFO]: Steve joined the game\n");
+    let out = "";
+    const writer = { write: (text: string) => (out += text) } as never;
+    const started = Date.now();
+    expect(() => runScan([good, fifo], writer)).toThrow(`${fifo} is a FIFO, not a regular file`);
+    expect(() => runScan(["/dev/zero"], writer)).toThrow("/dev/zero is a device, not a regular file");
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(out).toBe("");
+    unlinkSync(fifo);
+  });
+
+  it.each([1, 3, 7, 11, 64])("cuts lines longer than the cap alike with %i-byte reads", (size) => {
+    const path = file(`cut-${size}.log`, "0123456789\n0123456789A\nshort\n0123456789ABCDEFGHIJKLMNOP\nlast");
+    const fd = openSync(path, "r");
+    const lines: string[] = [];
+    try {
+      readLines(fd, size, (line) => lines.push(line), 10);
+    } finally {
+      closeSync(fd);
+    }
+    expect(lines).toEqual(["0123456789", "0123456789", "short", "0123456789", "last"]);
+  });
+
+  it("reads a 2 GiB file without a newline in bounded memory, then the line after it", () => {
+    const path = file("endless.log", "");
+    truncateSync(path, 2 ** 31); // sparse: 2 GiB of NULs, no disk space
+    appendFileSync(path, "\n[10:00:01] [Server thread/INFO]: Steve joined the game\n");
+    const memory = () => process.memoryUsage().arrayBuffers + process.memoryUsage().heapUsed;
+    const before = memory();
+    let peak = before;
+    const lengths: number[] = [];
+    const fd = openSync(path, "r");
+    try {
+      readLines(fd, 1024 * 1024, (line) => {
+        peak = Math.max(peak, memory());
+        lengths.push(Buffer.byteLength(line));
+      });
+    } finally {
+      closeSync(fd);
+      unlinkSync(path);
+    }
+    expect(lengths).toEqual([64 * 1024, 54]);
+    expect(peak - before).toBeLessThan(16 * 1024 * 1024);
+  }, 60_000);
 });

@@ -1,7 +1,9 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { JobError } from "@mcops/core/errors";
 import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
 import { type Writer } from "@mcops/core/log";
+import { MAX_LINE_BYTES } from "@mcops/core/log-follower";
+import { kindOf } from "@mcops/core/volume";
 
 /** CONTRACT.md's `log-tailer scan` line: type, player (join, leave, death), message, time, line. */
 export function scanLine(event: GameEvent): string {
@@ -15,18 +17,27 @@ export function scanLine(event: GameEvent): string {
 
 const CHUNK_BYTES = 1024 * 1024;
 
+/**
+ * Opens a file the operator named: without blocking (a FIFO opened for reading would wait for a writer forever) and
+ * then only if it is a regular file (a FIFO, a device or a socket is refused, and never read).
+ */
 function openLog(file: string): number {
   let fd: number;
   try {
-    fd = openSync(file, "r");
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
     throw new JobError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code})`, {
       hint: "give the path of a game log",
     });
   }
-  if (fstatSync(fd).isDirectory()) {
+  const stat = fstatSync(fd);
+  if (stat.isDirectory()) {
     closeSync(fd);
     throw new JobError(`${file} is a directory`, { hint: "give the path of a game log, e.g. logs/latest.log" });
+  }
+  if (!stat.isFile()) {
+    closeSync(fd);
+    throw new JobError(`${file} is ${kindOf(stat)}, not a regular file`, { hint: "give the path of a game log" });
   }
   return fd;
 }
@@ -64,34 +75,66 @@ export function runScan(files: string[], stdout: Writer, chunkBytes = CHUNK_BYTE
 /**
  * Every line of a file, without its newline (a last line without one included). Each read is cut after its last
  * newline byte and decoded as one string: a newline byte is never part of a UTF-8 sequence, so no character is split,
- * and nothing is decoded twice. The bytes after the cut start the next read; a line longer than the buffer grows it.
+ * and nothing is decoded twice. The bytes after the cut start the next read; a line longer than the buffer grows it,
+ * up to the line cap (as the follower: a longer line is its first `maxLine` bytes, the rest up to its newline is
+ * skipped), so a file of any size, with or without newlines, is read in linear time and bounded memory.
  */
-function readLines(fd: number, chunkBytes: number, onLine: (line: string) => void): void {
+export function readLines(
+  fd: number,
+  chunkBytes: number,
+  onLine: (line: string) => void,
+  maxLine = MAX_LINE_BYTES,
+): void {
   let buffer = Buffer.allocUnsafe(chunkBytes);
   let carried = 0;
+  /** In the rest of a cut line: bytes are dropped up to the next newline. */
+  let skipping = false;
+  const line = (text: string) => {
+    // Only a line of more than a third of the cap in UTF-16 units can be over it in UTF-8 bytes: measure only those.
+    if (text.length * 3 > maxLine && Buffer.byteLength(text) > maxLine) {
+      onLine(Buffer.from(text).toString("utf8", 0, maxLine));
+    } else onLine(text);
+  };
   for (;;) {
     if (carried === buffer.length) {
-      const bigger = Buffer.allocUnsafe(buffer.length * 2);
-      buffer.copy(bigger, 0, 0, carried);
-      buffer = bigger;
+      if (carried > maxLine) {
+        onLine(buffer.toString("utf8", 0, maxLine));
+        skipping = true;
+        carried = 0;
+      } else {
+        const bigger = Buffer.allocUnsafe(Math.min(buffer.length * 2, maxLine + 1));
+        buffer.copy(bigger, 0, 0, carried);
+        buffer = bigger;
+      }
     }
     const read = readSync(fd, buffer, carried, buffer.length - carried, null);
     if (read === 0) break;
     const end = carried + read;
+    let begin = 0;
+    if (skipping) {
+      const nl = buffer.indexOf(10, carried);
+      if (nl < 0 || nl >= end) {
+        carried = 0;
+        continue;
+      }
+      skipping = false;
+      begin = nl + 1;
+    }
     const cut = buffer.lastIndexOf(10, end - 1);
-    if (cut < 0) {
-      carried = end;
+    if (cut < begin) {
+      buffer.copy(buffer, 0, begin, end);
+      carried = end - begin;
       continue;
     }
-    const text = buffer.toString("utf8", 0, cut);
+    const text = buffer.toString("utf8", begin, cut);
     let start = 0;
     for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
-      onLine(text.slice(start, nl));
+      line(text.slice(start, nl));
       start = nl + 1;
     }
-    onLine(text.slice(start));
+    line(text.slice(start));
     buffer.copy(buffer, 0, cut + 1, end);
     carried = end - cut - 1;
   }
-  if (carried > 0) onLine(buffer.toString("utf8", 0, carried));
+  if (carried > 0 && !skipping) line(buffer.toString("utf8", 0, carried));
 }
