@@ -1,0 +1,188 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import {
+  appendFileSync,
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { type DiscordStandIn, startDiscordStandIn, toolEnv } from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+/**
+ * The built executable against a server volume the game (or a plugin) has turned against it: latest.log a FIFO, a link
+ * to a root-only log outside the volume, a directory, an endless line. The tailer runs as root, as in production.
+ */
+const BIN = fileURLToPath(new URL("../dist/log-tailer.mjs", import.meta.url));
+
+let discord: DiscordStandIn;
+let root: string;
+let volume: string;
+let log: string;
+let outside: string;
+let env: NodeJS.ProcessEnv;
+let service: ChildProcess | undefined;
+let stderr = "";
+
+const line = (message: string) => `[12:00:00] [Server thread/INFO]: ${message}\n`;
+const titles = () => discord.messages.map((m) => m.body.embeds[0].title as string);
+const toolLog = () => {
+  try {
+    return readFileSync(join(root, "log", "mc-log-tailer.log"), "utf8");
+  } catch {
+    return "";
+  }
+};
+const logLines = (pattern: RegExp) =>
+  toolLog()
+    .split("\n")
+    .filter((l) => pattern.test(l));
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), "mcops-tailer-hostile-"));
+  volume = join(root, "volume");
+  outside = join(root, "other-server");
+  mkdirSync(join(root, "etc"));
+  mkdirSync(join(volume, "logs"), { recursive: true });
+  mkdirSync(outside, { mode: 0o700 });
+  log = join(volume, "logs", "latest.log");
+  discord = await startDiscordStandIn();
+  const webhookEnv = join(root, "etc", "webhook.env");
+  writeFileSync(webhookEnv, `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.test\n`);
+  chmodSync(webhookEnv, 0o600);
+  const backupEnv = join(root, "etc", "backup.env");
+  writeFileSync(backupEnv, `WORLD_DIR=${volume}\n`);
+  chmodSync(backupEnv, 0o600);
+  env = toolEnv(root);
+  stderr = "";
+});
+
+afterEach(async () => {
+  service?.kill("SIGKILL");
+  service = undefined;
+  await discord.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** The service on WORLD_DIR from backup.env, as systemd runs it. */
+function start(): void {
+  service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "pipe"] });
+  service.stderr?.on("data", (d) => (stderr += d));
+}
+
+/** SIGTERM; resolves with the exit code and how long it took. */
+async function stop(): Promise<{ code: number | null; ms: number }> {
+  const child = service as ChildProcess;
+  const started = Date.now();
+  const done = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  child.kill("SIGTERM");
+  service = undefined;
+  return { code: await done, ms: Date.now() - started };
+}
+
+/** Waits (bounded) until the tool's log has a line matching `pattern`. */
+async function logged(pattern: RegExp, timeoutMs = 5000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(20)) {
+    if (logLines(pattern).length) return;
+  }
+  throw new Error(`nothing like ${pattern} in mc-log-tailer.log within ${timeoutMs} ms:\n${toolLog()}${stderr}`);
+}
+
+describe("log-tailer in a hostile volume (built executable)", () => {
+  it("a FIFO as latest.log: one ERROR line, one post, and a prompt exit 0 on SIGTERM", async () => {
+    execFileSync("mkfifo", [log]);
+    start();
+    await logged(/ ERROR .*latest\.log is a FIFO, not a regular file; not reading it/);
+    const [message] = await discord.waitForMessages(1, 5000);
+    expect(message?.body.embeds[0].title).toBe("Game log not followed");
+    expect(message?.body.embeds[0].description).toBe(
+      `${log} is a FIFO, not a regular file; not reading it. Nothing from the game is announced until it is a regular file again.`,
+    );
+    // SIGTERM makes it look once more (its last read) before it stops: the same FIFO is not said again.
+    const { code, ms } = await stop();
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(5000);
+    expect(logLines(/ ERROR /)).toEqual([
+      expect.stringMatching(
+        / ERROR .*latest\.log is a FIFO, not a regular file; not reading it — something in the server volume replaced it; remove it/,
+      ),
+    ]);
+    expect(titles()).toEqual(["Game log not followed"]);
+    expect(logLines(/ INFO stopped$/)).toHaveLength(1);
+  });
+
+  it.each([
+    ["latest.log", "a link to another server's log", "latest.log is a symbolic link, not a regular file"],
+    ["logs", "a link to another server's logs folder", "logs is a symbolic link, not a directory"],
+  ])("%s as %s: nothing from the canary log is ever posted", async (entry, _what, problem) => {
+    const canary = join(outside, "latest.log");
+    writeFileSync(canary, line("Canary joined the game"), { mode: 0o600 });
+    if (entry === "logs") {
+      rmSync(join(volume, "logs"), { recursive: true });
+      symlinkSync(outside, join(volume, "logs"));
+    } else {
+      symlinkSync(canary, log);
+    }
+    start();
+    await logged(new RegExp(` ERROR .*${problem.replace(/\./g, "\\.")}; not reading it`));
+    await discord.waitForMessages(1, 5000);
+    appendFileSync(canary, line("Canary2 joined the game"));
+    expect((await stop()).code).toBe(0);
+    expect(titles()).toEqual(["Game log not followed"]);
+    expect(toolLog()).not.toMatch(/Canary/);
+  });
+
+  it("says each problem once, follows the log again when it is a regular file, and survives a directory swapped in", async () => {
+    writeFileSync(log, line("Steve joined the game"));
+    start();
+    await discord.waitForMessages(1, 5000);
+
+    // The game's file renamed away and a directory put in its place while it runs.
+    renameSync(log, join(volume, "logs", "old.log"));
+    mkdirSync(log);
+    await logged(/ ERROR .*latest\.log is a directory, not a regular file; not reading it/);
+    await discord.waitForMessages(2, 5000);
+    rmdirSync(log);
+    execFileSync("mkfifo", [log]);
+    await logged(/ ERROR .*latest\.log is a FIFO, not a regular file/);
+    unlinkSync(log);
+    writeFileSync(log, line("Alex joined the game"));
+    await logged(/ INFO .*latest\.log is a regular file again: following it$/);
+    await discord.waitForMessages(3, 5000);
+    expect((await stop()).code).toBe(0);
+
+    // One post for the episode (directory, then FIFO), and each problem in one ERROR line.
+    expect(titles()).toEqual(["Steve joined the game", "Game log not followed", "Alex joined the game"]);
+    expect(logLines(/ ERROR /)).toHaveLength(2);
+    expect(stderr).not.toMatch(/EISDIR|ESPIPE|\n {4}at /);
+  });
+
+  it("cuts a line over 64 KiB with one warning, not its text, and reads the next line", async () => {
+    writeFileSync(log, "");
+    start();
+    await logged(/ INFO following /);
+    appendFileSync(
+      log,
+      `[12:00:00] [Server thread/INFO]: <Steve> ${"spam ".repeat(40_000)}\n${line("Steve joined the game")}`,
+    );
+    await discord.waitForMessages(1, 5000);
+    expect((await stop()).code).toBe(0);
+    expect(titles()).toEqual(["Steve joined the game"]);
+    expect(logLines(/ WARN /)).toEqual([
+      expect.stringMatching(
+        / WARN line 1 of .*latest\.log is longer than 64 KiB: its first 64 KiB are read, the rest is skipped$/,
+      ),
+    ]);
+    expect(toolLog()).not.toMatch(/spam spam/);
+  });
+});
