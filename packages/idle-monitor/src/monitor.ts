@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeFileAtomic } from "@mcops/core/atomic-write";
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
 import { isErrno } from "@mcops/core/env-file";
-import { JobError } from "@mcops/core/errors";
+import { JobError, type McopsError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { parseGameLog, playersOnline } from "@mcops/core/game-log";
 import { pingGame } from "@mcops/core/game-ping";
@@ -16,6 +16,7 @@ import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/notifier";
 import { createPanelClient, type PanelClient, PanelError } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
 import type { Runner } from "@mcops/core/runner";
+import { readRange, UnsafePathError, VolumeDir } from "@mcops/core/volume";
 import { type Decision, decide, type IdleSettings, type IdleState, type Observation } from "./decide.ts";
 
 export { systemClock } from "@mcops/core/clock";
@@ -46,7 +47,8 @@ export interface MonitorFlags {
 export interface MonitorSettings extends IdleSettings {
   pollMs: number;
   gameAddress: string;
-  latestLog: string;
+  /** The server volume; its logs/latest.log is the fallback when the ping does not answer. */
+  worldDir: string;
   backupCommand: string;
   stopCommand: string | undefined;
   stateFile: string;
@@ -105,7 +107,7 @@ export function loadSettings(ctx: MonitorContext, flags: MonitorFlags = {}) {
     stopAfterMs: env.IDLE_STOP_AFTER,
     pollMs: env.IDLE_POLL ?? 60_000,
     gameAddress: env.GAME_ADDRESS ?? "127.0.0.1:25565",
-    latestLog: join(env.WORLD_DIR, "logs", "latest.log"),
+    worldDir: env.WORLD_DIR,
     backupCommand: env.IDLE_BACKUP_COMMAND ?? defaultBackupCommand(),
     stopCommand: env.IDLE_STOP_COMMAND,
     stateFile: join(ctx.paths.stateDir, "idle-monitor.json"),
@@ -156,11 +158,52 @@ export function lastBackupDone(file: string): number | undefined {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+/** The game log, below WORLD_DIR. */
+const LATEST_LOG = "logs/latest.log";
+
+/**
+ * How much of the end of latest.log the fallback reads. The players online are those who joined and did not leave since
+ * the last start; a day's log of a busy server is a few MiB, so 8 MiB holds the start or the joins of nearly every
+ * session, while a log of any size (or one made huge on purpose) costs at most 8 MiB and a parse of that.
+ */
+export const LOG_TAIL_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The players the end of the game log says are online: the last `maxBytes` of WORLD_DIR/logs/latest.log, its partial
+ * first line dropped; undefined when there is no log. The log is reached without following links and read only if it
+ * is a regular file: a link, a FIFO, a device or a directory throws its UnsafePathError, and nothing is read.
+ */
+export function playersInLog(worldDir: string, maxBytes = LOG_TAIL_BYTES): string[] | undefined {
+  const volume = VolumeDir.open(worldDir);
+  try {
+    const file = volume.tryOpenFile(LATEST_LOG);
+    if (!file) return undefined;
+    try {
+      const start = Math.max(0, file.stat.size - maxBytes);
+      let bytes = readRange(file.fd, start, Math.min(file.stat.size, maxBytes));
+      if (start > 0) {
+        const nl = bytes.indexOf(10);
+        bytes = nl < 0 ? bytes.subarray(0, 0) : bytes.subarray(nl + 1);
+      }
+      return playersOnline(parseGameLog(bytes.toString("utf8")));
+    } finally {
+      closeSync(file.fd);
+    }
+  } finally {
+    volume.close();
+  }
+}
+
 /**
  * Who plays: the Server List Ping on the game port; if it does not answer, the players the game log says are online;
  * if the log cannot be read either, the panel's state alone (offline means nobody; running means nobody can tell).
+ * `onLog` hears, each time the log is consulted, why it was refused (a link, a FIFO, ...) or undefined when it was read.
  */
-export async function observe(panel: PanelClient, settings: MonitorSettings): Promise<Observation> {
+export async function observe(
+  panel: PanelClient,
+  settings: MonitorSettings,
+  onLog?: (problem: McopsError | undefined) => void,
+): Promise<Observation> {
   const notes: string[] = [];
   let state: Observation["state"];
   try {
@@ -179,12 +222,17 @@ export async function observe(panel: PanelClient, settings: MonitorSettings): Pr
   notes.push(`no ping answer on ${settings.gameAddress} (${error})`);
   if (state === "starting") return { state, players: 0, names: [], source: "panel", notes };
   try {
-    const names = playersOnline(parseGameLog(readFileSync(settings.latestLog, "utf8")));
-    return { state, players: names.length, names, source: "log", notes };
+    const names = playersInLog(settings.worldDir);
+    if (names) {
+      onLog?.(undefined);
+      return { state, players: names.length, names, source: "log", notes };
+    }
+    notes.push("no log (ENOENT)");
   } catch (failure) {
+    if (failure instanceof UnsafePathError) onLog?.(failure);
     notes.push(`no log (${(failure as NodeJS.ErrnoException).code ?? (failure as Error).message})`);
-    return { state, players: undefined, names: [], source: "panel", notes };
   }
+  return { state, players: undefined, names: [], source: "panel", notes };
 }
 
 export interface Monitor {
@@ -226,6 +274,14 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}, onc
     run: async (...args) => (await import("@mcops/core/runner")).zxRunner.run(...args),
   };
   let state = readState(settings.stateFile);
+  // A log that is a link, a FIFO, a device or a directory: one WARN line per distinct problem, not one per poll.
+  let logProblem: string | undefined;
+  const onLog = (problem: McopsError | undefined) => {
+    if (problem && problem.message !== logProblem) {
+      logger.warn(`${problem.message}; not reading it${problem.hint ? ` — ${problem.hint}` : ""}`);
+    }
+    logProblem = problem?.message;
+  };
 
   /** False when a backup already runs (nothing started). */
   async function backup(now: number, line: string): Promise<boolean> {
@@ -294,7 +350,7 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}, onc
       failure = undefined;
       try {
         const now = ctx.clock.now();
-        const observation = await observe(panel, settings);
+        const observation = await observe(panel, settings, onLog);
         const decision = decide(state, observation, settings, now, lastBackupDone(settings.backupLog));
         state = decision.state;
         let action = decision.action;

@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -90,6 +91,30 @@ describe("idle-monitor (built executable)", () => {
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(lines()).toBeGreaterThanOrEqual(2);
     expect(readFileSync(log, "utf8")).toMatch(/INFO 0 players online \[ping\], server running, empty for /);
+  });
+
+  it.each([
+    ["a link to /dev/zero", "is a symbolic link, not a regular file"],
+    ["a FIFO", "is a FIFO, not a regular file"],
+  ])("--once with %s as latest.log and no ping answer: one warning line, done at once", async (what, problem) => {
+    const log = join(root.path, "volume", "logs", "latest.log");
+    mkdirSync(join(root.path, "volume", "logs"), { recursive: true });
+    if (what === "a FIFO") execFileSync("mkfifo", [log]);
+    else symlinkSync("/dev/zero", log);
+    const { child, done } = startTool(BIN, ["--once", "--game-address", "127.0.0.1:1"], { env });
+    // A run that blocks on the FIFO or reads /dev/zero without end would never exit: the test ends it.
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const result = await done;
+    clearTimeout(timer);
+    expect(result.code).toBe(0);
+    expect(result.ms).toBeLessThan(10_000);
+    const lines = result.stderr.split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ WARN /);
+    expect(lines[0]).toContain(` WARN ${log} ${problem}; not reading it — `);
+    expect(readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8")).toMatch(
+      /INFO players unknown \[panel\], server running; .*; no log \(.*\): cannot tell whether anyone plays/,
+    );
   });
 
   it("says what is wrong with its settings in one line", async () => {

@@ -1,4 +1,14 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { acquireLock, resolvePaths } from "@mcops/core";
@@ -16,7 +26,14 @@ import {
   virtualClock,
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createMonitor, defaultBackupCommand, type Monitor, type MonitorContext } from "../src/monitor.ts";
+import {
+  createMonitor,
+  defaultBackupCommand,
+  LOG_TAIL_BYTES,
+  type Monitor,
+  type MonitorContext,
+  playersInLog,
+} from "../src/monitor.ts";
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -186,5 +203,91 @@ describe("the backup it starts", () => {
     } finally {
       prefix.cleanup();
     }
+  });
+});
+
+describe("the game log fallback in a hostile volume", () => {
+  const joined = (name: string) => `[12:00:00] [Server thread/INFO]: ${name} joined the game\n`;
+  const monitorLog = () => readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8");
+  const warnings = () =>
+    monitorLog()
+      .split("\n")
+      .filter((l) => / WARN /.test(l));
+  const memory = () => process.memoryUsage().arrayBuffers + process.memoryUsage().heapUsed;
+  let guard: ChildProcess | undefined;
+  afterEach(() => {
+    guard?.kill("SIGKILL");
+    guard = undefined;
+  });
+
+  it("never reads /dev/zero behind a link as latest.log: one WARN line, the panel's state, memory small", async () => {
+    const log = join(worldDir, "logs", "latest.log");
+    symlinkSync("/dev/zero", log);
+    const m = monitor({ GAME_ADDRESS: "127.0.0.1:1" });
+    const before = memory();
+    for (let i = 0; i < 3; i++) {
+      const decision = await m.tick();
+      expect(decision.error).toBeUndefined();
+      expect(decision.line).toMatch(
+        /^players unknown \[panel\], server running; no ping answer on 127\.0\.0\.1:1 .*; no log \(.*latest\.log is a symbolic link, not a regular file\): cannot tell whether anyone plays/,
+      );
+      clock.advance(MIN);
+    }
+    expect(memory() - before).toBeLessThan(32 * 1024 * 1024);
+    expect(warnings()).toEqual([
+      expect.stringMatching(
+        / WARN .*latest\.log is a symbolic link, not a regular file; not reading it — links inside the server volume are never followed; remove it$/,
+      ),
+    ]);
+    expect(backups()).toBe(0);
+  }, 30_000);
+
+  it("never blocks on a FIFO as latest.log: one WARN line, and the log is read again once it is a file", async () => {
+    const log = join(worldDir, "logs", "latest.log");
+    execFileSync("mkfifo", [log]);
+    // Should the FIFO be opened for blocking reads, this writer frees the test after 10 s, to fail rather than hang.
+    guard = spawn(
+      process.execPath,
+      [
+        "-e",
+        `setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(log)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); } catch {} }, 10_000);`,
+      ],
+      { stdio: "ignore" },
+    );
+    const m = monitor({ GAME_ADDRESS: "127.0.0.1:1" });
+    const started = Date.now();
+    for (let i = 0; i < 3; i++) {
+      expect((await m.tick()).line).toMatch(/^players unknown \[panel\].*latest\.log is a FIFO, not a regular file\)/);
+      clock.advance(MIN);
+    }
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(warnings()).toEqual([
+      expect.stringMatching(/ WARN .*latest\.log is a FIFO, not a regular file; not reading it/),
+    ]);
+    execFileSync("rm", [log]);
+    writeFileSync(log, joined("Steve"));
+    expect((await m.tick()).line).toMatch(/^1 player online \(Steve\) \[log\]/);
+  }, 30_000);
+
+  it("reads only the last 8 MiB of a huge log: who joined before that is not counted by the log", async () => {
+    const log = join(worldDir, "logs", "latest.log");
+    writeFileSync(log, joined("Early"));
+    truncateSync(log, 1024 ** 3); // sparse: a 1 GiB log
+    appendFileSync(log, `\n${joined("Late")}`);
+    const m = monitor({ GAME_ADDRESS: "127.0.0.1:1" });
+    const before = memory();
+    expect((await m.tick()).line).toMatch(/^1 player online \(Late\) \[log\]/);
+    expect(memory() - before).toBeLessThan(LOG_TAIL_BYTES * 4);
+    expect(warnings()).toEqual([]);
+  }, 30_000);
+
+  it("drops the partial first line of the tail, and says undefined when there is no log", () => {
+    const log = join(worldDir, "logs", "latest.log");
+    expect(playersInLog(worldDir)).toBeUndefined();
+    writeFileSync(log, joined("Steve") + joined("Alex"));
+    // The tail starts inside Steve's line: "ve joined the game" is not Steve's join (nor anyone's).
+    expect(playersInLog(worldDir, joined("Alex").length + 20)).toEqual(["Alex"]);
+    expect(playersInLog(worldDir)).toEqual(["Steve", "Alex"]);
+    expect(playersInLog(worldDir, 10)).toEqual([]);
   });
 });
