@@ -183,6 +183,10 @@ export class VolumeDir {
     const { parent, name } = this.#parentOf(rel);
     if (!parent) return undefined;
     try {
+      // Looked at before it is opened: opening a device can itself do something. What is opened is checked again.
+      const seen = lstatSync(parent.at(name), { throwIfNoEntry: false });
+      if (!seen) return undefined;
+      if (!seen.isFile()) throw this.#notRegular(rel, seen);
       let fd: number;
       try {
         fd = openSync(parent.at(name), FILE_FLAGS);
@@ -194,9 +198,7 @@ export class VolumeDir {
       const stat = fstatSync(fd);
       if (!stat.isFile()) {
         closeSync(fd);
-        throw new UnsafePathError(`${this.display(rel)} is ${kindOf(stat)}, not a regular file`, {
-          hint: "something in the server volume replaced it; remove it (the game writes it again)",
-        });
+        throw this.#notRegular(rel, stat);
       }
       return { fd, stat };
     } finally {
@@ -299,6 +301,22 @@ export class VolumeDir {
     }
   }
 
+  /**
+   * Removes a private directory made here (makePrivateDir): emptied through its own descriptor, then removed by its
+   * name only if that name is still the same directory (the game's user may have renamed it meanwhile).
+   */
+  removePrivateDir(dir: VolumeDir): void {
+    for (const entry of dir.list()) dir.removeTree(entry);
+    const name = dir.path.slice(dir.path.lastIndexOf("/") + 1);
+    const there = this.lstat(name);
+    if (there?.isDirectory() && there.ino === dir.stat().ino && there.dev === dir.stat().dev) rmdirSync(this.at(name));
+  }
+
+  /** What the directory is (fstat of its descriptor). */
+  stat(): Stats {
+    return fstatSync(this.fd);
+  }
+
   /** fsync of the directory: its renames are on disk. */
   sync(): void {
     fsyncSync(this.fd);
@@ -325,6 +343,14 @@ export class VolumeDir {
     const name = parts.pop();
     if (name === undefined) throw new Error("an empty path inside the volume");
     return { parent: parts.length ? this.tryDir(parts.join("/")) : this, name };
+  }
+
+  #notRegular(rel: string, stat: Stats): UnsafePathError {
+    return new UnsafePathError(`${this.display(rel)} is ${kindOf(stat)}, not a regular file`, {
+      hint: stat.isSymbolicLink()
+        ? "links inside the server volume are never followed; remove it"
+        : "something in the server volume replaced it; remove it (the game writes it again)",
+    });
   }
 
   /** Turns a failed open into the line that says what is there instead, or undefined when nothing is there. */

@@ -45,6 +45,16 @@ export type {
 } from "./downloads.ts";
 export { isDescriptiveUserAgent, startDownloadStandIn } from "./downloads.ts";
 export { type GameServer, startGameServer } from "./game.ts";
+export {
+  GAME_GID,
+  GAME_UID,
+  type GameUserRun,
+  giveToGame,
+  runAsGameUser,
+  type Swap,
+  swapForLink,
+  waitUntil,
+} from "./hostile.ts";
 export type {
   DelayFault,
   DropFault,

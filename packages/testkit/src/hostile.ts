@@ -1,0 +1,88 @@
+import { execFile } from "node:child_process";
+import { chmodSync, chownSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+
+/**
+ * The game's side of the server volume, as an attacker: a process of the container's user (988, as Wings runs it)
+ * that does what any plugin or mod in the game could do to the files it owns. Tests of the root tools run it at the
+ * moment that matters (after the stand-in saw a stop signal, while a wrapper holds restic), never by luck.
+ */
+export const GAME_UID = 988;
+export const GAME_GID = 988;
+
+/**
+ * Makes `volume` the game's, as Wings does (owned by 988:988), and lets the game's user reach it: its ancestors up to
+ * `root` get the search bit for others (mkdtemp makes them 700). Nothing else in them is opened up.
+ */
+export function giveToGame(volume: string, root: string): void {
+  chownSync(volume, GAME_UID, GAME_GID);
+  for (let dir = dirname(volume); dir.startsWith(root); dir = dirname(dir)) {
+    chmodSync(dir, statSync(dir).mode | 0o011);
+    if (dir === root) break;
+  }
+}
+
+export interface GameUserRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a Node.js script as the game's user (uid and gid 988, no supplementary groups). */
+export function runAsGameUser(script: string, args: string[] = [], timeoutMs = 30_000): Promise<GameUserRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--input-type=module", "-e", script, "--", ...args],
+      { uid: GAME_UID, gid: GAME_GID, timeout: timeoutMs, cwd: "/" },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+export interface Swap {
+  /** The entry that was swapped, or undefined when none matched. */
+  name: string | undefined;
+  /** Whether the game's user could list what was inside it (a private directory must say false). */
+  entered: boolean;
+  /** What went wrong, if the swap could not be made. */
+  error?: string;
+}
+
+const SWAP = `
+import { readdirSync, renameSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+const [dir, prefix, target] = process.argv.slice(-3);
+const name = readdirSync(dir).find((n) => n.startsWith(prefix));
+const out = { name, entered: false };
+if (name) {
+  try { readdirSync(join(dir, name)); out.entered = true; } catch {}
+  try {
+    renameSync(join(dir, name), join(dir, name + ".moved-by-game"));
+    symlinkSync(target, join(dir, name));
+  } catch (e) { out.error = e.code ?? String(e); }
+}
+console.log(JSON.stringify(out));
+`;
+
+/**
+ * As the game's user: finds the entry of `dir` whose name starts with `prefix`, tries to look inside it, moves it to
+ * `<name>.moved-by-game` and puts a symbolic link to `target` (a root-only place outside the volume) under its name.
+ */
+export async function swapForLink(dir: string, prefix: string, target: string): Promise<Swap> {
+  const run = await runAsGameUser(SWAP, [dir, prefix, target]);
+  if (run.code !== 0) throw new Error(`the game's user could not run: ${run.stderr.trim()}`);
+  return JSON.parse(run.stdout) as Swap;
+}
+
+/** Resolves once `condition()` holds; checks every 20 ms, fails after `timeoutMs` naming `what`. */
+export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
