@@ -1,10 +1,12 @@
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "@mcops/core/clock";
 import { silentLogger } from "@mcops/core/log";
 import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
+import { VolumeDir } from "@mcops/core/volume";
 import { type PanelStandIn, startPanelStandIn } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pauseAutosave } from "./autosave.ts";
@@ -41,7 +43,8 @@ function panelWriting(lines: string[]): PanelClient {
 const pause = (lines: string[], saveTimeoutMs = 400, signal?: AbortSignal) =>
   pauseAutosave({
     panel: panelWriting(lines),
-    latestLog,
+    volume: VolumeDir.open(dir),
+    latestLog: "latest.log",
     clock: systemClock,
     logger: silentLogger,
     saveTimeoutMs,
@@ -49,6 +52,50 @@ const pause = (lines: string[], saveTimeoutMs = 400, signal?: AbortSignal) =>
   });
 
 describe("waiting for the game's Saved the game", () => {
+  it("never opens a FIFO put where the log belongs: goes on unconfirmed at once, autosave back on", async () => {
+    rmSync(latestLog);
+    execFileSync("mkfifo", [latestLog]);
+    const logged: string[] = [];
+    const guard = await pauseAutosave({
+      panel: panelWriting([]),
+      volume: VolumeDir.open(dir),
+      latestLog: "latest.log",
+      clock: systemClock,
+      logger: { ...silentLogger, warn: (text: string) => logged.push(text) },
+      saveTimeoutMs: 3_600_000,
+    });
+    await guard.resume();
+    expect(guard.mode).toBe("flush-unconfirmed");
+    expect(logged).toEqual([`${latestLog} is a FIFO, not a regular file: going on without the game's confirmation`]);
+    expect(panel.commands().at(-1)).toBe("save-on");
+  });
+
+  it("does not read a log behind a link: a Saved the game outside the volume confirms nothing", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "mcops-outside-"));
+    const canary = join(outside, "other.log");
+    writeFileSync(canary, "");
+    rmSync(latestLog);
+    symlinkSync(canary, latestLog);
+    const client = createPanelClient({ url: panel.url, key: panel.apiKey, serverId: panel.server.identifier });
+    const guard = await pauseAutosave({
+      panel: {
+        ...client,
+        async command(line) {
+          await client.command(line);
+          if (line === "save-all flush") appendFileSync(canary, "[06:00:01] [Server thread/INFO]: Saved the game\n");
+        },
+      },
+      volume: VolumeDir.open(dir),
+      latestLog: "latest.log",
+      clock: systemClock,
+      logger: silentLogger,
+      saveTimeoutMs: 3_600_000,
+    });
+    await guard.resume();
+    expect(guard.mode).toBe("flush-unconfirmed");
+    rmSync(outside, { recursive: true });
+  });
+
   it("takes the server's own line, in the vanilla, Paper console and Forge layouts", async () => {
     for (const line of [
       "[06:00:01] [Server thread/INFO]: Saved the game\n",
@@ -80,7 +127,8 @@ describe("waiting for the game's Saved the game", () => {
     const rest = setTimeout(() => appendFileSync(latestLog, " the game\n"), 150);
     const guard = await pauseAutosave({
       panel: client,
-      latestLog,
+      volume: VolumeDir.open(dir),
+      latestLog: "latest.log",
       clock: systemClock,
       logger: silentLogger,
       saveTimeoutMs: 2000,

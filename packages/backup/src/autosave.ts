@@ -1,8 +1,9 @@
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { type Clock } from "@mcops/core/clock";
 import { isMainThread, parseHeader } from "@mcops/core/game-log";
 import { type Logger } from "@mcops/core/log";
 import { type PanelClient, PanelError } from "@mcops/core/panel-client";
+import { readRange, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
 
 /**
  * A consistent world on disk while restic reads it (issue 3, step 3): when the server runs, `save-off`, then
@@ -21,7 +22,9 @@ export interface AutosaveGuard {
 
 export interface AutosaveOptions {
   panel: PanelClient;
-  latestLog: string;
+  /** The server volume, and the game log inside it (default logs/latest.log). */
+  volume: VolumeDir;
+  latestLog?: string | undefined;
   clock: Clock;
   logger: Logger;
   saveTimeoutMs: number;
@@ -34,7 +37,8 @@ export interface AutosaveOptions {
 
 export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveGuard> {
   // Reading the new tail of latest.log is cheap; look often, the flush usually lands within a few hundred ms.
-  const { panel, latestLog, clock, logger, saveTimeoutMs, pollMs = 25, signal, atExit } = options;
+  const { panel, volume, latestLog = "logs/latest.log", clock, logger, saveTimeoutMs, pollMs = 25, signal } = options;
+  const { atExit } = options;
   const nothingToResume = async () => {};
   let state: string;
   try {
@@ -86,14 +90,28 @@ export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveG
   try {
     atExit?.add(resume);
     await panel.command("save-off");
-    const from = fileSize(latestLog);
+    const log = new GameLogTail(volume, latestLog);
+    let offset = log.size();
     await panel.command("save-all flush");
     logger.info("save-off and save-all flush sent; waiting for the game to confirm");
     const deadline = clock.now() + saveTimeoutMs;
-    let offset = from;
     let partial = "";
     while (clock.now() < deadline && !signal?.aborted) {
-      const { text, start, next } = readFrom(latestLog, offset);
+      let read: ReturnType<GameLogTail["readFrom"]>;
+      try {
+        read = log.readFrom(offset);
+      } catch (error) {
+        if (!(error instanceof UnsafePathError)) throw error;
+        // A FIFO, a device or a link where the log belongs: never opened, never waited on.
+        logger.warn(`${error.message}: going on without the game's confirmation`);
+        return {
+          mode: "flush-unconfirmed",
+          note: "save-all flush not confirmed (game log unusable)",
+          offSince,
+          resume,
+        };
+      }
+      const { text, start, next } = read;
       // Whole lines only: the game's line may be read in two pieces while it is being written. A new file starts over.
       const lines = ((start === offset ? partial : "") + text).split("\n");
       partial = (lines.pop() ?? "").slice(-65_536);
@@ -111,7 +129,7 @@ export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveG
       return { mode: "flush-unconfirmed", note, offSince, resume };
     }
     logger.warn(
-      `no "Saved the game" in ${latestLog} within ${saveTimeoutMs / 1000} s; going on without the confirmation`,
+      `no "Saved the game" in ${volume.display(latestLog)} within ${saveTimeoutMs / 1000} s; going on without the confirmation`,
     );
     return { mode: "flush-unconfirmed", note: "save-all flush not confirmed in time", offSince, resume };
   } catch (error) {
@@ -136,29 +154,34 @@ function isSavedTheGame(line: string): boolean {
   return header?.level === "INFO" && isMainThread(header.thread) && header.message === "Saved the game";
 }
 
-function fileSize(path: string): number {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-}
+/** The new text of the game's growing log, read through the volume: a regular file only, never blocking. */
+class GameLogTail {
+  readonly volume: VolumeDir;
+  readonly rel: string;
 
-/** New text of a growing log from `offset`; starts over (`start` 0) when the file was replaced or truncated. */
-function readFrom(path: string, offset: number): { text: string; start: number; next: number } {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return { text: "", start: offset, next: offset };
+  constructor(volume: VolumeDir, rel: string) {
+    this.volume = volume;
+    this.rel = rel;
   }
-  try {
-    const size = statSync(path).size;
-    const start = size < offset ? 0 : offset;
-    const buffer = Buffer.alloc(Math.min(size - start, 1 << 20));
-    const read = readSync(fd, buffer, 0, buffer.length, start);
-    return { text: buffer.subarray(0, read).toString("utf8"), start, next: start + read };
-  } finally {
-    closeSync(fd);
+
+  size(): number {
+    try {
+      return this.volume.lstat(this.rel)?.size ?? 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** New text from `offset` (at most 1 MiB); starts over (`start` 0) when the file was replaced or truncated. */
+  readFrom(offset: number): { text: string; start: number; next: number } {
+    const file = this.volume.tryOpenFile(this.rel);
+    if (!file) return { text: "", start: offset, next: offset };
+    try {
+      const start = file.stat.size < offset ? 0 : offset;
+      const bytes = readRange(file.fd, start, Math.min(file.stat.size - start, 1 << 20));
+      return { text: bytes.toString("utf8"), start, next: start + bytes.length };
+    } finally {
+      closeSync(file.fd);
+    }
   }
 }

@@ -2,12 +2,13 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { writeFileAtomic } from "@mcops/core/atomic-write";
-import { describeError, JobError } from "@mcops/core/errors";
+import { describeError, JobError, McopsError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { acquireLock, isHolderAlive, type Lock, processStartTime } from "@mcops/core/lock";
 import { type Logger } from "@mcops/core/log";
 import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/notifier";
 import { backupLockFile, logFile } from "@mcops/core/paths";
+import { VolumeDir } from "@mcops/core/volume";
 import { pauseAutosave } from "./autosave.ts";
 import { ping, writeTextfile } from "./reporting.ts";
 import { createRestic, type Progress, type Restic, ResticError } from "./restic.ts";
@@ -177,11 +178,13 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
   const lock = await takeBackupLock(ctx, "backup", options.wait ?? false);
   const started = ctx.clock.now();
   let autosaveOffMs: number | undefined;
+  let volume: VolumeDir | undefined;
   try {
     await stopOrphanedRestic(ctx, logger);
     logger.info("=== Backup started ===");
     await ping(settings.BACKUP_PING_URL, "start", logger);
-    const paths = backupPaths(settings.WORLD_DIR, settings.BACKUP_EXTRA_PATHS);
+    volume = VolumeDir.open(settings.WORLD_DIR);
+    const paths = backupPaths(volume, settings.BACKUP_EXTRA_PATHS);
     logger.info(`backing up ${paths.join(", ")} to ${settings.RESTIC_REPOSITORY}`);
     await notifier.send({
       title: "Backup started",
@@ -196,7 +199,7 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
     });
     const guard = await pauseAutosave({
       panel: panelFor(settings, ctx),
-      latestLog: settings.latestLog,
+      volume,
       clock: ctx.clock,
       logger,
       saveTimeoutMs: settings.saveTimeoutMs,
@@ -283,6 +286,8 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
       description: `${reason}\nSee ${settings.logFile} on the server.`,
       colour: COLOURS.error,
       category: "backup",
+      // The reason can hold names from the server volume (level-name, file names): shown literally, never as Markdown.
+      fromGame: true,
     });
     await ping(settings.BACKUP_PING_URL, "fail", logger, reason);
     writeTextfile(
@@ -291,9 +296,10 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
       settings.SERVER_ID,
       logger,
     );
-    if (error instanceof JobError) throw error;
+    if (error instanceof McopsError) throw error;
     throw new JobError(reason, { hint: `see ${settings.logFile}`, cause: error });
   } finally {
+    volume?.close();
     lock.release();
   }
 }

@@ -1,10 +1,10 @@
-import { existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import type { Logger } from "@mcops/core/log";
 import { COLOURS, toolNotifier } from "@mcops/core/notifier";
 import { type PanelClient, PanelError } from "@mcops/core/panel-client";
+import { VolumeDir } from "@mcops/core/volume";
 import { resticFor, takeBackupLock } from "./backup.ts";
 import type { Snapshot } from "./restic.ts";
 import { type BackupContext, backupLogger, loadSettings, panelFor, type SettingFlags } from "./settings.ts";
@@ -53,24 +53,39 @@ function pickSnapshot(snapshots: Snapshot[], wanted: string, tags: string[]): Sn
   return matches[0] as Snapshot;
 }
 
-/** chown -R that does not follow symbolic links. */
-function chownTree(path: string, uid: number, gid: number): void {
-  lchownSync(path, uid, gid);
-  if (!lstatSync(path).isDirectory()) return;
-  for (const entry of readdirSync(path)) chownTree(join(path, entry), uid, gid);
-}
-
 /**
  * Restores a snapshot over the world (SPEC 4.5's procedure, made safe): stop the server and wait for it; restore into a
- * staging directory inside WORLD_DIR (same filesystem, so every later move is an atomic rename); check the restored
- * world has its level.dat; move the current world directories aside into .mcops-pre-restore-<time>/ (nothing is
- * deleted); move the restored ones in; chown them; start the server. A failure at any step puts the original world back.
+ * private staging directory inside WORLD_DIR (same filesystem, so every later move is an atomic rename); check the
+ * restored world has its level.dat; chown it there; move the current world directories aside into a private
+ * .mcops-pre-restore-<time>-<random>/ (nothing is deleted); move the restored ones in; start the server. A failure at
+ * any step puts the original world back.
+ *
+ * The volume is the game's: every step goes through descriptors (core's volume.ts). The staging and aside directories
+ * are made by an exclusive mkdir under unpredictable names, mode 700, so the game's user can neither enter them nor
+ * redirect them; restic writes into the staging directory through this process's descriptor of it; the restored tree is
+ * chowned while still inside it, before the game's user can touch it; level-name must be one folder name.
  */
 export async function runRestore(ctx: BackupContext, options: RestoreOptions): Promise<number> {
   const settings = loadSettings(ctx, options);
   const logger = backupLogger(ctx);
   const worldDir = settings.WORLD_DIR;
-  const level = levelName(worldDir);
+  const volume = VolumeDir.open(worldDir);
+  try {
+    return await restoreInto(ctx, options, settings, logger, volume);
+  } finally {
+    volume.close();
+  }
+}
+
+async function restoreInto(
+  ctx: BackupContext,
+  options: RestoreOptions,
+  settings: ReturnType<typeof loadSettings>,
+  logger: Logger,
+  volume: VolumeDir,
+): Promise<number> {
+  const worldDir = settings.WORLD_DIR;
+  const level = levelName(volume);
   const names = [level, `${level}_nether`, `${level}_the_end`];
   const restic = resticFor(ctx, settings, logger);
   const serverTimeoutMs = options.serverTimeoutMs ?? 5 * 60_000;
@@ -83,15 +98,16 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
     });
   }
   const now = ctx.clock.now();
-  const staging = join(worldDir, `.mcops-restore-${stamp(now)}`);
-  const aside = join(worldDir, `.mcops-pre-restore-${stamp(now)}`);
+  const stagingPrefix = `.mcops-restore-${stamp(now)}-`;
+  const asidePrefix = `.mcops-pre-restore-${stamp(now)}-`;
   const { uid, gid } = settings.owner;
+  const present = names.filter((n) => volume.lstat(n) !== undefined);
   const plan = [
     "stop the server through the panel and wait until it is offline",
-    `restore snapshot ${snapshot.short_id} (${snapshotTime(snapshot)}, ${snapshot.hostname}) into ${staging}`,
-    `check that ${level}/level.dat came back`,
-    `move the current ${names.filter((n) => existsSync(join(worldDir, n))).join(", ") || "(nothing)"} into ${aside}`,
-    `move the restored ${inSnapshot.join(", ")} into ${worldDir} and chown them to ${uid}:${gid}`,
+    `restore snapshot ${snapshot.short_id} (${snapshotTime(snapshot)}, ${snapshot.hostname}) into a new private ${join(worldDir, `${stagingPrefix}XXXXXX`)}`,
+    `check that ${level}/level.dat came back, and chown it to ${uid}:${gid} there`,
+    `move the current ${present.join(", ") || "(nothing)"} into a new private ${join(worldDir, `${asidePrefix}XXXXXX`)}`,
+    `move the restored ${inSnapshot.join(", ")} into ${worldDir}`,
     options.noStart ? "leave the server stopped (--no-start)" : "start the server",
   ];
   if (options.dryRun) {
@@ -105,8 +121,7 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const lock = await takeBackupLock(ctx, "backup restore", options.wait ?? false);
   const panel: PanelClient = panelFor(settings, ctx);
-  const moved: string[] = [];
-  const placed: string[] = [];
+  const work: RestoreWork = { volume, moved: [], placed: [] };
   let stoppedByUs = false;
   logger.info(`=== Restore started === snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}`);
   try {
@@ -125,33 +140,40 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
       logger.info("the server is offline");
     }
 
-    mkdirSync(staging, { recursive: true });
+    const staging = volume.makePrivateDir(stagingPrefix);
+    work.staging = staging;
+    // restic writes through this process's descriptor of the staging directory: renaming it, or putting a link in its
+    // place, changes nothing for restic.
     await restic.restore(
       snapshot.id,
-      staging,
+      staging.forChild,
       inSnapshot.map((name) => join(worldDir, name)),
     );
-    const restored = (name: string) => join(staging, worldDir, name);
-    if (!existsSync(join(restored(level), "level.dat"))) {
+    const restored = staging.dir(worldDir.replace(/^\/+/, ""));
+    work.restored = restored;
+    if (!restored.lstat(`${level}/level.dat`)?.isFile()) {
       throw new JobError(`the restored world has no ${level}/level.dat`, {
         hint: "the snapshot may be incomplete; try an older one",
       });
     }
-    logger.info(`snapshot ${snapshot.short_id} restored into ${staging}; level.dat is there`);
+    logger.info(`snapshot ${snapshot.short_id} restored into ${staging.path}; level.dat is there`);
+    // Chowned while only root can reach it: once in the volume, the game's user could put links in the tree.
+    for (const name of inSnapshot) restored.chownTree(name, uid, gid);
 
-    mkdirSync(aside, { recursive: true });
+    const aside = volume.makePrivateDir(asidePrefix);
+    work.aside = aside;
     for (const name of names) {
-      if (!existsSync(join(worldDir, name))) continue;
-      renameSync(join(worldDir, name), join(aside, name));
-      moved.push(name);
+      if (!volume.lstat(name)) continue;
+      volume.rename(name, aside);
+      work.moved.push(name);
     }
     for (const name of inSnapshot) {
-      renameSync(restored(name), join(worldDir, name));
-      placed.push(name);
-      chownTree(join(worldDir, name), uid, gid);
+      restored.rename(name, volume);
+      work.placed.push(name);
     }
-    rmSync(staging, { recursive: true, force: true });
-    logger.info(`world restored; the previous one is kept in ${aside}`);
+    volume.sync();
+    volume.removePrivateDir(staging);
+    logger.info(`world restored; the previous one is kept in ${aside.path}`);
 
     const started = options.noStart
       ? "left stopped (--no-start)"
@@ -160,14 +182,14 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
     logger.info(`=== Restore done === snapshot ${snapshot.short_id} in ${took}; ${started}`);
     await notifier.send({
       title: "Restore completed",
-      description: `Snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)} is back (${took}); ${started}.\nThe previous world is kept in ${aside}.`,
+      description: `Snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)} is back (${took}); ${started}.\nThe previous world is kept in ${aside.path}.`,
       colour: COLOURS.success,
       category: "backup",
     });
     return 0;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    const undo = rollBack({ worldDir, staging, aside, moved, placed });
+    const undo = rollBack(work);
     logger.error(`=== Restore failed === ${reason}; ${undo}`, { echo: false });
     let restart = "";
     if (stoppedByUs && !options.noStart) {
@@ -183,33 +205,40 @@ export async function runRestore(ctx: BackupContext, options: RestoreOptions): P
       description: `${reason}\n${undo}.${restart}`,
       colour: COLOURS.error,
       category: "backup",
+      // The reason can hold names from the server volume: shown literally, never as Markdown.
+      fromGame: true,
     });
     throw new JobError(`restore failed: ${reason}; ${undo}`, { hint: `see ${settings.logFile}`, cause: error });
   } finally {
+    work.restored?.close();
+    work.staging?.close();
+    work.aside?.close();
     lock.release();
   }
 }
 
-/** Puts the original world back after a failure; says what it did. */
-function rollBack(state: {
-  worldDir: string;
-  staging: string;
-  aside: string;
+/** What a restore has done so far, for putting it back. */
+interface RestoreWork {
+  volume: VolumeDir;
+  staging?: VolumeDir;
+  /** The restored copy of WORLD_DIR inside the staging directory. */
+  restored?: VolumeDir;
+  aside?: VolumeDir;
   moved: string[];
   placed: string[];
-}): string {
-  const { worldDir, staging, aside, moved, placed } = state;
+}
+
+/** Puts the original world back after a failure; says what it did. */
+function rollBack(work: RestoreWork): string {
+  const { volume, staging, aside, moved, placed } = work;
   try {
-    for (const name of placed) {
-      mkdirSync(join(staging, "undone"), { recursive: true });
-      renameSync(join(worldDir, name), join(staging, "undone", name));
-    }
-    for (const name of moved) renameSync(join(aside, name), join(worldDir, name));
-    rmSync(staging, { recursive: true, force: true });
-    if (existsSync(aside) && readdirSync(aside).length === 0) rmSync(aside, { recursive: true });
+    for (const name of placed) volume.rename(name, work.restored as VolumeDir);
+    for (const name of moved) (aside as VolumeDir).rename(name, volume);
+    if (staging) volume.removePrivateDir(staging);
+    if (aside && aside.list().length === 0) volume.removePrivateDir(aside);
     return moved.length ? "the original world was put back" : "the original world was not touched";
   } catch (error) {
-    return `putting the original world back failed (${(error as Error).message}): it is in ${aside}`;
+    return `putting the original world back failed (${(error as Error).message}): it is in ${aside?.path}`;
   }
 }
 

@@ -42,7 +42,6 @@ export interface Settings extends BackupEnv {
   saveTimeoutMs: number;
   owner: { uid: number; gid: number };
   tags: string[];
-  latestLog: string;
   logFile: string;
 }
 
@@ -88,7 +87,6 @@ export function loadSettings(ctx: BackupContext, flags: SettingFlags = {}): Sett
     saveTimeoutMs: (env.BACKUP_SAVE_TIMEOUT ?? 60) * 1000,
     owner: env.BACKUP_OWNER ?? { uid: 988, gid: 988 },
     tags: ["mcops", `server-${env.SERVER_ID}`],
-    latestLog: join(env.WORLD_DIR, "logs", "latest.log"),
     logFile: join(ctx.paths.logDir, "mc-backup.log"),
   };
 }

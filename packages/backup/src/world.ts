@@ -1,42 +1,74 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { JobError } from "@mcops/core/errors";
+import { checkVolumeName, kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
+
+/** server.properties is a few kilobytes; anything near this is not the game's. */
+export const SERVER_PROPERTIES_MAX_BYTES = 1 << 20;
 
 /**
  * Which directories make up the world (issue: level-name from server.properties, default "world", with its _nether
  * and _the_end siblings when present; Bukkit-style servers keep the dimensions there, vanilla keeps them inside).
+ * server.properties is the game's file: read without following a link, at most 1 MiB, and its level-name must be one
+ * folder name (no `/`, `..`, leading dot), else exit 78 naming the file.
  */
-export function levelName(worldDir: string): string {
-  const file = join(worldDir, "server.properties");
-  if (!existsSync(file)) return "world";
-  for (const line of readFileSync(file, "utf8").split(/\r?\n/)) {
+export function levelName(volume: VolumeDir): string {
+  const text = volume.readFile("server.properties", SERVER_PROPERTIES_MAX_BYTES)?.toString("utf8");
+  if (text === undefined) return "world";
+  for (const line of text.split(/\r?\n/)) {
     const match = /^\s*level-name\s*[=:]\s*(.*?)\s*$/.exec(line);
     // server.properties is a Java properties file: \: and \= are escapes.
-    if (match) return (match[1] ?? "").replace(/\\(.)/g, "$1") || "world";
+    if (match) {
+      const name = (match[1] ?? "").replace(/\\(.)/g, "$1") || "world";
+      return checkVolumeName(name, { field: "level-name", file: volume.display("server.properties") });
+    }
   }
   return "world";
 }
 
-export function worldDirectories(worldDir: string): string[] {
-  const level = levelName(worldDir);
-  const main = join(worldDir, level);
-  if (!isDirectory(main)) {
+/** The world's directories that are there, by name: the main one must be, and none may be a link. */
+export function worldNames(volume: VolumeDir): string[] {
+  const level = levelName(volume);
+  const names = [level, `${level}_nether`, `${level}_the_end`].filter((name) => isDirectory(volume, name));
+  if (names[0] !== level) {
     throw new JobError(`the world "${level}" is not in the server volume`, {
-      where: main,
+      where: volume.display(level),
       hint: "check WORLD_DIR in backup.env (the server's volume, /var/lib/pterodactyl/volumes/<uuid>) and level-name in server.properties",
     });
   }
-  return [level, `${level}_nether`, `${level}_the_end`].map((name) => join(worldDir, name)).filter(isDirectory);
+  return names;
 }
 
-export function backupPaths(worldDir: string, extra: readonly string[] = []): string[] {
-  const paths = worldDirectories(worldDir);
+export function worldDirectories(volume: VolumeDir): string[] {
+  return worldNames(volume).map((name) => join(volume.path, name));
+}
+
+/**
+ * The world's directories and the extra paths. An extra path relative to the volume is walked without following
+ * links (restic would follow a link on the way); an absolute one is the operator's own choice.
+ */
+export function backupPaths(volume: VolumeDir, extra: readonly string[] = []): string[] {
+  const paths = worldDirectories(volume);
   for (const path of extra) {
-    const full = isAbsolute(path) ? path : join(worldDir, path);
-    if (!existsSync(full)) {
+    const inside = !isAbsolute(path);
+    const full = inside ? join(volume.path, path) : path;
+    if (inside && path.split("/").includes("..")) {
+      throw new JobError(`the extra path "${path}" leaves the server volume`, {
+        where: full,
+        hint: "fix BACKUP_EXTRA_PATHS or --extra-path: give a path inside the volume, or an absolute one",
+      });
+    }
+    const there = inside ? volume.lstat(path) : statOrUndefined(full);
+    if (!there) {
       throw new JobError(`the extra path "${path}" does not exist`, {
         where: full,
         hint: "fix BACKUP_EXTRA_PATHS or --extra-path",
+      });
+    }
+    if (there.isSymbolicLink()) {
+      throw new UnsafePathError(`the extra path "${path}" is a symbolic link`, {
+        where: full,
+        hint: "links inside the server volume are never followed; name what it points to instead",
       });
     }
     if (!paths.includes(full)) paths.push(full);
@@ -44,10 +76,20 @@ export function backupPaths(worldDir: string, extra: readonly string[] = []): st
   return paths;
 }
 
-function isDirectory(path: string): boolean {
+function isDirectory(volume: VolumeDir, name: string): boolean {
+  const stat = volume.lstat(name);
+  if (stat?.isSymbolicLink()) {
+    throw new UnsafePathError(`${volume.display(name)} is ${kindOf(stat)}, not a world directory`, {
+      hint: "links inside the server volume are never followed; remove it",
+    });
+  }
+  return stat?.isDirectory() ?? false;
+}
+
+function statOrUndefined(path: string) {
   try {
-    return statSync(path).isDirectory();
+    return lstatSync(path);
   } catch {
-    return false;
+    return undefined;
   }
 }

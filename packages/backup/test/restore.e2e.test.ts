@@ -55,7 +55,7 @@ describe("backup restore", () => {
     expect(hashes()).toEqual(snapshotWorld);
     for (const dir of WORLDS) expect(ownedBy(join(server.worldDir, dir), 4321, 8765)).toBe(true);
     const [aside] = sideDirs(".mcops-pre-restore-");
-    expect(aside).toMatch(/^\.mcops-pre-restore-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ$/);
+    expect(aside).toMatch(/^\.mcops-pre-restore-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ-[A-Za-z0-9]{6}$/);
     expect(WORLDS.map((d) => treeHash(join(server.worldDir, aside as string, d)))).toEqual(played);
     expect(sideDirs(".mcops-restore-")).toEqual([]);
     expect(titles()).toEqual(["Restore started", "Restore completed"]);
