@@ -4,6 +4,7 @@ import type { Clock } from "@mcops/core/clock";
 import { JobError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { type HttpClient, HttpFailure } from "@mcops/core/http-client";
+import type { VolumeDir } from "@mcops/core/volume";
 import type { Artifact, ChecksumAlgorithm } from "./sources.ts";
 
 export interface DownloadOptions {
@@ -114,7 +115,8 @@ async function fetchInto(
   const expected = artifact.size ?? (header && /^\d+$/.test(header) ? Number(header) : undefined);
   const algorithm = artifact.checksum?.algorithm ?? "sha256";
   const hash = createHash(algorithm);
-  const fd = openSync(path, "w", 0o644);
+  // A new file in a directory only root can enter (the caller's private directory): created, never opened through.
+  const fd = openSync(path, "wx", 0o600);
   let size = 0;
   try {
     if (!response.body) throw new Incomplete("the answer had no body");
@@ -167,11 +169,30 @@ function isZip(path: string): boolean {
   }
 }
 
-/** The digest of a file already on disk, to see whether server.jar is this build already. */
-export async function fileDigest(path: string, algorithm: ChecksumAlgorithm): Promise<string | undefined> {
+/**
+ * The digest of server.jar already in the volume, to see whether it is this build already: a regular file only (a
+ * link, a FIFO or a device is never read: it is simply not this build), and only when its size is the expected one.
+ */
+export async function installedDigest(
+  volume: VolumeDir,
+  name: string,
+  algorithm: ChecksumAlgorithm,
+  expectedSize: number | undefined,
+): Promise<string | undefined> {
+  let file: ReturnType<VolumeDir["tryOpenFile"]>;
+  try {
+    file = volume.tryOpenFile(name);
+  } catch {
+    return undefined;
+  }
+  if (!file) return undefined;
+  if (expectedSize !== undefined && file.stat.size !== expectedSize) {
+    closeSync(file.fd);
+    return undefined;
+  }
   const hash = createHash(algorithm);
   try {
-    for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+    for await (const chunk of createReadStream("", { fd: file.fd, autoClose: true })) hash.update(chunk as Buffer);
   } catch {
     return undefined;
   }

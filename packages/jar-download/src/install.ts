@@ -1,34 +1,31 @@
-import {
-  chmodSync,
-  chownSync,
-  closeSync,
-  copyFileSync,
-  existsSync,
-  fsyncSync,
-  linkSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-} from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, copyFileSync, linkSync, openSync } from "node:fs";
 import { isErrno } from "@mcops/core/env-file";
 import { JobError } from "@mcops/core/errors";
+import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
 
 export const JAR = "server.jar";
 export const PREVIOUS = "server.jar.previous";
-const TEMP_PREFIX = ".server.jar.download-";
+/** The private directory a download goes to: in the volume (the final rename is atomic), but only root can enter it. */
+export const WORK_PREFIX = ".mcops-jar-download-";
+/** Where earlier versions downloaded to, beside server.jar: removed if an interrupted run left one. */
+const OLD_TEMP_PREFIX = ".server.jar.download-";
 
-/** The temporary file a download goes to: in the same directory, so that the final rename is atomic. */
-export function tempPath(dir: string): string {
-  return join(dir, `${TEMP_PREFIX}${process.pid}`);
-}
-
-/** Removes what an interrupted earlier run left (it held the jar-download lock, so none is in use now). */
-export function removeStaleTemps(dir: string): void {
-  for (const name of readdirSync(dir)) {
-    if (name.startsWith(TEMP_PREFIX)) rmSync(join(dir, name), { force: true });
+/**
+ * Removes what an interrupted earlier run left (it held the jar-download lock, so none is in use now): private
+ * directories only root could have made (owned by this user, mode 700), and the temporary files of older versions
+ * (unlinked, never followed).
+ */
+export function removeStaleTemps(volume: VolumeDir): void {
+  for (const name of volume.list()) {
+    if (name.startsWith(OLD_TEMP_PREFIX)) {
+      const stat = volume.lstat(name);
+      if (stat && !stat.isDirectory()) volume.unlink(name);
+    } else if (name.startsWith(WORK_PREFIX)) {
+      const stat = volume.lstat(name);
+      if (stat?.isDirectory() && stat.uid === process.geteuid?.() && (stat.mode & 0o777) === 0o700) {
+        volume.removeTree(name);
+      }
+    }
   }
 }
 
@@ -38,47 +35,67 @@ export interface Owner {
 }
 
 /**
- * Puts the verified download in place as server.jar (SPEC 4.3, 2.6): it is given to the container's user first (a
- * failure leaves server.jar untouched), the old jar becomes server.jar.previous (a hard link, so server.jar never goes
- * missing), then the new file is renamed over server.jar and the directory is fsynced.
+ * Puts the verified download (`work`/server.jar, in a private directory of the volume) in place as server.jar (SPEC
+ * 4.3, 2.6): it is given to the container's user first, through its descriptor (a failure leaves server.jar
+ * untouched), the old jar becomes server.jar.previous (a hard link, so server.jar never goes missing; a link at
+ * server.jar is linked as the link, never followed), then the new file is renamed over server.jar and the directory is
+ * fsynced. Nothing here reaches a file through a name the game's user could have swapped.
  */
-export function installJar(temp: string, dir: string, owner: Owner): { previous: boolean } {
+export function installJar(work: VolumeDir, volume: VolumeDir, owner: Owner): { previous: boolean } {
+  const fd = openSync(work.at(JAR), constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
-    chownSync(temp, owner.uid, owner.gid);
+    setOwnerAndMode(fd, owner, 0o644);
   } catch (error) {
     if (!isErrno(error, "EPERM")) throw error;
     throw new JobError(`cannot give the new server.jar to ${owner.uid}:${owner.gid} (not allowed as this user)`, {
-      where: dir,
+      where: volume.path,
       hint: "run jar-download as root, or set BACKUP_OWNER (or --owner) to your own uid:gid",
     });
-  }
-  chmodSync(temp, 0o644);
-  const jar = join(dir, JAR);
-  const previous = join(dir, PREVIOUS);
-  const hadJar = existsSync(jar);
-  if (hadJar) {
-    if (lstatSync(jar).isDirectory()) {
-      throw new JobError("server.jar is a directory", {
-        where: jar,
-        hint: "move it away, then run jar-download again",
-      });
-    }
-    rmSync(previous, { force: true });
-    try {
-      linkSync(jar, previous);
-    } catch {
-      // A file system without hard links: a copy with the same owner does the same job.
-      copyFileSync(jar, previous);
-      const stat = lstatSync(jar);
-      chownSync(previous, stat.uid, stat.gid);
-    }
-  }
-  renameSync(temp, jar);
-  const fd = openSync(dir, "r");
-  try {
-    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
-  return { previous: hadJar };
+  const current = volume.lstat(JAR);
+  if (current?.isDirectory()) {
+    throw new JobError("server.jar is a directory", {
+      where: volume.display(JAR),
+      hint: "move it away, then run jar-download again",
+    });
+  }
+  if (current) keepPrevious(work, volume);
+  work.rename(JAR, volume);
+  volume.sync();
+  return { previous: current !== undefined };
+}
+
+/** server.jar.previous: a hard link to the current server.jar; where hard links are not possible, a copy of its bytes. */
+function keepPrevious(work: VolumeDir, volume: VolumeDir): void {
+  if (volume.lstat(PREVIOUS)?.isDirectory()) {
+    throw new JobError(`${PREVIOUS} is a directory`, {
+      where: volume.display(PREVIOUS),
+      hint: "move it away, then run jar-download again",
+    });
+  }
+  volume.unlink(PREVIOUS);
+  try {
+    linkSync(volume.at(JAR), volume.at(PREVIOUS));
+    return;
+  } catch (error) {
+    if (!isErrno(error, "EPERM") && !isErrno(error, "EXDEV") && !isErrno(error, "ENOTSUP")) throw error;
+  }
+  // A file system without hard links: a copy of a regular server.jar only (a link or a FIFO is not read), made in the
+  // private directory with the old jar's owner, then moved beside it.
+  const old = volume.tryOpenFile(JAR);
+  if (!old) return;
+  try {
+    copyFileSync(`/proc/self/fd/${old.fd}`, work.at(PREVIOUS));
+    const copy = openSync(work.at(PREVIOUS), constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      setOwnerAndMode(copy, { uid: old.stat.uid, gid: old.stat.gid }, old.stat.mode & 0o777);
+    } finally {
+      closeSync(copy);
+    }
+  } finally {
+    closeSync(old.fd);
+  }
+  work.rename(PREVIOUS, volume);
 }

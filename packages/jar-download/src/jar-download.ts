@@ -1,4 +1,4 @@
-import { existsSync, rmSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
@@ -11,8 +11,9 @@ import { COLOURS, toolNotifier } from "@mcops/core/notifier";
 import { createPanelClient } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
 import { VERSION } from "@mcops/core/version";
-import { downloadVerified, fileDigest } from "./download.ts";
-import { installJar, JAR, PREVIOUS, removeStaleTemps, tempPath } from "./install.ts";
+import { VolumeDir } from "@mcops/core/volume";
+import { downloadVerified, installedDigest } from "./download.ts";
+import { installJar, JAR, PREVIOUS, removeStaleTemps, WORK_PREFIX } from "./install.ts";
 import {
   type Artifact,
   type Bases,
@@ -122,7 +123,7 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
   };
   // Everything the run needs is read before anything is asked of the network: a config error comes first.
   const settings = loadBackupEnv(SERVICE_FIELDS, loadOptions);
-  const volume = options.list ? undefined : loadBackupEnv(["WORLD_DIR"], loadOptions);
+  const volumeEnv = options.list ? undefined : loadBackupEnv(["WORLD_DIR"], loadOptions);
   const control =
     options.list || options.dryRun
       ? undefined
@@ -148,7 +149,7 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
   }
 
   const artifact = await source.resolve({ type, version: version as string, build: options.build, channel });
-  const dir = (volume as { WORLD_DIR: string }).WORLD_DIR;
+  const dir = (volumeEnv as { WORLD_DIR: string }).WORLD_DIR;
   const jar = join(dir, JAR);
   const what = describe(artifact);
   const checksum = artifact.checksum
@@ -189,14 +190,22 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
     what: "another jar-download",
     clock: ctx.clock,
   });
-  const temp = tempPath(dir);
-  const removeTemp = () => rmSync(temp, { force: true });
+  const volume = VolumeDir.open(dir);
+  let work: VolumeDir | undefined;
+  const removeTemp = () => {
+    try {
+      if (work) volume.removePrivateDir(work);
+    } catch {
+      // Left for the next run's removeStaleTemps.
+    }
+    work?.close();
+    work = undefined;
+  };
   process.once("exit", removeTemp);
   try {
     if (
       artifact.checksum &&
-      existsSync(jar) &&
-      (await fileDigest(jar, artifact.checksum.algorithm)) === artifact.checksum.hex
+      (await installedDigest(volume, JAR, artifact.checksum.algorithm, artifact.size)) === artifact.checksum.hex
     ) {
       logger.info(`${what} is already installed (${jar}): nothing to do`);
       ctx.stdout.write(`${what} is already installed in ${jar}.\n`);
@@ -212,7 +221,10 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
     const before = (await panel.resources()).state;
     if (before !== "offline" && !options.stop) throw refuse(before);
 
-    removeStaleTemps(dir);
+    removeStaleTemps(volume);
+    // The download is written and verified where the game's user cannot reach it, then renamed into place.
+    work = volume.makePrivateDir(WORK_PREFIX);
+    const temp = work.at(JAR);
     logger.info(`downloading ${what}: ${artifact.fileName} from ${artifact.url}`);
     const started = ctx.clock.now();
     const progress = progressLine(ctx.stderr, artifact.fileName);
@@ -238,7 +250,7 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
     const owner = BACKUP_OWNER ?? { uid: 988, gid: 988 };
     const now = (await panel.resources()).state;
     if (now === "offline") {
-      const { previous } = installJar(temp, dir, owner);
+      const { previous } = installJar(work, volume, owner);
       return finish(ctx, logger, { what, jar, previous, restarted: false, downloaded, artifact, owner, notifier });
     }
     if (!options.stop) throw refuse(now);
@@ -255,7 +267,7 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
       logger.info(`stopping the server to replace its jar (it was ${now})`);
       await panel.power("stop");
       await panel.waitForState("offline", { timeoutMs });
-      const { previous } = installJar(temp, dir, owner);
+      const { previous } = installJar(work, volume, owner);
       logger.info("starting the server again");
       await panel.power("start");
       try {
@@ -282,6 +294,7 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
   } finally {
     removeTemp();
     process.off("exit", removeTemp);
+    volume.close();
     lock.release();
   }
 }

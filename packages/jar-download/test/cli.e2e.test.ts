@@ -1,16 +1,18 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import {
   type DiscordStandIn,
   type DownloadStandIn,
+  giveToGame,
   type PanelStandIn,
   runTool,
   startDiscordStandIn,
   startDownloadStandIn,
   startPanelStandIn,
   startTool,
+  swapForLink,
   type TempDir,
   type ToolRun,
   tempDir,
@@ -223,4 +225,49 @@ describe("jar-download (built executable)", () => {
     expect(jarRequests()).toBe(0);
     untouched();
   });
+});
+
+describe("jar-download in a volume the game's user attacks", () => {
+  it("chowns nothing outside the volume when the download is swapped for a link while the server stops", async () => {
+    // The server stays "stopping" until the test says otherwise: the swap happens exactly in that window.
+    const held = await startPanelStandIn({
+      servers: [{ uuid: panel.server.uuid, state: "running" }],
+      timings: { startMs: 100, stopMs: 600_000 },
+    });
+    const file = join(env.MCOPS_CONFIG_DIR as string, "backup.env");
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8")
+        .replace(panel.url, held.url)
+        .replace(panel.apiKey, held.apiKey)
+        .replace(`SERVER_ID=${panel.server.identifier}`, `SERVER_ID=${held.server.identifier}`),
+    );
+    const outside = join(root.path, "root-only");
+    mkdirSync(outside, { mode: 0o700 });
+    writeFileSync(join(outside, "server.jar"), "root only", { mode: 0o600 });
+    giveToGame(volume, root.path);
+    try {
+      const tool = startTool(BIN, ["1.21.4", "--stop"], { env });
+      await held.waitForState("stopping", 60_000);
+      const swap = await swapForLink(volume, ".mcops-jar-download-", outside);
+      expect(swap.name).toMatch(/^\.mcops-jar-download-/);
+      expect(swap).toMatchObject({ entered: false });
+      expect(swap.error).toBeUndefined();
+      held.setState("offline");
+      const result = await tool.done;
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(readFileSync(join(outside, "server.jar"), "utf8")).toBe("root only");
+      expect(statSync(join(outside, "server.jar"))).toMatchObject({ uid: 0, gid: 0 });
+      expect(statSync(join(outside, "server.jar")).mode & 0o777).toBe(0o600);
+      expect(statSync(outside)).toMatchObject({ uid: 0, gid: 0 });
+      const jar = join(volume, "server.jar");
+      expect(lstatSync(jar).isSymbolicLink()).toBe(false);
+      expect(readFileSync(jar)).toEqual(stand.jar("paper-1.21.4-231.jar"));
+      expect(statSync(jar)).toMatchObject({ uid: 988, gid: 988 });
+      expect(held.signals()).toEqual(["stop", "start"]);
+    } finally {
+      await held.close();
+    }
+  }, 120_000);
 });

@@ -1,15 +1,31 @@
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { createHttpClient, systemClock } from "@mcops/core";
+import { VolumeDir } from "@mcops/core/volume";
 import { type DownloadStandIn, startDownloadStandIn, type TempDir, tempDir } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { downloadVerified } from "../src/download.ts";
-import { installJar, removeStaleTemps, tempPath } from "../src/install.ts";
+import { downloadVerified, installedDigest } from "../src/download.ts";
+import { installJar, JAR, removeStaleTemps, WORK_PREFIX } from "../src/install.ts";
 import { type Artifact, createSource } from "../src/sources.ts";
 
 const OLD = Buffer.from("PK\u0003\u0004 the old jar");
 let stand: DownloadStandIn;
 let dir: TempDir;
+let volume: VolumeDir;
+let work: VolumeDir;
 const http = createHttpClient({ userAgent: "mcops-jar-download/test (ops@example.com)", retryDelayMs: 5 });
 
 beforeAll(async () => {
@@ -20,21 +36,28 @@ beforeEach(() => {
   stand.reset();
   dir = tempDir("mcops-jar-");
   writeFileSync(join(dir.path, "server.jar"), OLD);
+  volume = VolumeDir.open(dir.path);
+  work = volume.makePrivateDir(WORK_PREFIX);
 });
-afterEach(() => dir.cleanup());
+afterEach(() => {
+  work.close();
+  volume.close();
+  dir.cleanup();
+});
 
 async function paper(): Promise<Artifact> {
   return createSource(http, stand.bases).resolve({ type: "paper", version: "1.21.4" });
 }
 
 function download(artifact: Artifact) {
-  return downloadVerified(artifact, tempPath(dir.path), { http, clock: systemClock, retryDelayMs: 5 });
+  return downloadVerified(artifact, work.at(JAR), { http, clock: systemClock, retryDelayMs: 5 });
 }
 
 /** server.jar is still the old one and no temporary file is left. */
 function untouched(): void {
   expect(readFileSync(join(dir.path, "server.jar"))).toEqual(OLD);
-  expect(readdirSync(dir.path)).toEqual(["server.jar"]);
+  expect(readdirSync(dir.path).filter((name) => !name.startsWith(WORK_PREFIX))).toEqual(["server.jar"]);
+  expect(work.list()).toEqual([]);
 }
 
 describe("downloadVerified", () => {
@@ -58,7 +81,7 @@ describe("downloadVerified", () => {
     stand.inject({ kind: "truncate", bytes: 1000, route: "jar" });
     const done = await download(artifact);
     expect(readFileSync(done.path)).toEqual(stand.jar(artifact.fileName));
-    removeStaleTemps(dir.path);
+    work.unlink(JAR);
 
     stand.reset();
     stand.inject({ kind: "truncate", bytes: 1000, route: "jar", times: 4 });
@@ -71,7 +94,7 @@ describe("downloadVerified", () => {
     stand.inject({ kind: "truncate", bytes: 2000, stallMs: 5000, route: "jar" });
     const started = Date.now();
     const retries: string[] = [];
-    const done = await downloadVerified(artifact, tempPath(dir.path), {
+    const done = await downloadVerified(artifact, work.at(JAR), {
       http,
       clock: systemClock,
       retryDelayMs: 5,
@@ -94,7 +117,7 @@ describe("downloadVerified", () => {
     const fabric = await createSource(http, stand.bases).resolve({ type: "fabric", version: "1.21.4" });
     const done = await download(fabric);
     expect(done.size).toBe(stand.jar(fabric.fileName).length);
-    removeStaleTemps(dir.path);
+    work.unlink(JAR);
 
     const page: Artifact = { ...fabric, url: `${stand.url}/nowhere`, fileName: "x.jar" };
     await expect(download(page)).rejects.toThrow(/answered 404/);
@@ -105,26 +128,89 @@ describe("downloadVerified", () => {
 describe("installJar", () => {
   it("keeps the old jar as server.jar.previous, gives the new one to 988:988 and 0644", async () => {
     const artifact = await paper();
-    const done = await download(artifact);
-    expect(installJar(done.path, dir.path, { uid: 988, gid: 988 })).toEqual({ previous: true });
+    await download(artifact);
+    expect(installJar(work, volume, { uid: 988, gid: 988 })).toEqual({ previous: true });
     const jar = join(dir.path, "server.jar");
     expect(readFileSync(jar)).toEqual(stand.jar(artifact.fileName));
     expect(readFileSync(join(dir.path, "server.jar.previous"))).toEqual(OLD);
     expect(statSync(jar)).toMatchObject({ uid: 988, gid: 988 });
     expect(statSync(jar).mode & 0o777).toBe(0o644);
-    expect(readdirSync(dir.path).sort()).toEqual(["server.jar", "server.jar.previous"]);
+    expect(readdirSync(dir.path).sort()).toEqual(
+      ["server.jar", "server.jar.previous", work.path.slice(dir.path.length + 1)].sort(),
+    );
+    expect(work.list()).toEqual([]);
   });
 
   it("installs into an empty volume without a previous jar", async () => {
     rmSync(join(dir.path, "server.jar"));
-    const done = await download(await paper());
-    expect(installJar(done.path, dir.path, { uid: 988, gid: 988 })).toEqual({ previous: false });
+    await download(await paper());
+    expect(installJar(work, volume, { uid: 988, gid: 988 })).toEqual({ previous: false });
     expect(existsSync(join(dir.path, "server.jar.previous"))).toBe(false);
+  });
+
+  it("chowns nothing outside the volume when the game's user swaps the download directory for a link", async () => {
+    const outside = tempDir("mcops-outside-");
+    const canary = join(outside.path, "shadow");
+    writeFileSync(canary, "root only", { mode: 0o600 });
+    writeFileSync(join(outside.path, JAR), "root only", { mode: 0o600 });
+    const artifact = await paper();
+    await download(artifact);
+    // What a process of the game's user can do in its own volume: rename the directory it cannot enter, and plant a
+    // link to a root-only directory under its old name.
+    renameSync(work.path, join(dir.path, "renamed"));
+    symlinkSync(outside.path, work.path);
+    installJar(work, volume, { uid: 988, gid: 988 });
+    expect(lstatSync(join(dir.path, JAR)).isSymbolicLink()).toBe(false);
+    expect(readFileSync(join(dir.path, JAR))).toEqual(stand.jar(artifact.fileName));
+    for (const file of [canary, join(outside.path, JAR)]) {
+      expect(statSync(file)).toMatchObject({ uid: 0, gid: 0 });
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+    }
+    outside.cleanup();
+  });
+
+  it("links a server.jar that is a link as the link: server.jar.previous never copies what it points to", async () => {
+    const outside = tempDir("mcops-outside-");
+    writeFileSync(join(outside.path, "secret"), "root only", { mode: 0o600 });
+    rmSync(join(dir.path, JAR));
+    symlinkSync(join(outside.path, "secret"), join(dir.path, JAR));
+    await download(await paper());
+    installJar(work, volume, { uid: 988, gid: 988 });
+    expect(lstatSync(join(dir.path, "server.jar.previous")).isSymbolicLink()).toBe(true);
+    expect(statSync(join(outside.path, "secret"))).toMatchObject({ uid: 0, gid: 0 });
+    outside.cleanup();
+  });
+
+  it("does not read a server.jar that is a FIFO or a link to a device to see whether it is installed", async () => {
+    rmSync(join(dir.path, JAR));
+    execFileSync("mkfifo", [join(dir.path, JAR)]);
+    expect(await installedDigest(volume, JAR, "sha256", undefined)).toBeUndefined();
+    rmSync(join(dir.path, JAR));
+    symlinkSync("/dev/zero", join(dir.path, JAR));
+    expect(await installedDigest(volume, JAR, "sha256", undefined)).toBeUndefined();
+  });
+
+  it("clears what an interrupted run left, and nothing the game's user made to look like it", () => {
+    const outside = tempDir("mcops-outside-");
+    writeFileSync(join(outside.path, "keep"), "root only");
+    writeFileSync(join(dir.path, ".server.jar.download-123"), "half");
+    symlinkSync(join(outside.path, "keep"), join(dir.path, ".server.jar.download-456"));
+    mkdirSync(join(dir.path, `${WORK_PREFIX}evil`));
+    symlinkSync(outside.path, join(dir.path, `${WORK_PREFIX}evil`, "link"));
+    chownSync(join(dir.path, `${WORK_PREFIX}evil`), 988, 988);
+    const stale = volume.makePrivateDir(WORK_PREFIX);
+    writeFileSync(`${stale.path}/${JAR}`, "half");
+    stale.close();
+    removeStaleTemps(volume);
+    expect(readdirSync(dir.path).sort()).toEqual([`${WORK_PREFIX}evil`, JAR].sort());
+    expect(readFileSync(join(outside.path, "keep"), "utf8")).toBe("root only");
+    outside.cleanup();
   });
 
   it("clears temporary files an interrupted run left", () => {
     writeFileSync(join(dir.path, ".server.jar.download-123"), "half");
-    removeStaleTemps(dir.path);
-    untouched();
+    removeStaleTemps(volume);
+    expect(readFileSync(join(dir.path, "server.jar"))).toEqual(OLD);
+    expect(readdirSync(dir.path)).toEqual(["server.jar"]);
   });
 });
