@@ -327,8 +327,12 @@ try {
     passwd.stdout?.on("data", (d) => process.stdout.write(indent(String(d))));
     passwd.stdin?.end(`${password}\n`);
     await new Promise((r) => passwd.on("close", r));
-    console.log("\x1b[2m$ dashboard --listen 127.0.0.1:0\x1b[0m");
-    const server = spawn(bin("dashboard"), ["--listen", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    // The webhook here is the loopback stand-in, not discord.com: the dashboard refuses any other host unless told.
+    console.log("\x1b[2m$ DASHBOARD_ALLOW_ANY_WEBHOOK=1 dashboard --listen 127.0.0.1:0\x1b[0m");
+    const server = spawn(bin("dashboard"), ["--listen", "127.0.0.1:0"], {
+      env: { ...env, DASHBOARD_ALLOW_ANY_WEBHOOK: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let warnings = ""; // its WARN lines (refused sign-ins and forms), shown at the end of the act
     server.stderr?.on("data", (d) => (warnings += d));
     try {
