@@ -276,9 +276,18 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}, onc
   let state = readState(settings.stateFile);
   // A log that is a link, a FIFO, a device or a directory: one WARN line per distinct problem, not one per poll.
   let logProblem: string | undefined;
+  /** The post about a refused game log, awaited by the decision that found it (so --once does not exit before it). */
+  let logProblemPost: Promise<unknown> | undefined;
   const onLog = (problem: McopsError | undefined) => {
     if (problem && problem.message !== logProblem) {
       logger.warn(`${problem.message}; not reading it${problem.hint ? ` — ${problem.hint}` : ""}`);
+      // Said once per problem: the service keeps deciding by the panel's state meanwhile.
+      logProblemPost = notifier.send({
+        title: "Game log not readable",
+        description: `${problem.message}; while the game does not answer a ping, the idle monitor cannot tell who plays.`,
+        colour: COLOURS.warning,
+        category: "idle",
+      });
     }
     logProblem = problem?.message;
   };
@@ -351,6 +360,8 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}, onc
       try {
         const now = ctx.clock.now();
         const observation = await observe(panel, settings, onLog);
+        await logProblemPost;
+        logProblemPost = undefined;
         const decision = decide(state, observation, settings, now, lastBackupDone(settings.backupLog));
         state = decision.state;
         let action = decision.action;

@@ -234,6 +234,8 @@ describe("the game log fallback in a hostile volume", () => {
       clock.advance(MIN);
     }
     expect(memory() - before).toBeLessThan(32 * 1024 * 1024);
+    // The service says it in the channel too, once for the whole time the problem lasts.
+    expect(discord.messages.map((msg) => msg.body.embeds[0].title)).toEqual(["Game log not readable"]);
     expect(warnings()).toEqual([
       expect.stringMatching(
         / WARN .*latest\.log is a symbolic link, not a regular file; not reading it — links inside the server volume are never followed; remove it$/,
