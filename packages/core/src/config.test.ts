@@ -98,7 +98,9 @@ describe("loadBackupEnv", () => {
     clearSecrets();
     write("backup.env", goodBackupEnv({ RESTIC_REPOSITORY: "rest:https://backup:s3cr%40t@repo.example:8000/mc/" }));
     loadBackupEnv(["RESTIC_REPOSITORY"], { paths, env: {} });
-    expect(redact("to rest:https://backup:s3cr%40t@repo.example:8000/mc/")).toBe("to rest:https://***@repo.example:8000/mc/");
+    expect(redact("to rest:https://backup:s3cr%40t@repo.example:8000/mc/")).toBe(
+      "to rest:https://***@repo.example:8000/mc/",
+    );
     expect(redact("restic said s3cr@t and s3cr%40t")).toBe("restic said *** and ***");
     clearSecrets();
     write("backup.env", goodBackupEnv({ RESTIC_REPOSITORY: "rest:http://u:pw@h/" }));
