@@ -1,5 +1,14 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -102,6 +111,63 @@ describe("systemd units", () => {
           expect(text, unit).toMatch(/^User=root$/m);
           const read = catWithBoundingSet(boundingSet(unit), log);
           expect({ unit, ...read }).toEqual({ unit, status: 0, stdout: expect.stringContaining("joined"), stderr: "" });
+        }
+      } finally {
+        dir.cleanup();
+      }
+    },
+  );
+
+  it.runIf(isRoot)(
+    "the idle monitor's units let the backups they start read the volume in a namespace with no link followed",
+    () => {
+      const dir = tempDir("mcops-isolate-");
+      try {
+        const volume = join(dir.path, "volume");
+        mkdirSync(join(dir.path, "host"), { mode: 0o700 });
+        writeFileSync(join(dir.path, "host", "secret"), "root only\n", { mode: 0o600 });
+        mkdirSync(volume);
+        symlinkSync(join(dir.path, "host"), join(volume, "world"));
+        // backup's isolation (packages/backup/src/restic.ts): a bind mount of the volume, read-only and nosymfollow,
+        // in a mount namespace of its own; then a read through a link inside the volume.
+        const script =
+          'mount --bind -- "$1" "$1" && mount -o remount,bind,ro,nosymfollow -- "$1" && shift && exec "$@"';
+        const read = (caps: string[]) => {
+          const set = ["-all", ...caps.map((cap) => `+${cap.replace(/^CAP_/, "").toLowerCase()}`)].join(",");
+          return spawnSync(
+            "setpriv",
+            [
+              `--bounding-set=${set}`,
+              "--inh-caps=-all",
+              "unshare",
+              "--mount",
+              "--propagation",
+              "private",
+              "--",
+              "sh",
+              "-c",
+              script,
+              "isolate",
+              volume,
+              "cat",
+              join(volume, "world", "secret"),
+            ],
+            { encoding: "utf8", timeout: 10_000 },
+          );
+        };
+        // Without CAP_SYS_ADMIN no namespace can be made (the backup then refuses to run, see SECURITY.md).
+        expect(read(["CAP_DAC_READ_SEARCH"]).status).not.toBe(0);
+        for (const unit of ["idle-monitor.service", "idle-monitor@.service"]) {
+          const result = read(boundingSet(unit));
+          expect({ unit, status: result.status, stderr: result.stderr }).toEqual({
+            unit,
+            status: 1,
+            stderr: expect.stringContaining("Too many levels of symbolic links"),
+          });
+          expect(result.stdout).toBe("");
+          const text = readFileSync(join(DEPLOY, "systemd", unit), "utf8");
+          expect(text).toMatch(/^RestrictNamespaces=mnt$/m);
+          expect(text).toMatch(/^SystemCallFilter=@system-service @mount$/m);
         }
       } finally {
         dir.cleanup();

@@ -6,12 +6,12 @@ import { describeError, JobError, McopsError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { acquireLock, isHolderAlive, type Lock, processStartTime } from "@mcops/core/lock";
 import { type Logger } from "@mcops/core/log";
-import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/notifier";
+import { COLOURS, escapeGameText, type Notifier, toolNotifier } from "@mcops/core/notifier";
 import { backupLockFile, logFile } from "@mcops/core/paths";
 import { VolumeDir } from "@mcops/core/volume";
 import { pauseAutosave } from "./autosave.ts";
 import { ping, writeTextfile } from "./reporting.ts";
-import { createRestic, type Progress, type Restic, ResticError } from "./restic.ts";
+import { createRestic, isolationProblem, type Progress, type Restic, ResticError } from "./restic.ts";
 import {
   type BackupContext,
   backupLogger,
@@ -185,6 +185,16 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
     await ping(settings.BACKUP_PING_URL, "start", logger);
     volume = VolumeDir.open(settings.WORLD_DIR);
     const paths = backupPaths(volume, settings.BACKUP_EXTRA_PATHS);
+    if (!settings.isolate) {
+      logger.warn("BACKUP_ISOLATE=no: restic follows links the game's user can put in the volume (see SECURITY.md)");
+    } else {
+      const problem = await isolationProblem(ctx.runner, settings.WORLD_DIR);
+      if (problem) {
+        throw new JobError(`restic cannot be kept from following links in the server volume (${problem})`, {
+          hint: "run backup as root where it may make a mount namespace (Linux 5.10 or newer), or set BACKUP_ISOLATE=no in backup.env (unsafe: see SECURITY.md)",
+        });
+      }
+    }
     logger.info(`backing up ${paths.join(", ")} to ${settings.RESTIC_REPOSITORY}`);
     await notifier.send({
       title: "Backup started",
@@ -213,6 +223,8 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
         restic.backup(paths, {
           tags: settings.tags,
           excludes: ["session.lock", ...(settings.BACKUP_EXCLUDE ?? [])],
+          maxFileSize: settings.maxFileSize,
+          isolate: settings.isolate ? settings.WORLD_DIR : undefined,
           onProgress: progressPrinter(ctx),
         }),
       );
@@ -227,7 +239,8 @@ export async function runBackup(ctx: BackupContext, options: BackupOptions = {})
     const notes: string[] = [guard.note];
     if (summary.unreadable.length) {
       notes.push(
-        `${summary.unreadable.length} file(s) could not be read and are missing: ${summary.unreadable.slice(0, 5).join(", ")}`,
+        // File names are the game's: shown literally, never as Markdown or a mention.
+        `${summary.unreadable.length} file(s) could not be read and are missing: ${escapeGameText(summary.unreadable.slice(0, 5).join(", "))}`,
       );
       logger.warn(`snapshot ${summary.snapshotId} is missing unreadable files: ${summary.unreadable.join(", ")}`);
     }

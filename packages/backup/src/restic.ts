@@ -168,6 +168,41 @@ export interface ResticOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * The script `unshare --mount --propagation private` runs before restic: `$1` (the server volume) is bind-mounted onto
+ * itself read-only and `nosymfollow`, in this process's own mount namespace only, then restic takes its place (same
+ * pid). restic walks the world by path names; without this, the game's user could swap a directory for a link while
+ * restic reads and have it read any file on the host into the snapshot, which a restore would then give to the game.
+ * With it, no link inside the volume is followed (the kernel answers ELOOP) and nothing there can be written.
+ */
+const ISOLATE_SCRIPT =
+  'mount --bind -- "$1" "$1" && mount -o remount,bind,ro,nosymfollow -- "$1" && shift && exec "$@"';
+
+/** unshare's arguments that run `command args` with no link followed below `dir`. */
+export function isolated(dir: string, command: string, args: readonly string[]): string[] {
+  return [
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+    "sh",
+    "-c",
+    ISOLATE_SCRIPT,
+    "mcops-isolate",
+    dir,
+    command,
+    ...args,
+  ];
+}
+
+/** Whether `isolated` works here (it needs root's right to make a mount namespace, and Linux 5.10 for nosymfollow). */
+export async function isolationProblem(runner: Runner, dir: string): Promise<string | undefined> {
+  const result = await runner.run("unshare", isolated(dir, "true", []), {});
+  if (result.code === 0) return undefined;
+  if (result.code === null && result.signal === null) return "unshare could not be started (util-linux)";
+  return result.stderr.trim().split("\n").at(-1) || `exit ${result.code ?? result.signal}`;
+}
+
 export function createRestic(options: ResticOptions) {
   const { runner, env } = options;
   const childEnv = {
@@ -182,8 +217,10 @@ export function createRestic(options: ResticOptions) {
     onStdoutLine?: (line: string) => void,
     okCodes: number[] = [0],
     onStderrLine: ((line: string) => void) | undefined = options.onStderr,
+    isolate?: string,
   ) {
-    const result = await runner.run("restic", args, {
+    const [command, argv] = isolate ? ["unshare", isolated(isolate, "restic", args)] : ["restic", args];
+    const result = await runner.run(command, argv, {
       env: childEnv,
       onStdoutLine,
       onStderrLine,
@@ -243,9 +280,19 @@ export function createRestic(options: ResticOptions) {
 
     async backup(
       paths: string[],
-      opts: { tags: string[]; excludes: string[]; host?: string; onProgress?: (p: Progress) => void },
+      opts: {
+        tags: string[];
+        excludes: string[];
+        host?: string;
+        onProgress?: (p: Progress) => void;
+        /** Files larger than this are left out (restic's size syntax, e.g. 4G). */
+        maxFileSize?: string;
+        /** Read with no link followed below this directory (a private mount namespace; see `isolated`). */
+        isolate?: string;
+      },
     ): Promise<BackupSummary> {
       const args = ["backup", "--json"];
+      if (opts.maxFileSize) args.push("--exclude-larger-than", opts.maxFileSize);
       for (const tag of opts.tags) args.push("--tag", tag);
       for (const pattern of opts.excludes) args.push("--exclude", pattern);
       if (opts.host) args.push("--host", opts.host);
@@ -276,9 +323,15 @@ export function createRestic(options: ResticOptions) {
         }
         return true;
       };
-      const result = await restic(args, onJson, [0, 3], (line) => {
-        if (!onJson(line)) options.onStderr?.(line);
-      });
+      const result = await restic(
+        args,
+        onJson,
+        [0, 3],
+        (line) => {
+          if (!onJson(line)) options.onStderr?.(line);
+        },
+        opts.isolate,
+      );
       if (result.code === 3 && unreadable.length === 0) unreadable.push("(see the log)");
       if (!summary || typeof summary.snapshot_id !== "string") {
         throw new ResticError("failed", "restic finished without reporting a snapshot", "see /var/log/mc-backup.log");

@@ -40,6 +40,10 @@ export interface Settings extends BackupEnv {
   retention: RetentionPolicy;
   prune: boolean;
   saveTimeoutMs: number;
+  /** restic's --exclude-larger-than. */
+  maxFileSize: string;
+  /** Read the volume in a mount namespace where links are not followed. */
+  isolate: boolean;
   owner: { uid: number; gid: number };
   tags: string[];
   logFile: string;
@@ -59,6 +63,8 @@ const FIELDS = [
   "BACKUP_KEEP_WEEKLY",
   "BACKUP_PRUNE",
   "BACKUP_SAVE_TIMEOUT",
+  "BACKUP_MAX_FILE_SIZE",
+  "BACKUP_ISOLATE",
   "BACKUP_OWNER",
   "BACKUP_PING_URL",
   "BACKUP_TEXTFILE_DIR",
@@ -85,6 +91,8 @@ export function loadSettings(ctx: BackupContext, flags: SettingFlags = {}): Sett
     },
     prune: env.BACKUP_PRUNE ?? true,
     saveTimeoutMs: (env.BACKUP_SAVE_TIMEOUT ?? 60) * 1000,
+    maxFileSize: env.BACKUP_MAX_FILE_SIZE ?? "4G",
+    isolate: env.BACKUP_ISOLATE ?? true,
     owner: env.BACKUP_OWNER ?? { uid: 988, gid: 988 },
     tags: ["mcops", `server-${env.SERVER_ID}`],
     logFile: join(ctx.paths.logDir, "mc-backup.log"),

@@ -240,7 +240,8 @@ describe("backup failures", () => {
 
   it("warns about an unreadable file and still makes the snapshot", async () => {
     await ready();
-    const secret = join(server.worldDir, "world", "playerdata", "locked.dat");
+    // Its name is the game's: Markdown and a mention that must reach the channel as plain text.
+    const secret = join(server.worldDir, "world", "playerdata", "locked **now** @everyone.dat");
     writeFileSync(secret, "x");
     chmodSync(secret, 0o000);
     // Root reads any file; without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH it is refused like anyone else.
@@ -255,9 +256,12 @@ describe("backup failures", () => {
     child.stderr.on("data", (d) => (stderr += d));
     const code = await new Promise((resolve) => child.on("close", resolve));
     expect(code).toBe(0);
-    expect(server.backupLog()).toMatch(/WARN snapshot [0-9a-f]{8} is missing unreadable files: .*locked\.dat/);
+    expect(server.backupLog()).toMatch(
+      /WARN snapshot [0-9a-f]{8} is missing unreadable files: .*locked \*\*now\*\* @everyone\.dat/,
+    );
     expect(lastMessage()).toMatchObject({ title: "Backup completed", color: 16776960 });
-    expect(lastMessage()?.description).toMatch(/1 file\(s\) could not be read and are missing: .*locked\.dat/);
+    expect(lastMessage()?.description).toContain("1 file(s) could not be read and are missing: ");
+    expect(lastMessage()?.description).toContain("locked \\*\\*now\\*\\* @\u200beveryone.dat");
   }, 60_000);
 
   it("refuses a group-readable backup.env with exit 78, leaves the panel alone and says why in the log and the channel", async () => {

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import {
   chmodSync,
+  chownSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -12,7 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { giveToGame, swapForLink, waitUntil } from "@mcops/testkit";
+import { giveToGame, leaseSwapWorld, swapForLink, waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorld, type Server, startServer, treeHash } from "./harness.ts";
 
@@ -212,4 +213,55 @@ describe("restore while the game's user moves things", () => {
     expect(statSync(join(server.worldDir, aside[0] as string)).mode & 0o777).toBe(0o700);
     expect(readFileSync(join(canary, "secret"), "utf8")).toBe("root only\n");
   }, 120_000);
+});
+
+describe("a world swapped for a link while restic walks it (the red team's lease)", () => {
+  /** restic's own view of a file in the newest snapshot, or "" when the snapshot does not hold it. */
+  function inSnapshot(path: string): string {
+    try {
+      return execFileSync("restic", ["dump", "latest", path], {
+        env: {
+          ...server.env,
+          RESTIC_REPOSITORY: `rclone:mcopstest:${server.repoDir}`,
+          RESTIC_PASSWORD_FILE: server.passwordFile,
+        },
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+    } catch {
+      return "";
+    }
+  }
+
+  it.each([
+    ["yes", false],
+    ["no", true],
+  ])(
+    "BACKUP_ISOLATE=%s: the host file behind the link is in the snapshot: %s",
+    async (isolate, leaks) => {
+      writeFileSync(join(canary, "secret"), "ROOT ONLY CANARY\n", { mode: 0o600 });
+      // The game's own files: a placeholder named like the file it is after, and one it leases to hold restic.
+      writeFileSync(join(server.worldDir, "world", "secret"), "placeholder");
+      writeFileSync(join(server.worldDir, "world", "region", "zz.mca"), "x");
+      execFileSync("chown", ["-R", "988:988", server.worldDir]);
+      const flags = join(server.root, "flags");
+      mkdirSync(flags);
+      chownSync(flags, 988, 988);
+      server.backupEnv({ BACKUP_ISOLATE: isolate });
+      const attacker = leaseSwapWorld(
+        server.worldDir,
+        join(server.worldDir, "world", "region", "zz.mca"),
+        canary,
+        flags,
+      );
+      await attacker.ready;
+      const result = await server.run();
+      await attacker.finish();
+      expect(attacker.swapped()).toBe(true);
+      expect(result.code).toBe(0);
+      expect(inSnapshot(join(server.worldDir, "world", "secret")).includes("ROOT ONLY CANARY")).toBe(leaks);
+      expect(canaryState().owner).toBe(0);
+    },
+    120_000,
+  );
 });

@@ -108,6 +108,20 @@ describe("loadBackupEnv", () => {
     expect(redact("rest:http://u:pw@h/")).not.toContain("pw");
   });
 
+  it.each([
+    ["rest:http://mcops:hunter2@pw-x@host:8000/", "hunter2@pw-x"],
+    ["sftp:backup:s3cretpass@host.example:/srv/restic", "s3cretpass"],
+    [
+      "rclone:s3,provider=AWS,access_key_id=AKIAEXAMPLE,secret_access_key=wJalrXUtnFEMIK7MDENG:bucket/mc",
+      "wJalrXUtnFEMIK7MDENG",
+    ],
+  ])("never shows the credential inside %s", (repository, secret) => {
+    clearSecrets();
+    write("backup.env", goodBackupEnv({ RESTIC_REPOSITORY: repository }));
+    loadBackupEnv(["RESTIC_REPOSITORY"], { paths, env: {} });
+    expect(redact(`unable to open repository at ${repository}: ${secret}`)).not.toContain(secret);
+  });
+
   it("asks only for the fields a tool needs", () => {
     write("backup.env", "SERVER_ID=1a2b3c4d\n");
     expect(loadBackupEnv(["SERVER_ID"], { paths, env: {} }).SERVER_ID).toBe("1a2b3c4d");

@@ -147,6 +147,13 @@ const secondsSchema = z.pipe(
   z.transform((value: string) => Number(value)),
 );
 
+/** A file size as restic writes it: digits and a unit k, m, g or t (binary). */
+const sizeSchema = field((value, ctx) => {
+  if (!/^\d{1,9}[kmgt]$/i.test(value) || /^0+[kmgt]$/i.test(value)) {
+    fail(ctx, "must be a size above 0 with its unit", "e.g. 4G (k, m, g or t)");
+  }
+});
+
 const yesNoSchema = z.pipe(
   field((value, ctx) => {
     if (!/^(yes|no|true|false|on|off|1|0)$/i.test(value)) fail(ctx, "must be yes or no", "e.g. yes");
@@ -226,6 +233,10 @@ export const backupEnvSchema = z.object({
   BACKUP_SAVE_TIMEOUT: z.optional(secondsSchema),
   /** Owner of what the tools put into the volume: restored worlds, server.jar (default 988:988, SPEC 2.6). */
   BACKUP_OWNER: z.optional(ownerSchema),
+  /** Files larger than this are left out of the backup (default 4G): no world file comes near it. */
+  BACKUP_MAX_FILE_SIZE: z.optional(sizeSchema),
+  /** restic reads the volume in a mount namespace where no link is followed (default yes; no is unsafe). */
+  BACKUP_ISOLATE: z.optional(yesNoSchema),
   /** Dead-man's switch, Healthchecks style: <url>/start, <url>, <url>/fail. */
   BACKUP_PING_URL: z.optional(pingUrlSchema),
   /** node_exporter textfile collector directory for mcops_backup.prom. */
@@ -402,24 +413,31 @@ export function loadBackupEnv<K extends keyof BackupEnv>(
 }
 
 /**
- * A repository address can carry a user and password (`rest:https://user:password@host/`): both are secrets, so every
- * line that shows the address shows `rest:https://***@host/`. The password alone is registered too, and percent-decoded,
- * since restic's own messages may show it that way.
+ * A repository address can carry credentials: a user and password in a URL (`rest:https://user:pass@host/`, up to the
+ * last `@` before the host, as Go parses it), in sftp's short form (`sftp:user:pass@host:/repo`), or as parameters of an
+ * rclone connection string (`rclone:remote,secret_access_key=...:path`). All are secrets, so every line that shows the
+ * address shows `***` in their place; a password is registered percent-decoded too, as restic's messages may show it.
  */
 export function registerRepositoryCredentials(repository: string): void {
-  const match = /^(?:[a-z0-9]+:)?[a-z][a-z0-9+.-]*:\/\/([^/@]*)@/i.exec(repository);
-  if (!match?.[1]) return;
-  const userinfo = match[1];
-  // Short credentials are registered with what surrounds them: a bare two-letter secret would mangle ordinary text.
-  registerSecret(userinfo.length >= 6 ? userinfo : `//${userinfo}@`);
-  const password = userinfo.includes(":") ? userinfo.slice(userinfo.indexOf(":") + 1) : undefined;
-  if (password) {
-    registerSecret(password);
-    try {
-      registerSecret(decodeURIComponent(password));
-    } catch {
-      // not percent-encoded
+  const url = /^(?:[a-z0-9]+:)?[a-z][a-z0-9+.-]*:\/\/([^/]*)@/i.exec(repository);
+  const short = /^sftp:([^/]*)@[^@/]*:/i.exec(repository);
+  const userinfo = url?.[1] ?? (short?.[1]?.includes(":") ? short[1] : undefined);
+  if (userinfo) {
+    // Short credentials are registered with what surrounds them: a bare two-letter secret would mangle ordinary text.
+    registerSecret(userinfo.length >= 6 ? userinfo : url ? `//${userinfo}@` : `:${userinfo}@`);
+    const password = userinfo.includes(":") ? userinfo.slice(userinfo.indexOf(":") + 1) : undefined;
+    if (password) {
+      registerSecret(password);
+      try {
+        registerSecret(decodeURIComponent(password));
+      } catch {
+        // not percent-encoded
+      }
     }
+  }
+  const rclone = /^rclone:([^:]*)/.exec(repository)?.[1] ?? "";
+  for (const [, key, value] of rclone.matchAll(/,([^,=]+)=([^,]*)/g)) {
+    if (value) registerSecret(value.length >= 6 ? value : `${key}=${value}`);
   }
 }
 

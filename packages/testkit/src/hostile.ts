@@ -1,6 +1,6 @@
-import { execFile } from "node:child_process";
-import { chmodSync, chownSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { execFile, spawn } from "node:child_process";
+import { chmodSync, chownSync, existsSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 /**
  * The game's side of the server volume, as an attacker: a process of the container's user (988, as Wings runs it)
@@ -85,4 +85,68 @@ export async function waitUntil(condition: () => boolean, what: string, timeoutM
     if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * As the game's user, with Python (Node has no fcntl): takes a write lease on `leased` (a file the game owns), so the
+ * first process that opens it (restic, walking the world) is held by the kernel inside open(); on that signal moves
+ * `<volume>/world` aside and puts a link to `target` in its place, lets the reader go, and puts everything back once
+ * `done` exists. `ready` is written when the lease is taken, `swapped` when the link is in place.
+ */
+const LEASE_SWAP = `
+import fcntl, os, signal, sys, time
+volume, leased, target, ready, swapped, done = sys.argv[1:7]
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGIO})
+fd = os.open(leased, os.O_RDONLY)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+open(ready, "w").close()
+signal.sigwait({signal.SIGIO})
+os.rename(os.path.join(volume, "world"), os.path.join(volume, "world.real"))
+os.symlink(target, os.path.join(volume, "world"))
+open(swapped, "w").close()
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+os.close(fd)
+deadline = time.time() + 120
+while not os.path.exists(done) and time.time() < deadline: time.sleep(0.05)
+os.unlink(os.path.join(volume, "world"))
+os.rename(os.path.join(volume, "world.real"), os.path.join(volume, "world"))
+`;
+
+export interface LeaseSwap {
+  /** Resolves once the lease is taken: start the reader then. */
+  ready: Promise<void>;
+  /** Whether the link was put in place (a reader opened the leased file). */
+  swapped(): boolean;
+  /** Puts the world back and waits for the attacker to end. */
+  finish(): Promise<void>;
+}
+
+export function leaseSwapWorld(volume: string, leased: string, target: string, flags: string): LeaseSwap {
+  const [ready, swapped, done] = ["ready", "swapped", "done"].map((name) => join(flags, name)) as [
+    string,
+    string,
+    string,
+  ];
+  const child = spawn("/usr/bin/python3", ["-c", LEASE_SWAP, volume, leased, target, ready, swapped, done], {
+    uid: GAME_UID,
+    gid: GAME_GID,
+    stdio: ["ignore", "ignore", "pipe"],
+    cwd: "/",
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => (stderr += chunk));
+  const ended = new Promise<void>((resolve) => child.on("close", () => resolve()));
+  return {
+    ready: Promise.race([
+      waitUntil(() => existsSync(ready), "the lease on the world file", 30_000),
+      ended.then(() => {
+        throw new Error(`the game's user could not take the lease: ${stderr.trim()}`);
+      }),
+    ]),
+    swapped: () => existsSync(swapped),
+    async finish() {
+      writeFileSync(done, "");
+      await ended;
+    },
+  };
 }

@@ -50,6 +50,8 @@ export {
   GAME_UID,
   type GameUserRun,
   giveToGame,
+  type LeaseSwap,
+  leaseSwapWorld,
   runAsGameUser,
   type Swap,
   swapForLink,
