@@ -23,6 +23,18 @@ describe("createLogger", () => {
     clearSecrets();
   });
 
+  it("writes a player's control characters visibly: no escape sequence, no lone CR, no false line", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "mcops-log-")), "mc-idle-monitor.log");
+    const log = createLogger({ file, clock });
+    log.info(
+      "1 player online (\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[2JAlex\r2026-01-01T00:00:00Z INFO === Backup done ===\u2028x\u009b)",
+    );
+    expect(readFileSync(file, "utf8")).toBe(
+      "2026-11-21T06:00:00Z INFO 1 player online (\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2JAlex\\x0d2026-01-01T00:00:00Z INFO === Backup done ===\\u2028x\\x9b)\n",
+    );
+    expect(readFileSync(file, "utf8").split("\n")).toHaveLength(2);
+  });
+
   it("echoes lines at or above the echo level", () => {
     const seen: string[] = [];
     const log = createLogger({ echo: { write: (t: string) => seen.push(t) }, echoLevel: "WARN", clock });

@@ -39,13 +39,25 @@ export interface LoggerOptions {
   clock?: Clock | undefined;
 }
 
+/**
+ * A message as one line of plain text: line breaks become ` | `, and every other control character (ESC, BEL, a lone
+ * CR, C1 codes, the Unicode line separators) is written as `\xNN` / `\uNNNN`. Messages carry players' names and the
+ * game's text: raw, they could draw a false line on the terminal that shows the log, or set its clipboard.
+ */
+export function oneLine(text: string): string {
+  return text.replace(/\r?\n/g, " | ").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16)}`;
+  });
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const { file, echo, echoLevel = "INFO", debug = false, clock = systemClock } = options;
   let fileBroken = false;
   let dirReady = false;
 
   function write(level: LogLevel, message: string, options: LogOptions = {}): void {
-    const text = redact(message).replace(/\r?\n/g, " | ");
+    const text = oneLine(redact(message));
     const line = `${isoSeconds(clock.now())} ${level} ${text}\n`;
     if (echo && options.echo !== false && RANK[level] >= RANK[echoLevel]) echo.write(line);
     if (!file || fileBroken || (level === "DEBUG" && !debug)) return;
