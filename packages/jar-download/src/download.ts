@@ -169,6 +169,9 @@ function isZip(path: string): boolean {
   }
 }
 
+/** No server jar comes near this; a larger server.jar (a sparse file of terabytes) is not read to hash it. */
+export const INSTALLED_JAR_MAX_BYTES = 512 * 1024 * 1024;
+
 /**
  * The digest of server.jar already in the volume, to see whether it is this build already: a regular file only (a
  * link, a FIFO or a device is never read: it is simply not this build), and only when its size is the expected one.
@@ -186,7 +189,7 @@ export async function installedDigest(
     return undefined;
   }
   if (!file) return undefined;
-  if (expectedSize !== undefined && file.stat.size !== expectedSize) {
+  if (file.stat.size > INSTALLED_JAR_MAX_BYTES || (expectedSize !== undefined && file.stat.size !== expectedSize)) {
     closeSync(file.fd);
     return undefined;
   }

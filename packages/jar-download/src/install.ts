@@ -20,12 +20,26 @@ export function removeStaleTemps(volume: VolumeDir): void {
     if (name.startsWith(OLD_TEMP_PREFIX)) {
       const stat = volume.lstat(name);
       if (stat && !stat.isDirectory()) volume.unlink(name);
-    } else if (name.startsWith(WORK_PREFIX)) {
-      const stat = volume.lstat(name);
-      if (stat?.isDirectory() && stat.uid === process.geteuid?.() && (stat.mode & 0o777) === 0o700) {
-        volume.removeTree(name);
-      }
+    } else if (name.startsWith(WORK_PREFIX) && isOwnWorkDir(volume, name)) {
+      volume.removeTree(name);
     }
+  }
+}
+
+/**
+ * A download directory an earlier run made: ours (owned by this user, mode 700) and holding nothing but what a run puts
+ * there. The game's user can rename any of root's directories in its volume (restore's aside directory with the
+ * previous world, say) to look like one: those hold other things and are left alone.
+ */
+function isOwnWorkDir(volume: VolumeDir, name: string): boolean {
+  const stat = volume.lstat(name);
+  if (!stat?.isDirectory() || stat.uid !== process.geteuid?.() || (stat.mode & 0o777) !== 0o700) return false;
+  const dir = volume.tryDir(name);
+  if (!dir) return false;
+  try {
+    return dir.list().every((entry) => (entry === JAR || entry === PREVIOUS) && dir.lstat(entry)?.isFile());
+  } finally {
+    dir.close();
   }
 }
 

@@ -188,6 +188,10 @@ describe("installJar", () => {
     rmSync(join(dir.path, JAR));
     symlinkSync("/dev/zero", join(dir.path, JAR));
     expect(await installedDigest(volume, JAR, "sha256", undefined)).toBeUndefined();
+    // A sparse server.jar of terabytes, with no size to compare (Purpur publishes none): not read at all.
+    rmSync(join(dir.path, JAR));
+    execFileSync("truncate", ["-s", "4T", join(dir.path, JAR)]);
+    expect(await installedDigest(volume, JAR, "md5", undefined)).toBeUndefined();
   });
 
   it("clears what an interrupted run left, and nothing the game's user made to look like it", () => {
@@ -201,8 +205,17 @@ describe("installJar", () => {
     const stale = volume.makePrivateDir(WORK_PREFIX);
     writeFileSync(`${stale.path}/${JAR}`, "half");
     stale.close();
+    // One of root's directories renamed by the game's user to look like a download directory: restore's aside one.
+    const aside = volume.makePrivateDir(".mcops-pre-restore-");
+    mkdirSync(join(aside.path, "world"));
+    writeFileSync(join(aside.path, "world", "level.dat"), "the previous world");
+    renameSync(aside.path, join(dir.path, `${WORK_PREFIX}renamed`));
+    aside.close();
     removeStaleTemps(volume);
-    expect(readdirSync(dir.path).sort()).toEqual([`${WORK_PREFIX}evil`, JAR].sort());
+    expect(readdirSync(dir.path).sort()).toEqual([`${WORK_PREFIX}evil`, `${WORK_PREFIX}renamed`, JAR].sort());
+    expect(readFileSync(join(dir.path, `${WORK_PREFIX}renamed`, "world", "level.dat"), "utf8")).toBe(
+      "the previous world",
+    );
     expect(readFileSync(join(outside.path, "keep"), "utf8")).toBe("root only");
     outside.cleanup();
   });
