@@ -10,6 +10,13 @@ function report(error: unknown, debug = false) {
 }
 
 describe("reportError", () => {
+  it("writes game text in the error line visibly: no escape sequence reaches the terminal", () => {
+    const error = new ConfigError('the world "w\u001b]52;c;cm0gLXJmIH4K\u0007\u001b[1A" is not in the server volume');
+    expect(report(error).text).toBe(
+      'backup: the world "w\\x1b]52;c;cm0gLXJmIH4K\\x07\\x1b[1A" is not in the server volume\n',
+    );
+  });
+
   it("prints the contract's one line and returns the error's exit code", () => {
     const error = new ConfigError("SERVER_ID is empty", {
       where: "/etc/mc-backup/backup.env line 3",

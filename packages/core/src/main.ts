@@ -1,6 +1,6 @@
 import yargs, { type Argv } from "yargs";
 import { formatErrorLine, McopsError, UsageError } from "./errors.ts";
-import type { Writer } from "./log.ts";
+import { oneLine, type Writer } from "./log.ts";
 import { redact } from "./secrets.ts";
 import { VERSION } from "./version.ts";
 
@@ -10,12 +10,13 @@ import { VERSION } from "./version.ts";
  */
 export function reportError(tool: string, error: unknown, stderr: Writer, debug: boolean): number {
   if (error instanceof McopsError) {
-    stderr.write(`${redact(formatErrorLine(tool, error))}\n`);
+    // One line, and game text in it (a level-name, a file name) cannot reach the terminal as control characters.
+    stderr.write(`${oneLine(redact(formatErrorLine(tool, error)))}\n`);
     if (debug && error.stack) stderr.write(`${redact(error.stack)}\n`);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  stderr.write(`${tool}: unexpected error: ${redact(message)} — run again with MCOPS_DEBUG=1 and report it\n`);
+  stderr.write(`${tool}: unexpected error: ${oneLine(redact(message))} — run again with MCOPS_DEBUG=1 and report it\n`);
   if (debug && error instanceof Error && error.stack) stderr.write(`${redact(error.stack)}\n`);
   return 1;
 }

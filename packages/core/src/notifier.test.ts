@@ -71,6 +71,22 @@ describe("buildMessage", () => {
     });
   });
 
+  it("never puts a registered secret in any field, game text or not", () => {
+    registerSecret("hunter2SECRETpw");
+    const reason = "unable to open repository at sftp:mcops:hunter2SECRETpw@127.0.0.1:/repo";
+    for (const fromGame of [false, true]) {
+      const text = JSON.stringify(
+        buildMessage(
+          { title: `failed: ${reason}`, description: reason, fromGame },
+          { playHost: "hunter2SECRETpw", now: 0 },
+        ),
+      );
+      expect(text).not.toContain("hunter2SECRETpw");
+      expect(text).toContain("***");
+    }
+    clearSecrets();
+  });
+
   it("escapes text from the game so it cannot format or ping", () => {
     expect(
       escapeGameText("**bold** _it_ `code` ~~s~~ ||spoiler|| > quote # head [link](x) <@123> @everyone @here"),

@@ -74,13 +74,14 @@ export function truncate(text: string, max: number): string {
 }
 
 export function buildMessage(notice: Notice, options: { playHost?: string | undefined; now: number }): WebhookMessage {
-  const esc = notice.fromGame ? escapeGameText : (s: string) => s;
+  // Every field is redacted first: a failure's reason can quote a secret (restic names the repository address).
+  const esc = notice.fromGame ? (s: string) => escapeGameText(redact(s)) : redact;
   const embed: Embed = {};
   // webhook.sh's title is optional (SPEC 2.4): an empty one is left out rather than sent empty.
   if (notice.title) embed.title = truncate(esc(notice.title), EMBED_LIMITS.title);
   if (notice.description) embed.description = truncate(esc(notice.description), EMBED_LIMITS.description);
   embed.color = notice.colour ?? COLOURS.info;
-  if (options.playHost) embed.footer = { text: truncate(options.playHost, EMBED_LIMITS.footer) };
+  if (options.playHost) embed.footer = { text: truncate(redact(options.playHost), EMBED_LIMITS.footer) };
   embed.timestamp = new Date(notice.time ?? options.now).toISOString();
   const size = (embed.title?.length ?? 0) + (embed.description?.length ?? 0) + (embed.footer?.text.length ?? 0);
   if (size > EMBED_LIMITS.total && embed.description) {

@@ -45,6 +45,7 @@ describe("checkVolumeName", () => {
     ["", "is empty"],
     ["wo\0rld", "NUL"],
     ["a\\b", "path separator"],
+    ["w\u001b]52;c;cm0=\u0007", "control character"],
   ])("refuses %j with exit 78 naming the file", (name, problem) => {
     const call = () => checkVolumeName(name, { field: "level-name", file: "/v/server.properties" });
     expect(call).toThrow(ConfigError);
@@ -139,8 +140,12 @@ describe("VolumeDir", () => {
 
   it("removes a tree without following a link inside it", () => {
     mkdirSync(join(vol, "staging", "a"), { recursive: true });
+    writeFileSync(join(vol, "staging", "file"), "x");
+    writeFileSync(join(vol, "staging", "a", "file"), "x");
     symlinkSync(canary, join(vol, "staging", "a", "link"));
     volume.removeTree("staging");
+    writeFileSync(join(vol, "lone"), "x");
+    volume.removeTree("lone");
     expect(readdirSync(vol)).toEqual(["logs"]);
     expect(readFileSync(join(canary, "secret"), "utf8")).toBe("root only\n");
   });

@@ -70,9 +70,11 @@ export function checkVolumeName(name: string, options: { field: string; file: st
           ? "starts with a dot"
           : name.includes("\0")
             ? "has a NUL character in it"
-            : Buffer.byteLength(name) > 255
-              ? "is longer than a file name can be"
-              : undefined;
+            : /[\u0001-\u001f\u007f-\u009f\u2028\u2029]/.test(name)
+              ? "has a control character in it"
+              : Buffer.byteLength(name) > 255
+                ? "is longer than a file name can be"
+                : undefined;
   if (problem) {
     throw new ConfigError(`${options.field} ${JSON.stringify(name)} ${problem}: it must be one folder name`, {
       where: options.file,
@@ -272,7 +274,7 @@ export class VolumeDir {
    * followed, and a directory swapped for a link while this runs is not entered.
    */
   removeTree(name: string): void {
-    const dir = this.tryDir(name);
+    const dir = this.tryDirNoThrow(name);
     if (!dir) return this.unlink(name);
     try {
       for (const entry of dir.list()) {
@@ -356,6 +358,12 @@ export class VolumeDir {
   /** Turns a failed open into the line that says what is there instead, or undefined when nothing is there. */
   #problem(dir: VolumeDir, name: string, error: unknown, wanted: string, rel: string): UnsafePathError | undefined {
     if (isErrno(error, "ENOENT")) return undefined;
+    if (isErrno(error, "EAGAIN") || isErrno(error, "EWOULDBLOCK")) {
+      // A lease taken by the game's user: opening would wait for it to let go.
+      return new UnsafePathError(`${this.display(rel)} is held by another process (a file lease), not opened`, {
+        hint: "something in the server volume holds it; try again, or restart the server",
+      });
+    }
     if (!isErrno(error, "ELOOP") && !isErrno(error, "ENOTDIR")) throw error;
     const stat = lstatSync(dir.at(name), { throwIfNoEntry: false });
     if (!stat) return undefined;

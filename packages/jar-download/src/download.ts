@@ -195,7 +195,14 @@ export async function installedDigest(
   }
   const hash = createHash(algorithm);
   try {
-    for await (const chunk of createReadStream("", { fd: file.fd, autoClose: true })) hash.update(chunk as Buffer);
+    // No further than the size just checked: a file grown meanwhile (a sparse terabyte) is not read on.
+    const stream = createReadStream("", {
+      fd: file.fd,
+      autoClose: true,
+      start: 0,
+      end: Math.max(0, file.stat.size - 1),
+    });
+    for await (const chunk of stream) hash.update(chunk as Buffer);
   } catch {
     return undefined;
   }

@@ -2,6 +2,7 @@ import { closeSync, constants, copyFileSync, linkSync, openSync } from "node:fs"
 import { isErrno } from "@mcops/core/env-file";
 import { JobError } from "@mcops/core/errors";
 import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
+import { INSTALLED_JAR_MAX_BYTES } from "./download.ts";
 
 export const JAR = "server.jar";
 export const PREVIOUS = "server.jar.previous";
@@ -20,24 +21,33 @@ export function removeStaleTemps(volume: VolumeDir): void {
     if (name.startsWith(OLD_TEMP_PREFIX)) {
       const stat = volume.lstat(name);
       if (stat && !stat.isDirectory()) volume.unlink(name);
-    } else if (name.startsWith(WORK_PREFIX) && isOwnWorkDir(volume, name)) {
-      volume.removeTree(name);
+    } else if (name.startsWith(WORK_PREFIX)) {
+      removeIfOwnWorkDir(volume, name);
     }
   }
 }
 
 /**
- * A download directory an earlier run made: ours (owned by this user, mode 700) and holding nothing but what a run puts
- * there. The game's user can rename any of root's directories in its volume (restore's aside directory with the
- * previous world, say) to look like one: those hold other things and are left alone.
+ * Removes a download directory an earlier run made: ours (owned by this user, mode 700) and holding nothing but what a
+ * run puts there, checked and emptied through one descriptor, then removed by name only if the name is still it. The
+ * game's user can rename any of root's directories in its volume (restore's aside directory with the previous world,
+ * say) to look like one: those hold other things and are left alone.
  */
-function isOwnWorkDir(volume: VolumeDir, name: string): boolean {
-  const stat = volume.lstat(name);
-  if (!stat?.isDirectory() || stat.uid !== process.geteuid?.() || (stat.mode & 0o777) !== 0o700) return false;
-  const dir = volume.tryDir(name);
-  if (!dir) return false;
+function removeIfOwnWorkDir(volume: VolumeDir, name: string): void {
+  let dir: VolumeDir | undefined;
   try {
-    return dir.list().every((entry) => (entry === JAR || entry === PREVIOUS) && dir.lstat(entry)?.isFile());
+    dir = volume.tryDir(name);
+  } catch {
+    return; // a link or something else that is not a directory: not ours
+  }
+  if (!dir) return;
+  try {
+    const stat = dir.stat();
+    const ours =
+      stat.uid === process.geteuid?.() &&
+      (stat.mode & 0o777) === 0o700 &&
+      dir.list().every((entry) => (entry === JAR || entry === PREVIOUS) && dir?.lstat(entry)?.isFile());
+    if (ours) volume.removePrivateDir(dir);
   } finally {
     dir.close();
   }
@@ -100,6 +110,10 @@ function keepPrevious(work: VolumeDir, volume: VolumeDir): void {
   // private directory with the old jar's owner, then moved beside it.
   const old = volume.tryOpenFile(JAR);
   if (!old) return;
+  if (old.stat.size > INSTALLED_JAR_MAX_BYTES) {
+    closeSync(old.fd);
+    return; // no server jar is that large: nothing worth keeping, and not read
+  }
   try {
     copyFileSync(`/proc/self/fd/${old.fd}`, work.at(PREVIOUS));
     const copy = openSync(work.at(PREVIOUS), constants.O_RDONLY | constants.O_NOFOLLOW);

@@ -34,6 +34,17 @@ function file(name: string, content: string | Buffer): string {
 
 const expected = (text: string) => parseGameLog(text).map(scanLine);
 
+describe("scanLine", () => {
+  it("escapes DEL, C1 codes and line separators from players' text, and stays the same JSON", () => {
+    const message = "<Steve> hi\u009b31m\u007f\u2028x";
+    const line = scanLine({ type: "chat", player: "Steve", message, time: "12:00:00", line: 1 } as never);
+    expect(line).toBe(
+      '{"type":"chat","player":"Steve","message":"<Steve> hi\\u009b31m\\u007f\\u2028x","time":"12:00:00","line":1}',
+    );
+    expect(JSON.parse(line).message).toBe(message);
+  });
+});
+
 describe("log-tailer scan, reading in chunks", () => {
   // Names and deaths in other scripts, two- to four-byte characters, CRLF, an empty line, a stack trace, a line
   // longer than any small chunk, and no newline at the end.

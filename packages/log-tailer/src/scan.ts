@@ -12,7 +12,12 @@ export function scanLine(event: GameEvent): string {
   out.message = event.message;
   out.time = event.time;
   out.line = event.line;
-  return JSON.stringify(out);
+  // JSON.stringify escapes only C0: DEL, C1 codes and the Unicode line separators from players' text are escaped too,
+  // so a line read on a terminal or by a line-splitting tool is one line of plain text.
+  return JSON.stringify(out).replace(
+    /[\u007f-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 const CHUNK_BYTES = 1024 * 1024;
