@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { tempDir } from "@mcops/testkit";
 import { CronExpressionParser } from "cron-parser";
 import { describe, expect, it } from "vitest";
+import { isolated } from "../../packages/backup/src/restic.ts";
 
 const DEPLOY = fileURLToPath(new URL("..", import.meta.url));
 /** logrotate lives in /usr/sbin, which a non-login PATH may lack. */
@@ -128,10 +129,8 @@ describe("systemd units", () => {
         writeFileSync(join(dir.path, "host", "secret"), "root only\n", { mode: 0o600 });
         mkdirSync(volume);
         symlinkSync(join(dir.path, "host"), join(volume, "world"));
-        // backup's isolation (packages/backup/src/restic.ts): a bind mount of the volume, read-only and nosymfollow,
-        // in a mount namespace of its own; then a read through a link inside the volume.
-        const script =
-          'mount --bind -- "$1" "$1" && mount -o remount,bind,ro,nosymfollow -- "$1" && shift && exec "$@"';
+        // backup's own isolation (a bind mount of the volume, read-only and nosymfollow, in a mount namespace of its
+        // own), here around a read through a link inside the volume.
         const read = (caps: string[]) => {
           const set = ["-all", ...caps.map((cap) => `+${cap.replace(/^CAP_/, "").toLowerCase()}`)].join(",");
           return spawnSync(
@@ -140,17 +139,7 @@ describe("systemd units", () => {
               `--bounding-set=${set}`,
               "--inh-caps=-all",
               "unshare",
-              "--mount",
-              "--propagation",
-              "private",
-              "--",
-              "sh",
-              "-c",
-              script,
-              "isolate",
-              volume,
-              "cat",
-              join(volume, "world", "secret"),
+              ...isolated(volume, "cat", [join(volume, "world", "secret")]),
             ],
             { encoding: "utf8", timeout: 10_000 },
           );
