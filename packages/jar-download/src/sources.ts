@@ -157,12 +157,16 @@ async function getJson<S extends z.ZodMiniType>(
   schema: S,
   what: string,
   notFound?: (failure: HttpFailure) => Error,
+  /** The statuses that mean "no such thing" for this service (default 404). */
+  notFoundStatuses: readonly number[] = [404],
 ): Promise<z.infer<S>> {
   let body: unknown;
   try {
     body = await http.json(url);
   } catch (error) {
-    if (notFound && error instanceof HttpFailure && error.status === 404) throw notFound(error);
+    if (notFound && error instanceof HttpFailure && notFoundStatuses.includes(error.status ?? 0)) {
+      throw notFound(error);
+    }
     failed(error, what);
   }
   return shape(schema, body, url);
@@ -324,15 +328,18 @@ export function createSource(http: HttpClient, bases: Bases): Source {
 
   // -- Fabric ---------------------------------------------------------------------------------------------------
   async function fabricLoadersOf(version: string) {
+    const none = () => new UsageError(`Fabric has no loader for Minecraft ${version}`, { hint: listHint("fabric") });
+    // fabric-meta's EndpointsV2.getLoaderInfoAll answers [] for a game version it has no intermediary for; the service
+    // has also been seen to answer that [] with 400. Either is the user's version, not a failure to retry.
     const loaders = await getJson(
       http,
       `${bases.fabric}/v2/versions/loader/${enc(version)}`,
       fabricLoaders,
       "asking Fabric meta for loaders",
+      none,
+      [400, 404],
     );
-    if (loaders.length === 0) {
-      throw new UsageError(`Fabric does not support Minecraft ${version}`, { hint: listHint("fabric") });
-    }
+    if (loaders.length === 0) throw none();
     return loaders.map((l) => l.loader);
   }
 

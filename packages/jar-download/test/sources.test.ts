@@ -156,8 +156,13 @@ describe("Purpur, vanilla and Fabric", () => {
     expect(artifact.checksum).toBeUndefined();
     expect(artifact.url).toBe(`${stand.bases.fabric}/v2/versions/loader/1.21.4/0.16.10/1.0.1/server/jar`);
     await expect(source.resolve({ type: "fabric", version: "1.2.5" })).rejects.toThrow(
-      "Fabric does not support Minecraft 1.2.5",
+      "Fabric has no loader for Minecraft 1.2.5",
     );
+    // The same [] with 400 is the same answer: a usage error (exit 2), not something to try again later.
+    stand.inject({ kind: "status", status: 400, body: [], route: "fabric" });
+    const refused = source.resolve({ type: "fabric", version: "1.99.9" });
+    await expect(refused).rejects.toThrow("Fabric has no loader for Minecraft 1.99.9");
+    await expect(refused).rejects.toBeInstanceOf(UsageError);
     await expect(source.resolve({ type: "fabric", version: "1.21.4", build: "0.1" })).rejects.toThrow(
       "Fabric has no loader 0.1 for Minecraft 1.21.4",
     );
