@@ -3,13 +3,15 @@
 # runtime, the tools and every file it installs come with it. Run it from the unpacked release
 # (mcops-<version>-linux-x64/install.sh) or from a built clone (deploy/install.sh).
 #
-#   install.sh [--prefix /opt/mc-tools] [--with-restart] [--create-restic-password] [--dry-run] [--root DIR]
+#   install.sh [--prefix /opt/mc-tools] [--with-restart] [--create-restic-password] [--download-contact ADDR]
+#              [--dry-run] [--root DIR]
 #   install.sh --uninstall [--prefix ...] [--dry-run] [--root DIR]
 #
 # Re-running is safe: files that are already right are not touched; config (/etc/mc-backup/*.env, the cron file) is
 # written only when absent. --uninstall stops and disables the services (template instances too), removes the files
 # this script writes (in the prefix: nothing else; the prefix directory only once empty), the units, the cron and
-# logrotate files, and keeps config, logs and data. --root installs under another root directory (a test, an image
+# logrotate files, and keeps config, logs and data. --download-contact puts DOWNLOAD_CONTACT (your e-mail or web
+# address, which PaperMC asks every client to send) into backup.env when it has none; on a terminal it is asked for. --root installs under another root directory (a test, an image
 # build) and leaves systemd alone.
 set -euo pipefail
 
@@ -19,6 +21,7 @@ DRY=0
 UNINSTALL=0
 WITH_RESTART=0
 CREATE_PASSWORD=0
+DOWNLOAD_CONTACT=""
 
 usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
 
@@ -32,10 +35,21 @@ while [ $# -gt 0 ]; do
     --uninstall) UNINSTALL=1; shift ;;
     --with-restart) WITH_RESTART=1; shift ;;
     --create-restic-password) CREATE_PASSWORD=1; shift ;;
+    --download-contact) DOWNLOAD_CONTACT="${2:?--download-contact needs an e-mail or web address}"; shift 2 ;;
+    --download-contact=*) DOWNLOAD_CONTACT="${1#*=}"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install.sh: unknown option $1 — see install.sh --help" >&2; exit 2 ;;
   esac
 done
+# DOWNLOAD_CONTACT is written as the env file reads it: one word, nothing a shell would expand.
+check_contact() {
+  case "$DOWNLOAD_CONTACT" in
+    *[[:space:]\'\"\$\`\\]*)
+      echo "install.sh: --download-contact must be one word without quotes or \$ ($DOWNLOAD_CONTACT) — e.g. admin@example.com" >&2
+      exit 2 ;;
+  esac
+}
+[ -z "$DOWNLOAD_CONTACT" ] || check_contact
 case "$PREFIX" in /*) ;; *) echo "install.sh: --prefix must be absolute ($PREFIX) — e.g. /opt/mc-tools" >&2; exit 2 ;; esac
 PREFIX="$(realpath -ms -- "$PREFIX")"
 ROOT="${ROOT%/}"
@@ -258,6 +272,23 @@ put "$FILES/logrotate.d/mc-tools" "$ROOT/etc/logrotate.d/mc-tools" 0644
 config "$FILES/env/backup.env" "$ROOT/etc/mc-backup/backup.env" 0600
 config "$FILES/env/webhook.env" "$ROOT/etc/mc-backup/webhook.env" 0600
 if [ "$(stat -c %a "$ROOT/etc/mc-backup" 2>/dev/null || echo 700)" != 700 ] && [ "$DRY" = 0 ]; then chmod 700 "$ROOT/etc/mc-backup"; fi
+
+# PaperMC asks every client for a contact in its User-Agent; jar-download --type paper|folia asks nothing without it.
+envfile="$ROOT/etc/mc-backup/backup.env"
+if [ "$DRY" = 0 ] && [ -f "$envfile" ] && ! grep -q '^DOWNLOAD_CONTACT=.' "$envfile"; then
+  if [ -z "$DOWNLOAD_CONTACT" ] && [ -t 0 ] && [ -t 1 ]; then
+    read -r -p "Your e-mail or web address for PaperMC's downloads (jar-download sends it; empty to skip): " \
+      DOWNLOAD_CONTACT || DOWNLOAD_CONTACT=""
+  fi
+  if [ -n "$DOWNLOAD_CONTACT" ]; then
+    check_contact
+    changed=1
+    say "add DOWNLOAD_CONTACT=$DOWNLOAD_CONTACT to $envfile"
+    printf 'DOWNLOAD_CONTACT=%s\n' "$DOWNLOAD_CONTACT" >> "$envfile"
+  else
+    say "next: add DOWNLOAD_CONTACT=<your e-mail or web address> to $envfile (PaperMC asks every client for one)"
+  fi
+fi
 
 # The repository password.
 password="$ROOT/root/.restic-password"

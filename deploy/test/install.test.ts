@@ -1,6 +1,15 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type TempDir, tempDir } from "@mcops/testkit";
@@ -146,6 +155,25 @@ describe("install.sh", () => {
     expect(again.stdout).toMatch(/nothing changed$/m);
     expect(again.stdout).toContain(`keep ${env} (yours; the shipped one is`);
     expect(snapshot(root)).toEqual(before);
+  }, 60_000);
+
+  it("--download-contact puts PaperMC's contact into backup.env once, and refuses a value the env file cannot hold", () => {
+    const root = join(work.path, "root-contact");
+    const env = join(root, "etc", "mc-backup", "backup.env");
+    const first = install(root);
+    expect(first.stdout).toContain(`next: add DOWNLOAD_CONTACT=<your e-mail or web address> to ${env}`);
+    const set = install(root, "--download-contact", "ops@example.com");
+    expect(set.status).toBe(0);
+    expect(set.stdout).toContain(`add DOWNLOAD_CONTACT=ops@example.com to ${env}`);
+    const again = install(root, "--download-contact=other@example.com");
+    expect(again.stdout).toMatch(/nothing changed$/m);
+    expect(readFileSync(env, "utf8").match(/^DOWNLOAD_CONTACT=.*$/gm)).toEqual(["DOWNLOAD_CONTACT=ops@example.com"]);
+    expect(statSync(env).mode & 0o777).toBe(0o600);
+    const other = join(work.path, "root-contact-bad");
+    const bad = install(other, "--download-contact", "ops@example.com $(id)");
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/^install\.sh: --download-contact must be one word without quotes or \$/);
+    expect(existsSync(other)).toBe(false);
   }, 60_000);
 
   it("--dry-run prints the plan and writes nothing; --uninstall keeps config, logs and data", () => {

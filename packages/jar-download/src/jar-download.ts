@@ -123,6 +123,14 @@ export async function runJarDownload(ctx: JarContext, options: JarOptions): Prom
   };
   // Everything the run needs is read before anything is asked of the network: a config error comes first.
   const settings = loadBackupEnv(SERVICE_FIELDS, loadOptions);
+  if ((type === "paper" || type === "folia") && !settings.DOWNLOAD_CONTACT) {
+    // PaperMC's downloads API asks every client to name a contact (an address or e-mail) in its User-Agent and may
+    // refuse or block those that do not: no request to PaperMC leaves without one.
+    throw new ConfigError("DOWNLOAD_CONTACT is not set: PaperMC asks every client for a contact in its User-Agent", {
+      where: settings.file,
+      hint: `add DOWNLOAD_CONTACT=<your e-mail or web address> to ${settings.file}`,
+    });
+  }
   const volumeEnv = options.list ? undefined : loadBackupEnv(["WORLD_DIR"], loadOptions);
   const control =
     options.list || options.dryRun

@@ -190,6 +190,21 @@ describe("jar-download (built executable)", () => {
     untouched();
   });
 
+  it("asks PaperMC nothing without DOWNLOAD_CONTACT (exit 78, one line); the other hosts do not need it", async () => {
+    const file = join(env.MCOPS_CONFIG_DIR as string, "backup.env");
+    writeFileSync(file, readFileSync(file, "utf8").replace("DOWNLOAD_CONTACT=ops@example.com\n", ""));
+    for (const args of [["1.21.4"], ["1.21.4", "--type", "folia"], ["--list"]]) {
+      const result = await run(...args);
+      expect(result).toMatchObject({
+        code: 78,
+        stderr: `jar-download: DOWNLOAD_CONTACT is not set: PaperMC asks every client for a contact in its User-Agent (${file}) — add DOWNLOAD_CONTACT=<your e-mail or web address> to ${file}\n`,
+      });
+    }
+    expect(stand.requests).toHaveLength(0);
+    expect((await run("1.21.4", "--type", "vanilla")).code).toBe(0);
+    expect(stand.requests.every((r) => r.route !== "paper")).toBe(true);
+  });
+
   it("retries a 5xx from the download service", async () => {
     stand.inject({ kind: "status", status: 503, times: 2 });
     expect((await run("1.21.4")).code).toBe(0);
