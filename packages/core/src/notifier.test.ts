@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type DiscordStandIn, startDiscordStandIn } from "@mcops/testkit";
@@ -13,6 +13,7 @@ import {
   EMBED_LIMITS,
   escapeGameText,
   type NotifierOptions,
+  toolNotifier,
   truncate,
 } from "./notifier.ts";
 import type { Paths } from "./paths.ts";
@@ -145,6 +146,42 @@ describe("createNotifier", () => {
     expect((await n.send({ title: "joined", category: "join" })).status).toBe("sent");
     expect((await n.send({ title: "no category" })).status).toBe("sent");
     expect(discord.messages.map((m) => m.body.embeds[0].title)).toEqual(["joined", "no category"]);
+  });
+
+  it("drops a message Discord holds longer than a minute: one line, no wait, and the next post waits for no one", async () => {
+    discord.inject({ kind: "rate-limit", retryAfterSeconds: 600 });
+    const lines: string[] = [];
+    const logger = createLogger({ echo: { write: (t: string) => lines.push(t) } });
+    const n = notifier({ logger });
+    const started = Date.now();
+    const first = await n.send({ title: "Backup completed" });
+    expect(first).toMatchObject({ status: "failed", kind: "rate-limited", reason: "rate limited for 600 s" });
+    // The window is now blocked for everyone: the next post is dropped at once instead of sleeping ten minutes.
+    expect(await n.send({ title: "Server restarting in 5 minutes" })).toMatchObject({ kind: "rate-limited" });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(lines.filter((l) => / ERROR /.test(l))).toEqual([
+      expect.stringMatching(/ERROR notification "Backup completed" not sent: rate limited for 600 s — /),
+      expect.stringMatching(/ERROR notification "Server restarting in 5 minutes" not sent: rate limited for 600 s — /),
+    ]);
+    expect(discord.requests).toHaveLength(1);
+  });
+
+  it("a service posts no more to a deleted webhook, says it once, and posts again once the settings change", async () => {
+    const file = join(paths.configDir, "webhook.env");
+    writeFileSync(file, `WEBHOOK_URL=${discord.webhookUrl()}\n`, { mode: 0o600 });
+    const lines: string[] = [];
+    const logger = createLogger({ echo: { write: (t: string) => lines.push(t) } });
+    const n = toolNotifier({ paths, env: {}, logger });
+    discord.inject({ kind: "status", status: 404, body: { message: "Unknown Webhook", code: 10015 } });
+    expect(await n.send({ title: "one" })).toMatchObject({ status: "failed", kind: "gone" });
+    expect(await n.send({ title: "two" })).toMatchObject({ status: "failed", kind: "gone" });
+    expect(discord.requests).toHaveLength(1);
+    expect(lines.filter((l) => / ERROR /.test(l))).toHaveLength(1);
+    // A new address saved (here: the same file written again, later) is tried.
+    writeFileSync(file, `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`, { mode: 0o600 });
+    utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    expect(await n.send({ title: "three" })).toMatchObject({ status: "sent" });
+    expect(discord.messages.map((m) => m.body.embeds[0].title)).toEqual(["three"]);
   });
 
   it("reports Discord's own reason for a refused message, and logs it once", async () => {

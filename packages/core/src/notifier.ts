@@ -5,7 +5,7 @@ import { type Clock, systemClock } from "./clock.ts";
 import { loadNotifyConfig, type NotifyConfig } from "./config.ts";
 import { type Logger, silentLogger } from "./log.ts";
 import { configFile, type Paths } from "./paths.ts";
-import { createRateWindow, type RateWindow } from "./rate-window.ts";
+import { createRateWindow, type RateWindow, WaitTooLong } from "./rate-window.ts";
 import { redact } from "./secrets.ts";
 import { USER_AGENT } from "./version.ts";
 
@@ -24,6 +24,8 @@ export const EMBED_LIMITS = { title: 256, description: 4096, footer: 2048, total
 
 /** SPEC 8: 30 messages per minute per webhook address. */
 export const WEBHOOK_RATE = { limit: 30, windowMs: 60_000 } as const;
+/** The longest a post waits for the webhook's rate limit (its window or Discord's 429) before it is dropped. */
+export const MAX_RATE_WAIT_MS = 60_000;
 
 export interface Embed {
   title?: string;
@@ -97,7 +99,13 @@ export type SendResult =
   | { status: "sent"; attempts: number }
   | { status: "disabled" }
   | { status: "filtered"; category: Category }
-  | { status: "failed"; reason: string; hint: string };
+  | {
+      status: "failed";
+      reason: string;
+      hint: string;
+      /** rate-limited: Discord holds the webhook longer than a post may wait; gone: the webhook was deleted or its token refused. */
+      kind?: "rate-limited" | "gone";
+    };
 
 export interface Notifier {
   /** The message that `send` would post, or undefined when no webhook is configured or the category is off. */
@@ -126,6 +134,8 @@ export interface NotifierOptions {
   backoffMs?: number;
   /** 429 answers waited out before giving up. */
   maxRateLimited?: number;
+  /** The longest one post waits for the rate limit before it is dropped (default MAX_RATE_WAIT_MS, 60 s). */
+  maxWaitMs?: number;
   timeoutMs?: number;
   /** Log a failed post as an ERROR line (default); the webhook executable reports it itself instead. */
   logFailures?: boolean;
@@ -183,6 +193,7 @@ function retryAfterMs(response: Response, body: DiscordError): number {
 export function createNotifier(options: NotifierOptions): Notifier {
   const { config, paths, logger = silentLogger, clock = systemClock } = options;
   const { maxAttempts = 5, backoffMs = 1000, maxRateLimited = 20, timeoutMs = 15_000, logFailures = true } = options;
+  const { maxWaitMs = MAX_RATE_WAIT_MS } = options;
   const rate = options.rate ?? config.rate ?? WEBHOOK_RATE;
   let window: RateWindow | undefined;
 
@@ -205,9 +216,22 @@ export function createNotifier(options: NotifierOptions): Notifier {
     let attempts = 0;
     let failures = 0;
     let limited = 0;
+    const started = clock.now();
+    const tooLong = (waitMs: number): SendResult => ({
+      status: "failed",
+      kind: "rate-limited",
+      reason: `rate limited for ${Math.ceil(waitMs / 1000)} s`,
+      hint: "Discord holds this webhook (another program may post to it too); the message is dropped, later ones go out once it lets go",
+    });
     for (;;) {
       attempts++;
-      const slot = await window.take();
+      let slot: Awaited<ReturnType<RateWindow["take"]>>;
+      try {
+        slot = await window.take(undefined, Math.max(0, maxWaitMs - (clock.now() - started)));
+      } catch (error) {
+        if (error instanceof WaitTooLong) return tooLong(error.waitMs);
+        throw error;
+      }
       if (slot.waitedMs > 1000) logger.debug(`waited ${slot.waitedMs} ms for the webhook rate limit`);
       let response: Response;
       try {
@@ -251,6 +275,8 @@ export function createNotifier(options: NotifierOptions): Notifier {
       if (response.status === 429) {
         const wait = retryAfterMs(response, body);
         await window.block(clock.now() + wait);
+        // A shared limit can last many minutes: no countdown or backup is held up by a post.
+        if (clock.now() - started + wait > maxWaitMs) return tooLong(wait);
         if (++limited > maxRateLimited) {
           return {
             status: "failed",
@@ -274,7 +300,12 @@ export function createNotifier(options: NotifierOptions): Notifier {
         await clock.sleep(delay);
         continue;
       }
-      return { status: "failed", ...describeHttpFailure(response.status, body, config.source) };
+      const gone = response.status === 404 || response.status === 401 || response.status === 403;
+      return {
+        status: "failed",
+        ...describeHttpFailure(response.status, body, config.source),
+        ...(gone ? { kind: "gone" as const } : {}),
+      };
     }
   }
 
@@ -323,10 +354,14 @@ export function toolNotifier(options: {
   let seen = stamp();
   let current = build();
   let broken = "";
+  // A webhook that was deleted (404) or whose token is refused stays so: a running service posts to it no more, and
+  // says so once, until webhook.env or webhook.json change.
+  let gone: SendResult | undefined;
   const fresh = (): Notifier => {
     const now = stamp();
     if (now === seen) return current;
     seen = now;
+    gone = undefined;
     try {
       current = build();
       broken = "";
@@ -341,6 +376,15 @@ export function toolNotifier(options: {
   };
   return {
     preview: (notice) => fresh().preview(notice),
-    send: (notice) => fresh().send(notice),
+    async send(notice) {
+      const notifier = fresh();
+      if (gone && notifier.preview(notice)) {
+        logger.debug(`notification "${redact(notice.title)}" not sent: the webhook is gone (said above)`);
+        return gone;
+      }
+      const result = await notifier.send(notice);
+      if (result.status === "failed" && result.kind === "gone") gone = result;
+      return result;
+    },
   };
 }

@@ -41,10 +41,19 @@ export interface Slot {
 }
 
 export interface RateWindow {
-  /** Waits for a free slot and takes it. */
-  take(signal?: AbortSignal): Promise<Slot>;
+  /** Waits for a free slot and takes it; throws WaitTooLong, taking nothing, when that would mean waiting past maxWaitMs. */
+  take(signal?: AbortSignal, maxWaitMs?: number): Promise<Slot>;
   /** Nobody may post before `untilMs` (the service said so). */
   block(untilMs: number): Promise<void>;
+}
+
+/** The window is held (by Discord's 429, or full) for longer than a caller may wait. */
+export class WaitTooLong extends Error {
+  readonly waitMs: number;
+  constructor(waitMs: number) {
+    super(`rate limited for ${Math.ceil(waitMs / 1000)} s`);
+    this.waitMs = waitMs;
+  }
 }
 
 export function createRateWindow(options: RateWindowOptions): RateWindow {
@@ -96,7 +105,7 @@ export function createRateWindow(options: RateWindowOptions): RateWindow {
   }
 
   return {
-    async take(signal) {
+    async take(signal, maxWaitMs = Number.POSITIVE_INFINITY) {
       const started = clock.now();
       for (;;) {
         let taken = 0;
@@ -124,6 +133,7 @@ export function createRateWindow(options: RateWindowOptions): RateWindow {
               }),
           };
         }
+        if (clock.now() - started + wait > maxWaitMs) throw new WaitTooLong(wait);
         // A little jitter so that waiting processes do not all wake at the same instant.
         await clock.sleep(wait + Math.floor(Math.random() * 20), signal);
       }

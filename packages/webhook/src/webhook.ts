@@ -1,7 +1,7 @@
 import { type Category } from "@mcops/core/categories";
 import { type Clock } from "@mcops/core/clock";
 import { loadNotifyConfig } from "@mcops/core/config";
-import { JobError, UsageError } from "@mcops/core/errors";
+import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { createLogger, type Writer } from "@mcops/core/log";
 import { buildMessage, COLOURS, createNotifier } from "@mcops/core/notifier";
 import { type Paths } from "@mcops/core/paths";
@@ -74,6 +74,10 @@ export async function runWebhook(ctx: WebhookContext, options: WebhookOptions): 
   }
 
   const result = await notifier.send(notice);
+  if (result.status === "failed" && result.kind === "rate-limited") {
+    // Busy, not broken: a later run posts again (CONTRACT's 75).
+    throw new BusyError(`not sent: ${result.reason}`, { where: config.source, hint: result.hint });
+  }
   if (result.status === "failed") throw new JobError(result.reason, { where: config.source, hint: result.hint });
   return 0;
 }

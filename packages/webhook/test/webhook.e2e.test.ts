@@ -118,6 +118,19 @@ describe("webhook (built executable)", () => {
     expect(discord.messages).toHaveLength(1);
   });
 
+  it("drops the message when Discord holds the webhook for ten minutes: one line, exit 75, no wait", async () => {
+    const file = writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    discord.inject({ kind: "rate-limit", retryAfterSeconds: 600 });
+    const result = await run(["Held by Discord"]);
+    expect(result.code).toBe(75);
+    expect(result.stderr).toMatch(
+      new RegExp(`^webhook: not sent: rate limited for 600 s \\(${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\\) — `),
+    );
+    expect(result.stderr.split("\n")).toHaveLength(2);
+    expect(result.ms).toBeLessThan(20_000);
+    expect(discord.requests).toHaveLength(1);
+  });
+
   it("gives up on a deleted webhook with one clear line, exit 1, and no token in it", async () => {
     const file = writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
     discord.deleteWebhook(0);
