@@ -53,13 +53,16 @@ interface DnsRecord {
   proxied: boolean;
 }
 
+/** Cloudflare does not take the token at all (401, or 1000/6003/9109): invalid, revoked, expired or of another kind. */
+class TokenRefused extends JobError {}
+
 export function createCloudflare(options: { base?: string | undefined; token: string; clock: Clock }) {
   const base = `${options.base ?? CF_BASE}/client/v4`;
   const explain = (status: number, body: unknown, method: string, path: string): JobError => {
     const errors = (body as Envelope<unknown> | undefined)?.errors ?? [];
     const said = `${status}${errors.length ? `: ${errors.map((e) => `${e.code} ${e.message}`).join("; ")}` : ""}`;
     if (status === 401 || errors.some((e) => e.code === 1000 || e.code === 6003 || e.code === 9109)) {
-      return new JobError(`Cloudflare refused the token (${said})`, {
+      return new TokenRefused(`Cloudflare refused the token (${said})`, {
         where: "CLOUDFLARE_API_TOKEN",
         hint: "create an API token with Zone → DNS → Edit for the zone and put it in .env",
       });
@@ -84,20 +87,57 @@ export function createCloudflare(options: { base?: string | undefined; token: st
     return body;
   };
 
+  /** The account a zone belongs to, as the token sees it; undefined when the token cannot see the zone. */
+  const accountOf = async (zone: string): Promise<string | undefined> => {
+    try {
+      const body = await request<Envelope<Array<{ name: string; account?: { id?: string } }>>>(
+        "get",
+        `/zones?name=${encodeURIComponent(zone)}`,
+      );
+      return body.result.find((z) => z.name === zone)?.account?.id;
+    } catch (error) {
+      if (error instanceof TokenRefused) return undefined;
+      throw error;
+    }
+  };
+
   return {
-    /** Throws a clear error for an invalid, disabled or expired token. */
-    async verify(): Promise<void> {
-      const body = await request<Envelope<{ status: string; expires_on?: string }>>("get", "/user/tokens/verify");
+    /**
+     * Throws a clear error for an invalid, disabled or expired token, of either kind Cloudflare offers: a user token
+     * verifies at /user/tokens/verify; an account-owned token is refused there (401, 1000) although every DNS call
+     * works, and verifies at /accounts/{account_id}/tokens/verify, the account being the one `zone` belongs to.
+     */
+    async verify(zone: string): Promise<"user" | "account"> {
+      let kind: "user" | "account" = "user";
+      let body: Envelope<{ status: string; expires_on?: string }>;
+      try {
+        body = await request("get", "/user/tokens/verify");
+      } catch (error) {
+        if (!(error instanceof TokenRefused)) throw error;
+        const accountId = await accountOf(zone);
+        if (!accountId) {
+          throw new TokenRefused(
+            `Cloudflare refused the token as a user token and as an account token (${error.message.replace(/^Cloudflare refused the token \((.*)\)$/, "$1")})`,
+            {
+              where: "CLOUDFLARE_API_TOKEN",
+              hint: `create an API token (My Profile or Manage Account → API Tokens) with Zone → DNS → Edit for ${zone} and put it in .env`,
+            },
+          );
+        }
+        body = await request("get", `/accounts/${accountId}/tokens/verify`);
+        kind = "account";
+      }
       const status = body.result?.status;
       if (status !== "active") {
         throw new JobError(
-          `the Cloudflare token is ${status ?? "not valid"}${body.result?.expires_on ? ` (expired ${body.result.expires_on})` : ""}`,
+          `the Cloudflare ${kind === "account" ? "account " : ""}token is ${status ?? "not valid"}${body.result?.expires_on ? ` (expired ${body.result.expires_on})` : ""}`,
           {
             where: "CLOUDFLARE_API_TOKEN",
             hint: "create a new API token with Zone → DNS → Edit for the zone and put it in .env",
           },
         );
       }
+      return kind;
     },
     async zoneId(name: string): Promise<string> {
       const body = await request<Envelope<Array<{ id: string; name: string }>>>(
@@ -157,7 +197,7 @@ export async function syncDns(cf: Cloudflare, names: DnsName[], ip: string, dryR
   if (!/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(ip) || ip.split(".").some((o) => Number(o) > 255)) {
     throw new UsageError(`"${ip}" is not an IPv4 address`, { hint: "e.g. --ip 203.0.113.7" });
   }
-  await cf.verify();
+  await cf.verify((names[0] as DnsName).zone);
   const zones = new Map<string, string>();
   const changes: DnsChange[] = [];
   for (const entry of names) {

@@ -99,7 +99,7 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
   const cf = createCloudflare({ base: env.CLOUDFLARE_API_URL, token: env.CLOUDFLARE_API_TOKEN, clock: ctx.clock });
   const step = steps(ctx);
   await digitalocean.verify();
-  await cf.verify();
+  await cf.verify((names[0] as (typeof names)[number]).zone);
   const state = readLocalState(ctx);
 
   let droplet: Droplet | undefined = await findDroplet(digitalocean, env);

@@ -358,6 +358,30 @@ describe("revive dns", () => {
     );
   });
 
+  it("works with an account-owned token, which /user/tokens/verify refuses, verifying it on its account", async () => {
+    world = await startWorld({}, {}, { tokenOwner: "account" });
+    await runDns(world.ctx(), { ip: "203.0.113.9" });
+    expect(aRecords()).toEqual([
+      [PANEL, "203.0.113.9", true],
+      [PLAY, "203.0.113.9", false],
+    ]);
+    const verifies = world.cloudflare.requests.filter((r) => r.route === "verify");
+    expect(verifies.map((r) => [r.path.replace(/[0-9a-f]{32}/, "<account>"), r.status])).toEqual([
+      ["/client/v4/user/tokens/verify", 401],
+      ["/client/v4/accounts/<account>/tokens/verify", 200],
+    ]);
+  });
+
+  it("stops before any change when an account-owned token is expired or unknown, in one line", async () => {
+    world = await startWorld({}, {}, { tokenOwner: "account" });
+    world.cloudflare.setTokenStatus("expired");
+    await expect(runDns(world.ctx(), { ip: "203.0.113.9" })).rejects.toMatchObject({
+      message: expect.stringMatching(/^Cloudflare refused the token as a user token and as an account token \(/),
+      where: "CLOUDFLARE_API_TOKEN",
+    });
+    expect(world.cloudflare.writes()).toEqual([]);
+  });
+
   it("says clearly when the token is expired or may not edit the zone, and writes nothing", async () => {
     world = await startWorld();
     world.cloudflare.setTokenStatus("expired");

@@ -4,6 +4,7 @@ import { systemClock } from "@mcops/core";
 import type { Runner } from "@mcops/core/runner";
 import {
   type CloudflareStandIn,
+  type CloudflareStandInOptions,
   type DigitalOceanStandIn,
   type DigitalOceanStandInOptions,
   type DiscordStandIn,
@@ -49,6 +50,7 @@ export const OLD_IP = "198.51.100.20";
 export async function startWorld(
   env: Record<string, string> = {},
   seed: Pick<DigitalOceanStandInOptions, "snapshots"> = {},
+  cloudflareOptions: Pick<CloudflareStandInOptions, "tokenOwner"> = {},
 ): Promise<World> {
   const dir = tempDir("mcops-revive-");
   const digitalocean = await startDigitalOceanStandIn({
@@ -57,6 +59,7 @@ export async function startWorld(
     timings: { createMs: 80, shutdownMs: 60, powerOffMs: 30, powerOnMs: 30, snapshotMs: 80 },
   });
   const cloudflare = await startCloudflareStandIn({
+    ...cloudflareOptions,
     zones: [{ name: "example.co.uk" }],
     records: [
       { zone: "example.co.uk", name: PANEL, content: OLD_IP, proxied: true },

@@ -60,6 +60,27 @@ describe("token verification", () => {
     });
   });
 
+  it("verifies an account-owned token only on its account, while every zone call works", async () => {
+    const c = await start({ tokenOwner: "account" });
+    const user = await api(c, "/user/tokens/verify");
+    expect(user.status).toBe(401);
+    expect((await json(user)).errors).toEqual([{ code: 1000, message: "Invalid API Token" }]);
+    const zones = await json(await api(c, "/zones?name=example.co.uk"));
+    const account = zones.result[0].account.id as string;
+    expect(account).toMatch(HEX32);
+    const verify = await api(c, `/accounts/${account}/tokens/verify`);
+    expect(verify.status).toBe(200);
+    expect((await json(verify)).result).toEqual({ id: expect.stringMatching(HEX32), status: "active" });
+    expect((await api(c, `/accounts/${"0".repeat(32)}/tokens/verify`)).status).toBe(401);
+    // A user token is unknown on an account's verify route.
+    const userToken = await startCloudflareStandIn();
+    try {
+      expect((await api(userToken, `/accounts/${account}/tokens/verify`)).status).toBe(401);
+    } finally {
+      await userToken.close();
+    }
+  });
+
   it("says expired or disabled, and other calls are refused with 9109", async () => {
     const c = await start({ tokenStatus: "expired", token: "my-test-token" });
     const verify = await json(await api(c, "/user/tokens/verify"));

@@ -69,8 +69,15 @@ export interface CloudflareStandInOptions {
     proxied?: boolean;
     ttl?: number;
   }>;
-  /** Token status for /user/tokens/verify: default "active". */
+  /** Token status for its verify route: default "active". */
   tokenStatus?: TokenStatus;
+  /**
+   * Who owns the token (default "user"). A user token verifies at GET /user/tokens/verify; an account-owned token
+   * (Manage Account → API Tokens) verifies at GET /accounts/{account_id}/tokens/verify, and /user/tokens/verify answers
+   * it 401, 1000 "Invalid API Token" although every zone and DNS call works. Sources: developers.cloudflare.com/api,
+   * "Verify Token" under User → Tokens and under Accounts → Tokens.
+   */
+  tokenOwner?: "user" | "account";
   /** Default 1200 per 300 000 ms. */
   rateLimit?: { limit: number; windowMs: number };
 }
@@ -151,6 +158,8 @@ interface RouteMatch {
   methods: string[];
   zoneId?: string;
   recordId?: string;
+  /** GET /accounts/{account_id}/tokens/verify */
+  accountId?: string | undefined;
 }
 
 const API = "/client/v4";
@@ -239,6 +248,7 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
   const tokenId = hexId();
   const accountId = hexId();
   let tokenStatus: TokenStatus = options.tokenStatus ?? "active";
+  const tokenOwner = options.tokenOwner ?? "user";
   const rate = options.rateLimit ?? { limit: 1200, windowMs: 300_000 };
   const limiter = new SlidingWindowLimiter({ ...rate, countRejected: false });
   let blockedUntil = 0;
@@ -405,6 +415,11 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
     if (!match.methods.includes(method)) return answer(405, cloudflareError(ERR.methodNotAllowed(method)));
 
     if (match.route === "verify") {
+      // Each kind of token verifies at its own owner's route only; at the other one it is an unknown token.
+      const owner = match.accountId === undefined ? "user" : "account";
+      if (owner !== tokenOwner || (match.accountId !== undefined && match.accountId !== accountId)) {
+        return answer(401, cloudflareError(ERR.invalidApiToken));
+      }
       const messages =
         tokenStatus === "active" ? [{ code: 10000, message: "This API Token is valid and active", type: null }] : [];
       return answer(200, success(verifyResult(), { messages }));
@@ -509,6 +524,8 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
 
 function matchRoute(path: string, method: string): RouteMatch | undefined {
   if (path === "/user/tokens/verify") return { route: "verify", methods: ["GET"] };
+  const account = /^\/accounts\/([^/]+)\/tokens\/verify$/.exec(path);
+  if (account) return { route: "verify", methods: ["GET"], accountId: account[1] };
   if (path === "/zones") return { route: "zones", methods: ["GET"] };
   const match = /^\/zones\/([^/]+)(?:\/dns_records(?:\/([^/]+))?)?$/.exec(path);
   if (!match) return undefined;
