@@ -92,6 +92,32 @@ describe("createPanelClient", () => {
     expect(panel.calls.filter((c) => c.kind === "command")).toHaveLength(1);
   });
 
+  it("never takes a proxy's 502 for a stopped server: a read is repeated, then said as the panel not answering", async () => {
+    panel.setState("running");
+    const page = "<html><head><title>502 Bad Gateway</title></head><body><center>nginx</center></body></html>";
+    panel.inject({ kind: "status", status: 502, body: page, route: "resources" });
+    expect((await client().resources()).state).toBe("running");
+    expect(panel.calls.filter((c) => c.kind === "resources").map((c) => c.status)).toEqual([502, 200]);
+
+    panel.inject({ kind: "status", status: 502, body: page, route: "resources", times: 4 });
+    const error = await panelError(client().resources());
+    expect(error).toMatchObject({
+      kind: "panel-unavailable",
+      message: "the panel did not answer (502 from its proxy on /resources)",
+      hint: expect.stringContaining("restarting"),
+    });
+    // On the console route too, a 502 page that is not the panel's own is not "the server is not running".
+    panel.inject({ kind: "status", status: 502, body: page, route: "command" });
+    expect((await panelError(client().command("say hi"))).kind).toBe("panel-unavailable");
+  });
+
+  it("takes Cloudflare's 520-524 in front of the panel as the panel not answering, and repeats reads", async () => {
+    panel.inject({ kind: "status", status: 522, body: "error code: 522", route: "resources", times: 4 });
+    const error = await panelError(client().resources());
+    expect(error).toMatchObject({ kind: "panel-unavailable", status: 522 });
+    expect(panel.calls.filter((c) => c.kind === "resources")).toHaveLength(4);
+  });
+
   it("passes on a validation error (422) with the field", async () => {
     const error = await panelError(client().power("explode" as never));
     expect(error.kind).toBe("validation");

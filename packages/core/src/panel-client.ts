@@ -42,6 +42,8 @@ export type PanelErrorKind =
   | "rate-limited"
   | "server-offline"
   | "daemon-unreachable"
+  /** A 502/503/504 or Cloudflare's 520–524 that the panel itself did not write: its proxy, web server or PHP. */
+  | "panel-unavailable"
   | "panel-error"
   | "network"
   | "timeout";
@@ -121,8 +123,23 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
     },
   });
 
-  function toError(status: number, envelope: Envelope, retryAfter: string | null): PanelError {
+  function toError(status: number, envelope: Envelope, retryAfter: string | null, path: string): PanelError {
     const first = envelope.errors?.[0];
+    // Pterodactyl answers its own errors in its envelope; a 502 page from nginx, PHP-FPM or Cloudflare has none.
+    const fromPanel = Array.isArray(envelope.errors) && envelope.errors.length > 0;
+    const upstream = [502, 503, 504, 520, 521, 522, 523, 524].includes(status);
+    if (upstream && !fromPanel) {
+      return new PanelError(
+        "panel-unavailable",
+        `the panel did not answer (${status} from its proxy on ${path || "/"})`,
+        {
+          where,
+          status,
+          detail: undefined,
+          hint: "it may be restarting: try again in a minute; if it lasts, check the panel's web server and PHP-FPM",
+        },
+      );
+    }
     const detail = first?.detail;
     const said = `${status}${first?.code ? ` ${first.code}` : ""}${detail ? `: ${detail}` : ""}`;
     const opts = { where, status, detail };
@@ -161,7 +178,14 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
           ...opts,
           hint: `try again in ${retryAfter ?? "a few"} seconds; another program may be using the same key`,
         });
+      // The panel's own 502 comes only from the console route: the server is not running (Wings refuses commands).
       case 502:
+        if (path !== "/command") {
+          return new PanelError("panel-unavailable", `the panel did not answer (${said} on ${path || "/"})`, {
+            ...opts,
+            hint: "it may be restarting: try again in a minute",
+          });
+        }
         return new PanelError("server-offline", `the game server is not running (${said})`, {
           ...opts,
           hint: "start it first; console commands need a running server",
@@ -213,18 +237,16 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
       if (response.ok) return response;
       const retryAfter = response.headers.get("retry-after");
       const envelope = (await response.json().catch(() => ({}))) as Envelope;
-      const retriable =
-        response.status === 429 ||
-        response.status === 503 ||
-        (idempotent && response.status >= 500 && response.status !== 502);
+      // A 502 on a read is the proxy's (the panel writes 502 only for a command): repeated like any other 5xx.
+      const retriable = response.status === 429 || response.status === 503 || (idempotent && response.status >= 500);
       if (!last && retriable) {
         const wait = response.status === 429 && retryAfter ? Number(retryAfter) * 1000 : backoffMs * 2 ** (attempt - 1);
         // Pterodactyl's limits are per minute: a longer wait is someone else's limit, not one to sleep through.
-        if (wait > LONGEST_RETRY_AFTER_MS) throw toError(response.status, envelope, retryAfter);
+        if (wait > LONGEST_RETRY_AFTER_MS) throw toError(response.status, envelope, retryAfter, path);
         await clock.sleep(Number.isFinite(wait) ? wait : backoffMs);
         continue;
       }
-      throw toError(response.status, envelope, retryAfter);
+      throw toError(response.status, envelope, retryAfter, path);
     }
   }
 
