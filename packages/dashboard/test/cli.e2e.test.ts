@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -78,6 +78,66 @@ describe("dashboard (built executable)", () => {
       );
     } finally {
       busy.close();
+    }
+  });
+
+  it("saves no webhook outside Discord's hosts, and believes no X-Real-IP without DASHBOARD_TRUST_PROXY (finding 11)", async () => {
+    const password = "a long enough password";
+    await withStdin(["passwd", "--user", "admin"], `${password}\n`);
+    const server = spawn(BIN, ["--listen", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        server.on("close", () => reject(new Error("the dashboard ended before it listened")));
+        server.stdout.on("data", (d) => {
+          const address = /listening on (\S+)/.exec(String(d))?.[1];
+          if (address) resolve(address);
+        });
+      });
+      const basic = (secret: string) => `Basic ${Buffer.from(`admin:${secret}`).toString("base64")}`;
+      const first = await fetch(url, { headers: { authorization: basic(password) } });
+      const cookie = (first.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+      let html = await first.text();
+      const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? "";
+      const webhookJson = join(env.MCOPS_CONFIG_DIR as string, "webhook.json");
+      for (const address of [
+        "https://169.254.169.254/api/webhooks/1/metadata",
+        "https://evil.example/api/webhooks/112233445566778899/token",
+        "https://discord.com.evil.example/api/webhooks/112233445566778899/token",
+      ]) {
+        const saved = await fetch(`${url}/settings`, {
+          method: "POST",
+          redirect: "manual",
+          headers: {
+            authorization: basic(password),
+            cookie,
+            origin: url,
+            "content-type": "application/x-www-form-urlencoded",
+          },
+          body: new URLSearchParams([
+            ["csrf", field("csrf")],
+            ["version", field("version")],
+            ["webhook_url", address],
+          ]),
+        });
+        expect(saved.status).toBe(303);
+        const after = await (await fetch(url, { headers: { authorization: basic(password), cookie } })).text();
+        const flash = /class="flash error" role="alert">([^<]*)<\/p>/.exec(after)?.[1];
+        expect(flash, address).toMatch(
+          /^Not saved: the webhook address must be https:\/\/ on discord\.com or discordapp\.com/,
+        );
+        expect(existsSync(webhookJson)).toBe(false);
+        html = after;
+      }
+      // Two wrong passwords "from" two addresses through X-Real-IP are one client here: the second waits its turn.
+      const wrong = (ip: string) =>
+        fetch(url, { headers: { authorization: basic("guess"), "x-real-ip": ip } }).then((r) => r.status);
+      expect(await wrong("198.51.100.1")).toBe(401);
+      expect(await wrong("198.51.100.2")).toBe(401);
+      const log = readFileSync(join(env.MCOPS_LOG_DIR as string, "mc-dashboard.log"), "utf8");
+      expect(log).toMatch(/failed sign-in as "admin" from 127\.0\.0\.1 \(2 in a row\)/);
+      expect(log).not.toContain("198.51.100");
+    } finally {
+      server.kill("SIGTERM");
     }
   });
 
