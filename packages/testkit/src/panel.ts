@@ -28,6 +28,7 @@ import {
 } from "./http.ts";
 
 export type ServerState = "offline" | "starting" | "running" | "stopping";
+/** The server's condition: its `status` column, or a transfer in progress ("transferring" shows as is_transferring only). */
 export type ServerStatus = null | "suspended" | "installing" | "transferring";
 export type PanelRoute = "details" | "resources" | "power" | "command";
 export type PanelCallKind = PanelRoute | "other";
@@ -292,7 +293,9 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       docker_image: "ghcr.io/pterodactyl/yolks:java_21",
       egg_features: ["eula", "java_version"],
       feature_limits: { databases: 0, allocations: 0, backups: 0 },
-      status: m.status,
+      // Pterodactyl's ServerTransformer: `status` is the server's own column (null, installing, suspended, ...); a
+      // transfer is a relation of its own, shown only as is_transferring (panel: app/Transformers/Api/Client).
+      status: m.status === "transferring" ? null : m.status,
       is_suspended: m.status === "suspended",
       is_installing: m.status === "installing",
       is_transferring: m.status === "transferring",
@@ -456,7 +459,10 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       case "command": {
         const errors = validate("command", field("command"));
         if (errors) return answer(422, errors);
-        if (m.state !== "running" && m.state !== "starting") {
+        // Wings (router_server.go postServerCommands) refuses only when the container does not run: it still runs
+        // while the game stops, so a command sent during "stopping" is taken. The panel's CommandController turns
+        // Wings' 502 into this HttpException.
+        if (m.state === "offline") {
           return answer(502, panelError("HttpException", 502, "Server must be online in order to send commands."));
         }
         runCommand(m, call.command ?? "");
