@@ -30,6 +30,8 @@ missing=()
 command -v restic >/dev/null 2>&1 || missing+=(restic)
 command -v rclone >/dev/null 2>&1 || missing+=(rclone)
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+# The hostile-volume tests hold restic on a file lease as the game's user would (Python's fcntl; Node has none).
+[ -x /usr/bin/python3 ] || missing+=(python3)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 # The deploy checks run logrotate -d on the shipped config (systemd-analyze comes with systemd).
