@@ -13,6 +13,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { fifoGuard as releaseFifo } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { JobError } from "./errors.ts";
 import { GameLogParser } from "./game-log.ts";
@@ -217,15 +218,10 @@ function followLines(rel: string, more: Partial<FollowerOptions> = {}, sample?: 
   return seen;
 }
 
-/**
- * If anything opens the FIFO for reading in blocking mode, it would wait for a writer forever, and so would the test
- * (the follower runs on the test's own event loop). This writer comes along after 10 s so that such a failure ends as
- * a failed assertion rather than a hung run; it is killed at the end of a passing test.
- */
+/** Writers that free a FIFO a blocking reader would hang on (testkit's fifoGuard), killed after each test. */
 let guards: ChildProcess[] = [];
 function fifoGuard(fifo: string): void {
-  const script = `setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); } catch {} }, 10_000);`;
-  guards.push(spawn(process.execPath, ["-e", script], { stdio: "ignore" }));
+  guards.push(releaseFifo(fifo));
 }
 afterEach(() => {
   for (const guard of guards) guard.kill("SIGKILL");

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import {
   appendFileSync,
   chmodSync,
@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url";
 import { acquireLock, resolvePaths } from "@mcops/core";
 import {
   type DiscordStandIn,
+  fifoGuard,
   type GameServer,
   type PanelStandIn,
   startDiscordStandIn,
@@ -248,14 +249,7 @@ describe("the game log fallback in a hostile volume", () => {
     const log = join(worldDir, "logs", "latest.log");
     execFileSync("mkfifo", [log]);
     // Should the FIFO be opened for blocking reads, this writer frees the test after 10 s, to fail rather than hang.
-    guard = spawn(
-      process.execPath,
-      [
-        "-e",
-        `setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(log)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); } catch {} }, 10_000);`,
-      ],
-      { stdio: "ignore" },
-    );
+    guard = fifoGuard(log);
     const m = monitor({ GAME_ADDRESS: "127.0.0.1:1" });
     const started = Date.now();
     for (let i = 0; i < 3; i++) {

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import {
   appendFileSync,
   closeSync,
@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseGameLog } from "@mcops/core/game-log";
+import { fifoGuard } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { readLines, runScan, scanLine } from "./scan.ts";
 
@@ -127,14 +128,7 @@ describe("log-tailer scan, on files that are not logs", () => {
     const fifo = join(dir, "fifo.log");
     execFileSync("mkfifo", [fifo]);
     // Should the FIFO be opened for blocking reads, this writer frees the test after 10 s, to fail rather than hang.
-    guard = spawn(
-      process.execPath,
-      [
-        "-e",
-        `setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); } catch {} }, 10_000);`,
-      ],
-      { stdio: "ignore" },
-    );
+    guard = fifoGuard(fifo);
     const good = file("before-fifo.log", "[10:00:01] [Server thread/INFO]: Steve joined the game\n");
     let out = "";
     const writer = { write: (text: string) => (out += text) } as never;

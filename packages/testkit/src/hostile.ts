@@ -1,4 +1,4 @@
-import { execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -149,4 +149,14 @@ export function leaseSwapWorld(volume: string, leased: string, target: string, f
       await ended;
     },
   };
+}
+
+/**
+ * A reader that opened `fifo` in blocking mode would wait for a writer forever, and so would a test running it on its
+ * own event loop. This writer comes along after `afterMs` so that such a failure ends as a failed assertion rather
+ * than a hung run. Kill it at the end of a passing test.
+ */
+export function fifoGuard(fifo: string, afterMs = 10_000): ChildProcess {
+  const script = `setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); } catch {} }, ${afterMs});`;
+  return spawn(process.execPath, ["-e", script], { stdio: "ignore" });
 }

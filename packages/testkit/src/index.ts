@@ -46,6 +46,7 @@ export type {
 export { isDescriptiveUserAgent, startDownloadStandIn } from "./downloads.ts";
 export { type GameServer, startGameServer } from "./game.ts";
 export {
+  fifoGuard,
   GAME_GID,
   GAME_UID,
   type GameUserRun,
