@@ -1,4 +1,4 @@
-import { lstatSync } from "node:fs";
+import { statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { JobError } from "@mcops/core/errors";
 import { checkVolumeName, kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
@@ -58,6 +58,8 @@ export function backupPaths(volume: VolumeDir, extra: readonly string[] = []): s
         hint: "fix BACKUP_EXTRA_PATHS or --extra-path: give a path inside the volume, or an absolute one",
       });
     }
+    // An absolute path is the operator's, taken as written (links in it included); restic reads the volume's part of
+    // it with no link followed anyway (see restic.ts isolated()).
     const there = inside ? volume.lstat(path) : statOrUndefined(full);
     if (!there) {
       throw new JobError(`the extra path "${path}" does not exist`, {
@@ -88,7 +90,7 @@ function isDirectory(volume: VolumeDir, name: string): boolean {
 
 function statOrUndefined(path: string) {
   try {
-    return lstatSync(path);
+    return statSync(path);
   } catch {
     return undefined;
   }
