@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RouteSource } from "./contract.ts";
 import type { Fault, HeaderMap, RateDecision, RateLimitFault, RateLimitOptions, StatusFault } from "./http.ts";
 import {
   applyFault,
@@ -103,6 +104,46 @@ export interface ErrorTree {
   [key: string]: ErrorTree | FieldError[] | undefined;
 }
 
+const DOCS = "discord/discord-api-docs";
+const SPEC = "discord/discord-api-spec specs/openapi.json";
+
+/**
+ * Every route the stand-in answers and the public source it follows. The real answers copied from these sources are
+ * in test/contracts/discord/ and checked against the stand-in by discord.contract.test.ts.
+ */
+export const DISCORD_ROUTES: readonly RouteSource[] = [
+  {
+    method: "POST",
+    path: "/api/webhooks/{webhook.id}/{webhook.token}",
+    source:
+      `${DOCS} developers/resources/webhook.mdx#execute-webhook (204, or 200 and the message with ?wait=true: ` +
+      "developers/resources/message.mdx#message-object; boolean query strings: developers/reference.mdx); errors: " +
+      "developers/topics/opcodes-and-status-codes.mdx (10015, 50006, 50027, 50035, 50109) and " +
+      "developers/reference.mdx#error-messages (the nested errors object); rate limits: " +
+      `developers/topics/rate-limits.mdx; the headers of each status: ${SPEC} (execute_webhook)`,
+  },
+  {
+    method: "POST",
+    path: "/api/v{version}/webhooks/{webhook.id}/{webhook.token}",
+    source: `${DOCS} developers/reference.mdx#api-versioning (https://discord.com/api/v{version_number}); answers as the unversioned path`,
+  },
+  {
+    method: "PUT",
+    path: "/api/webhooks/{webhook.id}/{webhook.token}",
+    source:
+      `${DOCS} developers/topics/opcodes-and-status-codes.mdx (405 METHOD NOT ALLOWED, JSON code 0). The stand-in ` +
+      "answers 405 to every method but POST; Discord serves GET, PATCH and DELETE there as well " +
+      "(developers/resources/webhook.mdx: Get, Modify and Delete Webhook with Token), which no mcops tool uses",
+  },
+  {
+    method: "GET",
+    path: "/api/webhooks/{webhook.id}",
+    source:
+      `${DOCS} developers/resources/webhook.mdx#get-webhook (a bot's route: needs MANAGE_WEBHOOKS) and ` +
+      "developers/topics/opcodes-and-status-codes.mdx (401 UNAUTHORIZED, JSON code 0); any method",
+  },
+];
+
 const DISCORD_EPOCH = 1_420_070_400_000n;
 const CONTENT_MAX = 2000;
 const EMBEDS_MAX = 10;
@@ -143,11 +184,14 @@ export async function startDiscordStandIn(options: DiscordStandInOptions = {}): 
     const error = (status: number, payload: DiscordError, headers: HeaderMap = {}): void =>
       json(status, payload, headers);
 
+    // The routes and their sources: DISCORD_ROUTES above.
     if (!route) return error(404, { message: "404: Not Found", code: 0 });
     const [, webhookId = "", token] = route;
-    // Without the token the address needs a bot's Authorization header, which a webhook client never has.
+    // Without the token the address needs a bot's Authorization header, which a webhook client never has
+    // (webhook.mdx, Get Webhook).
     if (token === undefined) return error(401, { message: "401: Unauthorized", code: 0 });
     if (method !== "POST") return error(405, { message: "405: Method Not Allowed", code: 0 });
+    // webhook.mdx, Execute Webhook, from here on.
 
     const fault = faults.take();
     faultKind = fault?.kind;
@@ -158,19 +202,20 @@ export async function startDiscordStandIn(options: DiscordStandInOptions = {}): 
       },
       rateLimit: (f) => {
         record(429);
-        injectedRateLimit(res, f, bucketOf(webhookId));
+        injectedRateLimit(res, f, EXECUTE_BUCKET);
       },
       dropped: () => record(0),
     });
     if (outcome === "handled") return;
 
-    const hook = webhooks.find((candidate) => candidate.id === webhookId);
-    if (!hook || deleted.has(hook.id)) return error(404, { message: "Unknown Webhook", code: 10015 });
-    if (hook.token !== token) return error(401, { message: "Invalid Webhook Token", code: 50027 });
-
-    const decision = limiter.hit(hook.id);
-    const limitHeaders = rateLimitHeaders(decision, bucketOf(hook.id));
+    // The limit is counted before the webhook is looked up, so the 404 and 401 carry the rate-limit headers too
+    // (discord-api-spec: execute_webhook's 4XX is ClientErrorResponse, with the X-RateLimit-* headers). Webhooks
+    // are a top-level resource limited by "webhook_id + webhook_token" (rate-limits.mdx): a wrong token has its own
+    // window and does not use up the webhook's.
+    const decision = limiter.hit(`${webhookId}/${token}`);
+    const limitHeaders = rateLimitHeaders(decision, EXECUTE_BUCKET);
     if (!decision.allowed) {
+      // rate-limits.mdx, Exceeding A Rate Limit: the body, Retry-After, the route's headers and the scope.
       return json(
         429,
         { message: "You are being rate limited.", retry_after: round3(decision.retryAfterMs / 1000), global: false },
@@ -181,6 +226,11 @@ export async function startDiscordStandIn(options: DiscordStandInOptions = {}): 
         },
       );
     }
+
+    // opcodes-and-status-codes.mdx: 10015 Unknown webhook, 50027 Invalid webhook token provided.
+    const hook = webhooks.find((candidate) => candidate.id === webhookId);
+    if (!hook || deleted.has(hook.id)) return error(404, { message: "Unknown Webhook", code: 10015 }, limitHeaders);
+    if (hook.token !== token) return error(401, { message: "Invalid Webhook Token", code: 50027 }, limitHeaders);
 
     const wait = parseBoolean(url.searchParams.get("wait"));
     if (wait === "invalid") {
@@ -280,9 +330,14 @@ function defaultWebhook(): WebhookConfig {
   };
 }
 
-function bucketOf(webhookId: string): string {
-  return createHash("sha256").update(`webhook:${webhookId}`).digest("hex").slice(0, 32);
-}
+/**
+ * X-RateLimit-Bucket: "A unique string denoting the rate limit being encountered (non-inclusive of top-level
+ * resources in the path)" (rate-limits.mdx), so one value for the execute route whatever the webhook.
+ */
+const EXECUTE_BUCKET = createHash("sha256")
+  .update("POST /webhooks/{webhook.id}/{webhook.token}")
+  .digest("hex")
+  .slice(0, 32);
 
 function rateLimitHeaders(decision: RateDecision, bucket: string): HeaderMap {
   return {

@@ -30,7 +30,7 @@ export type {
   ReceivedMessage,
   WebhookConfig,
 } from "./discord.ts";
-export { computePings, describeMessage, startDiscordStandIn, validatePayload } from "./discord.ts";
+export { computePings, DISCORD_ROUTES, describeMessage, startDiscordStandIn, validatePayload } from "./discord.ts";
 export type {
   CorruptFault,
   DownloadFault,
