@@ -185,7 +185,13 @@ describe("zones", () => {
     expect(one.result.name).toBe("example.co.uk");
     const unknown = await api(c, `/zones/${"0".repeat(32)}/dns_records`);
     expect(unknown.status).toBe(403);
-    expect(await json(unknown)).toEqual(failure({ code: 10000, message: "Authentication error" }));
+    expect(await json(unknown)).toEqual(
+      failure({
+        code: 10000,
+        message: "Authentication error",
+        documentation_url: "https://developers.cloudflare.com/api/resources/dns/subresources/records/methods/list/",
+      }),
+    );
     const malformed = await api(c, "/zones/example.co.uk/dns_records");
     expect(malformed.status).toBe(400);
     expect(await json(malformed)).toEqual(
@@ -437,7 +443,13 @@ describe("writing DNS records", () => {
     });
     const post = await create(c, { type: "A", name: "mc2", content: "203.0.113.11" }, "readonly.example");
     expect(post.status).toBe(403);
-    expect(await json(post)).toEqual(failure({ code: 10000, message: "Authentication error" }));
+    expect(await json(post)).toEqual(
+      failure({
+        code: 10000,
+        message: "Authentication error",
+        documentation_url: "https://developers.cloudflare.com/api/resources/dns/subresources/records/methods/create/",
+      }),
+    );
     const id = c.records("readonly.example")[0]?.id;
     for (const method of ["PUT", "PATCH", "DELETE"]) {
       const res = await api(c, `${recordsPath(c, "readonly.example")}/${id}`, {
@@ -525,7 +537,15 @@ describe("faults", () => {
   it.each([
     ["verify", 500, { code: 500, message: "Internal Server Error" }],
     ["verify", 401, { code: 1000, message: "Invalid API Token" }],
-    ["zones", 403, { code: 10000, message: "Authentication error" }],
+    [
+      "zones",
+      403,
+      {
+        code: 10000,
+        message: "Authentication error",
+        documentation_url: "https://developers.cloudflare.com/api/resources/zones/methods/list/",
+      },
+    ],
     ["dns_records", 404, { code: 81044, message: "Record does not exist." }],
     ["dns_write", 429, { code: 971, message: "Please wait and consider throttling your request speed" }],
     ["dns_write", 503, { code: 503, message: "Service Unavailable" }],

@@ -22,10 +22,16 @@
  * Records support the types A, AAAA, CNAME and TXT; a name is stored as a lower-case FQDN ("@" is the apex, a name
  * outside the zone gets the zone appended, as Cloudflare does). The list filter `name` is an exact, case-insensitive
  * match on the FQDN: `name=mc` does not find `mc.example.co.uk`.
+ *
+ * Every route names the public source it follows in CLOUDFLARE_ROUTES; `src/cloudflare.contract.test.ts` runs the
+ * vendor's own example answers (`test/contracts/cloudflare/`) against this stand-in, so a drift fails a test.
+ * A 403 that denies a call carries `documentation_url`, the API reference page of the denied route (Cloudflare's
+ * changelog "Enriched 403 responses for the Cloudflare API", 2026-08-20).
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isIPv4, isIPv6 } from "node:net";
+import type { RouteSource } from "./contract.ts";
 import type { Fault, HeaderMap, RateLimitFault, StatusFault } from "./http.ts";
 import {
   applyFault,
@@ -52,6 +58,8 @@ export type CloudflareFault = Fault & { route?: CloudflareRoute };
 export interface CloudflareError {
   code: number;
   message: string;
+  /** On a 403 denial: the API reference page of the denied route. */
+  documentation_url?: string;
   error_chain?: CloudflareError[];
 }
 
@@ -71,6 +79,12 @@ export interface CloudflareStandInOptions {
   }>;
   /** Token status for its verify route: default "active". */
   tokenStatus?: TokenStatus;
+  /**
+   * The token's validity window as its verify route reports it (`not_before`, `expires_on`, ISO 8601), when the token
+   * was created with one. Default: none (an expired token without `tokenExpiresOn` reports a day ago).
+   */
+  tokenNotBefore?: string;
+  tokenExpiresOn?: string;
   /**
    * Who owns the token (default "user"). A user token verifies at GET /user/tokens/verify; an account-owned token
    * (Manage Account → API Tokens) verifies at GET /accounts/{account_id}/tokens/verify, and /user/tokens/verify answers
@@ -156,6 +170,8 @@ interface Zone {
 interface RouteMatch {
   route: CloudflareRoute;
   methods: string[];
+  /** The path as the vendor writes it ("/zones/{zone_id}/dns_records"), for the route's documentation. */
+  template: string;
   zoneId?: string;
   recordId?: string;
   /** GET /accounts/{account_id}/tokens/verify */
@@ -163,6 +179,88 @@ interface RouteMatch {
 }
 
 const API = "/client/v4";
+const SCHEMA = "cloudflare/api-schemas openapi.json @ cca3064f1aba08cc6cef52fc7b3d3064a9eafcc9 (2024-08-06)";
+const REFERENCE = "https://developers.cloudflare.com/api/resources";
+
+/** Each route: the API reference page (also what a 403 names as `documentation_url`) and the schema's operation. */
+const ROUTE_TABLE: ReadonlyArray<{ method: string; path: string; docs: string; operation: string }> = [
+  {
+    method: "GET",
+    path: "/user/tokens/verify",
+    docs: `${REFERENCE}/user/subresources/tokens/methods/verify/`,
+    operation: `${SCHEMA} paths["/user/tokens/verify"].get (user-api-tokens-verify-token); cloudflare/cloudflare-docs src/content/docs/fundamentals/api/troubleshooting.mdx`,
+  },
+  {
+    method: "GET",
+    path: "/accounts/{account_id}/tokens/verify",
+    docs: `${REFERENCE}/accounts/subresources/tokens/methods/verify/`,
+    operation: "not in that schema version; the reference page is the source",
+  },
+  {
+    method: "GET",
+    path: "/zones",
+    docs: `${REFERENCE}/zones/methods/list/`,
+    operation: `${SCHEMA} paths["/zones"].get (zones-get)`,
+  },
+  {
+    method: "GET",
+    path: "/zones/{zone_id}",
+    docs: `${REFERENCE}/zones/methods/get/`,
+    operation: `${SCHEMA} paths["/zones/{zone_id}"].get (zones-0-get)`,
+  },
+  {
+    method: "GET",
+    path: "/zones/{zone_id}/dns_records",
+    docs: `${REFERENCE}/dns/subresources/records/methods/list/`,
+    operation: `${SCHEMA} paths["/zones/{zone_id}/dns_records"].get (dns-records-for-a-zone-list-dns-records)`,
+  },
+  {
+    method: "POST",
+    path: "/zones/{zone_id}/dns_records",
+    docs: `${REFERENCE}/dns/subresources/records/methods/create/`,
+    operation: `${SCHEMA} paths["/zones/{zone_id}/dns_records"].post (dns-records-for-a-zone-create-dns-record)`,
+  },
+  {
+    method: "GET",
+    path: "/zones/{zone_id}/dns_records/{dns_record_id}",
+    docs: `${REFERENCE}/dns/subresources/records/methods/get/`,
+    operation: `${SCHEMA} paths["/zones/{zone_id}/dns_records/{dns_record_id}"].get (dns-records-for-a-zone-dns-record-details)`,
+  },
+  {
+    method: "PUT",
+    path: "/zones/{zone_id}/dns_records/{dns_record_id}",
+    docs: `${REFERENCE}/dns/subresources/records/methods/update/`,
+    operation: `${SCHEMA} paths["/zones/{zone_id}/dns_records/{dns_record_id}"].put (dns-records-for-a-zone-update-dns-record)`,
+  },
+  {
+    method: "PATCH",
+    path: "/zones/{zone_id}/dns_records/{dns_record_id}",
+    docs: `${REFERENCE}/dns/subresources/records/methods/edit/`,
+    operation: `${SCHEMA} paths["/zones/{zone_id}/dns_records/{dns_record_id}"].patch (dns-records-for-a-zone-patch-dns-record)`,
+  },
+  {
+    method: "DELETE",
+    path: "/zones/{zone_id}/dns_records/{dns_record_id}",
+    docs: `${REFERENCE}/dns/subresources/records/methods/delete/`,
+    operation: `${SCHEMA} paths["/zones/{zone_id}/dns_records/{dns_record_id}"].delete (dns-records-for-a-zone-delete-dns-record)`,
+  },
+];
+
+/**
+ * Every route the stand-in answers (paths relative to /client/v4, as Cloudflare writes them) and the public source it
+ * follows: the API reference page and the operation in Cloudflare's OpenAPI schema. Where the sources are silent the
+ * stand-in follows the live API as the header comment above says.
+ */
+export const CLOUDFLARE_ROUTES: readonly RouteSource[] = ROUTE_TABLE.map(({ method, path, docs, operation }) => ({
+  method,
+  path,
+  source: `${docs} ; ${operation}`,
+}));
+
+/** The API reference page of a route, for a 403's `documentation_url`. */
+function docsOf(method: string, template: string | undefined): string | undefined {
+  return ROUTE_TABLE.find((r) => r.method === method && r.path === template)?.docs;
+}
 const RECORD_TYPES: readonly string[] = ["A", "AAAA", "CNAME", "TXT"];
 const PROXIABLE: readonly string[] = ["A", "AAAA", "CNAME"];
 const HEX_ID = /^[0-9a-f]{32}$/;
@@ -182,6 +280,11 @@ const ERR = {
   invalidApiToken: { code: 1000, message: "Invalid API Token" },
   invalidAccessToken: { code: 9109, message: "Invalid access token" },
   authentication: { code: 10000, message: "Authentication error" },
+  /** A 403 denial names the API reference page of what was denied (changelog 2026-08-20, "contextual 403s"). */
+  denied: (docs: string | undefined): CloudflareError =>
+    docs === undefined
+      ? { code: 10000, message: "Authentication error" }
+      : { code: 10000, message: "Authentication error", documentation_url: docs },
   methodNotAllowed: (method: string): CloudflareError => ({
     code: 10000,
     message: `${method} method not allowed for the api_token authentication scheme`,
@@ -247,6 +350,7 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
   const token = options.token ?? randomString(40);
   const tokenId = hexId();
   const accountId = hexId();
+  const ownerId = hexId();
   let tokenStatus: TokenStatus = options.tokenStatus ?? "active";
   const tokenOwner = options.tokenOwner ?? "user";
   const rate = options.rateLimit ?? { limit: 1200, windowMs: 300_000 };
@@ -305,8 +409,17 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
     created_on: zone.createdOn,
     modified_on: zone.createdOn,
     activated_on: zone.createdOn,
-    meta: { step: 2, custom_certificate_quota: 0, page_rule_quota: 3, phishing_detected: false },
-    owner: { id: null, type: "user", email: null },
+    // meta and owner as zones_zone in Cloudflare's schema (see CLOUDFLARE_ROUTES) has them.
+    meta: {
+      step: 2,
+      custom_certificate_quota: 0,
+      page_rule_quota: 3,
+      phishing_detected: false,
+      cdn_only: false,
+      dns_only: false,
+      foundation_dns: false,
+    },
+    owner: { id: ownerId, name: "Stand-in user", type: "user" },
     account: { id: accountId, name: "Stand-in account" },
     tenant: { id: null, name: null },
     tenant_unit: { id: null },
@@ -327,11 +440,18 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
     },
   });
 
-  const verifyResult = (): Record<string, unknown> => ({
-    id: tokenId,
-    status: tokenStatus,
-    ...(tokenStatus === "expired" ? { expires_on: timestamp(Date.now() - 86_400_000).replace(/\.\d+Z$/, "Z") } : {}),
-  });
+  // GET /user/tokens/verify: iam_response_single_segment (id, status, not_before and expires_on when the token has them).
+  const verifyResult = (): Record<string, unknown> => {
+    const expiresOn =
+      options.tokenExpiresOn ??
+      (tokenStatus === "expired" ? timestamp(Date.now() - 86_400_000).replace(/\.\d+Z$/, "Z") : undefined);
+    return {
+      id: tokenId,
+      status: tokenStatus,
+      ...(options.tokenNotBefore === undefined ? {} : { not_before: options.tokenNotBefore }),
+      ...(expiresOn === undefined ? {} : { expires_on: expiresOn }),
+    };
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const at = Date.now();
@@ -358,7 +478,7 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
     const outcome = await applyFault(fault, res, timers, {
       status: (f) => {
         entry.status = f.status;
-        const body = f.body === undefined ? faultBody(f, match?.route, url.pathname) : f.body;
+        const body = f.body === undefined ? faultBody(f, match, method, url.pathname) : f.body;
         sendAny(res, f.status, body, f.headers ?? {});
       },
       rateLimit: (f) => {
@@ -414,6 +534,7 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
     if (!match) return answer(400, cloudflareError(...ERR.noRoute(url.pathname)));
     if (!match.methods.includes(method)) return answer(405, cloudflareError(ERR.methodNotAllowed(method)));
 
+    // Routes: CLOUDFLARE_ROUTES names each one's reference page and schema operation.
     if (match.route === "verify") {
       // Each kind of token verifies at its own owner's route only; at the other one it is an unknown token.
       const owner = match.accountId === undefined ? "user" : "account";
@@ -425,6 +546,7 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
       return answer(200, success(verifyResult(), { messages }));
     }
 
+    // GET /zones (zones-get): zones_zone objects with result_info.
     if (match.zoneId === undefined) {
       const q = url.searchParams;
       const name = q.get("name");
@@ -442,9 +564,10 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
 
     if (!HEX_ID.test(match.zoneId)) return answer(400, cloudflareError(...ERR.noRoute(url.pathname)));
     const zone = zones.find((z) => z.id === match.zoneId);
-    if (!zone) return answer(403, cloudflareError(ERR.authentication));
+    const denied = cloudflareError(ERR.denied(docsOf(method, match.template)));
+    if (!zone) return answer(403, denied);
     if (match.recordId === undefined && match.route === "zones") return answer(200, success(zoneObject(zone)));
-    if (match.route === "dns_write" && !zone.editable) return answer(403, cloudflareError(ERR.authentication));
+    if (match.route === "dns_write" && !zone.editable) return answer(403, denied);
 
     let existing: DnsRecord | undefined;
     if (match.recordId !== undefined) {
@@ -453,6 +576,7 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
       if (!existing) return answer(404, cloudflareError(ERR.recordMissing));
     }
 
+    // dns_records: dns-records_dns_response_single / _collection; DELETE answers {id} (api-response-single-id).
     if (method === "GET") {
       if (existing) return answer(200, success(structuredClone(existing)));
       const inZone = records.filter((r) => r.zone_id === zone.id);
@@ -522,18 +646,31 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
 // ---------------------------------------------------------------------------------------------------------------
 // Routes, filters, pages
 
+/** The routes of CLOUDFLARE_ROUTES; the contract test checks that each one is answered. */
 function matchRoute(path: string, method: string): RouteMatch | undefined {
-  if (path === "/user/tokens/verify") return { route: "verify", methods: ["GET"] };
+  const verify = "/user/tokens/verify";
+  if (path === verify) return { route: "verify", methods: ["GET"], template: verify };
   const account = /^\/accounts\/([^/]+)\/tokens\/verify$/.exec(path);
-  if (account) return { route: "verify", methods: ["GET"], accountId: account[1] };
-  if (path === "/zones") return { route: "zones", methods: ["GET"] };
+  if (account) {
+    return {
+      route: "verify",
+      methods: ["GET"],
+      template: "/accounts/{account_id}/tokens/verify",
+      accountId: account[1],
+    };
+  }
+  if (path === "/zones") return { route: "zones", methods: ["GET"], template: "/zones" };
   const match = /^\/zones\/([^/]+)(?:\/dns_records(?:\/([^/]+))?)?$/.exec(path);
   if (!match) return undefined;
   const [whole = "", zoneId = "", recordId] = match;
   const route: CloudflareRoute = method === "GET" ? "dns_records" : "dns_write";
-  if (!whole.includes("/dns_records")) return { route: "zones", methods: ["GET"], zoneId };
-  if (recordId === undefined) return { route, methods: ["GET", "POST"], zoneId };
-  return { route, methods: ["GET", "PUT", "PATCH", "DELETE"], zoneId, recordId };
+  if (!whole.includes("/dns_records"))
+    return { route: "zones", methods: ["GET"], template: "/zones/{zone_id}", zoneId };
+  if (recordId === undefined) {
+    return { route, methods: ["GET", "POST"], template: "/zones/{zone_id}/dns_records", zoneId };
+  }
+  const template = "/zones/{zone_id}/dns_records/{dns_record_id}";
+  return { route, methods: ["GET", "PUT", "PATCH", "DELETE"], template, zoneId, recordId };
 }
 
 /** The zone list's `name`: exact (case-insensitive) by default, or `operator:value` as the API reference lists. */
@@ -732,14 +869,15 @@ function validName(name: string): boolean {
 // Faults
 
 /** The envelope a status fault without a body sends: the error Cloudflare gives with that status on that route. */
-function faultBody(fault: StatusFault, route: CloudflareRoute | undefined, path: string): unknown {
+function faultBody(fault: StatusFault, match: RouteMatch | undefined, method: string, path: string): unknown {
+  const route = match?.route;
   switch (fault.status) {
     case 400:
       return cloudflareError(route === "dns_write" ? ERR.validation() : ERR.badHeaders([ERR.badAuthorization]));
     case 401:
       return cloudflareError(route === "verify" ? ERR.invalidApiToken : ERR.authentication);
     case 403:
-      return cloudflareError(route === "verify" ? ERR.invalidAccessToken : ERR.authentication);
+      return cloudflareError(route === "verify" ? ERR.invalidAccessToken : ERR.denied(docsOf(method, match?.template)));
     case 404:
       return route === "dns_records" || route === "dns_write"
         ? cloudflareError(ERR.recordMissing)
