@@ -11,7 +11,7 @@ export type {
   DnsRecordType,
   TokenStatus,
 } from "./cloudflare.ts";
-export { cloudflareError, startCloudflareStandIn } from "./cloudflare.ts";
+export { CLOUDFLARE_ROUTES, cloudflareError, startCloudflareStandIn } from "./cloudflare.ts";
 export type {
   DigitalOceanFault,
   DigitalOceanRequest,
