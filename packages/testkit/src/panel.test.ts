@@ -166,14 +166,22 @@ describe("server details and resources", () => {
   });
 
   it("serves the cached resources answer until resourcesCacheMs has passed", async () => {
-    const p = await start({ resourcesCacheMs: 200 });
-    const state = async () =>
+    const state = async (p: PanelStandIn) =>
       (await json(await api(p, `/servers/${p.server.identifier}/resources`))).attributes.current_state;
-    expect(await state()).toBe("offline");
+    // Cached for ten minutes: still "offline" however slow the machine is.
+    const held = await startPanelStandIn({ resourcesCacheMs: 600_000 });
+    try {
+      expect(await state(held)).toBe("offline");
+      held.setState("running");
+      expect(await state(held)).toBe("offline");
+    } finally {
+      await held.close();
+    }
+    const p = await start({ resourcesCacheMs: 200 });
+    expect(await state(p)).toBe("offline");
     p.setState("running");
-    expect(await state()).toBe("offline");
-    await sleep(220);
-    expect(await state()).toBe("running");
+    await sleep(220); // at least the cache's age: the next answer is fresh
+    expect(await state(p)).toBe("running");
   });
 
   it("lists the account's servers at /api/client", async () => {
@@ -237,7 +245,7 @@ describe("power", () => {
     const res = await power(p, "start");
     expect(res.status).toBe(204);
     expect(await res.text()).toBe("");
-    expect(p.state()).toBe("starting");
+    await p.waitForState("starting", 2000);
     await p.waitForState("running", 2000);
     expect(Date.now() - began).toBeGreaterThanOrEqual(110);
     expect(p.signals()).toEqual(["start"]);
@@ -257,7 +265,7 @@ describe("power", () => {
     const p = await start({ servers: [{ state: "running" }], timings: { startMs: 50, stopMs: 120 } });
     const began = Date.now();
     expect((await power(p, "stop")).status).toBe(204);
-    expect(p.state()).toBe("stopping");
+    await p.waitForState("stopping", 2000);
     await p.waitForState("offline", 2000);
     expect(Date.now() - began).toBeGreaterThanOrEqual(110);
   });
@@ -265,7 +273,7 @@ describe("power", () => {
   it("restarts a running server: stopping, offline, starting, running", async () => {
     const p = await start({ servers: [{ state: "running" }], timings: { startMs: 60, stopMs: 90 } });
     await power(p, "restart");
-    expect(p.state()).toBe("stopping");
+    await p.waitForState("stopping", 1000);
     await p.waitForState("running", 1000);
     const history = p.stateHistory();
     expect(history.map((h) => h.state)).toEqual(["running", "stopping", "offline", "starting", "running"]);
@@ -275,21 +283,42 @@ describe("power", () => {
     expect(p.signals()).toEqual(["restart"]);
   });
 
-  it("acts on a power signal powerDelayMs after answering 204; setState cancels a signal not acted on yet", async () => {
+  it("by default, as Wings does, acts on a power signal only after answering 204, and caches resources", async () => {
+    const p = await start({ servers: [{ state: "running" }] });
+    expect(p.timing.powerDelayMs).toBeGreaterThan(0);
+    expect(p.timing.resourcesCacheMs).toBeGreaterThan(0);
+    expect((await power(p, "stop")).status).toBe(204);
+    await p.waitForState("stopping", 1000);
+    const answered = p.calls.find((c) => c.kind === "power")?.answeredAt ?? Number.POSITIVE_INFINITY;
+    const stopping = p.stateHistory().find((h) => h.state === "stopping")?.at ?? 0;
+    expect(stopping).toBeGreaterThanOrEqual(answered);
+  });
+
+  it("acts powerDelayMs after answering; 0 acts before the answer; setState cancels a signal not acted on yet", async () => {
     const p = await start({ servers: [{ state: "running" }, { state: "running" }], powerDelayMs: 120 });
     const [a, b] = p.servers;
-    const began = Date.now();
     expect((await power(p, "restart", a?.identifier)).status).toBe(204);
     expect(p.signals(a?.identifier)).toEqual(["restart"]);
-    expect(p.state(a?.identifier)).toBe("running");
     await p.waitForState("stopping", 1000, a?.identifier);
-    expect(Date.now() - began).toBeGreaterThanOrEqual(110);
+    const answered = p.calls.find((c) => c.kind === "power")?.answeredAt ?? Number.POSITIVE_INFINITY;
+    const stopping = p.stateHistory(a?.identifier).find((h) => h.state === "stopping")?.at ?? 0;
+    expect(stopping - answered).toBeGreaterThanOrEqual(110);
     await p.waitForState("running", 1000, a?.identifier);
 
+    // b's signal is cancelled by setState; a's, sent after it with the same delay, fires after b's would have.
     await power(p, "stop", b?.identifier);
     p.setState("running", b?.identifier);
-    await sleep(180);
+    await power(p, "stop", a?.identifier);
+    await p.waitForState("stopping", 1000, a?.identifier);
     expect(p.stateHistory(b?.identifier).map((h) => h.state)).toEqual(["running", "running"]);
+
+    const instant = await startPanelStandIn({ servers: [{ state: "running" }], powerDelayMs: 0 });
+    try {
+      await power(instant, "stop");
+      expect(instant.state()).toBe("stopping");
+    } finally {
+      await instant.close();
+    }
   });
 
   it("a stop during a restart cancels the start that was to follow", async () => {
@@ -304,8 +333,8 @@ describe("power", () => {
   it("restart from offline just starts", async () => {
     const p = await start();
     await power(p, "restart");
-    expect(p.state()).toBe("starting");
     await p.waitForState("running", 1000);
+    expect(p.stateHistory().map((h) => h.state)).toEqual(["offline", "starting", "running"]);
     expect(messages(p.console())).not.toContain("Stopping the server");
   });
 
@@ -352,15 +381,18 @@ describe("console commands", () => {
     });
     p.setState("running");
     await power(p, "stop");
-    expect(p.state()).toBe("stopping");
+    await p.waitForState("stopping", 1000);
     expect((await command(p, "say bye")).status).toBe(204);
     expect(p.commands()).toEqual(["say bye"]);
   });
 
   it("accepts commands while starting or running and records them in order", async () => {
-    const p = await start({ timings: { startMs: 100, stopMs: 50 } });
+    // "starting" lasts until the test says otherwise.
+    const p = await start({ timings: { startMs: 600_000, stopMs: 50 } });
     await power(p, "start");
+    await p.waitForState("starting", 1000);
     expect((await command(p, "say early")).status).toBe(204);
+    p.setState("running");
     await p.waitForState("running", 1000);
     expect((await command(p, "save-all")).status).toBe(204);
     expect(p.commands()).toEqual(["say early", "save-all"]);
@@ -588,6 +620,7 @@ describe("records", () => {
   it("close ends keep-alive connections and pending transitions", async () => {
     const p = await start();
     await power(p, "start");
+    await p.waitForState("starting", 1000);
     await p.close();
     await expect(api(p, `/servers/${p.server.identifier}`)).rejects.toThrow();
     await sleep(120);

@@ -54,7 +54,11 @@ export interface PanelStandInOptions {
   servers?: PanelServerOptions[];
   /** How long "starting" and "stopping" last. Default 150 ms each. */
   timings?: { startMs: number; stopMs: number };
-  /** The panel caches the resources answer (20 s on a real panel). Default 0: no cache. */
+  /**
+   * The panel caches the resources answer per server: 20 s on a real panel (pterodactyl/panel
+   * app/Http/Controllers/Api/Client/Servers/ResourceUtilizationController.php, `cache->remember(..., 20 s)`), so a state
+   * change shows up to 20 s late. Default 250 ms, the same behaviour scaled down; 0 turns the cache off.
+   */
   resourcesCacheMs?: number;
   /** Per API key, sliding window. Default 256 per 60 000 ms. */
   rateLimit?: RateLimitOptions;
@@ -63,10 +67,18 @@ export interface PanelStandInOptions {
   /** Between "Saving the game" and "Saved the game". Default 20 ms. */
   saveDelayMs?: number;
   /**
-   * How long after answering 204 to a power signal the server acts on it (a real panel hands the signal to Wings
-   * asynchronously, so the state does not change at once). Default 0: the state changes before the answer.
+   * How long after answering 204 to a power signal the server acts on it. Wings answers the panel 202 and acts in a
+   * goroutine afterwards (pterodactyl/wings router/router_server.go postServerPower: "Pass the actual heavy processing
+   * off to a separate thread"), so the state never changes before the answer. Default 40 ms; 0 acts before answering
+   * (not what the real panel does).
    */
   powerDelayMs?: number;
+  /**
+   * The stand-in's clock for uptimes, the resources cache and the times it records (default Date.now). A test that
+   * drives the tool with a virtual clock passes the same one, so that an uptime or a cache age means the same thing
+   * to both. The stand-in's own delays (timings, powerDelayMs) stay real timers.
+   */
+  now?: () => number;
 }
 
 export interface PanelServer {
@@ -78,7 +90,7 @@ export interface PanelServer {
 }
 
 export interface PanelCall {
-  /** Date.now() when the request arrived. */
+  /** When the request arrived (the stand-in's clock: Date.now() unless `now` was given). */
   at: number;
   method: string;
   path: string;
@@ -89,6 +101,8 @@ export interface PanelCall {
   command?: string;
   /** The status answered; 0 while pending or when a "drop" fault closed the connection. */
   status: number;
+  /** When the answer was written (the stand-in's clock); undefined while pending or when the connection was dropped. */
+  answeredAt?: number;
   /** The injected fault that answered (or delayed) this request. */
   fault?: Fault["kind"];
 }
@@ -97,6 +111,8 @@ export interface PanelStandIn {
   /** The panel_url: http://127.0.0.1:PORT */
   url: string;
   apiKey: string;
+  /** The timing in effect: the real panel's, scaled down, unless the options said otherwise. */
+  timing: { resourcesCacheMs: number; powerDelayMs: number };
   servers: PanelServer[];
   /** servers[0] */
   server: PanelServer;
@@ -140,6 +156,9 @@ interface Machine {
 }
 
 const SIGNALS = ["start", "stop", "restart", "kill"];
+/** The real panel's timing, scaled down (see resourcesCacheMs and powerDelayMs). */
+export const DEFAULT_RESOURCES_CACHE_MS = 250;
+export const DEFAULT_POWER_DELAY_MS = 40;
 const GAME_VERSION = "1.21.4";
 const NODE_FQDN = "node1.example.test";
 
@@ -165,9 +184,10 @@ export function panelError(code: string, status: number, detail: string, meta?: 
 export async function startPanelStandIn(options: PanelStandInOptions = {}): Promise<PanelStandIn> {
   const apiKey = options.apiKey ?? `ptlc_${randomString(43)}`;
   const timings = options.timings ?? { startMs: 150, stopMs: 150 };
-  const cacheMs = options.resourcesCacheMs ?? 0;
+  const cacheMs = options.resourcesCacheMs ?? DEFAULT_RESOURCES_CACHE_MS;
   const saveDelayMs = options.saveDelayMs ?? 20;
-  const powerDelayMs = options.powerDelayMs ?? 0;
+  const powerDelayMs = options.powerDelayMs ?? DEFAULT_POWER_DELAY_MS;
+  const now = options.now ?? Date.now;
   const logFile = options.logFile;
   if (logFile) mkdirSync(dirname(logFile), { recursive: true });
   const limiter = new SlidingWindowLimiter({
@@ -186,13 +206,13 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       info: { uuid, identifier: uuid.slice(0, 8), internalId: index + 1, name: server.name ?? `Survival ${index + 1}` },
       state,
       status: server.status ?? null,
-      startedAt: state === "offline" ? null : Date.now() - (server.uptimeMs ?? 0),
+      startedAt: state === "offline" ? null : now() - (server.uptimeMs ?? 0),
       pendingStart: false,
       delayedSignals: new Set(),
       transition: undefined,
       cache: undefined,
       console: [],
-      history: [{ at: Date.now(), state }],
+      history: [{ at: now(), state }],
     };
   });
   if (machines.length === 0) throw new RangeError("the panel stand-in needs at least one server");
@@ -214,9 +234,9 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
   };
   const enter = (m: Machine, state: ServerState): void => {
     m.state = state;
-    m.history.push({ at: Date.now(), state });
+    m.history.push({ at: now(), state });
     if (state === "offline") m.startedAt = null;
-    else m.startedAt ??= Date.now();
+    else m.startedAt ??= now();
     changes.notify();
   };
   const start = (m: Machine): void => {
@@ -329,7 +349,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const at = Date.now();
+    const at = now();
     const method = (req.method ?? "GET").toUpperCase();
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const path = url.pathname.replace(/\/+$/, "") || "/";
@@ -339,6 +359,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
     let limitHeaders: HeaderMap = {};
     const answer = (status: number, body?: unknown, headers: HeaderMap = {}): void => {
       call.status = status;
+      call.answeredAt = now();
       if (body === undefined) sendEmpty(res, status, { ...limitHeaders, ...headers });
       else sendJson(res, status, body, { ...limitHeaders, ...headers });
     };
@@ -439,8 +460,8 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       case "details":
         return answer(200, { ...details(m), meta: { is_server_owner: true, user_permissions: ["*"] } });
       case "resources": {
-        const now = Date.now();
-        if (!m.cache || cacheMs <= 0 || now - m.cache.at >= cacheMs) m.cache = { at: now, body: resources(m, now) };
+        const at = now();
+        if (!m.cache || cacheMs <= 0 || at - m.cache.at >= cacheMs) m.cache = { at, body: resources(m, at) };
         return answer(200, m.cache.body);
       }
       case "power": {
@@ -485,6 +506,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
   return {
     url: server.url,
     apiKey,
+    timing: { resourcesCacheMs: cacheMs, powerDelayMs },
     servers: machines.map((m) => m.info),
     server: first.info,
     state: (id) => machine(id).state,
