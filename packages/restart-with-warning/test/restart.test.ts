@@ -38,7 +38,8 @@ function writeConfig(name: string, text: string): void {
 /** (Re)starts the panel stand-in with these options and points backup.env at it. */
 async function usePanel(options: PanelStandInOptions): Promise<void> {
   await panel?.close();
-  panel = await startPanelStandIn(options);
+  // The tool runs on the virtual clock: the panel's uptimes and resources cache age on the same clock.
+  panel = await startPanelStandIn({ now: () => clock.now(), ...options });
   writeConfig(
     "backup.env",
     `CONTROL_URL=${panel.url}\nCONTROL_KEY=${panel.apiKey}\nSERVER_ID=${panel.server.identifier}\nGAME_ADDRESS=${game.address}\n`,
@@ -49,9 +50,9 @@ beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), "mcops-restart-"));
   discord = await startDiscordStandIn();
   game = await startGameServer();
+  clock = virtualClock(T0);
   await usePanel({ servers: [{ state: "running" }], timings: { startMs: 30, stopMs: 30 } });
   writeConfig("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\n`);
-  clock = virtualClock(T0);
   stderr = "";
   ctx = {
     paths: resolvePaths(toolEnv(root)),
@@ -206,6 +207,9 @@ describe("restart-with-warning", () => {
       servers: [{ state: "running", uptimeMs: 3 * 86_400_000 }],
       timings: { startMs: 30, stopMs: 30 },
       powerDelayMs: 150,
+      // Real time, to compare with the time the webhook stand-in received "Server restarted". An hour of virtual polls
+      // is more than 700 real sleeps of 1 ms: the panel acts, restarts and its cache expires well inside it.
+      now: Date.now,
     });
     expect(await runRestart(ctx, { upTimeoutMs: 60 * 60_000 })).toBe(0);
     const history = panel.stateHistory();
@@ -224,8 +228,13 @@ describe("restart-with-warning", () => {
   });
 
   it("reports a failed restart, with a log line, when the server does not come back in time", async () => {
-    await usePanel({ servers: [{ state: "running" }], timings: { startMs: 60_000, stopMs: 30 } });
-    await expect(runRestart(ctx, { upTimeoutMs: 60_000 })).rejects.toMatchObject({
+    // Ten virtual minutes are more than a hundred real sleeps of 1 ms: the panel acts on the signal (40 ms) well inside.
+    // (The resources cache ages on the virtual clock, see usePanel.)
+    await usePanel({
+      servers: [{ state: "running", uptimeMs: 3 * 86_400_000 }],
+      timings: { startMs: 60_000, stopMs: 30 },
+    });
+    await expect(runRestart(ctx, { upTimeoutMs: 10 * 60_000 })).rejects.toMatchObject({
       exitCode: 1,
       message: expect.stringMatching(/did not come back/),
     });
