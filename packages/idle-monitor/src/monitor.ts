@@ -235,6 +235,9 @@ export async function observe(
   return { state, players: undefined, names: [], source: "panel", notes };
 }
 
+/** How long an idle stop may take before it counts as failed (the game saves every world first). */
+export const STOP_TIMEOUT_MS = 5 * 60_000;
+
 export interface Monitor {
   /**
    * One decision: observe, decide, act, save. A failure (the idle backup or stop failed, the panel refused the key, or
@@ -330,6 +333,12 @@ export function createMonitor(ctx: MonitorContext, flags: MonitorFlags = {}, onc
     logger.info(line);
     try {
       await panel.power("stop");
+      // The panel answers before Wings acts, and caches the state it reports: "stopped" is said, and the stop command
+      // (hibernation) run, only once the panel says offline.
+      await panel.waitForState("offline", {
+        timeoutMs: STOP_TIMEOUT_MS,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
     } catch (error) {
       fail(`idle stop failed: ${(error as Error).message}`);
       return;

@@ -84,9 +84,10 @@ function monitor(extra: Record<string, string> = {}): Monitor {
 async function polls(m: Monitor, minutes: number): Promise<string[]> {
   const actions: string[] = [];
   for (let i = 0; i < minutes; i++) {
+    const at = clock.now();
     const decision = await m.tick();
     if (decision.error) throw decision.error;
-    if (decision.action !== "none") actions.push(`${decision.action}@${Math.round((clock.now() - T0) / MIN)}`);
+    if (decision.action !== "none") actions.push(`${decision.action}@${Math.round((at - T0) / MIN)}`);
     clock.advance(MIN);
   }
   return actions;
@@ -94,10 +95,15 @@ async function polls(m: Monitor, minutes: number): Promise<string[]> {
 
 beforeEach(async () => {
   root = tempDir("mcops-idle-");
-  panel = await startPanelStandIn({ servers: [{ state: "running" }], timings: { startMs: 20, stopMs: 20 } });
+  clock = virtualClock(T0);
+  // The monitor runs on the virtual clock: the panel's uptimes and resources cache age on the same clock.
+  panel = await startPanelStandIn({
+    servers: [{ state: "running" }],
+    timings: { startMs: 20, stopMs: 20 },
+    now: () => clock.now(),
+  });
   discord = await startDiscordStandIn();
   game = await startGameServer();
-  clock = virtualClock(T0);
   calls = join(root.path, "backup-calls.txt");
   worldDir = join(root.path, "volume");
   mkdirSync(join(worldDir, "logs"), { recursive: true });
@@ -189,6 +195,59 @@ describe("idle-monitor against a real protocol server", () => {
     expect(readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8")).toMatch(
       /but a backup is running \(backup, pid \d+\): waiting for it/,
     );
+  }, 60_000);
+});
+
+describe("the idle stop, with the panel's real timing", () => {
+  it("says the server stopped, and runs the stop command, only once the panel says offline", async () => {
+    const stopCommand = join(root.path, "stop-command");
+    const ran = join(root.path, "stop-command-ran");
+    writeFileSync(stopCommand, `#!/bin/sh\ntouch '${ran}'\n`);
+    chmodSync(stopCommand, 0o755);
+    // "stopping" lasts until the test says otherwise (the game saving a large world): the stop times out.
+    await panel.close();
+    panel = await startPanelStandIn({
+      servers: [{ state: "running" }],
+      timings: { startMs: 20, stopMs: 600_000 },
+      now: () => clock.now(),
+    });
+    expect(panel.timing.powerDelayMs).toBeGreaterThan(0);
+    const m = monitor({ IDLE_STOP_AFTER: "45m", IDLE_STOP_COMMAND: stopCommand });
+    const steve = await game.join("Steve");
+    await polls(m, 1);
+    await steve.leave();
+    await expect(polls(m, 50)).rejects.toThrow(
+      /idle stop failed: the server did not become offline in 300 s \(it is stopping\)/,
+    );
+    expect(panel.signals()).toEqual(["stop"]);
+    expect(discord.messages.map((msg) => msg.body.embeds[0].title)).toEqual(["Idle backup triggered"]);
+    expect(existsSync(ran)).toBe(false);
+    expect(m.state.idleStop).toBeUndefined();
+  }, 60_000);
+
+  it("is offline by the time the tick that stopped it ends, and the stop command has run", async () => {
+    const stopCommand = join(root.path, "stop-command");
+    const ran = join(root.path, "stop-command-ran");
+    writeFileSync(stopCommand, `#!/bin/sh\ntouch '${ran}'\n`);
+    chmodSync(stopCommand, 0o755);
+    const m = monitor({ IDLE_STOP_AFTER: "45m", IDLE_STOP_COMMAND: stopCommand });
+    const steve = await game.join("Steve");
+    await polls(m, 1);
+    await steve.leave();
+    let stopping: string | undefined;
+    for (let i = 0; i < 60 && !stopping; i++) {
+      const decision = await m.tick();
+      if (decision.error) throw decision.error;
+      if (decision.action === "stop") stopping = panel.state();
+      clock.advance(MIN);
+    }
+    expect(stopping).toBe("offline");
+    expect(panel.stateHistory().map((h) => h.state)).toEqual(["running", "stopping", "offline"]);
+    expect(discord.messages.map((msg) => msg.body.embeds[0].title)).toEqual([
+      "Idle backup triggered",
+      "Server stopped (idle)",
+    ]);
+    expect(existsSync(ran)).toBe(true);
   }, 60_000);
 });
 
