@@ -8,9 +8,14 @@
  * action (the next action of a type errors, or hangs "in-progress" forever).
  *
  * The API lives at `url + "/v2"`. Requests need `Authorization: Bearer <token>`.
+ *
+ * Every route names the public source it follows in DIGITALOCEAN_ROUTES (DigitalOcean's OpenAPI description,
+ * github.com/digitalocean/openapi); `src/digitalocean.contract.test.ts` runs the examples of that description
+ * (`test/contracts/digitalocean/`) against this stand-in, so a drift fails a test.
  */
 import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RouteSource } from "./contract.ts";
 import type { Fault, HeaderMap, RateDecision, RateLimitOptions, StatusFault } from "./http.ts";
 import {
   applyFault,
@@ -93,13 +98,16 @@ export interface Droplet {
   memory: number;
   vcpus: number;
   disk: number;
+  /** The droplet's disks: one "local" disk of `disk` GiB. */
+  disk_info: Array<{ type: "local"; size: { amount: number; unit: "gib" } }>;
   locked: boolean;
   status: DropletStatus;
   kernel: null;
   created_at: string;
   features: string[];
   backup_ids: number[];
-  next_backup_window: null;
+  /** Set once a droplet created with `backups: true` is active; null otherwise. */
+  next_backup_window: { start: string; end: string } | null;
   snapshot_ids: number[];
   image: Image;
   volume_ids: string[];
@@ -234,6 +242,75 @@ const ROUTES = [
 /** A route the stand-in serves, "METHOD /pattern" (HEAD requests count as GET). */
 export type DigitalOceanRoute = (typeof ROUTES)[number];
 
+const SPEC = "digitalocean/openapi @ 7c1300c479fed9c353cda9fc21cd968619552304, specification/resources";
+const ERRORS = "errors: specification/shared/responses/*.yml, bodies specification/shared/models/error.yml";
+
+/**
+ * Where each route comes from: its path as DigitalOcean writes it and the operation in DigitalOcean's OpenAPI
+ * description. A Record over DigitalOceanRoute, so a route the dispatcher serves without a source does not compile.
+ */
+const ROUTE_SOURCES: Record<DigitalOceanRoute, { path: string; operation: string }> = {
+  "GET /v2/account": { path: "/v2/account", operation: "account/account_get.yml (responses/account.yml)" },
+  "GET /v2/account/keys": {
+    path: "/v2/account/keys",
+    operation: "ssh_keys/sshKeys_list.yml (responses/sshKeys_all.yml)",
+  },
+  "GET /v2/droplets": {
+    path: "/v2/droplets",
+    operation: "droplets/droplets_list.yml (responses/all_droplets.yml, examples.yml#/droplets_all)",
+  },
+  "POST /v2/droplets": {
+    path: "/v2/droplets",
+    operation: "droplets/droplets_create.yml (responses/droplet_create.yml, examples.yml#/droplet_create_response)",
+  },
+  "GET /v2/droplets/:id": {
+    path: "/v2/droplets/{droplet_id}",
+    operation: "droplets/droplets_get.yml (responses/existing_droplet.yml, examples.yml#/droplet_single)",
+  },
+  "DELETE /v2/droplets/:id": {
+    path: "/v2/droplets/{droplet_id}",
+    operation: "droplets/droplets_destroy.yml (specification/shared/responses/no_content_with_content_type.yml)",
+  },
+  "GET /v2/droplets/:id/actions": {
+    path: "/v2/droplets/{droplet_id}/actions",
+    operation: "droplets/dropletActions_list.yml (responses/all_droplet_actions.yml)",
+  },
+  "POST /v2/droplets/:id/actions": {
+    path: "/v2/droplets/{droplet_id}/actions",
+    operation: "droplets/dropletActions_post.yml (responses/droplet_action.yml, actions/models/action.yml)",
+  },
+  "GET /v2/droplets/:id/actions/:action_id": {
+    path: "/v2/droplets/{droplet_id}/actions/{action_id}",
+    operation: "droplets/dropletActions_get.yml (actions/responses/action.yml)",
+  },
+  "GET /v2/actions": { path: "/v2/actions", operation: "actions/actions_list.yml (responses/actions.yml)" },
+  "GET /v2/actions/:id": {
+    path: "/v2/actions/{action_id}",
+    operation: "actions/actions_get.yml (responses/action.yml)",
+  },
+  "GET /v2/snapshots": {
+    path: "/v2/snapshots",
+    operation: "snapshots/snapshots_list.yml (responses/snapshots.yml, responses/examples.yml)",
+  },
+  "GET /v2/snapshots/:id": {
+    path: "/v2/snapshots/{snapshot_id}",
+    operation: "snapshots/snapshots_get.yml (responses/snapshots_existing.yml)",
+  },
+  "DELETE /v2/snapshots/:id": {
+    path: "/v2/snapshots/{snapshot_id}",
+    operation: "snapshots/snapshots_delete.yml (specification/shared/responses/no_content.yml)",
+  },
+};
+
+/**
+ * Every route the stand-in answers and the public source it follows (DigitalOcean's OpenAPI description; the rate
+ * limit headers and the error body are in specification/shared/headers.yml and specification/description.yml).
+ */
+export const DIGITALOCEAN_ROUTES: readonly RouteSource[] = ROUTES.map((route) => {
+  const { path, operation } = ROUTE_SOURCES[route];
+  return { method: route.split(" ")[0] ?? "", path, source: `${SPEC}/${operation}; ${ERRORS}` };
+});
+
 /** The next action of `actionType` (`times` of them, default 1) ends "errored" and has no effect. */
 export interface ActionErrorsFault {
   kind: "action-errors";
@@ -358,6 +435,8 @@ const BASE_IMAGES = new Map<string, Image>(
       [129211873, "ubuntu-22-04-x64", "22.04 (LTS) x64", "Ubuntu", 2.36, "2023-03-30T15:37:48Z"],
       [160218010, "ubuntu-24-04-x64", "24.04 (LTS) x64", "Ubuntu", 2.49, "2024-06-26T20:41:52Z"],
       [146414017, "debian-12-x64", "12 x64", "Debian", 1.9, "2023-12-13T19:27:33Z"],
+      // The image of DigitalOcean's own droplet examples (specification/resources/droplets/examples.yml).
+      [63663980, "ubuntu-20-04-x64", "20.04 (LTS) x64", "Ubuntu", 2.36, "2020-05-15T05:47:50Z"],
     ] as const
   ).map(([id, slug, name, distribution, gigabytes, createdAt]) => [
     slug,
@@ -607,6 +686,7 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
       memory: spec.size.memory,
       vcpus: spec.size.vcpus,
       disk: spec.size.disk,
+      disk_info: [{ type: "local", size: { amount: spec.size.disk, unit: "gib" } }],
       locked: false,
       status: spec.status,
       kernel: null,
@@ -839,7 +919,9 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
       return unprocessable("creating this/these droplet(s) will exceed your droplet limit");
 
     const ipv6 = input.ipv6 === true;
+    const backups = input.backups === true;
     const features = ["droplet_agent", "private_networking"];
+    if (backups) features.push("backups");
     if (ipv6) features.push("ipv6");
     if (input.monitoring === true) features.push("monitoring");
     const d = newDroplet({
@@ -856,6 +938,11 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
     const action = startAction(d, "create", timings.createMs, () => {
       d.api.status = "active";
       assignNetworks(d.api, ipv6);
+      // The next window starts at the next midnight UTC and lasts 23 hours, as in DigitalOcean's droplet examples.
+      if (backups) {
+        const start = Math.ceil((Date.now() + 1) / 86_400_000) * 86_400_000;
+        d.api.next_backup_window = { start: iso(start), end: iso(start + 23 * 3_600_000) };
+      }
     });
     return {
       status: 202,
@@ -943,7 +1030,8 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
         droplets.splice(droplets.indexOf(d), 1);
         releaseNetworks(d.api);
         recordDone(d, "destroy");
-        return { status: 204 };
+        // no_content_with_content_type.yml: this 204 carries a Content-Type (a snapshot's 204 does not).
+        return { status: 204, headers: { "Content-Type": "application/json; charset=utf-8" } };
       }
       case "GET /v2/droplets/:id/actions": {
         const d = findDroplet(id);
