@@ -19,7 +19,7 @@ export type {
   DigitalOceanStandIn,
   DigitalOceanStandInOptions,
 } from "./digitalocean.ts";
-export { digitalOceanError, startDigitalOceanStandIn } from "./digitalocean.ts";
+export { DIGITALOCEAN_ROUTES, digitalOceanError, startDigitalOceanStandIn } from "./digitalocean.ts";
 export type {
   DiscordRequestRecord,
   DiscordStandIn,
