@@ -55,6 +55,8 @@ export interface ServerOptions {
   worldMiB?: number;
   /** false: the game writes no latest.log (the console answers go nowhere). */
   writesLog?: boolean;
+  /** How long "stopping" lasts (default 100 ms); a test holds it with a long one and ends it with setState. */
+  stopMs?: number;
 }
 
 export async function startServer(options: ServerOptions = {}): Promise<Server> {
@@ -73,7 +75,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Server> 
 
   const panel = await startPanelStandIn({
     servers: [{ uuid, state: options.state ?? "running" }],
-    timings: { startMs: 100, stopMs: 100 },
+    timings: { startMs: 100, stopMs: options.stopMs ?? 100 },
     ...(options.writesLog === false ? {} : { logFile: join(worldDir, "logs", "latest.log") }),
   });
   const discord = await startDiscordStandIn();

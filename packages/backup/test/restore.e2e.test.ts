@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, lstatSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Server, startServer, treeHash } from "./harness.ts";
 
@@ -129,6 +130,36 @@ describe("backup restore", () => {
     });
     expect(server.panel.signals()).toEqual([]);
   }, 60_000);
+});
+
+describe("backup restore against the panel's real timing", () => {
+  it("touches the world only once the panel says offline", async () => {
+    await server.close();
+    // Once told to stop, the server stays "stopping" (a large world saving) until the test says otherwise.
+    server = await startServer({ stopMs: 600_000 });
+    expect(server.panel.timing.powerDelayMs).toBeGreaterThan(0);
+    expect((await server.run(["init"])).code).toBe(0);
+    expect((await server.run()).code).toBe(0);
+    const snapshotWorld = hashes();
+    writeFileSync(join(server.worldDir, "world", "level.dat"), "played on after the backup");
+    const played = hashes();
+    const restore = server.start(["restore", "latest"]);
+    await server.panel.waitForState("stopping", 60_000);
+    const stoppingAt = server.panel.stateHistory().at(-1)?.at ?? 0;
+    await waitUntil(
+      () =>
+        server.panel.calls.filter((c) => c.kind === "resources" && c.at > stoppingAt && c.status === 200).length >= 2,
+      "two resources requests while the server stops",
+    );
+    expect(hashes()).toEqual(played);
+    expect(readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-"))).toEqual([]);
+    server.panel.setState("offline");
+    const result = await restore.done;
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(hashes()).toEqual(snapshotWorld);
+    expect(server.panel.signals()).toEqual(["stop", "start"]);
+  }, 120_000);
 });
 
 describe("backup snapshots, check, prune, init", () => {
