@@ -99,6 +99,10 @@ describe("PaperMC Fill v3", () => {
     ]);
     const stable = await json(await get(`${base}?channel=STABLE`));
     expect(stable.map((b: any) => b.id)).toEqual([231, 230]);
+    // channel is a list (Api3MetaController.getBuilds), repeated or comma-separated.
+    for (const query of ["channel=STABLE&channel=ALPHA", "channel=STABLE,ALPHA"]) {
+      expect((await json(await get(`${base}?${query}`))).map((b: any) => b.id)).toEqual([232, 231, 230]);
+    }
     const latest = await json(await get(`${base}/latest`));
     expect(latest.id).toBe(232);
     expect(latest.channel).toBe("ALPHA");
@@ -142,11 +146,31 @@ describe("PaperMC Fill v3", () => {
   it("answers Fill's ErrorResponse for unknown projects, versions, builds and paths", async () => {
     const s = await start();
     const cases: Array<[string, number, string, string]> = [
-      ["/v3/projects/waterfall", 404, "project_not_found", "Project not found."],
-      ["/v3/projects/waterfall/versions/1.21.4/builds", 404, "project_not_found", "Project not found."],
-      ["/v3/projects/paper/versions/1.8.8/builds", 404, "version_not_found", "Version not found."],
-      ["/v3/projects/paper/versions/1.21.4/builds/999", 404, "build_not_found", "Build not found."],
-      ["/v3/projects/paper/versions/1.21.4/builds/nope", 404, "build_not_found", "Build not found."],
+      ["/v3/projects/waterfall", 404, "project_not_found", "No project was found with the given identifier."],
+      [
+        "/v3/projects/waterfall/versions/1.21.4/builds",
+        404,
+        "project_not_found",
+        "No project was found with the given identifier.",
+      ],
+      [
+        "/v3/projects/paper/versions/1.8.8/builds",
+        404,
+        "version_not_found",
+        "No version was found with the given identifier.",
+      ],
+      [
+        "/v3/projects/paper/versions/1.21.4/builds/999",
+        404,
+        "build_not_found",
+        "No build was found with the given identifier.",
+      ],
+      [
+        "/v3/projects/paper/versions/1.21.4/builds/nope",
+        404,
+        "build_not_found",
+        "No build was found with the given identifier.",
+      ],
     ];
     for (const [path, status, error, message] of cases) {
       const res = await get(`${s.bases.paper}${path}`);
@@ -227,6 +251,7 @@ describe("Purpur v2", () => {
           timestamp: expect.any(Number),
         },
       ],
+      metadata: {},
       md5: digest("md5", s.jar("purpur-1.21.4-2400.jar")),
     });
     const latest = await json(await get(`${base}/1.21.4/latest`));
@@ -370,7 +395,7 @@ describe("Fabric meta v2", () => {
     expect((await bytes(installer)).equals(s.jar("fabric-installer-1.0.1.jar"))).toBe(true);
   });
 
-  it("lists loaders for a game version ([] for an unknown one) and serves the server launcher jar", async () => {
+  it("lists loaders for a game version (400 [] for an unknown one) and serves the server launcher jar", async () => {
     const s = await start();
     const base = `${s.bases.fabric}/v2/versions/loader`;
     const forGame = await json(await get(`${base}/1.21.4`));
@@ -394,7 +419,7 @@ describe("Fabric meta v2", () => {
     });
     expect(forGame[1].loader).toMatchObject({ version: "0.16.11-beta.1", stable: false });
     const unknown = await get(`${base}/9.9`);
-    expect(unknown.status).toBe(200);
+    expect(unknown.status).toBe(400);
     expect(await json(unknown)).toEqual([]);
 
     const res = await get(`${base}/1.21.4/0.16.10/1.0.1/server/jar`);
@@ -410,15 +435,45 @@ describe("Fabric meta v2", () => {
     const s = await start();
     const base = `${s.bases.fabric}/v2/versions/loader`;
     for (const [path, message] of [
-      ["/1.21.4/9.9/1.0.1", "Fabric loader 9.9 not found for 1.21.4"],
-      ["/9.9/0.16.10/1.0.1", "Minecraft version 9.9 not found"],
-      ["/1.21.4/0.16.10/9.9", "Fabric installer 9.9 not found"],
+      ["/1.21.4/9.9/1.0.1", "Unable to find valid version for loader_version"],
+      ["/9.9/0.16.10/1.0.1", "Unable to find valid version for game_version"],
+      ["/1.21.4/0.16.10/9.9", "Unable to find valid version for installer_version"],
     ]) {
       const res = await get(`${base}${path}/server/jar`);
       expect(res.status, path).toBe(400);
       expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
       expect(await res.text()).toBe(message);
     }
+  });
+
+  it("takes stable for a version, refuses a query and loaders before 0.12, as ServerBootstrap does", async () => {
+    const s = await start({
+      fabric: {
+        games: ["25w03a", "1.21.4"],
+        loaders: [
+          { version: "0.16.11-beta.1", stable: false },
+          { version: "0.16.10", stable: true },
+          { version: "0.11.7", stable: true },
+        ],
+        installers: [{ version: "1.0.1", stable: true }],
+      },
+    });
+    const base = `${s.bases.fabric}/v2/versions/loader`;
+    const stable = await get(`${base}/stable/stable/stable/server/jar`);
+    expect(stable.status).toBe(200);
+    const name = "fabric-server-mc.1.21.4-loader.0.16.10-launcher.1.0.1.jar";
+    expect(stable.headers.get("content-disposition")).toBe(`attachment; filename="${name}"`);
+    expect(stable.headers.get("cache-control")).toBe("public, max-age=120");
+    expect((await bytes(stable)).equals(s.jar(name))).toBe(true);
+    const pinned = await get(`${base}/1.21.4/0.16.10/1.0.1/server/jar`);
+    expect(pinned.headers.get("cache-control")).toBe("public, max-age=86400");
+    const query = await get(`${base}/1.21.4/0.16.10/1.0.1/server/jar?x=1`);
+    expect([query.status, await query.text()]).toEqual([400, "Query params not allowed on this endpoint."]);
+    const old = await get(`${base}/1.21.4/0.11.7/1.0.1/server/jar`);
+    expect(old.status).toBe(400);
+    expect(await old.text()).toMatch(/^Fabric loader 0\.12 or higher is required/);
+    const post = await fetch(`${base}/1.21.4`, { method: "POST", headers: { "User-Agent": UA } });
+    expect([post.status, await post.text()]).toEqual([404, "Not Found"]);
   });
 });
 

@@ -17,6 +17,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { crc32 } from "node:zlib";
+import type { RouteSource } from "./contract.ts";
 import type { Fault, HeaderMap, StatusFault } from "./http.ts";
 import { applyFault, FaultQueue, listenLoopback, reasonPhrase, sendAny, sendJson, TimerSet } from "./http.ts";
 
@@ -137,6 +138,113 @@ const DEFAULT_FABRIC: NonNullable<DownloadStandInOptions["fabric"]> = {
   ],
   installers: [{ version: "1.0.1", stable: true }],
 };
+
+/** Each real host and the base path it lives under in the stand-in (`url + path`). */
+export const DOWNLOAD_HOSTS = {
+  "https://fill.papermc.io": "/fill",
+  "https://fill-data.papermc.io": "/fill-data",
+  "https://api.purpurmc.org": "/purpur",
+  "https://piston-meta.mojang.com": "/mojang",
+  "https://piston-data.mojang.com": "/mojang-data",
+  "https://meta.fabricmc.net": "/fabric",
+  "https://maven.fabricmc.net": "/fabric-maven",
+} as const;
+
+const FILL = "PaperMC/fill src/main/java/io/papermc/fill";
+const FILL_DOCS = "PaperMC/docs src/content/docs/misc/downloads-service.mdx";
+const PAPYRUS = "PurpurMC/papyrus src/main/java/org/purpurmc/papyrus";
+const FABRIC = "FabricMC/fabric-meta src/main/java/net/fabricmc/meta/web";
+const JAVALIN = "javalin/javalin javalin/src/main/java/io/javalin/http/servlet at javalin-parent-5.6.3";
+const WIKI = "https://minecraft.wiki/w";
+
+/**
+ * Every route the stand-in answers, as the real host writes it, and the public source it follows. The real answers
+ * copied from these sources are in test/contracts/downloads/ and checked against the stand-in by
+ * downloads.contract.test.ts. Only GET (and HEAD) are served, as on the real hosts.
+ */
+export const DOWNLOAD_ROUTES: readonly RouteSource[] = [
+  // PaperMC's Fill v3 (paper, folia). Errors: controller/advice/ExceptionRestControllerAdvice.java with
+  // model/response/ErrorResponse.java; the User-Agent rule is in PaperMC/docs (misc/downloads-service.mdx).
+  ...[
+    ["/v3/projects", "getProjects, model/response/v3/ProjectsResponse.java"],
+    ["/v3/projects/{project}", "getProject, model/response/v3/ProjectResponse.java"],
+    ["/v3/projects/{project}/versions", "getVersions, model/response/v3/VersionsResponse.java"],
+    ["/v3/projects/{project}/versions/{version}", "getVersion, model/response/v3/VersionResponse.java"],
+    [
+      "/v3/projects/{project}/versions/{version}/builds",
+      "getBuilds (?channel=, a list), model/response/v3/BuildResponse.java, database/BuildRepository.java",
+    ],
+    ["/v3/projects/{project}/versions/{version}/builds/{build}", "getBuild, model/response/v3/BuildResponse.java"],
+    ["/v3/projects/{project}/versions/{version}/builds/latest", "getLatestBuild (newest of any channel)"],
+  ].map(([path, what]) => ({
+    method: "GET",
+    path: `https://fill.papermc.io${path}`,
+    source:
+      `${FILL}/controller/Api3MetaController.java (${what}); errors: controller/advice/` +
+      `ExceptionRestControllerAdvice.java; the User-Agent rule: ${FILL_DOCS}`,
+  })),
+  {
+    method: "GET",
+    path: "https://fill-data.papermc.io/v1/objects/{sha256}/{name}",
+    source:
+      "PaperMC/fill dev/application.yaml (storage path v1/objects/${download_sha256}/${download_filename}) and " +
+      `src/main/java/io/papermc/fill/service/StorageService.java (createUri); the address in ${FILL_DOCS}`,
+  },
+  // Purpur's API (PurpurMC/papyrus). Errors: exception/Advice.java.
+  ...[
+    ["/v2", "controller/v2/ProjectController.java (listProjects)"],
+    ["/v2/{project}", "controller/v2/ProjectController.java (getProject)"],
+    ["/v2/{project}/{version}", "controller/v2/VersionController.java (getVersion)"],
+    ["/v2/{project}/{version}/{build}", "controller/v2/BuildController.java (getBuild; build may be latest)"],
+    ["/v2/{project}/{version}/{build}/download", "controller/v2/BuildController.java (downloadBuild)"],
+  ].map(([path, what]) => ({
+    method: "GET",
+    path: `https://api.purpurmc.org${path}`,
+    source: `${PAPYRUS}/${what}; errors: ${PAPYRUS}/exception/Advice.java`,
+  })),
+  // Mojang: piston-meta and piston-data.
+  {
+    method: "GET",
+    path: "https://piston-meta.mojang.com/mc/game/version_manifest_v2.json",
+    source: `${WIKI}/Version_manifest.json (JSON format, v2 fields sha1 and complianceLevel)`,
+  },
+  {
+    method: "GET",
+    path: "https://piston-meta.mojang.com/v1/packages/{sha1}/{id}.json",
+    source: `${WIKI}/Client.json (JSON format); the address and sha1 from the manifest: ${WIKI}/Version_manifest.json`,
+  },
+  {
+    method: "GET",
+    path: "https://piston-data.mojang.com/v1/objects/{sha1}/{file}",
+    source: `${WIKI}/Client.json (downloads: client, client_mappings, server, server_mappings, each sha1, size, url)`,
+  },
+  // Fabric meta v2 (FabricMC/fabric-meta, on Javalin 5.6.3) and the Fabric maven.
+  ...[
+    ["/v2/versions/game", "EndpointsV2.java, models/BaseVersion.java"],
+    ["/v2/versions/loader", "EndpointsV2.java, models/MavenBuildVersion.java"],
+    ["/v2/versions/loader/{game_version}", "EndpointsV2.java (getLoaderInfoAll: 400 [] for an unknown game)"],
+    [
+      "/v2/versions/loader/{game_version}/{loader_version}",
+      "EndpointsV2.java (getLoaderInfo), models/LoaderInfoV2.java",
+    ],
+    ["/v2/versions/installer", "EndpointsV2.java, models/MavenUrlVersion.java"],
+    [
+      "/v2/versions/loader/{game_version}/{loader_version}/{installer_version}/server/jar",
+      "ServerBootstrap.java (boostrapHandler)",
+    ],
+  ].map(([path, what]) => ({
+    method: "GET",
+    path: `https://meta.fabricmc.net${path}`,
+    source:
+      `${FABRIC}/${what}; JSON and Cache-Control: ${FABRIC}/WebServer.java (handleJson); examples: ` +
+      `FabricMC/fabric-meta README.md; errors: ${JAVALIN}/HttpResponseExceptionMapper.kt, DefaultTasks.kt`,
+  })),
+  {
+    method: "GET",
+    path: "https://maven.fabricmc.net/net/fabricmc/fabric-installer/{version}/fabric-installer-{version}.jar",
+    source: `${FABRIC}/models/MavenUrlVersion.java (the installer's url from its maven coordinates)`,
+  },
+];
 
 const CHANNELS: readonly string[] = ["ALPHA", "BETA", "STABLE", "RECOMMENDED"];
 const USER_AGENT_REQUIRED =
@@ -355,6 +463,35 @@ function compareVersions(a: string, b: string): number {
 }
 
 const PROJECT_NAMES: Record<string, string> = { paper: "Paper", folia: "Folia", velocity: "Velocity" };
+
+/** Seconds, the CACHE_LENGTH_* of PaperMC/fill's Api3MetaController. */
+const FILL_CACHE = {
+  projects: 3600,
+  project: 1800,
+  versions: 300,
+  version: 3600,
+  builds: 300,
+  build: 1800,
+  latest: 300,
+};
+/** PaperMC/fill util/http/Caching.publicShared, as Spring writes it. */
+const fillCache = (seconds: number): HeaderMap => ({
+  "Cache-Control": `max-age=${seconds}, public, s-maxage=${seconds}`,
+});
+
+/** A version's Java in Fill (model/Java.java): the least major version Minecraft needs, and the flags it suggests. */
+function javaOf(version: string): { version: { minimum: number }; flags: { recommended: string[] } } {
+  const minimum =
+    compareVersions(version, "1.20.5") >= 0
+      ? 21
+      : compareVersions(version, "1.18") >= 0
+        ? 17
+        : compareVersions(version, "1.17") >= 0
+          ? 16
+          : 8;
+  const recommended = ["-XX:+AlwaysPreTouch", "-XX:+DisableExplicitGC", "-XX:+ParallelRefProcEnabled", "-XX:+UseG1GC"];
+  return { version: { minimum }, flags: { recommended } };
+}
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const EPOCH = Date.UTC(2026, 0, 1);
@@ -427,42 +564,71 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
     };
   };
 
+  /** Api3MetaController.createVersionResponse: the version with its support and Java, and its build numbers. */
+  const paperVersion = (versions: Record<string, PaperBuild[]>, version: string) => ({
+    version: { id: version, support: { status: "SUPPORTED" }, java: javaOf(version) },
+    builds: paperBuilds(versions, version).map((b) => b.id),
+  });
+
+  /** Api3MetaController.createProjectResponse: versions grouped by family, newest first. */
+  const paperProject = (project: string, versions: Record<string, PaperBuild[]>) => {
+    const families: Record<string, string[]> = {};
+    for (const v of Object.keys(versions).sort((a, b) => compareVersions(b, a))) {
+      const family = v.split(/[.-]/).slice(0, 2).join(".");
+      (families[family] ??= []).push(v);
+    }
+    const name = PROJECT_NAMES[project] ?? project.charAt(0).toUpperCase() + project.slice(1);
+    return { project: { id: project, name }, versions: families };
+  };
+
+  // PaperMC/fill Api3MetaController (the routes) and ExceptionRestControllerAdvice (the errors); see DOWNLOAD_ROUTES.
   const fill = (method: string, path: string, query: URLSearchParams, userAgent: string | undefined): Reply => {
     if (requireUserAgent && !isDescriptiveUserAgent(userAgent))
       return fillError(403, "user_agent_required", USER_AGENT_REQUIRED);
     const parts = segments(path);
-    const unknown = fillError(404, "unknown_method", `No endpoint ${method} ${path}`);
-    if (!parts || parts[0] !== "v3" || parts[1] !== "projects" || parts.length < 3) return unknown;
-    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("fill");
+    // Spring's NoHandlerFoundException and HttpRequestMethodNotSupportedException messages.
+    const unknown = fillError(404, "unknown_method", `No endpoint ${method} ${path}.`);
+    if (!parts || parts[0] !== "v3" || parts[1] !== "projects" || parts.length > 7) return unknown;
     const [, , project = "", versionsWord, version = "", buildsWord, build] = parts;
-    const versions = Object.hasOwn(paperData, project) ? paperData[project] : undefined;
-    if (parts.length === 3) {
-      if (!versions) return fillError(404, "project_not_found", "Project not found.");
-      const families: Record<string, string[]> = {};
-      for (const v of Object.keys(versions).sort((a, b) => compareVersions(b, a))) {
-        const family = v.split(/[.-]/).slice(0, 2).join(".");
-        (families[family] ??= []).push(v);
-      }
-      const name = PROJECT_NAMES[project] ?? project.charAt(0).toUpperCase() + project.slice(1);
-      return json(200, { project: { id: project, name }, versions: families });
+    if ((versionsWord ?? "versions") !== "versions" || (buildsWord ?? "builds") !== "builds") return unknown;
+    if (method !== "GET" && method !== "HEAD")
+      return fillError(405, "method_not_allowed", `Request method '${method}' is not supported`);
+    if (parts.length === 2) {
+      const projects = Object.keys(paperData).sort();
+      return json(
+        200,
+        { projects: projects.map((p) => paperProject(p, paperData[p] ?? {})) },
+        fillCache(FILL_CACHE.projects),
+      );
     }
-    if (versionsWord !== "versions" || buildsWord !== "builds" || parts.length > 7) return unknown;
-    if (!versions) return fillError(404, "project_not_found", "Project not found.");
-    if (!Object.hasOwn(versions, version)) return fillError(404, "version_not_found", "Version not found.");
+    const versions = Object.hasOwn(paperData, project) ? paperData[project] : undefined;
+    if (!versions) return fillError(404, "project_not_found", "No project was found with the given identifier.");
+    if (parts.length === 3) return json(200, paperProject(project, versions), fillCache(FILL_CACHE.project));
+    if (parts.length === 4) {
+      const all = Object.keys(versions).sort((a, b) => compareVersions(b, a));
+      return json(200, { versions: all.map((v) => paperVersion(versions, v)) }, fillCache(FILL_CACHE.versions));
+    }
+    if (!Object.hasOwn(versions, version))
+      return fillError(404, "version_not_found", "No version was found with the given identifier.");
+    if (parts.length === 5) return json(200, paperVersion(versions, version), fillCache(FILL_CACHE.version));
     const builds = paperBuilds(versions, version);
     if (build === undefined) {
-      const channel = query.get("channel");
-      if (channel !== null && !CHANNELS.includes(channel))
-        return fillError(400, "invalid_channel", `Unknown channel ${channel}.`);
-      const wanted = channel === null ? builds : builds.filter((b) => (b.channel ?? "STABLE") === channel);
+      // channel is a list: ?channel=STABLE&channel=BETA or ?channel=STABLE,BETA. An unknown one fails Spring's
+      // conversion to BuildChannel; the body of that 400 is not in Fill's source, this one is the stand-in's.
+      const channels = query.getAll("channel").flatMap((c) => c.split(","));
+      const bad = channels.find((c) => !CHANNELS.includes(c));
+      if (bad !== undefined) return fillError(400, "invalid_channel", `Unknown channel ${bad}.`);
+      const wanted = channels.length === 0 ? builds : builds.filter((b) => channels.includes(b.channel ?? "STABLE"));
       return json(
         200,
         wanted.map((b) => paperBuild(project, version, b)),
+        fillCache(FILL_CACHE.builds),
       );
     }
     const found = build === "latest" ? builds[0] : builds.find((b) => String(b.id) === build);
-    if (!found) return fillError(404, "build_not_found", "Build not found.");
-    return json(200, paperBuild(project, version, found));
+    if (!found) return fillError(404, "build_not_found", "No build was found with the given identifier.");
+    const cache = build === "latest" ? FILL_CACHE.latest : FILL_CACHE.build;
+    return json(200, paperBuild(project, version, found), fillCache(cache));
   };
 
   const fillData = (path: string): Reply => {
@@ -495,15 +661,21 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
           timestamp: timestamp - HOUR,
         },
       ],
+      // BuildResponse.metadata: the build's Metadata rows by name; the stand-in's builds have none.
+      metadata: {},
       md5: artifact(`purpur-${version}-${build}.jar`).md5,
     };
   };
 
+  // PurpurMC/papyrus controller/v2 (the routes) and exception/Advice.java (the errors); see DOWNLOAD_ROUTES.
   const purpur = (method: string, path: string): Reply => {
     const parts = segments(path);
-    if (!parts || parts[0] !== "v2" || parts.length < 2 || parts.length > 5) return purpurError(404, "not found");
+    const routed = parts?.[0] === "v2" && parts.length <= 5 && (parts.length < 5 || parts[4] === "download");
+    // Advice.noHandlerFound (spring.mvc.throw-exception-if-no-handler-found in its application.yaml).
+    if (!parts || !routed) return purpurError(404, "endpoint not found");
     if (method !== "GET" && method !== "HEAD") return methodNotAllowed("purpur");
     const [, project, version = "", build, download] = parts;
+    if (parts.length === 1) return json(200, { projects: ["purpur"] });
     if (project !== "purpur") return purpurError(404, "project not found");
     if (parts.length === 2) {
       const current = purpurVersions[purpurVersions.length - 1] ?? "";
@@ -517,7 +689,6 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
     const found = build === "latest" ? all[all.length - 1] : all.find((b) => b === build);
     if (found === undefined) return purpurError(404, "build not found");
     if (download === undefined) return json(200, purpurBuild(version, found));
-    if (download !== "download") return purpurError(404, "not found");
     const name = `purpur-${version}-${found}.jar`;
     return { kind: "jar", name, headers: { "Content-Disposition": `attachment; filename="${name}"` } };
   };
@@ -534,6 +705,9 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
   }
   let vanillaDocs: VanillaDoc[] | undefined;
   const vanillaObjects = new Map<string, string>(); // sha1 → jar name
+  const vanillaTexts = new Map<string, { file: string; body: string }>(); // sha1 → mappings file
+  // A version's JSON as https://minecraft.wiki/w/Client.json describes it; the jars and mappings it names are served
+  // from mojang-data, the asset index and logging configuration it names are not.
   const vanilla = (): VanillaDoc[] => {
     vanillaDocs ??= vanillaData.map((entry, index) => {
       const type = entry.type ?? "release";
@@ -545,21 +719,65 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
         vanillaObjects.set(jar.sha1, name);
         return { sha1: jar.sha1, size: jar.bytes.length, url: `${origin}/mojang-data/v1/objects/${jar.sha1}/${file}` };
       };
-      const downloads: Record<string, unknown> = { client: download(`vanilla-client-${entry.id}.jar`, "client.jar") };
-      if (entry.server !== false) downloads.server = download(`vanilla-${entry.id}.jar`, "server.jar");
+      const mappings = (side: string) => {
+        const body = `# ${side} mappings of ${entry.id} (testkit stand-in)\n`;
+        const sha1 = hex("sha1", body);
+        vanillaTexts.set(sha1, { file: `${side}.txt`, body });
+        return { sha1, size: Buffer.byteLength(body), url: `${origin}/mojang-data/v1/objects/${sha1}/${side}.txt` };
+      };
       const legacy = type === "old_alpha" || type === "old_beta";
+      const downloads: Record<string, unknown> = { client: download(`vanilla-client-${entry.id}.jar`, "client.jar") };
+      if (!legacy) downloads.client_mappings = mappings("client");
+      if (entry.server !== false) downloads.server = download(`vanilla-${entry.id}.jar`, "server.jar");
+      if (!legacy && entry.server !== false) downloads.server_mappings = mappings("server");
+      const assets = legacy ? "pre-1.6" : "19";
+      const indexSha1 = hex("sha1", `asset index ${assets}`);
+      const logging = hex("sha1", "client-1.21.2.xml");
       const doc = {
-        id: entry.id,
-        type,
-        time,
-        releaseTime,
-        mainClass: "net.minecraft.client.main.Main",
-        minimumLauncherVersion: 21,
+        ...(legacy
+          ? { minecraftArguments: "${auth_player_name} ${auth_session} --gameDir ${game_directory}" }
+          : {
+              arguments: {
+                game: ["--username", "${auth_player_name}", "--version", "${version_name}"],
+                jvm: [{ rules: [{ action: "allow", os: { name: "osx" } }], value: ["-XstartOnFirstThread"] }],
+              },
+            }),
+        assetIndex: {
+          id: assets,
+          sha1: indexSha1,
+          size: 445_011,
+          totalSize: 807_439_018,
+          url: `${origin}/mojang/v1/packages/${indexSha1}/${assets}.json`,
+        },
+        assets,
         complianceLevel: legacy ? 0 : 1,
+        downloads,
+        id: entry.id,
         javaVersion: legacy
           ? { component: "jre-legacy", majorVersion: 8 }
           : { component: "java-runtime-delta", majorVersion: 21 },
-        downloads,
+        libraries: [],
+        ...(legacy
+          ? {}
+          : {
+              logging: {
+                client: {
+                  argument: "-Dlog4j.configurationFile=${path}",
+                  file: {
+                    id: "client-1.21.2.xml",
+                    sha1: logging,
+                    size: 888,
+                    url: `${origin}/mojang-data/v1/objects/${logging}/client-1.21.2.xml`,
+                  },
+                  type: "log4j2-xml",
+                },
+              },
+            }),
+        mainClass: "net.minecraft.client.main.Main",
+        minimumLauncherVersion: 21,
+        releaseTime,
+        time,
+        type,
       };
       const body = JSON.stringify(doc);
       return { id: entry.id, type, text: body, sha1: hex("sha1", body), time, releaseTime };
@@ -599,6 +817,11 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
     if (parts?.length !== 4 || parts[0] !== "v1" || parts[1] !== "objects") return s3Error(404);
     if (method !== "GET" && method !== "HEAD") return methodNotAllowed("s3");
     vanilla();
+    const mapping = vanillaTexts.get(parts[2] ?? "");
+    if (mapping) {
+      if (parts[3] !== mapping.file) return s3Error(404);
+      return { kind: "text", status: 200, body: mapping.body, contentType: "text/plain" };
+    }
     const name = vanillaObjects.get(parts[2] ?? "");
     const file = name?.startsWith("vanilla-client-") ? "client.jar" : "server.jar";
     if (name === undefined || parts[3] !== file) return s3Error(404);
@@ -607,30 +830,60 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
 
   // -- Fabric meta v2 ---------------------------------------------------------------------------------------------
 
+  // FabricMC/fabric-meta web/EndpointsV2.java and ServerBootstrap.java on Javalin 5.6.3; see DOWNLOAD_ROUTES.
   const isStableGame = (version: string): boolean => /^[\d.]+$/.test(version);
+  /** models/MavenBuildVersion.java: separator "+build." or ".", build the number after the last dot. */
   const loaderObject = (loader: { version: string; stable: boolean }) => ({
-    separator: ".",
-    build: Number.parseInt(loader.version.split(".")[2] ?? "", 10) || 0,
+    separator: loader.version.includes("+build.") ? "+build." : ".",
+    build: Number.parseInt(loader.version.slice(loader.version.lastIndexOf(".") + 1), 10) || 0,
     maven: `net.fabricmc:fabric-loader:${loader.version}`,
     version: loader.version,
     stable: loader.stable,
   });
+  const loaderInfo = (loader: { version: string; stable: boolean }, game: string) => ({
+    loader: loaderObject(loader),
+    intermediary: { maven: `net.fabricmc:intermediary:${game}`, version: game, stable: isStableGame(game) },
+    launcherMeta: {
+      version: 2,
+      min_java_version: 8,
+      libraries: { client: [], common: [], server: [] },
+      mainClass: {
+        client: "net.fabricmc.loader.impl.launch.knot.KnotClient",
+        server: "net.fabricmc.loader.impl.launch.knot.KnotServer",
+      },
+    },
+  });
   const installerFile = (version: string) => `net/fabricmc/fabric-installer/${version}/fabric-installer-${version}.jar`;
+  /** WebServer.handleJson: Gson, application/json, cached a minute, whatever the status. */
+  const fabricJson = (status: number, body: unknown): Reply =>
+    json(status, body, { "Cache-Control": "public, max-age=60" });
+  /** Javalin's HttpResponseExceptionMapper for a client that does not ask for JSON: the message as plain text. */
+  const javalinError = (status: number, message: string): Reply => ({
+    kind: "text",
+    status,
+    body: message,
+    contentType: "text/plain",
+  });
+  /** ServerBootstrap.getAndValidateVersion: the version as given, or the first stable one for "stable". */
+  const pick = (versions: Array<{ version: string; stable: boolean }>, wanted: string) =>
+    versions.find((v) => (wanted === "stable" && v.stable) || v.version === wanted)?.version;
+  /** ServerBootstrap.validateLoaderVersion / validateInstallerVersion: "x.y..." at least 0.`least`. */
+  const atLeast = (version: string, least: number): boolean => {
+    const [major = "0", minor = "0"] = version.split(".");
+    return Number.parseInt(major, 10) > 0 || Number.parseInt(minor, 10) >= least;
+  };
 
-  const fabric = (method: string, path: string): Reply => {
+  const fabric = (method: string, path: string, query: URLSearchParams): Reply => {
     const parts = segments(path);
-    if (!parts || parts[0] !== "v2" || parts[1] !== "versions") return text(404, "Not Found");
-    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("text");
+    // Javalin: no handler, NotFoundResponse; prefer405over404 is off, so a method a route does not take is a 404.
+    if (!parts || parts[0] !== "v2" || parts[1] !== "versions") return javalinError(404, "Not Found");
+    if (method !== "GET" && method !== "HEAD") return javalinError(404, "Not Found");
     const [, , kind, game = "", loader = "", installer = "", side, what] = parts;
-    if (parts.length === 3 && kind === "game") {
-      return json(
-        200,
-        fabricData.games.map((version) => ({ version, stable: isStableGame(version) })),
-      );
-    }
-    if (parts.length === 3 && kind === "loader") return json(200, fabricData.loaders.map(loaderObject));
+    const games = fabricData.games.map((version) => ({ version, stable: isStableGame(version) }));
+    if (parts.length === 3 && kind === "game") return fabricJson(200, games);
+    if (parts.length === 3 && kind === "loader") return fabricJson(200, fabricData.loaders.map(loaderObject));
     if (parts.length === 3 && kind === "installer") {
-      return json(
+      return fabricJson(
         200,
         fabricData.installers.map((i) => ({
           url: `${origin}/fabric-maven/${installerFile(i.version)}`,
@@ -640,34 +893,49 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
         })),
       );
     }
-    if (kind !== "loader") return text(404, "Not Found");
+    if (kind !== "loader") return javalinError(404, "Not Found");
     if (parts.length === 4) {
-      if (!fabricData.games.includes(game)) return json(200, []);
-      return json(
+      // getLoaderInfoAll: a game it has no data for is 400 and [] (since fabric-meta 4af6d6c; 200 [] before).
+      if (!fabricData.games.includes(game)) return fabricJson(400, []);
+      return fabricJson(
         200,
-        fabricData.loaders.map((l) => ({
-          loader: loaderObject(l),
-          intermediary: { maven: `net.fabricmc:intermediary:${game}`, version: game, stable: isStableGame(game) },
-          launcherMeta: {
-            version: 2,
-            min_java_version: 8,
-            libraries: { client: [], common: [], server: [] },
-            mainClass: {
-              client: "net.fabricmc.loader.impl.launch.knot.KnotClient",
-              server: "net.fabricmc.loader.impl.launch.knot.KnotServer",
-            },
-          },
-        })),
+        fabricData.loaders.map((l) => loaderInfo(l, game)),
       );
     }
-    if (parts.length !== 8 || side !== "server" || what !== "jar") return text(404, "Not Found");
-    if (!fabricData.games.includes(game)) return text(400, `Minecraft version ${game} not found`);
-    if (!fabricData.loaders.some((l) => l.version === loader))
-      return text(400, `Fabric loader ${loader} not found for ${game}`);
-    if (!fabricData.installers.some((i) => i.version === installer))
-      return text(400, `Fabric installer ${installer} not found`);
-    const name = `fabric-server-mc.${game}-loader.${loader}-launcher.${installer}.jar`;
-    return { kind: "jar", name, headers: { "Content-Disposition": `attachment; filename="${name}"` } };
+    if (parts.length === 5) {
+      // getLoaderInfo: the loader first, then the game; the message is written as a JSON string.
+      const found = fabricData.loaders.find((l) => l.version === loader);
+      if (!found) return fabricJson(400, `no loader version found for ${loader}`);
+      if (!fabricData.games.includes(game)) return fabricJson(400, `no mappings version found for ${game}`);
+      return fabricJson(200, loaderInfo(found, game));
+    }
+    if (parts.length !== 8 || side !== "server" || what !== "jar") return javalinError(404, "Not Found");
+    // ServerBootstrap.boostrapHandler: no query, then installer, game and loader in that order, then their minimums.
+    if ([...query.keys()].length > 0) return javalinError(400, "Query params not allowed on this endpoint.");
+    const installerVersion = pick(fabricData.installers, installer);
+    if (!installerVersion) return javalinError(400, "Unable to find valid version for installer_version");
+    const gameVersion = pick(games, game);
+    if (!gameVersion) return javalinError(400, "Unable to find valid version for game_version");
+    const loaderVersion = pick(fabricData.loaders, loader);
+    if (!loaderVersion) return javalinError(400, "Unable to find valid version for loader_version");
+    if (!atLeast(loaderVersion, 12)) {
+      return javalinError(
+        400,
+        "Fabric loader 0.12 or higher is required for unattended server installs. Please use a newer fabric loader version, or the full installer.",
+      );
+    }
+    if (!atLeast(installerVersion, 8))
+      return javalinError(400, "Fabric Installer 0.8 or higher is required for unattended server installs.");
+    const name = `fabric-server-mc.${gameVersion}-loader.${loaderVersion}-launcher.${installerVersion}.jar`;
+    const stable = [game, loader, installer].includes("stable");
+    return {
+      kind: "jar",
+      name,
+      headers: {
+        "Content-Disposition": `attachment; filename="${name}"`,
+        "Cache-Control": `public, max-age=${stable ? 120 : 86_400}`,
+      },
+    };
   };
 
   const fabricMaven = (method: string, path: string): Reply => {
@@ -705,7 +973,7 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
     if (rest !== undefined) return { route: "jar", style: "s3", reply: mojangData(method, rest) };
     rest = under(p, "/fabric");
     if (rest !== undefined) {
-      const reply = fabric(method, rest);
+      const reply = fabric(method, rest, url.searchParams);
       return { route: /\/server\/jar\/?$/.test(rest) ? "jar" : "fabric", style: "text", reply };
     }
     rest = under(p, "/fabric-maven");

@@ -43,7 +43,7 @@ export type {
   TruncateFault,
   VanillaType,
 } from "./downloads.ts";
-export { isDescriptiveUserAgent, startDownloadStandIn } from "./downloads.ts";
+export { DOWNLOAD_HOSTS, DOWNLOAD_ROUTES, isDescriptiveUserAgent, startDownloadStandIn } from "./downloads.ts";
 export { type GameServer, startGameServer } from "./game.ts";
 export {
   fifoGuard,
