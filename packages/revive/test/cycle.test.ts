@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { waitUntil } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { runHibernate } from "../src/hibernate.ts";
 import { runDns, runRevive } from "../src/revive.ts";
@@ -178,6 +179,26 @@ describe("hibernate → revive", () => {
     );
     expect(world.digitalocean.droplets()).toEqual([]);
   }, 30_000);
+
+  it("runs the last backup and shuts the VM down only once the panel says offline (the panel's real timing)", async () => {
+    // Once told to stop, the server stays "stopping" (a large world saving) until the test says otherwise.
+    world = await startWorld({}, {}, {}, { timings: { startMs: 50, stopMs: 600_000 } });
+    expect(world.panel.timing.powerDelayMs).toBeGreaterThan(0);
+    const run = runHibernate(world.ctx(), { yes: true, runner: world.runner });
+    await world.panel.waitForState("stopping", 60_000);
+    const stoppingAt = world.panel.stateHistory().at(-1)?.at ?? 0;
+    await waitUntil(
+      () =>
+        world.panel.calls.filter((c) => c.kind === "resources" && c.at > stoppingAt && c.status === 200).length >= 2,
+      "two resources requests while the server stops",
+    );
+    expect(world.ssh).toEqual([]);
+    expect(world.digitalocean.actions()).toEqual([]);
+    world.panel.setState("offline");
+    expect(await run).toBe(0);
+    expect(world.ssh).toHaveLength(1);
+    expect(world.digitalocean.actions().map((a) => a.type)).toEqual(["shutdown", "snapshot", "destroy"]);
+  });
 
   it("knows it is hibernated when a run was stopped between destroying the droplet and noting the snapshot", async () => {
     world = await startWorld();

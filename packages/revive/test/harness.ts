@@ -10,6 +10,7 @@ import {
   type DiscordStandIn,
   type GameServer,
   type PanelStandIn,
+  type PanelStandInOptions,
   startCloudflareStandIn,
   startDigitalOceanStandIn,
   startDiscordStandIn,
@@ -51,6 +52,7 @@ export async function startWorld(
   env: Record<string, string> = {},
   seed: Pick<DigitalOceanStandInOptions, "snapshots"> = {},
   cloudflareOptions: Pick<CloudflareStandInOptions, "tokenOwner"> = {},
+  panelOptions: Pick<PanelStandInOptions, "timings"> = {},
 ): Promise<World> {
   const dir = tempDir("mcops-revive-");
   const digitalocean = await startDigitalOceanStandIn({
@@ -66,7 +68,11 @@ export async function startWorld(
       { zone: "example.co.uk", name: PLAY, content: OLD_IP, proxied: false },
     ],
   });
-  const panel = await startPanelStandIn({ servers: [{ state: "running" }], timings: { startMs: 50, stopMs: 50 } });
+  const panel = await startPanelStandIn({
+    servers: [{ state: "running" }],
+    timings: { startMs: 50, stopMs: 50 },
+    ...panelOptions,
+  });
   const game = await startGameServer();
   const discord = await startDiscordStandIn();
   const envFile = join(dir.path, ".env");
