@@ -82,4 +82,4 @@ export type {
   ServerState,
   ServerStatus,
 } from "./panel.ts";
-export { panelError, startPanelStandIn } from "./panel.ts";
+export { PANEL_ROUTES, panelError, startPanelStandIn } from "./panel.ts";

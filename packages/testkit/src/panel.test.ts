@@ -107,8 +107,23 @@ describe("server details and resources", () => {
         is_suspended: false,
         is_installing: false,
         is_transferring: false,
-        relationships: { allocations: { object: "list", data: [] }, variables: { object: "list", data: [] } },
       });
+      // The default includes: the primary allocation and the egg's variables (panel ServerTransformer).
+      const { allocations, variables } = body.attributes.relationships;
+      expect(allocations).toEqual({
+        object: "list",
+        data: [
+          {
+            object: "allocation",
+            attributes: { id: 1, ip: expect.any(String), ip_alias: null, port: 25565, notes: null, is_default: true },
+          },
+        ],
+      });
+      expect(variables.object).toBe("list");
+      expect(variables.data.map((v: { attributes: { env_variable: string } }) => v.attributes.env_variable)).toEqual([
+        "SERVER_JARFILE",
+        "VANILLA_VERSION",
+      ]);
     }
     expect(p.server.identifier).toBe(p.server.uuid.slice(0, 8));
   });
@@ -538,7 +553,7 @@ describe("faults", () => {
         {
           code: "DaemonConnectionException",
           status: "504",
-          detail: "There was an error while attempting to connect to the daemon.",
+          detail: "Could not establish a connection to the machine running this server. Please try again.",
         },
       ],
     });

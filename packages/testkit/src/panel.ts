@@ -2,11 +2,29 @@
  * A loopback stand-in for the Pterodactyl panel's client API (`/api/client`): bearer-key auth, the server details,
  * resources, power and command routes with the panel's status codes and error envelopes, a power state machine with
  * timings, the game's console answers written to a latest.log, a per-key rate limit, and fault injection.
+ *
+ * Where it comes from (PANEL_ROUTES names each route's own source): pterodactyl/panel (MIT) and pterodactyl/wings
+ * (MIT). What every route shares:
+ * - the order a request goes through: Laravel's router first (an unknown path 404, a wrong method 405, before any
+ *   middleware), then the `api` group (auth:sanctum 401, IsValidJson 400), `throttle:api.client` (moved ahead of the
+ *   bindings by laravel/framework src/Illuminate/Foundation/Http/Kernel.php $middlewarePriority), the server binding
+ *   (404), RequireClientApiKey (403), AuthenticateServerAccess (409), the form request (422), the controller; panel
+ *   app/Providers/RouteServiceProvider.php, app/Http/Kernel.php, routes/api-client.php;
+ * - the error envelope `{"errors":[{"code","status","detail"}]}` (`meta.source_field`/`rule` on a 422):
+ *   panel app/Exceptions/Handler.php convertExceptionToArray and invalidJson;
+ * - the rate limit: 720 a minute per user (panel config/http.php, RouteServiceProvider `api.client`), with
+ *   X-RateLimit-Limit/Remaining on every answer after it and Retry-After/X-RateLimit-Reset on a 429
+ *   (laravel/framework src/Illuminate/Routing/Middleware/ThrottleRequests.php getHeaders);
+ * - bodies as the panel's Fractal serializer writes them, `{object, attributes}` and `{object: "list", data}`, with
+ *   included relations under attributes.relationships (panel
+ *   app/Extensions/League/Fractal/Serializers/PterodactylSerializer.php).
+ * Real answers copied from these sources are in test/contracts/panel/ and replayed by panel.contract.test.ts.
  */
 import { randomUUID } from "node:crypto";
 import { appendFileSync, mkdirSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { dirname } from "node:path";
+import type { RouteSource } from "./contract.ts";
 import type { Fault, HeaderMap, RateLimitFault, RateLimitOptions, StatusFault } from "./http.ts";
 import {
   applyFault,
@@ -32,7 +50,12 @@ export type ServerState = "offline" | "starting" | "running" | "stopping";
 export type ServerStatus = null | "suspended" | "installing" | "transferring";
 export type PanelRoute = "details" | "resources" | "power" | "command";
 export type PanelCallKind = PanelRoute | "other";
-/** A fault, optionally only for one route. */
+/**
+ * A fault, optionally only for one route. A status fault without a body is the panel's own error (its daemon
+ * unreachable, an exception) and is answered where the real one arises: after authentication, the rate limit (so it
+ * carries X-RateLimit-*) and the server lookup. Every other fault (a proxy's answer, a 429, a dropped or slow
+ * connection) comes before authentication.
+ */
 export type PanelFault = Fault & { route?: PanelRoute };
 
 export interface PanelServerOptions {
@@ -60,7 +83,10 @@ export interface PanelStandInOptions {
    * change shows up to 20 s late. Default 250 ms, the same behaviour scaled down; 0 turns the cache off.
    */
   resourcesCacheMs?: number;
-  /** Per API key, sliding window. Default 256 per 60 000 ms. */
+  /**
+   * Per API key, sliding window. Default 720 per 60 000 ms, the real panel's default (pterodactyl/panel
+   * config/http.php `rate_limit.client`, APP_API_CLIENT_RATELIMIT).
+   */
   rateLimit?: RateLimitOptions;
   /** A latest.log the game's console answers are appended to (directories are created). */
   logFile?: string;
@@ -160,7 +186,64 @@ const SIGNALS = ["start", "stop", "restart", "kill"];
 export const DEFAULT_RESOURCES_CACHE_MS = 250;
 export const DEFAULT_POWER_DELAY_MS = 40;
 const GAME_VERSION = "1.21.4";
+const PANEL = "pterodactyl/panel";
+const WINGS = "pterodactyl/wings";
+
+/**
+ * Every route the stand-in answers and the source it follows (pterodactyl/panel at
+ * 706db62c64d180f224f56c62953172c27daa5826, pterodactyl/wings at f1c5bbd42d423986e7017b4f3c43057a1b7d1717).
+ */
+export const PANEL_ROUTES: readonly RouteSource[] = [
+  {
+    method: "GET",
+    path: "/api/client",
+    source: `${PANEL} routes/api-client.php (api:client.index), app/Http/Controllers/Api/Client/ClientController.php index, app/Transformers/Api/Client/ServerTransformer.php; meta.pagination: thephpleague/fractal src/Serializer/ArraySerializer.php paginator`,
+  },
+  {
+    method: "GET",
+    path: "/api/client/servers/{server}",
+    source: `${PANEL} routes/api-client.php (api:client:server.view), app/Http/Controllers/Api/Client/Servers/ServerController.php index, app/Transformers/Api/Client/ServerTransformer.php (+ AllocationTransformer.php, EggVariableTransformer.php), app/Http/Middleware/Api/Client/SubstituteClientBindings.php, app/Http/Middleware/Api/Client/Server/AuthenticateServerAccess.php`,
+  },
+  {
+    method: "GET",
+    path: "/api/client/servers/{server}/resources",
+    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/ResourceUtilizationController.php (cached 20 s), app/Transformers/Api/Client/StatsTransformer.php; ${WINGS} server/server.go APIResponse, server/resources.go, environment/stats.go`,
+  },
+  {
+    method: "POST",
+    path: "/api/client/servers/{server}/power",
+    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/PowerController.php, app/Http/Requests/Api/Client/Servers/SendPowerRequest.php; ${WINGS} router/router_server.go postServerPower (202, acts afterwards)`,
+  },
+  {
+    method: "POST",
+    path: "/api/client/servers/{server}/command",
+    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/CommandController.php (Wings' 502 becomes "Server must be online in order to send commands."), app/Http/Requests/Api/Client/Servers/SendCommandRequest.php; ${WINGS} router/router_server.go postServerCommands (502 unless the container runs)`,
+  },
+];
 const NODE_FQDN = "node1.example.test";
+/** A documentation address (RFC 5737) for the servers' allocations. */
+const ALLOCATION_IP = "192.0.2.10";
+const EGG_VARIABLES = [
+  {
+    name: "Server Jar File",
+    description: "The name of the server jarfile to run the server with.",
+    env_variable: "SERVER_JARFILE",
+    default_value: "server.jar",
+    server_value: "server.jar",
+    is_editable: true,
+    rules: "required|regex:/^([\\w\\d._-]+)(\\.jar)$/",
+  },
+  {
+    name: "Server Version",
+    description:
+      'The version of Minecraft Vanilla to install. Use "latest" to install the latest version, or use "snapshot" to install the latest snapshot. Go to Settings > Reinstall Server to apply.',
+    env_variable: "VANILLA_VERSION",
+    default_value: "latest",
+    server_value: "latest",
+    is_editable: true,
+    rules: "required|string|between:3,15",
+  },
+];
 
 /** What the vanilla console prints for the commands it answers in one line (save-all, stop, tellraw: see runCommand). */
 const CONSOLE_ANSWERS = new Map<string, (args: string) => string>([
@@ -191,7 +274,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
   const logFile = options.logFile;
   if (logFile) mkdirSync(dirname(logFile), { recursive: true });
   const limiter = new SlidingWindowLimiter({
-    ...(options.rateLimit ?? { limit: 256, windowMs: 60_000 }),
+    ...(options.rateLimit ?? { limit: 720, windowMs: 60_000 }),
     countRejected: false,
   });
   const faults = new FaultQueue<PanelFault>();
@@ -319,9 +402,30 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       is_suspended: m.status === "suspended",
       is_installing: m.status === "installing",
       is_transferring: m.status === "transferring",
+      // The default includes, allocations and variables (ServerTransformer $defaultIncludes): a server always has its
+      // primary allocation (AllocationTransformer); the variables are the vanilla egg's user-viewable ones
+      // (EggVariableTransformer; panel database/Seeders/eggs/minecraft/egg-vanilla-minecraft.json).
       relationships: {
-        allocations: { object: "list", data: [] },
-        variables: { object: "list", data: [] },
+        allocations: {
+          object: "list",
+          data: [
+            {
+              object: "allocation",
+              attributes: {
+                id: m.info.internalId,
+                ip: ALLOCATION_IP,
+                ip_alias: null,
+                port: 25564 + m.info.internalId,
+                notes: null,
+                is_default: true,
+              },
+            },
+          ],
+        },
+        variables: {
+          object: "list",
+          data: EGG_VARIABLES.map((attributes) => ({ object: "egg_variable", attributes })),
+        },
       },
     },
   });
@@ -364,6 +468,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       else sendJson(res, status, body, { ...limitHeaders, ...headers });
     };
 
+    // Laravel's router, before any middleware: an unknown path is a 404, a known one with another method a 405.
     const route = matchRoute(path);
     if (!route)
       return answer(404, panelError("NotFoundHttpException", 404, `The route ${path.slice(1)} could not be found.`));
@@ -393,8 +498,11 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
     if (route.kind === "command" && typeof field("command") === "string") call.command = field("command") as string;
 
     const fault = faults.take((f) => f.route === undefined || f.route === route.kind);
-    if (fault) call.fault = fault.kind;
-    const outcome = await applyFault(fault, res, timers, {
+    // The panel's own error (a status fault without a body) is answered inside the panel, further down; an answer
+    // that comes before it there (a 401, 404, 409, 422) spends it.
+    const ownError = fault?.kind === "status" && fault.body === undefined ? fault : undefined;
+    if (fault && !ownError) call.fault = fault.kind;
+    const outcome = await applyFault(ownError ? undefined : fault, res, timers, {
       status: (f) => {
         call.status = f.status;
         sendAny(res, f.status, f.body === undefined ? defaultErrorBody(f) : f.body, f.headers ?? {});
@@ -408,16 +516,28 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       },
     });
     if (outcome === "handled") return;
+    const answerOwnError = (f: StatusFault): void => {
+      call.fault = f.kind;
+      answer(f.status, defaultErrorBody(f), f.headers ?? {});
+    };
 
+    // auth:sanctum, the first of the `api` middleware: any key of the account authenticates, an application key too
+    // (it is refused further down); no rate-limit headers yet (panel app/Http/Kernel.php, the `api` group).
     const auth = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
     const key = auth?.[1];
-    if (key?.startsWith("ptla_")) {
-      const detail = "You are attempting to use an application API key on an endpoint that requires a client API key.";
-      return answer(403, panelError("AccessDeniedHttpException", 403, detail));
+    const applicationKey = key?.startsWith("ptla_") === true;
+    if (key === undefined || (key !== apiKey && !applicationKey)) {
+      return answer(401, panelError("AuthenticationException", 401, "Unauthenticated."));
     }
-    if (key !== apiKey) return answer(401, panelError("AuthenticationException", 401, "Unauthenticated."));
 
-    const decision = limiter.hit(apiKey);
+    // IsValidJson, the next `api` middleware, still before the throttle (panel app/Http/Middleware/Api/IsValidJson.php).
+    if (parsed && !parsed.ok) {
+      const detail = "The JSON data passed in the request appears to be malformed: Syntax error";
+      return answer(400, panelError("BadRequestHttpException", 400, detail));
+    }
+
+    // throttle:api.client, per user (laravel/framework ThrottleRequests: every answer from here on has the headers).
+    const decision = limiter.hit(key);
     limitHeaders = { "X-RateLimit-Limit": String(decision.limit), "X-RateLimit-Remaining": String(decision.remaining) };
     if (!decision.allowed) {
       const wait = Math.ceil(decision.retryAfterMs / 1000);
@@ -427,13 +547,25 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       });
     }
 
-    if (parsed && !parsed.ok) {
-      const detail = "The JSON data passed in the request appears to be malformed: Syntax error";
-      return answer(400, panelError("BadRequestHttpException", 400, detail));
+    // SubstituteClientBindings: 8 characters are the short identifier, anything else the uuid; firstOrFail's
+    // ModelNotFoundException renders as this 404 (panel app/Exceptions/Handler.php).
+    const m = route.serverId === undefined ? undefined : find(route.serverId);
+    if (route.serverId !== undefined && !m) {
+      return answer(
+        404,
+        panelError("NotFoundHttpException", 404, "The requested resource could not be found on the server."),
+      );
+    }
+    // RequireClientApiKey (panel app/Http/Middleware/Api/Client/RequireClientApiKey.php).
+    if (applicationKey) {
+      const detail = "You are attempting to use an application API key on an endpoint that requires a client API key.";
+      return answer(403, panelError("AccessDeniedHttpException", 403, detail));
     }
 
-    if (route.serverId === undefined) {
-      const data = machines.map((m) => details(m));
+    if (!m) {
+      if (ownError) return answerOwnError(ownError);
+      // ClientController index: a Fractal collection with its paginator (per_page 50; links an empty object).
+      const data = machines.map((each) => details(each));
       const pagination = {
         total: data.length,
         count: data.length,
@@ -444,29 +576,31 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       };
       return answer(200, { object: "list", data, meta: { pagination } });
     }
-    const m = find(route.serverId);
-    if (!m) {
-      return answer(
-        404,
-        panelError("NotFoundHttpException", 404, "The requested resource could not be found on the server."),
-      );
-    }
     call.serverId = m.info.identifier;
+    // AuthenticateServerAccess: a suspended, installing or moving server is refused on every route but the details
+    // (ServerStateConflictException, app/Exceptions/Http/Server/ServerStateConflictException.php).
     if (m.status !== null && route.kind !== "details") {
       return answer(409, panelError("ServerStateConflictException", 409, CONFLICT_DETAIL[m.status]));
     }
 
     switch (route.kind) {
       case "details":
+        if (ownError) return answerOwnError(ownError);
+        // ServerController index: the item plus meta (the owner's permissions are "*").
         return answer(200, { ...details(m), meta: { is_server_owner: true, user_permissions: ["*"] } });
       case "resources": {
+        if (ownError) return answerOwnError(ownError);
+        // ResourceUtilizationController: Wings' answer, cached per server, through StatsTransformer.
         const at = now();
         if (!m.cache || cacheMs <= 0 || at - m.cache.at >= cacheMs) m.cache = { at, body: resources(m, at) };
         return answer(200, m.cache.body);
       }
       case "power": {
+        // SendPowerRequest: `signal` required|string|in:start,stop,restart,kill; then PowerController answers 204
+        // once Wings has taken the signal (Wings answers 202 and acts in a goroutine: postServerPower).
         const errors = validate("signal", field("signal"), (value) => SIGNALS.includes(value));
         if (errors) return answer(422, errors);
+        if (ownError) return answerOwnError(ownError);
         const act = power[call.signal ?? ""];
         if (act && powerDelayMs > 0) {
           const timer = timers.set(() => {
@@ -478,8 +612,10 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
         return answer(204);
       }
       case "command": {
+        // SendCommandRequest: `command` required|string|min:1 (a blank one is trimmed to null: required).
         const errors = validate("command", field("command"));
         if (errors) return answer(422, errors);
+        if (ownError) return answerOwnError(ownError);
         // Wings (router_server.go postServerCommands) refuses only when the container does not run: it still runs
         // while the game stops, so a command sent during "stopping" is taken. The panel's CommandController turns
         // Wings' 502 into this HttpException.
@@ -593,7 +729,8 @@ function defaultErrorBody(fault: StatusFault): unknown {
     return panelError(
       "DaemonConnectionException",
       504,
-      "There was an error while attempting to connect to the daemon.",
+      // panel app/Exceptions/Http/Connection/DaemonConnectionException.php, when Wings did not answer at all.
+      "Could not establish a connection to the machine running this server. Please try again.",
     );
   }
   if (fault.status === 500) {
