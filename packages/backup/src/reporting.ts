@@ -2,6 +2,8 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "@mcops/core/atomic-write";
 import type { Logger } from "@mcops/core/log";
+import { exchange, POLICIES } from "@mcops/core/request";
+import { USER_AGENT } from "@mcops/core/version";
 import ky from "ky";
 
 /**
@@ -17,7 +19,22 @@ export async function ping(
   if (!url) return;
   const target = kind === "success" ? url : `${url.replace(/\/+$/, "")}/${kind}`;
   try {
-    await ky.post(target, { body: body.slice(-10_000), timeout: 10_000, retry: { limit: 2, methods: ["post"] } });
+    const { response } = await exchange(POLICIES.healthcheck, {
+      where: new URL(target).host,
+      // A ping repeated says the same thing twice: harmless.
+      idempotent: true,
+      send: (signal) =>
+        ky.post(target, {
+          body: body.slice(-10_000),
+          timeout: false,
+          retry: 0,
+          throwHttpErrors: false,
+          signal,
+          headers: { "user-agent": USER_AGENT },
+        }),
+    });
+    await response.body?.cancel().catch(() => undefined);
+    if (!response.ok) logger.warn(`dead-man's-switch ping ${kind} failed (answered ${response.status})`);
   } catch (error) {
     logger.warn(`dead-man's-switch ping ${kind} failed (${(error as Error).message})`);
   }

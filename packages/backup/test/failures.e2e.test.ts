@@ -329,7 +329,7 @@ describe("backup failures", () => {
     const result = await server.run();
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(
-      /WARN the panel cannot be reached \(cannot reach the panel \(ECONNREFUSED\)\); the backup is crash-consistent/,
+      /WARN the panel cannot be reached \(cannot reach the panel \(ECONNREFUSED\) after 3 tries\); the backup is crash-consistent/,
     );
     expect(lastMessage()?.description).toMatch(/panel unreachable: crash-consistent backup/);
   }, 60_000);

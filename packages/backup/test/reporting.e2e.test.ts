@@ -9,15 +9,20 @@ let server: Server;
 let pings: HttpServer;
 let pinged: string[];
 let pingUrl: string;
+/** How the endpoint answers the next pings (then 200 OK). */
+let answers: Array<{ status: number; headers?: Record<string, string> }>;
 
 beforeEach(async () => {
   server = await startServer();
   expect((await server.run(["init"])).code).toBe(0);
   pinged = [];
+  answers = [];
   // A Healthchecks-style endpoint: it records which path was pinged.
   pings = createServer((req, res) => {
     pinged.push(`${req.method} ${req.url}`);
-    res.end("OK");
+    const answer = answers.shift() ?? { status: 200 };
+    res.writeHead(answer.status, answer.headers ?? {});
+    res.end(answer.status === 200 ? "OK" : "busy");
   });
   await new Promise<void>((resolve) => pings.listen(0, "127.0.0.1", resolve));
   pingUrl = `http://127.0.0.1:${(pings.address() as AddressInfo).port}/ping/abc`;
@@ -41,6 +46,18 @@ describe("dead-man's switch and Prometheus textfile", () => {
     expect(prom).toMatch(/^mcops_backup_duration_seconds\{server="\w+"\} \d+\.\d{3}$/m);
     expect(prom).toMatch(/^mcops_backup_repository_bytes\{server="\w+"\} [1-9]\d*$/m);
     expect(prom).toMatch(/^mcops_backup_autosave_off_seconds\{server="\w+"\} \d+\.\d{3}$/m);
+  }, 60_000);
+
+  it("pings under the request policy: a 503 is tried again, an hour's rate limit is not waited for", async () => {
+    server.backupEnv({ BACKUP_PING_URL: pingUrl });
+    answers = [
+      { status: 503, headers: { "retry-after": "0" } },
+      { status: 200 },
+      { status: 429, headers: { "retry-after": "3600" } },
+    ];
+    expect((await server.run()).code).toBe(0);
+    expect(pinged).toEqual(["POST /ping/abc/start", "POST /ping/abc/start", "POST /ping/abc"]);
+    expect(server.backupLog()).toMatch(/WARN dead-man's-switch ping success failed \(answered 429\)/);
   }, 60_000);
 
   it("pings /fail with the reason when the backup fails, and records the failure", async () => {

@@ -1,14 +1,15 @@
-import ky, { HTTPError, type KyResponse, TimeoutError } from "ky";
+import ky from "ky";
+import { type Exchange, exchange, POLICIES, RequestFailure, type RequestPolicy } from "./request.ts";
 import { USER_AGENT } from "./version.ts";
 
 /**
- * GET requests to a third-party service the polite way: a descriptive User-Agent, a timeout, and retries where
- * repeating is harmless (a GET): 408, 429, 5xx and network errors, with exponential backoff, honouring Retry-After
- * on 429 and 503. What is left after the retries is one HttpFailure naming the address and what the service said.
+ * GET requests to a third-party service the polite way: a descriptive User-Agent, and core's request policy (a GET
+ * is idempotent: 408, 429, 5xx and network errors are tried again with backoff, Retry-After honoured up to a cap;
+ * core/request.ts). What is left after the retries is one HttpFailure naming the address and what the service said.
  */
 export interface HttpClientOptions {
   userAgent?: string;
-  /** Per request (default 30 s); a stalled body read is cut after the same time without data. */
+  /** Per try, until the answer's headers (default 30 s); the caller watches a long body for stalls. */
   timeoutMs?: number;
   /** Retries after the first try (default 3). */
   retries?: number;
@@ -38,34 +39,49 @@ export interface HttpClient {
   /** The body as text (for checksums over the exact bytes). */
   text(url: string): Promise<string>;
   /** The answer itself, to stream a large body; HttpFailure for a non-2xx answer. `signal` also aborts this one. */
-  get(url: string, options?: { signal?: AbortSignal }): Promise<KyResponse>;
+  get(url: string, options?: { signal?: AbortSignal }): Promise<Response>;
 }
 
-const RETRY_STATUS = [408, 429, 500, 502, 503, 504];
-
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
-  const retryDelayMs = options.retryDelayMs ?? 500;
+  const policy: RequestPolicy = {
+    ...POLICIES.downloads,
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.retries !== undefined ? { attempts: options.retries + 1 } : {}),
+    ...(options.retryDelayMs !== undefined ? { backoffMs: options.retryDelayMs } : {}),
+  };
   const http = ky.create({
-    timeout: options.timeoutMs ?? 30_000,
+    timeout: false,
+    retry: 0,
+    throwHttpErrors: false,
     headers: { "user-agent": options.userAgent ?? USER_AGENT },
-    retry: {
-      limit: options.retries ?? 3,
-      methods: ["get"],
-      statusCodes: RETRY_STATUS,
-      afterStatusCodes: [429, 503],
-      maxRetryAfter: 120_000,
-      delay: (attempt) => retryDelayMs * 2 ** (attempt - 1),
-    },
-    ...(options.signal ? { signal: options.signal } : {}),
   });
 
-  async function get(url: string, request: { signal?: AbortSignal } = {}): Promise<KyResponse> {
+  async function get(url: string, request: { signal?: AbortSignal } = {}): Promise<Response> {
     const signals = [options.signal, request.signal].filter((s): s is AbortSignal => s !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    let answer: Exchange;
     try {
-      return await http.get(url, signals.length > 1 ? { signal: AbortSignal.any(signals) } : request);
+      answer = await exchange(policy, {
+        where: url,
+        idempotent: true,
+        ...(signal ? { signal } : {}),
+        send: (trySignal) => http.get(url, { signal: trySignal }),
+      });
     } catch (error) {
-      throw await toFailure(url, error);
+      if (!(error instanceof RequestFailure)) throw error;
+      const message =
+        error.kind === "interrupted"
+          ? "interrupted"
+          : error.kind === "timeout"
+            ? `${host(url)} did not answer in time`
+            : `cannot reach ${host(url)} (${error.code})`;
+      throw new HttpFailure(url, undefined, message);
     }
+    const { response, errorText } = answer;
+    if (!response.ok) {
+      throw new HttpFailure(url, response.status, `${host(url)} answered ${response.status}`, errorText.slice(0, 500));
+    }
+    return response;
   }
 
   return {
@@ -90,19 +106,4 @@ function host(url: string): string {
   } catch {
     return url;
   }
-}
-
-async function toFailure(url: string, error: unknown): Promise<HttpFailure> {
-  if (error instanceof HTTPError) {
-    const body = (await error.response.text().catch(() => "")).slice(0, 500);
-    return new HttpFailure(url, error.response.status, `${host(url)} answered ${error.response.status}`, body);
-  }
-  if (error instanceof TimeoutError) return new HttpFailure(url, undefined, `${host(url)} did not answer in time`);
-  if ((error as Error).name === "AbortError") return new HttpFailure(url, undefined, "interrupted");
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return new HttpFailure(
-    url,
-    undefined,
-    `cannot reach ${host(url)} (${cause?.code ?? cause?.message ?? (error as Error).message})`,
-  );
 }

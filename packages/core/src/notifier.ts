@@ -1,11 +1,13 @@
 import { statSync } from "node:fs";
 import ky from "ky";
+import * as z from "zod/mini";
 import type { Category } from "./categories.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { loadNotifyConfig, type NotifyConfig } from "./config.ts";
 import { type Logger, silentLogger } from "./log.ts";
 import { configFile, type Paths } from "./paths.ts";
 import { createRateWindow, type RateWindow, WaitTooLong } from "./rate-window.ts";
+import { type Exchange, exchange, POLICIES, parseBody, RequestFailure, type RequestPolicy } from "./request.ts";
 import { redact } from "./secrets.ts";
 import { USER_AGENT } from "./version.ts";
 
@@ -128,12 +130,10 @@ export interface NotifierOptions {
   clock?: Clock;
   /** Rate limit shared by all processes; default the config's (SPEC 8's 30 per minute). */
   rate?: { limit: number; windowMs: number };
-  /** Tries for network errors and 5xx answers. */
+  /** Tries in all (default: core's Discord policy, 5). */
   maxAttempts?: number;
   /** First back-off after a network error or 5xx; doubles each time. */
   backoffMs?: number;
-  /** 429 answers waited out before giving up. */
-  maxRateLimited?: number;
   /** The longest one post waits for the rate limit before it is dropped (default MAX_RATE_WAIT_MS, 60 s). */
   maxWaitMs?: number;
   timeoutMs?: number;
@@ -141,13 +141,15 @@ export interface NotifierOptions {
   logFailures?: boolean;
 }
 
-interface DiscordError {
-  message?: string;
-  code?: number;
-  retry_after?: number;
-  global?: boolean;
-  errors?: unknown;
-}
+/** Discord's error body (discord-api-docs topics/opcodes-and-status-codes, rate-limits): every field optional. */
+const discordErrorSchema = z.object({
+  message: z.optional(z.string()),
+  code: z.optional(z.number()),
+  retry_after: z.optional(z.number()),
+  global: z.optional(z.boolean()),
+  errors: z.optional(z.unknown()),
+});
+type DiscordError = z.infer<typeof discordErrorSchema>;
 
 /** The first `_errors` entry of Discord's nested 50035 error object, as `embeds.0.description: Must be ...`. */
 function firstFormError(errors: unknown, path: string[] = []): string | undefined {
@@ -184,16 +186,16 @@ function describeHttpFailure(status: number, body: DiscordError, where: string):
   };
 }
 
-function retryAfterMs(response: Response, body: DiscordError): number {
-  if (typeof body.retry_after === "number" && body.retry_after >= 0) return Math.ceil(body.retry_after * 1000);
-  const header = Number(response.headers.get("retry-after"));
-  return Number.isFinite(header) && header >= 0 ? Math.ceil(header * 1000) : 1000;
-}
-
 export function createNotifier(options: NotifierOptions): Notifier {
   const { config, paths, logger = silentLogger, clock = systemClock } = options;
-  const { maxAttempts = 5, backoffMs = 1000, maxRateLimited = 20, timeoutMs = 15_000, logFailures = true } = options;
-  const { maxWaitMs = MAX_RATE_WAIT_MS } = options;
+  const { logFailures = true } = options;
+  const policy: RequestPolicy = {
+    ...POLICIES.discord,
+    maxWaitMs: options.maxWaitMs ?? MAX_RATE_WAIT_MS,
+    ...(options.maxAttempts ? { attempts: options.maxAttempts } : {}),
+    ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+  };
   const rate = options.rate ?? config.rate ?? WEBHOOK_RATE;
   let window: RateWindow | undefined;
 
@@ -211,11 +213,9 @@ export function createNotifier(options: NotifierOptions): Notifier {
       clock,
       onFallback: (reason) => logger.warn(reason),
     });
+    const rateWindow = window;
     const target = new URL(url);
     target.searchParams.set("wait", "true");
-    let attempts = 0;
-    let failures = 0;
-    let limited = 0;
     const started = clock.now();
     const tooLong = (waitMs: number): SendResult => ({
       status: "failed",
@@ -223,90 +223,88 @@ export function createNotifier(options: NotifierOptions): Notifier {
       reason: `rate limited for ${Math.ceil(waitMs / 1000)} s`,
       hint: "Discord holds this webhook (another program may post to it too); the message is dropped, later ones go out once it lets go",
     });
-    for (;;) {
-      attempts++;
-      let slot: Awaited<ReturnType<RateWindow["take"]>>;
-      try {
-        slot = await window.take(undefined, Math.max(0, maxWaitMs - (clock.now() - started)));
-      } catch (error) {
-        if (error instanceof WaitTooLong) return tooLong(error.waitMs);
-        throw error;
+    let answer: Exchange;
+    try {
+      answer = await exchange(policy, {
+        where: target.host,
+        // A post repeated after a 5xx or a reset shows twice at worst; a lost "Backup failed" at 06:00 is worse.
+        idempotent: true,
+        clock,
+        beforeTry: async () => {
+          const slot = await rateWindow.take(undefined, Math.max(0, policy.maxWaitMs - (clock.now() - started)));
+          if (slot.waitedMs > 1000) logger.debug(`waited ${slot.waitedMs} ms for the webhook rate limit`);
+          return () => slot.done();
+        },
+        onRetry: async ({ status, code, waitMs }) => {
+          if (status === 429) {
+            await rateWindow.block(clock.now() + waitMs);
+            logger.warn(`webhook rate limited; waiting ${waitMs} ms`);
+          } else {
+            logger.warn(
+              `webhook ${status ? `answered ${status}` : `post failed (${code})`}; trying again in ${waitMs} ms`,
+            );
+          }
+        },
+        send: (signal) =>
+          ky.post(target, {
+            json: message,
+            timeout: false,
+            retry: 0,
+            throwHttpErrors: false,
+            signal,
+            headers: { "user-agent": USER_AGENT },
+          }),
+      });
+    } catch (error) {
+      if (error instanceof WaitTooLong) return tooLong(error.waitMs);
+      if (error instanceof RequestFailure) {
+        return {
+          status: "failed",
+          reason: `cannot reach the webhook host ${target.host} (${error.code}) after ${error.attempts} tries`,
+          hint: "check the machine's network and DNS; messages are not queued",
+        };
       }
-      if (slot.waitedMs > 1000) logger.debug(`waited ${slot.waitedMs} ms for the webhook rate limit`);
-      let response: Response;
-      try {
-        response = await ky.post(target, {
-          json: message,
-          timeout: timeoutMs,
-          retry: 0,
-          throwHttpErrors: false,
-          headers: { "user-agent": USER_AGENT },
-        });
-      } catch (error) {
-        await slot.done();
-        const code = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-        if (++failures >= maxAttempts) {
-          return {
-            status: "failed",
-            reason: `cannot reach the webhook host ${target.host} (${code}) after ${failures} tries`,
-            hint: "check the machine's network and DNS; messages are not queued",
-          };
-        }
-        const delay = backoffMs * 2 ** (failures - 1);
-        logger.warn(`webhook post failed (${code}); trying again in ${delay} ms`);
-        await clock.sleep(delay);
-        continue;
+      throw error;
+    }
+    const { response, attempts } = answer;
+    if (response.ok) {
+      await response.body?.cancel().catch(() => undefined);
+      if (response.headers.get("x-ratelimit-remaining") === "0") {
+        const after = Number(response.headers.get("x-ratelimit-reset-after"));
+        if (Number.isFinite(after) && after > 0) await rateWindow.block(clock.now() + Math.ceil(after * 1000));
       }
-      await slot.done();
-      const text = await response.text().catch(() => "");
-      let body: DiscordError = {};
-      try {
-        body = text ? (JSON.parse(text) as DiscordError) : {};
-      } catch {
-        // not JSON (a proxy's error page): keep the status alone
-      }
-      if (response.ok) {
-        if (response.headers.get("x-ratelimit-remaining") === "0") {
-          const after = Number(response.headers.get("x-ratelimit-reset-after"));
-          if (Number.isFinite(after) && after > 0) await window.block(clock.now() + Math.ceil(after * 1000));
-        }
-        return { status: "sent", attempts };
-      }
-      if (response.status === 429) {
-        const wait = retryAfterMs(response, body);
-        await window.block(clock.now() + wait);
-        // A shared limit can last many minutes: no countdown or backup is held up by a post.
-        if (clock.now() - started + wait > maxWaitMs) return tooLong(wait);
-        if (++limited > maxRateLimited) {
-          return {
-            status: "failed",
-            reason: `the webhook stayed rate limited (429) after ${limited} waits`,
-            hint: "another program may be posting to the same webhook; give mcops its own webhook",
-          };
-        }
-        logger.warn(`webhook rate limited${body.global ? " (global)" : ""}; waiting ${wait} ms`);
-        continue;
-      }
-      if (response.status >= 500) {
-        if (++failures >= maxAttempts) {
-          return {
-            status: "failed",
-            reason: `the webhook host kept failing (HTTP ${response.status}) after ${failures} tries`,
-            hint: "Discord may be having an outage; see its status page",
-          };
-        }
-        const delay = backoffMs * 2 ** (failures - 1);
-        logger.warn(`webhook answered ${response.status}; trying again in ${delay} ms`);
-        await clock.sleep(delay);
-        continue;
-      }
-      const gone = response.status === 404 || response.status === 401 || response.status === 403;
+      return { status: "sent", attempts };
+    }
+    let body: DiscordError = {};
+    try {
+      body = parseBody(discordErrorSchema, answer.errorText, { service: "Discord", route: "POST /api/webhooks" }) ?? {};
+    } catch {
+      // not Discord's error body (a proxy's page): the status alone speaks
+    }
+    if (answer.waitTooLongMs !== undefined) {
+      await rateWindow.block(clock.now() + answer.waitTooLongMs);
+      return tooLong(answer.waitTooLongMs);
+    }
+    if (response.status === 429) {
       return {
         status: "failed",
-        ...describeHttpFailure(response.status, body, config.source),
-        ...(gone ? { kind: "gone" as const } : {}),
+        reason: `the webhook stayed rate limited (429) after ${attempts} tries`,
+        hint: "another program may be posting to the same webhook; give mcops its own webhook",
       };
     }
+    if (response.status >= 500) {
+      return {
+        status: "failed",
+        reason: `the webhook host kept failing (HTTP ${response.status}) after ${attempts} tries`,
+        hint: "Discord may be having an outage; see its status page",
+      };
+    }
+    const gone = response.status === 404 || response.status === 401 || response.status === 403;
+    return {
+      status: "failed",
+      ...describeHttpFailure(response.status, body, config.source),
+      ...(gone ? { kind: "gone" as const } : {}),
+    };
   }
 
   return {

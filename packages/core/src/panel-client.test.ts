@@ -1,6 +1,7 @@
 import { type PanelStandIn, startPanelStandIn } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createPanelClient, type PanelClientOptions, PanelError } from "./panel-client.ts";
+import { ResponseShapeError } from "./request.ts";
 import { registerSecret } from "./secrets.ts";
 
 let panel: PanelStandIn;
@@ -169,7 +170,27 @@ describe("createPanelClient", () => {
     const error = await panelError(
       createPanelClient({ url, key: "k".repeat(40), serverId: "1a2b3c4d", backoffMs: 5, maxAttempts: 2 }).resources(),
     );
-    expect(error).toMatchObject({ kind: "network", message: "cannot reach the panel (ECONNREFUSED)", where: url });
+    expect(error).toMatchObject({
+      kind: "network",
+      message: "cannot reach the panel (ECONNREFUSED) after 2 tries",
+      where: url,
+    });
     panel = await startPanelStandIn();
+  });
+
+  it("says in one line which field of which route changed when the panel answers another shape", async () => {
+    const renamed = { object: "stats", attributes: { state: "running", is_suspended: false, resources: {} } };
+    panel.inject({ kind: "status", status: 200, body: renamed, route: "resources" });
+    const error = await client()
+      .resources()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ResponseShapeError);
+    expect((error as Error).message).toBe(
+      `the panel answered GET /api/client/servers/${panel.server.identifier}/resources in an unexpected shape: attributes.current_state: expected "offline" or "starting" or "running" or "stopping", got missing`,
+    );
+    panel.inject({ kind: "status", status: 200, body: "<html>maintenance</html>", route: "details" });
+    await expect(client().details()).rejects.toThrow(
+      `the panel answered GET /api/client/servers/${panel.server.identifier} with something that is not JSON`,
+    );
   });
 });

@@ -1,6 +1,8 @@
-import ky, { type KyResponse } from "ky";
+import ky from "ky";
+import * as z from "zod/mini";
 import { type Clock, systemClock } from "./clock.ts";
 import { JobError, type McopsErrorOptions } from "./errors.ts";
+import { exchange, POLICIES, parseBody, RequestFailure, type RequestPolicy } from "./request.ts";
 import { redact } from "./secrets.ts";
 import { USER_AGENT } from "./version.ts";
 
@@ -103,17 +105,60 @@ interface Envelope {
   errors?: Array<{ code?: string; status?: string; detail?: string; meta?: { source_field?: string; rule?: string } }>;
 }
 
-/** The longest Retry-After a request waits out before it gives up with the panel's answer. */
-const LONGEST_RETRY_AFTER_MS = 2 * 60_000;
+/** The parts of the client API's answers the tools read (pterodactyl/panel app/Transformers/Api/Client). */
+const envelopeSchema = z.object({
+  errors: z.optional(
+    z.array(
+      z.object({
+        code: z.optional(z.string()),
+        status: z.optional(z.string()),
+        detail: z.optional(z.string()),
+        meta: z.optional(z.object({ source_field: z.optional(z.string()), rule: z.optional(z.string()) })),
+      }),
+    ),
+  ),
+});
 
-const NETWORK_CODES_NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+export const statsSchema = z.object({
+  object: z.literal("stats"),
+  attributes: z.object({
+    current_state: z.enum(["offline", "starting", "running", "stopping"]),
+    is_suspended: z.boolean(),
+    resources: z.object({
+      memory_bytes: z.number(),
+      cpu_absolute: z.number(),
+      disk_bytes: z.number(),
+      uptime: z.number(),
+    }),
+  }),
+});
+
+export const serverSchema = z.object({
+  object: z.literal("server"),
+  attributes: z.object({
+    identifier: z.string(),
+    uuid: z.string(),
+    name: z.string(),
+    node: z.string(),
+    status: z.nullable(z.string()),
+    is_suspended: z.boolean(),
+    is_installing: z.boolean(),
+    is_transferring: z.boolean(),
+  }),
+});
 
 export function createPanelClient(options: PanelClientOptions): PanelClient {
-  const { url, key, serverId, timeoutMs = 15_000, maxAttempts = 4, backoffMs = 1000, clock = systemClock } = options;
+  const { url, key, serverId, clock = systemClock } = options;
+  const policy: RequestPolicy = {
+    ...POLICIES.panel,
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.maxAttempts ? { attempts: options.maxAttempts } : {}),
+    ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
+  };
   const base = `${url.replace(/\/+$/, "")}/api/client/servers/${encodeURIComponent(serverId)}`;
   const where = `${url.replace(/\/+$/, "")} server ${serverId}`;
   const http = ky.create({
-    timeout: timeoutMs,
+    timeout: false,
     retry: 0,
     throwHttpErrors: false,
     headers: {
@@ -123,7 +168,7 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
     },
   });
 
-  function toError(status: number, envelope: Envelope, retryAfter: string | null, path: string): PanelError {
+  function toError(status: number, envelope: Envelope, retryAfter: number | undefined, path: string): PanelError {
     const first = envelope.errors?.[0];
     // Pterodactyl answers its own errors in its envelope; a 502 page from nginx, PHP-FPM or Cloudflare has none.
     const fromPanel = Array.isArray(envelope.errors) && envelope.errors.length > 0;
@@ -176,7 +221,7 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
       case 429:
         return new PanelError("rate-limited", `the panel is rate limiting this key (${said})`, {
           ...opts,
-          hint: `try again in ${retryAfter ?? "a few"} seconds; another program may be using the same key`,
+          hint: `try again in ${retryAfter === undefined ? "a few" : Math.ceil(retryAfter / 1000)} seconds; another program may be using the same key`,
         });
       // The panel's own 502 comes only from the console route: the server is not running (Wings refuses commands).
       case 502:
@@ -203,90 +248,76 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
     }
   }
 
+  /** A route as messages name it: "GET /api/client/servers/1a2b3c4d/resources". */
+  const route = (method: string, path: string) =>
+    `${method.toUpperCase()} /api/client/servers/${encodeURIComponent(serverId)}${path}`;
+
   /**
-   * One request with the retry rules: 429 always waits and repeats (nothing was done); a connection that was never
-   * made repeats; other 5xx, timeouts and resets repeat only when `idempotent` (a repeated restart is not harmless).
+   * One request under the panel's policy (core/request.ts): a 429 waits and repeats (nothing was done); a connection
+   * never made repeats; other 5xx, timeouts and resets repeat only when `idempotent` (a repeated restart is not
+   * harmless). Returns the body of a 2xx answer.
    */
-  async function request(
-    method: "get" | "post",
-    path: string,
-    json: unknown,
-    idempotent: boolean,
-  ): Promise<KyResponse> {
-    let attempt = 0;
-    for (;;) {
-      attempt++;
-      const last = attempt >= maxAttempts;
-      let response: KyResponse;
-      try {
-        response = await http(`${base}${path}`, { method, ...(json === undefined ? {} : { json }) });
-      } catch (error) {
-        const code = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-        const notSent = NETWORK_CODES_NOT_SENT.has(code);
-        if (!last && (notSent || idempotent)) {
-          await clock.sleep(backoffMs * 2 ** (attempt - 1));
-          continue;
-        }
-        const timeout = code === "TimeoutError";
-        throw new PanelError(timeout ? "timeout" : "network", `cannot reach the panel (${code})`, {
-          where: url,
-          hint: timeout ? "the panel is slow or overloaded; try again" : "check CONTROL_URL and that the panel is up",
-          cause: error,
-        });
-      }
-      if (response.ok) return response;
-      const retryAfter = response.headers.get("retry-after");
-      const envelope = (await response.json().catch(() => ({}))) as Envelope;
-      // A 502 on a read is the proxy's (the panel writes 502 only for a command): repeated like any other 5xx.
-      const retriable = response.status === 429 || response.status === 503 || (idempotent && response.status >= 500);
-      if (!last && retriable) {
-        const wait = response.status === 429 && retryAfter ? Number(retryAfter) * 1000 : backoffMs * 2 ** (attempt - 1);
-        // Pterodactyl's limits are per minute: a longer wait is someone else's limit, not one to sleep through.
-        if (wait > LONGEST_RETRY_AFTER_MS) throw toError(response.status, envelope, retryAfter, path);
-        await clock.sleep(Number.isFinite(wait) ? wait : backoffMs);
-        continue;
-      }
-      throw toError(response.status, envelope, retryAfter, path);
+  async function request(method: "get" | "post", path: string, json: unknown, idempotent: boolean): Promise<string> {
+    let answer: Awaited<ReturnType<typeof exchange>>;
+    try {
+      answer = await exchange(policy, {
+        where: route(method, path),
+        idempotent,
+        clock,
+        send: (signal) => http(`${base}${path}`, { method, signal, ...(json === undefined ? {} : { json }) }),
+      });
+    } catch (error) {
+      if (!(error instanceof RequestFailure)) throw error;
+      const timeout = error.kind === "timeout";
+      throw new PanelError(timeout ? "timeout" : "network", error.message, {
+        where: url,
+        hint: timeout ? "the panel is slow or overloaded; try again" : policy.unreachableHint,
+        cause: error,
+      });
     }
+    const { response, errorText } = answer;
+    if (response.ok) return response.text();
+    let envelope: Envelope = {};
+    try {
+      envelope = parseBody(envelopeSchema, errorText, { service: "the panel", route: route(method, path) }) ?? {};
+    } catch {
+      envelope = {}; // a proxy's page, not the panel's envelope
+    }
+    const retryAfter = answer.waitTooLongMs ?? (Number(response.headers.get("retry-after")) * 1000 || undefined);
+    throw toError(response.status, envelope, retryAfter, path);
   }
 
   async function resources(): Promise<Resources> {
-    const body = (await (await request("get", "/resources", undefined, true)).json()) as {
-      attributes?: {
-        current_state?: string;
-        is_suspended?: boolean;
-        resources?: { memory_bytes?: number; cpu_absolute?: number; disk_bytes?: number; uptime?: number };
-      };
-    };
-    const a = body.attributes ?? {};
-    const r = a.resources ?? {};
-    const state =
-      (["offline", "starting", "running", "stopping"] as const).find((s) => s === a.current_state) ?? "offline";
+    const body = parseBody(statsSchema, await request("get", "/resources", undefined, true), {
+      service: "the panel",
+      route: route("get", "/resources"),
+    });
+    const a = body.attributes;
     return {
-      state,
-      isSuspended: a.is_suspended ?? false,
-      uptimeMs: r.uptime ?? 0,
-      memoryBytes: r.memory_bytes ?? 0,
-      cpuPercent: r.cpu_absolute ?? 0,
-      diskBytes: r.disk_bytes ?? 0,
+      state: a.current_state,
+      isSuspended: a.is_suspended,
+      uptimeMs: a.resources.uptime,
+      memoryBytes: a.resources.memory_bytes,
+      cpuPercent: a.resources.cpu_absolute,
+      diskBytes: a.resources.disk_bytes,
     };
   }
 
   return {
     async details() {
-      const body = (await (await request("get", "", undefined, true)).json()) as {
-        attributes?: Record<string, unknown>;
-      };
-      const a = body.attributes ?? {};
+      const { attributes: a } = parseBody(serverSchema, await request("get", "", undefined, true), {
+        service: "the panel",
+        route: route("get", ""),
+      });
       return {
-        identifier: String(a.identifier ?? serverId),
-        uuid: String(a.uuid ?? ""),
-        name: String(a.name ?? ""),
-        node: String(a.node ?? ""),
-        status: (a.status as string | null) ?? null,
-        isSuspended: Boolean(a.is_suspended),
-        isInstalling: Boolean(a.is_installing),
-        isTransferring: Boolean(a.is_transferring),
+        identifier: a.identifier,
+        uuid: a.uuid,
+        name: a.name,
+        node: a.node,
+        status: a.status,
+        isSuspended: a.is_suspended,
+        isInstalling: a.is_installing,
+        isTransferring: a.is_transferring,
       };
     },
     resources,

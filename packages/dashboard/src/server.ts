@@ -218,9 +218,10 @@ export async function startDashboard(ctx: DashboardContext, options: DashboardOp
       paths: ctx.paths,
       logger,
       clock: ctx.clock,
+      // Someone waits at the page: one more try at most (a 429 included), and never a long rate-limit wait.
       maxAttempts: 2,
       backoffMs: 500,
-      maxRateLimited: 1,
+      maxWaitMs: 10_000,
       timeoutMs: 10_000,
     });
     const where = redactWebhookUrl(config.webhookUrl);

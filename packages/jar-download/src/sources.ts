@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { type HttpClient, HttpFailure } from "@mcops/core/http-client";
+import { checkShape } from "@mcops/core/request";
 import * as z from "zod/mini";
 
 /**
@@ -127,15 +128,10 @@ function listHint(type: JarType, version?: string): string {
   return `see what there is: jar-download --list --type ${type}${version ? ` ${version}` : ""}`;
 }
 
-/** The parsed body, or a JobError saying the service answered something unexpected. */
+/** The parsed body, or one line naming the host, the route and the field that is not as the tool reads it. */
 function shape<S extends z.ZodMiniType>(schema: S, value: unknown, url: string): z.infer<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  throw new JobError(
-    `the download service answered something unexpected (${issue?.path.join(".") || "body"}: ${issue?.message})`,
-    { where: url, hint: "check the service's base address (a mirror must serve the same API)" },
-  );
+  const { host, pathname } = new URL(url);
+  return checkShape(schema, value, { service: host, route: `GET ${pathname}` });
 }
 
 /** A failed request as one line: what the service said, where, what to do. */

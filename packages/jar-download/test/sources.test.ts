@@ -88,6 +88,16 @@ describe("Paper and Folia (Fill v3)", () => {
     expect((error as JobError).where).toContain("/v3/projects/paper/versions/1.21.4/builds");
   });
 
+  it("says in one line which field of which route changed when Fill answers another shape", async () => {
+    const renamed = [{ id: 231, channel: "STABLE", downloads: { "server:default": { name: "paper.jar", size: 1 } } }];
+    stand.inject({ kind: "status", status: 200, body: renamed, route: "paper" });
+    const error = await source.resolve({ type: "paper", version: "1.21.4" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toMatch(
+      /^127\.0\.0\.1:\d+ answered GET \/fill\/v3\/projects\/paper\/versions\/1\.21\.4\/builds in an unexpected shape: 0\.downloads\.server:default\.checksums: expected object, got missing$/,
+    );
+  });
+
   it("is refused without a contact in the User-Agent, and says what to set", async () => {
     const anonymous = createSource(
       createHttpClient({ userAgent: "mcops-jar-download/test", retryDelayMs: 10 }),

@@ -1,81 +1,63 @@
 import type { Clock } from "@mcops/core/clock";
-import { JobError } from "@mcops/core/errors";
+import type { JobError } from "@mcops/core/errors";
+import { exchange, parseBody, type RequestPolicy } from "@mcops/core/request";
 import { USER_AGENT } from "@mcops/core/version";
-import ky, { type KyResponse } from "ky";
+import ky from "ky";
+import type * as z from "zod/mini";
 
 /**
- * One JSON request to a vendor API with the rules both vendors document: a bearer token, 429 waited out (DigitalOcean's
- * RateLimit-Reset, Cloudflare's Retry-After) and repeated, 5xx and network errors repeated for reads only (a repeated
- * create could make two droplets), and every other failure turned into one line by the caller's `explain`.
+ * One JSON request to a vendor API under core's request policy (core/request.ts: 429 waited out from Retry-After or
+ * DigitalOcean's RateLimit-Reset, 5xx and resets repeated for idempotent requests only, as a repeated create could
+ * make two droplets), with a bearer token; the answer's body checked against the schema of what is read from it, and
+ * every failed answer turned into one line by the caller's `explain`.
  */
 export interface ApiOptions {
   base: string;
   token: string;
   clock: Clock;
+  policy: RequestPolicy;
   /** Turns a failed answer into the error to throw. */
   explain: (status: number, body: unknown, method: string, path: string) => JobError;
-  /** What the API is, for network errors ("DigitalOcean"). */
-  name: string;
-  attempts?: number;
-  /** Longest wait for a rate limit before giving up (default 60 s). */
-  maxWaitMs?: number;
 }
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
+/** GET reads; PUT and PATCH write the same content again. A POST creates; a DELETE repeated answers 404. */
+const IDEMPOTENT: ReadonlySet<Method> = new Set(["get", "put", "patch"]);
+
 export function createApi(options: ApiOptions) {
-  const { base, token, clock, explain, name } = options;
-  const attempts = options.attempts ?? 4;
+  const { base, token, clock, explain, policy } = options;
   const http = ky.create({
-    timeout: 30_000,
+    timeout: false,
     retry: 0,
     throwHttpErrors: false,
     headers: { authorization: `Bearer ${token}`, "user-agent": USER_AGENT, accept: "application/json" },
   });
 
-  return async function request<T>(method: Method, path: string, json?: unknown): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const last = attempt >= attempts;
-      let response: KyResponse;
+  /** The answer's body as `schema` reads it; `schema` undefined: the body is not read (a 204). */
+  return async function request<S extends z.ZodMiniType>(
+    method: Method,
+    path: string,
+    schema: S | undefined,
+    json?: unknown,
+  ): Promise<z.infer<S>> {
+    const route = `${method.toUpperCase()} ${path}`;
+    const { response, errorText } = await exchange(policy, {
+      where: `${method.toUpperCase()} ${base}${path}`,
+      idempotent: IDEMPOTENT.has(method),
+      clock,
+      send: (signal) => http(`${base}${path}`, { method, signal, ...(json === undefined ? {} : { json }) }),
+    });
+    if (!response.ok) {
+      let body: unknown = errorText;
       try {
-        response = await http(`${base}${path}`, { method, ...(json === undefined ? {} : { json }) });
-      } catch (error) {
-        const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-        if (!last && method === "get") {
-          await clock.sleep(500 * 2 ** (attempt - 1));
-          continue;
-        }
-        throw new JobError(`cannot reach ${name} (${cause})`, {
-          where: `${method.toUpperCase()} ${base}${path}`,
-          hint: "check the network, then run the same command again: it carries on where it stopped",
-        });
-      }
-      const text = await response.text();
-      let body: unknown;
-      try {
-        body = text ? (JSON.parse(text) as unknown) : undefined;
+        body = errorText ? (JSON.parse(errorText) as unknown) : undefined;
       } catch {
-        body = text;
-      }
-      if (response.ok) return body as T;
-      if (response.status === 429 && !last) {
-        await clock.sleep(rateLimitWait(response, clock.now(), options.maxWaitMs ?? 60_000));
-        continue;
-      }
-      if (response.status >= 500 && method === "get" && !last) {
-        await clock.sleep(500 * 2 ** (attempt - 1));
-        continue;
+        // a proxy's page: explain() says the status
       }
       throw explain(response.status, body, method.toUpperCase(), path);
     }
+    const text = await response.text();
+    return (schema ? parseBody(schema, text, { service: policy.service, route }) : undefined) as z.infer<S>;
   };
-}
-
-/** How long a 429 says to wait: Retry-After (seconds), else RateLimit-Reset (epoch seconds), else 1 s; bounded. */
-export function rateLimitWait(response: Response, now: number, maxMs: number): number {
-  const retryAfter = Number(response.headers.get("retry-after"));
-  if (Number.isFinite(retryAfter) && retryAfter > 0) return Math.min(retryAfter * 1000, maxMs);
-  const reset = Number(response.headers.get("ratelimit-reset"));
-  if (Number.isFinite(reset) && reset > 0) return Math.min(Math.max(0, reset * 1000 - now), maxMs);
-  return 1000;
 }

@@ -1,37 +1,51 @@
 import type { Clock } from "@mcops/core/clock";
 import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
+import { POLICIES } from "@mcops/core/request";
+import * as z from "zod/mini";
 import { createApi } from "./api.ts";
 
-/** The parts of DigitalOcean's API v2 hibernate and revive use; errors are DigitalOcean's `{id, message}`. */
-export interface Droplet {
-  id: number;
-  name: string;
-  status: "new" | "active" | "off" | "archive";
-  size_slug: string;
-  size?: { slug: string; price_monthly?: number };
-  region: { slug: string };
-  disk?: number;
-  tags: string[];
-  networks: { v4: Array<{ ip_address: string; type: string }> };
-}
+/**
+ * The parts of DigitalOcean's API v2 hibernate and revive read (digitalocean/openapi specification/resources/droplets,
+ * actions, snapshots, ssh_keys); errors are DigitalOcean's `{id, message}`. A shape that differs is one line.
+ */
+const dropletSchema = z.object({
+  id: z.number(),
+  name: z.string(),
+  status: z.enum(["new", "active", "off", "archive"]),
+  size_slug: z.string(),
+  size: z.optional(z.object({ slug: z.string(), price_monthly: z.optional(z.number()) })),
+  region: z.object({ slug: z.string() }),
+  disk: z.optional(z.number()),
+  tags: z.array(z.string()),
+  networks: z.object({ v4: z.array(z.object({ ip_address: z.string(), type: z.string() })) }),
+});
+export type Droplet = z.infer<typeof dropletSchema>;
 
-export interface Action {
-  id: number;
-  status: "in-progress" | "completed" | "errored";
-  type: string;
-}
+const actionSchema = z.object({
+  id: z.number(),
+  status: z.enum(["in-progress", "completed", "errored"]),
+  type: z.string(),
+});
+export type Action = z.infer<typeof actionSchema>;
 
-export interface Snapshot {
-  id: string;
-  name: string;
-  created_at: string;
-  resource_id: string;
-  resource_type: string;
-  regions: string[];
-  size_gigabytes: number;
-  min_disk_size?: number;
-}
+const snapshotSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  created_at: z.string(),
+  resource_id: z.string(),
+  resource_type: z.string(),
+  regions: z.array(z.string()),
+  size_gigabytes: z.number(),
+  min_disk_size: z.optional(z.number()),
+});
+export type Snapshot = z.infer<typeof snapshotSchema>;
+
+const sshKeySchema = z.object({ id: z.number() });
+
+/** A page of a list: its items under `key`, and meta.total. */
+const page = <S extends z.ZodMiniType>(key: string, item: S) =>
+  z.object({ [key]: z.array(item), meta: z.optional(z.object({ total: z.optional(z.number()) })) });
 
 export const DO_BASE = "https://api.digitalocean.com";
 /** DigitalOcean's price of snapshot storage, USD per GB-month. */
@@ -47,7 +61,7 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
     base,
     token: options.token,
     clock: options.clock,
-    name: "DigitalOcean",
+    policy: POLICIES.digitalocean,
     explain(status, body, method, path) {
       const b = (body ?? {}) as { id?: string; message?: string };
       const said = `${status}${b.id ? ` ${b.id}` : ""}${b.message ? `: ${b.message}` : ""}`;
@@ -77,15 +91,15 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
     },
   });
 
-  async function all<T>(path: string, key: string): Promise<T[]> {
-    const items: T[] = [];
-    for (let page = 1; page <= 50; page++) {
+  async function all<S extends z.ZodMiniType>(path: string, key: string, item: S): Promise<Array<z.infer<S>>> {
+    const items: Array<z.infer<S>> = [];
+    for (let number = 1; number <= 50; number++) {
       const sep = path.includes("?") ? "&" : "?";
-      const body = await request<Record<string, unknown> & { meta?: { total?: number } }>(
-        "get",
-        `${path}${sep}page=${page}&per_page=200`,
-      );
-      const chunk = (body[key] ?? []) as T[];
+      const body = (await request("get", `${path}${sep}page=${number}&per_page=200`, page(key, item))) as Record<
+        string,
+        unknown
+      > & { meta?: { total?: number } };
+      const chunk = body[key] as Array<z.infer<S>>;
       items.push(...chunk);
       if (chunk.length < 200 || items.length >= (body.meta?.total ?? 0)) break;
     }
@@ -94,14 +108,14 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
 
   const api = {
     async verify(): Promise<void> {
-      await request("get", "/account");
+      await request("get", "/account", z.object({ account: z.object({ status: z.string() }) }));
     },
     droplets(tag?: string): Promise<Droplet[]> {
-      return all<Droplet>(tag ? `/droplets?tag_name=${encodeURIComponent(tag)}` : "/droplets", "droplets");
+      return all(tag ? `/droplets?tag_name=${encodeURIComponent(tag)}` : "/droplets", "droplets", dropletSchema);
     },
     async droplet(id: number): Promise<Droplet | undefined> {
       try {
-        return (await request<{ droplet: Droplet }>("get", `/droplets/${id}`)).droplet;
+        return (await request("get", `/droplets/${id}`, z.object({ droplet: dropletSchema }))).droplet;
       } catch (error) {
         if (/answered 404/.test((error as Error).message)) return undefined;
         throw error;
@@ -115,16 +129,18 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
       ssh_keys: Array<number | string>;
       tags: string[];
     }): Promise<Droplet> {
-      return (await request<{ droplet: Droplet }>("post", "/droplets", { ...spec, monitoring: true })).droplet;
+      const created = z.object({ droplet: dropletSchema });
+      return (await request("post", "/droplets", created, { ...spec, monitoring: true })).droplet;
     },
     async deleteDroplet(id: number): Promise<void> {
-      await request("delete", `/droplets/${id}`);
+      await request("delete", `/droplets/${id}`, undefined);
     },
     async action(dropletId: number, type: string, extra: Record<string, string> = {}): Promise<Action> {
-      return (await request<{ action: Action }>("post", `/droplets/${dropletId}/actions`, { type, ...extra })).action;
+      const body = z.object({ action: actionSchema });
+      return (await request("post", `/droplets/${dropletId}/actions`, body, { type, ...extra })).action;
     },
     async getAction(id: number): Promise<Action> {
-      return (await request<{ action: Action }>("get", `/actions/${id}`)).action;
+      return (await request("get", `/actions/${id}`, z.object({ action: actionSchema }))).action;
     },
     /** Polls an action until it completes; undefined when it errored or did not finish in time. */
     async waitAction(id: number, timeoutMs: number, pollMs: number): Promise<Action> {
@@ -137,13 +153,13 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
       }
     },
     snapshots(): Promise<Snapshot[]> {
-      return all<Snapshot>("/snapshots?resource_type=droplet", "snapshots");
+      return all("/snapshots?resource_type=droplet", "snapshots", snapshotSchema);
     },
     async deleteSnapshot(id: string): Promise<void> {
-      await request("delete", `/snapshots/${id}`);
+      await request("delete", `/snapshots/${id}`, undefined);
     },
     async sshKeyIds(): Promise<number[]> {
-      return (await all<{ id: number }>("/account/keys", "ssh_keys")).map((k) => k.id);
+      return (await all("/account/keys", "ssh_keys", sshKeySchema)).map((k) => k.id);
     },
     /** Polls the droplet until `test` holds; the last droplet seen otherwise. */
     async waitDroplet(

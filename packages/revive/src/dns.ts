@@ -1,7 +1,9 @@
 import type { Clock } from "@mcops/core/clock";
 import { ConfigError, JobError, UsageError } from "@mcops/core/errors";
 import { parseGameAddress } from "@mcops/core/game-ping";
+import { checkShape, POLICIES } from "@mcops/core/request";
 import { getDomain } from "tldts";
+import * as z from "zod/mini";
 import { createApi, type Method } from "./api.ts";
 
 /**
@@ -39,19 +41,25 @@ function zoneOf(host: string, field: string): string {
   return zone;
 }
 
-interface Envelope<T> {
-  success: boolean;
-  errors?: Array<{ code: number; message: string }>;
-  result: T;
-}
+/** Cloudflare's envelope (developers.cloudflare.com/api: success, errors, messages, result) as far as it is read. */
+const envelopeSchema = z.object({
+  success: z.boolean(),
+  errors: z.optional(z.array(z.object({ code: z.number(), message: z.string() }))),
+  result: z.optional(z.unknown()),
+});
+type Envelope = z.infer<typeof envelopeSchema>;
 
-interface DnsRecord {
-  id: string;
-  name: string;
-  type: string;
-  content: string;
-  proxied: boolean;
-}
+const dnsRecordSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  type: z.string(),
+  content: z.string(),
+  proxied: z.boolean(),
+});
+type DnsRecord = z.infer<typeof dnsRecordSchema>;
+
+const zoneSchema = z.object({ id: z.string(), name: z.string(), account: z.optional(z.object({ id: z.string() })) });
+const verifySchema = z.object({ status: z.string(), expires_on: z.optional(z.nullable(z.string())) });
 
 /** Cloudflare does not take the token at all (401, or 1000/6003/9109): invalid, revoked, expired or of another kind. */
 class TokenRefused extends JobError {}
@@ -59,7 +67,7 @@ class TokenRefused extends JobError {}
 export function createCloudflare(options: { base?: string | undefined; token: string; clock: Clock }) {
   const base = `${options.base ?? CF_BASE}/client/v4`;
   const explain = (status: number, body: unknown, method: string, path: string): JobError => {
-    const errors = (body as Envelope<unknown> | undefined)?.errors ?? [];
+    const errors = (body as Envelope | undefined)?.errors ?? [];
     const said = `${status}${errors.length ? `: ${errors.map((e) => `${e.code} ${e.message}`).join("; ")}` : ""}`;
     if (status === 401 || errors.some((e) => e.code === 1000 || e.code === 6003 || e.code === 9109)) {
       return new TokenRefused(`Cloudflare refused the token (${said})`, {
@@ -78,23 +86,29 @@ export function createCloudflare(options: { base?: string | undefined; token: st
       hint: "run the same command again",
     });
   };
-  const call = createApi({ base, token: options.token, clock: options.clock, name: "Cloudflare", explain });
-  // Cloudflare says a failure in the envelope too: a 200 whose success is false is not a success.
-  const request = async <T>(method: Method, path: string, json?: unknown): Promise<T> => {
-    const body = await call<T>(method, path, json);
-    if ((body as Envelope<unknown> | undefined)?.success === false)
-      throw explain(200, body, method.toUpperCase(), path);
-    return body;
+  const call = createApi({ base, token: options.token, clock: options.clock, policy: POLICIES.cloudflare, explain });
+  /**
+   * The `result` of an answer, as `schema` reads it. Cloudflare says a failure in the envelope too: a 200 whose
+   * success is false is not a success.
+   */
+  const request = async <S extends z.ZodMiniType>(
+    method: Method,
+    path: string,
+    schema: S,
+    json?: unknown,
+  ): Promise<z.infer<S>> => {
+    const body = await call(method, path, envelopeSchema, json);
+    if (!body.success) throw explain(200, body, method.toUpperCase(), path);
+    const route = `${method.toUpperCase()} ${path}`;
+    const checked = checkShape(z.object({ result: schema }), body, { service: "Cloudflare", route });
+    return (checked as { result: z.infer<S> }).result;
   };
 
   /** The account a zone belongs to, as the token sees it; undefined when the token cannot see the zone. */
   const accountOf = async (zone: string): Promise<string | undefined> => {
     try {
-      const body = await request<Envelope<Array<{ name: string; account?: { id?: string } }>>>(
-        "get",
-        `/zones?name=${encodeURIComponent(zone)}`,
-      );
-      return body.result.find((z) => z.name === zone)?.account?.id;
+      const zones = await request("get", `/zones?name=${encodeURIComponent(zone)}`, z.array(zoneSchema));
+      return zones.find((found) => found.name === zone)?.account?.id;
     } catch (error) {
       if (error instanceof TokenRefused) return undefined;
       throw error;
@@ -109,9 +123,9 @@ export function createCloudflare(options: { base?: string | undefined; token: st
      */
     async verify(zone: string): Promise<"user" | "account"> {
       let kind: "user" | "account" = "user";
-      let body: Envelope<{ status: string; expires_on?: string }>;
+      let token: z.infer<typeof verifySchema>;
       try {
-        body = await request("get", "/user/tokens/verify");
+        token = await request("get", "/user/tokens/verify", verifySchema);
       } catch (error) {
         if (!(error instanceof TokenRefused)) throw error;
         const accountId = await accountOf(zone);
@@ -124,13 +138,12 @@ export function createCloudflare(options: { base?: string | undefined; token: st
             },
           );
         }
-        body = await request("get", `/accounts/${accountId}/tokens/verify`);
+        token = await request("get", `/accounts/${accountId}/tokens/verify`, verifySchema);
         kind = "account";
       }
-      const status = body.result?.status;
-      if (status !== "active") {
+      if (token.status !== "active") {
         throw new JobError(
-          `the Cloudflare ${kind === "account" ? "account " : ""}token is ${status ?? "not valid"}${body.result?.expires_on ? ` (expired ${body.result.expires_on})` : ""}`,
+          `the Cloudflare ${kind === "account" ? "account " : ""}token is ${token.status}${token.expires_on ? ` (expired ${token.expires_on})` : ""}`,
           {
             where: "CLOUDFLARE_API_TOKEN",
             hint: "create a new API token with Zone → DNS → Edit for the zone and put it in .env",
@@ -140,11 +153,8 @@ export function createCloudflare(options: { base?: string | undefined; token: st
       return kind;
     },
     async zoneId(name: string): Promise<string> {
-      const body = await request<Envelope<Array<{ id: string; name: string }>>>(
-        "get",
-        `/zones?name=${encodeURIComponent(name)}`,
-      );
-      const zone = body.result.find((z) => z.name === name);
+      const zones = await request("get", `/zones?name=${encodeURIComponent(name)}`, z.array(zoneSchema));
+      const zone = zones.find((found) => found.name === name);
       if (!zone) {
         throw new JobError(`Cloudflare has no zone ${name} for this token`, {
           where: "CLOUDFLARE_API_TOKEN",
@@ -154,20 +164,22 @@ export function createCloudflare(options: { base?: string | undefined; token: st
       return zone.id;
     },
     async aRecords(zoneId: string, name: string): Promise<DnsRecord[]> {
-      const body = await request<Envelope<DnsRecord[]>>(
+      return request(
         "get",
         `/zones/${zoneId}/dns_records?type=A&name=${encodeURIComponent(name)}`,
+        z.array(dnsRecordSchema),
       );
-      return body.result;
     },
     async createA(zoneId: string, name: string, ip: string, proxied: boolean): Promise<void> {
-      await request("post", `/zones/${zoneId}/dns_records`, { type: "A", name, content: ip, proxied, ttl: 1 });
+      const record = { type: "A", name, content: ip, proxied, ttl: 1 };
+      await request("post", `/zones/${zoneId}/dns_records`, dnsRecordSchema, record);
     },
     async updateA(zoneId: string, id: string, name: string, ip: string, proxied: boolean): Promise<void> {
-      await request("patch", `/zones/${zoneId}/dns_records/${id}`, { type: "A", name, content: ip, proxied, ttl: 1 });
+      const record = { type: "A", name, content: ip, proxied, ttl: 1 };
+      await request("patch", `/zones/${zoneId}/dns_records/${id}`, dnsRecordSchema, record);
     },
     async deleteRecord(zoneId: string, id: string): Promise<void> {
-      await request("delete", `/zones/${zoneId}/dns_records/${id}`);
+      await request("delete", `/zones/${zoneId}/dns_records/${id}`, z.object({ id: z.string() }));
     },
   };
 }

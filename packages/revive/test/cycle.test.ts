@@ -290,6 +290,24 @@ describe("hibernate → revive", () => {
     expect(world.cloudflare.writes()).toHaveLength(2);
   });
 
+  it("says in one line which field of which route changed when a vendor answers another shape", async () => {
+    world = await startWorld();
+    const [droplet] = world.digitalocean.droplets();
+    const renamed = { droplets: [{ ...droplet, networks: { ipv4: [] } }], links: {}, meta: { total: 1 } };
+    world.digitalocean.inject({ kind: "status", status: 200, body: renamed, route: "GET /v2/droplets" });
+    await expect(runDns(world.ctx(), {})).rejects.toMatchObject({
+      message:
+        "DigitalOcean answered GET /droplets?tag_name=mcops&page=1&per_page=200 in an unexpected shape: droplets.0.networks.v4: expected array, got missing",
+    });
+    const zones = { success: true, errors: [], messages: [], result: [{ id: 7, name: "example.co.uk" }] };
+    world.cloudflare.inject({ kind: "status", status: 200, body: zones, route: "zones" });
+    await expect(runDns(world.ctx(), { ip: "203.0.113.9" })).rejects.toMatchObject({
+      message:
+        "Cloudflare answered GET /zones?name=example.co.uk in an unexpected shape: result.0.id: expected string, got number 7",
+    });
+    expect(world.cloudflare.writes()).toEqual([]);
+  });
+
   it("stops when DigitalOcean refuses the token, with what to do", async () => {
     world = await startWorld();
     world.digitalocean.revokeToken();

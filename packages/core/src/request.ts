@@ -1,0 +1,398 @@
+import type * as z from "zod/mini";
+import { type Clock, systemClock } from "./clock.ts";
+import { JobError } from "./errors.ts";
+
+/**
+ * The one request policy of every client in mcops (the panel, the Discord webhook, DigitalOcean, Cloudflare, the jar
+ * hosts, the dead-man's-switch ping): which answers are tried again, how long to wait, and when to stop.
+ *
+ * - A 429 is tried again whatever the request (nothing was done), after the wait the service asks for.
+ * - 408, 500, 502, 503, 504 and Cloudflare's 520–524 are tried again only for an idempotent request: a repeated
+ *   restart restarts twice, a repeated droplet create makes two droplets.
+ * - A connection that was never made (refused, no such host) is tried again whatever the request; a timeout or a
+ *   reset only for an idempotent one.
+ * - Retry-After (seconds or a date), RateLimit-Reset (DigitalOcean: epoch seconds; the IETF draft: seconds),
+ *   X-RateLimit-Reset-After and a JSON `retry_after` (Discord: seconds) are honoured up to `maxWaitMs`; a longer wait
+ *   is not slept through: the answer is returned as it is, with `waitTooLongMs` set.
+ * - Tries and the whole time (waits included) are bounded. A failure to reach the service is a `RequestFailure`, a core
+ *   error with a hint; an answer that is not what the caller wanted is the caller's to explain (it knows the service).
+ */
+export interface RequestPolicy {
+  /** The service as the messages name it: "the panel", "Discord", "DigitalOcean". */
+  service: string;
+  /** Tries in all, the first included. */
+  attempts: number;
+  /** The longest the whole request may take, waits included. */
+  totalMs: number;
+  /** One try, until the answer's headers. */
+  timeoutMs: number;
+  /** The first pause after a failed try; it doubles each time. */
+  backoffMs: number;
+  /** The longest single wait a 429 or 503 may ask for. */
+  maxWaitMs: number;
+  /** What to check when the service cannot be reached. */
+  unreachableHint: string;
+}
+
+export const POLICIES = {
+  panel: {
+    service: "the panel",
+    attempts: 4,
+    totalMs: 5 * 60_000,
+    timeoutMs: 15_000,
+    backoffMs: 1000,
+    // Pterodactyl's limits are per minute: a longer wait is someone else's limit, not one to sleep through.
+    maxWaitMs: 2 * 60_000,
+    unreachableHint: "check CONTROL_URL and that the panel is up",
+  },
+  discord: {
+    service: "Discord",
+    attempts: 5,
+    totalMs: 2 * 60_000,
+    timeoutMs: 15_000,
+    backoffMs: 1000,
+    // A shared limit can last many minutes: no countdown or backup is held up by a post.
+    maxWaitMs: 60_000,
+    unreachableHint: "check the machine's network and DNS; messages are not queued",
+  },
+  digitalocean: {
+    service: "DigitalOcean",
+    attempts: 4,
+    totalMs: 3 * 60_000,
+    timeoutMs: 30_000,
+    backoffMs: 500,
+    maxWaitMs: 60_000,
+    unreachableHint: "check the network, then run the same command again: it carries on where it stopped",
+  },
+  cloudflare: {
+    service: "Cloudflare",
+    attempts: 4,
+    totalMs: 3 * 60_000,
+    timeoutMs: 30_000,
+    backoffMs: 500,
+    maxWaitMs: 60_000,
+    unreachableHint: "check the network, then run the same command again: it carries on where it stopped",
+  },
+  downloads: {
+    service: "the download service",
+    attempts: 4,
+    totalMs: 10 * 60_000,
+    timeoutMs: 30_000,
+    backoffMs: 500,
+    maxWaitMs: 2 * 60_000,
+    unreachableHint: "check the network and the service's base address (DOWNLOAD_BASE and friends)",
+  },
+  healthcheck: {
+    service: "the dead-man's-switch",
+    attempts: 3,
+    totalMs: 30_000,
+    timeoutMs: 10_000,
+    backoffMs: 1000,
+    maxWaitMs: 10_000,
+    unreachableHint: "check HEALTHCHECK_URL and the network",
+  },
+} as const satisfies Record<string, RequestPolicy>;
+
+/** Answers worth another try of an idempotent request: the service or a proxy in front of it did not do it. */
+export const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([408, 500, 502, 503, 504, 520, 521, 522, 523, 524]);
+
+/** Connection errors that mean the request never left: trying again cannot do anything twice. */
+export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
+export type Verdict =
+  | { retry: true; waitMs: number }
+  | { retry: false; why: "final" | "attempts" | "time" | "wait-too-long"; waitMs?: number };
+
+export interface TryOutcome {
+  /** 1 for the first try. */
+  attempt: number;
+  /** Since the first try began. */
+  elapsedMs: number;
+  idempotent: boolean;
+  /** The answer's status; undefined when there was none. */
+  status?: number | undefined;
+  /** Why there was no answer: a Node error code, "TimeoutError". */
+  networkCode?: string | undefined;
+  /** The wait the answer asked for (see waitHintMs). */
+  waitHintMs?: number | undefined;
+}
+
+/** The policy's decision after one try. */
+export function decide(policy: RequestPolicy, outcome: TryOutcome): Verdict {
+  const { attempt, elapsedMs, idempotent, status, networkCode, waitHintMs } = outcome;
+  const backoff = policy.backoffMs * 2 ** (attempt - 1);
+  let waitMs: number;
+  if (status !== undefined) {
+    if (status === 429) waitMs = waitHintMs ?? backoff;
+    else if (idempotent && TRANSIENT_STATUSES.has(status)) waitMs = waitHintMs ?? backoff;
+    else return { retry: false, why: "final" };
+  } else if (idempotent || NOT_SENT_CODES.has(networkCode ?? "")) {
+    waitMs = backoff;
+  } else {
+    return { retry: false, why: "final" };
+  }
+  if (waitMs > policy.maxWaitMs) return { retry: false, why: "wait-too-long", waitMs };
+  if (attempt >= policy.attempts) return { retry: false, why: "attempts" };
+  if (elapsedMs + waitMs > policy.totalMs) return { retry: false, why: "time", waitMs };
+  return { retry: true, waitMs };
+}
+
+/**
+ * The wait an answer asks for, in ms: Retry-After (seconds or an HTTP date), X-RateLimit-Reset-After (seconds),
+ * RateLimit-Reset (epoch seconds when it looks like one, else seconds), or a JSON body's `retry_after` (seconds).
+ * Undefined when it names none.
+ */
+export function waitHintMs(headers: Headers, now: number, body?: unknown): number | undefined {
+  const inBody = (body as { retry_after?: unknown } | undefined)?.retry_after;
+  if (typeof inBody === "number" && Number.isFinite(inBody) && inBody >= 0) return Math.ceil(inBody * 1000);
+  const retryAfter = headers.get("retry-after")?.trim();
+  if (retryAfter) {
+    if (/^\d+(\.\d+)?$/.test(retryAfter)) return Math.ceil(Number(retryAfter) * 1000);
+    const date = Date.parse(retryAfter);
+    if (Number.isFinite(date)) return Math.max(0, date - now);
+  }
+  const resetAfter = Number(headers.get("x-ratelimit-reset-after") ?? Number.NaN);
+  if (Number.isFinite(resetAfter) && resetAfter >= 0) return Math.ceil(resetAfter * 1000);
+  const reset = Number(headers.get("ratelimit-reset") ?? Number.NaN);
+  if (Number.isFinite(reset) && reset > 0) return reset > 1e9 ? Math.max(0, reset * 1000 - now) : reset * 1000;
+  return undefined;
+}
+
+/** The service could not be reached (or did not answer in time) within the policy's tries. */
+export class RequestFailure extends JobError {
+  readonly service: string;
+  readonly code: string;
+  readonly kind: "network" | "timeout" | "interrupted";
+  readonly attempts: number;
+  constructor(
+    policy: RequestPolicy,
+    details: { code: string; kind: RequestFailure["kind"]; attempts: number; where: string; cause?: unknown },
+  ) {
+    const { code, kind, attempts } = details;
+    const tries = attempts > 1 ? ` after ${attempts} tries` : "";
+    const message =
+      kind === "interrupted"
+        ? "interrupted"
+        : kind === "timeout"
+          ? `${policy.service} did not answer in ${Math.round(policy.timeoutMs / 1000)} s${tries}`
+          : `cannot reach ${policy.service} (${code})${tries}`;
+    super(message, {
+      where: details.where,
+      hint:
+        kind === "interrupted"
+          ? undefined
+          : kind === "timeout"
+            ? `${policy.service} is slow or overloaded; try again later`
+            : policy.unreachableHint,
+      cause: details.cause,
+    });
+    this.service = policy.service;
+    this.code = code;
+    this.kind = kind;
+    this.attempts = attempts;
+  }
+}
+
+export interface Exchange {
+  /** The last answer. A 2xx body is left unread for the caller (it may be a download to stream). */
+  response: Response;
+  /** The body of a non-2xx answer, at most 64 KiB; "" for a 2xx. */
+  errorText: string;
+  attempts: number;
+  /** A 429 or 503 asked for a wait longer than the policy's maxWaitMs; this is that wait. */
+  waitTooLongMs?: number;
+}
+
+export interface ExchangeOptions {
+  /** For messages: the address or "GET /resources". Never a secret. */
+  where: string;
+  /** A repeat does nothing twice (GET, a power stop, a DNS PATCH to the same content). */
+  idempotent: boolean;
+  /** One try. Must pass `signal` to the request (it carries the per-try timeout and the caller's interruption). */
+  send: (signal: AbortSignal) => Promise<Response>;
+  clock?: Clock;
+  signal?: AbortSignal;
+  /** Runs before each try, outside its timeout (a rate window's turn); what it returns runs after the try. */
+  beforeTry?: () => Promise<(() => Promise<void>) | undefined>;
+  /** Told of each pause before another try (the status or the network code, and the wait). */
+  onRetry?: (info: { attempt: number; waitMs: number; status?: number; code?: string }) => void | Promise<void>;
+}
+
+const ERROR_TEXT_LIMIT = 64 * 1024;
+
+/** One request under the policy: tries, waits and gives up as it says. */
+export async function exchange(policy: RequestPolicy, options: ExchangeOptions): Promise<Exchange> {
+  const clock = options.clock ?? systemClock;
+  const started = clock.now();
+  for (let attempt = 1; ; attempt++) {
+    if (options.signal?.aborted) {
+      throw new RequestFailure(policy, {
+        code: "AbortError",
+        kind: "interrupted",
+        attempts: attempt - 1,
+        where: options.where,
+      });
+    }
+    const after = await options.beforeTry?.();
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new DOMException("timed out", "TimeoutError")), policy.timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
+    let response: Response | undefined;
+    let code: string | undefined;
+    let failure: unknown;
+    try {
+      response = await options.send(signal);
+    } catch (error) {
+      failure = error;
+      code = timeout.signal.aborted
+        ? "TimeoutError"
+        : options.signal?.aborted
+          ? "AbortError"
+          : ((error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name);
+    } finally {
+      clearTimeout(timer);
+      await after?.();
+    }
+    if (code === "AbortError") {
+      throw new RequestFailure(policy, {
+        code,
+        kind: "interrupted",
+        attempts: attempt,
+        where: options.where,
+        cause: failure,
+      });
+    }
+    let errorText = "";
+    let body: unknown;
+    if (response && !response.ok) {
+      errorText = await readCapped(response, ERROR_TEXT_LIMIT);
+      try {
+        body = JSON.parse(errorText) as unknown;
+      } catch {
+        body = undefined; // a proxy's error page: the status alone speaks
+      }
+    }
+    if (response?.ok) return { response, errorText: "", attempts: attempt };
+    const verdict = decide(policy, {
+      attempt,
+      elapsedMs: clock.now() - started,
+      idempotent: options.idempotent,
+      status: response?.status,
+      networkCode: code,
+      waitHintMs: response ? waitHintMs(response.headers, clock.now(), body) : undefined,
+    });
+    if (verdict.retry) {
+      await options.onRetry?.({
+        attempt,
+        waitMs: verdict.waitMs,
+        ...(response ? { status: response.status } : {}),
+        ...(code ? { code } : {}),
+      });
+      await clock.sleep(verdict.waitMs, options.signal);
+      continue;
+    }
+    if (!response) {
+      const kind = code === "TimeoutError" ? "timeout" : "network";
+      throw new RequestFailure(policy, {
+        code: code ?? "unknown",
+        kind,
+        attempts: attempt,
+        where: options.where,
+        cause: failure,
+      });
+    }
+    return {
+      response,
+      errorText,
+      attempts: attempt,
+      ...(verdict.why === "wait-too-long" && verdict.waitMs !== undefined ? { waitTooLongMs: verdict.waitMs } : {}),
+    };
+  }
+}
+
+/** A body's text, cut at `limit` bytes (an error page is read, never an unbounded one). */
+async function readCapped(response: Response, limit: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // a body cut midway: what arrived is enough to explain the status
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).toString("utf8").slice(0, limit);
+}
+
+/** The service answered, but not in the shape mcops reads: one line naming the service, the route and the field. */
+export class ResponseShapeError extends JobError {}
+
+/**
+ * A response body checked against what the tool reads from it. A vendor that changed a shape is one line, never an
+ * `undefined` further down: "DigitalOcean answered GET /v2/droplets/1 in an unexpected shape: droplet.networks.v4:
+ * expected array, got missing". An empty body is read as undefined.
+ */
+export function parseBody<S extends z.ZodMiniType>(
+  schema: S,
+  text: string,
+  where: { service: string; route: string },
+): z.infer<S> {
+  let value: unknown;
+  try {
+    value = text === "" ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    throw new ResponseShapeError(`${where.service} answered ${where.route} with something that is not JSON`, {
+      where: where.route,
+      hint: "a proxy or a wrong base address may be in the way; check the address the tool was given",
+    });
+  }
+  return checkShape(schema, value, where);
+}
+
+/** An already parsed body checked as parseBody checks one. */
+export function checkShape<S extends z.ZodMiniType>(
+  schema: S,
+  value: unknown,
+  where: { service: string; route: string },
+): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.length ? issue.path.join(".") : "the body";
+  throw new ResponseShapeError(
+    `${where.service} answered ${where.route} in an unexpected shape: ${field}: ${issue ? describeIssue(issue, value) : "invalid"}`,
+    { hint: "the service may have changed its API; update mcops, or report this line" },
+  );
+}
+
+/** "expected string, got missing", "expected one of "a", "b", got "c"" (zod/mini carries no messages of its own). */
+function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
+  let found: unknown = root;
+  for (const key of issue.path) found = (found as Record<PropertyKey, unknown> | undefined)?.[key as PropertyKey];
+  const shown = (value: unknown): string => {
+    if (value === undefined) return "missing";
+    if (value === null) return "null";
+    if (Array.isArray(value)) return "an array";
+    if (typeof value === "object") return "an object";
+    const text = JSON.stringify(value) ?? String(value);
+    return `${typeof value} ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`;
+  };
+  if (issue.code === "invalid_type") return `expected ${issue.expected}, got ${shown(found)}`;
+  if (issue.code === "invalid_value") {
+    return `expected ${issue.values.map((v) => JSON.stringify(v)).join(" or ")}, got ${shown(found)}`;
+  }
+  return issue.message;
+}
