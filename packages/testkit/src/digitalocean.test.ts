@@ -309,6 +309,8 @@ describe("the full cycle", () => {
 
     // Create from the snapshot.
     const keys = (await json(await api(d, "/account/keys"))).ssh_keys;
+    // The creation stays "in-progress" until the test releases it: the pending event below is not a race.
+    d.inject({ kind: "action-hangs", actionType: "create" });
     const created = await api(d, "/droplets", {
       body: {
         name: "mc",
@@ -340,7 +342,8 @@ describe("the full cycle", () => {
 
     // Active, with a public IPv4.
     const createAction = await json(await fetch(link.href, { headers: { Authorization: `Bearer ${d.token}` } }));
-    expect(createAction.action).toMatchObject({ type: "create", resource_id: body.droplet.id });
+    expect(createAction.action).toMatchObject({ type: "create", resource_id: body.droplet.id, status: "in-progress" });
+    d.settleAction(link.id, "completed");
     const active = await until(async () => {
       const { droplet } = await json(await api(d, `/droplets/${body.droplet.id}`));
       return droplet.status === "active" ? droplet : undefined;
