@@ -1,3 +1,4 @@
+import { connect, createServer, type Socket } from "node:net";
 import { startGameServer } from "@mcops/testkit";
 import { describe, expect, it } from "vitest";
 import { parseGameAddress, pingGame } from "./game-ping.ts";
@@ -23,6 +24,37 @@ describe("pingGame (Server List Ping)", () => {
     const result = await pingGame(game.address, 1000);
     expect(result.ping).toBeUndefined();
     expect(result.error).toBeTruthy();
+  });
+
+  it("asks again when a ping is lost, and gives up after the attempts", async () => {
+    const game = await startGameServer();
+    // In front of the game: the first `drop` connections are closed unanswered, the rest go through.
+    let drop = 1;
+    let seen = 0;
+    const front = createServer((socket: Socket) => {
+      seen++;
+      if (drop-- > 0) {
+        socket.destroy();
+        return;
+      }
+      const behind = connect(game.port, "127.0.0.1");
+      socket.pipe(behind).pipe(socket);
+      behind.on("error", () => socket.destroy());
+      socket.on("error", () => behind.destroy());
+    });
+    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+    const address = `127.0.0.1:${(front.address() as { port: number }).port}`;
+    try {
+      expect((await pingGame(address)).ping).toMatchObject({ online: 0, max: 20 });
+      expect(seen).toBe(2);
+      drop = 2;
+      seen = 0;
+      expect((await pingGame(address, 3000, 2)).ping).toBeUndefined();
+      expect(seen).toBe(2);
+    } finally {
+      front.close();
+      await game.close();
+    }
   });
 
   it("reads host:port, defaulting to the game's port", () => {

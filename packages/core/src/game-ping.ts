@@ -18,22 +18,30 @@ export function parseGameAddress(address: string): { host: string; port: number 
   return { host: match?.[1] ?? "127.0.0.1", port: Number(match?.[2] ?? 25565) };
 }
 
-/** The players online, or undefined (with the reason) when the server does not answer. */
+/**
+ * The players online, or undefined (with the reason) when the server does not answer `attempts` pings in a row (each
+ * given `timeoutMs`): one lost ping, or a game busy saving, does not decide what a tool does.
+ */
 export async function pingGame(
   address: string,
   timeoutMs = 3000,
+  attempts = 2,
 ): Promise<{ ping: GamePing; error?: undefined } | { ping?: undefined; error: string }> {
   const { host, port } = parseGameAddress(address);
-  try {
-    const answer = await status(host, port, { timeout: timeoutMs, enableSRV: false });
-    return {
-      ping: {
-        online: answer.players.online,
-        max: answer.players.max,
-        names: (answer.players.sample ?? []).map((p) => p.name),
-      },
-    };
-  } catch (error) {
-    return { error: (error as Error).message || String(error) };
+  let error = "";
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    try {
+      const answer = await status(host, port, { timeout: timeoutMs, enableSRV: false });
+      return {
+        ping: {
+          online: answer.players.online,
+          max: answer.players.max,
+          names: (answer.players.sample ?? []).map((p) => p.name),
+        },
+      };
+    } catch (failure) {
+      error = (failure as Error).message || String(failure);
+    }
   }
+  return { error };
 }

@@ -63,7 +63,7 @@ async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live
   try {
     address = loadBackupEnv(["GAME_ADDRESS"], { paths: ctx.paths, env: ctx.env }).GAME_ADDRESS ?? "127.0.0.1:25565";
     const at = address;
-    playersPart = pingGame(at, options.pingTimeoutMs ?? 2500).then((answer) =>
+    playersPart = pingGame(at, options.pingTimeoutMs ?? 2500, 1).then((answer) =>
       answer.ping
         ? { ping: answer.ping, address: at }
         : { error: `no answer (${pingErrorSummary(answer.error)})`, address: at },

@@ -194,7 +194,7 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
   const address = env.GAME_ADDRESS ?? `${ip}:${parseGameAddress(env.SERVER_ADDR).port}`;
   const deadline = ctx.clock.now() + waitMs;
   for (;;) {
-    const { ping } = await pingGame(address, 3000);
+    const { ping } = await pingGame(address, 3000, 1);
     if (ping) break;
     if (ctx.clock.now() >= deadline) {
       throw new JobError(`the game did not answer on ${address} within ${formatDuration(waitMs)}`, {
