@@ -10,7 +10,7 @@ stamp=node_modules/.mcops-setup
 lock_sum=$(sha256sum package-lock.json 2>/dev/null | cut -d' ' -f1 || true)
 
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sum" ] || [ ! -x node_modules/.bin/node ]; then
-  echo "setup: installing dependencies (toolchain Node $want_node, build and test tools)..." >&2
+  echo "setup: npm dependencies: installing (toolchain Node $want_node, build and test tools)..." >&2
   if [ -f package-lock.json ]; then
     # Not `npm ci`: this registry mirror serves only the packages of this platform, so the lock file lacks the
     # optional binaries of other platforms (biome, rollup, turbo) and `npm ci` refuses it as out of sync.
@@ -20,6 +20,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sum" ] || [ ! -x node_modu
     lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
   fi
   printf '%s' "$lock_sum" > "$stamp"
+else
+  echo "setup: npm dependencies: up to date" >&2
 fi
 
 # The backup tool drives real restic and rclone (Debian packages); its tests and the demo run them for real.
@@ -37,7 +39,7 @@ command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 # The deploy checks run logrotate -d on the shipped config (systemd-analyze comes with systemd).
 command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]} (Debian packages)..." >&2
+  echo "setup: Debian packages: installing ${missing[*]}..." >&2
   if [ "$(id -u)" = 0 ]; then
     sudo=""
   elif command -v sudo >/dev/null 2>&1; then
@@ -48,6 +50,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   $sudo apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+else
+  echo "setup: Debian packages: restic, rclone, python3, chromium and the rest are there" >&2
 fi
 
 have_node=$(node_modules/.bin/node --version 2>/dev/null || true)
@@ -55,3 +59,4 @@ if [ "$have_node" != "v$want_node" ]; then
   echo "setup: the toolchain Node in node_modules/.bin is '${have_node:-missing}', expected v$want_node — run: rm -rf node_modules && npm run setup" >&2
   exit 1
 fi
+echo "setup: toolchain Node $have_node in node_modules/.bin" >&2
