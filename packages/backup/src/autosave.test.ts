@@ -3,11 +3,11 @@ import { randomUUID } from "node:crypto";
 import { appendFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { systemClock } from "@mcops/core/clock";
+import { type Clock, systemClock } from "@mcops/core/clock";
 import { silentLogger } from "@mcops/core/log";
 import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
 import { VolumeDir } from "@mcops/core/volume";
-import { type PanelStandIn, startPanelStandIn } from "@mcops/testkit";
+import { type PanelStandIn, startPanelStandIn, waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pauseAutosave } from "./autosave.ts";
 
@@ -124,29 +124,57 @@ describe("waiting for the game's Saved the game", () => {
 
   it("takes the line when the game's write of it is read in two halves", async () => {
     const client = panelWriting(["[06:00:01] [Server thread/INFO]: Saved"]);
-    const rest = setTimeout(() => appendFileSync(latestLog, " the game\n"), 150);
+    // The first half is in the log before the wait begins; the rest is written at the wait's first pause, once the
+    // first half has been read. The save timeout is an hour: only the whole line ends the wait as "flushed".
+    let pauses = 0;
+    const clock: Clock = {
+      now: systemClock.now,
+      sleep(ms, signal) {
+        if (pauses++ === 0) appendFileSync(latestLog, " the game\n");
+        return systemClock.sleep(ms, signal);
+      },
+    };
     const guard = await pauseAutosave({
       panel: client,
       volume: VolumeDir.open(dir),
       latestLog: "latest.log",
-      clock: systemClock,
+      clock,
       logger: silentLogger,
-      saveTimeoutMs: 2000,
+      saveTimeoutMs: 3_600_000,
     });
-    clearTimeout(rest);
     await guard.resume();
     expect(guard.mode).toBe("flushed");
+    expect(pauses).toBe(1);
   });
 
   it("stops waiting as soon as the run is aborted, and save-on still follows", async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort("SIGINT"), 200);
-    const started = Date.now();
-    const guard = await pause([], 30_000, controller.signal);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // The wait is held: an hour's save timeout, and each look at the log followed by a 10-minute pause. The abort comes
+    // once that pause has begun, so only honouring the abort at once ends the wait before this test's timeout.
+    let pausing = false;
+    const clock: Clock = {
+      now: systemClock.now,
+      sleep(ms, signal) {
+        pausing = true;
+        return systemClock.sleep(ms, signal);
+      },
+    };
+    const waiting = pauseAutosave({
+      panel: panelWriting([]),
+      volume: VolumeDir.open(dir),
+      latestLog: "latest.log",
+      clock,
+      logger: silentLogger,
+      saveTimeoutMs: 3_600_000,
+      pollMs: 600_000,
+      signal: controller.signal,
+    });
+    await waitUntil(() => pausing, "the wait for Saved the game to pause", 50_000);
+    controller.abort("SIGINT");
+    const guard = await waiting;
     expect(guard.mode).toBe("flush-unconfirmed");
-    expect(guard.note).toMatch(/interrupted by SIGINT/);
+    expect(guard.note).toMatch(/interrupted by SIGINT while waiting/);
     await guard.resume();
     expect(panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
-  }, 10_000);
+  }, 60_000);
 });
