@@ -89,7 +89,7 @@ export const POLICIES = {
     timeoutMs: 10_000,
     backoffMs: 1000,
     maxWaitMs: 10_000,
-    unreachableHint: "check HEALTHCHECK_URL and the network",
+    unreachableHint: "check BACKUP_PING_URL and the network",
   },
 } as const satisfies Record<string, RequestPolicy>;
 
