@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   appendFileSync,
   closeSync,
@@ -14,7 +14,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseGameLog } from "@mcops/core/game-log";
-import { fifoGuard } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { readLines, runScan, scanLine } from "./scan.ts";
 
@@ -117,28 +116,49 @@ describe("log-tailer scan, reading in chunks", () => {
   });
 });
 
+/**
+ * Nobody writes to `fifo`: a reader that opened it blocking would wait forever, and, the open being synchronous, so
+ * would this test's event loop. This helper frees such a reader after `afterMs` and records that it had to: the test
+ * fails on that record, not on how long it took. `end()` stops the helper and says whether it freed one.
+ */
+function fifoWitness(fifo: string, afterMs = 60_000): { end(): Promise<boolean> } {
+  // SIGTERM is handled on the helper's event loop, so it never cuts in between freeing a reader and saying so.
+  const script = `process.on("SIGTERM", () => process.exit(0)); setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); process.stdout.write("freed"); } catch {} }, ${afterMs});`;
+  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "ignore"] });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  return {
+    async end() {
+      child.kill("SIGTERM");
+      await closed;
+      return out === "freed";
+    },
+  };
+}
+
 describe("log-tailer scan, on files that are not logs", () => {
-  let guard: ChildProcess | undefined;
-  afterEach(() => {
-    guard?.kill("SIGKILL");
-    guard = undefined;
+  let witness: ReturnType<typeof fifoWitness> | undefined;
+  afterEach(async () => {
+    await witness?.end();
+    witness = undefined;
   });
 
-  it("refuses a FIFO without waiting for a writer, and a device, before reading anything", () => {
+  it("refuses a FIFO without waiting for a writer, and a device, before reading anything", async () => {
     const fifo = join(dir, "fifo.log");
     execFileSync("mkfifo", [fifo]);
-    // Should the FIFO be opened for blocking reads, this writer frees the test after 10 s, to fail rather than hang.
-    guard = fifoGuard(fifo);
+    // Nobody writes to it: a scan that opened it blocking would only go on once the witness freed it, 60 s later.
+    witness = fifoWitness(fifo);
     const good = file("before-fifo.log", "[10:00:01] [Server thread/INFO]: Steve joined the game\n");
     let out = "";
     const writer = { write: (text: string) => (out += text) } as never;
-    const started = Date.now();
     expect(() => runScan([good, fifo], writer)).toThrow(`${fifo} is a FIFO, not a regular file`);
+    expect(await witness.end()).toBe(false);
+    // /dev/zero never ends: a scan that read it would not come back at all.
     expect(() => runScan(["/dev/zero"], writer)).toThrow("/dev/zero is a device, not a regular file");
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(out).toBe("");
     unlinkSync(fifo);
-  });
+  }, 120_000);
 
   it.each([1, 3, 7, 11, 64])("cuts lines longer than the cap alike with %i-byte reads", (size) => {
     const path = file(`cut-${size}.log`, "0123456789\n0123456789A\nshort\n0123456789ABCDEFGHIJKLMNOP\nlast");
