@@ -14,9 +14,8 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { type DiscordStandIn, startDiscordStandIn, toolEnv } from "@mcops/testkit";
+import { type DiscordStandIn, startDiscordStandIn, toolEnv, waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 /**
@@ -80,22 +79,24 @@ function start(): void {
   service.stderr?.on("data", (d) => (stderr += d));
 }
 
-/** SIGTERM; resolves with the exit code and how long it took. */
-async function stop(): Promise<{ code: number | null; ms: number }> {
+/** How long the service, started afresh on a busy machine, may take to do something before the test fails. */
+const WAIT = 60_000;
+
+/** SIGTERM; resolves with the exit code. Until it exits, afterEach can still kill it. */
+async function stop(): Promise<{ code: number | null }> {
   const child = service as ChildProcess;
-  const started = Date.now();
   const done = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   child.kill("SIGTERM");
+  const code = await done;
   service = undefined;
-  return { code: await done, ms: Date.now() - started };
+  return { code };
 }
 
 /** Waits (bounded) until the tool's log has a line matching `pattern`. */
-async function logged(pattern: RegExp, timeoutMs = 5000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(20)) {
-    if (logLines(pattern).length) return;
-  }
-  throw new Error(`nothing like ${pattern} in mc-log-tailer.log within ${timeoutMs} ms:\n${toolLog()}${stderr}`);
+async function logged(pattern: RegExp, timeoutMs = WAIT): Promise<void> {
+  await waitUntil(() => logLines(pattern).length > 0, `${pattern} in mc-log-tailer.log`, timeoutMs).catch(() => {
+    throw new Error(`nothing like ${pattern} in mc-log-tailer.log within ${timeoutMs} ms:\n${toolLog()}${stderr}`);
+  });
 }
 
 describe("log-tailer in a hostile volume (built executable)", () => {
@@ -103,15 +104,15 @@ describe("log-tailer in a hostile volume (built executable)", () => {
     execFileSync("mkfifo", [log]);
     start();
     await logged(/ ERROR .*latest\.log is a FIFO, not a regular file; not reading it/);
-    const [message] = await discord.waitForMessages(1, 5000);
+    const [message] = await discord.waitForMessages(1, WAIT);
     expect(message?.body.embeds[0].title).toBe("Game log not followed");
     expect(message?.body.embeds[0].description).toBe(
       `${log} is a FIFO, not a regular file; not reading it. Nothing from the game is announced until it is a regular file again.`,
     );
-    // SIGTERM makes it look once more (its last read) before it stops: the same FIFO is not said again.
-    const { code, ms } = await stop();
+    // SIGTERM makes it look once more (its last read) before it stops: the same FIFO is not said again. Nobody ever
+    // writes to the FIFO, so a last read that opened it would never end: exiting at all is the prompt exit.
+    const { code } = await stop();
     expect(code).toBe(0);
-    expect(ms).toBeLessThan(5000);
     expect(logLines(/ ERROR /)).toEqual([
       expect.stringMatching(
         / ERROR .*latest\.log is a FIFO, not a regular file; not reading it — something in the server volume replaced it; remove it/,
@@ -119,53 +120,57 @@ describe("log-tailer in a hostile volume (built executable)", () => {
     ]);
     expect(titles()).toEqual(["Game log not followed"]);
     expect(logLines(/ INFO stopped$/)).toHaveLength(1);
-  });
+  }, 180_000);
 
   it.each([
     ["latest.log", "a link to another server's log", "latest.log is a symbolic link, not a regular file"],
     ["logs", "a link to another server's logs folder", "logs is a symbolic link, not a directory"],
-  ])("%s as %s: nothing from the canary log is ever posted", async (entry, _what, problem) => {
-    const canary = join(outside, "latest.log");
-    writeFileSync(canary, line("Canary joined the game"), { mode: 0o600 });
-    if (entry === "logs") {
-      rmSync(join(volume, "logs"), { recursive: true });
-      symlinkSync(outside, join(volume, "logs"));
-    } else {
-      symlinkSync(canary, log);
-    }
-    start();
-    await logged(new RegExp(` ERROR .*${problem.replace(/\./g, "\\.")}; not reading it`));
-    await discord.waitForMessages(1, 5000);
-    appendFileSync(canary, line("Canary2 joined the game"));
-    expect((await stop()).code).toBe(0);
-    expect(titles()).toEqual(["Game log not followed"]);
-    expect(toolLog()).not.toMatch(/Canary/);
-  });
+  ])(
+    "%s as %s: nothing from the canary log is ever posted",
+    async (entry, _what, problem) => {
+      const canary = join(outside, "latest.log");
+      writeFileSync(canary, line("Canary joined the game"), { mode: 0o600 });
+      if (entry === "logs") {
+        rmSync(join(volume, "logs"), { recursive: true });
+        symlinkSync(outside, join(volume, "logs"));
+      } else {
+        symlinkSync(canary, log);
+      }
+      start();
+      await logged(new RegExp(` ERROR .*${problem.replace(/\./g, "\\.")}; not reading it`));
+      await discord.waitForMessages(1, WAIT);
+      appendFileSync(canary, line("Canary2 joined the game"));
+      expect((await stop()).code).toBe(0);
+      expect(titles()).toEqual(["Game log not followed"]);
+      expect(toolLog()).not.toMatch(/Canary/);
+    },
+    180_000,
+  );
 
   it("says each problem once, follows the log again when it is a regular file, and survives a directory swapped in", async () => {
     writeFileSync(log, line("Steve joined the game"));
     start();
-    await discord.waitForMessages(1, 5000);
+    await discord.waitForMessages(1, WAIT);
 
     // The game's file renamed away and a directory put in its place while it runs.
     renameSync(log, join(volume, "logs", "old.log"));
     mkdirSync(log);
     await logged(/ ERROR .*latest\.log is a directory, not a regular file; not reading it/);
-    await discord.waitForMessages(2, 5000);
+    await discord.waitForMessages(2, WAIT);
     rmdirSync(log);
     execFileSync("mkfifo", [log]);
     await logged(/ ERROR .*latest\.log is a FIFO, not a regular file/);
     unlinkSync(log);
     writeFileSync(log, line("Alex joined the game"));
     await logged(/ INFO .*latest\.log is a regular file again: following it$/);
-    await discord.waitForMessages(3, 5000);
+    await discord.waitForMessages(3, WAIT);
     expect((await stop()).code).toBe(0);
 
     // One post for the episode (directory, then FIFO), and each problem in one ERROR line.
     expect(titles()).toEqual(["Steve joined the game", "Game log not followed", "Alex joined the game"]);
     expect(logLines(/ ERROR /)).toHaveLength(2);
     expect(stderr).not.toMatch(/EISDIR|ESPIPE|\n {4}at /);
-  });
+  }, 180_000);
 
   it("cuts a line over 64 KiB with one warning, not its text, and reads the next line", async () => {
     writeFileSync(log, "");
@@ -175,7 +180,7 @@ describe("log-tailer in a hostile volume (built executable)", () => {
       log,
       `[12:00:00] [Server thread/INFO]: <Steve> ${"spam ".repeat(40_000)}\n${line("Steve joined the game")}`,
     );
-    await discord.waitForMessages(1, 5000);
+    await discord.waitForMessages(1, WAIT);
     expect((await stop()).code).toBe(0);
     expect(titles()).toEqual(["Steve joined the game"]);
     expect(logLines(/ WARN /)).toEqual([
@@ -184,5 +189,5 @@ describe("log-tailer in a hostile volume (built executable)", () => {
       ),
     ]);
     expect(toolLog()).not.toMatch(/spam spam/);
-  });
+  }, 180_000);
 });
