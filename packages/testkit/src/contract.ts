@@ -5,6 +5,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /** One route of a stand-in and where its behaviour comes from: a repository and path, or a documentation page. */
 export interface RouteSource {
@@ -72,4 +73,64 @@ export function loadExchanges(dir: string): RealExchange[] {
 /** Header names of `real` missing from a stand-in answer's headers. */
 export function missingHeaders(real: Record<string, string> | undefined, ours: Headers): string[] {
   return Object.keys(real ?? {}).filter((name) => !ours.has(name));
+}
+
+/** The services whose real answers are kept in `test/contracts/<service>/`. */
+export type ContractService = "panel" | "discord" | "cloudflare" | "digitalocean" | "downloads";
+
+/** The real exchanges of a service, as kept in this package's `test/contracts/<service>/`. */
+export function realExchanges(service: ContractService): RealExchange[] {
+  return loadExchanges(fileURLToPath(new URL(`../test/contracts/${service}`, import.meta.url)));
+}
+
+/** A route's path as a pattern matching a real request's path (the query left off): a `{placeholder}` is a segment. */
+export function routePattern(path: string, prefix = ""): RegExp {
+  const escaped = `${prefix}${path}`.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+");
+  return new RegExp(`^${escaped}$`);
+}
+
+/** The path of an exchange's request without its query. */
+export function pathOf(exchange: RealExchange): string {
+  return exchange.request.path.split("?")[0] ?? "";
+}
+
+/**
+ * One row of a client's table of the bodies it reads: the route (its method, and its path as the vendor writes it
+ * with a `{placeholder}` for each segment that varies), and which answers: its successes (2xx) or its failures.
+ * `name` says what reads them (the schema's name).
+ */
+export interface BodyRead {
+  name: string;
+  method: string;
+  path: string;
+  answers: "success" | "failure";
+}
+
+/** The row's words in a test's name: "serverSchema reads GET /api/client/servers/{server} (success)". */
+function describeRead(row: BodyRead): string {
+  return `${row.name} reads ${row.method} ${row.path} (${row.answers})`;
+}
+
+/**
+ * Every real body a client's table says it reads, as test cases `[name, row, exchange]` (an exchange with a body, on
+ * the row's route, with an answer of the row's kind); and the rows that matched no real body, which a test must find
+ * empty: a row that reads nothing would pass without checking anything.
+ */
+export function bodiesRead<R extends BodyRead>(
+  exchanges: RealExchange[],
+  rows: readonly R[],
+): { cases: Array<[string, R, RealExchange]>; unmatched: string[] } {
+  const cases = rows.flatMap((row) =>
+    exchanges
+      .filter(
+        (e) =>
+          e.response.body !== undefined &&
+          e.request.method === row.method &&
+          routePattern(row.path).test(pathOf(e)) &&
+          (e.response.status >= 200 && e.response.status < 300) === (row.answers === "success"),
+      )
+      .map((e): [string, R, RealExchange] => [`${describeRead(row)}: ${e.name}`, row, e]),
+  );
+  const used = new Set(cases.map(([, row]) => row));
+  return { cases, unmatched: rows.filter((row) => !used.has(row)).map(describeRead) };
 }

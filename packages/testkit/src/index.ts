@@ -12,6 +12,16 @@ export type {
   TokenStatus,
 } from "./cloudflare.ts";
 export { CLOUDFLARE_ROUTES, cloudflareError, startCloudflareStandIn } from "./cloudflare.ts";
+export type { BodyRead, ContractService, RealExchange, RouteSource } from "./contract.ts";
+export {
+  bodiesRead,
+  loadExchanges,
+  missingHeaders,
+  pathOf,
+  realExchanges,
+  routePattern,
+  shapeDifferences,
+} from "./contract.ts";
 export type {
   DigitalOceanFault,
   DigitalOceanRequest,
