@@ -142,7 +142,7 @@ export interface NotifierOptions {
 }
 
 /** Discord's error body (discord-api-docs topics/opcodes-and-status-codes, rate-limits): every field optional. */
-const discordErrorSchema = z.object({
+export const discordErrorSchema = z.object({
   message: z.optional(z.string()),
   code: z.optional(z.number()),
   retry_after: z.optional(z.number()),

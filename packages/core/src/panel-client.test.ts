@@ -1,7 +1,14 @@
-import { type PanelStandIn, startPanelStandIn } from "@mcops/testkit";
+import { bodiesRead, type PanelStandIn, realExchanges, startPanelStandIn } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createPanelClient, type PanelClientOptions, PanelError } from "./panel-client.ts";
-import { ResponseShapeError } from "./request.ts";
+import {
+  createPanelClient,
+  type PanelClientOptions,
+  PanelError,
+  panelEnvelopeSchema,
+  serverSchema,
+  statsSchema,
+} from "./panel-client.ts";
+import { checkShape, ResponseShapeError } from "./request.ts";
 import { registerSecret } from "./secrets.ts";
 
 let panel: PanelStandIn;
@@ -192,5 +199,34 @@ describe("createPanelClient", () => {
     await expect(client().details()).rejects.toThrow(
       `the panel answered GET /api/client/servers/${panel.server.identifier} with something that is not JSON`,
     );
+  });
+});
+
+/** Every body the client reads, the route it comes from, and the schema that reads it. */
+const PANEL_READS = [
+  { name: "serverSchema", schema: serverSchema, method: "GET", path: "/api/client/servers/{server}" },
+  { name: "statsSchema", schema: statsSchema, method: "GET", path: "/api/client/servers/{server}/resources" },
+].map((read) => ({ ...read, answers: "success" as const }));
+const PANEL_ERROR_READS = [
+  "GET /api/client/servers/{server}",
+  "GET /api/client/servers/{server}/resources",
+  "POST /api/client/servers/{server}/power",
+  "POST /api/client/servers/{server}/command",
+].map((route) => {
+  const [method = "", path = ""] = route.split(" ");
+  return { name: "panelEnvelopeSchema", schema: panelEnvelopeSchema, method, path, answers: "failure" as const };
+});
+
+describe("the client's schemas and the panel's real answers (testkit test/contracts/panel)", () => {
+  const { cases, unmatched } = bodiesRead(realExchanges("panel"), [...PANEL_READS, ...PANEL_ERROR_READS]);
+
+  it("has a real body for every row of the table", () => {
+    expect(unmatched).toEqual([]);
+  });
+
+  it.each(cases)("%s", (_name, read, real) => {
+    const route = `${real.request.method} ${real.request.path}`;
+    const check = () => checkShape(read.schema, real.response.body, { service: "the panel", route });
+    expect(check, `${real.name} (real answer from ${real.source})`).not.toThrow();
   });
 });

@@ -106,7 +106,7 @@ interface Envelope {
 }
 
 /** The parts of the client API's answers the tools read (pterodactyl/panel app/Transformers/Api/Client). */
-const envelopeSchema = z.object({
+export const panelEnvelopeSchema = z.object({
   errors: z.optional(
     z.array(
       z.object({
@@ -279,7 +279,7 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
     if (response.ok) return response.text();
     let envelope: Envelope = {};
     try {
-      envelope = parseBody(envelopeSchema, errorText, { service: "the panel", route: route(method, path) }) ?? {};
+      envelope = parseBody(panelEnvelopeSchema, errorText, { service: "the panel", route: route(method, path) }) ?? {};
     } catch {
       envelope = {}; // a proxy's page, not the panel's envelope
     }
