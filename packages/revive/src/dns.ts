@@ -41,9 +41,12 @@ function zoneOf(host: string, field: string): string {
   return zone;
 }
 
-/** Cloudflare's envelope (developers.cloudflare.com/api: success, errors, messages, result) as far as it is read. */
+/**
+ * Cloudflare's envelope (developers.cloudflare.com/api: success, errors, messages, result) as far as it is read.
+ * `success` may be absent: a DNS record delete answers `{"result": {"id": ...}}` alone (the API schema's 200 example).
+ */
 const envelopeSchema = z.object({
-  success: z.boolean(),
+  success: z.optional(z.boolean()),
   errors: z.optional(z.array(z.object({ code: z.number(), message: z.string() }))),
   result: z.optional(z.unknown()),
 });
@@ -89,7 +92,7 @@ export function createCloudflare(options: { base?: string | undefined; token: st
   const call = createApi({ base, token: options.token, clock: options.clock, policy: POLICIES.cloudflare, explain });
   /**
    * The `result` of an answer, as `schema` reads it. Cloudflare says a failure in the envelope too: a 200 whose
-   * success is false is not a success.
+   * success is false is not a success; one that leaves success out (a record delete) is, when its result reads.
    */
   const request = async <S extends z.ZodMiniType>(
     method: Method,
@@ -98,7 +101,7 @@ export function createCloudflare(options: { base?: string | undefined; token: st
     json?: unknown,
   ): Promise<z.infer<S>> => {
     const body = await call(method, path, envelopeSchema, json);
-    if (!body.success) throw explain(200, body, method.toUpperCase(), path);
+    if (body.success === false) throw explain(200, body, method.toUpperCase(), path);
     const route = `${method.toUpperCase()} ${path}`;
     const checked = checkShape(z.object({ result: schema }), body, { service: "Cloudflare", route });
     return (checked as { result: z.infer<S> }).result;
