@@ -9,7 +9,7 @@ import { createApi } from "./api.ts";
  * The parts of DigitalOcean's API v2 hibernate and revive read (digitalocean/openapi specification/resources/droplets,
  * actions, snapshots, ssh_keys); errors are DigitalOcean's `{id, message}`. A shape that differs is one line.
  */
-const dropletSchema = z.object({
+export const dropletSchema = z.object({
   id: z.number(),
   name: z.string(),
   status: z.enum(["new", "active", "off", "archive"]),
@@ -22,14 +22,14 @@ const dropletSchema = z.object({
 });
 export type Droplet = z.infer<typeof dropletSchema>;
 
-const actionSchema = z.object({
+export const actionSchema = z.object({
   id: z.number(),
   status: z.enum(["in-progress", "completed", "errored"]),
   type: z.string(),
 });
 export type Action = z.infer<typeof actionSchema>;
 
-const snapshotSchema = z.object({
+export const snapshotSchema = z.object({
   id: z.string(),
   name: z.string(),
   created_at: z.string(),
@@ -41,10 +41,16 @@ const snapshotSchema = z.object({
 });
 export type Snapshot = z.infer<typeof snapshotSchema>;
 
-const sshKeySchema = z.object({ id: z.number() });
+export const sshKeySchema = z.object({ id: z.number() });
+/** GET /account: the token works. */
+export const accountSchema = z.object({ account: z.object({ status: z.string() }) });
+/** A droplet's details, and a droplet create's answer. */
+export const dropletBodySchema = z.object({ droplet: dropletSchema });
+/** An action's details, and a droplet action's answer. */
+export const actionBodySchema = z.object({ action: actionSchema });
 
 /** A page of a list: its items under `key`, and meta.total. */
-const page = <S extends z.ZodMiniType>(key: string, item: S) =>
+export const page = <S extends z.ZodMiniType>(key: string, item: S) =>
   z.object({ [key]: z.array(item), meta: z.optional(z.object({ total: z.optional(z.number()) })) });
 
 export const DO_BASE = "https://api.digitalocean.com";
@@ -108,14 +114,14 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
 
   const api = {
     async verify(): Promise<void> {
-      await request("get", "/account", z.object({ account: z.object({ status: z.string() }) }));
+      await request("get", "/account", accountSchema);
     },
     droplets(tag?: string): Promise<Droplet[]> {
       return all(tag ? `/droplets?tag_name=${encodeURIComponent(tag)}` : "/droplets", "droplets", dropletSchema);
     },
     async droplet(id: number): Promise<Droplet | undefined> {
       try {
-        return (await request("get", `/droplets/${id}`, z.object({ droplet: dropletSchema }))).droplet;
+        return (await request("get", `/droplets/${id}`, dropletBodySchema)).droplet;
       } catch (error) {
         if (/answered 404/.test((error as Error).message)) return undefined;
         throw error;
@@ -129,18 +135,16 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
       ssh_keys: Array<number | string>;
       tags: string[];
     }): Promise<Droplet> {
-      const created = z.object({ droplet: dropletSchema });
-      return (await request("post", "/droplets", created, { ...spec, monitoring: true })).droplet;
+      return (await request("post", "/droplets", dropletBodySchema, { ...spec, monitoring: true })).droplet;
     },
     async deleteDroplet(id: number): Promise<void> {
       await request("delete", `/droplets/${id}`, undefined);
     },
     async action(dropletId: number, type: string, extra: Record<string, string> = {}): Promise<Action> {
-      const body = z.object({ action: actionSchema });
-      return (await request("post", `/droplets/${dropletId}/actions`, body, { type, ...extra })).action;
+      return (await request("post", `/droplets/${dropletId}/actions`, actionBodySchema, { type, ...extra })).action;
     },
     async getAction(id: number): Promise<Action> {
-      return (await request("get", `/actions/${id}`, z.object({ action: actionSchema }))).action;
+      return (await request("get", `/actions/${id}`, actionBodySchema)).action;
     },
     /** Polls an action until it completes; undefined when it errored or did not finish in time. */
     async waitAction(id: number, timeoutMs: number, pollMs: number): Promise<Action> {

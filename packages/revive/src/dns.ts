@@ -45,14 +45,14 @@ function zoneOf(host: string, field: string): string {
  * Cloudflare's envelope (developers.cloudflare.com/api: success, errors, messages, result) as far as it is read.
  * `success` may be absent: a DNS record delete answers `{"result": {"id": ...}}` alone (the API schema's 200 example).
  */
-const envelopeSchema = z.object({
+export const envelopeSchema = z.object({
   success: z.optional(z.boolean()),
   errors: z.optional(z.array(z.object({ code: z.number(), message: z.string() }))),
   result: z.optional(z.unknown()),
 });
 type Envelope = z.infer<typeof envelopeSchema>;
 
-const dnsRecordSchema = z.object({
+export const dnsRecordSchema = z.object({
   id: z.string(),
   name: z.string(),
   type: z.string(),
@@ -61,8 +61,16 @@ const dnsRecordSchema = z.object({
 });
 type DnsRecord = z.infer<typeof dnsRecordSchema>;
 
-const zoneSchema = z.object({ id: z.string(), name: z.string(), account: z.optional(z.object({ id: z.string() })) });
-const verifySchema = z.object({ status: z.string(), expires_on: z.optional(z.nullable(z.string())) });
+export const zoneSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  account: z.optional(z.object({ id: z.string() })),
+});
+export const verifySchema = z.object({ status: z.string(), expires_on: z.optional(z.nullable(z.string())) });
+/** What a delete answers: the record's id. */
+export const deletedSchema = z.object({ id: z.string() });
+/** The whole body of an answer whose `result` `schema` reads (what the client checks after the envelope). */
+export const resultSchema = <S extends z.ZodMiniType>(schema: S) => z.object({ result: schema });
 
 /** Cloudflare does not take the token at all (401, or 1000/6003/9109): invalid, revoked, expired or of another kind. */
 class TokenRefused extends JobError {}
@@ -103,7 +111,7 @@ export function createCloudflare(options: { base?: string | undefined; token: st
     const body = await call(method, path, envelopeSchema, json);
     if (body.success === false) throw explain(200, body, method.toUpperCase(), path);
     const route = `${method.toUpperCase()} ${path}`;
-    const checked = checkShape(z.object({ result: schema }), body, { service: "Cloudflare", route });
+    const checked = checkShape(resultSchema(schema), body, { service: "Cloudflare", route });
     return (checked as { result: z.infer<S> }).result;
   };
 
@@ -182,7 +190,7 @@ export function createCloudflare(options: { base?: string | undefined; token: st
       await request("patch", `/zones/${zoneId}/dns_records/${id}`, dnsRecordSchema, record);
     },
     async deleteRecord(zoneId: string, id: string): Promise<void> {
-      await request("delete", `/zones/${zoneId}/dns_records/${id}`, z.object({ id: z.string() }));
+      await request("delete", `/zones/${zoneId}/dns_records/${id}`, deletedSchema);
     },
   };
 }
