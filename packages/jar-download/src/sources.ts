@@ -112,6 +112,21 @@ const fabricLoaders = z.array(z.object({ loader: z.object({ version: z.string(),
 const fabricInstallers = z.array(z.object({ version: z.string(), stable: z.boolean() }));
 const fabricGames = z.array(z.object({ version: z.string(), stable: z.boolean() }));
 
+/** The shapes above, for the tests that hold them to the hosts' real answers. */
+export {
+  fabricGames,
+  fabricInstallers,
+  fabricLoaders,
+  fillBuilds,
+  fillError,
+  fillProject,
+  mojangManifest,
+  mojangVersion,
+  purpurBuild,
+  purpurProject,
+  purpurVersion,
+};
+
 // ---------------------------------------------------------------------------------------------------------------
 
 const CHANNELS_ACCEPTED: Record<Channel, string[]> = {
