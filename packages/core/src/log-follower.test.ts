@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   appendFileSync,
   mkdirSync,
@@ -13,6 +13,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { fifoWitness } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { JobError } from "./errors.ts";
 import { GameLogParser } from "./game-log.ts";
@@ -220,28 +221,6 @@ function followLines(rel: string, more: Partial<FollowerOptions> = {}, sample?: 
   return seen;
 }
 
-/**
- * Nobody writes to `fifo`: a reader that opened it blocking would wait forever, and, the open being synchronous, so
- * would this test's event loop. This helper frees such a reader after `afterMs` and records that it had to: the test
- * fails on that record, not on how long it took. `end()` stops the helper and says whether it freed one.
- */
-function fifoWitness(fifo: string, afterMs = 60_000): { end(): Promise<boolean> } {
-  // SIGTERM is handled on the helper's event loop, so it never cuts in between freeing a reader and saying so.
-  const script = `process.on("SIGTERM", () => process.exit(0)); setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); process.stdout.write("freed"); } catch {} }, ${afterMs});`;
-  const child: ChildProcess = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "ignore"] });
-  let out = "";
-  child.stdout?.on("data", (d) => (out += d));
-  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  const witness = {
-    async end() {
-      child.kill("SIGTERM");
-      await closed;
-      return out === "freed";
-    },
-  };
-  witnesses.push(witness);
-  return witness;
-}
 let witnesses: Array<{ end(): Promise<boolean> }> = [];
 afterEach(async () => {
   await Promise.all(witnesses.map((w) => w.end()));

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import {
   appendFileSync,
   chmodSync,
@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url";
 import { acquireLock, resolvePaths } from "@mcops/core";
 import {
   type DiscordStandIn,
+  fifoWitness,
   type GameServer,
   type PanelStandIn,
   startDiscordStandIn,
@@ -264,27 +265,6 @@ describe("the backup it starts", () => {
     }
   });
 });
-
-/**
- * Nobody writes to `fifo`: a reader that opened it blocking would wait forever, and, the open being synchronous, so
- * would this test's event loop. This helper frees such a reader after `afterMs` and records that it had to: the test
- * fails on that record, not on how long it took. `end()` stops the helper and says whether it freed one.
- */
-function fifoWitness(fifo: string, afterMs = 60_000): { end(): Promise<boolean> } {
-  // SIGTERM is handled on the helper's event loop, so it never cuts in between freeing a reader and saying so.
-  const script = `process.on("SIGTERM", () => process.exit(0)); setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); process.stdout.write("freed"); } catch {} }, ${afterMs});`;
-  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "ignore"] });
-  let out = "";
-  child.stdout.on("data", (d) => (out += d));
-  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  return {
-    async end() {
-      child.kill("SIGTERM");
-      await closed;
-      return out === "freed";
-    },
-  };
-}
 
 describe("the game log fallback in a hostile volume", () => {
   const joined = (name: string) => `[12:00:00] [Server thread/INFO]: ${name} joined the game\n`;

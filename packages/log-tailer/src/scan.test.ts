@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import {
   appendFileSync,
   closeSync,
@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseGameLog } from "@mcops/core/game-log";
+import { fifoWitness } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { readLines, runScan, scanLine } from "./scan.ts";
 
@@ -115,27 +116,6 @@ describe("log-tailer scan, reading in chunks", () => {
     expect(out).toBe("");
   });
 });
-
-/**
- * Nobody writes to `fifo`: a reader that opened it blocking would wait forever, and, the open being synchronous, so
- * would this test's event loop. This helper frees such a reader after `afterMs` and records that it had to: the test
- * fails on that record, not on how long it took. `end()` stops the helper and says whether it freed one.
- */
-function fifoWitness(fifo: string, afterMs = 60_000): { end(): Promise<boolean> } {
-  // SIGTERM is handled on the helper's event loop, so it never cuts in between freeing a reader and saying so.
-  const script = `process.on("SIGTERM", () => process.exit(0)); setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); process.stdout.write("freed"); } catch {} }, ${afterMs});`;
-  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "ignore"] });
-  let out = "";
-  child.stdout.on("data", (d) => (out += d));
-  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  return {
-    async end() {
-      child.kill("SIGTERM");
-      await closed;
-      return out === "freed";
-    },
-  };
-}
 
 describe("log-tailer scan, on files that are not logs", () => {
   let witness: ReturnType<typeof fifoWitness> | undefined;

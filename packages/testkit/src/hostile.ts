@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -152,11 +152,23 @@ export function leaseSwapWorld(volume: string, leased: string, target: string, f
 }
 
 /**
- * A reader that opened `fifo` in blocking mode would wait for a writer forever, and so would a test running it on its
- * own event loop. This writer comes along after `afterMs` so that such a failure ends as a failed assertion rather
- * than a hung run. Kill it at the end of a passing test.
+ * Nobody writes to `fifo`: a reader that opened it blocking would wait forever, and, the open being synchronous, so
+ * would the test's event loop. This helper (its own process) frees such a reader after `afterMs` and records that it
+ * had to: the test fails on that record, not on how long it took. `end()` stops the helper and says whether it freed
+ * one; call it at the end of the test (also when it fails: in an afterEach).
  */
-export function fifoGuard(fifo: string, afterMs = 10_000): ChildProcess {
-  const script = `setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); } catch {} }, ${afterMs});`;
-  return spawn(process.execPath, ["-e", script], { stdio: "ignore" });
+export function fifoWitness(fifo: string, afterMs = 60_000): { end(): Promise<boolean> } {
+  // SIGTERM is handled on the helper's event loop, so it never cuts in between freeing a reader and saying so.
+  const script = `process.on("SIGTERM", () => process.exit(0)); setTimeout(() => { const fs = require("node:fs"); try { fs.closeSync(fs.openSync(${JSON.stringify(fifo)}, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)); process.stdout.write("freed"); } catch {} }, ${afterMs});`;
+  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "ignore"] });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  return {
+    async end() {
+      child.kill("SIGTERM");
+      await closed;
+      return out === "freed";
+    },
+  };
 }

@@ -56,7 +56,7 @@ export type {
 export { DOWNLOAD_HOSTS, DOWNLOAD_ROUTES, isDescriptiveUserAgent, startDownloadStandIn } from "./downloads.ts";
 export { type GameServer, startGameServer } from "./game.ts";
 export {
-  fifoGuard,
+  fifoWitness,
   GAME_GID,
   GAME_UID,
   type GameUserRun,
