@@ -77,7 +77,8 @@ export interface Source {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Response shapes (only the fields used; the services add more)
+// Response shapes (only the fields used; the services add more), exported for the tests that hold them to the
+// hosts' real answers
 
 const fillDownload = z.object({
   name: z.string(),
@@ -91,41 +92,26 @@ const fillBuild = z.object({
   channel: z.string(),
   downloads: z.record(z.string(), fillDownload),
 });
-const fillBuilds = z.array(fillBuild);
-const fillProject = z.object({ versions: z.record(z.string(), z.array(z.string())) });
-const fillError = z.object({ error: z.string(), message: z.optional(z.string()) });
+export const fillBuilds = z.array(fillBuild);
+export const fillProject = z.object({ versions: z.record(z.string(), z.array(z.string())) });
+export const fillError = z.object({ error: z.string(), message: z.optional(z.string()) });
 
-const purpurProject = z.object({ versions: z.array(z.string()) });
-const purpurVersion = z.object({ builds: z.object({ latest: z.string(), all: z.array(z.string()) }) });
-const purpurBuild = z.object({ build: z.string(), result: z.string(), md5: z.optional(z.string()) });
+export const purpurProject = z.object({ versions: z.array(z.string()) });
+export const purpurVersion = z.object({ builds: z.object({ latest: z.string(), all: z.array(z.string()) }) });
+export const purpurBuild = z.object({ build: z.string(), result: z.string(), md5: z.optional(z.string()) });
 
-const mojangManifest = z.object({
+export const mojangManifest = z.object({
   latest: z.object({ release: z.string(), snapshot: z.string() }),
   versions: z.array(z.object({ id: z.string(), type: z.string(), url: z.string(), sha1: z.optional(z.string()) })),
 });
-const mojangVersion = z.object({
+export const mojangVersion = z.object({
   downloads: z.optional(z.record(z.string(), z.object({ sha1: z.string(), size: z.number(), url: z.string() }))),
   javaVersion: z.optional(z.object({ majorVersion: z.number() })),
 });
 
-const fabricLoaders = z.array(z.object({ loader: z.object({ version: z.string(), stable: z.boolean() }) }));
-const fabricInstallers = z.array(z.object({ version: z.string(), stable: z.boolean() }));
-const fabricGames = z.array(z.object({ version: z.string(), stable: z.boolean() }));
-
-/** The shapes above, for the tests that hold them to the hosts' real answers. */
-export {
-  fabricGames,
-  fabricInstallers,
-  fabricLoaders,
-  fillBuilds,
-  fillError,
-  fillProject,
-  mojangManifest,
-  mojangVersion,
-  purpurBuild,
-  purpurProject,
-  purpurVersion,
-};
+export const fabricLoaders = z.array(z.object({ loader: z.object({ version: z.string(), stable: z.boolean() }) }));
+export const fabricInstallers = z.array(z.object({ version: z.string(), stable: z.boolean() }));
+export const fabricGames = z.array(z.object({ version: z.string(), stable: z.boolean() }));
 
 // ---------------------------------------------------------------------------------------------------------------
 
