@@ -25,6 +25,11 @@ export interface RealExchange {
   source: string;
   request: { method: string; path: string; body?: unknown };
   response: { status: number; headers?: Record<string, string>; body?: unknown };
+  /**
+   * Keys of the body the source itself calls optional or nullable, which the stand-in may leave out or answer null,
+   * each with the source's words as the reason: JSON paths, `[]` for any index (`$.result[].account`).
+   */
+  optional?: Record<string, string>;
 }
 
 /** The JSON type of a value as a shape comparison sees it. */
@@ -133,4 +138,226 @@ export function bodiesRead<R extends BodyRead>(
   );
   const used = new Set(cases.map(([, row]) => row));
   return { cases, unmatched: rows.filter((row) => !used.has(row)).map(describeRead) };
+}
+
+/** What a stand-in answered: the status, the headers, and the body (JSON when the answer says so, else its text). */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  /** Undefined for an empty body. */
+  body: unknown;
+}
+
+/** The stand-in's value for a `{placeholder}`: an id it made, a key it holds; undefined when it has none. */
+export type PlaceholderValue = (name: string) => string | number | undefined | Promise<string | number | undefined>;
+
+/**
+ * `text` with each `{placeholder}` replaced by `value(name)`; a placeholder without a value is an error in the
+ * fixture, named with `text`.
+ */
+export async function fill(text: string, value: PlaceholderValue = () => undefined): Promise<string> {
+  let filled = text;
+  for (const [whole, name = ""] of text.matchAll(/\{([^{}\s"]+)\}/g)) {
+    const found = await value(name);
+    if (found === undefined) throw new Error(`no value for ${whole} in ${text}`);
+    filled = filled.replace(whole, String(found));
+  }
+  return filled;
+}
+
+/** How a client of the service makes a request: the headers it sends (a bearer key, Accept), its path's values. */
+export interface Client {
+  headers?: Record<string, string>;
+  value?: PlaceholderValue;
+  /**
+   * Fill a JSON body's strings too (DigitalOcean's bodies name ids): a whole `"{name}"` becomes the value itself, so
+   * an id that is a number stays one. A body that is a string (not JSON) is sent as it is.
+   */
+  fillBody?: boolean;
+}
+
+/** A JSON value with its strings filled as `Client.fillBody` says. */
+async function fillJson(json: unknown, value: PlaceholderValue = () => undefined): Promise<unknown> {
+  if (typeof json === "string") {
+    const whole = /^\{([^{}\s"]+)\}$/.exec(json);
+    const found = whole ? await value(whole[1] ?? "") : undefined;
+    return found ?? fill(json, value);
+  }
+  if (Array.isArray(json)) return Promise.all(json.map((item) => fillJson(item, value)));
+  if (json === null || typeof json !== "object") return json;
+  const entries = Object.entries(json).map(async ([key, item]) => [key, await fillJson(item, value)] as const);
+  return Object.fromEntries(await Promise.all(entries));
+}
+
+/**
+ * Sends a real exchange's request (or one shaped like it) to the stand-in at `baseUrl` as `client` would: the path's
+ * placeholders filled (and the body's, with `fillBody`), the client's headers, a JSON body with its Content-Type (a
+ * string is sent as it is, for bodies that are not JSON). The answer's body is read whole.
+ */
+export async function replay(baseUrl: string, request: RealExchange["request"], client: Client = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...client.headers };
+  let body: string | undefined;
+  if (request.body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    if (typeof request.body === "string") body = request.body;
+    else body = JSON.stringify(client.fillBody ? await fillJson(request.body, client.value) : request.body);
+  }
+  const res = await fetch(`${baseUrl}${await fill(request.path, client.value)}`, {
+    method: request.method,
+    headers,
+    body,
+    signal: AbortSignal.timeout(5000),
+  });
+  const text = await res.text();
+  const json = res.headers.get("content-type")?.startsWith("application/json") && text !== "";
+  return { status: res.status, headers: res.headers, body: json ? JSON.parse(text) : text === "" ? undefined : text };
+}
+
+/** How an answer is held to the real one. */
+export interface Likeness {
+  /**
+   * A real exchange without a body: the stand-in must answer none ("none", the default), or its body is not compared
+   * ("any": a download whose bytes the fixture does not hold).
+   */
+  bodyless?: "none" | "any";
+}
+
+/**
+ * Where a stand-in's answer differs from the real one: its status, the headers the real answer lists that it lacks,
+ * and its body's shape (`shapeDifferences`), less the keys the exchange calls optional being absent or null.
+ */
+export function answerDifferences(real: RealExchange, ours: Answer, likeness: Likeness = {}): string[] {
+  const differences: string[] = [];
+  if (ours.status !== real.response.status) {
+    differences.push(`status: the real answer has ${real.response.status}, the stand-in ${ours.status}`);
+  }
+  const missing = missingHeaders(real.response.headers, ours.headers);
+  if (missing.length > 0) differences.push(`headers missing in the stand-in: ${missing.join(", ")}`);
+  if (real.response.body !== undefined) {
+    const optional = real.optional ?? {};
+    for (const difference of shapeDifferences(real.response.body, ours.body)) {
+      const at = difference.slice(0, difference.indexOf(": "));
+      const absentOrNull = / missing in the stand-in$|, the stand-in null$/.test(difference);
+      if (!(absentOrNull && at.replace(/\[\d+\]/g, "[]") in optional)) differences.push(`body shape: ${difference}`);
+    }
+  } else if ((likeness.bodyless ?? "none") === "none" && ours.body !== undefined) {
+    differences.push(`body: the real answer has none, the stand-in ${JSON.stringify(ours.body).slice(0, 200)}`);
+  }
+  return differences;
+}
+
+/** Throws, naming the exchange and its source, when the stand-in's answer differs from the real one. */
+export function expectLikeReal(real: RealExchange, ours: Answer, likeness?: Likeness): void {
+  const differences = answerDifferences(real, ours, likeness);
+  if (differences.length === 0) return;
+  throw new Error(`${real.name} (real answer from ${real.source}):\n  ${differences.join("\n  ")}`);
+}
+
+/** What an exchange needs to be replayed: the stand-in's options, steps before the request and checks after it. */
+export interface ReplayState<O, S> {
+  options?: O;
+  before?: (stand: S) => Promise<void> | void;
+  after?: (stand: S) => Promise<void> | void;
+}
+
+/**
+ * One real exchange replayed: a stand-in started in the state `states` keeps under the exchange's name (else a fresh
+ * one), the steps before, the request as `send` makes it, the answer held to the real one (`expectLikeReal`, which
+ * throws naming the exchange and its source), then the state's checks after.
+ */
+export async function replayInState<O, S, T extends ReplayState<O, S>>(
+  real: RealExchange,
+  states: Record<string, T>,
+  start: (options?: O) => Promise<S>,
+  send: (stand: S, state: Partial<T>) => Promise<Answer>,
+  likeness?: Likeness,
+): Promise<void> {
+  const state: Partial<T> = states[real.name] ?? {};
+  const stand = await start(state.options);
+  await state.before?.(stand);
+  expectLikeReal(real, await send(stand, state), likeness);
+  await state.after?.(stand);
+}
+
+/** The exchange is on the route: the same method, and its path (less the query) matches the route's under `prefix`. */
+export function onRoute(exchange: RealExchange, route: RouteSource, prefix = ""): boolean {
+  return route.method === exchange.request.method && routePattern(route.path, prefix).test(pathOf(exchange));
+}
+
+/** A service's fixtures and its stand-in's route table, as `contractProblems` holds them to each other. */
+export interface ContractTable {
+  routes: readonly RouteSource[];
+  /** The states kept by exchange name: each must name one. */
+  states?: Record<string, unknown>;
+  /** The table's paths are under this prefix in the exchanges ("/client/v4"). */
+  prefix?: string;
+  /**
+   * How an exchange is matched to a route, when not by `onRoute` (a 405 on another method's path). A route is still
+   * covered only by an exchange `onRoute`.
+   */
+  on?: (exchange: RealExchange, route: RouteSource) => boolean;
+  /** Exchanges that need be on no route: a path asked for because it is not there. */
+  offTable?: (exchange: RealExchange) => boolean;
+  /** Every route must have an exchange on it (`onRoute`): the table is no wider than the fixtures. */
+  everyRouteReal?: boolean;
+}
+
+/**
+ * What is wrong with a service's fixtures and its route table: no exchanges at all, an exchange named twice, a state
+ * that names no exchange, an optional key not written as a JSON path or without the source's reason; an exchange on
+ * no route; a route listed twice, or naming no source; with `everyRouteReal`, a route no exchange is on.
+ */
+export function contractProblems(exchanges: RealExchange[], table: ContractTable): string[] {
+  const problems = exchanges.length === 0 ? ["there are no real exchanges"] : [];
+  const names = exchanges.map((e) => e.name);
+  problems.push(...names.filter((name, i) => names.indexOf(name) !== i).map((name) => `exchange named twice: ${name}`));
+  for (const name of Object.keys(table.states ?? {})) {
+    if (!names.includes(name)) problems.push(`a state names no exchange: ${name}`);
+  }
+  for (const e of exchanges) {
+    for (const [path, reason] of Object.entries(e.optional ?? {})) {
+      if (!/^\$(\.[a-z_]+(\[\])?)+$/.test(path) || reason.trim() === "") {
+        problems.push(`${e.name}: optional ${path} is not a JSON path with the source's reason`);
+      }
+    }
+  }
+  const on = table.on ?? ((e: RealExchange, r: RouteSource) => onRoute(e, r, table.prefix));
+  const routes = table.routes;
+  for (const e of exchanges) {
+    if (!table.offTable?.(e) && !routes.some((r) => on(e, r))) {
+      problems.push(`on no route: ${e.request.method} ${e.request.path}`);
+    }
+  }
+  const routeNames = routes.map((r) => `${r.method} ${r.path}`);
+  routes.forEach((r, i) => {
+    const name = routeNames[i];
+    if (routeNames.indexOf(name ?? "") !== i) problems.push(`route listed twice: ${name}`);
+    if (r.source.trim() === "") problems.push(`route names no source: ${name}`);
+    if (table.everyRouteReal && !exchanges.some((e) => onRoute(e, r, table.prefix))) {
+      problems.push(`route without a real exchange: ${name}`);
+    }
+  });
+  return problems;
+}
+
+/** Test cases `[name, item]`: exchanges by name, routes as "METHOD path". */
+export function named<T extends RealExchange | RouteSource>(items: readonly T[]): Array<[string, T]> {
+  return items.map((item): [string, T] => ["name" in item ? item.name : `${item.method} ${item.path}`, item]);
+}
+
+/** The stand-ins a test file starts, each closed after its test: `start` in the test, `closeAll` in afterEach. */
+export function standIns<O, S extends { close(): Promise<void> }>(start: (options?: O) => Promise<S>) {
+  let open: S[] = [];
+  return {
+    start: async (options?: O): Promise<S> => {
+      const stand = await start(options);
+      open.push(stand);
+      return stand;
+    },
+    closeAll: async (): Promise<void> => {
+      const closing = open;
+      open = [];
+      await Promise.all(closing.map((stand) => stand.close()));
+    },
+  };
 }
