@@ -6,33 +6,21 @@
  * real answer lists, and the real body's shape. A stand-in that drifts from the panel fails here, naming the
  * exchange and its source.
  */
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadExchanges, missingHeaders, type RealExchange, shapeDifferences } from "./contract.ts";
+import type { Answer, RealExchange, ReplayState, RouteSource } from "./contract.ts";
+import { contractProblems, named, onRoute, realExchanges, replay, replayInState, standIns } from "./contract.ts";
 import type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
 import { PANEL_ROUTES, startPanelStandIn } from "./panel.ts";
 
-const exchanges = loadExchanges(fileURLToPath(new URL("../test/contracts/panel", import.meta.url)));
+const exchanges = realExchanges("panel");
+const stands = standIns(startPanelStandIn);
 
-let panel: PanelStandIn | undefined;
-
-afterEach(async () => {
-  await panel?.close();
-  panel = undefined;
-});
-
-async function start(options?: PanelStandInOptions): Promise<PanelStandIn> {
-  panel = await startPanelStandIn(options);
-  return panel;
-}
+afterEach(() => stands.closeAll());
 
 /** What an exchange needs: stand-in options, the key it sends, steps before the request and checks after it. */
-interface State {
-  options?: PanelStandInOptions;
+interface State extends ReplayState<PanelStandInOptions, PanelStandIn> {
   /** The Authorization key: default the stand-in's client key; null sends none. */
   key?: string | null;
-  before?: (p: PanelStandIn) => Promise<void> | void;
-  after?: (p: PanelStandIn) => Promise<void> | void;
 }
 
 /** By exchange name; an exchange not named here runs against a fresh stand-in with one offline server. */
@@ -69,9 +57,7 @@ const STATES: Record<string, State> = {
   "over the rate limit: 429 ThrottleRequestsException": {
     options: { rateLimit: { limit: 1, windowMs: 60_000 } },
     before: async (p) => {
-      const first = await send(p, "GET", "/api/client/servers/{server}");
-      expect(first.status).toBe(200);
-      await first.body?.cancel();
+      expect((await send(p, { method: "GET", path: "/api/client/servers/{server}" })).status).toBe(200);
     },
   },
   "daemon unreachable: 504 DaemonConnectionException": {
@@ -79,47 +65,15 @@ const STATES: Record<string, State> = {
   },
 };
 
-/** The path with its placeholders replaced by the stand-in's server; a placeholder left over is a fixture error. */
-function resolvePath(p: PanelStandIn, path: string): string {
-  const values: Record<string, string> = { server: p.server.identifier, "server.uuid": p.server.uuid };
-  return path.replace(/\{([^}]+)\}/g, (whole, name: string) => {
-    const value = values[name];
-    if (value === undefined) throw new Error(`no value for ${whole} in ${path}`);
-    return value;
-  });
-}
-
 /**
- * A request as a client API client makes it: Accept JSON, a bearer key, a JSON body (a string is sent as it is, for
- * bodies that are not JSON).
+ * A request as a client API client makes it, to the stand-in's server: Accept JSON, a bearer key (default the
+ * stand-in's client key; null sends none), a JSON body.
  */
-function send(
-  p: PanelStandIn,
-  method: string,
-  path: string,
-  body?: unknown,
-  key: string | null = p.apiKey,
-): Promise<Response> {
+function send(p: PanelStandIn, request: RealExchange["request"], key: string | null = p.apiKey): Promise<Answer> {
+  const values: Record<string, string> = { server: p.server.identifier, "server.uuid": p.server.uuid };
   const headers: Record<string, string> = { Accept: "application/json" };
   if (key !== null) headers.Authorization = `Bearer ${key}`;
-  const init: RequestInit = { method, headers, signal: AbortSignal.timeout(5000) };
-  if (body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    init.body = typeof body === "string" ? body : JSON.stringify(body);
-  }
-  return fetch(`${p.url}${resolvePath(p, path)}`, init);
-}
-
-async function bodyOf(res: Response): Promise<unknown> {
-  const text = await res.text();
-  if (text === "") return undefined;
-  return res.headers.get("content-type")?.startsWith("application/json") ? JSON.parse(text) : text;
-}
-
-/** The table's path as a pattern matching a real request's path. */
-function routePattern(path: string): RegExp {
-  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+");
-  return new RegExp(`^${escaped}$`);
+  return replay(p.url, request, { headers, value: (name) => values[name] });
 }
 
 /** Laravel's answer to a path no route matches (the stand-in answers it the same way). */
@@ -129,60 +83,25 @@ function isUnknownRoute(status: number, body: unknown): boolean {
 }
 
 /** The exchange is on the route: its path, and its method (or another, answered 405 as the real panel does). */
-const onRoute = (e: RealExchange, route: (typeof PANEL_ROUTES)[number]): boolean =>
-  (route.method === e.request.method || e.response.status === 405) &&
-  routePattern(route.path).test(e.request.path.split("?")[0] ?? "");
+const onRouteOr405 = (e: RealExchange, route: RouteSource): boolean =>
+  onRoute(e, e.response.status === 405 ? { ...route, method: e.request.method } : route);
 
 describe("the panel's own answers, replayed against the stand-in", () => {
-  it("has real exchanges to replay, and every state names one of them", () => {
-    expect(exchanges.length).toBeGreaterThan(0);
-    const names = new Set(exchanges.map((e) => e.name));
-    expect(names.size, "exchange names are unique").toBe(exchanges.length);
-    expect(Object.keys(STATES).filter((name) => !names.has(name))).toEqual([]);
+  it("are named once each and on a route of PANEL_ROUTES (but the unknown path); each route is listed once, with its source and a real exchange", () => {
+    const table = { routes: PANEL_ROUTES, states: STATES, on: onRouteOr405, everyRouteReal: true };
+    const offTable = (e: RealExchange) => isUnknownRoute(e.response.status, e.response.body);
+    expect(contractProblems(exchanges, { ...table, offTable })).toEqual([]);
   });
 
-  it.each(exchanges.map((e): [string, RealExchange] => [e.name, e]))("%s", async (_name, real) => {
-    const state = STATES[real.name] ?? {};
-    const p = await start(state.options);
-    await state.before?.(p);
-    const res = await send(p, real.request.method, real.request.path, real.request.body, state.key);
-    const ours = await bodyOf(res);
-    const where = `${real.name} (real answer from ${real.source})`;
-    expect(res.status, `status: ${where}`).toBe(real.response.status);
-    expect(missingHeaders(real.response.headers, res.headers), `headers missing: ${where}`).toEqual([]);
-    if (real.response.body === undefined) expect(ours, `body: ${where}`).toBeUndefined();
-    else expect(shapeDifferences(real.response.body, ours), `body shape: ${where}`).toEqual([]);
-    await state.after?.(p);
-  });
+  it.each(named(exchanges))("%s", (_name, real) =>
+    replayInState(real, STATES, stands.start, (p, state) => send(p, real.request, state.key)),
+  );
 
-  it("every exchange is on a route of PANEL_ROUTES, but the one for a path no route has", () => {
-    const outside = exchanges.filter(
-      (e) => !isUnknownRoute(e.response.status, e.response.body) && !PANEL_ROUTES.some((route) => onRoute(e, route)),
-    );
-    expect(outside.map((e) => `${e.request.method} ${e.request.path}`)).toEqual([]);
-  });
-
-  it("every route of PANEL_ROUTES has a real exchange", () => {
-    const bare = PANEL_ROUTES.filter((route) =>
-      exchanges.every((e) => e.request.method !== route.method || !onRoute(e, route)),
-    );
-    expect(bare.map((r) => `${r.method} ${r.path}`)).toEqual([]);
-  });
-});
-
-describe("PANEL_ROUTES", () => {
-  const routes = PANEL_ROUTES.map((r): [string, (typeof PANEL_ROUTES)[number]] => [`${r.method} ${r.path}`, r]);
-
-  it.each(routes)("%s names its source", (_name, route) => {
-    expect(route.source.trim()).not.toBe("");
-  });
-
-  it.each(routes)("%s is answered, not the stand-in's 404 for unknown routes", async (_name, route) => {
-    const p = await start({ servers: [{ state: "running" }] });
+  it.each(named(PANEL_ROUTES))("%s is answered, not the stand-in's 404 for unknown routes", async (_name, route) => {
+    const p = await stands.start({ servers: [{ state: "running" }] });
     const body = route.path.endsWith("/power") ? { signal: "kill" } : { command: "list" };
-    const res = await send(p, route.method, route.path, route.method === "POST" ? body : undefined);
-    const ours = await bodyOf(res);
-    expect(isUnknownRoute(res.status, ours), `${res.status} ${JSON.stringify(ours)}`).toBe(false);
+    const res = await send(p, { ...route, body: route.method === "POST" ? body : undefined });
+    expect(isUnknownRoute(res.status, res.body), `${res.status} ${JSON.stringify(res.body)}`).toBe(false);
     expect(res.status).toBeLessThan(300);
   });
 });
