@@ -8,28 +8,16 @@
  * An exchange may list `optional` fields: keys the source itself calls optional or nullable, which the stand-in may
  * leave out or answer null (each with the source's words as the reason). Every other key must be there.
  */
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CloudflareStandIn, CloudflareStandInOptions } from "./cloudflare.ts";
 import { CLOUDFLARE_ROUTES, startCloudflareStandIn } from "./cloudflare.ts";
-import { loadExchanges, missingHeaders, type RealExchange, shapeDifferences } from "./contract.ts";
+import type { Answer, RealExchange, ReplayState } from "./contract.ts";
+import { contractProblems, named, realExchanges, replay, replayInState, standIns } from "./contract.ts";
 
-/** A real exchange, and the keys its source says may be absent or null ("$.result[].key", [] for any index). */
-type Exchange = RealExchange & { optional?: Record<string, string> };
+const exchanges = realExchanges("cloudflare");
+const stands = standIns(startCloudflareStandIn);
 
-const exchanges = loadExchanges(fileURLToPath(new URL("../test/contracts/cloudflare", import.meta.url))) as Exchange[];
-
-let cf: CloudflareStandIn | undefined;
-
-afterEach(async () => {
-  await cf?.close();
-  cf = undefined;
-});
-
-async function start(options?: CloudflareStandInOptions): Promise<CloudflareStandIn> {
-  cf = await startCloudflareStandIn(options);
-  return cf;
-}
+afterEach(() => stands.closeAll());
 
 /** A well-formed token the stand-in does not know. */
 const WRONG_TOKEN = "Sn3lZJTBX6kkg7OdcBUAxOO963GEIyGQqnFTOFYY";
@@ -46,16 +34,14 @@ const EXAMPLE_RECORD = {
 const VALIDITY = { tokenNotBefore: "2018-07-01T05:20:00Z", tokenExpiresOn: "2099-12-31T00:00:00Z" };
 
 /** What an exchange needs before its request: stand-in options, the token to send, and steps against the stand-in. */
-interface State {
-  options?: CloudflareStandInOptions;
+interface State extends ReplayState<CloudflareStandInOptions, CloudflareStandIn> {
   token?: string;
-  before?: (c: CloudflareStandIn) => Promise<void>;
 }
 
 /** Creates the schema's example record through the API, as a client would. */
 async function createExample(c: CloudflareStandIn): Promise<void> {
-  const res = await send(c, "POST", "/client/v4/zones/{zone_id}/dns_records", EXAMPLE_RECORD);
-  expect(res.status, "creating the example record").toBe(200);
+  const create = { method: "POST", path: "/client/v4/zones/{zone_id}/dns_records", body: EXAMPLE_RECORD };
+  expect((await send(c, create)).status, "creating the example record").toBe(200);
 }
 
 /** By exchange name; an exchange not named here runs against a fresh stand-in with one zone and no records. */
@@ -81,140 +67,60 @@ const STATES: Record<string, State> = {
       records: [{ zone: "example.co.uk", name: "mc", content: "192.0.2.1" }],
     },
     before: async (c) => {
-      expect((await send(c, "GET", "/client/v4/zones")).status, "the call before the limit").toBe(200);
+      expect((await send(c, { method: "GET", path: "/client/v4/zones" })).status, "the call before the limit").toBe(
+        200,
+      );
     },
   },
 };
 
-/** The path with its placeholders replaced by the stand-in's ids; a placeholder left over is a fixture error. */
-async function resolvePath(c: CloudflareStandIn, path: string): Promise<string> {
+/** The stand-in's value for a placeholder, or undefined when it has none. */
+async function valueOf(c: CloudflareStandIn, name: string): Promise<string | undefined> {
   const zone = c.zones()[0];
   if (!zone) throw new Error("the stand-in has no zone");
-  const values: Record<string, () => Promise<string | undefined> | string | undefined> = {
-    zone_id: () => zone.id,
-    dns_record_id: () => c.records()[0]?.id,
-    unknown_record_id: () => "0".repeat(32),
-    // The stand-in's account shows only in its zones, as on Cloudflare.
-    account_id: async () => {
-      const res = await fetch(`${c.url}/client/v4/zones/${zone.id}`, {
-        headers: { Authorization: `Bearer ${c.token}` },
-      });
-      return ((await res.json()) as { result?: { account?: { id?: string } } }).result?.account?.id;
-    },
-  };
-  let resolved = path;
-  for (const [whole, name = ""] of path.matchAll(/\{([^}]+)\}/g)) {
-    const value = await values[name]?.();
-    if (value === undefined) throw new Error(`no value for ${whole} in ${path}`);
-    resolved = resolved.replace(whole, value);
+  switch (name) {
+    case "zone_id":
+      return zone.id;
+    case "dns_record_id":
+      return c.records()[0]?.id;
+    case "unknown_record_id":
+      return "0".repeat(32);
+    case "account_id": {
+      // The stand-in's account shows only in its zones, as on Cloudflare.
+      const res = await send(c, { method: "GET", path: `/client/v4/zones/${zone.id}` });
+      return (res.body as { result?: { account?: { id?: string } } }).result?.account?.id;
+    }
+    default:
+      return undefined;
   }
-  return resolved;
 }
 
-/** A request as a Cloudflare client makes it: a bearer token and a JSON body. */
-async function send(
-  c: CloudflareStandIn,
-  method: string,
-  path: string,
-  body?: unknown,
-  token: string = c.token,
-): Promise<Response> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  return fetch(`${c.url}${await resolvePath(c, path)}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(5000),
-  });
-}
-
-async function bodyOf(res: Response): Promise<unknown> {
-  const text = await res.text();
-  if (text === "") return undefined;
-  return res.headers.get("content-type")?.startsWith("application/json") ? JSON.parse(text) : text;
-}
-
-/** The differences left once the fields the source calls optional may be absent or null in the stand-in. */
-function beyondOptional(differences: string[], optional: Record<string, string> = {}): string[] {
-  return differences.filter((difference) => {
-    const at = difference.slice(0, difference.indexOf(": "));
-    const absentOrNull = / missing in the stand-in$|, the stand-in null$/.test(difference);
-    return !(absentOrNull && at.replace(/\[\d+\]/g, "[]") in optional);
-  });
-}
-
-/** The table's path (relative to /client/v4) as a pattern matching a real request's path (query left off). */
-function routePattern(path: string): RegExp {
-  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+");
-  return new RegExp(`^/client/v4${escaped}$`);
+/** A request as a Cloudflare client makes it, with the stand-in's ids: a bearer token and a JSON body. */
+function send(c: CloudflareStandIn, request: RealExchange["request"], token = c.token): Promise<Answer> {
+  const headers = { Authorization: `Bearer ${token}` };
+  return replay(c.url, request, { headers, value: (name) => valueOf(c, name) });
 }
 
 describe("Cloudflare's own answers, replayed against the stand-in", () => {
-  it("has real exchanges to replay, and every state names one of them", () => {
-    expect(exchanges.length).toBeGreaterThan(0);
-    const names = new Set(exchanges.map((e) => e.name));
-    expect(names.size, "exchange names are unique").toBe(exchanges.length);
-    expect(Object.keys(STATES).filter((name) => !names.has(name))).toEqual([]);
+  it("are named once each, optional keys with the source's reason, and on a route of CLOUDFLARE_ROUTES; each route is listed once, with its source and a real exchange", () => {
+    const table = { routes: CLOUDFLARE_ROUTES, states: STATES, prefix: "/client/v4", everyRouteReal: true };
+    expect(contractProblems(exchanges, table)).toEqual([]);
   });
 
-  it.each(exchanges.map((e): [string, Exchange] => [e.name, e]))("%s", async (_name, real) => {
-    const state = STATES[real.name] ?? {};
-    const c = await start(state.options);
-    await state.before?.(c);
-    const res = await send(c, real.request.method, real.request.path, real.request.body, state.token);
-    const ours = await bodyOf(res);
-    const where = `${real.name} (real answer from ${real.source})`;
-    expect(res.status, `status: ${where}`).toBe(real.response.status);
-    expect(missingHeaders(real.response.headers, res.headers), `headers missing: ${where}`).toEqual([]);
-    if (real.response.body === undefined) expect(ours, `body: ${where}`).toBeUndefined();
-    else {
-      const differences = beyondOptional(shapeDifferences(real.response.body, ours), real.optional);
-      expect(differences, `body shape: ${where}`).toEqual([]);
-    }
-  });
+  it.each(named(exchanges))("%s", (_name, real) =>
+    replayInState(real, STATES, stands.start, (c, state) => send(c, real.request, state.token)),
+  );
 
-  it("lists as optional only keys written as JSON paths, each with the source's reason", () => {
-    const bad = exchanges.flatMap((e) =>
-      Object.entries(e.optional ?? {})
-        .filter(([path, reason]) => !/^\$(\.[a-z_]+(\[\])?)+$/.test(path) || reason.trim() === "")
-        .map(([path]) => `${e.name}: ${path}`),
-    );
-    expect(bad).toEqual([]);
-  });
-
-  it("every exchange is on a route of CLOUDFLARE_ROUTES", () => {
-    const outside = exchanges.filter(
-      (e) =>
-        !CLOUDFLARE_ROUTES.some(
-          (r) => r.method === e.request.method && routePattern(r.path).test(e.request.path.split("?")[0] ?? ""),
-        ),
-    );
-    expect(outside.map((e) => `${e.request.method} ${e.request.path}`)).toEqual([]);
-  });
-});
-
-describe("CLOUDFLARE_ROUTES", () => {
-  const routes = CLOUDFLARE_ROUTES.map((r): [string, (typeof CLOUDFLARE_ROUTES)[number]] => [
-    `${r.method} ${r.path}`,
-    r,
-  ]);
-
-  it("lists each route once", () => {
-    expect(new Set(routes.map(([name]) => name)).size).toBe(routes.length);
-  });
-
-  it.each(routes)("%s names its source", (_name, route) => {
-    expect(route.source.trim()).not.toBe("");
-  });
-
-  it.each(routes)("%s is answered, not the stand-in's 7000 for unknown routes or 405", async (_name, route) => {
-    const c = await start({ records: [{ zone: "example.co.uk", name: "mc", content: "192.0.2.1" }] });
-    const write = ["POST", "PUT", "PATCH"].includes(route.method);
-    const res = await send(c, route.method, `/client/v4${route.path}`, write ? { content: "192.0.2.2" } : undefined);
-    const body = (await bodyOf(res)) as { errors?: Array<{ code: number }> };
-    expect(res.status).not.toBe(405);
-    expect(body.errors?.map((e) => e.code) ?? []).not.toContain(7000);
-    expect(c.requests.at(-1)?.route).not.toBe("other");
-  });
+  it.each(named(CLOUDFLARE_ROUTES))(
+    "%s is answered, not the stand-in's 7000 for unknown routes or 405",
+    async (_n, route) => {
+      const c = await stands.start({ records: [{ zone: "example.co.uk", name: "mc", content: "192.0.2.1" }] });
+      const write = ["POST", "PUT", "PATCH"].includes(route.method);
+      const path = `/client/v4${route.path}`;
+      const res = await send(c, { method: route.method, path, body: write ? { content: "192.0.2.2" } : undefined });
+      expect(res.status).not.toBe(405);
+      expect((res.body as { errors?: Array<{ code: number }> }).errors?.map((e) => e.code) ?? []).not.toContain(7000);
+      expect(c.requests.at(-1)?.route).not.toBe("other");
+    },
+  );
 });
