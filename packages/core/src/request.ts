@@ -34,6 +34,16 @@ export interface RequestPolicy {
   unreachableHint: string;
 }
 
+/** revive's and hibernate's vendor APIs: a run carries on where it stopped, so giving up early costs little. */
+const CLOUD_API = {
+  attempts: 4,
+  totalMs: 3 * 60_000,
+  timeoutMs: 30_000,
+  backoffMs: 500,
+  maxWaitMs: 60_000,
+  unreachableHint: "check the network, then run the same command again: it carries on where it stopped",
+} as const;
+
 export const POLICIES = {
   panel: {
     service: "the panel",
@@ -55,24 +65,8 @@ export const POLICIES = {
     maxWaitMs: 60_000,
     unreachableHint: "check the machine's network and DNS; messages are not queued",
   },
-  digitalocean: {
-    service: "DigitalOcean",
-    attempts: 4,
-    totalMs: 3 * 60_000,
-    timeoutMs: 30_000,
-    backoffMs: 500,
-    maxWaitMs: 60_000,
-    unreachableHint: "check the network, then run the same command again: it carries on where it stopped",
-  },
-  cloudflare: {
-    service: "Cloudflare",
-    attempts: 4,
-    totalMs: 3 * 60_000,
-    timeoutMs: 30_000,
-    backoffMs: 500,
-    maxWaitMs: 60_000,
-    unreachableHint: "check the network, then run the same command again: it carries on where it stopped",
-  },
+  digitalocean: { service: "DigitalOcean", ...CLOUD_API },
+  cloudflare: { service: "Cloudflare", ...CLOUD_API },
   downloads: {
     service: "the download service",
     attempts: 4,
