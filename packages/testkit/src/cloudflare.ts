@@ -94,6 +94,13 @@ export interface CloudflareStandInOptions {
   tokenOwner?: "user" | "account";
   /** Default 1200 per 300 000 ms. */
   rateLimit?: { limit: number; windowMs: number };
+  /**
+   * The clock of the rate limit (default Date.now): its window, the block that follows going over it, and the waits
+   * its headers give (Ratelimit's t=, Retry-After). A test that moves its own clock decides exactly which calls are
+   * still in the window, however slow the machine is. The times the stand-in records and writes (`at`, created_on,
+   * modified_on) and its delays stay real time.
+   */
+  now?: () => number;
 }
 
 /** A DNS record as the API returns it. */
@@ -354,7 +361,8 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
   let tokenStatus: TokenStatus = options.tokenStatus ?? "active";
   const tokenOwner = options.tokenOwner ?? "user";
   const rate = options.rateLimit ?? { limit: 1200, windowMs: 300_000 };
-  const limiter = new SlidingWindowLimiter({ ...rate, countRejected: false });
+  const clock = options.now ?? Date.now;
+  const limiter = new SlidingWindowLimiter({ ...rate, countRejected: false, now: clock });
   let blockedUntil = 0;
   const faults = new FaultQueue<CloudflareFault>();
   const timers = new TimerSet();
@@ -511,7 +519,7 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
     }
 
     // -- rate limit (per token; once over, every call is refused for the window) ---------------------------------
-    const now = Date.now();
+    const now = clock();
     const policy = `"default";q=${rate.limit};w=${Math.ceil(rate.windowMs / 1000)}`;
     if (now < blockedUntil) {
       const wait = Math.ceil((blockedUntil - now) / 1000);

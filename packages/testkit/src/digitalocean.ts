@@ -220,6 +220,13 @@ export interface DigitalOceanStandInOptions {
   timings?: { createMs?: number; shutdownMs?: number; powerOffMs?: number; powerOnMs?: number; snapshotMs?: number };
   /** Per token, sliding window. Default 5000 per hour, like DigitalOcean. */
   rateLimit?: RateLimitOptions;
+  /**
+   * The clock of the rate limit (default Date.now): its window and the times its headers give (RateLimit-Reset,
+   * Retry-After). A test that moves its own clock decides exactly which requests are still in the window, however slow
+   * the machine is. The times the stand-in records and writes (`at`, actions' and snapshots' times) and its action
+   * timings stay real time.
+   */
+  now?: () => number;
 }
 
 const ROUTES = [
@@ -588,9 +595,11 @@ type Reply = { status: number; body?: unknown; error?: { id: string; message: st
 export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptions = {}): Promise<DigitalOceanStandIn> {
   const token = options.token ?? `dop_v1_${randomBytes(32).toString("hex")}`;
   const timings = { ...DEFAULT_TIMINGS, ...options.timings };
+  const clock = options.now ?? Date.now;
   const limiter = new SlidingWindowLimiter({
     ...(options.rateLimit ?? { limit: 5000, windowMs: 3_600_000 }),
     countRejected: false,
+    now: clock,
   });
   const requestFaults = new FaultQueue<Fault & { route?: DigitalOceanRoute }>();
   const actionFaults = new FaultQueue<ActionErrorsFault | ActionHangsFault>();
@@ -1076,11 +1085,12 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
   });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const now = Date.now();
+    const at = Date.now();
+    const now = clock();
     const method = (req.method ?? "GET").toUpperCase();
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const text = await readBody(req);
-    const record: DigitalOceanRequest = { at: now, method, path: url.pathname + url.search, status: 0 };
+    const record: DigitalOceanRequest = { at, method, path: url.pathname + url.search, status: 0 };
     requests.push(record);
     const parsed = text.trim() === "" ? undefined : parseJson(text);
     if (parsed?.ok) record.body = parsed.value;
@@ -1116,7 +1126,7 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
           : {
               "RateLimit-Limit": String(limiter.limit),
               "RateLimit-Remaining": "0",
-              "RateLimit-Reset": String(Math.ceil(Date.now() / 1000) + wait),
+              "RateLimit-Reset": String(Math.ceil(clock() / 1000) + wait),
               "Retry-After": String(wait),
             };
         sendJson(res, 429, digitalOceanError("too_many_requests", RATE_LIMITED, requestId), headers);

@@ -40,6 +40,12 @@ export interface DiscordStandInOptions {
   webhooks?: WebhookConfig[];
   /** Per webhook, sliding window. Default 30 per 60 000 ms. */
   rateLimit?: RateLimitOptions;
+  /**
+   * The clock of the rate limit (default Date.now): its window and the times its headers give (X-RateLimit-Reset,
+   * -Reset-After, Retry-After, retry_after). A test that moves its own clock decides exactly which posts are still in
+   * the window, however slow the machine is. The times the stand-in records (`at`) and its delays stay real time.
+   */
+  now?: () => number;
 }
 
 /** Whom a message pings, computed as Discord does (content only, filtered by allowed_mentions). */
@@ -154,9 +160,11 @@ const MENTION_TYPES = ["roles", "users", "everyone"] as const;
 export async function startDiscordStandIn(options: DiscordStandInOptions = {}): Promise<DiscordStandIn> {
   const webhooks: WebhookConfig[] = (options.webhooks ?? [defaultWebhook()]).map((hook) => ({ ...hook }));
   const deleted = new Set<string>();
+  const now = options.now ?? Date.now;
   const limiter = new SlidingWindowLimiter({
     ...(options.rateLimit ?? { limit: 30, windowMs: 60_000 }),
     countRejected: true,
+    now,
   });
   const faults = new FaultQueue<Fault>();
   const timers = new TimerSet();
@@ -202,7 +210,7 @@ export async function startDiscordStandIn(options: DiscordStandInOptions = {}): 
       },
       rateLimit: (f) => {
         record(429);
-        injectedRateLimit(res, f, EXECUTE_BUCKET);
+        injectedRateLimit(res, f, EXECUTE_BUCKET, now());
       },
       dropped: () => record(0),
     });
@@ -212,8 +220,9 @@ export async function startDiscordStandIn(options: DiscordStandInOptions = {}): 
     // (discord-api-spec: execute_webhook's 4XX is ClientErrorResponse, with the X-RateLimit-* headers). Webhooks
     // are a top-level resource limited by "webhook_id + webhook_token" (rate-limits.mdx): a wrong token has its own
     // window and does not use up the webhook's.
-    const decision = limiter.hit(`${webhookId}/${token}`);
-    const limitHeaders = rateLimitHeaders(decision, EXECUTE_BUCKET);
+    const hitAt = now();
+    const decision = limiter.hit(`${webhookId}/${token}`, hitAt);
+    const limitHeaders = rateLimitHeaders(decision, EXECUTE_BUCKET, hitAt);
     if (!decision.allowed) {
       // rate-limits.mdx, Exceeding A Rate Limit: the body, Retry-After, the route's headers and the scope.
       return json(
@@ -339,17 +348,19 @@ const EXECUTE_BUCKET = createHash("sha256")
   .digest("hex")
   .slice(0, 32);
 
-function rateLimitHeaders(decision: RateDecision, bucket: string): HeaderMap {
+/** The headers of a counted request; `at` is when the limiter counted it (the stand-in's clock). */
+function rateLimitHeaders(decision: RateDecision, bucket: string, at: number): HeaderMap {
   return {
     "X-RateLimit-Limit": String(decision.limit),
     "X-RateLimit-Remaining": String(decision.remaining),
-    "X-RateLimit-Reset": seconds(Date.now() + decision.resetAfterMs),
+    "X-RateLimit-Reset": seconds(at + decision.resetAfterMs),
     "X-RateLimit-Reset-After": seconds(decision.resetAfterMs),
     "X-RateLimit-Bucket": bucket,
   };
 }
 
-function injectedRateLimit(res: ServerResponse, fault: RateLimitFault, bucket: string): void {
+/** An injected 429; `at` is now on the stand-in's clock. */
+function injectedRateLimit(res: ServerResponse, fault: RateLimitFault, bucket: string, at: number): void {
   const global = fault.global === true;
   const retryAfter = Math.max(0, fault.retryAfterSeconds);
   const header = { "Retry-After": String(Math.ceil(retryAfter)) };
@@ -363,7 +374,7 @@ function injectedRateLimit(res: ServerResponse, fault: RateLimitFault, bucket: s
         ...header,
         "X-RateLimit-Limit": "0",
         "X-RateLimit-Remaining": "0",
-        "X-RateLimit-Reset": seconds(Date.now() + retryAfter * 1000),
+        "X-RateLimit-Reset": seconds(at + retryAfter * 1000),
         "X-RateLimit-Reset-After": seconds(retryAfter * 1000),
         "X-RateLimit-Bucket": bucket,
         "X-RateLimit-Scope": "shared",

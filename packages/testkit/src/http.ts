@@ -165,22 +165,27 @@ export interface RateDecision {
 /**
  * A sliding window per key: a request is allowed when fewer than `limit` counted requests happened in the last
  * `windowMs`. With `countRejected`, refused requests count too (a client that ignores the wait pushes it back).
+ * `now` is its clock (default Date.now): a test that passes a clock it moves itself decides exactly which requests are
+ * still in the window, however slow the machine is.
  */
 export class SlidingWindowLimiter {
   readonly limit: number;
   readonly windowMs: number;
   readonly #countRejected: boolean;
+  readonly #now: () => number;
   readonly #hits = new Map<string, number[]>();
 
-  constructor(options: RateLimitOptions & { countRejected: boolean }) {
+  constructor(options: RateLimitOptions & { countRejected: boolean; now?: () => number }) {
     if (!(options.limit >= 1) || !(options.windowMs > 0))
       throw new RangeError("rateLimit needs limit >= 1 and windowMs > 0");
     this.limit = options.limit;
     this.windowMs = options.windowMs;
     this.#countRejected = options.countRejected;
+    this.#now = options.now ?? Date.now;
   }
 
-  hit(key: string, now: number = Date.now()): RateDecision {
+  /** Counts a request of `key` at `now` (default: the limiter's clock now); the decision's times are from `now`. */
+  hit(key: string, now: number = this.#now()): RateDecision {
     const hits = this.#window(key, now);
     const allowed = hits.length < this.limit;
     if (allowed || this.#countRejected) hits.push(now);

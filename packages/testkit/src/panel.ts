@@ -100,9 +100,10 @@ export interface PanelStandInOptions {
    */
   powerDelayMs?: number;
   /**
-   * The stand-in's clock for uptimes, the resources cache and the times it records (default Date.now). A test that
-   * drives the tool with a virtual clock passes the same one, so that an uptime or a cache age means the same thing
-   * to both. The stand-in's own delays (timings, powerDelayMs) stay real timers.
+   * The stand-in's clock for uptimes, the resources cache, the rate limit (its window and X-RateLimit-Reset) and the
+   * times it records (default Date.now). A test that drives the tool with a virtual clock passes the same one, so that
+   * an uptime or a cache age means the same thing to both; a test of the rate limit moves its own clock to decide
+   * exactly which requests are still in the window. The stand-in's own delays (timings, powerDelayMs) stay real timers.
    */
   now?: () => number;
 }
@@ -276,6 +277,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
   const limiter = new SlidingWindowLimiter({
     ...(options.rateLimit ?? { limit: 720, windowMs: 60_000 }),
     countRejected: false,
+    now,
   });
   const faults = new FaultQueue<PanelFault>();
   const timers = new TimerSet();
@@ -509,7 +511,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       },
       rateLimit: (f) => {
         call.status = 429;
-        tooManyAttempts(res, f, limiter.limit);
+        tooManyAttempts(res, f, limiter.limit, now());
       },
       dropped: () => {
         call.status = 0;
@@ -537,13 +539,14 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
     }
 
     // throttle:api.client, per user (laravel/framework ThrottleRequests: every answer from here on has the headers).
-    const decision = limiter.hit(key);
+    const hitAt = now();
+    const decision = limiter.hit(key, hitAt);
     limitHeaders = { "X-RateLimit-Limit": String(decision.limit), "X-RateLimit-Remaining": String(decision.remaining) };
     if (!decision.allowed) {
       const wait = Math.ceil(decision.retryAfterMs / 1000);
       return answer(429, panelError("ThrottleRequestsException", 429, "Too Many Attempts."), {
         "Retry-After": String(wait),
-        "X-RateLimit-Reset": String(Math.floor(Date.now() / 1000) + wait),
+        "X-RateLimit-Reset": String(Math.floor(hitAt / 1000) + wait),
       });
     }
 
@@ -743,11 +746,12 @@ function defaultErrorBody(fault: StatusFault): unknown {
   return panelError("HttpException", fault.status, reasonPhrase(fault.status));
 }
 
-function tooManyAttempts(res: ServerResponse, fault: RateLimitFault, limit: number): void {
+/** An injected 429; `at` is now on the stand-in's clock. */
+function tooManyAttempts(res: ServerResponse, fault: RateLimitFault, limit: number, at: number): void {
   const wait = Math.ceil(Math.max(0, fault.retryAfterSeconds));
   sendJson(res, 429, panelError("ThrottleRequestsException", 429, "Too Many Attempts."), {
     "Retry-After": String(wait),
-    "X-RateLimit-Reset": String(Math.floor(Date.now() / 1000) + wait),
+    "X-RateLimit-Reset": String(Math.floor(at / 1000) + wait),
     "X-RateLimit-Limit": String(limit),
     "X-RateLimit-Remaining": "0",
   });
