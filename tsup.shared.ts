@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { Options } from "tsup";
 
 /**
- * One self-contained executable per tool (CONTRACT.md): packages/<tool>/dist/<tool>.mjs, every dependency inlined,
+ * One self-contained executable per tool (docs/contract.md): packages/<tool>/dist/<tool>.mjs, every dependency inlined,
  * `#!/usr/bin/env node` from the entry source (tsup then sets the run bit), runnable from an empty directory.
  */
 export function toolConfig(tool: string, more: Record<string, string> = {}): Options {

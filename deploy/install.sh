@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mcops install: puts the toolkit on a VM in one step (SPEC 1, 2.6, 8, 9). Needs nothing from the network: the Node
+# mcops install: puts the toolkit on a VM in one step (docs/system.md 1, 2.6, 8, 9). Needs nothing from the network: the Node
 # runtime, the tools and every file it installs come with it. Run it from the unpacked release
 # (mcops-<version>-linux-x64/install.sh) or from a built clone (deploy/install.sh).
 #
@@ -56,7 +56,7 @@ ROOT="${ROOT%/}"
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 TOOLS=(webhook backup restart-with-warning idle-monitor log-tailer jar-download revive hibernate dashboard)
-# CONTRACT.md: the names the old scripts had, so existing cron lines and units keep working.
+# docs/contract.md: the names the old scripts had, so existing cron lines and units keep working.
 DROPINS=(backup.sh:backup restart-with-warning.sh:restart-with-warning webhook.sh:webhook idle-monitor.py:idle-monitor
   log-tailer.py:log-tailer revive.py:revive)
 UNITS=(log-tailer.service log-tailer@.service idle-monitor.service idle-monitor@.service dashboard.service)

@@ -219,7 +219,7 @@ describe("cron.d/mc-backup", () => {
     expect(readFileSync(join(DEPLOY, "cron.d", "mc-backup"), "utf8").endsWith("\n")).toBe(true);
   });
 
-  it("has SPEC 8's jobs: the 06:00 backup on, the restart at :55 of 4, 10, 16, 22 off until chosen", () => {
+  it("has docs/system.md 8's jobs: the 06:00 backup on, the restart at :55 of 4, 10, 16, 22 off until chosen", () => {
     expect(lines).toContain("0 6 * * * root /opt/mc-tools/backup >> /var/log/mc-backup-cron.log 2>&1");
     expect(lines).toContain(
       "#55 4,10,16,22 * * * root /opt/mc-tools/restart-with-warning >> /var/log/mc-restart-cron.log 2>&1",

@@ -162,14 +162,14 @@ async function reportUnloadableSettings(ctx: BackupContext, logger: Logger, erro
   });
 }
 
-/** One backup (SPEC 1.3, 6; issue 3): lock, save-off/flush, restic backup, save-on, retention, report. */
+/** One backup (docs/system.md 1.3, 6; issue 3): lock, save-off/flush, restic backup, save-on, retention, report. */
 export async function runBackup(ctx: BackupContext, options: BackupOptions = {}): Promise<number> {
   const logger = backupLogger(ctx);
   let settings: Settings;
   let notifier: Notifier;
   try {
     settings = loadSettings(ctx, options);
-    // CONTRACT: a webhook.env others can read is refused (78) like backup.env, before anything is done.
+    // docs/contract.md: a webhook.env others can read is refused (78) like backup.env, before anything is done.
     notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   } catch (error) {
     await reportUnloadableSettings(ctx, logger, error);

@@ -3,7 +3,7 @@ import { resticFor, takeBackupLock } from "./backup.ts";
 import type { Snapshot } from "./restic.ts";
 import { type BackupContext, backupLogger, loadSettings } from "./settings.ts";
 
-/** `backup snapshots`, `backup check`, `backup prune`, `backup init`: the repository operations of SPEC 4.5. */
+/** `backup snapshots`, `backup check`, `backup prune`, `backup init`: the repository operations of docs/system.md 4.5. */
 
 function setup(ctx: BackupContext) {
   const settings = loadSettings(ctx);

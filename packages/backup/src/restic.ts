@@ -64,7 +64,7 @@ export interface RetentionPolicy {
   keepWeekly: number;
 }
 
-/** SPEC 4.5 and 8: the forced clean. */
+/** docs/system.md 4.5 and 8: the forced clean. */
 export const DEFAULT_RETENTION: RetentionPolicy = { keepLast: 1, keepDaily: 30, keepWeekly: 12 };
 
 /** The last lines of restic's stderr that say something (not rclone's notices), for messages. */
@@ -356,7 +356,7 @@ export function createRestic(options: ResticOptions) {
     },
 
     /**
-     * Bytes the repository takes. For the rclone repositories of SPEC 2.1 rclone counts them (a listing, ~50 ms locally,
+     * Bytes the repository takes. For the rclone repositories of docs/system.md 2.1 rclone counts them (a listing, ~50 ms locally,
      * no password, no lock); otherwise restic stats --mode raw-data (which opens the repository's key, ~0.7 s).
      */
     async repositorySize(): Promise<number> {

@@ -54,7 +54,7 @@ function pickSnapshot(snapshots: Snapshot[], wanted: string, tags: string[]): Sn
 }
 
 /**
- * Restores a snapshot over the world (SPEC 4.5's procedure, made safe): stop the server and wait for it; restore into a
+ * Restores a snapshot over the world (docs/system.md 4.5's procedure, made safe): stop the server and wait for it; restore into a
  * private staging directory inside WORLD_DIR (same filesystem, so every later move is an atomic rename); check the
  * restored world has its level.dat; chown it there; move the current world directories aside into a private
  * .mcops-pre-restore-<time>-<random>/ (nothing is deleted); move the restored ones in; start the server. A failure at
@@ -117,7 +117,7 @@ async function restoreInto(
     return 0;
   }
 
-  // CONTRACT: a webhook.env others can read is refused (78) before anything is done.
+  // docs/contract.md: a webhook.env others can read is refused (78) before anything is done.
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const lock = await takeBackupLock(ctx, "backup restore", options.wait ?? false);
   const panel: PanelClient = panelFor(settings, ctx);

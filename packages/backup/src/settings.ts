@@ -28,7 +28,7 @@ export interface BackupContext {
   atExit?: Set<() => Promise<void>> | undefined;
 }
 
-/** Command-line values that override backup.env (CONTRACT.md precedence). */
+/** Command-line values that override backup.env (docs/contract.md precedence). */
 export interface SettingFlags {
   extraPath?: string[] | undefined;
   exclude?: string[] | undefined;

@@ -68,7 +68,7 @@ beforeEach(() => {
 });
 
 describe("loadBackupEnv", () => {
-  it("reads every SPEC 2.1 field, with the password file's default", () => {
+  it("reads every docs/system.md 2.1 field, with the password file's default", () => {
     const file = write("backup.env", goodBackupEnv());
     expect(loadBackupEnv(ALL, { paths, env: {} })).toEqual({
       CONTROL_URL: "https://panel.example.com",

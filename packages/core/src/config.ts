@@ -9,7 +9,7 @@ import { configFile, type Paths } from "./paths.ts";
 import { registerSecret } from "./secrets.ts";
 
 /**
- * The configuration files of SPEC 2.1, 2.2 and CONTRACT.md, with zod schemas whose messages name the field and say
+ * The configuration files of docs/system.md 2.1, 2.2 and docs/contract.md, with zod schemas whose messages name the field and say
  * what to do. Values are resolved flag > process environment > env file > default; an error names where the bad value
  * came from (the file and its line, the environment variable, or the flag).
  */
@@ -94,7 +94,7 @@ export const resticRepositorySchema = field((value, ctx) => {
       fail(ctx, "must have the form rclone:<remote>:<folder>", "e.g. rclone:gdrive:mc-backups");
     }
   } else if (!isAbsolute(value) && !/^(sftp|rest|s3|b2|azure|gs|swift):/.test(value)) {
-    fail(ctx, "is not a restic repository location", "use rclone:<remote>:<folder> (SPEC 2.1)");
+    fail(ctx, "is not a restic repository location", "use rclone:<remote>:<folder> (docs/system.md 2.1)");
   }
 });
 
@@ -111,7 +111,7 @@ export const webhookUrlSchema = field((value, ctx) => {
   }
 });
 
-/** The token part of a webhook address: the credential (SPEC 5). */
+/** The token part of a webhook address: the credential (docs/system.md 5). */
 export function webhookToken(url: string): string | undefined {
   try {
     return WEBHOOK_PATH.exec(new URL(url).pathname)?.[2];
@@ -169,7 +169,8 @@ const listSchema = z.pipe(
 
 const ownerSchema = z.pipe(
   field((value, ctx) => {
-    if (!/^\d+:\d+$/.test(value)) fail(ctx, "must be uid:gid in numbers", "the container's user is 988:988 (SPEC 2.6)");
+    if (!/^\d+:\d+$/.test(value))
+      fail(ctx, "must be uid:gid in numbers", "the container's user is 988:988 (docs/system.md 2.6)");
   }),
   z.transform((value: string) => {
     const [uid, gid] = value.split(":").map(Number) as [number, number];
@@ -231,7 +232,7 @@ export const backupEnvSchema = z.object({
   BACKUP_PRUNE: z.optional(yesNoSchema),
   /** How long to wait for "Saved the game" after save-all flush (default 60). */
   BACKUP_SAVE_TIMEOUT: z.optional(secondsSchema),
-  /** Owner of what the tools put into the volume: restored worlds, server.jar (default 988:988, SPEC 2.6). */
+  /** Owner of what the tools put into the volume: restored worlds, server.jar (default 988:988, docs/system.md 2.6). */
   BACKUP_OWNER: z.optional(ownerSchema),
   /** Files larger than this are left out of the backup (default 4G): no world file comes near it. */
   BACKUP_MAX_FILE_SIZE: z.optional(sizeSchema),
@@ -244,7 +245,7 @@ export const backupEnvSchema = z.object({
   /** The game port for the Server List Ping (default 127.0.0.1:25565). */
   GAME_ADDRESS: z.optional(hostSchema),
   // jar-download (see packages/jar-download/README.md)
-  /** PaperMC's download service, SPEC 4.3's {download_base} (default https://fill.papermc.io). */
+  /** PaperMC's download service, docs/system.md 4.3's {download_base} (default https://fill.papermc.io). */
   DOWNLOAD_BASE: z.optional(baseUrlSchema),
   PURPUR_BASE: z.optional(baseUrlSchema),
   MOJANG_BASE: z.optional(baseUrlSchema),
@@ -273,7 +274,7 @@ export const backupEnvDefaults: Partial<Record<keyof BackupEnv, string>> = {
 
 export const webhookEnvSchema = z.object({
   WEBHOOK_URL: webhookUrlSchema,
-  /** Not in SPEC 2.2: the play host name shown in message footers (mcops extension, optional). */
+  /** Not in docs/system.md 2.2: the play host name shown in message footers (mcops extension, optional). */
   PLAY_HOST: z.optional(hostSchema),
 });
 export type WebhookEnv = z.infer<typeof webhookEnvSchema>;
@@ -390,7 +391,7 @@ function parseOrThrow<S extends z.ZodMiniType>(
 }
 
 /**
- * Loads the fields a tool needs from backup.env (SPEC 2.1). The file is secret (mode 600); it may be absent when
+ * Loads the fields a tool needs from backup.env (docs/system.md 2.1). The file is secret (mode 600); it may be absent when
  * every field comes from the environment or flags. Other tools' keys in the file are left alone.
  */
 export function loadBackupEnv<K extends keyof BackupEnv>(
@@ -405,7 +406,7 @@ export function loadBackupEnv<K extends keyof BackupEnv>(
     z.pick(backupEnvSchema, mask as never),
     resolved,
     file,
-    `add {name}=... to ${file} (SPEC 2.1)`,
+    `add {name}=... to ${file} (docs/system.md 2.1)`,
   ) as Pick<BackupEnv, K>;
   if ("CONTROL_KEY" in values) registerSecret(values.CONTROL_KEY as string);
   if ("RESTIC_REPOSITORY" in values) registerRepositoryCredentials(values.RESTIC_REPOSITORY as string);
@@ -442,7 +443,7 @@ export function registerRepositoryCredentials(repository: string): void {
 }
 
 /**
- * The local `.env` of the operator's own computer (SPEC 2.3), read by revive and hibernate. The token names are the
+ * The local `.env` of the operator's own computer (docs/system.md 2.3), read by revive and hibernate. The token names are the
  * ones the vendors' own tools use (doctl, wrangler/terraform).
  */
 export const localEnvSchema = z.object({
@@ -457,7 +458,7 @@ export const localEnvSchema = z.object({
   /** The game VM: by name, else the one droplet with DROPLET_TAG (default mcops). */
   DROPLET_NAME: z.optional(field()),
   DROPLET_TAG: z.optional(field()),
-  /** The passphrase-free automation key for the last backup over SSH (SPEC 1). */
+  /** The passphrase-free automation key for the last backup over SSH (docs/system.md 1). */
   SSH_KEY: z.optional(absolutePathSchema),
   SSH_USER: z.optional(field()),
   /** How many mcops snapshots to keep (default 2). */
@@ -493,18 +494,18 @@ export function loadLocalEnv<K extends keyof LocalEnv>(
 
 /** What the notifier needs to know: where to post, which categories are on, and the footer text. */
 export interface NotifyConfig {
-  /** undefined: no webhook configured, every notification is a silent no-op (SPEC 7.1). */
+  /** undefined: no webhook configured, every notification is a silent no-op (docs/system.md 7.1). */
   webhookUrl: string | undefined;
   /** Which file or variable the address came from (for messages; never the address itself). */
   source: string;
   events: Record<Category, boolean>;
   playHost: string | undefined;
-  /** Posts per window for this address (SPEC 8: 30 per minute); MCOPS_WEBHOOK_WINDOW_MS shortens the window for tests. */
+  /** Posts per window for this address (docs/system.md 8: 30 per minute); MCOPS_WEBHOOK_WINDOW_MS shortens the window for tests. */
   rate?: { limit: number; windowMs: number };
 }
 
 /**
- * webhook.env (SPEC 2.2) and webhook.json (SPEC 6, CONTRACT.md). The address comes from the WEBHOOK_URL environment
+ * webhook.env (docs/system.md 2.2) and webhook.json (docs/system.md 6, docs/contract.md). The address comes from the WEBHOOK_URL environment
  * variable, else webhook.json's webhook_url, else webhook.env. Both files hold the webhook token and follow the
  * mode-600 rule. Categories are all on unless webhook.json turns them off.
  */
@@ -537,7 +538,7 @@ export function loadNotifyConfig(options: LoadEnvOptions): NotifyConfig {
   const events = Object.fromEntries(CATEGORIES.map((c) => [c, json?.events?.[c] ?? true])) as Record<Category, boolean>;
   const windowMs = Number(env.MCOPS_WEBHOOK_WINDOW_MS);
   const rate = { limit: 30, windowMs: Number.isFinite(windowMs) && windowMs > 0 ? windowMs : 60_000 };
-  // SPEC 2.4: the footer is the play host; the machine's name when PLAY_HOST is not set, as webhook.sh did.
+  // docs/system.md 2.4: the footer is the play host; the machine's name when PLAY_HOST is not set, as webhook.sh did.
   return { webhookUrl, source, events, playHost: fromEnv.PLAY_HOST ?? hostname(), rate };
 }
 
@@ -564,6 +565,6 @@ export function readWebhookJson(file: string): WebhookJson | undefined {
   const name = issue.path.map(String).join(".") || "(top level)";
   const hint =
     (issue as { params?: { hint?: string } }).params?.hint ??
-    (issue.code === "unrecognized_keys" ? `the categories are ${CATEGORIES.join(", ")}` : "see CONTRACT.md");
+    (issue.code === "unrecognized_keys" ? `the categories are ${CATEGORIES.join(", ")}` : "see docs/contract.md");
   throw new ConfigError(`${name} ${describeIssue(issue)}`, { where: file, hint });
 }

@@ -98,7 +98,7 @@ function parseValue(rest: string, name: string, fail: (what: string, hint: strin
 }
 
 export interface ReadEnvFileOptions {
-  /** The file holds a secret: refuse it when group or others may read it (CONTRACT.md). */
+  /** The file holds a secret: refuse it when group or others may read it (docs/contract.md). */
   secret: boolean;
 }
 
@@ -129,7 +129,7 @@ export function readConfigText(file: string, { secret }: ReadEnvFileOptions): st
   }
 }
 
-/** CONTRACT: a file holding a secret that its group or others can read is refused (exit 78), with the chmod to run. */
+/** docs/contract.md: a file holding a secret that its group or others can read is refused (exit 78), with the chmod to run. */
 export function refuseShared(file: string, mode: number = statSync(file).mode): void {
   if ((mode & 0o077) === 0) return;
   throw new ConfigError(`holds secrets but is readable by ${readers(mode)} (mode ${(mode & 0o777).toString(8)})`, {

@@ -1,6 +1,6 @@
 /**
  * The error classes every tool throws. Only `runMain` (main.ts) turns them into a message and an exit code, following
- * CONTRACT.md: 0 done, 1 the job failed, 2 usage error, 75 busy or skipped for a temporary reason, 78 configuration error.
+ * docs/contract.md: 0 done, 1 the job failed, 2 usage error, 75 busy or skipped for a temporary reason, 78 configuration error.
  */
 export const ExitCode = {
   ok: 0,

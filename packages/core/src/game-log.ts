@@ -1,7 +1,7 @@
 import { matchDeath } from "./death-messages.ts";
 
 /**
- * The game log parser (SPEC 6, CONTRACT.md `log-tailer scan`), shared by log-tailer and idle-monitor (who is online).
+ * The game log parser (docs/system.md 6, docs/contract.md `log-tailer scan`), shared by log-tailer and idle-monitor (who is online).
  * It reads what real servers write: vanilla, Paper, Spigot/CraftBukkit, Folia, Fabric, Forge and NeoForge; both
  * timestamp styles (`[12:34:56]` and Forge's `[11May2025 13:57:36.740]`), a logger name after the level, any thread
  * name, ANSI and § colour codes, CRLF, and stack-trace lines without a prefix (they belong to the entry above).

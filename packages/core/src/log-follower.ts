@@ -3,7 +3,7 @@ import { JobError } from "./errors.ts";
 import { kindOf, UnsafePathError, type VolumeDir } from "./volume.ts";
 
 /**
- * Follows a log file the way the game writes it (SPEC 6 rule 3): appended to, renamed away at every start and after
+ * Follows a log file the way the game writes it (docs/system.md 6 rule 3): appended to, renamed away at every start and after
  * midnight (log4j's rollover), truncated, deleted and created again, or not there yet. Nothing is lost or repeated:
  * a renamed or deleted file is read to its end through the descriptor still open on it before the new one is read from
  * its beginning; a truncated file (or one rewritten from the start, recognised by its first bytes) is read from its

@@ -4,7 +4,7 @@ import { type Clock, isoSeconds, systemClock } from "./clock.ts";
 import { redact } from "./secrets.ts";
 
 /**
- * Log lines as CONTRACT.md fixes them: `2026-11-21T06:00:00Z LEVEL message`, one line per entry, secrets redacted.
+ * Log lines as docs/contract.md fixes them: `2026-11-21T06:00:00Z LEVEL message`, one line per entry, secrets redacted.
  * Writing a log never fails the job: a log file that cannot be written is reported once on the echo stream.
  */
 export type LogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";

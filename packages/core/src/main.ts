@@ -6,7 +6,7 @@ import { VERSION } from "./version.ts";
 
 /**
  * The one place that turns what a tool's body returned or threw into an exit code and, for errors, the one line of
- * CONTRACT.md: `<tool>: <what is wrong> (<file or field>) — <what to do>`. Stack traces only with MCOPS_DEBUG=1.
+ * docs/contract.md: `<tool>: <what is wrong> (<file or field>) — <what to do>`. Stack traces only with MCOPS_DEBUG=1.
  */
 export function reportError(tool: string, error: unknown, stderr: Writer, debug: boolean): number {
   if (error instanceof McopsError) {

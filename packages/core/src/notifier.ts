@@ -11,7 +11,7 @@ import { type Exchange, exchange, POLICIES, parseBody, RequestFailure, type Requ
 import { redact } from "./secrets.ts";
 import { USER_AGENT } from "./version.ts";
 
-/** SPEC 2.4 colour constants. */
+/** docs/system.md 2.4 colour constants. */
 export const COLOURS = {
   success: 5763719,
   error: 15548997,
@@ -21,10 +21,10 @@ export const COLOURS = {
 } as const;
 export type ColourName = keyof typeof COLOURS;
 
-/** Discord's embed limits (CONTRACT.md): text over them is cut, never rejected. */
+/** Discord's embed limits (docs/contract.md): text over them is cut, never rejected. */
 export const EMBED_LIMITS = { title: 256, description: 4096, footer: 2048, total: 6000 } as const;
 
-/** SPEC 8: 30 messages per minute per webhook address. */
+/** docs/system.md 8: 30 messages per minute per webhook address. */
 export const WEBHOOK_RATE = { limit: 30, windowMs: 60_000 } as const;
 /** The longest a post waits for the webhook's rate limit (its window or Discord's 429) before it is dropped. */
 export const MAX_RATE_WAIT_MS = 60_000;
@@ -37,7 +37,7 @@ export interface Embed {
   timestamp?: string;
 }
 
-/** SPEC 2.4: the plain or the rich form, plus allowed_mentions (CONTRACT.md: nobody is ever pinged). */
+/** docs/system.md 2.4: the plain or the rich form, plus allowed_mentions (docs/contract.md: nobody is ever pinged). */
 export interface WebhookMessage {
   content?: string;
   embeds?: Embed[];
@@ -81,7 +81,7 @@ export function buildMessage(notice: Notice, options: { playHost?: string | unde
   // Every field is redacted first: a failure's reason can quote a secret (restic names the repository address).
   const esc = notice.fromGame ? (s: string) => escapeGameText(redact(s)) : redact;
   const embed: Embed = {};
-  // webhook.sh's title is optional (SPEC 2.4): an empty one is left out rather than sent empty.
+  // webhook.sh's title is optional (docs/system.md 2.4): an empty one is left out rather than sent empty.
   if (notice.title) embed.title = truncate(esc(notice.title), EMBED_LIMITS.title);
   if (notice.description) embed.description = truncate(esc(notice.description), EMBED_LIMITS.description);
   embed.color = notice.colour ?? COLOURS.info;
@@ -118,7 +118,7 @@ export interface Notifier {
    * - `INFO notification "<title>" sent`
    * - `INFO notification "<title>" not sent: the <category> category is off` (webhook.json turned it off)
    * - `ERROR notification "<title>" not sent: <reason> — <hint>` (unless `logFailures` is false)
-   * Nothing is logged when no webhook is configured (CONTRACT.md: then every notification is a silent no-op).
+   * Nothing is logged when no webhook is configured (docs/contract.md: then every notification is a silent no-op).
    */
   send(notice: Notice): Promise<SendResult>;
 }
@@ -128,7 +128,7 @@ export interface NotifierOptions {
   paths: Paths;
   logger?: Logger;
   clock?: Clock;
-  /** Rate limit shared by all processes; default the config's (SPEC 8's 30 per minute). */
+  /** Rate limit shared by all processes; default the config's (docs/system.md 8's 30 per minute). */
   rate?: { limit: number; windowMs: number };
   /** Tries in all (default: core's Discord policy, 5). */
   maxAttempts?: number;

@@ -7,7 +7,7 @@ import { redact } from "./secrets.ts";
 import { USER_AGENT } from "./version.ts";
 
 /**
- * The Pterodactyl client API (SPEC 4.1, prefix /api/client) as the tools need it: power signals, console commands,
+ * The Pterodactyl client API (docs/system.md 4.1, prefix /api/client) as the tools need it: power signals, console commands,
  * live resources and the server record. Errors come back as `PanelError` with advice; the key never appears in one.
  */
 export type PowerSignal = "start" | "stop" | "restart" | "kill";

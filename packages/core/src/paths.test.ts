@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { resolvePaths } from "./paths.ts";
 
 describe("resolvePaths", () => {
-  it("gives CONTRACT.md's defaults, each overridden by its MCOPS_* variable", () => {
+  it("gives docs/contract.md's defaults, each overridden by its MCOPS_* variable", () => {
     expect(resolvePaths({})).toEqual({
       configDir: "/etc/mc-backup",
       logDir: "/var/log",

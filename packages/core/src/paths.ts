@@ -1,7 +1,7 @@
 import { isAbsolute, join } from "node:path";
 import { ConfigError } from "./errors.ts";
 
-/** Where the tools read and write on the VM (CONTRACT.md, "Paths and overrides"). */
+/** Where the tools read and write on the VM (docs/contract.md, "Paths and overrides"). */
 export interface Paths {
   /** backup.env, webhook.env, webhook.json */
   configDir: string;

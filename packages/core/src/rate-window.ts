@@ -7,7 +7,7 @@ import { acquireLock } from "./lock.ts";
 /**
  * A sliding-window rate limit shared by every process on the machine: the times of the last posts live in a small
  * JSON file in the run dir, read and written under a lock. Several tools post to one webhook (backup, log-tailer,
- * idle-monitor, restart), and SPEC 8 allows 30 messages per minute per webhook address, whoever sends them. A 429 from
+ * idle-monitor, restart), and docs/system.md 8 allows 30 messages per minute per webhook address, whoever sends them. A 429 from
  * the service blocks the window for everyone until its retry time.
  *
  * No library fits: the well-kept limiters (limiter, bottleneck, rate-limiter-flexible) coordinate within one process

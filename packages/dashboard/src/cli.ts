@@ -6,7 +6,7 @@ await runMain("dashboard", async () => {
   const args = await createCli(
     "dashboard",
     hideBin(process.argv),
-    "$0 [--listen 127.0.0.1:8088]\n$0 passwd [--user admin]\n\nThe notification settings page (SPEC 6): the webhook address and a checkbox per event category, saved to /etc/mc-backup/webhook.json, beside the server's state, players, last backup and recent notifications. Behind basic auth (dashboard.passwd); meant to sit behind the VM's web server on its own sub-domain.",
+    "$0 [--listen 127.0.0.1:8088]\n$0 passwd [--user admin]\n\nThe notification settings page (docs/system.md 6): the webhook address and a checkbox per event category, saved to /etc/mc-backup/webhook.json, beside the server's state, players, last backup and recent notifications. Behind basic auth (dashboard.passwd); meant to sit behind the VM's web server on its own sub-domain.",
   )
     .command("$0", "serve the page until stopped", (y) =>
       y.option("listen", {

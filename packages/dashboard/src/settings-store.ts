@@ -10,7 +10,7 @@ import { redact, registerSecret } from "@mcops/core/secrets";
 import { checkWebhookHost } from "./webhook-host.ts";
 
 /**
- * webhook.json (SPEC 6, CONTRACT.md): `{"webhook_url": "...", "events": {"join": true, ...}}`, read by every tool
+ * webhook.json (docs/system.md 6, docs/contract.md): `{"webhook_url": "...", "events": {"join": true, ...}}`, read by every tool
  * through core's loadNotifyConfig. The page shows what the tools would use; a save rewrites the file whole and
  * atomically at mode 600, keeping every key it does not know, and is refused when the file changed since the page was
  * drawn (another tab, another admin, an edit by hand).

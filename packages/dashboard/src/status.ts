@@ -36,7 +36,7 @@ export interface StatusOptions {
 
 type Live = Pick<ServerStatus, "panel" | "players" | "checkedAt">;
 
-/** Asks the panel (SPEC 4.1 client API, resources) and the game (Server List Ping) at once. */
+/** Asks the panel (docs/system.md 4.1 client API, resources) and the game (Server List Ping) at once. */
 async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live> {
   const checkedAt = ctx.clock.now();
   let address: string | undefined;

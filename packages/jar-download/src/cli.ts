@@ -6,7 +6,7 @@ await runMain("jar-download", async () => {
   const args = await createCli(
     "jar-download",
     hideBin(process.argv),
-    "$0 VERSION [--type paper|folia|purpur|vanilla|fabric] [--build N|latest] [--stop]\n$0 [VERSION] --list [--type TYPE]\n\nFetches the server jar of a game version, verifies its size and checksum, and installs it as server.jar in the server's volume (WORLD_DIR), chowned to 988:988, the old one kept as server.jar.previous (SPEC 4.3). Refused while the server runs, unless --stop.",
+    "$0 VERSION [--type paper|folia|purpur|vanilla|fabric] [--build N|latest] [--stop]\n$0 [VERSION] --list [--type TYPE]\n\nFetches the server jar of a game version, verifies its size and checksum, and installs it as server.jar in the server's volume (WORLD_DIR), chowned to 988:988, the old one kept as server.jar.previous (docs/system.md 4.3). Refused while the server runs, unless --stop.",
   )
     .command("$0 [VERSION]", false, (y) =>
       y.positional("VERSION", { type: "string", describe: "game version, e.g. 1.21.4" }),

@@ -59,8 +59,8 @@ export interface Owner {
 }
 
 /**
- * Puts the verified download (`work`/server.jar, in a private directory of the volume) in place as server.jar (SPEC
- * 4.3, 2.6): it is given to the container's user first, through its descriptor (a failure leaves server.jar
+ * Puts the verified download (`work`/server.jar, in a private directory of the volume) in place as server.jar
+ * (docs/system.md 4.3, 2.6): it is given to the container's user first, through its descriptor (a failure leaves server.jar
  * untouched), the old jar becomes server.jar.previous (a hard link, so server.jar never goes missing; a link at
  * server.jar is linked as the link, never followed), then the new file is renamed over server.jar and the directory is
  * fsynced. Nothing here reaches a file through a name the game's user could have swapped.

@@ -96,7 +96,7 @@ function userAgent(contact: string | undefined): string {
 const SERVICE_FIELDS = ["DOWNLOAD_BASE", "PURPUR_BASE", "MOJANG_BASE", "FABRIC_BASE", "DOWNLOAD_CONTACT"] as const;
 
 /**
- * SPEC 4.3: fetch the jar of a version, verify it, and install it as server.jar in the server's volume, chowned to
+ * docs/system.md 4.3: fetch the jar of a version, verify it, and install it as server.jar in the server's volume, chowned to
  * the container's user, keeping the old one as server.jar.previous. The download happens while the server still runs;
  * only the swap needs it stopped: refused while it runs, unless --stop (then: wait for a running backup, stop, swap,
  * start, wait until it runs).

@@ -6,7 +6,7 @@ import * as z from "zod/mini";
 
 /**
  * Where each server type's jar comes from, and how to tell it is the right one:
- * - Paper and Folia: PaperMC's download service, Fill v3 (SPEC 4.3's {download_base}). The builds list comes newest
+ * - Paper and Folia: PaperMC's download service, Fill v3 (docs/system.md 4.3's {download_base}). The builds list comes newest
  *   first with a channel each; `builds/latest` is the newest of any channel (it can be an ALPHA), so the newest STABLE
  *   one is picked from the list. The build names its download's URL, size and sha256.
  * - Purpur: api.purpurmc.org v2; a build has an md5 and a result (only SUCCESS builds are installed).
@@ -19,7 +19,7 @@ import * as z from "zod/mini";
 export const JAR_TYPES = ["paper", "folia", "purpur", "vanilla", "fabric"] as const;
 export type JarType = (typeof JAR_TYPES)[number];
 
-/** SPEC 1's heavy modpack loader ships an installer that builds the server, not a server jar. */
+/** docs/system.md 1's heavy modpack loader ships an installer that builds the server, not a server jar. */
 export const INSTALLER_TYPES = ["forge", "neoforge"] as const;
 
 export const LABELS: Record<JarType, string> = {

@@ -3,7 +3,7 @@ import { type GameEvent } from "@mcops/core/game-log";
 import { COLOURS, type Notice } from "@mcops/core/notifier";
 
 /**
- * Game events as channel messages (SPEC 6): join success, leave info, death event, start success, stop warning, crash
+ * Game events as channel messages (docs/system.md 6): join success, leave info, death event, start success, stop warning, crash
  * and errors error. Text from the log is marked as game text, so the notifier escapes it: a player or an item named
  * `@everyone` pings nobody and `**` formats nothing.
  */
@@ -41,7 +41,7 @@ export function noticeFor(event: GameEvent): Notice | undefined {
 }
 
 /**
- * Bursts (SPEC 6 rule 4): more than `limit` joins and leaves within `windowMs`, or more than `deathLimit` deaths, become
+ * Bursts (docs/system.md 6 rule 4): more than `limit` joins and leaves within `windowMs`, or more than `deathLimit` deaths, become
  * summary messages per window instead of one message each: one for the held joins, one for the held leaves, one for the
  * held deaths, each under its own category so webhook.json's `events` switches apply to it. The notifier's
  * 30-per-minute rule holds on top.

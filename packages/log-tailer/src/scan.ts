@@ -5,7 +5,7 @@ import { type Writer } from "@mcops/core/log";
 import { MAX_LINE_BYTES } from "@mcops/core/log-follower";
 import { kindOf } from "@mcops/core/volume";
 
-/** CONTRACT.md's `log-tailer scan` line: type, player (join, leave, death), message, time, line. */
+/** docs/contract.md's `log-tailer scan` line: type, player (join, leave, death), message, time, line. */
 export function scanLine(event: GameEvent): string {
   const out: Record<string, string | number> = { type: event.type };
   if (event.player !== undefined) out.player = event.player;

@@ -71,7 +71,7 @@ function openLog(ctx: TailerContext, options: TailerOptions): { file: string; di
 }
 
 /**
- * The service (SPEC 1.5, 6): follows latest.log and posts the game's events. Its position (file identity and offset) is
+ * The service (docs/system.md 1.5, 6): follows latest.log and posts the game's events. Its position (file identity and offset) is
  * saved in the state dir, so a restart neither announces old lines again nor misses new ones.
  */
 export async function runTailer(ctx: TailerContext, options: TailerOptions = {}): Promise<number> {

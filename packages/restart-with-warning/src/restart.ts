@@ -73,7 +73,7 @@ interface Run {
 }
 
 /**
- * SPEC 1.6 and 8: warn the players in game, then restart through the panel. Offline server: nothing to do (exit 75).
+ * docs/system.md 1.6 and 8: warn the players in game, then restart through the panel. Offline server: nothing to do (exit 75).
  * Nobody online (Server List Ping): no countdown. A console command that fails does not stop the restart; the server
  * stopping during the countdown does. Never in the middle of a backup: it waits for the backup lock before the
  * countdown and holds it until the server runs again. A failure is written to the restart log (and posted once the

@@ -8,7 +8,7 @@ await runMain("revive", async () => {
   await createCli(
     "revive",
     hideBin(process.argv),
-    "$0 [--size SLUG] [--region SLUG]\n$0 dns [--ip ADDRESS] [--dry-run]\n\nOn the operator's computer, with the local .env: brings the hibernated game VM back from its newest mcops snapshot, repoints DNS, starts the game and waits until it answers. `revive dns` only repoints DNS (SPEC 1.7).",
+    "$0 [--size SLUG] [--region SLUG]\n$0 dns [--ip ADDRESS] [--dry-run]\n\nOn the operator's computer, with the local .env: brings the hibernated game VM back from its newest mcops snapshot, repoints DNS, starts the game and waits until it answers. `revive dns` only repoints DNS (docs/system.md 1.7).",
   )
     .options(common)
     .command(

@@ -7,7 +7,7 @@ import * as z from "zod/mini";
 import { createApi, type Method } from "./api.ts";
 
 /**
- * DNS for the VM, on Cloudflare (SPEC 1.7): the zone and the two names come from SERVER_ADDR and PANEL_URL (no domain
+ * DNS for the VM, on Cloudflare (docs/system.md 1.7): the zone and the two names come from SERVER_ADDR and PANEL_URL (no domain
  * variable), the zone found by the registrable domain (public-suffix aware through tldts: play.example.co.uk is in
  * example.co.uk). The panel name is proxied through the CDN; the play name is DNS only (the game's TCP cannot go through
  * the HTTP proxy). A record that is already right is not written.

@@ -59,7 +59,7 @@ export function costLine(snapshotGb: number, priceMonthly: number | undefined): 
 }
 
 /**
- * SPEC 1.7's hibernate, the step that saves most of the bill (a powered-off droplet is billed; a snapshot is cheap):
+ * docs/system.md 1.7's hibernate, the step that saves most of the bill (a powered-off droplet is billed; a snapshot is cheap):
  * refuse while anyone plays; stop the game server through the panel; a last backup on the VM over SSH; shut the droplet
  * down (power off when a clean shutdown does not finish); snapshot it and wait; check the snapshot is listed; only then
  * destroy the droplet; keep the newest N mcops snapshots. Re-run after an interruption, it carries on: a snapshot in

@@ -15,7 +15,7 @@ import { resolvePaths } from "@mcops/core/paths";
 import { type DigitalOcean, type Droplet } from "./digitalocean.ts";
 
 /**
- * What revive and hibernate share: the local `.env` (SPEC 2.3; `--env-file`, else ./.env), a state file beside it that
+ * What revive and hibernate share: the local `.env` (docs/system.md 2.3; `--env-file`, else ./.env), a state file beside it that
  * remembers the hibernated droplet and a snapshot in progress (so that every step can be re-run), finding the game VM,
  * the confirmation of destructive steps, step timings, and the webhook when .env names one.
  */

@@ -127,7 +127,7 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
     const region = options.region ?? remembered?.region ?? snapshot.regions[0];
     if (!size || !region) {
       throw new UsageError("which droplet size (and region)? hibernate's state file is missing", {
-        hint: "e.g. revive --size s-2vcpu-4gb --region fra1 (SPEC 1: s-2vcpu-4gb is the recommended size)",
+        hint: "e.g. revive --size s-2vcpu-4gb --region fra1 (docs/system.md 1: s-2vcpu-4gb is the recommended size)",
       });
     }
     const tags = [...new Set([...(remembered?.tags ?? []), env.DROPLET_TAG ?? "mcops"])];

@@ -45,7 +45,7 @@ export function parseColour(input: string | undefined): number {
   return colour;
 }
 
-/** Posts one rich message (SPEC 4.4 webhook.sh): title, description, colour; footer = play host; timestamp = now. */
+/** Posts one rich message (docs/system.md 4.4 webhook.sh): title, description, colour; footer = play host; timestamp = now. */
 export async function runWebhook(ctx: WebhookContext, options: WebhookOptions): Promise<number> {
   if (options.title.trim() === "" && !options.description?.trim()) {
     throw new UsageError("TITLE and DESCRIPTION are both empty", { hint: "give the message a title or a text" });
@@ -75,7 +75,7 @@ export async function runWebhook(ctx: WebhookContext, options: WebhookOptions): 
 
   const result = await notifier.send(notice);
   if (result.status === "failed" && result.kind === "rate-limited") {
-    // Busy, not broken: a later run posts again (CONTRACT's 75).
+    // Busy, not broken: a later run posts again (docs/contract.md's 75).
     throw new BusyError(`not sent: ${result.reason}`, { where: config.source, hint: result.hint });
   }
   if (result.status === "failed") throw new JobError(result.reason, { where: config.source, hint: result.hint });

@@ -160,7 +160,7 @@ describe("webhook (built executable)", () => {
     expect(discord.requests).toHaveLength(1);
   });
 
-  it("is a silent success when webhook.env is absent (SPEC 7.1)", async () => {
+  it("is a silent success when webhook.env is absent (docs/system.md 7.1)", async () => {
     const result = await run(["Backup started", "nobody listening"]);
     expect(result).toMatchObject({ code: 0, stdout: "", stderr: "" });
     expect(discord.requests).toHaveLength(0);
