@@ -39,7 +39,7 @@ const act = (d: DigitalOceanStandIn, dropletId: number, body: Record<string, unk
 const firstId = (d: DigitalOceanStandIn): number => d.droplets()[0]?.id ?? -1;
 
 /** Polls `probe` every 10 ms until it returns a value; fails after `timeoutMs`. */
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 1500): Promise<T> {
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -517,7 +517,7 @@ describe("mentions", () => {
 describe("helpers", () => {
   it("waitForMessages resolves once enough messages arrived", async () => {
     const d = await start();
-    const waiting = d.waitForMessages(2, 2000);
+    const waiting = d.waitForMessages(2, 30_000);
     setTimeout(() => {
       void post(d.webhookUrl(), { content: "a" }).then(() => post(d.webhookUrl(), { content: "b" }));
     }, 20);

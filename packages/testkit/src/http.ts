@@ -393,7 +393,7 @@ export function seconds(ms: number): string {
 
 /**
  * The environment a built mcops executable runs with in a test, the demo or a benchmark: its config, log, state and
- * run directories under `root` (CONTRACT.md's MCOPS_* overrides), HOME there too, PATH kept.
+ * run directories under `root` (docs/contract.md's MCOPS_* overrides), HOME there too, PATH kept.
  */
 export function toolEnv(root: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {

@@ -265,8 +265,8 @@ describe("power", () => {
     const res = await power(p, "start");
     expect(res.status).toBe(204);
     expect(await res.text()).toBe("");
-    await p.waitForState("starting", 2000);
-    await p.waitForState("running", 2000);
+    await p.waitForState("starting", 30_000);
+    await p.waitForState("running", 30_000);
     expect(Date.now() - began).toBeGreaterThanOrEqual(110);
     expect(p.signals()).toEqual(["start"]);
   });
@@ -275,7 +275,7 @@ describe("power", () => {
     const p = await start();
     await power(p, "start");
     await power(p, "start");
-    await p.waitForState("running", 2000);
+    await p.waitForState("running", 30_000);
     expect((await power(p, "start")).status).toBe(204);
     expect(p.state()).toBe("running");
     expect(messages(p.console()).filter((m) => m?.startsWith("Starting minecraft"))).toHaveLength(1);
@@ -285,16 +285,16 @@ describe("power", () => {
     const p = await start({ servers: [{ state: "running" }], timings: { startMs: 50, stopMs: 120 } });
     const began = Date.now();
     expect((await power(p, "stop")).status).toBe(204);
-    await p.waitForState("stopping", 2000);
-    await p.waitForState("offline", 2000);
+    await p.waitForState("stopping", 30_000);
+    await p.waitForState("offline", 30_000);
     expect(Date.now() - began).toBeGreaterThanOrEqual(110);
   });
 
   it("restarts a running server: stopping, offline, starting, running", async () => {
     const p = await start({ servers: [{ state: "running" }], timings: { startMs: 60, stopMs: 90 } });
     await power(p, "restart");
-    await p.waitForState("stopping", 1000);
-    await p.waitForState("running", 1000);
+    await p.waitForState("stopping", 30_000);
+    await p.waitForState("running", 30_000);
     const history = p.stateHistory();
     expect(history.map((h) => h.state)).toEqual(["running", "stopping", "offline", "starting", "running"]);
     const [, stopping, offline, starting, running] = history.map((h) => h.at);
@@ -308,7 +308,7 @@ describe("power", () => {
     expect(p.timing.powerDelayMs).toBeGreaterThan(0);
     expect(p.timing.resourcesCacheMs).toBeGreaterThan(0);
     expect((await power(p, "stop")).status).toBe(204);
-    await p.waitForState("stopping", 1000);
+    await p.waitForState("stopping", 30_000);
     const answered = p.calls.find((c) => c.kind === "power")?.answeredAt ?? Number.POSITIVE_INFINITY;
     const stopping = p.stateHistory().find((h) => h.state === "stopping")?.at ?? 0;
     expect(stopping).toBeGreaterThanOrEqual(answered);
@@ -319,17 +319,17 @@ describe("power", () => {
     const [a, b] = p.servers;
     expect((await power(p, "restart", a?.identifier)).status).toBe(204);
     expect(p.signals(a?.identifier)).toEqual(["restart"]);
-    await p.waitForState("stopping", 1000, a?.identifier);
+    await p.waitForState("stopping", 30_000, a?.identifier);
     const answered = p.calls.find((c) => c.kind === "power")?.answeredAt ?? Number.POSITIVE_INFINITY;
     const stopping = p.stateHistory(a?.identifier).find((h) => h.state === "stopping")?.at ?? 0;
     expect(stopping - answered).toBeGreaterThanOrEqual(110);
-    await p.waitForState("running", 1000, a?.identifier);
+    await p.waitForState("running", 30_000, a?.identifier);
 
     // b's signal is cancelled by setState; a's, sent after it with the same delay, fires after b's would have.
     await power(p, "stop", b?.identifier);
     p.setState("running", b?.identifier);
     await power(p, "stop", a?.identifier);
-    await p.waitForState("stopping", 1000, a?.identifier);
+    await p.waitForState("stopping", 30_000, a?.identifier);
     expect(p.stateHistory(b?.identifier).map((h) => h.state)).toEqual(["running", "running"]);
 
     const instant = await startPanelStandIn({ servers: [{ state: "running" }], powerDelayMs: 0 });
@@ -345,7 +345,7 @@ describe("power", () => {
     const p = await start({ servers: [{ state: "running" }] });
     await power(p, "restart");
     await power(p, "stop");
-    await p.waitForState("offline", 1000);
+    await p.waitForState("offline", 30_000);
     await sleep(120);
     expect(p.state()).toBe("offline");
   });
@@ -353,7 +353,7 @@ describe("power", () => {
   it("restart from offline just starts", async () => {
     const p = await start();
     await power(p, "restart");
-    await p.waitForState("running", 1000);
+    await p.waitForState("running", 30_000);
     expect(p.stateHistory().map((h) => h.state)).toEqual(["offline", "starting", "running"]);
     expect(messages(p.console())).not.toContain("Stopping the server");
   });
@@ -401,7 +401,7 @@ describe("console commands", () => {
     });
     p.setState("running");
     await power(p, "stop");
-    await p.waitForState("stopping", 1000);
+    await p.waitForState("stopping", 30_000);
     expect((await command(p, "say bye")).status).toBe(204);
     expect(p.commands()).toEqual(["say bye"]);
   });
@@ -410,10 +410,10 @@ describe("console commands", () => {
     // "starting" lasts until the test says otherwise.
     const p = await start({ timings: { startMs: 600_000, stopMs: 50 } });
     await power(p, "start");
-    await p.waitForState("starting", 1000);
+    await p.waitForState("starting", 30_000);
     expect((await command(p, "say early")).status).toBe(204);
     p.setState("running");
-    await p.waitForState("running", 1000);
+    await p.waitForState("running", 30_000);
     expect((await command(p, "save-all")).status).toBe(204);
     expect(p.commands()).toEqual(["say early", "save-all"]);
   });
@@ -439,9 +439,9 @@ describe("latest.log", () => {
     const logFile = join(dir.path, "volumes", "uuid", "logs", "latest.log");
     const p = await start({ logFile });
     await power(p, "start");
-    await p.waitForState("running", 1000);
+    await p.waitForState("running", 30_000);
     await power(p, "stop");
-    await p.waitForState("offline", 1000);
+    await p.waitForState("offline", 30_000);
     const text = readFileSync(logFile, "utf8");
     expect(text.endsWith("\n")).toBe(true);
     const lines = text.trimEnd().split("\n");
@@ -642,7 +642,7 @@ describe("records", () => {
   it("close ends keep-alive connections and pending transitions", async () => {
     const p = await start();
     await power(p, "start");
-    await p.waitForState("starting", 1000);
+    await p.waitForState("starting", 30_000);
     await p.close();
     await expect(api(p, `/servers/${p.server.identifier}`)).rejects.toThrow();
     await sleep(120);
