@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, lstatSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Server, startServer, treeHash } from "./harness.ts";
 
@@ -144,13 +143,8 @@ describe("backup restore against the panel's real timing", () => {
     writeFileSync(join(server.worldDir, "world", "level.dat"), "played on after the backup");
     const played = hashes();
     const restore = server.start(["restore", "latest"]);
-    await server.panel.waitForState("stopping", 60_000);
-    const stoppingAt = server.panel.stateHistory().at(-1)?.at ?? 0;
-    await waitUntil(
-      () =>
-        server.panel.calls.filter((c) => c.kind === "resources" && c.at > stoppingAt && c.status === 200).length >= 2,
-      "two resources requests while the server stops",
-    );
+    // The tool has looked at least twice since the server began stopping, and waits.
+    await server.panel.waitForPolls("stopping", 2);
     expect(hashes()).toEqual(played);
     expect(readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-"))).toEqual([]);
     server.panel.setState("offline");

@@ -178,13 +178,8 @@ describe("jar-download (built executable)", () => {
     try {
       expect(held.timing.powerDelayMs).toBeGreaterThan(0);
       const tool = startTool(BIN, ["1.21.4", "--type", "vanilla", "--stop"], { env });
-      await held.waitForState("stopping", 60_000);
-      const stoppingAt = held.stateHistory().at(-1)?.at ?? 0;
       // The tool has looked at least twice since the server began stopping, and waits.
-      await waitUntil(
-        () => held.calls.filter((c) => c.kind === "resources" && c.at > stoppingAt && c.status === 200).length >= 2,
-        "two resources requests while the server stops",
-      );
+      await held.waitForPolls("stopping", 2);
       expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
       held.setState("offline");
       const result = await tool.done;

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { waitUntil } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { runHibernate } from "../src/hibernate.ts";
 import { runDns, runRevive } from "../src/revive.ts";
@@ -185,13 +184,8 @@ describe("hibernate → revive", () => {
     world = await startWorld({}, {}, {}, { timings: { startMs: 50, stopMs: 600_000 } });
     expect(world.panel.timing.powerDelayMs).toBeGreaterThan(0);
     const run = runHibernate(world.ctx(), { yes: true, runner: world.runner });
-    await world.panel.waitForState("stopping", 60_000);
-    const stoppingAt = world.panel.stateHistory().at(-1)?.at ?? 0;
-    await waitUntil(
-      () =>
-        world.panel.calls.filter((c) => c.kind === "resources" && c.at > stoppingAt && c.status === 200).length >= 2,
-      "two resources requests while the server stops",
-    );
+    // The tool has looked at least twice since the server began stopping, and waits.
+    await world.panel.waitForPolls("stopping", 2);
     expect(world.ssh).toEqual([]);
     expect(world.digitalocean.actions()).toEqual([]);
     world.panel.setState("offline");

@@ -161,6 +161,11 @@ export interface PanelStandIn {
   inject(fault: PanelFault): void;
   /** Resolves once the server is in `state`; rejects after `timeoutMs` (default 5000). */
   waitForState(state: ServerState, timeoutMs?: number, id?: string): Promise<void>;
+  /**
+   * Resolves once the server has been in `state` and the panel answered `count` resources requests since it entered it
+   * (a tool that polls is seen waiting); rejects after `timeoutMs` (default 60 000).
+   */
+  waitForPolls(state: ServerState, count: number, timeoutMs?: number, id?: string): Promise<void>;
   /** Forget calls, console lines, rate-limit windows and pending faults (server states stay). */
   reset(): void;
   close(): Promise<void>;
@@ -468,6 +473,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       call.answeredAt = now();
       if (body === undefined) sendEmpty(res, status, { ...limitHeaders, ...headers });
       else sendJson(res, status, body, { ...limitHeaders, ...headers });
+      changes.notify();
     };
 
     // Laravel's router, before any middleware: an unknown path is a 404, a known one with another method a 405.
@@ -674,6 +680,26 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
         timeoutMs,
         () =>
           `Panel stand-in: server ${m.info.identifier} did not reach "${state}" within ${timeoutMs} ms (it is "${m.state}")`,
+      );
+    },
+    async waitForPolls(state, count, timeoutMs = 60_000, id) {
+      const m = machine(id);
+      const polls = () => {
+        const entered = m.history.findLast((h) => h.state === state)?.at;
+        if (entered === undefined) return 0;
+        return calls.filter(
+          (c) =>
+            c.kind === "resources" &&
+            c.serverId === m.info.identifier &&
+            c.status === 200 &&
+            (c.answeredAt ?? 0) >= entered,
+        ).length;
+      };
+      await changes.waitFor(
+        () => (polls() >= count ? true : undefined),
+        timeoutMs,
+        () =>
+          `Panel stand-in: ${polls()} of ${count} resources requests answered for server ${m.info.identifier} since it was "${state}", within ${timeoutMs} ms`,
       );
     },
     reset() {
