@@ -173,7 +173,9 @@ describe("exchange against a real server", () => {
   });
 
   it("cuts a try that gets no answer at the policy's timeout, and says so after the tries", async () => {
-    const { url, seen } = await serve([() => undefined]);
+    // The server never answers: every try ends at the timeout, however busy the machine (a try may even be cut before
+    // its request reached the server, so the server's count is not asserted).
+    const { url } = await serve([() => undefined]);
     const quick = { ...POLICY, timeoutMs: 50, attempts: 2 };
     const error = await exchange(quick, {
       where: "GET /slow",
@@ -188,7 +190,6 @@ describe("exchange against a real server", () => {
       message: "the test service did not answer in 0 s after 2 tries",
       where: "GET /slow",
     });
-    expect(seen()).toBe(2);
   });
 
   it("says a service nobody listens for cannot be reached, with the policy's hint, after the tries", async () => {
