@@ -359,8 +359,10 @@ describe("power", () => {
   });
 
   it("kill goes offline at once and cancels a pending start", async () => {
-    const p = await start();
+    // The state machine itself: signals act before the answer, so "at once" is the answer's moment.
+    const p = await start({ powerDelayMs: 0 });
     await power(p, "start");
+    expect(p.state()).toBe("starting");
     await power(p, "kill");
     expect(p.state()).toBe("offline");
     await sleep(120);
