@@ -7,7 +7,7 @@ import { loadNotifyConfig, type NotifyConfig } from "./config.ts";
 import { type Logger, silentLogger } from "./log.ts";
 import { configFile, type Paths } from "./paths.ts";
 import { createRateWindow, type RateWindow, WaitTooLong } from "./rate-window.ts";
-import { type Exchange, exchange, POLICIES, parseBody, RequestFailure, type RequestPolicy } from "./request.ts";
+import { type Exchange, errorBody, exchange, POLICIES, RequestFailure, type RequestPolicy } from "./request.ts";
 import { redact } from "./secrets.ts";
 import { USER_AGENT } from "./version.ts";
 
@@ -275,12 +275,8 @@ export function createNotifier(options: NotifierOptions): Notifier {
       }
       return { status: "sent", attempts };
     }
-    let body: DiscordError = {};
-    try {
-      body = parseBody(discordErrorSchema, answer.errorText, { service: "Discord", route: "POST /api/webhooks" }) ?? {};
-    } catch {
-      // not Discord's error body (a proxy's page): the status alone speaks
-    }
+    // Not Discord's error body (a proxy's page): the status alone speaks.
+    const body: DiscordError = errorBody(discordErrorSchema, answer.errorText) ?? {};
     if (answer.waitTooLongMs !== undefined) {
       await rateWindow.block(clock.now() + answer.waitTooLongMs);
       return tooLong(answer.waitTooLongMs);

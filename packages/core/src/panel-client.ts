@@ -2,7 +2,7 @@ import ky from "ky";
 import * as z from "zod/mini";
 import { type Clock, systemClock } from "./clock.ts";
 import { JobError, type McopsErrorOptions } from "./errors.ts";
-import { exchange, POLICIES, parseBody, RequestFailure, type RequestPolicy } from "./request.ts";
+import { errorBody, exchange, POLICIES, parseBody, RequestFailure, type RequestPolicy, waitHintMs } from "./request.ts";
 import { redact } from "./secrets.ts";
 import { USER_AGENT } from "./version.ts";
 
@@ -101,10 +101,6 @@ export interface PanelClient {
   waitForState(states: PowerState | PowerState[], options: WaitOptions): Promise<Resources>;
 }
 
-interface Envelope {
-  errors?: Array<{ code?: string; status?: string; detail?: string; meta?: { source_field?: string; rule?: string } }>;
-}
-
 /** The parts of the client API's answers the tools read (pterodactyl/panel app/Transformers/Api/Client). */
 export const panelEnvelopeSchema = z.object({
   errors: z.optional(
@@ -118,6 +114,7 @@ export const panelEnvelopeSchema = z.object({
     ),
   ),
 });
+type Envelope = z.infer<typeof panelEnvelopeSchema>;
 
 export const statsSchema = z.object({
   object: z.literal("stats"),
@@ -277,13 +274,9 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
     }
     const { response, errorText } = answer;
     if (response.ok) return response.text();
-    let envelope: Envelope = {};
-    try {
-      envelope = parseBody(panelEnvelopeSchema, errorText, { service: "the panel", route: route(method, path) }) ?? {};
-    } catch {
-      envelope = {}; // a proxy's page, not the panel's envelope
-    }
-    const retryAfter = answer.waitTooLongMs ?? (Number(response.headers.get("retry-after")) * 1000 || undefined);
+    // A proxy's page is not the panel's envelope: toError then goes by the status alone.
+    const envelope = errorBody(panelEnvelopeSchema, errorText) ?? {};
+    const retryAfter = answer.waitTooLongMs ?? (waitHintMs(response.headers, clock.now()) || undefined);
     throw toError(response.status, envelope, retryAfter, path);
   }
 

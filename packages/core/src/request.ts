@@ -372,6 +372,21 @@ export function checkShape<S extends z.ZodMiniType>(
   );
 }
 
+/**
+ * A failed answer's body as `schema` reads the service's own error shape; undefined for anything else (a proxy's page,
+ * an empty body): the status alone then speaks.
+ */
+export function errorBody<S extends z.ZodMiniType>(schema: S, text: string): z.infer<S> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+  const result = schema.safeParse(value);
+  return result.success ? result.data : undefined;
+}
+
 /** "expected string, got missing", "expected one of "a", "b", got "c"" (zod/mini carries no messages of its own). */
 function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
   let found: unknown = root;
