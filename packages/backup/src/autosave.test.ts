@@ -4,8 +4,8 @@ import { appendFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Clock, systemClock } from "@mcops/core/clock";
+import { createPanelClient, type PanelClient } from "@mcops/core/http";
 import { silentLogger } from "@mcops/core/log";
-import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
 import { VolumeDir } from "@mcops/core/volume";
 import { type PanelStandIn, startPanelStandIn, waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

@@ -1,8 +1,8 @@
 import { closeSync } from "node:fs";
 import { type Clock } from "@mcops/core/clock";
 import { isMainThread, parseHeader } from "@mcops/core/game-log";
+import { type PanelClient, PanelError } from "@mcops/core/http";
 import { type Logger } from "@mcops/core/log";
-import { type PanelClient, PanelError } from "@mcops/core/panel-client";
 import { readRange, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
 
 /**

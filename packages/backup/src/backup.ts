@@ -1,13 +1,13 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { writeFileAtomic } from "@mcops/core/atomic-write";
 import { describeError, JobError, McopsError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
+import { writeFileAtomic } from "@mcops/core/fs";
+import { COLOURS, escapeGameText, type Notifier, toolNotifier } from "@mcops/core/http";
 import { acquireLock, isHolderAlive, type Lock, processStartTime } from "@mcops/core/lock";
 import { type Logger } from "@mcops/core/log";
-import { COLOURS, escapeGameText, type Notifier, toolNotifier } from "@mcops/core/notifier";
-import { backupLockFile, logFile } from "@mcops/core/paths";
+import { backupLockFile, logFile, resolvePaths as paths } from "@mcops/core/paths";
 import { VolumeDir } from "@mcops/core/volume";
 import { pauseAutosave } from "./autosave.ts";
 import { ping, writeTextfile } from "./reporting.ts";
@@ -29,7 +29,6 @@ export { resolvePaths } from "@mcops/core/paths";
 export { zxRunner } from "@mcops/core/runner";
 
 import { systemClock as clock } from "@mcops/core/clock";
-import { resolvePaths as paths } from "@mcops/core/paths";
 import { zxRunner as runner } from "@mcops/core/runner";
 export const core = { resolvePaths: paths, systemClock: clock, zxRunner: runner };
 

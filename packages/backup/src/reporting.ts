@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "@mcops/core/atomic-write";
+import { writeFileAtomic } from "@mcops/core/fs";
+import { exchange, POLICIES } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
-import { exchange, POLICIES } from "@mcops/core/request";
 import { USER_AGENT } from "@mcops/core/version";
 import ky from "ky";
 

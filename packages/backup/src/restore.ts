@@ -1,9 +1,8 @@
 import { join } from "node:path";
 import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
+import { COLOURS, type PanelClient, PanelError, toolNotifier } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
-import { COLOURS, toolNotifier } from "@mcops/core/notifier";
-import { type PanelClient, PanelError } from "@mcops/core/panel-client";
 import { VolumeDir } from "@mcops/core/volume";
 import { resticFor, takeBackupLock } from "./backup.ts";
 import type { Snapshot } from "./restic.ts";

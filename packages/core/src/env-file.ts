@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { ConfigError } from "./errors.ts";
+import { isErrno } from "./fs.ts";
 
 /**
  * Env files are `KEY=value` lines as a shell would `source` them: comments, blank lines, an optional `export `, single
@@ -150,8 +151,4 @@ function unreadable(file: string, error: unknown): ConfigError {
     hint: code === "EACCES" ? "run as root, or as the user that owns the file" : "check the file and its directory",
     cause: error,
   });
-}
-
-export function isErrno(error: unknown, code: string): boolean {
-  return typeof error === "object" && error !== null && (error as NodeJS.ErrnoException).code === code;
 }

@@ -2,8 +2,8 @@ import { closeSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlin
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { type Clock, systemClock } from "./clock.ts";
-import { isErrno } from "./env-file.ts";
 import { BusyError } from "./errors.ts";
+import { isErrno } from "./fs.ts";
 
 /**
  * An exclusive lock between processes on this machine: a file created with O_EXCL that names its holder (pid and the

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { isErrno } from "./env-file.ts";
+import { isErrno } from "./fs.ts";
 import type { LogLevel } from "./log.ts";
 
 /** One line of a tool's log, as docs/contract.md writes them: `2026-11-21T06:00:00Z LEVEL message`. */

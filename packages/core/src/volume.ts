@@ -17,9 +17,9 @@ import {
   unlinkSync,
 } from "node:fs";
 import { join } from "node:path";
-import { isErrno } from "./env-file.ts";
 import { ConfigError, JobError } from "./errors.ts";
 import { formatBytes } from "./format.ts";
+import { isErrno } from "./fs.ts";
 
 /**
  * The server volume (WORLD_DIR) is written by the game and by every plugin and mod in it, while the tools run as root:

@@ -1,9 +1,9 @@
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { writeFileAtomic } from "@mcops/core/atomic-write";
 import { readConfigText } from "@mcops/core/env-file";
 import { ConfigError, UsageError } from "@mcops/core/errors";
+import { writeFileAtomic } from "@mcops/core/fs";
 import type { Paths } from "@mcops/core/paths";
 
 /**

@@ -1,5 +1,5 @@
 import { McopsError } from "@mcops/core/errors";
-import { PanelError } from "@mcops/core/panel-client";
+import { PanelError } from "@mcops/core/http";
 import { redact } from "@mcops/core/secrets";
 import { describeError } from "./settings-store.ts";
 

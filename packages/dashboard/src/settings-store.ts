@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { writeFileAtomic } from "@mcops/core/atomic-write";
 import { CATEGORIES, type Category } from "@mcops/core/categories";
 import { loadNotifyConfig, webhookJsonSchema, webhookToken, webhookUrlSchema } from "@mcops/core/config";
-import { isErrno } from "@mcops/core/env-file";
 import { BusyError, ConfigError, describeError as describeCoreError, UsageError } from "@mcops/core/errors";
+import { isErrno, writeFileAtomic } from "@mcops/core/fs";
 import { configFile, type Paths } from "@mcops/core/paths";
 import { redact, registerSecret } from "@mcops/core/secrets";
 import { checkWebhookHost } from "./webhook-host.ts";

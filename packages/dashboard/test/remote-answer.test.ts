@@ -1,5 +1,5 @@
 import { ConfigError } from "@mcops/core/errors";
-import { PanelError } from "@mcops/core/panel-client";
+import { PanelError } from "@mcops/core/http";
 import { describe, expect, it } from "vitest";
 import { panelErrorSummary, pingErrorSummary, webhookFailureSummary } from "../src/remote-answer.ts";
 

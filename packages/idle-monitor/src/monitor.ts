@@ -1,19 +1,24 @@
 import { closeSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeFileAtomic } from "@mcops/core/atomic-write";
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
-import { isErrno } from "@mcops/core/env-file";
 import { JobError, type McopsError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
+import { isErrno, writeFileAtomic } from "@mcops/core/fs";
 import { parseGameLog, playersOnline } from "@mcops/core/game-log";
 import { pingGame } from "@mcops/core/game-ping";
+import {
+  COLOURS,
+  createPanelClient,
+  type Notifier,
+  type PanelClient,
+  PanelError,
+  toolNotifier,
+} from "@mcops/core/http";
 import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
 import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
 import { readLogTail } from "@mcops/core/log-lines";
-import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/notifier";
-import { createPanelClient, type PanelClient, PanelError } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
 import type { Runner } from "@mcops/core/runner";
 import { readRange, UnsafePathError, VolumeDir } from "@mcops/core/volume";

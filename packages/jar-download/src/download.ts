@@ -3,7 +3,7 @@ import { closeSync, createReadStream, fsyncSync, openSync, readSync, rmSync, wri
 import type { Clock } from "@mcops/core/clock";
 import { JobError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
-import { type HttpClient, HttpFailure } from "@mcops/core/http-client";
+import { type HttpClient, HttpFailure } from "@mcops/core/http";
 import type { VolumeDir } from "@mcops/core/volume";
 import type { Artifact, ChecksumAlgorithm } from "./sources.ts";
 

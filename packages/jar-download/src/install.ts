@@ -1,6 +1,6 @@
 import { closeSync, constants, copyFileSync, linkSync, openSync } from "node:fs";
-import { isErrno } from "@mcops/core/env-file";
 import { JobError } from "@mcops/core/errors";
+import { isErrno } from "@mcops/core/fs";
 import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
 import { INSTALLED_JAR_MAX_BYTES } from "./download.ts";
 

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { JobError, UsageError } from "@mcops/core/errors";
-import { type HttpClient, HttpFailure } from "@mcops/core/http-client";
-import { checkShape } from "@mcops/core/request";
+import { checkShape, type HttpClient, HttpFailure } from "@mcops/core/http";
 import * as z from "zod/mini";
 
 /**

@@ -4,7 +4,7 @@
  * of the table is a route jar-download reads and the schema it reads it with; every real body of that route must
  * pass, so a schema that asks for more than a host sends fails here, with the tool's own line.
  */
-import { checkShape } from "@mcops/core/request";
+import { checkShape } from "@mcops/core/http";
 import { bodiesRead, realExchanges } from "@mcops/testkit";
 import { describe, expect, it } from "vitest";
 import {

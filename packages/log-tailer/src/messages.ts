@@ -1,6 +1,6 @@
 import { type Clock } from "@mcops/core/clock";
 import { type GameEvent } from "@mcops/core/game-log";
-import { COLOURS, type Notice } from "@mcops/core/notifier";
+import { COLOURS, type Notice } from "@mcops/core/http";
 
 /**
  * Game events as channel messages (docs/system.md 6): join success, leave info, death event, start success, stop warning, crash

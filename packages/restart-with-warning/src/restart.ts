@@ -3,10 +3,9 @@ import { loadBackupEnv } from "@mcops/core/config";
 import { BusyError, describeError, JobError, McopsError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { pingGame } from "@mcops/core/game-ping";
+import { COLOURS, createPanelClient, type PanelClient, toolNotifier } from "@mcops/core/http";
 import { pauseBackups } from "@mcops/core/lock";
 import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
-import { COLOURS, toolNotifier } from "@mcops/core/notifier";
-import { createPanelClient, type PanelClient } from "@mcops/core/panel-client";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
 
 export { systemClock } from "@mcops/core/clock";

@@ -1,8 +1,7 @@
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { pingGame } from "@mcops/core/game-ping";
-import { COLOURS } from "@mcops/core/notifier";
-import { createPanelClient } from "@mcops/core/panel-client";
+import { COLOURS, createPanelClient } from "@mcops/core/http";
 import { type Runner, zxRunner } from "@mcops/core/runner";
 import {
   createDigitalOcean,

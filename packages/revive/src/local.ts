@@ -2,15 +2,14 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
-import { writeFileAtomic } from "@mcops/core/atomic-write";
 import { CATEGORIES, type Category } from "@mcops/core/categories";
 import type { Clock } from "@mcops/core/clock";
 import { type LocalEnv, loadLocalEnv } from "@mcops/core/config";
-import { isErrno } from "@mcops/core/env-file";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
+import { isErrno, writeFileAtomic } from "@mcops/core/fs";
+import { createNotifier, type Notifier } from "@mcops/core/http";
 import { createLogger, type Writer } from "@mcops/core/log";
-import { createNotifier, type Notifier } from "@mcops/core/notifier";
 import { resolvePaths } from "@mcops/core/paths";
 import { type DigitalOcean, type Droplet } from "./digitalocean.ts";
 

@@ -4,7 +4,7 @@
  * of a table is a route the client calls and the schema it reads the answer with; every real 2xx body of that route
  * must pass, so a schema that asks for more than the vendor sends fails here, with the tool's own line.
  */
-import { checkShape } from "@mcops/core/request";
+import { checkShape } from "@mcops/core/http";
 import { bodiesRead, type RealExchange, realExchanges } from "@mcops/testkit";
 import { describe, expect, it } from "vitest";
 import * as z from "zod/mini";

@@ -2,8 +2,8 @@ import { type Category } from "@mcops/core/categories";
 import { type Clock } from "@mcops/core/clock";
 import { loadNotifyConfig } from "@mcops/core/config";
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
+import { buildMessage, COLOURS, createNotifier } from "@mcops/core/http";
 import { createLogger, type Writer } from "@mcops/core/log";
-import { buildMessage, COLOURS, createNotifier } from "@mcops/core/notifier";
 import { type Paths } from "@mcops/core/paths";
 
 // What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { BusyError, ConfigError, UsageError } from "./errors.ts";
-import { createCli, reportError } from "./main.ts";
-import { clearSecrets, registerSecret } from "./secrets.ts";
+import { BusyError, ConfigError, UsageError } from "../src/errors.ts";
+import { createCli, reportError } from "../src/main.ts";
+import { clearSecrets, registerSecret } from "../src/secrets.ts";
 
 function report(error: unknown, debug = false) {
   let text = "";

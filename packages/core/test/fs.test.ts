@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { writeFileAtomic } from "../src/fs.ts";
 
 let dir: string;
 beforeEach(() => {

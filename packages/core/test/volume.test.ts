@@ -13,8 +13,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConfigError } from "./errors.ts";
-import { checkVolumeName, UnsafePathError, VolumeDir } from "./volume.ts";
+import { ConfigError } from "../src/errors.ts";
+import { checkVolumeName, UnsafePathError, VolumeDir } from "../src/volume.ts";
 
 let root: string;
 let vol: string;

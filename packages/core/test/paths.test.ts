@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolvePaths } from "./paths.ts";
+import { resolvePaths } from "../src/paths.ts";
 
 describe("resolvePaths", () => {
   it("gives docs/contract.md's defaults, each overridden by its MCOPS_* variable", () => {

@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Clock } from "./clock.ts";
-import { createLogger } from "./log.ts";
-import { clearSecrets, registerSecret } from "./secrets.ts";
+import type { Clock } from "../src/clock.ts";
+import { createLogger } from "../src/log.ts";
+import { clearSecrets, registerSecret } from "../src/secrets.ts";
 
 const clock: Clock = { now: () => Date.UTC(2026, 10, 21, 6, 0, 0, 123), sleep: async () => {} };
 

@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type DiscordStandIn, startDiscordStandIn, virtualClock } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CATEGORIES, type Category } from "./categories.ts";
-import type { NotifyConfig } from "./config.ts";
-import { createLogger } from "./log.ts";
+import { CATEGORIES, type Category } from "../../src/categories.ts";
+import type { NotifyConfig } from "../../src/config.ts";
 import {
   buildMessage,
   COLOURS,
@@ -15,9 +14,10 @@ import {
   type NotifierOptions,
   toolNotifier,
   truncate,
-} from "./notifier.ts";
-import type { Paths } from "./paths.ts";
-import { clearSecrets, registerSecret } from "./secrets.ts";
+} from "../../src/http/notifier.ts";
+import { createLogger } from "../../src/log.ts";
+import type { Paths } from "../../src/paths.ts";
+import { clearSecrets, registerSecret } from "../../src/secrets.ts";
 
 const allOn = Object.fromEntries(CATEGORIES.map((c) => [c, true])) as Record<Category, boolean>;
 let discord: DiscordStandIn;
@@ -301,7 +301,7 @@ describe("createNotifier", () => {
 describe("toolNotifier", () => {
   it("picks up a changed webhook.json without a restart, and keeps the last good settings when it breaks", async () => {
     const { chmodSync, utimesSync, writeFileSync } = await import("node:fs");
-    const { toolNotifier } = await import("./notifier.ts");
+    const { toolNotifier } = await import("../../src/http/notifier.ts");
     const lines: string[] = [];
     const logger = createLogger({ echo: { write: (l: string) => (lines.push(l), true) }, echoLevel: "INFO" });
     const json = join(paths.configDir, "webhook.json");

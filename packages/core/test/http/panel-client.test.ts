@@ -7,9 +7,9 @@ import {
   panelEnvelopeSchema,
   serverSchema,
   statsSchema,
-} from "./panel-client.ts";
-import { checkShape, ResponseShapeError } from "./request.ts";
-import { registerSecret } from "./secrets.ts";
+} from "../../src/http/panel-client.ts";
+import { checkShape, ResponseShapeError } from "../../src/http/request.ts";
+import { registerSecret } from "../../src/secrets.ts";
 
 let panel: PanelStandIn;
 

@@ -1,6 +1,6 @@
 import type * as z from "zod/mini";
-import { type Clock, systemClock } from "./clock.ts";
-import { JobError } from "./errors.ts";
+import { type Clock, systemClock } from "../clock.ts";
+import { JobError } from "../errors.ts";
 
 /**
  * The one request policy of every client in mcops (the panel, the Discord webhook, DigitalOcean, Cloudflare, the jar

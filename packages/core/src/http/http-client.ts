@@ -1,6 +1,6 @@
 import ky from "ky";
+import { USER_AGENT } from "../version.ts";
 import { type Exchange, exchange, POLICIES, RequestFailure, type RequestPolicy } from "./request.ts";
-import { USER_AGENT } from "./version.ts";
 
 /**
  * GET requests to a third-party service the polite way: a descriptive User-Agent, and core's request policy (a GET

@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Clock, systemClock } from "./clock.ts";
-import { acquireLock } from "./lock.ts";
+import { type Clock, systemClock } from "../clock.ts";
+import { acquireLock } from "../lock.ts";
 
 /**
  * A sliding-window rate limit shared by every process on the machine: the times of the last posts live in a small

@@ -12,7 +12,7 @@ import {
   type RequestPolicy,
   ResponseShapeError,
   waitHintMs,
-} from "./request.ts";
+} from "../../src/http/request.ts";
 
 const POLICY: RequestPolicy = {
   service: "the test service",

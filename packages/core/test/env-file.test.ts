@@ -2,8 +2,8 @@ import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseEnvText, readEnvFile } from "./env-file.ts";
-import { ConfigError } from "./errors.ts";
+import { parseEnvText, readEnvFile } from "../src/env-file.ts";
+import { ConfigError } from "../src/errors.ts";
 
 const values = (text: string) => Object.fromEntries([...parseEnvText(text, "/x.env")].map(([k, v]) => [k, v.value]));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { zxRunner } from "./runner.ts";
+import { zxRunner } from "../src/runner.ts";
 
 describe("zxRunner", () => {
   it("passes the environment, streams lines as they come and keeps the whole output", async () => {

@@ -1,10 +1,10 @@
 import ky from "ky";
 import * as z from "zod/mini";
-import { type Clock, systemClock } from "./clock.ts";
-import { JobError, type McopsErrorOptions } from "./errors.ts";
+import { type Clock, systemClock } from "../clock.ts";
+import { JobError, type McopsErrorOptions } from "../errors.ts";
+import { redact } from "../secrets.ts";
+import { USER_AGENT } from "../version.ts";
 import { errorBody, exchange, POLICIES, parseBody, RequestFailure, type RequestPolicy, waitHintMs } from "./request.ts";
-import { redact } from "./secrets.ts";
-import { USER_AGENT } from "./version.ts";
 
 /**
  * The Pterodactyl client API (docs/system.md 4.1, prefix /api/client) as the tools need it: power signals, console commands,

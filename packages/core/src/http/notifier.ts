@@ -1,15 +1,15 @@
 import { statSync } from "node:fs";
 import ky from "ky";
 import * as z from "zod/mini";
-import type { Category } from "./categories.ts";
-import { type Clock, systemClock } from "./clock.ts";
-import { loadNotifyConfig, type NotifyConfig } from "./config.ts";
-import { type Logger, silentLogger } from "./log.ts";
-import { configFile, type Paths } from "./paths.ts";
+import type { Category } from "../categories.ts";
+import { type Clock, systemClock } from "../clock.ts";
+import { loadNotifyConfig, type NotifyConfig } from "../config.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import { configFile, type Paths } from "../paths.ts";
+import { redact } from "../secrets.ts";
+import { USER_AGENT } from "../version.ts";
 import { createRateWindow, type RateWindow, WaitTooLong } from "./rate-window.ts";
 import { type Exchange, errorBody, exchange, POLICIES, RequestFailure, type RequestPolicy } from "./request.ts";
-import { redact } from "./secrets.ts";
-import { USER_AGENT } from "./version.ts";
 
 /** docs/system.md 2.4 colour constants. */
 export const COLOURS = {

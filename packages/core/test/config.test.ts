@@ -2,10 +2,10 @@ import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { loadBackupEnv, loadNotifyConfig, redactWebhookUrl } from "./config.ts";
-import { ConfigError, UsageError } from "./errors.ts";
-import type { Paths } from "./paths.ts";
-import { clearSecrets, redact } from "./secrets.ts";
+import { loadBackupEnv, loadNotifyConfig, redactWebhookUrl } from "../src/config.ts";
+import { ConfigError, UsageError } from "../src/errors.ts";
+import type { Paths } from "../src/paths.ts";
+import { clearSecrets, redact } from "../src/secrets.ts";
 
 const KEY = `ptlc_${"k".repeat(21)}${"Q".repeat(22)}`;
 const UUID = "1a2b3c4d-0000-4000-8000-00000000abcd";

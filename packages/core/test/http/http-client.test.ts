@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createHttpClient, HttpFailure } from "./http-client.ts";
+import { createHttpClient, HttpFailure } from "../../src/http/http-client.ts";
 
 /** A loopback server answering from a script of [status, body] pairs, then 200 {"ok":true}. */
 let server: Server;

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { BusyError } from "./errors.ts";
-import { acquireLock, processStartTime, readLockHolder } from "./lock.ts";
+import { BusyError } from "../src/errors.ts";
+import { acquireLock, processStartTime, readLockHolder } from "../src/lock.ts";
 
 let dir: string;
 beforeEach(() => {
@@ -87,7 +87,7 @@ describe("acquireLock", () => {
   it("a holder killed with SIGKILL leaves a lock the next run takes at once", async () => {
     const path = join(dir, "killed.lock");
     const script = `
-      import { acquireLock } from ${JSON.stringify(new URL("./lock.ts", import.meta.url).href)};
+      import { acquireLock } from ${JSON.stringify(new URL("../src/lock.ts", import.meta.url).href)};
       await acquireLock(${JSON.stringify(path)}, { tool: "child" });
       process.stdout.write("locked\\n");
       setInterval(() => {}, 1000);`;
@@ -109,7 +109,7 @@ describe("acquireLock", () => {
     const log = join(dir, "race.log");
     const script = `
       import { appendFileSync } from "node:fs";
-      import { acquireLock } from ${JSON.stringify(new URL("./lock.ts", import.meta.url).href)};
+      import { acquireLock } from ${JSON.stringify(new URL("../src/lock.ts", import.meta.url).href)};
       for (let i = 0; i < 15; i++) {
         const lock = await acquireLock(${JSON.stringify(path)}, { tool: "racer", waitMs: 20000, pollMs: 1 });
         appendFileSync(${JSON.stringify(log)}, "in " + process.pid + "\\n");

@@ -5,8 +5,8 @@
  */
 import { bodiesRead, realExchanges } from "@mcops/testkit";
 import { describe, expect, it } from "vitest";
-import { discordErrorSchema } from "./notifier.ts";
-import { checkShape } from "./request.ts";
+import { discordErrorSchema } from "../../src/http/notifier.ts";
+import { checkShape } from "../../src/http/request.ts";
 
 /** The notifier posts to the webhook and reads only a failure's body (a 2xx is not read). */
 const DISCORD_READS = [

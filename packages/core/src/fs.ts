@@ -33,3 +33,8 @@ export function writeFileAtomic(file: string, text: string, mode: number): void 
     // Some file systems refuse fsync on a directory; the rename itself has happened.
   }
 }
+
+/** Whether `error` is a Node system error with this code (ENOENT, EACCES, ...). */
+export function isErrno(error: unknown, code: string): boolean {
+  return typeof error === "object" && error !== null && (error as NodeJS.ErrnoException).code === code;
+}

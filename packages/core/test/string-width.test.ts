@@ -1,6 +1,6 @@
 import realStringWidth from "string-width";
 import { describe, expect, it } from "vitest";
-import stringWidth from "./string-width.ts";
+import stringWidth from "../src/string-width.ts";
 
 describe("string-width stand-in", () => {
   it.each([

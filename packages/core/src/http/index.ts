@@ -1,0 +1,4 @@
+export * from "./http-client.ts";
+export * from "./notifier.ts";
+export * from "./panel-client.ts";
+export * from "./request.ts";
