@@ -23,7 +23,7 @@
  * outside the zone gets the zone appended, as Cloudflare does). The list filter `name` is an exact, case-insensitive
  * match on the FQDN: `name=mc` does not find `mc.example.co.uk`.
  *
- * Every route names the public source it follows in CLOUDFLARE_ROUTES; `src/cloudflare.contract.test.ts` runs the
+ * Every route names the public source it follows in CLOUDFLARE_ROUTES; `test/cloudflare.contract.test.ts` runs the
  * vendor's own example answers (`test/contracts/cloudflare/`) against this stand-in, so a drift fails a test.
  * A 403 that denies a call carries `documentation_url`, the API reference page of the denied route (Cloudflare's
  * changelog "Enriched 403 responses for the Cloudflare API", 2026-08-20).

@@ -10,7 +10,7 @@
  * The API lives at `url + "/v2"`. Requests need `Authorization: Bearer <token>`.
  *
  * Every route names the public source it follows in DIGITALOCEAN_ROUTES (DigitalOcean's OpenAPI description,
- * github.com/digitalocean/openapi); `src/digitalocean.contract.test.ts` runs the examples of that description
+ * github.com/digitalocean/openapi); `test/digitalocean.contract.test.ts` runs the examples of that description
  * (`test/contracts/digitalocean/`) against this stand-in, so a drift fails a test.
  */
 import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";

@@ -7,10 +7,10 @@
  * exchange and its source.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { Answer, RealExchange, ReplayState, RouteSource } from "./contract.ts";
-import { contractProblems, named, onRoute, realExchanges, replay, replayInState, standIns } from "./contract.ts";
-import type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
-import { PANEL_ROUTES, startPanelStandIn } from "./panel.ts";
+import type { Answer, RealExchange, ReplayState, RouteSource } from "../src/contract.ts";
+import { contractProblems, named, onRoute, realExchanges, replay, replayInState, standIns } from "../src/contract.ts";
+import type { PanelStandIn, PanelStandInOptions } from "../src/panel.ts";
+import { PANEL_ROUTES, startPanelStandIn } from "../src/panel.ts";
 
 const exchanges = realExchanges("panel");
 const stands = standIns(startPanelStandIn);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { DiscordStandIn, DiscordStandInOptions } from "./discord.ts";
-import { computePings, describeMessage, startDiscordStandIn } from "./discord.ts";
-import { clockTime } from "./http.ts";
+import type { DiscordStandIn, DiscordStandInOptions } from "../src/discord.ts";
+import { computePings, describeMessage, startDiscordStandIn } from "../src/discord.ts";
+import { clockTime } from "../src/http.ts";
 
 let discord: DiscordStandIn | undefined;
 

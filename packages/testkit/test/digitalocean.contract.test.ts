@@ -9,10 +9,10 @@
  * which the stand-in may leave out or answer null (each with the source's words as the reason).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { Answer, RealExchange, ReplayState } from "./contract.ts";
-import { contractProblems, named, realExchanges, replay, replayInState, routePattern, standIns } from "./contract.ts";
-import type { DigitalOceanStandIn, DigitalOceanStandInOptions } from "./digitalocean.ts";
-import { DIGITALOCEAN_ROUTES, startDigitalOceanStandIn } from "./digitalocean.ts";
+import type { Answer, RealExchange, ReplayState } from "../src/contract.ts";
+import { contractProblems, named, realExchanges, replay, replayInState, routePattern, standIns } from "../src/contract.ts";
+import type { DigitalOceanStandIn, DigitalOceanStandInOptions } from "../src/digitalocean.ts";
+import { DIGITALOCEAN_ROUTES, startDigitalOceanStandIn } from "../src/digitalocean.ts";
 
 const exchanges = realExchanges("digitalocean");
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { DigitalOceanStandIn, DigitalOceanStandInOptions } from "./digitalocean.ts";
-import { startDigitalOceanStandIn } from "./digitalocean.ts";
+import type { DigitalOceanStandIn, DigitalOceanStandInOptions } from "../src/digitalocean.ts";
+import { startDigitalOceanStandIn } from "../src/digitalocean.ts";
 
 let stand: DigitalOceanStandIn | undefined;
 

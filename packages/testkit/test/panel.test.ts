@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { TempDir } from "./http.ts";
-import { tempDir } from "./http.ts";
-import type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
-import { startPanelStandIn } from "./panel.ts";
+import type { TempDir } from "../src/http.ts";
+import { tempDir } from "../src/http.ts";
+import type { PanelStandIn, PanelStandInOptions } from "../src/panel.ts";
+import { startPanelStandIn } from "../src/panel.ts";
 
 let panel: PanelStandIn | undefined;
 let dir: TempDir | undefined;

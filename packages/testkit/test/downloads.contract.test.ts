@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Answer, RealExchange } from "./contract.ts";
+import type { Answer, RealExchange } from "../src/contract.ts";
 import {
   contractProblems,
   expectLikeReal,
@@ -18,9 +18,9 @@ import {
   replay,
   routePattern,
   standIns,
-} from "./contract.ts";
-import type { DownloadStandIn, DownloadStandInOptions } from "./downloads.ts";
-import { DOWNLOAD_HOSTS, DOWNLOAD_ROUTES, startDownloadStandIn } from "./downloads.ts";
+} from "../src/contract.ts";
+import type { DownloadStandIn, DownloadStandInOptions } from "../src/downloads.ts";
+import { DOWNLOAD_HOSTS, DOWNLOAD_ROUTES, startDownloadStandIn } from "../src/downloads.ts";
 
 const exchanges = realExchanges("downloads");
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { CloudflareStandIn, CloudflareStandInOptions } from "./cloudflare.ts";
-import { startCloudflareStandIn } from "./cloudflare.ts";
+import type { CloudflareStandIn, CloudflareStandInOptions } from "../src/cloudflare.ts";
+import { startCloudflareStandIn } from "../src/cloudflare.ts";
 
 let cf: CloudflareStandIn | undefined;
 

@@ -4,10 +4,10 @@ import { writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { DownloadStandIn, DownloadStandInOptions } from "./downloads.ts";
-import { isDescriptiveUserAgent, startDownloadStandIn } from "./downloads.ts";
-import type { TempDir } from "./http.ts";
-import { tempDir } from "./http.ts";
+import type { DownloadStandIn, DownloadStandInOptions } from "../src/downloads.ts";
+import { isDescriptiveUserAgent, startDownloadStandIn } from "../src/downloads.ts";
+import type { TempDir } from "../src/http.ts";
+import { tempDir } from "../src/http.ts";
 
 const UA = "mcops-jar-download/1.0 (https://example.invalid/mcops)";
 const HAS_UNZIP = spawnSync("unzip", ["-v"], { stdio: "ignore", timeout: 2000 }).status === 0;

@@ -6,10 +6,10 @@
  * fails here, naming the exchange and its source.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { Answer, RealExchange, ReplayState } from "./contract.ts";
-import { contractProblems, named, realExchanges, replay, replayInState, standIns } from "./contract.ts";
-import type { DiscordStandIn, DiscordStandInOptions } from "./discord.ts";
-import { DISCORD_ROUTES, startDiscordStandIn } from "./discord.ts";
+import type { Answer, RealExchange, ReplayState } from "../src/contract.ts";
+import { contractProblems, named, realExchanges, replay, replayInState, standIns } from "../src/contract.ts";
+import type { DiscordStandIn, DiscordStandInOptions } from "../src/discord.ts";
+import { DISCORD_ROUTES, startDiscordStandIn } from "../src/discord.ts";
 
 const exchanges = realExchanges("discord");
 const stands = standIns(startDiscordStandIn);

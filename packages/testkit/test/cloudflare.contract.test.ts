@@ -9,10 +9,10 @@
  * leave out or answer null (each with the source's words as the reason). Every other key must be there.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { CloudflareStandIn, CloudflareStandInOptions } from "./cloudflare.ts";
-import { CLOUDFLARE_ROUTES, startCloudflareStandIn } from "./cloudflare.ts";
-import type { Answer, RealExchange, ReplayState } from "./contract.ts";
-import { contractProblems, named, realExchanges, replay, replayInState, standIns } from "./contract.ts";
+import type { CloudflareStandIn, CloudflareStandInOptions } from "../src/cloudflare.ts";
+import { CLOUDFLARE_ROUTES, startCloudflareStandIn } from "../src/cloudflare.ts";
+import type { Answer, RealExchange, ReplayState } from "../src/contract.ts";
+import { contractProblems, named, realExchanges, replay, replayInState, standIns } from "../src/contract.ts";
 
 const exchanges = realExchanges("cloudflare");
 const stands = standIns(startCloudflareStandIn);
