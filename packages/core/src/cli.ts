@@ -5,3 +5,4 @@
  */
 export { CATEGORIES, type Category } from "./categories.ts";
 export * from "./main.ts";
+export * from "./tool.ts";

@@ -1,6 +1,6 @@
 export * from "./categories.ts";
 export * from "./clock.ts";
-export * from "./config.ts";
+export * from "./config/index.ts";
 export * from "./death-messages.ts";
 export * from "./env-file.ts";
 export * from "./errors.ts";

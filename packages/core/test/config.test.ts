@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { loadBackupEnv, loadNotifyConfig, redactWebhookUrl } from "../src/config.ts";
+import { loadBackupEnv, loadNotifyConfig, redactWebhookUrl } from "../src/config/index.ts";
 import { ConfigError, UsageError } from "../src/errors.ts";
 import type { Paths } from "../src/paths.ts";
 import { clearSecrets, redact } from "../src/secrets.ts";

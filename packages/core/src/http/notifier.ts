@@ -3,7 +3,7 @@ import ky from "ky";
 import * as z from "zod/mini";
 import type { Category } from "../categories.ts";
 import { type Clock, systemClock } from "../clock.ts";
-import { loadNotifyConfig, type NotifyConfig } from "../config.ts";
+import { loadNotifyConfig, type NotifyConfig } from "../config/index.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { configFile, type Paths } from "../paths.ts";
 import { redact } from "../secrets.ts";

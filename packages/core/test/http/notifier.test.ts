@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type DiscordStandIn, startDiscordStandIn, virtualClock } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CATEGORIES, type Category } from "../../src/categories.ts";
-import type { NotifyConfig } from "../../src/config.ts";
+import type { NotifyConfig } from "../../src/config/index.ts";
 import {
   buildMessage,
   COLOURS,

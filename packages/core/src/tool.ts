@@ -1,0 +1,144 @@
+import type { ArgumentsCamelCase, Argv } from "yargs";
+import { hideBin } from "yargs/helpers";
+import type { Clock } from "./clock.ts";
+import { JobError } from "./errors.ts";
+import type { Writer } from "./log.ts";
+import { createCli, runMain } from "./main.ts";
+import type { Paths } from "./paths.ts";
+import type { Runner } from "./runner.ts";
+
+/**
+ * Everything a tool touches of the outside world, built in one place for every executable. A tool's functions take
+ * only what they use (`Pick<ToolContext, "paths" | "env" | "clock">`), so a test builds a small one that points at
+ * temporary directories and loopback stand-ins.
+ */
+export interface ToolContext {
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  stdout: Writer & { isTTY?: boolean };
+  stderr: Writer & { isTTY?: boolean };
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  runner: Runner;
+  /** Aborted on the first SIGINT or SIGTERM; its reason is the signal's name. */
+  signal: AbortSignal;
+  /**
+   * What must still happen if a second signal ends the run at once (turning autosave back on): a job adds it while it
+   * is owed and removes it once done; runTool runs what is left, for a few seconds at most, before the run ends.
+   */
+  atExit: Set<() => Promise<void>>;
+}
+
+/** One subcommand (or the default one, `$0`): its yargs form, its typed options, and what it runs. */
+export interface Command<A = object> {
+  /** yargs' command string: "$0", "restore <snapshot>", "$0 [VERSION]". */
+  command: string;
+  /** Its line in --help; false hides it (a default command that the usage text already explains). */
+  describe: string | false;
+  options?: (argv: Argv) => Argv<A>;
+  /** Loads the tool's code (a dynamic import, so --help stays fast) and runs it; the number is the exit code. */
+  run: (ctx: ToolContext, args: ArgumentsCamelCase<A>) => Promise<number | undefined>;
+}
+
+/** A command with its argument types inferred from its options. */
+export function command<A>(spec: Command<A>): Command<A> {
+  return spec;
+}
+
+export interface Tool {
+  name: string;
+  /** The usage text at the top of --help. */
+  usage: string;
+  // biome-ignore lint/suspicious/noExplicitAny: each command has its own argument types; command() checked them
+  commands: readonly Command<any>[];
+  /** Options every command takes (revive's --config). */
+  global?: (argv: Argv) => Argv;
+  examples?: readonly [command: string, description: string][];
+  /** Rewrites the arguments before parsing (webhook hides descriptions that start with "-"). */
+  argv?: string[];
+  /**
+   * After the first signal, how long the run may take to wind down before the process ends with 130 (jar-download:
+   * a download's temporary file is removed on the way out, anything else gets this long). Default: no limit.
+   */
+  windDownMs?: number;
+}
+
+/** How long a second SIGINT or SIGTERM waits for what atExit still owes before the run ends anyway. */
+const SECOND_SIGNAL_MS = 5000;
+
+/**
+ * The whole executable: parses the arguments against the table of commands, builds the context, wires the signals,
+ * runs the chosen command and exits with its code (errors as docs/contract.md's one line).
+ *
+ * Signals: the first SIGINT or SIGTERM aborts `ctx.signal` and lets the command end cleanly. A second one ends the run
+ * without waiting for the command, once what `ctx.atExit` still owes is done or SECOND_SIGNAL_MS passed: runMain then
+ * prints "interrupted by <the first signal>" and exits 1.
+ */
+export function runTool(tool: Tool): Promise<never> {
+  return runMain(tool.name, async () => {
+    let chosen: { command: Command<object>; args: ArgumentsCamelCase<object> } | undefined;
+    let cli = createCli(tool.name, tool.argv ?? hideBin(process.argv), tool.usage);
+    if (tool.global) cli = tool.global(cli);
+    for (const spec of tool.commands) {
+      cli = cli.command(spec.command, spec.describe as string, spec.options ?? ((y) => y), (args) => {
+        chosen = { command: spec, args };
+      });
+    }
+    for (const [example, description] of tool.examples ?? []) cli = cli.example(example, description);
+    await cli.parseAsync();
+    if (!chosen) return 0;
+    const controller = new AbortController();
+    const atExit = new Set<() => Promise<void>>();
+    const ended = onSignals(controller, atExit, tool.windDownMs);
+    const ctx = await systemContext(controller.signal, atExit);
+    // Whichever ends first: the command, or a second signal.
+    return Promise.race([chosen.command.run(ctx, chosen.args), ended]);
+  });
+}
+
+function onSignals(
+  controller: AbortController,
+  atExit: Set<() => Promise<void>>,
+  windDownMs: number | undefined,
+): Promise<never> {
+  let endNow: (error: Error) => void = () => {};
+  const ended = new Promise<never>((_, reject) => {
+    endNow = reject;
+  });
+  let signals = 0;
+  for (const name of ["SIGINT", "SIGTERM"] as const) {
+    process.on(name, () => {
+      if (++signals === 1) {
+        controller.abort(name);
+        if (windDownMs !== undefined) setTimeout(() => process.exit(130), windDownMs).unref();
+        return;
+      }
+      if (signals > 2) return;
+      const bound = new Promise((resolve) => setTimeout(resolve, SECOND_SIGNAL_MS).unref());
+      void Promise.race([Promise.allSettled([...atExit].map((fn) => fn())), bound]).then(() =>
+        endNow(new JobError(`interrupted by ${String(controller.signal.reason)}`)),
+      );
+    });
+  }
+  return ended;
+}
+
+/** The real world, loaded only once the arguments are parsed (--help and usage errors do not pay for it). */
+async function systemContext(signal: AbortSignal, atExit: Set<() => Promise<void>>): Promise<ToolContext> {
+  const [{ resolvePaths }, { systemClock }] = await Promise.all([import("./paths.ts"), import("./clock.ts")]);
+  return {
+    paths: resolvePaths(),
+    env: process.env,
+    clock: systemClock,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    // A getter: touching process.stdin opens it, and only a command that reads it (dashboard passwd) should.
+    get stdin() {
+      return process.stdin;
+    },
+    // zx is loaded by the first command that runs a program, not by every tool.
+    runner: { run: async (...args) => (await import("./runner.ts")).zxRunner.run(...args) },
+    signal,
+    atExit,
+  };
+}
