@@ -1,23 +1,12 @@
-import { type Category } from "@mcops/core/categories";
-import { type Clock } from "@mcops/core/clock";
+import type { Category } from "@mcops/core/categories";
 import { loadNotifyConfig } from "@mcops/core/config";
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { buildMessage, COLOURS, createNotifier } from "@mcops/core/http";
-import { createLogger, type Writer } from "@mcops/core/log";
-import { type Paths } from "@mcops/core/paths";
+import { createLogger } from "@mcops/core/log";
+import type { ToolContext } from "@mcops/core/tool";
 
-// What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
-export { systemClock } from "@mcops/core/clock";
-export { resolvePaths } from "@mcops/core/paths";
-
-/** Everything `runWebhook` touches of the outside world, so tests can point it at a temporary directory. */
-export interface WebhookContext {
-  paths: Paths;
-  env: NodeJS.ProcessEnv;
-  clock: Clock;
-  stdout: Writer;
-  stderr: Writer;
-}
+/** What `runWebhook` touches of the outside world. */
+export type WebhookContext = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr">;
 
 export interface WebhookOptions {
   title: string;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COLOURS, type Paths, systemClock } from "@mcops/core";
 import { describe, expect, it } from "vitest";
-import { parseColour, runWebhook } from "./webhook.ts";
+import { parseColour, runWebhook } from "../src/webhook.ts";
 
 describe("parseColour", () => {
   it.each([
