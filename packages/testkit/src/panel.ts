@@ -25,7 +25,7 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { dirname } from "node:path";
 import type { RouteSource } from "./contract.ts";
-import type { Fault, HeaderMap, RateLimitFault, RateLimitOptions, StatusFault } from "./http.ts";
+import type { Fault, HeaderMap, JsonParse, Loopback, RateLimitFault, RateLimitOptions, StatusFault } from "./http.ts";
 import {
   applyFault,
   Changes,
@@ -270,26 +270,57 @@ export function panelError(code: string, status: number, detail: string, meta?: 
   return { errors: [{ code, status: String(status), detail, ...(meta ? { meta } : {}) }] };
 }
 
+/** What the stand-in keeps between requests. */
+interface Panel {
+  apiKey: string;
+  cacheMs: number;
+  powerDelayMs: number;
+  /** The stand-in's clock (see PanelStandInOptions.now). */
+  now: () => number;
+  limiter: SlidingWindowLimiter;
+  faults: FaultQueue<PanelFault>;
+  timers: TimerSet;
+  changes: Changes;
+  calls: PanelCall[];
+  machines: Machine[];
+  game: Game;
+}
+
 export async function startPanelStandIn(options: PanelStandInOptions = {}): Promise<PanelStandIn> {
-  const apiKey = options.apiKey ?? `ptlc_${randomString(43)}`;
-  const timings = options.timings ?? { startMs: 150, stopMs: 150 };
-  const cacheMs = options.resourcesCacheMs ?? DEFAULT_RESOURCES_CACHE_MS;
-  const saveDelayMs = options.saveDelayMs ?? 20;
-  const powerDelayMs = options.powerDelayMs ?? DEFAULT_POWER_DELAY_MS;
   const now = options.now ?? Date.now;
-  const logFile = options.logFile;
-  if (logFile) mkdirSync(dirname(logFile), { recursive: true });
-  const limiter = new SlidingWindowLimiter({
-    ...(options.rateLimit ?? { limit: 720, windowMs: 60_000 }),
-    countRejected: false,
-    now,
-  });
-  const faults = new FaultQueue<PanelFault>();
+  if (options.logFile) mkdirSync(dirname(options.logFile), { recursive: true });
   const timers = new TimerSet();
   const changes = new Changes();
-  const calls: PanelCall[] = [];
+  const panel: Panel = {
+    apiKey: options.apiKey ?? `ptlc_${randomString(43)}`,
+    cacheMs: options.resourcesCacheMs ?? DEFAULT_RESOURCES_CACHE_MS,
+    powerDelayMs: options.powerDelayMs ?? DEFAULT_POWER_DELAY_MS,
+    now,
+    limiter: new SlidingWindowLimiter({
+      ...(options.rateLimit ?? { limit: 720, windowMs: 60_000 }),
+      countRejected: false,
+      now,
+    }),
+    faults: new FaultQueue<PanelFault>(),
+    timers,
+    changes,
+    calls: [],
+    machines: machinesOf(options.servers ?? [{}], now),
+    game: gameOf({
+      now,
+      timers,
+      changes,
+      timings: options.timings ?? { startMs: 150, stopMs: 150 },
+      saveDelayMs: options.saveDelayMs ?? 20,
+      logFile: options.logFile,
+    }),
+  };
+  const server = await listenLoopback((req, res) => handle(panel, req, res));
+  return standIn(panel, server);
+}
 
-  const machines: Machine[] = (options.servers ?? [{}]).map((server, index) => {
+function machinesOf(servers: PanelServerOptions[], now: () => number): Machine[] {
+  const machines = servers.map((server, index): Machine => {
     const uuid = server.uuid ?? randomUUID();
     const state = server.state ?? "offline";
     return {
@@ -306,17 +337,124 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
     };
   });
   if (machines.length === 0) throw new RangeError("the panel stand-in needs at least one server");
+  return machines;
+}
 
-  const find = (id: string): Machine | undefined =>
-    machines.find((m) => (id.length === 8 ? m.info.identifier === id : m.info.uuid === id));
+/** A server by its identifier (8 characters) or its uuid. */
+function findMachine(panel: Panel, id: string): Machine | undefined {
+  return panel.machines.find((m) => (id.length === 8 ? m.info.identifier === id : m.info.uuid === id));
+}
+
+/** The test's handle on the stand-in; `id` picks a server, the first by default. */
+function standIn(panel: Panel, server: Loopback): PanelStandIn {
+  const { machines, calls, timers } = panel;
   const machine = (id?: string): Machine => {
-    const found = id === undefined ? machines[0] : find(id);
+    const found = id === undefined ? machines[0] : findMachine(panel, id);
     if (!found) throw new RangeError(`the panel stand-in has no server "${id}"`);
     return found;
   };
+  const accepted = (kind: "power" | "command", id?: string): string[] => {
+    const wanted = id === undefined ? undefined : machine(id).info.identifier;
+    return calls
+      .filter((c) => c.kind === kind && c.status === 204 && (wanted === undefined || c.serverId === wanted))
+      .map((c) => (kind === "power" ? c.signal : c.command) ?? "");
+  };
+  return {
+    url: server.url,
+    apiKey: panel.apiKey,
+    timing: { resourcesCacheMs: panel.cacheMs, powerDelayMs: panel.powerDelayMs },
+    servers: machines.map((m) => m.info),
+    server: (machines[0] as Machine).info,
+    state: (id) => machine(id).state,
+    setState(state, id) {
+      const m = machine(id);
+      timers.clear(m.transition);
+      m.transition = undefined;
+      m.pendingStart = false;
+      for (const timer of m.delayedSignals) timers.clear(timer);
+      m.delayedSignals.clear();
+      panel.game.enter(m, state);
+    },
+    setStatus(status, id) {
+      machine(id).status = status;
+    },
+    calls,
+    signals: (id) => accepted("power", id),
+    commands: (id) => accepted("command", id),
+    stateHistory: (id) => machine(id).history.map((entry) => ({ ...entry })),
+    console: (id) => [...machine(id).console],
+    inject: (fault) => panel.faults.push(fault),
+    waitForState: (state, timeoutMs = 5000, id) => waitForState(panel, machine(id), state, timeoutMs),
+    waitForPolls: (state, count, timeoutMs = 60_000, id) => waitForPolls(panel, machine(id), state, count, timeoutMs),
+    reset() {
+      calls.length = 0;
+      for (const m of machines) m.console.length = 0;
+      panel.limiter.reset();
+      panel.faults.clear();
+    },
+    async close() {
+      timers.clearAll();
+      await server.close();
+    },
+  };
+}
 
-  // -- the game ---------------------------------------------------------------------------------------------------
+async function waitForState(panel: Panel, m: Machine, state: ServerState, timeoutMs: number): Promise<void> {
+  await panel.changes.waitFor(
+    () => (m.state === state ? true : undefined),
+    timeoutMs,
+    () =>
+      `Panel stand-in: server ${m.info.identifier} did not reach "${state}" within ${timeoutMs} ms (it is "${m.state}")`,
+  );
+}
 
+async function waitForPolls(
+  panel: Panel,
+  m: Machine,
+  state: ServerState,
+  count: number,
+  timeoutMs: number,
+): Promise<void> {
+  const polls = () => {
+    const entered = m.history.findLast((h) => h.state === state)?.at;
+    if (entered === undefined) return 0;
+    return panel.calls.filter(
+      (c) =>
+        c.kind === "resources" &&
+        c.serverId === m.info.identifier &&
+        c.status === 200 &&
+        (c.answeredAt ?? 0) >= entered,
+    ).length;
+  };
+  await panel.changes.waitFor(
+    () => (polls() >= count ? true : undefined),
+    timeoutMs,
+    () =>
+      `Panel stand-in: ${polls()} of ${count} resources requests answered for server ${m.info.identifier} since it was "${state}", within ${timeoutMs} ms`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The game
+
+/** The game behind the panel: its power states and its console. */
+interface Game {
+  enter(m: Machine, state: ServerState): void;
+  /** Acts on a power signal as Wings does. */
+  power: Record<string, (m: Machine) => void>;
+  /** A console command, as the game answers it. */
+  runCommand(m: Machine, line: string): void;
+}
+
+function gameOf(setup: {
+  now: () => number;
+  timers: TimerSet;
+  changes: Changes;
+  timings: { startMs: number; stopMs: number };
+  saveDelayMs: number;
+  logFile: string | undefined;
+}): Game {
+  const { now, timers, changes, timings, saveDelayMs, logFile } = setup;
   const say = (m: Machine, text: string): void => {
     const line = `[${clockTime(new Date())}] [Server thread/INFO]: ${text}`;
     m.console.push(line);
@@ -368,8 +506,6 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
     m.pendingStart = false;
     enter(m, "offline");
   };
-  const power: Record<string, (m: Machine) => void> = { start, stop, restart, kill };
-
   const runCommand = (m: Machine, line: string): void => {
     const command = line.replace(/^\//, "");
     const verb = command.split(/\s+/)[0] ?? "";
@@ -383,10 +519,14 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       say(m, CONSOLE_ANSWERS.get(verb)?.(args) ?? "Unknown or incomplete command, see below for error");
     }
   };
+  return { enter, power: { start, stop, restart, kill }, runCommand };
+}
 
-  // -- the API ----------------------------------------------------------------------------------------------------
+// ---------------------------------------------------------------------------------------------------------------
+// The API's bodies
 
-  const details = (m: Machine): Record<string, unknown> => ({
+function serverDetails(m: Machine): Record<string, unknown> {
+  return {
     object: "server",
     attributes: {
       server_owner: true,
@@ -435,285 +575,295 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
         },
       },
     },
-  });
-
-  const resources = (m: Machine, now: number): unknown => {
-    const on = m.state !== "offline";
-    const uptime = m.startedAt === null ? 0 : now - m.startedAt;
-    const memory = { offline: 0, starting: 402_653_184, running: 1_610_612_736, stopping: 1_476_395_008 }[m.state];
-    const cpu = { offline: 0, starting: 96.41, running: 7.83, stopping: 35.2 }[m.state];
-    return {
-      object: "stats",
-      attributes: {
-        current_state: m.state,
-        is_suspended: m.status === "suspended",
-        resources: {
-          memory_bytes: memory,
-          cpu_absolute: cpu,
-          disk_bytes: 734_003_200,
-          network_rx_bytes: on ? Math.floor(uptime * 2.5) : 0,
-          network_tx_bytes: on ? Math.floor(uptime * 6.1) : 0,
-          uptime,
-        },
-      },
-    };
   };
+}
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const at = now();
-    const method = (req.method ?? "GET").toUpperCase();
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const path = url.pathname.replace(/\/+$/, "") || "/";
-    const text = await readBody(req);
-    const call: PanelCall = { at, method, path: url.pathname, kind: "other", status: 0 };
-    calls.push(call);
-    let limitHeaders: HeaderMap = {};
-    const answer = (status: number, body?: unknown, headers: HeaderMap = {}): void => {
-      call.status = status;
-      call.answeredAt = now();
-      if (body === undefined) sendEmpty(res, status, { ...limitHeaders, ...headers });
-      else sendJson(res, status, body, { ...limitHeaders, ...headers });
-      changes.notify();
-    };
-
-    // Laravel's router, before any middleware: an unknown path is a 404, a known one with another method a 405.
-    const route = matchRoute(path);
-    if (!route)
-      return answer(404, panelError("NotFoundHttpException", 404, `The route ${path.slice(1)} could not be found.`));
-    call.kind = route.kind;
-    if (route.serverId !== undefined) call.serverId = route.serverId;
-    if (!route.methods.includes(method)) {
-      const detail = `The ${method} method is not supported for route ${path.slice(1)}. Supported methods: ${route.methods.join(", ")}.`;
-      return answer(405, panelError("MethodNotAllowedHttpException", 405, detail));
-    }
-
-    // Laravel reads a JSON body only when the Content-Type says JSON, and trims strings ("" becomes null).
-    const isJson = /[/+]json\b/.test(mediaType(req));
-    const parsed = isJson && text.trim() !== "" ? parseJson(text) : undefined;
-    const input: Record<string, unknown> =
-      parsed?.ok && isPlainObject(parsed.value)
-        ? parsed.value
-        : mediaType(req) === "application/x-www-form-urlencoded"
-          ? Object.fromEntries(new URLSearchParams(text))
-          : {};
-    const field = (name: string): unknown => {
-      const value = input[name];
-      if (typeof value !== "string") return value;
-      const trimmed = value.trim();
-      return trimmed === "" ? null : trimmed;
-    };
-    if (route.kind === "power" && typeof field("signal") === "string") call.signal = field("signal") as string;
-    if (route.kind === "command" && typeof field("command") === "string") call.command = field("command") as string;
-
-    const fault = faults.take((f) => f.route === undefined || f.route === route.kind);
-    // The panel's own error (a status fault without a body) is answered inside the panel, further down; an answer
-    // that comes before it there (a 401, 404, 409, 422) spends it.
-    const ownError = fault?.kind === "status" && fault.body === undefined ? fault : undefined;
-    if (fault && !ownError) call.fault = fault.kind;
-    const outcome = await applyFault(ownError ? undefined : fault, res, timers, {
-      status: (f) => {
-        call.status = f.status;
-        sendAny(res, f.status, f.body === undefined ? defaultErrorBody(f) : f.body, f.headers ?? {});
-      },
-      rateLimit: (f) => {
-        call.status = 429;
-        tooManyAttempts(res, f, limiter.limit, now());
-      },
-      dropped: () => {
-        call.status = 0;
-      },
-    });
-    if (outcome === "handled") return;
-    const answerOwnError = (f: StatusFault): void => {
-      call.fault = f.kind;
-      answer(f.status, defaultErrorBody(f), f.headers ?? {});
-    };
-
-    // auth:sanctum, the first of the `api` middleware: any key of the account authenticates, an application key too
-    // (it is refused further down); no rate-limit headers yet (panel app/Http/Kernel.php, the `api` group).
-    const auth = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
-    const key = auth?.[1];
-    const applicationKey = key?.startsWith("ptla_") === true;
-    if (key === undefined || (key !== apiKey && !applicationKey)) {
-      return answer(401, panelError("AuthenticationException", 401, "Unauthenticated."));
-    }
-
-    // IsValidJson, the next `api` middleware, still before the throttle (panel app/Http/Middleware/Api/IsValidJson.php).
-    if (parsed && !parsed.ok) {
-      const detail = "The JSON data passed in the request appears to be malformed: Syntax error";
-      return answer(400, panelError("BadRequestHttpException", 400, detail));
-    }
-
-    // throttle:api.client, per user (laravel/framework ThrottleRequests: every answer from here on has the headers).
-    const hitAt = now();
-    const decision = limiter.hit(key, hitAt);
-    limitHeaders = { "X-RateLimit-Limit": String(decision.limit), "X-RateLimit-Remaining": String(decision.remaining) };
-    if (!decision.allowed) {
-      const wait = Math.ceil(decision.retryAfterMs / 1000);
-      return answer(429, panelError("ThrottleRequestsException", 429, "Too Many Attempts."), {
-        "Retry-After": String(wait),
-        "X-RateLimit-Reset": String(Math.floor(hitAt / 1000) + wait),
-      });
-    }
-
-    // SubstituteClientBindings: 8 characters are the short identifier, anything else the uuid; firstOrFail's
-    // ModelNotFoundException renders as this 404 (panel app/Exceptions/Handler.php).
-    const m = route.serverId === undefined ? undefined : find(route.serverId);
-    if (route.serverId !== undefined && !m) {
-      return answer(
-        404,
-        panelError("NotFoundHttpException", 404, "The requested resource could not be found on the server."),
-      );
-    }
-    // RequireClientApiKey (panel app/Http/Middleware/Api/Client/RequireClientApiKey.php).
-    if (applicationKey) {
-      const detail = "You are attempting to use an application API key on an endpoint that requires a client API key.";
-      return answer(403, panelError("AccessDeniedHttpException", 403, detail));
-    }
-
-    if (!m) {
-      if (ownError) return answerOwnError(ownError);
-      // ClientController index: a Fractal collection with its paginator (per_page 50; links an empty object).
-      const data = machines.map((each) => details(each));
-      const pagination = {
-        total: data.length,
-        count: data.length,
-        per_page: 50,
-        current_page: 1,
-        total_pages: 1,
-        links: {},
-      };
-      return answer(200, { object: "list", data, meta: { pagination } });
-    }
-    call.serverId = m.info.identifier;
-    // AuthenticateServerAccess: a suspended, installing or moving server is refused on every route but the details
-    // (ServerStateConflictException, app/Exceptions/Http/Server/ServerStateConflictException.php).
-    if (m.status !== null && route.kind !== "details") {
-      return answer(409, panelError("ServerStateConflictException", 409, CONFLICT_DETAIL[m.status]));
-    }
-
-    switch (route.kind) {
-      case "details":
-        if (ownError) return answerOwnError(ownError);
-        // ServerController index: the item plus meta (the owner's permissions are "*").
-        return answer(200, { ...details(m), meta: { is_server_owner: true, user_permissions: ["*"] } });
-      case "resources": {
-        if (ownError) return answerOwnError(ownError);
-        // ResourceUtilizationController: Wings' answer, cached per server, through StatsTransformer.
-        const at = now();
-        if (!m.cache || cacheMs <= 0 || at - m.cache.at >= cacheMs) m.cache = { at, body: resources(m, at) };
-        return answer(200, m.cache.body);
-      }
-      case "power": {
-        // SendPowerRequest: `signal` required|string|in:start,stop,restart,kill; then PowerController answers 204
-        // once Wings has taken the signal (Wings answers 202 and acts in a goroutine: postServerPower).
-        const errors = validate("signal", field("signal"), (value) => SIGNALS.includes(value));
-        if (errors) return answer(422, errors);
-        if (ownError) return answerOwnError(ownError);
-        const act = power[call.signal ?? ""];
-        if (act && powerDelayMs > 0) {
-          const timer = timers.set(() => {
-            m.delayedSignals.delete(timer);
-            act(m);
-          }, powerDelayMs);
-          m.delayedSignals.add(timer);
-        } else act?.(m);
-        return answer(204);
-      }
-      case "command": {
-        // SendCommandRequest: `command` required|string|min:1 (a blank one is trimmed to null: required).
-        const errors = validate("command", field("command"));
-        if (errors) return answer(422, errors);
-        if (ownError) return answerOwnError(ownError);
-        // Wings (router_server.go postServerCommands) refuses only when the container does not run: it still runs
-        // while the game stops, so a command sent during "stopping" is taken. The panel's CommandController turns
-        // Wings' 502 into this HttpException.
-        if (m.state === "offline") {
-          return answer(502, panelError("HttpException", 502, "Server must be online in order to send commands."));
-        }
-        runCommand(m, call.command ?? "");
-        return answer(204);
-      }
-      default:
-        return answer(404, panelError("NotFoundHttpException", 404, `The route ${path.slice(1)} could not be found.`));
-    }
-  };
-
-  const server = await listenLoopback(handle);
-  const first = machines[0] as Machine;
-  const accepted = (kind: "power" | "command", id?: string): string[] => {
-    const wanted = id === undefined ? undefined : machine(id).info.identifier;
-    return calls
-      .filter((c) => c.kind === kind && c.status === 204 && (wanted === undefined || c.serverId === wanted))
-      .map((c) => (kind === "power" ? c.signal : c.command) ?? "");
-  };
-
+function serverResources(m: Machine, now: number): unknown {
+  const on = m.state !== "offline";
+  const uptime = m.startedAt === null ? 0 : now - m.startedAt;
+  const memory = { offline: 0, starting: 402_653_184, running: 1_610_612_736, stopping: 1_476_395_008 }[m.state];
+  const cpu = { offline: 0, starting: 96.41, running: 7.83, stopping: 35.2 }[m.state];
   return {
-    url: server.url,
-    apiKey,
-    timing: { resourcesCacheMs: cacheMs, powerDelayMs },
-    servers: machines.map((m) => m.info),
-    server: first.info,
-    state: (id) => machine(id).state,
-    setState(state, id) {
-      const m = machine(id);
-      timers.clear(m.transition);
-      m.transition = undefined;
-      m.pendingStart = false;
-      for (const timer of m.delayedSignals) timers.clear(timer);
-      m.delayedSignals.clear();
-      enter(m, state);
-    },
-    setStatus(status, id) {
-      machine(id).status = status;
-    },
-    calls,
-    signals: (id) => accepted("power", id),
-    commands: (id) => accepted("command", id),
-    stateHistory: (id) => machine(id).history.map((entry) => ({ ...entry })),
-    console: (id) => [...machine(id).console],
-    inject: (fault) => faults.push(fault),
-    async waitForState(state, timeoutMs = 5000, id) {
-      const m = machine(id);
-      await changes.waitFor(
-        () => (m.state === state ? true : undefined),
-        timeoutMs,
-        () =>
-          `Panel stand-in: server ${m.info.identifier} did not reach "${state}" within ${timeoutMs} ms (it is "${m.state}")`,
-      );
-    },
-    async waitForPolls(state, count, timeoutMs = 60_000, id) {
-      const m = machine(id);
-      const polls = () => {
-        const entered = m.history.findLast((h) => h.state === state)?.at;
-        if (entered === undefined) return 0;
-        return calls.filter(
-          (c) =>
-            c.kind === "resources" &&
-            c.serverId === m.info.identifier &&
-            c.status === 200 &&
-            (c.answeredAt ?? 0) >= entered,
-        ).length;
-      };
-      await changes.waitFor(
-        () => (polls() >= count ? true : undefined),
-        timeoutMs,
-        () =>
-          `Panel stand-in: ${polls()} of ${count} resources requests answered for server ${m.info.identifier} since it was "${state}", within ${timeoutMs} ms`,
-      );
-    },
-    reset() {
-      calls.length = 0;
-      for (const m of machines) m.console.length = 0;
-      limiter.reset();
-      faults.clear();
-    },
-    async close() {
-      timers.clearAll();
-      await server.close();
+    object: "stats",
+    attributes: {
+      current_state: m.state,
+      is_suspended: m.status === "suspended",
+      resources: {
+        memory_bytes: memory,
+        cpu_absolute: cpu,
+        disk_bytes: 734_003_200,
+        network_rx_bytes: on ? Math.floor(uptime * 2.5) : 0,
+        network_tx_bytes: on ? Math.floor(uptime * 6.1) : 0,
+        uptime,
+      },
     },
   };
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// A request, step by step (the order is the panel's: see the top of this file)
+
+/** A request as it arrived, recorded as a call, and how to answer it. */
+interface Received {
+  req: IncomingMessage;
+  res: ServerResponse;
+  call: PanelCall;
+  /** The path without trailing slashes, as Laravel's router matches it. */
+  path: string;
+  text: string;
+  /** The throttle's headers, on every answer after it. */
+  limitHeaders: HeaderMap;
+  answer(status: number, body?: unknown, headers?: HeaderMap): void;
+}
+
+/** A request on one of the panel's routes, with its input as Laravel reads it. */
+interface Exchange extends Received {
+  route: RouteMatch;
+  /** The JSON body, when the Content-Type says JSON and there is one. */
+  parsed: JsonParse | undefined;
+  /** A field of the input: strings trimmed, "" as null. */
+  field(name: string): unknown;
+  /** The panel's own error injected for this request (a status fault without a body), answered where it arises. */
+  ownError: StatusFault | undefined;
+}
+
+async function handle(panel: Panel, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const x = route(await receive(panel, req, res));
+  if (!x) return;
+  if ((await injectedFault(panel, x)) === "handled") return;
+  const m = throughMiddleware(panel, x);
+  if (m === "answered") return;
+  if (m === undefined) return listServers(panel, x);
+  x.call.serverId = m.info.identifier;
+  // AuthenticateServerAccess: a suspended, installing or moving server is refused on every route but the details
+  // (ServerStateConflictException, app/Exceptions/Http/Server/ServerStateConflictException.php).
+  if (m.status !== null && x.route.kind !== "details") {
+    return x.answer(409, panelError("ServerStateConflictException", 409, CONFLICT_DETAIL[m.status]));
+  }
+  const serve = x.route.kind === "other" ? undefined : SERVER_ROUTES[x.route.kind];
+  if (!serve) {
+    return x.answer(404, panelError("NotFoundHttpException", 404, `The route ${x.path.slice(1)} could not be found.`));
+  }
+  serve(panel, x, m);
+}
+
+async function receive(panel: Panel, req: IncomingMessage, res: ServerResponse): Promise<Received> {
+  const at = panel.now();
+  const method = (req.method ?? "GET").toUpperCase();
+  const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  const text = await readBody(req);
+  const call: PanelCall = { at, method, path: url.pathname, kind: "other", status: 0 };
+  panel.calls.push(call);
+  const received: Received = {
+    req,
+    res,
+    call,
+    path: url.pathname.replace(/\/+$/, "") || "/",
+    text,
+    limitHeaders: {},
+    answer(status, body, headers = {}) {
+      call.status = status;
+      call.answeredAt = panel.now();
+      const all = { ...received.limitHeaders, ...headers };
+      if (body === undefined) sendEmpty(res, status, all);
+      else sendJson(res, status, body, all);
+      panel.changes.notify();
+    },
+  };
+  return received;
+}
+
+/**
+ * Laravel's router, before any middleware: an unknown path is a 404, a known one with another method a 405
+ * (undefined: answered). Then the input, as Laravel reads it.
+ */
+function route(r: Received): Exchange | undefined {
+  const found = matchRoute(r.path);
+  if (!found) {
+    r.answer(404, panelError("NotFoundHttpException", 404, `The route ${r.path.slice(1)} could not be found.`));
+    return undefined;
+  }
+  r.call.kind = found.kind;
+  if (found.serverId !== undefined) r.call.serverId = found.serverId;
+  const method = r.call.method;
+  if (!found.methods.includes(method)) {
+    const detail = `The ${method} method is not supported for route ${r.path.slice(1)}. Supported methods: ${found.methods.join(", ")}.`;
+    r.answer(405, panelError("MethodNotAllowedHttpException", 405, detail));
+    return undefined;
+  }
+  const x: Exchange = Object.assign(r, { route: found, ownError: undefined, ...readInput(r.req, r.text) });
+  if (found.kind === "power" && typeof x.field("signal") === "string") x.call.signal = x.field("signal") as string;
+  if (found.kind === "command" && typeof x.field("command") === "string") x.call.command = x.field("command") as string;
+  return x;
+}
+
+/** Laravel reads a JSON body only when the Content-Type says JSON, and trims strings ("" becomes null). */
+function readInput(req: IncomingMessage, text: string): Pick<Exchange, "parsed" | "field"> {
+  const isJson = /[/+]json\b/.test(mediaType(req));
+  const parsed = isJson && text.trim() !== "" ? parseJson(text) : undefined;
+  const input: Record<string, unknown> =
+    parsed?.ok && isPlainObject(parsed.value)
+      ? parsed.value
+      : mediaType(req) === "application/x-www-form-urlencoded"
+        ? Object.fromEntries(new URLSearchParams(text))
+        : {};
+  const field = (name: string): unknown => {
+    const value = input[name];
+    if (typeof value !== "string") return value;
+    const trimmed = value.trim();
+    return trimmed === "" ? null : trimmed;
+  };
+  return { parsed, field };
+}
+
+/** The next queued fault for the route: "handled" when it answered (or dropped) the request. */
+function injectedFault(panel: Panel, x: Exchange): Promise<"handled" | "continue"> {
+  const fault = panel.faults.take((f) => f.route === undefined || f.route === x.route.kind);
+  // The panel's own error (a status fault without a body) is answered inside the panel, further down; an answer
+  // that comes before it there (a 401, 404, 409, 422) spends it.
+  x.ownError = fault?.kind === "status" && fault.body === undefined ? fault : undefined;
+  if (fault && !x.ownError) x.call.fault = fault.kind;
+  return applyFault(x.ownError ? undefined : fault, x.res, panel.timers, {
+    status: (f) => {
+      x.call.status = f.status;
+      sendAny(x.res, f.status, f.body === undefined ? defaultErrorBody(f) : f.body, f.headers ?? {});
+    },
+    rateLimit: (f) => {
+      x.call.status = 429;
+      tooManyAttempts(x.res, f, panel.limiter.limit, panel.now());
+    },
+    dropped: () => {
+      x.call.status = 0;
+    },
+  });
+}
+
+/**
+ * The `api` middleware, the throttle and the bindings, in the panel's order: the server the path names, undefined on
+ * a route without one, or "answered" when one of them refused the request.
+ */
+function throughMiddleware(panel: Panel, x: Exchange): Machine | undefined | "answered" {
+  // auth:sanctum, the first of the `api` middleware: any key of the account authenticates, an application key too
+  // (it is refused further down); no rate-limit headers yet (panel app/Http/Kernel.php, the `api` group).
+  const auth = /^Bearer\s+(\S+)\s*$/i.exec(x.req.headers.authorization ?? "");
+  const key = auth?.[1];
+  const applicationKey = key?.startsWith("ptla_") === true;
+  if (key === undefined || (key !== panel.apiKey && !applicationKey)) {
+    x.answer(401, panelError("AuthenticationException", 401, "Unauthenticated."));
+    return "answered";
+  }
+
+  // IsValidJson, the next `api` middleware, still before the throttle (panel app/Http/Middleware/Api/IsValidJson.php).
+  if (x.parsed && !x.parsed.ok) {
+    const detail = "The JSON data passed in the request appears to be malformed: Syntax error";
+    x.answer(400, panelError("BadRequestHttpException", 400, detail));
+    return "answered";
+  }
+
+  // throttle:api.client, per user (laravel/framework ThrottleRequests: every answer from here on has the headers).
+  const hitAt = panel.now();
+  const decision = panel.limiter.hit(key, hitAt);
+  x.limitHeaders = { "X-RateLimit-Limit": String(decision.limit), "X-RateLimit-Remaining": String(decision.remaining) };
+  if (!decision.allowed) {
+    const wait = Math.ceil(decision.retryAfterMs / 1000);
+    x.answer(429, panelError("ThrottleRequestsException", 429, "Too Many Attempts."), {
+      "Retry-After": String(wait),
+      "X-RateLimit-Reset": String(Math.floor(hitAt / 1000) + wait),
+    });
+    return "answered";
+  }
+
+  // SubstituteClientBindings: 8 characters are the short identifier, anything else the uuid; firstOrFail's
+  // ModelNotFoundException renders as this 404 (panel app/Exceptions/Handler.php).
+  const serverId = x.route.serverId;
+  const m = serverId === undefined ? undefined : findMachine(panel, serverId);
+  if (serverId !== undefined && !m) {
+    x.answer(404, panelError("NotFoundHttpException", 404, "The requested resource could not be found on the server."));
+    return "answered";
+  }
+  // RequireClientApiKey (panel app/Http/Middleware/Api/Client/RequireClientApiKey.php).
+  if (applicationKey) {
+    const detail = "You are attempting to use an application API key on an endpoint that requires a client API key.";
+    x.answer(403, panelError("AccessDeniedHttpException", 403, detail));
+    return "answered";
+  }
+  return m;
+}
+
+/** The panel's own error, injected as a status fault without a body, answered where the real one arises. */
+function answerOwnError(x: Exchange, f: StatusFault): void {
+  x.call.fault = f.kind;
+  x.answer(f.status, defaultErrorBody(f), f.headers ?? {});
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The routes (PANEL_ROUTES names each one's source)
+
+/** GET /api/client, ClientController index: a Fractal collection with its paginator (per_page 50; links an empty object). */
+function listServers(panel: Panel, x: Exchange): void {
+  if (x.ownError) {
+    answerOwnError(x, x.ownError);
+    return;
+  }
+  const data = panel.machines.map((each) => serverDetails(each));
+  const pagination = {
+    total: data.length,
+    count: data.length,
+    per_page: 50,
+    current_page: 1,
+    total_pages: 1,
+    links: {},
+  };
+  x.answer(200, { object: "list", data, meta: { pagination } });
+}
+
+/** The routes of one server, /api/client/servers/{server}[/...], once the middleware let the request through. */
+const SERVER_ROUTES: Record<PanelRoute, (panel: Panel, x: Exchange, m: Machine) => void> = {
+  details(_panel, x, m) {
+    if (x.ownError) return answerOwnError(x, x.ownError);
+    // ServerController index: the item plus meta (the owner's permissions are "*").
+    x.answer(200, { ...serverDetails(m), meta: { is_server_owner: true, user_permissions: ["*"] } });
+  },
+  resources(panel, x, m) {
+    if (x.ownError) return answerOwnError(x, x.ownError);
+    // ResourceUtilizationController: Wings' answer, cached per server, through StatsTransformer.
+    const at = panel.now();
+    if (!m.cache || panel.cacheMs <= 0 || at - m.cache.at >= panel.cacheMs) {
+      m.cache = { at, body: serverResources(m, at) };
+    }
+    x.answer(200, m.cache.body);
+  },
+  power(panel, x, m) {
+    // SendPowerRequest: `signal` required|string|in:start,stop,restart,kill; then PowerController answers 204
+    // once Wings has taken the signal (Wings answers 202 and acts in a goroutine: postServerPower).
+    const errors = validate("signal", x.field("signal"), (value) => SIGNALS.includes(value));
+    if (errors) return x.answer(422, errors);
+    if (x.ownError) return answerOwnError(x, x.ownError);
+    const act = panel.game.power[x.call.signal ?? ""];
+    if (act && panel.powerDelayMs > 0) {
+      const timer = panel.timers.set(() => {
+        m.delayedSignals.delete(timer);
+        act(m);
+      }, panel.powerDelayMs);
+      m.delayedSignals.add(timer);
+    } else act?.(m);
+    x.answer(204);
+  },
+  command(panel, x, m) {
+    // SendCommandRequest: `command` required|string|min:1 (a blank one is trimmed to null: required).
+    const errors = validate("command", x.field("command"));
+    if (errors) return x.answer(422, errors);
+    if (x.ownError) return answerOwnError(x, x.ownError);
+    // Wings (router_server.go postServerCommands) refuses only when the container does not run: it still runs
+    // while the game stops, so a command sent during "stopping" is taken. The panel's CommandController turns
+    // Wings' 502 into this HttpException.
+    if (m.state === "offline") {
+      return x.answer(502, panelError("HttpException", 502, "Server must be online in order to send commands."));
+    }
+    panel.game.runCommand(m, x.call.command ?? "");
+    x.answer(204);
+  },
+};
 
 interface RouteMatch {
   kind: PanelCallKind;
