@@ -5,6 +5,7 @@ import type { Category } from "../categories.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { loadNotifyConfig, type NotifyConfig } from "../config/index.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { notificationLine } from "../log-events.ts";
 import { configFile, type Paths } from "../paths.ts";
 import { redact } from "../secrets.ts";
 import { USER_AGENT } from "../version.ts";
@@ -307,9 +308,9 @@ export function createNotifier(options: NotifierOptions): Notifier {
     preview,
     async send(notice) {
       if (!config.webhookUrl) return { status: "disabled" };
-      const title = `notification "${redact(notice.title)}"`;
+      const title = redact(notice.title);
       if (notice.category && !config.events[notice.category]) {
-        logger.info(`${title} not sent: the ${notice.category} category is off`);
+        logger.info(notificationLine.off(title, notice.category));
         return { status: "filtered", category: notice.category };
       }
       const message = preview(notice) as WebhookMessage;
@@ -322,9 +323,9 @@ export function createNotifier(options: NotifierOptions): Notifier {
         }),
       );
       if (result.status === "failed") {
-        if (logFailures) logger.error(`${title} not sent: ${result.reason} — ${result.hint}`);
+        if (logFailures) logger.error(notificationLine.failed(title, result.reason, result.hint));
       } else {
-        logger.info(`${title} sent`);
+        logger.info(notificationLine.sent(title));
       }
       return result;
     },
@@ -373,7 +374,7 @@ export function toolNotifier(options: {
     async send(notice) {
       const notifier = fresh();
       if (gone && notifier.preview(notice)) {
-        logger.debug(`notification "${redact(notice.title)}" not sent: the webhook is gone (said above)`);
+        logger.debug(notificationLine.gone(redact(notice.title)));
         return gone;
       }
       const result = await notifier.send(notice);

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import {
+  backupEventIn,
+  backupLine,
+  lastBackupDone,
+  notificationIn,
+  notificationLine,
+  summariseBackups,
+} from "../src/log-events.ts";
+import type { LogLine } from "../src/log-lines.ts";
+
+const at = (time: number, level: LogLine["level"], text: string): LogLine => ({ time, level, text });
+
+describe("a backup's lines, as backup writes them and the dashboard and idle monitor read them", () => {
+  it("reads back every fact a done line was written with", () => {
+    const facts = { took: "42 s", added: "12.3 MiB", repository: "1.2 GiB", snapshot: "1a2b3c4d" };
+    const text = backupLine.done(facts, 3100);
+    expect(text).toBe(
+      "=== Backup done === took 42 s, added 12.3 MiB, repository 1.2 GiB, snapshot 1a2b3c4d; autosave off for 3.1 s",
+    );
+    expect(backupEventIn({ text })).toEqual({ kind: "done", facts });
+  });
+
+  it("reads a done line without the repository size or the autosave note", () => {
+    const text = backupLine.done({ took: "1 s", added: "0 B", snapshot: "ffff0000" });
+    expect(text).toBe("=== Backup done === took 1 s, added 0 B, snapshot ffff0000");
+    expect(backupEventIn({ text })).toEqual({
+      kind: "done",
+      facts: { took: "1 s", added: "0 B", repository: undefined, snapshot: "ffff0000" },
+    });
+  });
+
+  it("reads the start and a failure with its reason, and nothing from other lines", () => {
+    expect(backupEventIn({ text: backupLine.started() })).toEqual({ kind: "started" });
+    expect(backupEventIn({ text: backupLine.failed("restic: repository is locked") })).toEqual({
+      kind: "failed",
+      reason: "restic: repository is locked",
+    });
+    expect(backupEventIn({ text: "retention applied: keep last 3, daily 7, weekly 4, pruned" })).toBeUndefined();
+    expect(backupEventIn({ text: "=== Restore done === snapshot 1a2b3c4d in 9 s" })).toBeUndefined();
+  });
+
+  it("finds the newest successful backup, and summarises a run that is still going", () => {
+    const lines = [
+      at(1000, "INFO", backupLine.started()),
+      at(2000, "INFO", backupLine.done({ took: "1 s", added: "1 B", snapshot: "aaaa0000" })),
+      at(3000, "INFO", backupLine.started()),
+      at(4000, "ERROR", backupLine.failed("no space left on device")),
+      at(5000, "INFO", backupLine.started()),
+    ];
+    expect(lastBackupDone(lines)).toBe(2000);
+    expect(lastBackupDone(lines.slice(0, 1))).toBeUndefined();
+    const summary = summariseBackups(lines, true);
+    expect(summary.current).toMatchObject({ result: "running", startedAt: 5000 });
+    expect(summary.last).toMatchObject({ result: "failed", reason: "no space left on device", took: "1.0 s" });
+    expect(summariseBackups(lines, false).last).toMatchObject({ result: "unfinished", startedAt: 5000 });
+  });
+});
+
+describe("a notification's outcome, as the notifier writes it and the dashboard reads it", () => {
+  it("reads back each outcome", () => {
+    expect(notificationIn({ level: "INFO", text: notificationLine.sent('Server "up"') })).toMatchObject({
+      title: 'Server "up"',
+      outcome: "sent",
+    });
+    expect(notificationIn({ level: "INFO", text: notificationLine.off("Steve joined", "join") })).toMatchObject({
+      title: "Steve joined",
+      outcome: "off",
+      category: "join",
+    });
+    expect(
+      notificationIn({
+        level: "ERROR",
+        text: notificationLine.failed("Backup failed", "Discord said 404", "check it"),
+      }),
+    ).toMatchObject({ title: "Backup failed", outcome: "failed", failure: "Discord said 404 — check it" });
+  });
+
+  it("takes no other line for an outcome: a DEBUG repeat, an unknown category, another tool's text", () => {
+    expect(notificationIn({ level: "DEBUG", text: notificationLine.gone("x") })).toBeUndefined();
+    expect(
+      notificationIn({ level: "INFO", text: 'notification "x" not sent: the nope category is off' }),
+    ).toBeUndefined();
+    expect(notificationIn({ level: "INFO", text: "Steve joined the game" })).toBeUndefined();
+  });
+});
