@@ -32,7 +32,7 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isIPv4, isIPv6 } from "node:net";
 import type { RouteSource } from "./contract.ts";
-import type { Fault, HeaderMap, RateLimitFault, StatusFault } from "./http.ts";
+import type { Fault, HeaderMap, JsonParse, Loopback, RateLimitFault, StatusFault } from "./http.ts";
 import {
   applyFault,
   FaultQueue,
@@ -353,40 +353,80 @@ const hexId = (): string => randomBytes(16).toString("hex");
 /** Cloudflare writes timestamps with microseconds: 2024-06-18T12:34:56.123456Z. */
 const timestamp = (ms: number = Date.now()): string => new Date(ms).toISOString().replace(/Z$/, "000Z");
 
+/** What the stand-in keeps between requests. */
+interface Cloudflare {
+  token: string;
+  tokenId: string;
+  accountId: string;
+  ownerId: string;
+  tokenStatus: TokenStatus;
+  tokenOwner: "user" | "account";
+  tokenNotBefore: string | undefined;
+  tokenExpiresOn: string | undefined;
+  rate: { limit: number; windowMs: number };
+  /** The rate limit's clock. */
+  clock: () => number;
+  limiter: SlidingWindowLimiter;
+  /** Once over the limit, every call is refused until then (the rate limit's clock). */
+  blockedUntil: number;
+  faults: FaultQueue<CloudflareFault>;
+  timers: TimerSet;
+  requests: CloudflareRequestRecord[];
+  writeLog: CloudflareWrite[];
+  zones: Zone[];
+  records: DnsRecord[];
+}
+
 export async function startCloudflareStandIn(options: CloudflareStandInOptions = {}): Promise<CloudflareStandIn> {
-  const token = options.token ?? randomString(40);
-  const tokenId = hexId();
-  const accountId = hexId();
-  const ownerId = hexId();
-  let tokenStatus: TokenStatus = options.tokenStatus ?? "active";
-  const tokenOwner = options.tokenOwner ?? "user";
   const rate = options.rateLimit ?? { limit: 1200, windowMs: 300_000 };
   const clock = options.now ?? Date.now;
-  const limiter = new SlidingWindowLimiter({ ...rate, countRejected: false, now: clock });
-  let blockedUntil = 0;
-  const faults = new FaultQueue<CloudflareFault>();
-  const timers = new TimerSet();
-  const requests: CloudflareRequestRecord[] = [];
-  const writeLog: CloudflareWrite[] = [];
+  const cloudflare: Cloudflare = {
+    token: options.token ?? randomString(40),
+    tokenId: hexId(),
+    accountId: hexId(),
+    ownerId: hexId(),
+    tokenStatus: options.tokenStatus ?? "active",
+    tokenOwner: options.tokenOwner ?? "user",
+    tokenNotBefore: options.tokenNotBefore,
+    tokenExpiresOn: options.tokenExpiresOn,
+    rate,
+    clock,
+    limiter: new SlidingWindowLimiter({ ...rate, countRejected: false, now: clock }),
+    blockedUntil: 0,
+    faults: new FaultQueue<CloudflareFault>(),
+    timers: new TimerSet(),
+    requests: [],
+    writeLog: [],
+    zones: zonesOf(options.zones ?? [{ name: "example.co.uk" }]),
+    records: [],
+  };
+  seedRecords(cloudflare, options.records ?? []);
+  const server = await listenLoopback((req, res) => handle(cloudflare, req, res));
+  return standIn(cloudflare, server);
+}
 
-  const zones: Zone[] = (options.zones ?? [{ name: "example.co.uk" }]).map((zone) => ({
+function zonesOf(zones: NonNullable<CloudflareStandInOptions["zones"]>): Zone[] {
+  const made = zones.map((zone) => ({
     id: hexId(),
     name: zone.name.toLowerCase().replace(/\.$/, ""),
     editable: zone.editable ?? true,
     createdOn: timestamp(),
   }));
-  if (zones.length === 0) throw new RangeError("the Cloudflare stand-in needs at least one zone");
-  const records: DnsRecord[] = [];
+  if (made.length === 0) throw new RangeError("the Cloudflare stand-in needs at least one zone");
+  return made;
+}
 
-  const zoneNamed = (nameOrId: string): Zone | undefined => {
-    const wanted = nameOrId.toLowerCase().replace(/\.$/, "");
-    return zones.find((z) => z.name === wanted || z.id === wanted);
-  };
+function zoneNamed(cloudflare: Cloudflare, nameOrId: string): Zone | undefined {
+  const wanted = nameOrId.toLowerCase().replace(/\.$/, "");
+  return cloudflare.zones.find((z) => z.name === wanted || z.id === wanted);
+}
 
-  for (const seed of options.records ?? []) {
-    const zone = zoneNamed(seed.zone);
+/** The records that exist at start, checked as a create would be. */
+function seedRecords(cloudflare: Cloudflare, seeds: NonNullable<CloudflareStandInOptions["records"]>): void {
+  for (const seed of seeds) {
+    const zone = zoneNamed(cloudflare, seed.zone);
     if (!zone) throw new RangeError(`the Cloudflare stand-in has no zone "${seed.zone}"`);
-    const checked = checkRecord(zone, records, undefined, {
+    const checked = checkRecord(zone, cloudflare.records, undefined, {
       type: seed.type ?? "A",
       name: seed.name,
       content: seed.content,
@@ -398,12 +438,248 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
         `invalid seed record ${seed.name}: ${checked.errors.map((e) => `${e.code} ${e.message}`).join("; ")}`,
       );
     }
-    records.push(newRecord(zone, checked.fields));
+    cloudflare.records.push(newRecord(zone, checked.fields));
   }
+}
 
-  // -- the API ----------------------------------------------------------------------------------------------------
+/** The test's handle on the stand-in. */
+function standIn(cloudflare: Cloudflare, server: Loopback): CloudflareStandIn {
+  const { records, requests, writeLog } = cloudflare;
+  return {
+    url: server.url,
+    token: cloudflare.token,
+    zones: () => cloudflare.zones.map((z) => ({ id: z.id, name: z.name })),
+    records(zone) {
+      if (zone === undefined) return structuredClone(records);
+      const found = zoneNamed(cloudflare, zone);
+      if (!found) throw new RangeError(`the Cloudflare stand-in has no zone "${zone}"`);
+      return structuredClone(records.filter((r) => r.zone_id === found.id));
+    },
+    requests,
+    writes: () => writeLog.map((w) => ({ ...w })),
+    setTokenStatus(status) {
+      cloudflare.tokenStatus = status;
+    },
+    inject: (fault) => cloudflare.faults.push(fault),
+    reset() {
+      requests.length = 0;
+      writeLog.length = 0;
+      cloudflare.faults.clear();
+      cloudflare.limiter.reset();
+      cloudflare.blockedUntil = 0;
+    },
+    async close() {
+      cloudflare.timers.clearAll();
+      await server.close();
+    },
+  };
+}
 
-  const zoneObject = (zone: Zone): Record<string, unknown> => ({
+// ---------------------------------------------------------------------------------------------------------------
+// A request, step by step
+
+/** One request on its way through the steps below, and how to answer it. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  method: string;
+  url: URL;
+  entry: CloudflareRequestRecord;
+  /** The body, when there is one. */
+  parsed: JsonParse | undefined;
+  /** Its route, when it is on one (a path under /client/v4). */
+  match: RouteMatch | undefined;
+  /** The rate limit's headers, on every answer after it. */
+  limitHeaders: HeaderMap;
+  answer(status: number, body: unknown, headers?: HeaderMap): void;
+}
+
+async function handle(cloudflare: Cloudflare, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const x = await receive(cloudflare, req, res);
+  if ((await injectedFault(cloudflare, x)) === "handled") return;
+  if (!authenticated(cloudflare, x) || !throttled(cloudflare, x)) return;
+  const { status, body } = route(cloudflare, x);
+  x.answer(status, body);
+}
+
+/** What a route answers: a status and Cloudflare's envelope. */
+interface Reply {
+  status: number;
+  body: unknown;
+}
+
+const ok = (result: unknown, extra?: Parameters<typeof success>[1]): Reply => ({
+  status: 200,
+  body: success(result, extra),
+});
+const fail = (status: number, ...errors: CloudflareError[]): Reply => ({ status, body: cloudflareError(...errors) });
+
+/** The route the request is on, and the zone it names (a 403 for one the token cannot see, or may not write to). */
+function route(cloudflare: Cloudflare, x: Exchange): Reply {
+  const { match, method } = x;
+  if (!match) return fail(400, ...ERR.noRoute(x.url.pathname));
+  if (!match.methods.includes(method)) return fail(405, ERR.methodNotAllowed(method));
+
+  // Routes: CLOUDFLARE_ROUTES names each one's reference page and schema operation.
+  if (match.route === "verify") return verifyToken(cloudflare, match);
+  if (match.zoneId === undefined) return listZones(cloudflare, x.url.searchParams);
+  if (!HEX_ID.test(match.zoneId)) return fail(400, ...ERR.noRoute(x.url.pathname));
+  const zone = cloudflare.zones.find((z) => z.id === match.zoneId);
+  const denied = ERR.denied(docsOf(method, match.template));
+  if (!zone) return fail(403, denied);
+  // GET /zones/{zone_id} (zones-0-get).
+  if (match.recordId === undefined && match.route === "zones") return ok(zoneObject(cloudflare, zone));
+  if (match.route === "dns_write" && !zone.editable) return fail(403, denied);
+  return dnsRecords(cloudflare, x, zone, match.recordId);
+}
+
+async function receive(cloudflare: Cloudflare, req: IncomingMessage, res: ServerResponse): Promise<Exchange> {
+  const at = Date.now();
+  const method = (req.method ?? "GET").toUpperCase();
+  const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  const text = await readBody(req);
+  const entry: CloudflareRequestRecord = { at, method, path: req.url ?? "/", status: 0, route: "other" };
+  const parsed = text.trim() === "" ? undefined : parseJson(text);
+  if (parsed) entry.body = parsed.ok ? parsed.value : text;
+  cloudflare.requests.push(entry);
+  const match = url.pathname.startsWith(`${API}/`)
+    ? matchRoute(url.pathname.slice(API.length).replace(/\/+$/, ""), method)
+    : undefined;
+  if (match) entry.route = match.route;
+  const exchange: Exchange = {
+    req,
+    res,
+    method,
+    url,
+    entry,
+    parsed,
+    match,
+    limitHeaders: {},
+    answer(status, body, headers = {}) {
+      entry.status = status;
+      sendJson(res, status, body, { ...exchange.limitHeaders, ...headers });
+    },
+  };
+  return exchange;
+}
+
+/** The next queued fault for the route: "handled" when it answered (or dropped) the request. */
+function injectedFault(cloudflare: Cloudflare, x: Exchange): Promise<"handled" | "continue"> {
+  const { entry, res } = x;
+  const fault = cloudflare.faults.take((f) => f.route === undefined || f.route === x.match?.route);
+  if (fault) entry.fault = fault.kind;
+  return applyFault(fault, res, cloudflare.timers, {
+    status: (f) => {
+      entry.status = f.status;
+      const body = f.body === undefined ? faultBody(f, x.match, x.method, x.url.pathname) : f.body;
+      sendAny(res, f.status, body, f.headers ?? {});
+    },
+    rateLimit: (f) => {
+      entry.status = 429;
+      sendJson(res, 429, cloudflareError(ERR.rateLimited), rateLimitFaultHeaders(f, cloudflare.rate));
+    },
+    dropped: () => {
+      entry.status = 0;
+    },
+  });
+}
+
+/** Whether the request presents the token and the token works; when not, its 400, 401 or 403 was answered. */
+function authenticated(cloudflare: Cloudflare, x: Exchange): boolean {
+  const refuse = (status: number, error: CloudflareError): false => {
+    x.answer(status, cloudflareError(error));
+    return false;
+  };
+  const authorization = x.req.headers.authorization;
+  if (authorization === undefined) {
+    if (x.req.headers["x-auth-key"] !== undefined) return refuse(400, ERR.badHeaders([ERR.badAuthKey]));
+    return refuse(400, ERR.missingAuth);
+  }
+  const presented = /^Bearer (\S+)$/i.exec(authorization.trim())?.[1];
+  if (presented === undefined || (presented !== cloudflare.token && !TOKEN_FORMAT.test(presented))) {
+    return refuse(400, ERR.badHeaders([ERR.badAuthorization]));
+  }
+  const verify = x.match?.route === "verify";
+  if (presented !== cloudflare.token)
+    return verify ? refuse(401, ERR.invalidApiToken) : refuse(403, ERR.invalidAccessToken);
+  if (cloudflare.tokenStatus !== "active" && !verify) return refuse(403, ERR.invalidAccessToken);
+  return true;
+}
+
+/** The rate limit, per token; once over, every call is refused for the window. False when the call got its 429. */
+function throttled(cloudflare: Cloudflare, x: Exchange): boolean {
+  const { rate } = cloudflare;
+  const now = cloudflare.clock();
+  const policy = `"default";q=${rate.limit};w=${Math.ceil(rate.windowMs / 1000)}`;
+  const refuse = (wait: number): false => {
+    x.limitHeaders = { Ratelimit: `"default";r=0;t=${wait}`, "Ratelimit-Policy": policy };
+    x.answer(429, cloudflareError(ERR.rateLimited), { "Retry-After": String(wait) });
+    return false;
+  };
+  if (now < cloudflare.blockedUntil) return refuse(Math.ceil((cloudflare.blockedUntil - now) / 1000));
+  const decision = cloudflare.limiter.hit(cloudflare.token, now);
+  if (!decision.allowed) {
+    cloudflare.blockedUntil = now + rate.windowMs;
+    return refuse(Math.ceil(rate.windowMs / 1000));
+  }
+  x.limitHeaders = {
+    Ratelimit: `"default";r=${decision.remaining};t=${Math.ceil(decision.resetAfterMs / 1000)}`,
+    "Ratelimit-Policy": policy,
+  };
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The routes, by resource (CLOUDFLARE_ROUTES names each one's sources)
+
+/** GET /user/tokens/verify and GET /accounts/{account_id}/tokens/verify. */
+function verifyToken(cloudflare: Cloudflare, match: RouteMatch): Reply {
+  // Each kind of token verifies at its own owner's route only; at the other one it is an unknown token.
+  const owner = match.accountId === undefined ? "user" : "account";
+  if (owner !== cloudflare.tokenOwner || (match.accountId !== undefined && match.accountId !== cloudflare.accountId)) {
+    return fail(401, ERR.invalidApiToken);
+  }
+  const messages =
+    cloudflare.tokenStatus === "active"
+      ? [{ code: 10000, message: "This API Token is valid and active", type: null }]
+      : [];
+  return ok(verifyResult(cloudflare), { messages });
+}
+
+// GET /user/tokens/verify: iam_response_single_segment (id, status, not_before and expires_on when the token has them).
+function verifyResult(cloudflare: Cloudflare): Record<string, unknown> {
+  const expiresOn =
+    cloudflare.tokenExpiresOn ??
+    (cloudflare.tokenStatus === "expired" ? timestamp(Date.now() - 86_400_000).replace(/\.\d+Z$/, "Z") : undefined);
+  return {
+    id: cloudflare.tokenId,
+    status: cloudflare.tokenStatus,
+    ...(cloudflare.tokenNotBefore === undefined ? {} : { not_before: cloudflare.tokenNotBefore }),
+    ...(expiresOn === undefined ? {} : { expires_on: expiresOn }),
+  };
+}
+
+/** GET /zones (zones-get): zones_zone objects with result_info. */
+function listZones(cloudflare: Cloudflare, q: URLSearchParams): Reply {
+  const name = q.get("name");
+  const status = q.get("status");
+  const any = q.get("match") === "any";
+  const found = cloudflare.zones.filter((zone) => {
+    const checks: boolean[] = [];
+    if (name !== null) checks.push(nameFilter(zone.name, name));
+    if (status !== null) checks.push(status === "active");
+    return checks.length === 0 || (any ? checks.some(Boolean) : checks.every(Boolean));
+  });
+  const { slice, info } = paginate(found, q, 20, 50);
+  return ok(
+    slice.map((zone) => zoneObject(cloudflare, zone)),
+    { resultInfo: info },
+  );
+}
+
+/** A zone as GET /zones and GET /zones/{zone_id} answer it. */
+function zoneObject(cloudflare: Cloudflare, zone: Zone): Record<string, unknown> {
+  return {
     id: zone.id,
     name: zone.name,
     status: "active",
@@ -427,8 +703,8 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
       dns_only: false,
       foundation_dns: false,
     },
-    owner: { id: ownerId, name: "Stand-in user", type: "user" },
-    account: { id: accountId, name: "Stand-in account" },
+    owner: { id: cloudflare.ownerId, name: "Stand-in user", type: "user" },
+    account: { id: cloudflare.accountId, name: "Stand-in account" },
     tenant: { id: null, name: null },
     tenant_unit: { id: null },
     permissions: zone.editable
@@ -446,209 +722,54 @@ export async function startCloudflareStandIn(options: CloudflareStandInOptions =
       legacy_discount: false,
       externally_managed: false,
     },
-  });
-
-  // GET /user/tokens/verify: iam_response_single_segment (id, status, not_before and expires_on when the token has them).
-  const verifyResult = (): Record<string, unknown> => {
-    const expiresOn =
-      options.tokenExpiresOn ??
-      (tokenStatus === "expired" ? timestamp(Date.now() - 86_400_000).replace(/\.\d+Z$/, "Z") : undefined);
-    return {
-      id: tokenId,
-      status: tokenStatus,
-      ...(options.tokenNotBefore === undefined ? {} : { not_before: options.tokenNotBefore }),
-      ...(expiresOn === undefined ? {} : { expires_on: expiresOn }),
-    };
   };
+}
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const at = Date.now();
-    const method = (req.method ?? "GET").toUpperCase();
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const text = await readBody(req);
-    const entry: CloudflareRequestRecord = { at, method, path: req.url ?? "/", status: 0, route: "other" };
-    const parsed = text.trim() === "" ? undefined : parseJson(text);
-    if (parsed) entry.body = parsed.ok ? parsed.value : text;
-    requests.push(entry);
-    let limitHeaders: HeaderMap = {};
-    const answer = (status: number, body: unknown, headers: HeaderMap = {}): void => {
-      entry.status = status;
-      sendJson(res, status, body, { ...limitHeaders, ...headers });
-    };
+/**
+ * /zones/{zone_id}/dns_records[/{dns_record_id}]: dns-records_dns_response_single / _collection; DELETE answers {id}
+ * (api-response-single-id).
+ */
+function dnsRecords(cloudflare: Cloudflare, x: Exchange, zone: Zone, recordId: string | undefined): Reply {
+  const { records } = cloudflare;
+  let existing: DnsRecord | undefined;
+  if (recordId !== undefined) {
+    if (!HEX_ID.test(recordId)) return fail(400, ...ERR.noRoute(x.url.pathname));
+    existing = records.find((r) => r.id === recordId && r.zone_id === zone.id);
+    if (!existing) return fail(404, ERR.recordMissing);
+  }
+  if (x.method === "GET") {
+    if (existing) return ok(structuredClone(existing));
+    const inZone = records.filter((r) => r.zone_id === zone.id);
+    const found = inZone.filter((r) => recordFilter(r, x.url.searchParams));
+    const { slice, info } = paginate(found, x.url.searchParams, 100, 5_000_000);
+    return ok(structuredClone(slice), { resultInfo: info });
+  }
+  if (x.method === "DELETE" && existing) {
+    records.splice(records.indexOf(existing), 1);
+    cloudflare.writeLog.push({ method: x.method, name: existing.name, content: existing.content });
+    return ok({ id: existing.id });
+  }
+  return writeRecord(cloudflare, x, zone, existing);
+}
 
-    const match = url.pathname.startsWith(`${API}/`)
-      ? matchRoute(url.pathname.slice(API.length).replace(/\/+$/, ""), method)
-      : undefined;
-    if (match) entry.route = match.route;
-
-    const fault = faults.take((f) => f.route === undefined || f.route === match?.route);
-    if (fault) entry.fault = fault.kind;
-    const outcome = await applyFault(fault, res, timers, {
-      status: (f) => {
-        entry.status = f.status;
-        const body = f.body === undefined ? faultBody(f, match, method, url.pathname) : f.body;
-        sendAny(res, f.status, body, f.headers ?? {});
-      },
-      rateLimit: (f) => {
-        entry.status = 429;
-        sendJson(res, 429, cloudflareError(ERR.rateLimited), rateLimitFaultHeaders(f, rate));
-      },
-      dropped: () => {
-        entry.status = 0;
-      },
-    });
-    if (outcome === "handled") return;
-
-    // -- authentication ---------------------------------------------------------------------------------------
-    const authorization = req.headers.authorization;
-    if (authorization === undefined) {
-      if (req.headers["x-auth-key"] !== undefined)
-        return answer(400, cloudflareError(ERR.badHeaders([ERR.badAuthKey])));
-      return answer(400, cloudflareError(ERR.missingAuth));
-    }
-    const presented = /^Bearer (\S+)$/i.exec(authorization.trim())?.[1];
-    if (presented === undefined || (presented !== token && !TOKEN_FORMAT.test(presented))) {
-      return answer(400, cloudflareError(ERR.badHeaders([ERR.badAuthorization])));
-    }
-    if (presented !== token) {
-      if (match?.route === "verify") return answer(401, cloudflareError(ERR.invalidApiToken));
-      return answer(403, cloudflareError(ERR.invalidAccessToken));
-    }
-    if (tokenStatus !== "active" && match?.route !== "verify") {
-      return answer(403, cloudflareError(ERR.invalidAccessToken));
-    }
-
-    // -- rate limit (per token; once over, every call is refused for the window) ---------------------------------
-    const now = clock();
-    const policy = `"default";q=${rate.limit};w=${Math.ceil(rate.windowMs / 1000)}`;
-    if (now < blockedUntil) {
-      const wait = Math.ceil((blockedUntil - now) / 1000);
-      limitHeaders = { Ratelimit: `"default";r=0;t=${wait}`, "Ratelimit-Policy": policy };
-      return answer(429, cloudflareError(ERR.rateLimited), { "Retry-After": String(wait) });
-    }
-    const decision = limiter.hit(token, now);
-    if (!decision.allowed) {
-      blockedUntil = now + rate.windowMs;
-      const wait = Math.ceil(rate.windowMs / 1000);
-      limitHeaders = { Ratelimit: `"default";r=0;t=${wait}`, "Ratelimit-Policy": policy };
-      return answer(429, cloudflareError(ERR.rateLimited), { "Retry-After": String(wait) });
-    }
-    limitHeaders = {
-      Ratelimit: `"default";r=${decision.remaining};t=${Math.ceil(decision.resetAfterMs / 1000)}`,
-      "Ratelimit-Policy": policy,
-    };
-
-    // -- routing --------------------------------------------------------------------------------------------------
-    if (!match) return answer(400, cloudflareError(...ERR.noRoute(url.pathname)));
-    if (!match.methods.includes(method)) return answer(405, cloudflareError(ERR.methodNotAllowed(method)));
-
-    // Routes: CLOUDFLARE_ROUTES names each one's reference page and schema operation.
-    if (match.route === "verify") {
-      // Each kind of token verifies at its own owner's route only; at the other one it is an unknown token.
-      const owner = match.accountId === undefined ? "user" : "account";
-      if (owner !== tokenOwner || (match.accountId !== undefined && match.accountId !== accountId)) {
-        return answer(401, cloudflareError(ERR.invalidApiToken));
-      }
-      const messages =
-        tokenStatus === "active" ? [{ code: 10000, message: "This API Token is valid and active", type: null }] : [];
-      return answer(200, success(verifyResult(), { messages }));
-    }
-
-    // GET /zones (zones-get): zones_zone objects with result_info.
-    if (match.zoneId === undefined) {
-      const q = url.searchParams;
-      const name = q.get("name");
-      const status = q.get("status");
-      const any = q.get("match") === "any";
-      const found = zones.filter((zone) => {
-        const checks: boolean[] = [];
-        if (name !== null) checks.push(nameFilter(zone.name, name));
-        if (status !== null) checks.push(status === "active");
-        return checks.length === 0 || (any ? checks.some(Boolean) : checks.every(Boolean));
-      });
-      const { slice, info } = paginate(found, q, 20, 50);
-      return answer(200, success(slice.map(zoneObject), { resultInfo: info }));
-    }
-
-    if (!HEX_ID.test(match.zoneId)) return answer(400, cloudflareError(...ERR.noRoute(url.pathname)));
-    const zone = zones.find((z) => z.id === match.zoneId);
-    const denied = cloudflareError(ERR.denied(docsOf(method, match.template)));
-    if (!zone) return answer(403, denied);
-    if (match.recordId === undefined && match.route === "zones") return answer(200, success(zoneObject(zone)));
-    if (match.route === "dns_write" && !zone.editable) return answer(403, denied);
-
-    let existing: DnsRecord | undefined;
-    if (match.recordId !== undefined) {
-      if (!HEX_ID.test(match.recordId)) return answer(400, cloudflareError(...ERR.noRoute(url.pathname)));
-      existing = records.find((r) => r.id === match.recordId && r.zone_id === zone.id);
-      if (!existing) return answer(404, cloudflareError(ERR.recordMissing));
-    }
-
-    // dns_records: dns-records_dns_response_single / _collection; DELETE answers {id} (api-response-single-id).
-    if (method === "GET") {
-      if (existing) return answer(200, success(structuredClone(existing)));
-      const inZone = records.filter((r) => r.zone_id === zone.id);
-      const found = inZone.filter((r) => recordFilter(r, url.searchParams));
-      const { slice, info } = paginate(found, url.searchParams, 100, 5_000_000);
-      return answer(200, success(structuredClone(slice), { resultInfo: info }));
-    }
-
-    if (method === "DELETE" && existing) {
-      const gone = existing;
-      records.splice(records.indexOf(gone), 1);
-      writeLog.push({ method, name: gone.name, content: gone.content });
-      return answer(200, success({ id: gone.id }));
-    }
-
-    // POST, PUT, PATCH
-    if (!parsed || !parsed.ok) return answer(400, cloudflareError(ERR.malformedJson));
-    if (!isPlainObject(parsed.value)) return answer(400, cloudflareError(ERR.badShape));
-    const input = parsed.value;
-    const checked = checkRecord(zone, records, method === "PATCH" ? existing : undefined, input, existing);
-    if (!checked.ok) return answer(400, cloudflareError(...checked.errors));
-    let record: DnsRecord;
-    if (existing) {
-      const updated = newRecord(zone, checked.fields, existing);
-      records[records.indexOf(existing)] = updated;
-      record = updated;
-    } else {
-      record = newRecord(zone, checked.fields);
-      records.push(record);
-    }
-    writeLog.push({ method, name: record.name, content: record.content, proxied: record.proxied });
-    return answer(200, success(structuredClone(record)));
-  };
-
-  const server = await listenLoopback(handle);
-
-  return {
-    url: server.url,
-    token,
-    zones: () => zones.map((z) => ({ id: z.id, name: z.name })),
-    records(zone) {
-      if (zone === undefined) return structuredClone(records);
-      const found = zoneNamed(zone);
-      if (!found) throw new RangeError(`the Cloudflare stand-in has no zone "${zone}"`);
-      return structuredClone(records.filter((r) => r.zone_id === found.id));
-    },
-    requests,
-    writes: () => writeLog.map((w) => ({ ...w })),
-    setTokenStatus(status) {
-      tokenStatus = status;
-    },
-    inject: (fault) => faults.push(fault),
-    reset() {
-      requests.length = 0;
-      writeLog.length = 0;
-      faults.clear();
-      limiter.reset();
-      blockedUntil = 0;
-    },
-    async close() {
-      timers.clearAll();
-      await server.close();
-    },
-  };
+/** POST (a new record), PUT (an overwrite) or PATCH (an edit: missing fields keep their values). */
+function writeRecord(cloudflare: Cloudflare, x: Exchange, zone: Zone, existing: DnsRecord | undefined): Reply {
+  const { parsed, method } = x;
+  if (!parsed?.ok) return fail(400, ERR.malformedJson);
+  if (!isPlainObject(parsed.value)) return fail(400, ERR.badShape);
+  const { records } = cloudflare;
+  const checked = checkRecord(zone, records, method === "PATCH" ? existing : undefined, parsed.value, existing);
+  if (!checked.ok) return fail(400, ...checked.errors);
+  let record: DnsRecord;
+  if (existing) {
+    record = newRecord(zone, checked.fields, existing);
+    records[records.indexOf(existing)] = record;
+  } else {
+    record = newRecord(zone, checked.fields);
+    records.push(record);
+  }
+  cloudflare.writeLog.push({ method, name: record.name, content: record.content, proxied: record.proxied });
+  return ok(structuredClone(record));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
