@@ -16,7 +16,7 @@
 import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RouteSource } from "./contract.ts";
-import type { Fault, HeaderMap, RateDecision, RateLimitOptions, StatusFault } from "./http.ts";
+import type { Fault, HeaderMap, JsonParse, Loopback, RateDecision, RateLimitOptions, StatusFault } from "./http.ts";
 import {
   applyFault,
   FaultQueue,
@@ -592,23 +592,77 @@ interface SnapshotRecord {
 /** What a route answers: a JSON body, DigitalOcean's error body (`error`), or nothing. */
 type Reply = { status: number; body?: unknown; error?: { id: string; message: string }; headers?: HeaderMap };
 
-export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptions = {}): Promise<DigitalOceanStandIn> {
-  const token = options.token ?? `dop_v1_${randomBytes(32).toString("hex")}`;
-  const timings = { ...DEFAULT_TIMINGS, ...options.timings };
-  const clock = options.now ?? Date.now;
-  const limiter = new SlidingWindowLimiter({
-    ...(options.rateLimit ?? { limit: 5000, windowMs: 3_600_000 }),
-    countRejected: false,
-    now: clock,
-  });
-  const requestFaults = new FaultQueue<Fault & { route?: DigitalOceanRoute }>();
-  const actionFaults = new FaultQueue<ActionErrorsFault | ActionHangsFault>();
-  const timers = new TimerSet();
-  const requests: DigitalOceanRequest[] = [];
-  let origin = "";
-  let revoked = false;
+/** What the stand-in keeps between requests: the account's world and how requests are met. */
+interface DigitalOcean {
+  token: string;
+  timings: typeof DEFAULT_TIMINGS;
+  /** The rate limit's clock. */
+  clock: () => number;
+  limiter: SlidingWindowLimiter;
+  requestFaults: FaultQueue<Fault & { route?: DigitalOceanRoute }>;
+  actionFaults: FaultQueue<ActionErrorsFault | ActionHangsFault>;
+  timers: TimerSet;
+  requests: DigitalOceanRequest[];
+  /** The stand-in's own address, for the links it answers with. */
+  origin: string;
+  revoked: boolean;
+  account: Account;
+  vpcUuid: string;
+  droplets: DropletRecord[];
+  snapshots: SnapshotRecord[];
+  actions: ActionRecord[];
+  sshKeys: SshKey[];
+  /** The next ids to give out. */
+  ids: { droplet: number; action: number; snapshot: number };
+  /** Host numbers (10–249) in use: 203.0.113.N public, 10.114.0.N private; the next one to try. */
+  hosts: { used: Set<number>; next: number };
+}
 
-  const account: Account = {
+export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptions = {}): Promise<DigitalOceanStandIn> {
+  const clock = options.now ?? Date.now;
+  let nextKeyId = randomInt(40_000_000, 45_000_000);
+  const cloud: DigitalOcean = {
+    token: options.token ?? `dop_v1_${randomBytes(32).toString("hex")}`,
+    timings: { ...DEFAULT_TIMINGS, ...options.timings },
+    clock,
+    limiter: new SlidingWindowLimiter({
+      ...(options.rateLimit ?? { limit: 5000, windowMs: 3_600_000 }),
+      countRejected: false,
+      now: clock,
+    }),
+    requestFaults: new FaultQueue<Fault & { route?: DigitalOceanRoute }>(),
+    actionFaults: new FaultQueue<ActionErrorsFault | ActionHangsFault>(),
+    timers: new TimerSet(),
+    requests: [],
+    origin: "",
+    revoked: false,
+    account: newAccount(),
+    vpcUuid: randomUUID(),
+    droplets: [],
+    snapshots: [],
+    actions: [],
+    sshKeys: (options.sshKeys ?? [{ name: "laptop" }, { name: "ci" }]).map(({ name }) => {
+      const { publicKey, fingerprint } = sshKeyMaterial(name);
+      return { id: nextKeyId++, fingerprint, public_key: publicKey, name };
+    }),
+    ids: {
+      droplet: randomInt(400_000_000, 490_000_000),
+      action: randomInt(2_100_000_000, 2_200_000_000),
+      snapshot: randomInt(150_000_000, 190_000_000),
+    },
+    hosts: { used: new Set<number>(), next: 10 },
+  };
+  const firstDropletId = cloud.ids.droplet;
+  const started = Date.now();
+  seedDroplets(cloud, options.droplets ?? [{ name: "mc", tags: ["mcops"] }], started);
+  seedSnapshots(cloud, options.snapshots ?? [], started, firstDropletId);
+  const server = await listenLoopback((req, res) => handle(cloud, req, res));
+  cloud.origin = server.url;
+  return standIn(cloud, server);
+}
+
+function newAccount(): Account {
+  return {
     droplet_limit: DROPLET_LIMIT,
     floating_ip_limit: 3,
     reserved_ip_limit: 3,
@@ -621,108 +675,154 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
     status_message: "",
     team: { uuid: randomUUID(), name: "My Team" },
   };
-  const vpcUuid = randomUUID();
+}
 
-  const firstDropletId = randomInt(400_000_000, 490_000_000);
-  let nextDropletId = firstDropletId;
-  let nextActionId = randomInt(2_100_000_000, 2_200_000_000);
-  let nextSnapshotId = randomInt(150_000_000, 190_000_000);
-  let nextKeyId = randomInt(40_000_000, 45_000_000);
-
-  const droplets: DropletRecord[] = [];
-  const snapshots: SnapshotRecord[] = [];
-  const actions: ActionRecord[] = [];
-  const sshKeys: SshKey[] = (options.sshKeys ?? [{ name: "laptop" }, { name: "ci" }]).map(({ name }) => {
-    const { publicKey, fingerprint } = sshKeyMaterial(name);
-    return { id: nextKeyId++, fingerprint, public_key: publicKey, name };
-  });
-
-  // -- addresses ----------------------------------------------------------------------------------------------------
-
-  const usedHosts = new Set<number>();
-  let nextHost = 10;
-  /** A free host number (10–249): 203.0.113.N public, 10.114.0.N private. */
-  const allocateHost = (): number => {
-    for (let i = 0; i < 240; i++) {
-      const host = 10 + ((nextHost - 10 + i) % 240);
-      if (usedHosts.has(host)) continue;
-      usedHosts.add(host);
-      nextHost = host + 1;
-      return host;
-    }
-    throw new RangeError("the DigitalOcean stand-in ran out of addresses in 203.0.113.0/24");
+/** The test's handle on the stand-in. */
+function standIn(cloud: DigitalOcean, server: Loopback): DigitalOceanStandIn {
+  const { actions } = cloud;
+  return {
+    url: server.url,
+    token: cloud.token,
+    droplets: () => cloud.droplets.map((d) => structuredClone(d.api)),
+    snapshots: () => cloud.snapshots.map((s) => structuredClone(s.api)),
+    actions: () => actions.map((a) => structuredClone(a.api)),
+    settleAction(id, status) {
+      const record = actions.find((a) => a.api.id === id);
+      if (!record?.settle || record.api.status !== "in-progress")
+        throw new Error(`action ${id} is not a hanging action`);
+      record.settle(status);
+    },
+    requests: cloud.requests,
+    inject(fault) {
+      if (fault.kind === "action-errors" || fault.kind === "action-hangs") {
+        if (!FAULTABLE.has(fault.actionType))
+          throw new RangeError(`"${fault.kind}" needs an actionType of ${[...FAULTABLE]}, got "${fault.actionType}"`);
+        cloud.actionFaults.push(fault);
+      } else {
+        if (fault.route !== undefined && !(ROUTES as readonly string[]).includes(fault.route))
+          throw new RangeError(
+            `the DigitalOcean stand-in has no route "${fault.route}" (routes: ${ROUTES.join(", ")})`,
+          );
+        cloud.requestFaults.push(fault);
+      }
+    },
+    revokeToken() {
+      cloud.revoked = true;
+    },
+    reset() {
+      cloud.requests.length = 0;
+      cloud.limiter.reset();
+      cloud.requestFaults.clear();
+      cloud.actionFaults.clear();
+    },
+    async close() {
+      cloud.timers.clearAll();
+      await server.close();
+    },
   };
-  const assignNetworks = (d: Droplet, ipv6: boolean): void => {
-    if (d.networks.v4.length > 0) return;
-    const host = allocateHost();
-    d.networks.v4 = [
-      { ip_address: `203.0.113.${host}`, netmask: "255.255.255.0", gateway: "203.0.113.1", type: "public" },
-      { ip_address: `10.114.0.${host}`, netmask: "255.255.240.0", gateway: "10.114.0.1", type: "private" },
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Addresses
+
+/** A free host number (10–249): 203.0.113.N public, 10.114.0.N private. */
+function allocateHost(cloud: DigitalOcean): number {
+  const { hosts } = cloud;
+  for (let i = 0; i < 240; i++) {
+    const host = 10 + ((hosts.next - 10 + i) % 240);
+    if (hosts.used.has(host)) continue;
+    hosts.used.add(host);
+    hosts.next = host + 1;
+    return host;
+  }
+  throw new RangeError("the DigitalOcean stand-in ran out of addresses in 203.0.113.0/24");
+}
+
+function assignNetworks(cloud: DigitalOcean, d: Droplet, ipv6: boolean): void {
+  if (d.networks.v4.length > 0) return;
+  const host = allocateHost(cloud);
+  d.networks.v4 = [
+    { ip_address: `203.0.113.${host}`, netmask: "255.255.255.0", gateway: "203.0.113.1", type: "public" },
+    { ip_address: `10.114.0.${host}`, netmask: "255.255.240.0", gateway: "10.114.0.1", type: "private" },
+  ];
+  if (ipv6) {
+    d.networks.v6 = [
+      {
+        ip_address: `2001:db8:3:f0::${host.toString(16)}:1`,
+        netmask: 64,
+        gateway: "2001:db8:3:f0::1",
+        type: "public",
+      },
     ];
-    if (ipv6) {
-      d.networks.v6 = [
-        {
-          ip_address: `2001:db8:3:f0::${host.toString(16)}:1`,
-          netmask: 64,
-          gateway: "2001:db8:3:f0::1",
-          type: "public",
-        },
-      ];
-    }
+  }
+}
+
+function releaseNetworks(cloud: DigitalOcean, d: Droplet): void {
+  const publicIp = d.networks.v4.find((n) => n.type === "public")?.ip_address;
+  const host = Number(publicIp?.split(".")[3]);
+  if (Number.isInteger(host)) cloud.hosts.used.delete(host);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The world
+
+interface DropletSpec {
+  name: string;
+  size: Size;
+  region: Region;
+  image: Image;
+  tags: string[];
+  status: DropletStatus;
+  features: string[];
+  createdAt: number;
+  gigabytes: number | undefined;
+}
+
+function newDroplet(cloud: DigitalOcean, spec: DropletSpec): DropletRecord {
+  const api: Droplet = {
+    id: cloud.ids.droplet++,
+    name: spec.name,
+    memory: spec.size.memory,
+    vcpus: spec.size.vcpus,
+    disk: spec.size.disk,
+    disk_info: [{ type: "local", size: { amount: spec.size.disk, unit: "gib" } }],
+    locked: false,
+    status: spec.status,
+    kernel: null,
+    created_at: iso(spec.createdAt),
+    features: spec.features,
+    backup_ids: [],
+    next_backup_window: null,
+    snapshot_ids: [],
+    image: structuredClone(spec.image),
+    volume_ids: [],
+    size: structuredClone(spec.size),
+    size_slug: spec.size.slug,
+    networks: { v4: [], v6: [] },
+    region: structuredClone(spec.region),
+    tags: [...spec.tags],
+    vpc_uuid: cloud.vpcUuid,
   };
-  const releaseNetworks = (d: Droplet): void => {
-    const publicIp = d.networks.v4.find((n) => n.type === "public")?.ip_address;
-    const host = Number(publicIp?.split(".")[3]);
-    if (Number.isInteger(host)) usedHosts.delete(host);
-  };
+  const record: DropletRecord = { api, gigabytes: spec.gigabytes ?? spec.size.disk, pending: undefined };
+  cloud.droplets.push(record);
+  return record;
+}
 
-  // -- the world ----------------------------------------------------------------------------------------------------
+function findDroplet(cloud: DigitalOcean, id: number): DropletRecord | undefined {
+  return cloud.droplets.find((d) => d.api.id === id);
+}
 
-  const newDroplet = (spec: {
-    name: string;
-    size: Size;
-    region: Region;
-    image: Image;
-    tags: string[];
-    status: DropletStatus;
-    features: string[];
-    createdAt: number;
-    gigabytes: number | undefined;
-  }): DropletRecord => {
-    const api: Droplet = {
-      id: nextDropletId++,
-      name: spec.name,
-      memory: spec.size.memory,
-      vcpus: spec.size.vcpus,
-      disk: spec.size.disk,
-      disk_info: [{ type: "local", size: { amount: spec.size.disk, unit: "gib" } }],
-      locked: false,
-      status: spec.status,
-      kernel: null,
-      created_at: iso(spec.createdAt),
-      features: spec.features,
-      backup_ids: [],
-      next_backup_window: null,
-      snapshot_ids: [],
-      image: structuredClone(spec.image),
-      volume_ids: [],
-      size: structuredClone(spec.size),
-      size_slug: spec.size.slug,
-      networks: { v4: [], v6: [] },
-      region: structuredClone(spec.region),
-      tags: [...spec.tags],
-      vpc_uuid: vpcUuid,
-    };
-    const record: DropletRecord = { api, gigabytes: spec.gigabytes ?? spec.size.disk, pending: undefined };
-    droplets.push(record);
-    return record;
-  };
+function findSnapshot(cloud: DigitalOcean, id: number): SnapshotRecord | undefined {
+  return cloud.snapshots.find((s) => s.api.id === String(id));
+}
 
-  const findDroplet = (id: number): DropletRecord | undefined => droplets.find((d) => d.api.id === id);
-  const findSnapshot = (id: number): SnapshotRecord | undefined => snapshots.find((s) => s.api.id === String(id));
-  const findAction = (id: number): ActionRecord | undefined => actions.find((a) => a.api.id === id);
+function findAction(cloud: DigitalOcean, id: number): ActionRecord | undefined {
+  return cloud.actions.find((a) => a.api.id === id);
+}
 
-  const addSnapshot = (spec: {
+function addSnapshot(
+  cloud: DigitalOcean,
+  spec: {
     name: string;
     region: string;
     createdAt: number;
@@ -730,27 +830,29 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
     minDisk: number;
     gigabytes: number;
     distribution: string;
-  }): SnapshotRecord => {
-    const record: SnapshotRecord = {
-      api: {
-        id: String(nextSnapshotId++),
-        name: spec.name,
-        regions: [spec.region],
-        created_at: iso(spec.createdAt),
-        resource_id: String(spec.resourceId),
-        resource_type: "droplet",
-        min_disk_size: spec.minDisk,
-        size_gigabytes: spec.gigabytes,
-        tags: [],
-      },
-      distribution: spec.distribution,
-    };
-    snapshots.push(record);
-    return record;
+  },
+): SnapshotRecord {
+  const record: SnapshotRecord = {
+    api: {
+      id: String(cloud.ids.snapshot++),
+      name: spec.name,
+      regions: [spec.region],
+      created_at: iso(spec.createdAt),
+      resource_id: String(spec.resourceId),
+      resource_type: "droplet",
+      min_disk_size: spec.minDisk,
+      size_gigabytes: spec.gigabytes,
+      tags: [],
+    },
+    distribution: spec.distribution,
   };
+  cloud.snapshots.push(record);
+  return record;
+}
 
-  /** The image object of a droplet created from a snapshot. */
-  const snapshotImage = (s: SnapshotRecord): Image => ({
+/** The image object of a droplet created from a snapshot. */
+function snapshotImage(s: SnapshotRecord): Image {
+  return {
     id: Number(s.api.id),
     name: s.api.name,
     distribution: s.distribution,
@@ -765,69 +867,70 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
     tags: [],
     status: "available",
     error_message: "",
-  });
+  };
+}
 
-  /**
-   * Start an action on a droplet: "in-progress" now, then after `ms` "completed" with `effect` run, unless an
-   * injected fault makes it end "errored" (no effect) or hang "in-progress" forever (no effect).
-   */
-  const startAction = (d: DropletRecord, type: DigitalOceanActionType, ms: number, effect: () => void): Action => {
-    const api: Action = {
-      id: nextActionId++,
-      status: "in-progress",
-      type,
-      started_at: iso(Date.now()),
-      completed_at: null,
-      resource_id: d.api.id,
-      resource_type: "droplet",
-      region: structuredClone(d.api.region),
-      region_slug: d.api.region.slug,
-    };
-    const record: ActionRecord = { api };
-    actions.push(record);
-    d.pending = record;
-    const fault = actionFaults.take((f) => f.actionType === type);
-    const settle = (status: "completed" | "errored"): void => {
-      if (api.status !== "in-progress") return;
-      if (d.pending === record) d.pending = undefined;
-      if (status === "completed") effect();
-      api.status = status;
-      api.completed_at = iso(Date.now());
-    };
-    if (fault?.kind === "action-hangs") {
-      record.settle = settle;
-      return api;
-    }
-    timers.set(() => settle(fault?.kind === "action-errors" ? "errored" : "completed"), ms);
+/** An action on a droplet as the API shows it, begun now. */
+function newAction(cloud: DigitalOcean, d: DropletRecord, type: string, status: ActionStatus): Action {
+  const now = iso(Date.now());
+  return {
+    id: cloud.ids.action++,
+    status,
+    type,
+    started_at: now,
+    completed_at: status === "in-progress" ? null : now,
+    resource_id: d.api.id,
+    resource_type: "droplet",
+    region: structuredClone(d.api.region),
+    region_slug: d.api.region.slug,
+  };
+}
+
+/**
+ * Start an action on a droplet: "in-progress" now, then after `ms` "completed" with `effect` run, unless an
+ * injected fault makes it end "errored" (no effect) or hang "in-progress" forever (no effect).
+ */
+function startAction(
+  cloud: DigitalOcean,
+  d: DropletRecord,
+  type: DigitalOceanActionType,
+  ms: number,
+  effect: () => void,
+): Action {
+  const api = newAction(cloud, d, type, "in-progress");
+  const record: ActionRecord = { api };
+  cloud.actions.push(record);
+  d.pending = record;
+  const fault = cloud.actionFaults.take((f) => f.actionType === type);
+  const settle = (status: "completed" | "errored"): void => {
+    if (api.status !== "in-progress") return;
+    if (d.pending === record) d.pending = undefined;
+    if (status === "completed") effect();
+    api.status = status;
+    api.completed_at = iso(Date.now());
+  };
+  if (fault?.kind === "action-hangs") {
+    record.settle = settle;
     return api;
-  };
+  }
+  cloud.timers.set(() => settle(fault?.kind === "action-errors" ? "errored" : "completed"), ms);
+  return api;
+}
 
-  const recordDone = (d: DropletRecord, type: string): void => {
-    const now = iso(Date.now());
-    actions.push({
-      api: {
-        id: nextActionId++,
-        status: "completed",
-        type,
-        started_at: now,
-        completed_at: now,
-        resource_id: d.api.id,
-        resource_type: "droplet",
-        region: structuredClone(d.api.region),
-        region_slug: d.api.region.slug,
-      },
-    });
-  };
+/** An action that is over as soon as it is asked for (a destroy). */
+function recordDone(cloud: DigitalOcean, d: DropletRecord, type: string): void {
+  cloud.actions.push({ api: newAction(cloud, d, type, "completed") });
+}
 
-  // Seed the world.
-  const started = Date.now();
-  for (const spec of options.droplets ?? [{ name: "mc", tags: ["mcops"] }]) {
+/** The droplets that exist at start: active (or off) for a day, with their addresses. */
+function seedDroplets(cloud: DigitalOcean, specs: DigitalOceanDropletOptions[], started: number): void {
+  for (const spec of specs) {
     const size = SIZES.get(spec.size ?? "s-2vcpu-4gb");
     const region = REGIONS.get(spec.region ?? "fra1");
     if (!size) throw new RangeError(`the DigitalOcean stand-in has no size "${spec.size}" (sizes: ${SIZE_SLUGS})`);
     if (!region)
       throw new RangeError(`the DigitalOcean stand-in has no region "${spec.region}" (regions: ${REGION_SLUGS})`);
-    const d = newDroplet({
+    const d = newDroplet(cloud, {
       name: spec.name,
       size,
       region,
@@ -838,9 +941,18 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
       createdAt: started - 86_400_000,
       gigabytes: spec.sizeGigabytes,
     });
-    assignNetworks(d.api, false);
+    assignNetworks(cloud, d.api, false);
   }
-  for (const [index, spec] of (options.snapshots ?? []).entries()) {
+}
+
+/** The snapshots that exist at start, of droplets that no longer do. */
+function seedSnapshots(
+  cloud: DigitalOcean,
+  specs: DigitalOceanSnapshotOptions[],
+  started: number,
+  firstDropletId: number,
+): void {
+  for (const [index, spec] of specs.entries()) {
     const region = spec.region ?? "fra1";
     if (!REGIONS.has(region))
       throw new RangeError(`the DigitalOcean stand-in has no region "${region}" (regions: ${REGION_SLUGS})`);
@@ -849,7 +961,7 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
     const minDisk = gigabytes === undefined ? 80 : (SIZE_TABLE.find(([, , , disk]) => disk >= gigabytes)?.[3] ?? 320);
     const createdAt = spec.createdAt === undefined ? started - 86_400_000 : Date.parse(spec.createdAt);
     if (Number.isNaN(createdAt)) throw new RangeError(`snapshot createdAt is not a date: "${spec.createdAt}"`);
-    addSnapshot({
+    addSnapshot(cloud, {
       name: spec.name,
       region,
       createdAt,
@@ -859,336 +971,342 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
       distribution: "Ubuntu",
     });
   }
+}
 
-  // -- the API ------------------------------------------------------------------------------------------------------
+// ---------------------------------------------------------------------------------------------------------------
+// The API
 
-  const failure = (status: number, id: string, message: string): Reply => ({ status, error: { id, message } });
-  const unprocessable = (message: string): Reply => failure(422, "unprocessable_entity", message);
-  const notFound = failure(404, "not_found", NOT_FOUND);
+const failure = (status: number, id: string, message: string): Reply => ({ status, error: { id, message } });
+const unprocessable = (message: string): Reply => failure(422, "unprocessable_entity", message);
+const notFound = failure(404, "not_found", NOT_FOUND);
 
-  /** DigitalOcean's list envelope: `{key: [...], links, meta: {total}}`, `links.pages` when there is more than one page. */
-  const list = (key: string, items: unknown[], url: URL): Reply => {
-    const perPage = Math.min(200, Math.max(1, Number.parseInt(url.searchParams.get("per_page") ?? "", 10) || 20));
-    const lastPage = Math.max(1, Math.ceil(items.length / perPage));
-    const page = Math.max(1, Number.parseInt(url.searchParams.get("page") ?? "", 10) || 1);
-    const link = (n: number): string => {
-      const q = new URLSearchParams(url.searchParams);
-      q.set("page", String(n));
-      q.set("per_page", String(perPage));
-      return `${origin}${url.pathname}?${q}`;
-    };
-    const pages: Record<string, string> = {};
-    if (page > 1) Object.assign(pages, { first: link(1), prev: link(Math.min(page - 1, lastPage)) });
-    if (page < lastPage) Object.assign(pages, { next: link(page + 1), last: link(lastPage) });
-    return {
-      status: 200,
-      body: {
-        [key]: items.slice((page - 1) * perPage, page * perPage),
-        links: Object.keys(pages).length > 0 ? { pages } : {},
-        meta: { total: items.length },
-      },
-    };
+/** DigitalOcean's list envelope: `{key: [...], links, meta: {total}}`, `links.pages` when there is more than one page. */
+function list(cloud: DigitalOcean, key: string, items: unknown[], url: URL): Reply {
+  const perPage = Math.min(200, Math.max(1, Number.parseInt(url.searchParams.get("per_page") ?? "", 10) || 20));
+  const lastPage = Math.max(1, Math.ceil(items.length / perPage));
+  const page = Math.max(1, Number.parseInt(url.searchParams.get("page") ?? "", 10) || 1);
+  const link = (n: number): string => {
+    const q = new URLSearchParams(url.searchParams);
+    q.set("page", String(n));
+    q.set("per_page", String(perPage));
+    return `${cloud.origin}${url.pathname}?${q}`;
   };
+  const pages: Record<string, string> = {};
+  if (page > 1) Object.assign(pages, { first: link(1), prev: link(Math.min(page - 1, lastPage)) });
+  if (page < lastPage) Object.assign(pages, { next: link(page + 1), last: link(lastPage) });
+  return {
+    status: 200,
+    body: {
+      [key]: items.slice((page - 1) * perPage, page * perPage),
+      links: Object.keys(pages).length > 0 ? { pages } : {},
+      meta: { total: items.length },
+    },
+  };
+}
 
-  const createDroplet = (input: Record<string, unknown>): Reply => {
-    const { name, region: regionSlug, size: sizeSlug, image: imageRef } = input;
-    if (typeof name !== "string" || !HOSTNAME.test(name))
-      return unprocessable("Only valid hostname characters are allowed. (a-z, A-Z, 0-9, . and -)");
-    const region = typeof regionSlug === "string" ? REGIONS.get(regionSlug) : undefined;
-    if (!region) return unprocessable("You specified an invalid region for Droplet creation.");
-    const size = typeof sizeSlug === "string" ? SIZES.get(sizeSlug) : undefined;
-    if (!size) return unprocessable("You specified an invalid size for Droplet creation.");
-    let image: Image | undefined;
-    let gigabytes: number | undefined;
-    const imageId = typeof imageRef === "number" ? imageRef : pathId(typeof imageRef === "string" ? imageRef : "");
-    if (Number.isInteger(imageId)) {
-      const snapshot = findSnapshot(imageId);
-      const base = [...BASE_IMAGES.values()].find((i) => i.id === imageId);
-      if (snapshot) {
-        image = snapshotImage(snapshot);
-        gigabytes = snapshot.api.size_gigabytes;
-      } else image = base;
-    } else if (typeof imageRef === "string") image = BASE_IMAGES.get(imageRef);
-    if (!image || !image.regions.includes(region.slug))
-      return unprocessable("You specified an invalid image for Droplet creation.");
-    if (size.disk < image.min_disk_size) {
-      return unprocessable(
-        `Cannot create a droplet with a smaller disk (${size.disk}GB) than the image (${image.min_disk_size}GB)`,
-      );
+/** POST /v2/droplets: the request checked, then a "new" droplet that a "create" action makes active. */
+function createDroplet(cloud: DigitalOcean, input: Record<string, unknown>): Reply {
+  const spec = dropletSpec(cloud, input);
+  if ("refused" in spec) return spec.refused;
+  const ipv6 = input.ipv6 === true;
+  const backups = input.backups === true;
+  const d = newDroplet(cloud, spec);
+  const action = startAction(cloud, d, "create", cloud.timings.createMs, () => {
+    d.api.status = "active";
+    assignNetworks(cloud, d.api, ipv6);
+    // The next window starts at the next midnight UTC and lasts 23 hours, as in DigitalOcean's droplet examples.
+    if (backups) {
+      const start = Math.ceil((Date.now() + 1) / 86_400_000) * 86_400_000;
+      d.api.next_backup_window = { start: iso(start), end: iso(start + 23 * 3_600_000) };
     }
-    const keys = input.ssh_keys ?? [];
-    const knownKey = (k: unknown): boolean =>
-      sshKeys.some((key) => key.id === (typeof k === "string" ? pathId(k) : k) || key.fingerprint === k);
-    if (!Array.isArray(keys) || !keys.every(knownKey))
-      return unprocessable("You specified an invalid ssh key for Droplet creation.");
-    const tags = input.tags ?? [];
-    if (!Array.isArray(tags) || !tags.every((t): t is string => typeof t === "string" && /^[\w:-]{1,255}$/.test(t)))
-      return unprocessable("Tags may contain letters, numbers, colons, dashes, and underscores.");
-    if (droplets.length >= account.droplet_limit)
-      return unprocessable("creating this/these droplet(s) will exceed your droplet limit");
-
-    const ipv6 = input.ipv6 === true;
-    const backups = input.backups === true;
-    const features = ["droplet_agent", "private_networking"];
-    if (backups) features.push("backups");
-    if (ipv6) features.push("ipv6");
-    if (input.monitoring === true) features.push("monitoring");
-    const d = newDroplet({
-      name,
-      size,
-      region,
-      image,
-      tags,
-      status: "new",
-      features,
-      createdAt: Date.now(),
-      gigabytes,
-    });
-    const action = startAction(d, "create", timings.createMs, () => {
-      d.api.status = "active";
-      assignNetworks(d.api, ipv6);
-      // The next window starts at the next midnight UTC and lasts 23 hours, as in DigitalOcean's droplet examples.
-      if (backups) {
-        const start = Math.ceil((Date.now() + 1) / 86_400_000) * 86_400_000;
-        d.api.next_backup_window = { start: iso(start), end: iso(start + 23 * 3_600_000) };
-      }
-    });
-    return {
-      status: 202,
-      body: {
-        droplet: structuredClone(d.api),
-        links: { actions: [{ id: action.id, rel: "create", href: `${origin}/v2/actions/${action.id}` }] },
-      },
-    };
+  });
+  return {
+    status: 202,
+    body: {
+      droplet: structuredClone(d.api),
+      links: { actions: [{ id: action.id, rel: "create", href: `${cloud.origin}/v2/actions/${action.id}` }] },
+    },
   };
+}
 
-  const dropletAction = (d: DropletRecord, input: Record<string, unknown>): Reply => {
-    const type = input.type;
-    if (typeof type !== "string" || !DROPLET_ACTION_TYPES.has(type))
+/** The droplet a create request asks for, or the 422 DigitalOcean answers it with. */
+function dropletSpec(cloud: DigitalOcean, input: Record<string, unknown>): DropletSpec | { refused: Reply } {
+  const refuse = (message: string): { refused: Reply } => ({ refused: unprocessable(message) });
+  const { name, region: regionSlug, size: sizeSlug, image: imageRef } = input;
+  if (typeof name !== "string" || !HOSTNAME.test(name))
+    return refuse("Only valid hostname characters are allowed. (a-z, A-Z, 0-9, . and -)");
+  const region = typeof regionSlug === "string" ? REGIONS.get(regionSlug) : undefined;
+  if (!region) return refuse("You specified an invalid region for Droplet creation.");
+  const size = typeof sizeSlug === "string" ? SIZES.get(sizeSlug) : undefined;
+  if (!size) return refuse("You specified an invalid size for Droplet creation.");
+  const { image, gigabytes } = imageOf(cloud, imageRef);
+  if (!image?.regions.includes(region.slug)) return refuse("You specified an invalid image for Droplet creation.");
+  if (size.disk < image.min_disk_size) {
+    return refuse(
+      `Cannot create a droplet with a smaller disk (${size.disk}GB) than the image (${image.min_disk_size}GB)`,
+    );
+  }
+  const keys = input.ssh_keys ?? [];
+  const knownKey = (k: unknown): boolean =>
+    cloud.sshKeys.some((key) => key.id === (typeof k === "string" ? pathId(k) : k) || key.fingerprint === k);
+  if (!Array.isArray(keys) || !keys.every(knownKey))
+    return refuse("You specified an invalid ssh key for Droplet creation.");
+  const tags = input.tags ?? [];
+  if (!Array.isArray(tags) || !tags.every((t): t is string => typeof t === "string" && /^[\w:-]{1,255}$/.test(t)))
+    return refuse("Tags may contain letters, numbers, colons, dashes, and underscores.");
+  if (cloud.droplets.length >= cloud.account.droplet_limit)
+    return refuse("creating this/these droplet(s) will exceed your droplet limit");
+
+  const features = ["droplet_agent", "private_networking"];
+  if (input.backups === true) features.push("backups");
+  if (input.ipv6 === true) features.push("ipv6");
+  if (input.monitoring === true) features.push("monitoring");
+  return { name, size, region, image, tags, status: "new", features, createdAt: Date.now(), gigabytes };
+}
+
+/** A create request's `image`: a snapshot's or a base image's id, or a base image's slug. */
+function imageOf(cloud: DigitalOcean, imageRef: unknown): { image: Image | undefined; gigabytes?: number } {
+  const imageId = typeof imageRef === "number" ? imageRef : pathId(typeof imageRef === "string" ? imageRef : "");
+  if (Number.isInteger(imageId)) {
+    const snapshot = findSnapshot(cloud, imageId);
+    if (snapshot) return { image: snapshotImage(snapshot), gigabytes: snapshot.api.size_gigabytes };
+    return { image: [...BASE_IMAGES.values()].find((i) => i.id === imageId) };
+  }
+  return { image: typeof imageRef === "string" ? BASE_IMAGES.get(imageRef) : undefined };
+}
+
+/** POST /v2/droplets/:id/actions: the actions the stand-in performs, each as a timed action. */
+function dropletAction(cloud: DigitalOcean, d: DropletRecord, input: Record<string, unknown>): Reply {
+  const { timings } = cloud;
+  const type = input.type;
+  if (typeof type !== "string" || !DROPLET_ACTION_TYPES.has(type))
+    return unprocessable("Type is not included in the list");
+  if (!FAULTABLE.has(type)) return unprocessable(`testkit: the DigitalOcean stand-in does not perform "${type}"`);
+  if (d.pending) return unprocessable(PENDING_EVENT);
+  const on = d.api.status === "active";
+  let action: Action;
+  switch (type as DigitalOceanActionType) {
+    case "shutdown":
+    case "power_off": {
+      if (!on) return unprocessable("Droplet is already powered off.");
+      const ms = type === "shutdown" ? timings.shutdownMs : timings.powerOffMs;
+      action = startAction(cloud, d, type as DigitalOceanActionType, ms, () => {
+        d.api.status = "off";
+      });
+      break;
+    }
+    case "power_on":
+      if (on) return unprocessable("Droplet is already powered on.");
+      action = startAction(cloud, d, "power_on", timings.powerOnMs, () => {
+        d.api.status = "active";
+        assignNetworks(cloud, d.api, d.api.features.includes("ipv6"));
+      });
+      break;
+    case "snapshot": {
+      const named = typeof input.name === "string" && input.name.trim() !== "" ? input.name : undefined;
+      const name = named ?? `${d.api.name}-${Math.floor(Date.now() / 1000)}`;
+      action = startAction(cloud, d, "snapshot", timings.snapshotMs, () => {
+        const s = addSnapshot(cloud, {
+          name,
+          region: d.api.region.slug,
+          createdAt: Date.now(),
+          resourceId: d.api.id,
+          minDisk: d.api.disk,
+          gigabytes: d.gigabytes,
+          distribution: d.api.image.distribution,
+        });
+        d.api.snapshot_ids.push(Number(s.api.id));
+      });
+      break;
+    }
+    default:
       return unprocessable("Type is not included in the list");
-    if (!FAULTABLE.has(type)) return unprocessable(`testkit: the DigitalOcean stand-in does not perform "${type}"`);
+  }
+  return { status: 201, body: { action: structuredClone(action) } };
+}
+
+/** What a route gets: the path's first id (NaN when not digits), all its parameters, the query and the JSON body. */
+interface RouteRequest {
+  id: number;
+  params: string[];
+  url: URL;
+  input: Record<string, unknown>;
+}
+
+const newestFirst = (records: ActionRecord[]): Action[] => records.map((a) => a.api).reverse();
+
+/** Each route's answer; ROUTE_SOURCES names where each one comes from. */
+const ROUTE_HANDLERS: Record<DigitalOceanRoute, (cloud: DigitalOcean, r: RouteRequest) => Reply> = {
+  "GET /v2/account": (cloud) => ({ status: 200, body: { account: cloud.account } }),
+  "GET /v2/account/keys": (cloud, { url }) => list(cloud, "ssh_keys", cloud.sshKeys, url),
+  "GET /v2/droplets": (cloud, { url }) => {
+    const tag = url.searchParams.get("tag_name");
+    const name = url.searchParams.get("name");
+    const found = cloud.droplets
+      .map((d) => d.api)
+      .filter((d) => (tag === null || d.tags.includes(tag)) && (name === null || d.name === name));
+    return list(cloud, "droplets", found, url);
+  },
+  "POST /v2/droplets": (cloud, { input }) => createDroplet(cloud, input),
+  "GET /v2/droplets/:id": (cloud, { id }) => {
+    const d = findDroplet(cloud, id);
+    return d ? { status: 200, body: { droplet: d.api } } : notFound;
+  },
+  "DELETE /v2/droplets/:id": (cloud, { id }) => {
+    const d = findDroplet(cloud, id);
+    if (!d) return notFound;
     if (d.pending) return unprocessable(PENDING_EVENT);
-    const on = d.api.status === "active";
-    let action: Action;
-    switch (type as DigitalOceanActionType) {
-      case "shutdown":
-      case "power_off": {
-        if (!on) return unprocessable("Droplet is already powered off.");
-        const ms = type === "shutdown" ? timings.shutdownMs : timings.powerOffMs;
-        action = startAction(d, type as DigitalOceanActionType, ms, () => {
-          d.api.status = "off";
-        });
-        break;
-      }
-      case "power_on":
-        if (on) return unprocessable("Droplet is already powered on.");
-        action = startAction(d, "power_on", timings.powerOnMs, () => {
-          d.api.status = "active";
-          assignNetworks(d.api, d.api.features.includes("ipv6"));
-        });
-        break;
-      case "snapshot": {
-        const named = typeof input.name === "string" && input.name.trim() !== "" ? input.name : undefined;
-        const name = named ?? `${d.api.name}-${Math.floor(Date.now() / 1000)}`;
-        action = startAction(d, "snapshot", timings.snapshotMs, () => {
-          const s = addSnapshot({
-            name,
-            region: d.api.region.slug,
-            createdAt: Date.now(),
-            resourceId: d.api.id,
-            minDisk: d.api.disk,
-            gigabytes: d.gigabytes,
-            distribution: d.api.image.distribution,
-          });
-          d.api.snapshot_ids.push(Number(s.api.id));
-        });
-        break;
-      }
-      default:
-        return unprocessable("Type is not included in the list");
-    }
-    return { status: 201, body: { action: structuredClone(action) } };
-  };
+    cloud.droplets.splice(cloud.droplets.indexOf(d), 1);
+    releaseNetworks(cloud, d.api);
+    recordDone(cloud, d, "destroy");
+    // no_content_with_content_type.yml: this 204 carries a Content-Type (a snapshot's 204 does not).
+    return { status: 204, headers: { "Content-Type": "application/json; charset=utf-8" } };
+  },
+  "GET /v2/droplets/:id/actions": (cloud, { id, url }) => {
+    const d = findDroplet(cloud, id);
+    return d
+      ? list(cloud, "actions", newestFirst(cloud.actions.filter((a) => a.api.resource_id === id)), url)
+      : notFound;
+  },
+  "POST /v2/droplets/:id/actions": (cloud, { id, input }) => {
+    const d = findDroplet(cloud, id);
+    return d ? dropletAction(cloud, d, input) : notFound;
+  },
+  "GET /v2/droplets/:id/actions/:action_id": (cloud, { id, params }) => {
+    const a = findDroplet(cloud, id) ? findAction(cloud, pathId(params[1])) : undefined;
+    return a && a.api.resource_id === id ? { status: 200, body: { action: a.api } } : notFound;
+  },
+  "GET /v2/actions": (cloud, { url }) => list(cloud, "actions", newestFirst(cloud.actions), url),
+  "GET /v2/actions/:id": (cloud, { id }) => {
+    const a = findAction(cloud, id);
+    return a ? { status: 200, body: { action: a.api } } : notFound;
+  },
+  "GET /v2/snapshots": (cloud, { url }) => {
+    const type = url.searchParams.get("resource_type");
+    return list(cloud, "snapshots", type === null || type === "droplet" ? cloud.snapshots.map((s) => s.api) : [], url);
+  },
+  "GET /v2/snapshots/:id": (cloud, { id }) => {
+    const s = findSnapshot(cloud, id);
+    return s ? { status: 200, body: { snapshot: s.api } } : notFound;
+  },
+  "DELETE /v2/snapshots/:id": (cloud, { id }) => {
+    const s = findSnapshot(cloud, id);
+    if (!s) return notFound;
+    cloud.snapshots.splice(cloud.snapshots.indexOf(s), 1);
+    for (const d of cloud.droplets) d.api.snapshot_ids = d.api.snapshot_ids.filter((n) => n !== id);
+    return { status: 204 };
+  },
+};
 
-  const dispatch = (route: DigitalOceanRoute, params: string[], url: URL, input: Record<string, unknown>): Reply => {
-    const id = pathId(params[0]);
-    const newestFirst = (records: ActionRecord[]): Action[] => records.map((a) => a.api).reverse();
-    switch (route) {
-      case "GET /v2/account":
-        return { status: 200, body: { account } };
-      case "GET /v2/account/keys":
-        return list("ssh_keys", sshKeys, url);
-      case "GET /v2/droplets": {
-        const tag = url.searchParams.get("tag_name");
-        const name = url.searchParams.get("name");
-        const found = droplets
-          .map((d) => d.api)
-          .filter((d) => (tag === null || d.tags.includes(tag)) && (name === null || d.name === name));
-        return list("droplets", found, url);
-      }
-      case "POST /v2/droplets":
-        return createDroplet(input);
-      case "GET /v2/droplets/:id": {
-        const d = findDroplet(id);
-        return d ? { status: 200, body: { droplet: d.api } } : notFound;
-      }
-      case "DELETE /v2/droplets/:id": {
-        const d = findDroplet(id);
-        if (!d) return notFound;
-        if (d.pending) return unprocessable(PENDING_EVENT);
-        droplets.splice(droplets.indexOf(d), 1);
-        releaseNetworks(d.api);
-        recordDone(d, "destroy");
-        // no_content_with_content_type.yml: this 204 carries a Content-Type (a snapshot's 204 does not).
-        return { status: 204, headers: { "Content-Type": "application/json; charset=utf-8" } };
-      }
-      case "GET /v2/droplets/:id/actions": {
-        const d = findDroplet(id);
-        return d ? list("actions", newestFirst(actions.filter((a) => a.api.resource_id === id)), url) : notFound;
-      }
-      case "POST /v2/droplets/:id/actions": {
-        const d = findDroplet(id);
-        return d ? dropletAction(d, input) : notFound;
-      }
-      case "GET /v2/droplets/:id/actions/:action_id": {
-        const a = findDroplet(id) ? findAction(pathId(params[1])) : undefined;
-        return a && a.api.resource_id === id ? { status: 200, body: { action: a.api } } : notFound;
-      }
-      case "GET /v2/actions":
-        return list("actions", newestFirst(actions), url);
-      case "GET /v2/actions/:id": {
-        const a = findAction(id);
-        return a ? { status: 200, body: { action: a.api } } : notFound;
-      }
-      case "GET /v2/snapshots": {
-        const type = url.searchParams.get("resource_type");
-        return list("snapshots", type === null || type === "droplet" ? snapshots.map((s) => s.api) : [], url);
-      }
-      case "GET /v2/snapshots/:id": {
-        const s = findSnapshot(id);
-        return s ? { status: 200, body: { snapshot: s.api } } : notFound;
-      }
-      case "DELETE /v2/snapshots/:id": {
-        const s = findSnapshot(id);
-        if (!s) return notFound;
-        snapshots.splice(snapshots.indexOf(s), 1);
-        for (const d of droplets) d.api.snapshot_ids = d.api.snapshot_ids.filter((n) => n !== id);
-        return { status: 204 };
-      }
-    }
-  };
-
-  const rateHeaders = (decision: RateDecision, now: number): HeaderMap => ({
+function rateHeaders(decision: RateDecision, now: number): HeaderMap {
+  return {
     "RateLimit-Limit": String(decision.limit),
     "RateLimit-Remaining": String(decision.remaining),
     "RateLimit-Reset": String(Math.ceil((now + decision.resetAfterMs) / 1000)),
-  });
+  };
+}
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const at = Date.now();
-    const now = clock();
-    const method = (req.method ?? "GET").toUpperCase();
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const text = await readBody(req);
-    const record: DigitalOceanRequest = { at, method, path: url.pathname + url.search, status: 0 };
-    requests.push(record);
-    const parsed = text.trim() === "" ? undefined : parseJson(text);
-    if (parsed?.ok) record.body = parsed.value;
-    const target = matchRoute(method === "HEAD" ? "GET" : method, url.pathname);
-    if (target) record.route = target.route;
-    const requestId = randomUUID();
+// ---------------------------------------------------------------------------------------------------------------
+// A request, step by step
 
-    const presented = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
-    const decision = limiter.hit(presented ?? "", now);
-    const limitHeaders = rateHeaders(decision, now);
-    const answer = (reply: Reply): void => {
+/** One request on its way through the steps below, and how to answer it. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  record: DigitalOceanRequest;
+  parsed: JsonParse | undefined;
+  target: { route: DigitalOceanRoute; params: string[] } | undefined;
+  requestId: string;
+  /** The token presented, if any. */
+  presented: string | undefined;
+  /** The window counted the request as it arrived, whatever happens next. */
+  decision: RateDecision;
+  limitHeaders: HeaderMap;
+  answer(reply: Reply): void;
+}
+
+async function handle(cloud: DigitalOcean, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const x = await receive(cloud, req, res);
+  if ((await injectedFault(cloud, x)) === "handled") return;
+  if (cloud.revoked || x.presented !== cloud.token) return x.answer(failure(401, "unauthorized", UNAUTHORIZED));
+  if (!x.decision.allowed) {
+    const wait = Math.max(1, Math.ceil(x.decision.retryAfterMs / 1000));
+    return x.answer({ ...failure(429, "too_many_requests", RATE_LIMITED), headers: { "Retry-After": String(wait) } });
+  }
+  const { target, parsed } = x;
+  if (!target) return x.answer(notFound);
+  if (parsed && !parsed.ok) return x.answer(failure(400, "bad_request", "The request body is not valid JSON."));
+  const input = parsed?.ok && isPlainObject(parsed.value) ? parsed.value : {};
+  const serve = ROUTE_HANDLERS[target.route];
+  x.answer(serve(cloud, { id: pathId(target.params[0]), params: target.params, url: x.url, input }));
+}
+
+async function receive(cloud: DigitalOcean, req: IncomingMessage, res: ServerResponse): Promise<Exchange> {
+  const at = Date.now();
+  const now = cloud.clock();
+  const method = (req.method ?? "GET").toUpperCase();
+  const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  const text = await readBody(req);
+  const record: DigitalOceanRequest = { at, method, path: url.pathname + url.search, status: 0 };
+  cloud.requests.push(record);
+  const parsed = text.trim() === "" ? undefined : parseJson(text);
+  if (parsed?.ok) record.body = parsed.value;
+  const target = matchRoute(method === "HEAD" ? "GET" : method, url.pathname);
+  if (target) record.route = target.route;
+  const requestId = randomUUID();
+
+  const presented = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
+  const decision = cloud.limiter.hit(presented ?? "", now);
+  const limitHeaders = rateHeaders(decision, now);
+  return {
+    req,
+    res,
+    url,
+    record,
+    parsed,
+    target,
+    requestId,
+    presented,
+    decision,
+    limitHeaders,
+    answer(reply) {
       record.status = reply.status;
       const headers = { ...limitHeaders, ...reply.headers };
       if (reply.error)
         sendJson(res, reply.status, digitalOceanError(reply.error.id, reply.error.message, requestId), headers);
       else if (reply.body === undefined) sendEmpty(res, reply.status, headers);
       else sendJson(res, reply.status, reply.body, headers);
-    };
-
-    const fault = requestFaults.take((f) => f.route === undefined || f.route === target?.route);
-    if (fault) record.fault = fault.kind;
-    const outcome = await applyFault(fault, res, timers, {
-      status: (f: StatusFault) => {
-        record.status = f.status;
-        const body = f.body === undefined ? defaultError(f.status, requestId) : f.body;
-        sendAny(res, f.status, body, { ...limitHeaders, ...f.headers });
-      },
-      rateLimit: (f) => {
-        record.status = 429;
-        const wait = Math.ceil(Math.max(0, f.retryAfterSeconds));
-        const headers: HeaderMap = f.viaHeaderOnly
-          ? { "Retry-After": String(wait) }
-          : {
-              "RateLimit-Limit": String(limiter.limit),
-              "RateLimit-Remaining": "0",
-              "RateLimit-Reset": String(Math.ceil(clock() / 1000) + wait),
-              "Retry-After": String(wait),
-            };
-        sendJson(res, 429, digitalOceanError("too_many_requests", RATE_LIMITED, requestId), headers);
-      },
-      dropped: () => {
-        record.status = 0;
-      },
-    });
-    if (outcome === "handled") return;
-
-    if (revoked || presented !== token) return answer(failure(401, "unauthorized", UNAUTHORIZED));
-    if (!decision.allowed) {
-      const wait = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-      return answer({ ...failure(429, "too_many_requests", RATE_LIMITED), headers: { "Retry-After": String(wait) } });
-    }
-    if (!target) return answer(notFound);
-    if (parsed && !parsed.ok) return answer(failure(400, "bad_request", "The request body is not valid JSON."));
-    const input = parsed?.ok && isPlainObject(parsed.value) ? parsed.value : {};
-    return answer(dispatch(target.route, target.params, url, input));
-  };
-
-  const server = await listenLoopback(handle);
-  origin = server.url;
-
-  return {
-    url: server.url,
-    token,
-    droplets: () => droplets.map((d) => structuredClone(d.api)),
-    snapshots: () => snapshots.map((s) => structuredClone(s.api)),
-    actions: () => actions.map((a) => structuredClone(a.api)),
-    settleAction(id, status) {
-      const record = actions.find((a) => a.api.id === id);
-      if (!record?.settle || record.api.status !== "in-progress")
-        throw new Error(`action ${id} is not a hanging action`);
-      record.settle(status);
-    },
-    requests,
-    inject(fault) {
-      if (fault.kind === "action-errors" || fault.kind === "action-hangs") {
-        if (!FAULTABLE.has(fault.actionType))
-          throw new RangeError(`"${fault.kind}" needs an actionType of ${[...FAULTABLE]}, got "${fault.actionType}"`);
-        actionFaults.push(fault);
-      } else {
-        if (fault.route !== undefined && !(ROUTES as readonly string[]).includes(fault.route))
-          throw new RangeError(
-            `the DigitalOcean stand-in has no route "${fault.route}" (routes: ${ROUTES.join(", ")})`,
-          );
-        requestFaults.push(fault);
-      }
-    },
-    revokeToken() {
-      revoked = true;
-    },
-    reset() {
-      requests.length = 0;
-      limiter.reset();
-      requestFaults.clear();
-      actionFaults.clear();
-    },
-    async close() {
-      timers.clearAll();
-      await server.close();
     },
   };
+}
+
+/** The next queued request fault for the route: "handled" when it answered (or dropped) the request. */
+function injectedFault(cloud: DigitalOcean, x: Exchange): Promise<"handled" | "continue"> {
+  const { record, res, requestId } = x;
+  const fault = cloud.requestFaults.take((f) => f.route === undefined || f.route === x.target?.route);
+  if (fault) record.fault = fault.kind;
+  return applyFault(fault, res, cloud.timers, {
+    status: (f: StatusFault) => {
+      record.status = f.status;
+      const body = f.body === undefined ? defaultError(f.status, requestId) : f.body;
+      sendAny(res, f.status, body, { ...x.limitHeaders, ...f.headers });
+    },
+    rateLimit: (f) => {
+      record.status = 429;
+      const wait = Math.ceil(Math.max(0, f.retryAfterSeconds));
+      const headers: HeaderMap = f.viaHeaderOnly
+        ? { "Retry-After": String(wait) }
+        : {
+            "RateLimit-Limit": String(cloud.limiter.limit),
+            "RateLimit-Remaining": "0",
+            "RateLimit-Reset": String(Math.ceil(cloud.clock() / 1000) + wait),
+            "Retry-After": String(wait),
+          };
+      sendJson(res, 429, digitalOceanError("too_many_requests", RATE_LIMITED, requestId), headers);
+    },
+    dropped: () => {
+      record.status = 0;
+    },
+  });
 }
