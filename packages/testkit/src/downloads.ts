@@ -18,7 +18,7 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { crc32 } from "node:zlib";
 import type { RouteSource } from "./contract.ts";
-import type { Fault, HeaderMap, StatusFault } from "./http.ts";
+import type { Fault, HeaderMap, Loopback, StatusFault } from "./http.ts";
 import { applyFault, FaultQueue, listenLoopback, reasonPhrase, sendAny, sendJson, TimerSet } from "./http.ts";
 
 export type PaperChannel = "ALPHA" | "BETA" | "STABLE" | "RECOMMENDED";
@@ -156,6 +156,9 @@ const PAPYRUS = "PurpurMC/papyrus src/main/java/org/purpurmc/papyrus";
 const FABRIC = "FabricMC/fabric-meta src/main/java/net/fabricmc/meta/web";
 const JAVALIN = "javalin/javalin javalin/src/main/java/io/javalin/http/servlet at javalin-parent-5.6.3";
 const WIKI = "https://minecraft.wiki/w";
+/** Where fill-data keeps a jar, as Fill's application.yaml writes it. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Fill's own placeholders, quoted from its configuration
+const FILL_STORAGE_PATH = "v1/objects/${download_sha256}/${download_filename}";
 
 /**
  * Every route the stand-in answers, as the real host writes it, and the public source it follows. The real answers
@@ -187,7 +190,7 @@ export const DOWNLOAD_ROUTES: readonly RouteSource[] = [
     method: "GET",
     path: "https://fill-data.papermc.io/v1/objects/{sha256}/{name}",
     source:
-      "PaperMC/fill dev/application.yaml (storage path v1/objects/${download_sha256}/${download_filename}) and " +
+      `PaperMC/fill dev/application.yaml (storage path ${FILL_STORAGE_PATH}) and ` +
       `src/main/java/io/papermc/fill/service/StorageService.java (createUri); the address in ${FILL_DOCS}`,
   },
   // Purpur's API (PurpurMC/papyrus). Errors: exception/Advice.java.
@@ -509,570 +512,64 @@ function segments(path: string): string[] | undefined {
   }
 }
 
+/** What the hosts' routes share: the data they serve, the jars, and the stand-in's own address. */
+interface Hosts {
+  paper: NonNullable<DownloadStandInOptions["paper"]>;
+  purpur: NonNullable<DownloadStandInOptions["purpur"]>;
+  vanilla: NonNullable<DownloadStandInOptions["vanilla"]>;
+  fabric: NonNullable<DownloadStandInOptions["fabric"]>;
+  jarBytes: number;
+  requireUserAgent: boolean;
+  /** The stand-in's address, for the download addresses it answers with. */
+  origin: string;
+  /** Jars made so far, by file name. */
+  artifacts: Map<string, Artifact>;
+  /** The file names of Fill's jars. */
+  paperFiles: Set<string>;
+  /** Purpur's versions, oldest first. */
+  purpurVersions: string[];
+  /** The versions' JSON documents, made on first use (they name the stand-in's address). */
+  vanillaDocs: VanillaDoc[] | undefined;
+  /** sha1 → jar name */
+  vanillaObjects: Map<string, string>;
+  /** sha1 → mappings file */
+  vanillaTexts: Map<string, { file: string; body: string }>;
+  faults: FaultQueue<DownloadFault>;
+  timers: TimerSet;
+  requests: DownloadRequestRecord[];
+}
+
 export async function startDownloadStandIn(options: DownloadStandInOptions = {}): Promise<DownloadStandIn> {
-  const paperData = options.paper ?? DEFAULT_PAPER;
-  const purpurData = options.purpur ?? DEFAULT_PURPUR;
-  const vanillaData = options.vanilla ?? DEFAULT_VANILLA;
-  const fabricData = options.fabric ?? DEFAULT_FABRIC;
   const jarBytes = options.jarBytes ?? 64 * 1024;
   if (!Number.isInteger(jarBytes) || jarBytes < 0)
     throw new RangeError(`jarBytes must be a non-negative integer, got ${jarBytes}`);
-  const requireUserAgent = options.requireUserAgent ?? true;
-  const faults = new FaultQueue<DownloadFault>();
-  const timers = new TimerSet();
-  const requests: DownloadRequestRecord[] = [];
-  let origin = "";
-
-  const artifacts = new Map<string, Artifact>();
-  const artifact = (name: string): Artifact => {
-    const file = jarName(name);
-    let found = artifacts.get(file);
-    if (!found) {
-      const bytes = buildJar(file, jarBytes);
-      found = { bytes, sha256: hex("sha256", bytes), sha1: hex("sha1", bytes), md5: hex("md5", bytes) };
-      artifacts.set(file, found);
-    }
-    return found;
+  const paper = options.paper ?? DEFAULT_PAPER;
+  const purpur = options.purpur ?? DEFAULT_PURPUR;
+  const hosts: Hosts = {
+    paper,
+    purpur,
+    vanilla: options.vanilla ?? DEFAULT_VANILLA,
+    fabric: options.fabric ?? DEFAULT_FABRIC,
+    jarBytes,
+    requireUserAgent: options.requireUserAgent ?? true,
+    origin: "",
+    artifacts: new Map(),
+    paperFiles: paperFilesOf(paper),
+    purpurVersions: Object.keys(purpur).sort(compareVersions),
+    vanillaDocs: undefined,
+    vanillaObjects: new Map(),
+    vanillaTexts: new Map(),
+    faults: new FaultQueue<DownloadFault>(),
+    timers: new TimerSet(),
+    requests: [],
   };
+  const server = await listenLoopback((req, res) => handle(hosts, req, res));
+  hosts.origin = server.url;
+  return standIn(hosts, server);
+}
 
-  // -- PaperMC Fill v3 --------------------------------------------------------------------------------------------
-
-  const paperBuilds = (versions: Record<string, PaperBuild[]>, version: string) =>
-    [...(versions[version] ?? [])].sort((a, b) => b.id - a.id);
-  const paperFiles = new Set<string>();
-  for (const [project, versions] of Object.entries(paperData))
-    for (const [version, builds] of Object.entries(versions))
-      for (const build of builds) paperFiles.add(`${project}-${version}-${build.id}.jar`);
-
-  const paperBuild = (project: string, version: string, build: PaperBuild) => {
-    const name = `${project}-${version}-${build.id}.jar`;
-    const jar = artifact(name);
-    const time = new Date(EPOCH + build.id * HOUR).toISOString();
-    return {
-      id: build.id,
-      time,
-      channel: build.channel ?? "STABLE",
-      commits: [{ sha: hex("sha1", `commit ${name}`), time, message: `Build ${build.id} of ${project} ${version}` }],
-      downloads: {
-        "server:default": {
-          name,
-          checksums: { sha256: jar.sha256 },
-          size: jar.bytes.length,
-          url: `${origin}/fill-data/v1/objects/${jar.sha256}/${name}`,
-        },
-      },
-    };
-  };
-
-  /** Api3MetaController.createVersionResponse: the version with its support and Java, and its build numbers. */
-  const paperVersion = (versions: Record<string, PaperBuild[]>, version: string) => ({
-    version: { id: version, support: { status: "SUPPORTED" }, java: javaOf(version) },
-    builds: paperBuilds(versions, version).map((b) => b.id),
-  });
-
-  /** Api3MetaController.createProjectResponse: versions grouped by family, newest first. */
-  const paperProject = (project: string, versions: Record<string, PaperBuild[]>) => {
-    const families: Record<string, string[]> = {};
-    for (const v of Object.keys(versions).sort((a, b) => compareVersions(b, a))) {
-      const family = v.split(/[.-]/).slice(0, 2).join(".");
-      (families[family] ??= []).push(v);
-    }
-    const name = PROJECT_NAMES[project] ?? project.charAt(0).toUpperCase() + project.slice(1);
-    return { project: { id: project, name }, versions: families };
-  };
-
-  // PaperMC/fill Api3MetaController (the routes) and ExceptionRestControllerAdvice (the errors); see DOWNLOAD_ROUTES.
-  const fill = (method: string, path: string, query: URLSearchParams, userAgent: string | undefined): Reply => {
-    if (requireUserAgent && !isDescriptiveUserAgent(userAgent))
-      return fillError(403, "user_agent_required", USER_AGENT_REQUIRED);
-    const parts = segments(path);
-    // Spring's NoHandlerFoundException and HttpRequestMethodNotSupportedException messages.
-    const unknown = fillError(404, "unknown_method", `No endpoint ${method} ${path}.`);
-    if (!parts || parts[0] !== "v3" || parts[1] !== "projects" || parts.length > 7) return unknown;
-    const [, , project = "", versionsWord, version = "", buildsWord, build] = parts;
-    if ((versionsWord ?? "versions") !== "versions" || (buildsWord ?? "builds") !== "builds") return unknown;
-    if (method !== "GET" && method !== "HEAD")
-      return fillError(405, "method_not_allowed", `Request method '${method}' is not supported`);
-    if (parts.length === 2) {
-      const projects = Object.keys(paperData).sort();
-      return json(
-        200,
-        { projects: projects.map((p) => paperProject(p, paperData[p] ?? {})) },
-        fillCache(FILL_CACHE.projects),
-      );
-    }
-    const versions = Object.hasOwn(paperData, project) ? paperData[project] : undefined;
-    if (!versions) return fillError(404, "project_not_found", "No project was found with the given identifier.");
-    if (parts.length === 3) return json(200, paperProject(project, versions), fillCache(FILL_CACHE.project));
-    if (parts.length === 4) {
-      const all = Object.keys(versions).sort((a, b) => compareVersions(b, a));
-      return json(200, { versions: all.map((v) => paperVersion(versions, v)) }, fillCache(FILL_CACHE.versions));
-    }
-    if (!Object.hasOwn(versions, version))
-      return fillError(404, "version_not_found", "No version was found with the given identifier.");
-    if (parts.length === 5) return json(200, paperVersion(versions, version), fillCache(FILL_CACHE.version));
-    const builds = paperBuilds(versions, version);
-    if (build === undefined) {
-      // channel is a list: ?channel=STABLE&channel=BETA or ?channel=STABLE,BETA. An unknown one fails Spring's
-      // conversion to BuildChannel; the body of that 400 is not in Fill's source, this one is the stand-in's.
-      const channels = query.getAll("channel").flatMap((c) => c.split(","));
-      const bad = channels.find((c) => !CHANNELS.includes(c));
-      if (bad !== undefined) return fillError(400, "invalid_channel", `Unknown channel ${bad}.`);
-      const wanted = channels.length === 0 ? builds : builds.filter((b) => channels.includes(b.channel ?? "STABLE"));
-      return json(
-        200,
-        wanted.map((b) => paperBuild(project, version, b)),
-        fillCache(FILL_CACHE.builds),
-      );
-    }
-    const found = build === "latest" ? builds[0] : builds.find((b) => String(b.id) === build);
-    if (!found) return fillError(404, "build_not_found", "No build was found with the given identifier.");
-    const cache = build === "latest" ? FILL_CACHE.latest : FILL_CACHE.build;
-    return json(200, paperBuild(project, version, found), fillCache(cache));
-  };
-
-  const fillData = (path: string): Reply => {
-    const parts = segments(path);
-    if (parts?.length !== 4 || parts[0] !== "v1" || parts[1] !== "objects") return s3Error(404);
-    const [, , sha256 = "", name = ""] = parts;
-    if (!paperFiles.has(name) || artifact(name).sha256 !== sha256) return s3Error(404);
-    return { kind: "jar", name };
-  };
-
-  // -- Purpur v2 --------------------------------------------------------------------------------------------------
-
-  const purpurVersions = Object.keys(purpurData).sort(compareVersions);
-  const purpurBuild = (version: string, build: string) => {
-    const number = Number.parseInt(build, 10) || 0;
-    const timestamp = Date.UTC(2025, 0, 1) + number * HOUR;
-    return {
-      project: "purpur",
-      version,
-      build,
-      result: "SUCCESS",
-      timestamp,
-      duration: 90_000 + (number % 60) * 1000,
-      commits: [
-        {
-          author: "Purpur Stand-in",
-          description: `Build ${build} of purpur ${version}`,
-          hash: hex("sha1", `commit purpur-${version}-${build}`),
-          email: "builds@example.invalid",
-          timestamp: timestamp - HOUR,
-        },
-      ],
-      // BuildResponse.metadata: the build's Metadata rows by name; the stand-in's builds have none.
-      metadata: {},
-      md5: artifact(`purpur-${version}-${build}.jar`).md5,
-    };
-  };
-
-  // PurpurMC/papyrus controller/v2 (the routes) and exception/Advice.java (the errors); see DOWNLOAD_ROUTES.
-  const purpur = (method: string, path: string): Reply => {
-    const parts = segments(path);
-    const routed = parts?.[0] === "v2" && parts.length <= 5 && (parts.length < 5 || parts[4] === "download");
-    // Advice.noHandlerFound (spring.mvc.throw-exception-if-no-handler-found in its application.yaml).
-    if (!parts || !routed) return purpurError(404, "endpoint not found");
-    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("purpur");
-    const [, project, version = "", build, download] = parts;
-    if (parts.length === 1) return json(200, { projects: ["purpur"] });
-    if (project !== "purpur") return purpurError(404, "project not found");
-    if (parts.length === 2) {
-      const current = purpurVersions[purpurVersions.length - 1] ?? "";
-      return json(200, { project: "purpur", metadata: { current }, versions: purpurVersions });
-    }
-    const all = Object.hasOwn(purpurData, version) ? purpurData[version] : undefined;
-    if (!all) return purpurError(404, "version not found");
-    if (build === undefined) {
-      return json(200, { project: "purpur", version, builds: { latest: all[all.length - 1] ?? "", all } });
-    }
-    const found = build === "latest" ? all[all.length - 1] : all.find((b) => b === build);
-    if (found === undefined) return purpurError(404, "build not found");
-    if (download === undefined) return json(200, purpurBuild(version, found));
-    const name = `purpur-${version}-${found}.jar`;
-    return { kind: "jar", name, headers: { "Content-Disposition": `attachment; filename="${name}"` } };
-  };
-
-  // -- Mojang -----------------------------------------------------------------------------------------------------
-
-  interface VanillaDoc {
-    id: string;
-    type: VanillaType;
-    text: string;
-    sha1: string;
-    time: string;
-    releaseTime: string;
-  }
-  let vanillaDocs: VanillaDoc[] | undefined;
-  const vanillaObjects = new Map<string, string>(); // sha1 → jar name
-  const vanillaTexts = new Map<string, { file: string; body: string }>(); // sha1 → mappings file
-  // A version's JSON as https://minecraft.wiki/w/Client.json describes it; the jars and mappings it names are served
-  // from mojang-data, the asset index and logging configuration it names are not.
-  const vanilla = (): VanillaDoc[] => {
-    vanillaDocs ??= vanillaData.map((entry, index) => {
-      const type = entry.type ?? "release";
-      const release = Date.UTC(2025, 0, 15, 10) - index * 7 * DAY;
-      const releaseTime = mojangTime(release);
-      const time = mojangTime(release + 2 * HOUR);
-      const download = (name: string, file: string) => {
-        const jar = artifact(name);
-        vanillaObjects.set(jar.sha1, name);
-        return { sha1: jar.sha1, size: jar.bytes.length, url: `${origin}/mojang-data/v1/objects/${jar.sha1}/${file}` };
-      };
-      const mappings = (side: string) => {
-        const body = `# ${side} mappings of ${entry.id} (testkit stand-in)\n`;
-        const sha1 = hex("sha1", body);
-        vanillaTexts.set(sha1, { file: `${side}.txt`, body });
-        return { sha1, size: Buffer.byteLength(body), url: `${origin}/mojang-data/v1/objects/${sha1}/${side}.txt` };
-      };
-      const legacy = type === "old_alpha" || type === "old_beta";
-      const downloads: Record<string, unknown> = { client: download(`vanilla-client-${entry.id}.jar`, "client.jar") };
-      if (!legacy) downloads.client_mappings = mappings("client");
-      if (entry.server !== false) downloads.server = download(`vanilla-${entry.id}.jar`, "server.jar");
-      if (!legacy && entry.server !== false) downloads.server_mappings = mappings("server");
-      const assets = legacy ? "pre-1.6" : "19";
-      const indexSha1 = hex("sha1", `asset index ${assets}`);
-      const logging = hex("sha1", "client-1.21.2.xml");
-      const doc = {
-        ...(legacy
-          ? { minecraftArguments: "${auth_player_name} ${auth_session} --gameDir ${game_directory}" }
-          : {
-              arguments: {
-                game: ["--username", "${auth_player_name}", "--version", "${version_name}"],
-                jvm: [{ rules: [{ action: "allow", os: { name: "osx" } }], value: ["-XstartOnFirstThread"] }],
-              },
-            }),
-        assetIndex: {
-          id: assets,
-          sha1: indexSha1,
-          size: 445_011,
-          totalSize: 807_439_018,
-          url: `${origin}/mojang/v1/packages/${indexSha1}/${assets}.json`,
-        },
-        assets,
-        complianceLevel: legacy ? 0 : 1,
-        downloads,
-        id: entry.id,
-        javaVersion: legacy
-          ? { component: "jre-legacy", majorVersion: 8 }
-          : { component: "java-runtime-delta", majorVersion: 21 },
-        libraries: [],
-        ...(legacy
-          ? {}
-          : {
-              logging: {
-                client: {
-                  argument: "-Dlog4j.configurationFile=${path}",
-                  file: {
-                    id: "client-1.21.2.xml",
-                    sha1: logging,
-                    size: 888,
-                    url: `${origin}/mojang-data/v1/objects/${logging}/client-1.21.2.xml`,
-                  },
-                  type: "log4j2-xml",
-                },
-              },
-            }),
-        mainClass: "net.minecraft.client.main.Main",
-        minimumLauncherVersion: 21,
-        releaseTime,
-        time,
-        type,
-      };
-      const body = JSON.stringify(doc);
-      return { id: entry.id, type, text: body, sha1: hex("sha1", body), time, releaseTime };
-    });
-    return vanillaDocs;
-  };
-
-  const mojang = (method: string, path: string): Reply => {
-    const parts = segments(path);
-    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("s3");
-    if (parts?.join("/") === "mc/game/version_manifest_v2.json") {
-      const docs = vanilla();
-      const release = docs.find((d) => d.type === "release");
-      const snapshot = docs.find((d) => d.type === "release" || d.type === "snapshot");
-      return json(200, {
-        latest: { release: release?.id ?? "", snapshot: snapshot?.id ?? "" },
-        versions: docs.map((d) => ({
-          id: d.id,
-          type: d.type,
-          url: `${origin}/mojang/v1/packages/${d.sha1}/${d.id}.json`,
-          time: d.time,
-          releaseTime: d.releaseTime,
-          sha1: d.sha1,
-          complianceLevel: d.type === "old_alpha" || d.type === "old_beta" ? 0 : 1,
-        })),
-      });
-    }
-    if (parts?.length === 4 && parts[0] === "v1" && parts[1] === "packages") {
-      const doc = vanilla().find((d) => d.sha1 === parts[2] && `${d.id}.json` === parts[3]);
-      if (doc) return { kind: "text", status: 200, body: doc.text, contentType: "application/json" };
-    }
-    return s3Error(404);
-  };
-
-  const mojangData = (method: string, path: string): Reply => {
-    const parts = segments(path);
-    if (parts?.length !== 4 || parts[0] !== "v1" || parts[1] !== "objects") return s3Error(404);
-    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("s3");
-    vanilla();
-    const mapping = vanillaTexts.get(parts[2] ?? "");
-    if (mapping) {
-      if (parts[3] !== mapping.file) return s3Error(404);
-      return { kind: "text", status: 200, body: mapping.body, contentType: "text/plain" };
-    }
-    const name = vanillaObjects.get(parts[2] ?? "");
-    const file = name?.startsWith("vanilla-client-") ? "client.jar" : "server.jar";
-    if (name === undefined || parts[3] !== file) return s3Error(404);
-    return { kind: "jar", name };
-  };
-
-  // -- Fabric meta v2 ---------------------------------------------------------------------------------------------
-
-  // FabricMC/fabric-meta web/EndpointsV2.java and ServerBootstrap.java on Javalin 5.6.3; see DOWNLOAD_ROUTES.
-  const isStableGame = (version: string): boolean => /^[\d.]+$/.test(version);
-  /** models/MavenBuildVersion.java: separator "+build." or ".", build the number after the last dot. */
-  const loaderObject = (loader: { version: string; stable: boolean }) => ({
-    separator: loader.version.includes("+build.") ? "+build." : ".",
-    build: Number.parseInt(loader.version.slice(loader.version.lastIndexOf(".") + 1), 10) || 0,
-    maven: `net.fabricmc:fabric-loader:${loader.version}`,
-    version: loader.version,
-    stable: loader.stable,
-  });
-  const loaderInfo = (loader: { version: string; stable: boolean }, game: string) => ({
-    loader: loaderObject(loader),
-    intermediary: { maven: `net.fabricmc:intermediary:${game}`, version: game, stable: isStableGame(game) },
-    launcherMeta: {
-      version: 2,
-      min_java_version: 8,
-      libraries: { client: [], common: [], server: [] },
-      mainClass: {
-        client: "net.fabricmc.loader.impl.launch.knot.KnotClient",
-        server: "net.fabricmc.loader.impl.launch.knot.KnotServer",
-      },
-    },
-  });
-  const installerFile = (version: string) => `net/fabricmc/fabric-installer/${version}/fabric-installer-${version}.jar`;
-  /** WebServer.handleJson: Gson, application/json, cached a minute, whatever the status. */
-  const fabricJson = (status: number, body: unknown): Reply =>
-    json(status, body, { "Cache-Control": "public, max-age=60" });
-  /** Javalin's HttpResponseExceptionMapper for a client that does not ask for JSON: the message as plain text. */
-  const javalinError = (status: number, message: string): Reply => ({
-    kind: "text",
-    status,
-    body: message,
-    contentType: "text/plain",
-  });
-  /** ServerBootstrap.getAndValidateVersion: the version as given, or the first stable one for "stable". */
-  const pick = (versions: Array<{ version: string; stable: boolean }>, wanted: string) =>
-    versions.find((v) => (wanted === "stable" && v.stable) || v.version === wanted)?.version;
-  /** ServerBootstrap.validateLoaderVersion / validateInstallerVersion: "x.y..." at least 0.`least`. */
-  const atLeast = (version: string, least: number): boolean => {
-    const [major = "0", minor = "0"] = version.split(".");
-    return Number.parseInt(major, 10) > 0 || Number.parseInt(minor, 10) >= least;
-  };
-
-  const fabric = (method: string, path: string, query: URLSearchParams): Reply => {
-    const parts = segments(path);
-    // Javalin: no handler, NotFoundResponse; prefer405over404 is off, so a method a route does not take is a 404.
-    if (!parts || parts[0] !== "v2" || parts[1] !== "versions") return javalinError(404, "Not Found");
-    if (method !== "GET" && method !== "HEAD") return javalinError(404, "Not Found");
-    const [, , kind, game = "", loader = "", installer = "", side, what] = parts;
-    const games = fabricData.games.map((version) => ({ version, stable: isStableGame(version) }));
-    if (parts.length === 3 && kind === "game") return fabricJson(200, games);
-    if (parts.length === 3 && kind === "loader") return fabricJson(200, fabricData.loaders.map(loaderObject));
-    if (parts.length === 3 && kind === "installer") {
-      return fabricJson(
-        200,
-        fabricData.installers.map((i) => ({
-          url: `${origin}/fabric-maven/${installerFile(i.version)}`,
-          maven: `net.fabricmc:fabric-installer:${i.version}`,
-          version: i.version,
-          stable: i.stable,
-        })),
-      );
-    }
-    if (kind !== "loader") return javalinError(404, "Not Found");
-    if (parts.length === 4) {
-      // getLoaderInfoAll: a game it has no data for is 400 and [] (since fabric-meta 4af6d6c; 200 [] before).
-      if (!fabricData.games.includes(game)) return fabricJson(400, []);
-      return fabricJson(
-        200,
-        fabricData.loaders.map((l) => loaderInfo(l, game)),
-      );
-    }
-    if (parts.length === 5) {
-      // getLoaderInfo: the loader first, then the game; the message is written as a JSON string.
-      const found = fabricData.loaders.find((l) => l.version === loader);
-      if (!found) return fabricJson(400, `no loader version found for ${loader}`);
-      if (!fabricData.games.includes(game)) return fabricJson(400, `no mappings version found for ${game}`);
-      return fabricJson(200, loaderInfo(found, game));
-    }
-    if (parts.length !== 8 || side !== "server" || what !== "jar") return javalinError(404, "Not Found");
-    // ServerBootstrap.boostrapHandler: no query, then installer, game and loader in that order, then their minimums.
-    if ([...query.keys()].length > 0) return javalinError(400, "Query params not allowed on this endpoint.");
-    const installerVersion = pick(fabricData.installers, installer);
-    if (!installerVersion) return javalinError(400, "Unable to find valid version for installer_version");
-    const gameVersion = pick(games, game);
-    if (!gameVersion) return javalinError(400, "Unable to find valid version for game_version");
-    const loaderVersion = pick(fabricData.loaders, loader);
-    if (!loaderVersion) return javalinError(400, "Unable to find valid version for loader_version");
-    if (!atLeast(loaderVersion, 12)) {
-      return javalinError(
-        400,
-        "Fabric loader 0.12 or higher is required for unattended server installs. Please use a newer fabric loader version, or the full installer.",
-      );
-    }
-    if (!atLeast(installerVersion, 8))
-      return javalinError(400, "Fabric Installer 0.8 or higher is required for unattended server installs.");
-    const name = `fabric-server-mc.${gameVersion}-loader.${loaderVersion}-launcher.${installerVersion}.jar`;
-    const stable = [game, loader, installer].includes("stable");
-    return {
-      kind: "jar",
-      name,
-      headers: {
-        "Content-Disposition": `attachment; filename="${name}"`,
-        "Cache-Control": `public, max-age=${stable ? 120 : 86_400}`,
-      },
-    };
-  };
-
-  const fabricMaven = (method: string, path: string): Reply => {
-    if (method !== "GET" && method !== "HEAD") return methodNotAllowed("text");
-    const found = fabricData.installers.find((i) => `/${installerFile(i.version)}` === path);
-    return found ? { kind: "jar", name: `fabric-installer-${found.version}.jar` } : text(404, "Not Found");
-  };
-
-  // -- the server -------------------------------------------------------------------------------------------------
-
-  interface Target {
-    route: DownloadRoute | "other";
-    style: ErrorStyle;
-    reply: Reply;
-  }
-
-  const under = (pathname: string, base: string): string | undefined =>
-    pathname === base ? "/" : pathname.startsWith(`${base}/`) ? pathname.slice(base.length) : undefined;
-
-  const resolve = (method: string, url: URL, userAgent: string | undefined): Target => {
-    const p = url.pathname;
-    let rest = under(p, "/fill");
-    if (rest !== undefined)
-      return { route: "paper", style: "fill", reply: fill(method, rest, url.searchParams, userAgent) };
-    rest = under(p, "/fill-data");
-    if (rest !== undefined) return { route: "jar", style: "s3", reply: fillData(rest) };
-    rest = under(p, "/purpur");
-    if (rest !== undefined) {
-      const reply = purpur(method, rest);
-      return { route: /\/download\/?$/.test(rest) ? "jar" : "purpur", style: "purpur", reply };
-    }
-    rest = under(p, "/mojang");
-    if (rest !== undefined) return { route: "mojang", style: "s3", reply: mojang(method, rest) };
-    rest = under(p, "/mojang-data");
-    if (rest !== undefined) return { route: "jar", style: "s3", reply: mojangData(method, rest) };
-    rest = under(p, "/fabric");
-    if (rest !== undefined) {
-      const reply = fabric(method, rest, url.searchParams);
-      return { route: /\/server\/jar\/?$/.test(rest) ? "jar" : "fabric", style: "text", reply };
-    }
-    rest = under(p, "/fabric-maven");
-    if (rest !== undefined) return { route: "jar", style: "text", reply: fabricMaven(method, rest) };
-    return { route: "other", style: "text", reply: text(404, "Not Found") };
-  };
-
-  const send = (res: ServerResponse, record: DownloadRequestRecord, reply: Reply, mangle?: DownloadFault): void => {
-    if (reply.kind === "json") {
-      record.status = reply.status;
-      sendJson(res, reply.status, reply.body, reply.headers);
-      return;
-    }
-    if (reply.kind === "text") {
-      record.status = reply.status;
-      res.writeHead(reply.status, {
-        "Content-Type": reply.contentType,
-        "Content-Length": String(Buffer.byteLength(reply.body)),
-        ...reply.headers,
-      });
-      res.end(reply.body);
-      return;
-    }
-    const bytes = artifact(reply.name).bytes;
-    record.status = 200;
-    res.writeHead(200, {
-      "Content-Type": "application/java-archive",
-      "Content-Length": String(bytes.length),
-      ...reply.headers,
-    });
-    if (mangle?.kind === "truncate") {
-      const socket = res.socket;
-      const keep = Math.min(Math.max(0, Math.floor(mangle.bytes)), Math.max(0, bytes.length - 1));
-      res.flushHeaders();
-      if (!socket) return;
-      const stall = Math.max(0, mangle.stallMs ?? 0);
-      socket.write(bytes.subarray(0, keep), () => {
-        if (stall > 0) timers.set(() => socket.destroy(), stall);
-        else socket.destroy();
-      });
-      return;
-    }
-    if (mangle?.kind === "corrupt") {
-      const copy = Buffer.from(bytes);
-      const middle = Math.floor(copy.length / 2);
-      copy[middle] = (copy[middle] ?? 0) ^ 0xff;
-      res.end(copy);
-      return;
-    }
-    res.end(bytes);
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const method = (req.method ?? "GET").toUpperCase();
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const userAgent = req.headers["user-agent"];
-    const target = resolve(method, url, userAgent);
-    const record: DownloadRequestRecord = {
-      at: Date.now(),
-      method,
-      path: url.pathname + url.search,
-      userAgent,
-      status: 0,
-      route: target.route,
-    };
-    requests.push(record);
-    req.resume();
-
-    const servesJar = target.reply.kind === "jar";
-    const fault = faults.take(
-      (f) =>
-        (f.route === undefined || f.route === target.route) &&
-        (f.kind === "truncate" || f.kind === "corrupt" ? servesJar : true),
-    );
-    if (fault) record.fault = fault.kind;
-    if (fault?.kind === "truncate" || fault?.kind === "corrupt") return send(res, record, target.reply, fault);
-    const outcome = await applyFault(fault, res, timers, {
-      status: (f: StatusFault) => {
-        if (f.body === undefined) send(res, record, styledError(target.style, f.status, f.headers));
-        else {
-          record.status = f.status;
-          sendAny(res, f.status, f.body, f.headers ?? {});
-        }
-      },
-      rateLimit: (f) => {
-        const wait = String(Math.ceil(Math.max(0, f.retryAfterSeconds)));
-        send(res, record, styledError(target.style, 429, { "Retry-After": wait }));
-      },
-      dropped: () => {
-        record.status = 0;
-      },
-    });
-    if (outcome === "handled") return;
-    send(res, record, target.reply);
-  };
-
-  const server = await listenLoopback(handle);
-  origin = server.url;
-
+/** The test's handle on the stand-in. */
+function standIn(hosts: Hosts, server: Loopback): DownloadStandIn {
   return {
     url: server.url,
     bases: {
@@ -1081,20 +578,632 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
       mojang: `${server.url}/mojang`,
       fabric: `${server.url}/fabric`,
     },
-    requests,
-    jar: (name) => Buffer.from(artifact(name).bytes),
+    requests: hosts.requests,
+    jar: (name) => Buffer.from(artifact(hosts, name).bytes),
     inject(fault) {
       if ((fault.kind === "truncate" || fault.kind === "corrupt") && fault.route !== undefined && fault.route !== "jar")
         throw new RangeError(`a "${fault.kind}" fault only applies to the "jar" route, not "${fault.route}"`);
-      faults.push(fault);
+      hosts.faults.push(fault);
     },
     reset() {
-      requests.length = 0;
-      faults.clear();
+      hosts.requests.length = 0;
+      hosts.faults.clear();
     },
     async close() {
-      timers.clearAll();
+      hosts.timers.clearAll();
       await server.close();
     },
   };
+}
+
+/** The jar of that file name, made once. */
+function artifact(hosts: Hosts, name: string): Artifact {
+  const file = jarName(name);
+  let found = hosts.artifacts.get(file);
+  if (!found) {
+    const bytes = buildJar(file, hosts.jarBytes);
+    found = { bytes, sha256: hex("sha256", bytes), sha1: hex("sha1", bytes), md5: hex("md5", bytes) };
+    hosts.artifacts.set(file, found);
+  }
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// PaperMC Fill v3
+
+function paperFilesOf(paper: Hosts["paper"]): Set<string> {
+  const files = new Set<string>();
+  for (const [project, versions] of Object.entries(paper))
+    for (const [version, builds] of Object.entries(versions))
+      for (const build of builds) files.add(`${project}-${version}-${build.id}.jar`);
+  return files;
+}
+
+function paperBuilds(versions: Record<string, PaperBuild[]>, version: string): PaperBuild[] {
+  return [...(versions[version] ?? [])].sort((a, b) => b.id - a.id);
+}
+
+function paperBuild(hosts: Hosts, project: string, version: string, build: PaperBuild) {
+  const name = `${project}-${version}-${build.id}.jar`;
+  const jar = artifact(hosts, name);
+  const time = new Date(EPOCH + build.id * HOUR).toISOString();
+  return {
+    id: build.id,
+    time,
+    channel: build.channel ?? "STABLE",
+    commits: [{ sha: hex("sha1", `commit ${name}`), time, message: `Build ${build.id} of ${project} ${version}` }],
+    downloads: {
+      "server:default": {
+        name,
+        checksums: { sha256: jar.sha256 },
+        size: jar.bytes.length,
+        url: `${hosts.origin}/fill-data/v1/objects/${jar.sha256}/${name}`,
+      },
+    },
+  };
+}
+
+/** Api3MetaController.createVersionResponse: the version with its support and Java, and its build numbers. */
+function paperVersion(versions: Record<string, PaperBuild[]>, version: string) {
+  return {
+    version: { id: version, support: { status: "SUPPORTED" }, java: javaOf(version) },
+    builds: paperBuilds(versions, version).map((b) => b.id),
+  };
+}
+
+/** Api3MetaController.createProjectResponse: versions grouped by family, newest first. */
+function paperProject(project: string, versions: Record<string, PaperBuild[]>) {
+  const families: Record<string, string[]> = {};
+  for (const v of Object.keys(versions).sort((a, b) => compareVersions(b, a))) {
+    const family = v.split(/[.-]/).slice(0, 2).join(".");
+    const members = families[family] ?? [];
+    members.push(v);
+    families[family] = members;
+  }
+  const name = PROJECT_NAMES[project] ?? project.charAt(0).toUpperCase() + project.slice(1);
+  return { project: { id: project, name }, versions: families };
+}
+
+// PaperMC/fill Api3MetaController (the routes) and ExceptionRestControllerAdvice (the errors); see DOWNLOAD_ROUTES.
+function fill(
+  hosts: Hosts,
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  userAgent: string | undefined,
+): Reply {
+  if (hosts.requireUserAgent && !isDescriptiveUserAgent(userAgent))
+    return fillError(403, "user_agent_required", USER_AGENT_REQUIRED);
+  const parts = segments(path);
+  // Spring's NoHandlerFoundException and HttpRequestMethodNotSupportedException messages.
+  const unknown = fillError(404, "unknown_method", `No endpoint ${method} ${path}.`);
+  if (parts?.[0] !== "v3" || parts[1] !== "projects" || parts.length > 7) return unknown;
+  const [, , project = "", versionsWord, version = "", buildsWord, build] = parts;
+  if ((versionsWord ?? "versions") !== "versions" || (buildsWord ?? "builds") !== "builds") return unknown;
+  if (method !== "GET" && method !== "HEAD")
+    return fillError(405, "method_not_allowed", `Request method '${method}' is not supported`);
+  const { paper } = hosts;
+  if (parts.length === 2) {
+    const projects = Object.keys(paper).sort();
+    return json(
+      200,
+      { projects: projects.map((p) => paperProject(p, paper[p] ?? {})) },
+      fillCache(FILL_CACHE.projects),
+    );
+  }
+  const versions = Object.hasOwn(paper, project) ? paper[project] : undefined;
+  if (!versions) return fillError(404, "project_not_found", "No project was found with the given identifier.");
+  if (parts.length === 3) return json(200, paperProject(project, versions), fillCache(FILL_CACHE.project));
+  if (parts.length === 4) {
+    const all = Object.keys(versions).sort((a, b) => compareVersions(b, a));
+    return json(200, { versions: all.map((v) => paperVersion(versions, v)) }, fillCache(FILL_CACHE.versions));
+  }
+  if (!Object.hasOwn(versions, version))
+    return fillError(404, "version_not_found", "No version was found with the given identifier.");
+  if (parts.length === 5) return json(200, paperVersion(versions, version), fillCache(FILL_CACHE.version));
+  const builds = paperBuilds(versions, version);
+  if (build === undefined) {
+    // channel is a list: ?channel=STABLE&channel=BETA or ?channel=STABLE,BETA. An unknown one fails Spring's
+    // conversion to BuildChannel; the body of that 400 is not in Fill's source, this one is the stand-in's.
+    const channels = query.getAll("channel").flatMap((c) => c.split(","));
+    const bad = channels.find((c) => !CHANNELS.includes(c));
+    if (bad !== undefined) return fillError(400, "invalid_channel", `Unknown channel ${bad}.`);
+    const wanted = channels.length === 0 ? builds : builds.filter((b) => channels.includes(b.channel ?? "STABLE"));
+    return json(
+      200,
+      wanted.map((b) => paperBuild(hosts, project, version, b)),
+      fillCache(FILL_CACHE.builds),
+    );
+  }
+  const found = build === "latest" ? builds[0] : builds.find((b) => String(b.id) === build);
+  if (!found) return fillError(404, "build_not_found", "No build was found with the given identifier.");
+  const cache = build === "latest" ? FILL_CACHE.latest : FILL_CACHE.build;
+  return json(200, paperBuild(hosts, project, version, found), fillCache(cache));
+}
+
+/** fill-data: the jars, under v1/objects/{sha256}/{name}. */
+function fillData(hosts: Hosts, path: string): Reply {
+  const parts = segments(path);
+  if (parts?.length !== 4 || parts[0] !== "v1" || parts[1] !== "objects") return s3Error(404);
+  const [, , sha256 = "", name = ""] = parts;
+  if (!hosts.paperFiles.has(name) || artifact(hosts, name).sha256 !== sha256) return s3Error(404);
+  return { kind: "jar", name };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Purpur v2
+
+function purpurBuild(hosts: Hosts, version: string, build: string) {
+  const number = Number.parseInt(build, 10) || 0;
+  const timestamp = Date.UTC(2025, 0, 1) + number * HOUR;
+  return {
+    project: "purpur",
+    version,
+    build,
+    result: "SUCCESS",
+    timestamp,
+    duration: 90_000 + (number % 60) * 1000,
+    commits: [
+      {
+        author: "Purpur Stand-in",
+        description: `Build ${build} of purpur ${version}`,
+        hash: hex("sha1", `commit purpur-${version}-${build}`),
+        email: "builds@example.invalid",
+        timestamp: timestamp - HOUR,
+      },
+    ],
+    // BuildResponse.metadata: the build's Metadata rows by name; the stand-in's builds have none.
+    metadata: {},
+    md5: artifact(hosts, `purpur-${version}-${build}.jar`).md5,
+  };
+}
+
+// PurpurMC/papyrus controller/v2 (the routes) and exception/Advice.java (the errors); see DOWNLOAD_ROUTES.
+function purpur(hosts: Hosts, method: string, path: string): Reply {
+  const parts = segments(path);
+  const routed = parts?.[0] === "v2" && parts.length <= 5 && (parts.length < 5 || parts[4] === "download");
+  // Advice.noHandlerFound (spring.mvc.throw-exception-if-no-handler-found in its application.yaml).
+  if (!parts || !routed) return purpurError(404, "endpoint not found");
+  if (method !== "GET" && method !== "HEAD") return methodNotAllowed("purpur");
+  const [, project, version = "", build, download] = parts;
+  if (parts.length === 1) return json(200, { projects: ["purpur"] });
+  if (project !== "purpur") return purpurError(404, "project not found");
+  if (parts.length === 2) {
+    const current = hosts.purpurVersions[hosts.purpurVersions.length - 1] ?? "";
+    return json(200, { project: "purpur", metadata: { current }, versions: hosts.purpurVersions });
+  }
+  const all = Object.hasOwn(hosts.purpur, version) ? hosts.purpur[version] : undefined;
+  if (!all) return purpurError(404, "version not found");
+  if (build === undefined) {
+    return json(200, { project: "purpur", version, builds: { latest: all[all.length - 1] ?? "", all } });
+  }
+  const found = build === "latest" ? all[all.length - 1] : all.find((b) => b === build);
+  if (found === undefined) return purpurError(404, "build not found");
+  if (download === undefined) return json(200, purpurBuild(hosts, version, found));
+  const name = `purpur-${version}-${found}.jar`;
+  return { kind: "jar", name, headers: { "Content-Disposition": `attachment; filename="${name}"` } };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Mojang
+
+interface VanillaDoc {
+  id: string;
+  type: VanillaType;
+  text: string;
+  sha1: string;
+  time: string;
+  releaseTime: string;
+}
+
+// The launcher's own placeholders, which a version's JSON carries as they are (https://minecraft.wiki/w/Client.json).
+// biome-ignore-start lint/suspicious/noTemplateCurlyInString: the launcher's placeholders, written literally in the JSON
+const LEGACY_ARGUMENTS = "${auth_player_name} ${auth_session} --gameDir ${game_directory}";
+const GAME_ARGUMENTS = ["--username", "${auth_player_name}", "--version", "${version_name}"];
+const LOGGING_ARGUMENT = "-Dlog4j.configurationFile=${path}";
+// biome-ignore-end lint/suspicious/noTemplateCurlyInString: the launcher's placeholders, written literally in the JSON
+
+/** The versions' JSON documents, made on first use. */
+function vanillaDocs(hosts: Hosts): VanillaDoc[] {
+  hosts.vanillaDocs ??= hosts.vanilla.map((entry, index) => vanillaDoc(hosts, entry, index));
+  return hosts.vanillaDocs;
+}
+
+/**
+ * A version's JSON as https://minecraft.wiki/w/Client.json describes it; the jars and mappings it names are served
+ * from mojang-data, the asset index and logging configuration it names are not.
+ */
+function vanillaDoc(hosts: Hosts, entry: Hosts["vanilla"][number], index: number): VanillaDoc {
+  const type = entry.type ?? "release";
+  const release = Date.UTC(2025, 0, 15, 10) - index * 7 * DAY;
+  const releaseTime = mojangTime(release);
+  const time = mojangTime(release + 2 * HOUR);
+  const legacy = type === "old_alpha" || type === "old_beta";
+  const assets = legacy ? "pre-1.6" : "19";
+  const indexSha1 = hex("sha1", `asset index ${assets}`);
+  const logging = hex("sha1", "client-1.21.2.xml");
+  const doc = {
+    ...(legacy ? { minecraftArguments: LEGACY_ARGUMENTS } : { arguments: launcherArguments() }),
+    assetIndex: {
+      id: assets,
+      sha1: indexSha1,
+      size: 445_011,
+      totalSize: 807_439_018,
+      url: `${hosts.origin}/mojang/v1/packages/${indexSha1}/${assets}.json`,
+    },
+    assets,
+    complianceLevel: legacy ? 0 : 1,
+    downloads: vanillaDownloads(hosts, entry, legacy),
+    id: entry.id,
+    javaVersion: legacy
+      ? { component: "jre-legacy", majorVersion: 8 }
+      : { component: "java-runtime-delta", majorVersion: 21 },
+    libraries: [],
+    ...(legacy
+      ? {}
+      : {
+          logging: {
+            client: {
+              argument: LOGGING_ARGUMENT,
+              file: {
+                id: "client-1.21.2.xml",
+                sha1: logging,
+                size: 888,
+                url: `${hosts.origin}/mojang-data/v1/objects/${logging}/client-1.21.2.xml`,
+              },
+              type: "log4j2-xml",
+            },
+          },
+        }),
+    mainClass: "net.minecraft.client.main.Main",
+    minimumLauncherVersion: 21,
+    releaseTime,
+    time,
+    type,
+  };
+  const body = JSON.stringify(doc);
+  return { id: entry.id, type, text: body, sha1: hex("sha1", body), time, releaseTime };
+}
+
+function launcherArguments() {
+  return {
+    game: GAME_ARGUMENTS,
+    jvm: [{ rules: [{ action: "allow", os: { name: "osx" } }], value: ["-XstartOnFirstThread"] }],
+  };
+}
+
+/** A version's `downloads`: the client, the server unless it has none, and their mappings unless it is legacy. */
+function vanillaDownloads(hosts: Hosts, entry: Hosts["vanilla"][number], legacy: boolean): Record<string, unknown> {
+  const download = (name: string, file: string) => {
+    const jar = artifact(hosts, name);
+    hosts.vanillaObjects.set(jar.sha1, name);
+    return {
+      sha1: jar.sha1,
+      size: jar.bytes.length,
+      url: `${hosts.origin}/mojang-data/v1/objects/${jar.sha1}/${file}`,
+    };
+  };
+  const mappings = (side: string) => {
+    const body = `# ${side} mappings of ${entry.id} (testkit stand-in)\n`;
+    const sha1 = hex("sha1", body);
+    hosts.vanillaTexts.set(sha1, { file: `${side}.txt`, body });
+    return { sha1, size: Buffer.byteLength(body), url: `${hosts.origin}/mojang-data/v1/objects/${sha1}/${side}.txt` };
+  };
+  const downloads: Record<string, unknown> = { client: download(`vanilla-client-${entry.id}.jar`, "client.jar") };
+  if (!legacy) downloads.client_mappings = mappings("client");
+  if (entry.server !== false) downloads.server = download(`vanilla-${entry.id}.jar`, "server.jar");
+  if (!legacy && entry.server !== false) downloads.server_mappings = mappings("server");
+  return downloads;
+}
+
+/** piston-meta: the version manifest and each version's JSON. */
+function mojang(hosts: Hosts, method: string, path: string): Reply {
+  const parts = segments(path);
+  if (method !== "GET" && method !== "HEAD") return methodNotAllowed("s3");
+  if (parts?.join("/") === "mc/game/version_manifest_v2.json") {
+    const docs = vanillaDocs(hosts);
+    const release = docs.find((d) => d.type === "release");
+    const snapshot = docs.find((d) => d.type === "release" || d.type === "snapshot");
+    return json(200, {
+      latest: { release: release?.id ?? "", snapshot: snapshot?.id ?? "" },
+      versions: docs.map((d) => ({
+        id: d.id,
+        type: d.type,
+        url: `${hosts.origin}/mojang/v1/packages/${d.sha1}/${d.id}.json`,
+        time: d.time,
+        releaseTime: d.releaseTime,
+        sha1: d.sha1,
+        complianceLevel: d.type === "old_alpha" || d.type === "old_beta" ? 0 : 1,
+      })),
+    });
+  }
+  if (parts?.length === 4 && parts[0] === "v1" && parts[1] === "packages") {
+    const doc = vanillaDocs(hosts).find((d) => d.sha1 === parts[2] && `${d.id}.json` === parts[3]);
+    if (doc) return { kind: "text", status: 200, body: doc.text, contentType: "application/json" };
+  }
+  return s3Error(404);
+}
+
+/** piston-data: the jars and mappings the versions' JSON names, under v1/objects/{sha1}/{file}. */
+function mojangData(hosts: Hosts, method: string, path: string): Reply {
+  const parts = segments(path);
+  if (parts?.length !== 4 || parts[0] !== "v1" || parts[1] !== "objects") return s3Error(404);
+  if (method !== "GET" && method !== "HEAD") return methodNotAllowed("s3");
+  vanillaDocs(hosts);
+  const mapping = hosts.vanillaTexts.get(parts[2] ?? "");
+  if (mapping) {
+    if (parts[3] !== mapping.file) return s3Error(404);
+    return { kind: "text", status: 200, body: mapping.body, contentType: "text/plain" };
+  }
+  const name = hosts.vanillaObjects.get(parts[2] ?? "");
+  const file = name?.startsWith("vanilla-client-") ? "client.jar" : "server.jar";
+  if (name === undefined || parts[3] !== file) return s3Error(404);
+  return { kind: "jar", name };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Fabric meta v2
+
+// FabricMC/fabric-meta web/EndpointsV2.java and ServerBootstrap.java on Javalin 5.6.3; see DOWNLOAD_ROUTES.
+type FabricVersion = { version: string; stable: boolean };
+
+const isStableGame = (version: string): boolean => /^[\d.]+$/.test(version);
+/** models/MavenBuildVersion.java: separator "+build." or ".", build the number after the last dot. */
+const loaderObject = (loader: FabricVersion) => ({
+  separator: loader.version.includes("+build.") ? "+build." : ".",
+  build: Number.parseInt(loader.version.slice(loader.version.lastIndexOf(".") + 1), 10) || 0,
+  maven: `net.fabricmc:fabric-loader:${loader.version}`,
+  version: loader.version,
+  stable: loader.stable,
+});
+const loaderInfo = (loader: FabricVersion, game: string) => ({
+  loader: loaderObject(loader),
+  intermediary: { maven: `net.fabricmc:intermediary:${game}`, version: game, stable: isStableGame(game) },
+  launcherMeta: {
+    version: 2,
+    min_java_version: 8,
+    libraries: { client: [], common: [], server: [] },
+    mainClass: {
+      client: "net.fabricmc.loader.impl.launch.knot.KnotClient",
+      server: "net.fabricmc.loader.impl.launch.knot.KnotServer",
+    },
+  },
+});
+const installerFile = (version: string) => `net/fabricmc/fabric-installer/${version}/fabric-installer-${version}.jar`;
+/** WebServer.handleJson: Gson, application/json, cached a minute, whatever the status. */
+const fabricJson = (status: number, body: unknown): Reply =>
+  json(status, body, { "Cache-Control": "public, max-age=60" });
+/** Javalin's HttpResponseExceptionMapper for a client that does not ask for JSON: the message as plain text. */
+const javalinError = (status: number, message: string): Reply => ({
+  kind: "text",
+  status,
+  body: message,
+  contentType: "text/plain",
+});
+/** ServerBootstrap.getAndValidateVersion: the version as given, or the first stable one for "stable". */
+const pick = (versions: FabricVersion[], wanted: string) =>
+  versions.find((v) => (wanted === "stable" && v.stable) || v.version === wanted)?.version;
+/** ServerBootstrap.validateLoaderVersion / validateInstallerVersion: "x.y..." at least 0.`least`. */
+const atLeast = (version: string, least: number): boolean => {
+  const [major = "0", minor = "0"] = version.split(".");
+  return Number.parseInt(major, 10) > 0 || Number.parseInt(minor, 10) >= least;
+};
+
+/** EndpointsV2: the game, loader and installer versions, and a loader's profile for a game. */
+function fabric(hosts: Hosts, method: string, path: string, query: URLSearchParams): Reply {
+  const parts = segments(path);
+  // Javalin: no handler, NotFoundResponse; prefer405over404 is off, so a method a route does not take is a 404.
+  if (parts?.[0] !== "v2" || parts[1] !== "versions") return javalinError(404, "Not Found");
+  if (method !== "GET" && method !== "HEAD") return javalinError(404, "Not Found");
+  const [, , kind, game = "", loader = "", installer = "", side, what] = parts;
+  const data = hosts.fabric;
+  const games = data.games.map((version) => ({ version, stable: isStableGame(version) }));
+  if (parts.length === 3 && kind === "game") return fabricJson(200, games);
+  if (parts.length === 3 && kind === "loader") return fabricJson(200, data.loaders.map(loaderObject));
+  if (parts.length === 3 && kind === "installer") {
+    return fabricJson(
+      200,
+      data.installers.map((i) => ({
+        url: `${hosts.origin}/fabric-maven/${installerFile(i.version)}`,
+        maven: `net.fabricmc:fabric-installer:${i.version}`,
+        version: i.version,
+        stable: i.stable,
+      })),
+    );
+  }
+  if (kind !== "loader") return javalinError(404, "Not Found");
+  if (parts.length === 4) {
+    // getLoaderInfoAll: a game it has no data for is 400 and [] (since fabric-meta 4af6d6c; 200 [] before).
+    if (!data.games.includes(game)) return fabricJson(400, []);
+    return fabricJson(
+      200,
+      data.loaders.map((l) => loaderInfo(l, game)),
+    );
+  }
+  if (parts.length === 5) {
+    // getLoaderInfo: the loader first, then the game; the message is written as a JSON string.
+    const found = data.loaders.find((l) => l.version === loader);
+    if (!found) return fabricJson(400, `no loader version found for ${loader}`);
+    if (!data.games.includes(game)) return fabricJson(400, `no mappings version found for ${game}`);
+    return fabricJson(200, loaderInfo(found, game));
+  }
+  if (parts.length !== 8 || side !== "server" || what !== "jar") return javalinError(404, "Not Found");
+  return fabricServerJar(data, games, { game, loader, installer }, query);
+}
+
+/** ServerBootstrap.boostrapHandler: no query, then installer, game and loader in that order, then their minimums. */
+function fabricServerJar(
+  data: Hosts["fabric"],
+  games: FabricVersion[],
+  asked: { game: string; loader: string; installer: string },
+  query: URLSearchParams,
+): Reply {
+  const { game, loader, installer } = asked;
+  if ([...query.keys()].length > 0) return javalinError(400, "Query params not allowed on this endpoint.");
+  const installerVersion = pick(data.installers, installer);
+  if (!installerVersion) return javalinError(400, "Unable to find valid version for installer_version");
+  const gameVersion = pick(games, game);
+  if (!gameVersion) return javalinError(400, "Unable to find valid version for game_version");
+  const loaderVersion = pick(data.loaders, loader);
+  if (!loaderVersion) return javalinError(400, "Unable to find valid version for loader_version");
+  if (!atLeast(loaderVersion, 12)) {
+    return javalinError(
+      400,
+      "Fabric loader 0.12 or higher is required for unattended server installs. Please use a newer fabric loader version, or the full installer.",
+    );
+  }
+  if (!atLeast(installerVersion, 8))
+    return javalinError(400, "Fabric Installer 0.8 or higher is required for unattended server installs.");
+  const name = `fabric-server-mc.${gameVersion}-loader.${loaderVersion}-launcher.${installerVersion}.jar`;
+  const stable = [game, loader, installer].includes("stable");
+  return {
+    kind: "jar",
+    name,
+    headers: {
+      "Content-Disposition": `attachment; filename="${name}"`,
+      "Cache-Control": `public, max-age=${stable ? 120 : 86_400}`,
+    },
+  };
+}
+
+/** The Fabric maven: the installer jars the installer versions name. */
+function fabricMaven(hosts: Hosts, method: string, path: string): Reply {
+  if (method !== "GET" && method !== "HEAD") return methodNotAllowed("text");
+  const found = hosts.fabric.installers.find((i) => `/${installerFile(i.version)}` === path);
+  return found ? { kind: "jar", name: `fabric-installer-${found.version}.jar` } : text(404, "Not Found");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The server
+
+/** Which host a request went to, how that host writes its errors, and what it answers. */
+interface Target {
+  route: DownloadRoute | "other";
+  style: ErrorStyle;
+  reply: Reply;
+}
+
+function under(pathname: string, base: string): string | undefined {
+  return pathname === base ? "/" : pathname.startsWith(`${base}/`) ? pathname.slice(base.length) : undefined;
+}
+
+function resolve(hosts: Hosts, method: string, url: URL, userAgent: string | undefined): Target {
+  const p = url.pathname;
+  let rest = under(p, "/fill");
+  if (rest !== undefined)
+    return { route: "paper", style: "fill", reply: fill(hosts, method, rest, url.searchParams, userAgent) };
+  rest = under(p, "/fill-data");
+  if (rest !== undefined) return { route: "jar", style: "s3", reply: fillData(hosts, rest) };
+  rest = under(p, "/purpur");
+  if (rest !== undefined) {
+    const reply = purpur(hosts, method, rest);
+    return { route: /\/download\/?$/.test(rest) ? "jar" : "purpur", style: "purpur", reply };
+  }
+  rest = under(p, "/mojang");
+  if (rest !== undefined) return { route: "mojang", style: "s3", reply: mojang(hosts, method, rest) };
+  rest = under(p, "/mojang-data");
+  if (rest !== undefined) return { route: "jar", style: "s3", reply: mojangData(hosts, method, rest) };
+  rest = under(p, "/fabric");
+  if (rest !== undefined) {
+    const reply = fabric(hosts, method, rest, url.searchParams);
+    return { route: /\/server\/jar\/?$/.test(rest) ? "jar" : "fabric", style: "text", reply };
+  }
+  rest = under(p, "/fabric-maven");
+  if (rest !== undefined) return { route: "jar", style: "text", reply: fabricMaven(hosts, method, rest) };
+  return { route: "other", style: "text", reply: text(404, "Not Found") };
+}
+
+async function handle(hosts: Hosts, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const method = (req.method ?? "GET").toUpperCase();
+  const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  const userAgent = req.headers["user-agent"];
+  const target = resolve(hosts, method, url, userAgent);
+  const record: DownloadRequestRecord = {
+    at: Date.now(),
+    method,
+    path: url.pathname + url.search,
+    userAgent,
+    status: 0,
+    route: target.route,
+  };
+  hosts.requests.push(record);
+  req.resume();
+
+  const servesJar = target.reply.kind === "jar";
+  const fault = hosts.faults.take(
+    (f) =>
+      (f.route === undefined || f.route === target.route) &&
+      (f.kind === "truncate" || f.kind === "corrupt" ? servesJar : true),
+  );
+  if (fault) record.fault = fault.kind;
+  if (fault?.kind === "truncate" || fault?.kind === "corrupt") return send(hosts, res, record, target.reply, fault);
+  const outcome = await applyFault(fault, res, hosts.timers, {
+    status: (f: StatusFault) => {
+      if (f.body === undefined) send(hosts, res, record, styledError(target.style, f.status, f.headers));
+      else {
+        record.status = f.status;
+        sendAny(res, f.status, f.body, f.headers ?? {});
+      }
+    },
+    rateLimit: (f) => {
+      const wait = String(Math.ceil(Math.max(0, f.retryAfterSeconds)));
+      send(hosts, res, record, styledError(target.style, 429, { "Retry-After": wait }));
+    },
+    dropped: () => {
+      record.status = 0;
+    },
+  });
+  if (outcome === "handled") return;
+  send(hosts, res, record, target.reply);
+}
+
+function send(
+  hosts: Hosts,
+  res: ServerResponse,
+  record: DownloadRequestRecord,
+  reply: Reply,
+  mangle?: TruncateFault | CorruptFault,
+): void {
+  if (reply.kind === "json") {
+    record.status = reply.status;
+    sendJson(res, reply.status, reply.body, reply.headers);
+    return;
+  }
+  if (reply.kind === "text") {
+    record.status = reply.status;
+    res.writeHead(reply.status, {
+      "Content-Type": reply.contentType,
+      "Content-Length": String(Buffer.byteLength(reply.body)),
+      ...reply.headers,
+    });
+    res.end(reply.body);
+    return;
+  }
+  const bytes = artifact(hosts, reply.name).bytes;
+  record.status = 200;
+  res.writeHead(200, {
+    "Content-Type": "application/java-archive",
+    "Content-Length": String(bytes.length),
+    ...reply.headers,
+  });
+  if (mangle?.kind === "truncate") sendTruncated(hosts, res, bytes, mangle);
+  else if (mangle?.kind === "corrupt") {
+    const copy = Buffer.from(bytes);
+    const middle = Math.floor(copy.length / 2);
+    copy[middle] = (copy[middle] ?? 0) ^ 0xff;
+    res.end(copy);
+  } else res.end(bytes);
+}
+
+/** The first `bytes` of the jar after its full Content-Length, then the socket destroyed (after `stallMs`). */
+function sendTruncated(hosts: Hosts, res: ServerResponse, bytes: Buffer, fault: TruncateFault): void {
+  const socket = res.socket;
+  const keep = Math.min(Math.max(0, Math.floor(fault.bytes)), Math.max(0, bytes.length - 1));
+  res.flushHeaders();
+  if (!socket) return;
+  const stall = Math.max(0, fault.stallMs ?? 0);
+  socket.write(bytes.subarray(0, keep), () => {
+    if (stall > 0) hosts.timers.set(() => socket.destroy(), stall);
+    else socket.destroy();
+  });
 }
