@@ -16,7 +16,12 @@ export function virtualClock(start: number): VirtualClock {
   let now = start;
   const hooks: Array<{ at: number; fn: () => void }> = [];
   const fire = (): void => {
-    for (const hook of hooks.splice(0).filter((h) => (h.at <= now ? (h.fn(), false) : true))) hooks.push(hook);
+    const later: typeof hooks = [];
+    for (const hook of hooks.splice(0)) {
+      if (hook.at <= now) hook.fn();
+      else later.push(hook);
+    }
+    hooks.push(...later);
   };
   return {
     now: () => now,
