@@ -75,7 +75,7 @@ const STATES: Record<string, State> = {
 };
 
 /** The stand-in's value for a placeholder, or undefined when it has none. */
-async function valueOf(c: CloudflareStandIn, name: string): Promise<string | undefined> {
+async function placeholderValue(c: CloudflareStandIn, name: string): Promise<string | undefined> {
   const zone = c.zones()[0];
   if (!zone) throw new Error("the stand-in has no zone");
   switch (name) {
@@ -98,7 +98,7 @@ async function valueOf(c: CloudflareStandIn, name: string): Promise<string | und
 /** A request as a Cloudflare client makes it, with the stand-in's ids: a bearer token and a JSON body. */
 function send(c: CloudflareStandIn, request: RealExchange["request"], token = c.token): Promise<Answer> {
   const headers = { Authorization: `Bearer ${token}` };
-  return replay(c.url, request, { headers, value: (name) => valueOf(c, name) });
+  return replay(c.url, request, { headers, value: (name) => placeholderValue(c, name) });
 }
 
 describe("Cloudflare's own answers, replayed against the stand-in", () => {

@@ -10,7 +10,15 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { Answer, RealExchange, ReplayState } from "../src/contract.ts";
-import { contractProblems, named, realExchanges, replay, replayInState, routePattern, standIns } from "../src/contract.ts";
+import {
+  contractProblems,
+  named,
+  realExchanges,
+  replay,
+  replayInState,
+  routePattern,
+  standIns,
+} from "../src/contract.ts";
 import type { DigitalOceanStandIn, DigitalOceanStandInOptions } from "../src/digitalocean.ts";
 import { DIGITALOCEAN_ROUTES, startDigitalOceanStandIn } from "../src/digitalocean.ts";
 
@@ -79,7 +87,7 @@ const STATES: Record<string, State> = {
 };
 
 /** The stand-in's value for a placeholder, or undefined when it has none. */
-async function valueOf(d: DigitalOceanStandIn, name: string): Promise<string | number | undefined> {
+async function placeholderValue(d: DigitalOceanStandIn, name: string): Promise<string | number | undefined> {
   const key = async (): Promise<{ id: number; fingerprint: string } | undefined> => {
     const res = await send(d, { method: "GET", path: "/v2/account/keys" });
     return (res.body as { ssh_keys: Array<{ id: number; fingerprint: string }> }).ssh_keys[0];
@@ -108,7 +116,7 @@ async function valueOf(d: DigitalOceanStandIn, name: string): Promise<string | n
  */
 function send(d: DigitalOceanStandIn, request: RealExchange["request"], token = d.token): Promise<Answer> {
   const headers = { Authorization: `Bearer ${token}`, Accept: "application/json" };
-  return replay(d.url, request, { headers, value: (name) => valueOf(d, name), fillBody: true });
+  return replay(d.url, request, { headers, value: (name) => placeholderValue(d, name), fillBody: true });
 }
 
 describe("DigitalOcean's own answers, replayed against the stand-in", () => {

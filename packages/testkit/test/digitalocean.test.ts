@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { DigitalOceanStandIn, DigitalOceanStandInOptions } from "../src/digitalocean.ts";
+import type { Action, DigitalOceanStandIn, DigitalOceanStandInOptions } from "../src/digitalocean.ts";
 import { startDigitalOceanStandIn } from "../src/digitalocean.ts";
 
 let stand: DigitalOceanStandIn | undefined;
@@ -32,6 +32,7 @@ function api(
   });
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the answer's JSON as the vendor documents it; a wrong guess at its shape fails the assertion that reads it
 const json = (res: Response): Promise<any> => res.json();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const act = (d: DigitalOceanStandIn, dropletId: number, body: Record<string, unknown>) =>
@@ -50,7 +51,7 @@ async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000)
 }
 
 /** Polls GET /v2/actions/{id} until the action leaves "in-progress". */
-async function settled(d: DigitalOceanStandIn, actionId: number): Promise<any> {
+async function settled(d: DigitalOceanStandIn, actionId: number): Promise<Action> {
   return until(async () => {
     const { action } = await json(await api(d, `/actions/${actionId}`));
     return action.status === "in-progress" ? undefined : action;
@@ -156,7 +157,7 @@ describe("account and keys", () => {
     const body = await json(await api(d, "/account/keys"));
     expect(body.meta).toEqual({ total: 3 });
     expect(body.links).toEqual({});
-    expect(body.ssh_keys.map((k: any) => k.name)).toEqual(["one", "two", "three"]);
+    expect(body.ssh_keys.map((k: { name: string }) => k.name)).toEqual(["one", "two", "three"]);
     for (const key of body.ssh_keys) {
       expect(Number.isInteger(key.id)).toBe(true);
       expect(key.fingerprint).toMatch(/^([0-9a-f]{2}:){15}[0-9a-f]{2}$/);
@@ -191,7 +192,7 @@ describe("droplets", () => {
     expect(Number.isInteger(droplet.id)).toBe(true);
     expect(droplet.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(droplet.features).toEqual(expect.any(Array));
-    const publicV4 = droplet.networks.v4.find((n: any) => n.type === "public");
+    const publicV4 = droplet.networks.v4.find((n: { type: string }) => n.type === "public");
     expect(publicV4).toEqual({
       ip_address: expect.stringMatching(/^203\.0\.113\.\d+$/),
       netmask: "255.255.255.0",
@@ -228,7 +229,7 @@ describe("droplets", () => {
       ],
     });
     const tagged = await json(await api(d, "/droplets?tag_name=mcops"));
-    expect(tagged.droplets.map((x: any) => x.name)).toEqual(["mc", "mc-2"]);
+    expect(tagged.droplets.map((x: { name: string }) => x.name)).toEqual(["mc", "mc-2"]);
     expect(tagged.droplets[1].status).toBe("off");
     expect((await json(await api(d, "/droplets?name=web"))).droplets[0]).toMatchObject({
       size_slug: "s-1vcpu-1gb",
@@ -242,7 +243,7 @@ describe("droplets", () => {
       last: `${d.url}/v2/droplets?per_page=2&page=2`,
     });
     const page2 = await json(await fetch(page1.links.pages.next, { headers: { Authorization: `Bearer ${d.token}` } }));
-    expect(page2.droplets.map((x: any) => x.name)).toEqual(["mc-2"]);
+    expect(page2.droplets.map((x: { name: string }) => x.name)).toEqual(["mc-2"]);
     expect(Object.keys(page2.links.pages)).toEqual(["first", "prev"]);
   });
 
@@ -351,7 +352,7 @@ describe("the full cycle", () => {
       const { droplet } = await json(await api(d, `/droplets/${body.droplet.id}`));
       return droplet.status === "active" ? droplet : undefined;
     });
-    const ipv4 = active.networks.v4.find((n: any) => n.type === "public");
+    const ipv4 = active.networks.v4.find((n: { type: string }) => n.type === "public");
     expect(ipv4.ip_address).toMatch(/^203\.0\.113\.\d+$/);
     expect(ipv4.ip_address).not.toBe(oldIp);
     expect((await settled(d, link.id)).status).toBe("completed");
@@ -373,7 +374,7 @@ describe("the full cycle", () => {
     await settled(d, (await json(await act(d, id, { type: "power_on" }))).action.id);
     expect(d.droplets()[0]?.status).toBe("active");
     const listed = await json(await api(d, `/droplets/${id}/actions`));
-    expect(listed.actions.map((a: any) => a.type)).toEqual(["power_on", "power_off"]);
+    expect(listed.actions.map((a: { type: string }) => a.type)).toEqual(["power_on", "power_off"]);
   });
 
   it("names a snapshot after the droplet when the name is left out", async () => {

@@ -49,6 +49,7 @@ function getWithoutUserAgent(url: string): Promise<{ status: number; body: strin
   });
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the answer's JSON as the vendor documents it; a wrong guess at its shape fails the assertion that reads it
 const json = (res: Response): Promise<any> => res.json();
 const bytes = async (res: Response): Promise<Buffer> => Buffer.from(await res.arrayBuffer());
 const digest = (algorithm: string, data: Buffer): string => createHash(algorithm).update(data).digest("hex");
@@ -92,16 +93,16 @@ describe("PaperMC Fill v3", () => {
     const s = await start();
     const base = `${s.bases.paper}/v3/projects/paper/versions/1.21.4/builds`;
     const all = await json(await get(base));
-    expect(all.map((b: any) => [b.id, b.channel])).toEqual([
+    expect(all.map((b: { id: number; channel: string }) => [b.id, b.channel])).toEqual([
       [232, "ALPHA"],
       [231, "STABLE"],
       [230, "STABLE"],
     ]);
     const stable = await json(await get(`${base}?channel=STABLE`));
-    expect(stable.map((b: any) => b.id)).toEqual([231, 230]);
+    expect(stable.map((b: { id: number }) => b.id)).toEqual([231, 230]);
     // channel is a list (Api3MetaController.getBuilds), repeated or comma-separated.
     for (const query of ["channel=STABLE&channel=ALPHA", "channel=STABLE,ALPHA"]) {
-      expect((await json(await get(`${base}?${query}`))).map((b: any) => b.id)).toEqual([232, 231, 230]);
+      expect((await json(await get(`${base}?${query}`))).map((b: { id: number }) => b.id)).toEqual([232, 231, 230]);
     }
     const latest = await json(await get(`${base}/latest`));
     expect(latest.id).toBe(232);
@@ -294,7 +295,7 @@ describe("Mojang", () => {
     const s = await start();
     const manifest = await json(await get(`${s.bases.mojang}/mc/game/version_manifest_v2.json`));
     expect(manifest.latest).toEqual({ release: "1.21.4", snapshot: "1.21.4" });
-    expect(manifest.versions.map((v: any) => [v.id, v.type])).toEqual([
+    expect(manifest.versions.map((v: { id: string; type: string }) => [v.id, v.type])).toEqual([
       ["1.21.4", "release"],
       ["25w03a", "snapshot"],
       ["1.21.3", "release"],
