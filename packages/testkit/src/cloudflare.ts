@@ -322,7 +322,7 @@ const ERR = {
 } as const;
 
 /** Cloudflare's failure envelope. */
-export function cloudflareError(...errors: CloudflareError[]): {
+function cloudflareError(...errors: CloudflareError[]): {
   success: false;
   errors: CloudflareError[];
   messages: unknown[];

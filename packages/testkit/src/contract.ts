@@ -45,7 +45,7 @@ function kind(value: unknown): string {
  * anything (the vendor writes null for "not set", and the stand-in may have set it). Extra keys in ours are allowed:
  * a client must not depend on them, and the clients' own schemas are tested against the real bodies.
  */
-export function shapeDifferences(real: unknown, ours: unknown, at = "$"): string[] {
+function shapeDifferences(real: unknown, ours: unknown, at = "$"): string[] {
   if (real === null) return [];
   const want = kind(real);
   const got = kind(ours);
@@ -65,7 +65,7 @@ export function shapeDifferences(real: unknown, ours: unknown, at = "$"): string
 }
 
 /** The real exchanges of a service: every `*.json` file in `dir`, each one exchange or a list of them. */
-export function loadExchanges(dir: string): RealExchange[] {
+function loadExchanges(dir: string): RealExchange[] {
   return readdirSync(dir)
     .filter((name) => name.endsWith(".json"))
     .sort()
@@ -76,7 +76,7 @@ export function loadExchanges(dir: string): RealExchange[] {
 }
 
 /** Header names of `real` missing from a stand-in answer's headers. */
-export function missingHeaders(real: Record<string, string> | undefined, ours: Headers): string[] {
+function missingHeaders(real: Record<string, string> | undefined, ours: Headers): string[] {
   return Object.keys(real ?? {}).filter((name) => !ours.has(name));
 }
 

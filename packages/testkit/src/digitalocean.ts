@@ -495,11 +495,7 @@ const FAULTABLE: ReadonlySet<string> = new Set<DigitalOceanActionType>([
 const HOSTNAME = /^[a-zA-Z0-9.-]+$/;
 
 /** DigitalOcean's error body; `requestId` defaults to a fresh UUID. */
-export function digitalOceanError(
-  id: string,
-  message: string,
-  requestId: string = randomUUID(),
-): DigitalOceanErrorBody {
+function digitalOceanError(id: string, message: string, requestId: string = randomUUID()): DigitalOceanErrorBody {
   return { id, message, request_id: requestId };
 }
 

@@ -630,7 +630,7 @@ function checkTimestamp(tree: ErrorTree, path: Array<string | number>, value: un
 }
 
 /** The Invalid Form Body tree for `payload`, or undefined when Discord would accept its shape. */
-export function validatePayload(payload: unknown): ErrorTree | undefined {
+function validatePayload(payload: unknown): ErrorTree | undefined {
   const tree: ErrorTree = {};
   if (!checkObject(tree, [], payload)) return tree;
   checkString(tree, ["content"], payload.content, CONTENT_MAX);

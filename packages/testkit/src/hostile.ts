@@ -7,8 +7,8 @@ import { dirname, join } from "node:path";
  * that does what any plugin or mod in the game could do to the files it owns. Tests of the root tools run it at the
  * moment that matters (after the stand-in saw a stop signal, while a wrapper holds restic), never by luck.
  */
-export const GAME_UID = 988;
-export const GAME_GID = 988;
+const GAME_UID = 988;
+const GAME_GID = 988;
 
 /**
  * Makes `volume` the game's, as Wings does (owned by 988:988), and lets the game's user reach it: its ancestors up to
@@ -29,7 +29,7 @@ export interface GameUserRun {
 }
 
 /** Runs a Node.js script as the game's user (uid and gid 988, no supplementary groups). */
-export function runAsGameUser(script: string, args: string[] = [], timeoutMs = 30_000): Promise<GameUserRun> {
+function runAsGameUser(script: string, args: string[] = [], timeoutMs = 30_000): Promise<GameUserRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,

@@ -266,7 +266,7 @@ const CONFLICT_DETAIL: Record<Exclude<ServerStatus, null>, string> = {
 };
 
 /** The Pterodactyl error envelope: `{"errors":[{"code","status","detail"}]}`. */
-export function panelError(code: string, status: number, detail: string, meta?: Record<string, string>): unknown {
+function panelError(code: string, status: number, detail: string, meta?: Record<string, string>): unknown {
   return { errors: [{ code, status: String(status), detail, ...(meta ? { meta } : {}) }] };
 }
 
