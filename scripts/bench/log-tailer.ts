@@ -1,23 +1,14 @@
 import { execFileSync, spawn } from "node:child_process";
-import {
-  appendFileSync,
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { realLogNames, realLogPath } from "@mcops/game-log/fixtures";
 import { startDiscordStandIn, toolEnv } from "@mcops/testkit";
 import { fmt, median, percentile, ratio, rssKiB } from "./lib.ts";
 
 /** Issue 4: scan throughput against grep, follow-mode latency to the webhook, and resident memory when idle. */
 const BIN = fileURLToPath(new URL("../../packages/log-tailer/dist/log-tailer.mjs", import.meta.url));
-const FIXTURES = fileURLToPath(new URL("../../packages/log-tailer/test/fixtures/real-logs/", import.meta.url));
 
 function timeIt(fn: () => void): number {
   const started = process.hrtime.bigint();
@@ -29,9 +20,7 @@ export async function benchLogTailer(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "mcops-bench-tailer-"));
   try {
     // 1. scan over a 1,000,000-line log built from the fixtures
-    const lines = readdirSync(FIXTURES)
-      .filter((f) => f.endsWith(".log"))
-      .flatMap((f) => readFileSync(join(FIXTURES, f), "utf8").split("\n").filter(Boolean));
+    const lines = realLogNames().flatMap((f) => readFileSync(realLogPath(f), "utf8").split("\n").filter(Boolean));
     const big = join(root, "big.log");
     const target = 1_000_000;
     const chunk = `${lines.join("\n")}\n`;
@@ -100,7 +89,7 @@ export async function benchLogTailer(): Promise<void> {
     // 3. resident memory after 60 s idle, against a bare idle node
     const idleEnv = { ...env, MCOPS_STATE_DIR: join(root, "state-idle") };
     const idleLog = join(root, "idle.log");
-    writeFileSync(idleLog, readFileSync(join(FIXTURES, "vanilla-1.21.5-dawncraft-2025-03-30-4.log")));
+    writeFileSync(idleLog, readFileSync(realLogPath("vanilla-1.21.5-dawncraft-2025-03-30-4.log")));
     const tailer = spawn(BIN, ["--file", idleLog], { env: idleEnv, stdio: "ignore" });
     const bare = spawn(process.execPath, ["-e", "setInterval(()=>{},1e3)"], { stdio: "ignore" });
     service.kill("SIGTERM");

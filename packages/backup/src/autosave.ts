@@ -1,9 +1,9 @@
 import { closeSync } from "node:fs";
-import { type Clock } from "@mcops/core/clock";
-import { isMainThread, parseHeader } from "@mcops/core/game-log";
+import type { Clock } from "@mcops/core/clock";
 import { type PanelClient, PanelError } from "@mcops/core/http";
-import { type Logger } from "@mcops/core/log";
+import type { Logger } from "@mcops/core/log";
 import { readRange, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
+import { isMainThread, parseHeader } from "@mcops/game-log/game-log";
 
 /**
  * A consistent world on disk while restic reads it (issue 3, step 3): when the server runs, `save-off`, then

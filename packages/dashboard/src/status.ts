@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
-import { type GamePing, pingGame } from "@mcops/core/game-ping";
 import { createPanelClient, type Resources } from "@mcops/core/http";
 import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
 import { readLogTail } from "@mcops/core/log-lines";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
+import { type GamePing, pingGame } from "@mcops/game-log/game-ping";
 import { type BackupSummary, summariseBackups } from "./backup-log.ts";
 import { type NotificationEntry, recentNotifications } from "./notifications.ts";
 import { panelErrorSummary, pingErrorSummary } from "./remote-answer.ts";

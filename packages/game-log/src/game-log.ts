@@ -44,6 +44,7 @@ export interface EntryHeader {
 const HEADER =
   /^\[(?:\d{1,2}[A-Za-z]{3}\d{4} )?(\d\d:\d\d:\d\d)(?:[.,]\d+)?\] \[(.+?)\/(INFO|WARN|ERROR|FATAL|DEBUG|TRACE)\](?: \[[^\]]*\])?: ?(.*)$/;
 const CONSOLE_HEADER = /^\[(\d\d:\d\d:\d\d)(?:[.,]\d+)? (INFO|WARN|ERROR|FATAL)\]: ?(.*)$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: it strips ANSI escape sequences, which begin with ESC.
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
 const SECTION = /§[0-9a-fk-orx]/gi;
 
@@ -81,6 +82,9 @@ export interface ParserOptions {
    * it one join (leave) (default 20). */
   joinWindow?: number;
 }
+
+/** Makes an event of the entry being read: its message, time and line, and what the type adds. */
+type MakeEvent = (type: GameEventType, extra?: Partial<GameEvent>) => GameEvent;
 
 interface Slot {
   event: GameEvent;
@@ -181,7 +185,10 @@ export class GameLogParser {
   #continuation(text: string): void {
     const event = this.#open?.event;
     if (!event) return;
-    if (event.type === "error") (event.stack ??= []).push(text);
+    if (event.type === "error") {
+      event.stack ??= [];
+      event.stack.push(text);
+    }
     if (!event.exception) {
       const match = EXCEPTION.exec(text.trim());
       if (match) event.exception = match[0];
@@ -222,57 +229,69 @@ export class GameLogParser {
     );
   }
 
+  /** One entry's first line: which event it makes, step by step (most lines make none). */
   #entry({ time, thread, level, message }: EntryHeader): void {
     const line = this.#line;
-    const event = (type: GameEventType, extra: Partial<GameEvent> = {}): GameEvent => ({
-      type,
-      message,
-      time,
-      line,
-      ...extra,
-    });
+    const event: MakeEvent = (type, extra = {}) => ({ type, message, time, line, ...extra });
 
     if (isSevere(level)) {
-      if (CRASH.test(message)) {
-        if (this.#crashed) return; // a crash is announced once, until the server starts again
-        this.#crashed = true;
-        const report = REPORT.exec(message);
-        this.#open = this.#add(event("crash", report ? { report: report[1] } : {}), "pending");
-      } else if (isMainThread(thread) && thread !== "") {
-        // The main thread, or a Folia region thread; not Paper's console style, which names no thread at all.
-        this.#open = this.#add(event("error"), "pending");
-      }
+      this.#severe(thread, message, event);
       return;
     }
     if (level !== "INFO") return;
     if (!isMainThread(thread) || message === "" || isChat(message)) return;
 
     // Cheap tests on the message's end and start first: most lines are none of these.
-    if (message.endsWith(" the game")) {
-      const joined = JOINED.exec(message);
-      if (joined) {
-        const player = joined[1] as string;
-        this.#joinsLogged = true;
-        this.#settleHeld(player, "join", "dropped");
-        this.#add(event("join", { player }));
-        return;
-      }
-      const left = LEFT.exec(message);
-      if (left) {
-        const player = left[1] as string;
-        this.#settleHeld(player, "join", "ready");
-        this.#settleHeld(player, "leave", "dropped");
-        this.#add(event("leave", { player }));
-        return;
-      }
+    if (this.#joinedOrLeft(message, event)) return;
+    if (this.#connection(message, line, event)) return;
+    if (this.#lifecycle(message, event)) return;
+    this.#death(message, event);
+  }
+
+  /** An ERROR or FATAL entry: a crash, or an error of the main thread. */
+  #severe(thread: string, message: string, event: MakeEvent): void {
+    if (CRASH.test(message)) {
+      if (this.#crashed) return; // a crash is announced once, until the server starts again
+      this.#crashed = true;
+      const report = REPORT.exec(message);
+      this.#open = this.#add(event("crash", report ? { report: report[1] } : {}), "pending");
+    } else if (isMainThread(thread) && thread !== "") {
+      // The main thread, or a Folia region thread; not Paper's console style, which names no thread at all.
+      this.#open = this.#add(event("error"), "pending");
     }
+  }
+
+  /** `joined the game`, `left the game`; true when the message was one of them. */
+  #joinedOrLeft(message: string, event: MakeEvent): boolean {
+    if (!message.endsWith(" the game")) return false;
+    const joined = JOINED.exec(message);
+    if (joined) {
+      const player = joined[1] as string;
+      this.#joinsLogged = true;
+      this.#settleHeld(player, "join", "dropped");
+      this.#add(event("join", { player }));
+      return true;
+    }
+    const left = LEFT.exec(message);
+    if (left) {
+      const player = left[1] as string;
+      this.#settleHeld(player, "join", "ready");
+      this.#settleHeld(player, "leave", "dropped");
+      this.#add(event("leave", { player }));
+      return true;
+    }
+    return false;
+  }
+
+  /** Bukkit's `logged in with entity id` and `lost connection`, held for a while; true when the message was one. */
+  #connection(message: string, line: number, event: MakeEvent): boolean {
     if (message.includes(" logged in with entity id ")) {
       const login = LOGGED_IN.exec(message);
       // Servers that log `joined the game` get their join from that line; Bukkit and Spigot never write it.
       if (login && !this.#joinsLogged) {
         this.#held.push(this.#add(event("join", { player: login[1] as string }), "pending", line + this.#joinWindow));
       }
-      return;
+      return true;
     }
     if (message.includes(" lost connection: ")) {
       const player = LOST_CONNECTION.exec(message)?.[1];
@@ -282,8 +301,13 @@ export class GameLogParser {
         this.#settleHeld(player, "join", "ready");
         this.#held.push(this.#add(event("leave", { player }), "pending", line + this.#joinWindow));
       }
-      return;
+      return true;
     }
+    return false;
+  }
+
+  /** `Done (...)!` (start), `Stopping server` (stop, once), `Starting minecraft server`; true when it was one. */
+  #lifecycle(message: string, event: MakeEvent): boolean {
     const c = message.charCodeAt(0);
     if (c === 68 /* D */) {
       const done = DONE.exec(message);
@@ -292,24 +316,29 @@ export class GameLogParser {
         this.#crashed = false;
         this.online.clear();
         this.#add(event("start", { seconds: Number((done[1] as string).replace(",", ".")) }));
-        return;
+        return true;
       }
     } else if (c === 83 /* S */) {
       if (STOPPING.test(message)) {
-        if (this.#stopped) return;
+        if (this.#stopped) return true;
         this.#stopped = true;
         this.#expire(Number.POSITIVE_INFINITY);
         this.#add(event("stop"));
         this.online.clear();
-        return;
+        return true;
       }
       if (STARTING.test(message)) {
         this.#stopped = false;
         this.#crashed = false;
         this.online.clear();
-        return;
+        return true;
       }
     }
+    return false;
+  }
+
+  /** A vanilla death message, or on a modded server an unmatched system message starting with an online player. */
+  #death(message: string, event: MakeEvent): void {
     const death = matchDeath(message);
     if (death) {
       this.#add(event("death", { player: death.player }));

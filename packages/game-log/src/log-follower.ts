@@ -1,6 +1,6 @@
 import { closeSync, type FSWatcher, fstatSync, readSync, type Stats, watch } from "node:fs";
-import { JobError } from "./errors.ts";
-import { kindOf, UnsafePathError, type VolumeDir } from "./volume.ts";
+import { JobError } from "@mcops/core/errors";
+import { kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
 
 /**
  * Follows a log file the way the game writes it (docs/system.md 6 rule 3): appended to, renamed away at every start and after

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { buildTemplates } from "../../../scripts/gen-death-messages.ts";
-import { createDeathMatcher, matchDeath } from "./death-messages.ts";
-import { DEATH_TEMPLATES } from "./death-templates.generated.ts";
+import { buildTemplates } from "../scripts/gen-death-messages.ts";
+import { createDeathMatcher, matchDeath } from "../src/death-messages.ts";
+import { DEATH_TEMPLATES } from "../src/death-templates.generated.ts";
 
 const ARGUMENTS = ["", "Zombie Villager", "[Excalibur of Doom]"];
 

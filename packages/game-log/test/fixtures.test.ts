@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { parseGameLog } from "@mcops/core";
 import { describe, expect, it } from "vitest";
+import { REAL_LOGS_DIR } from "../src/fixtures.ts";
+import { parseGameLog } from "../src/game-log.ts";
 import { FIXTURE_EVENTS } from "./fixture-events.ts";
 
-/** Every real log in shared/fixtures: the parser finds exactly the events counted by hand in fixture-events.ts. */
-const DIR = fileURLToPath(new URL("./fixtures/real-logs/", import.meta.url));
+/** Every real log in fixtures/real-logs: the parser finds exactly the events counted by hand in fixture-events.ts. */
+const DIR = REAL_LOGS_DIR;
 
 describe("real server logs", () => {
   it("has a hand count for every fixture", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GameLogParser, parseGameLog, playersOnline } from "./game-log.ts";
+import { GameLogParser, parseGameLog, playersOnline } from "../src/game-log.ts";
 
 const at = (message: string, thread = "Server thread", level = "INFO") => `[12:00:00] [${thread}/${level}]: ${message}`;
 const types = (text: string) => parseGameLog(text).map((e) => [e.type, e.player ?? null, e.line]);

@@ -1,7 +1,7 @@
 import { connect, createServer, type Socket } from "node:net";
 import { startGameServer } from "@mcops/testkit";
 import { describe, expect, it } from "vitest";
-import { parseGameAddress, pingGame } from "./game-ping.ts";
+import { parseGameAddress, pingGame } from "../src/game-ping.ts";
 
 describe("pingGame (Server List Ping)", () => {
   it("counts the players a real protocol server has, as they join and leave", async () => {

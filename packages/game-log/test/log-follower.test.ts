@@ -13,12 +13,12 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import type { JobError } from "@mcops/core/errors";
+import { VolumeDir } from "@mcops/core/volume";
 import { fifoWitness } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { JobError } from "./errors.ts";
-import { GameLogParser } from "./game-log.ts";
-import { type FollowerOptions, type FollowPosition, LogFollower, MAX_LINE_BYTES } from "./log-follower.ts";
-import { VolumeDir } from "./volume.ts";
+import { GameLogParser } from "../src/game-log.ts";
+import { type FollowerOptions, type FollowPosition, LogFollower, MAX_LINE_BYTES } from "../src/log-follower.ts";
 
 let dir: string;
 let volume: VolumeDir;

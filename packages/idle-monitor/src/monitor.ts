@@ -6,8 +6,6 @@ import { loadBackupEnv } from "@mcops/core/config";
 import { JobError, type McopsError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { isErrno, writeFileAtomic } from "@mcops/core/fs";
-import { parseGameLog, playersOnline } from "@mcops/core/game-log";
-import { pingGame } from "@mcops/core/game-ping";
 import {
   COLOURS,
   createPanelClient,
@@ -22,6 +20,8 @@ import { readLogTail } from "@mcops/core/log-lines";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
 import type { Runner } from "@mcops/core/runner";
 import { readRange, UnsafePathError, VolumeDir } from "@mcops/core/volume";
+import { parseGameLog, playersOnline } from "@mcops/game-log/game-log";
+import { pingGame } from "@mcops/game-log/game-ping";
 import { type Decision, decide, type IdleSettings, type IdleState, type Observation } from "./decide.ts";
 
 export { systemClock } from "@mcops/core/clock";

@@ -1,4 +1,5 @@
-import type { Clock, GameEvent, Notice } from "@mcops/core";
+import type { Clock, Notice } from "@mcops/core";
+import type { GameEvent } from "@mcops/game-log";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BurstThrottle, ErrorDigest } from "./messages.ts";
 

@@ -1,6 +1,6 @@
-import { type Clock } from "@mcops/core/clock";
-import { type GameEvent } from "@mcops/core/game-log";
+import type { Clock } from "@mcops/core/clock";
 import { COLOURS, type Notice } from "@mcops/core/http";
+import type { GameEvent } from "@mcops/game-log/game-log";
 
 /**
  * Game events as channel messages (docs/system.md 6): join success, leave info, death event, start success, stop warning, crash

@@ -4,7 +4,6 @@ import {
   closeSync,
   mkdtempSync,
   openSync,
-  readdirSync,
   readFileSync,
   truncateSync,
   unlinkSync,
@@ -12,13 +11,12 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { parseGameLog } from "@mcops/core/game-log";
+import { parseGameLog } from "@mcops/game-log";
+import { realLogNames, realLogPath } from "@mcops/game-log/fixtures";
 import { fifoWitness } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { readLines, runScan, scanLine } from "./scan.ts";
 
-const FIXTURES = fileURLToPath(new URL("../test/fixtures/real-logs/", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "mcops-scan-"));
 
 function scan(files: string[], chunkBytes?: number): string[] {
@@ -90,9 +88,8 @@ describe("log-tailer scan, reading in chunks", () => {
   });
 
   it("gives every real fixture's events alike at any read size", () => {
-    const logs = readdirSync(FIXTURES).filter((f) => f.endsWith(".log"));
-    for (const log of logs) {
-      const path = join(FIXTURES, log);
+    for (const log of realLogNames()) {
+      const path = realLogPath(log);
       const whole = expected(readFileSync(path, "utf8"));
       expect(scan([path], 4093), log).toEqual(whole);
     }

@@ -1,9 +1,9 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { JobError } from "@mcops/core/errors";
-import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
-import { type Writer } from "@mcops/core/log";
-import { MAX_LINE_BYTES } from "@mcops/core/log-follower";
+import type { Writer } from "@mcops/core/log";
 import { kindOf } from "@mcops/core/volume";
+import { type GameEvent, GameLogParser } from "@mcops/game-log/game-log";
+import { MAX_LINE_BYTES } from "@mcops/game-log/log-follower";
 
 /** docs/contract.md's `log-tailer scan` line: type, player (join, leave, death), message, time, line. */
 export function scanLine(event: GameEvent): string {

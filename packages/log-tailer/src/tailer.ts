@@ -1,15 +1,15 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { type Clock } from "@mcops/core/clock";
+import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
 import { type JobError, UsageError } from "@mcops/core/errors";
-import { type GameEvent, GameLogParser } from "@mcops/core/game-log";
 import { COLOURS, type Notice, toolNotifier } from "@mcops/core/http";
 import { toolLogger, type Writer } from "@mcops/core/log";
-import { type FollowPosition, LogFollower, MAX_LINE_BYTES } from "@mcops/core/log-follower";
-import { type Paths } from "@mcops/core/paths";
+import type { Paths } from "@mcops/core/paths";
 import { VolumeDir } from "@mcops/core/volume";
+import { type GameEvent, GameLogParser } from "@mcops/game-log/game-log";
+import { type FollowPosition, LogFollower, MAX_LINE_BYTES } from "@mcops/game-log/log-follower";
 import { BurstThrottle, ErrorDigest } from "./messages.ts";
 
 // What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.

@@ -3,13 +3,12 @@ import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { realLogPath } from "@mcops/game-log/fixtures";
 import { type DiscordStandIn, runTool, startDiscordStandIn, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const BIN = fileURLToPath(new URL("../dist/log-tailer.mjs", import.meta.url));
-const FIXTURE = fileURLToPath(
-  new URL("./fixtures/real-logs/vanilla-1.21.5-dawncraft-2025-03-30-4.log", import.meta.url),
-);
+const FIXTURE = realLogPath("vanilla-1.21.5-dawncraft-2025-03-30-4.log");
 
 let discord: DiscordStandIn;
 let root: string;

@@ -2,11 +2,11 @@ import type { Clock } from "@mcops/core/clock";
 import { loadBackupEnv } from "@mcops/core/config";
 import { BusyError, describeError, JobError, McopsError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { pingGame } from "@mcops/core/game-ping";
 import { COLOURS, createPanelClient, type PanelClient, toolNotifier } from "@mcops/core/http";
 import { pauseBackups } from "@mcops/core/lock";
 import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
 import { backupLockFile, type Paths } from "@mcops/core/paths";
+import { pingGame } from "@mcops/game-log/game-ping";
 
 export { systemClock } from "@mcops/core/clock";
 export { parseDuration } from "@mcops/core/format";

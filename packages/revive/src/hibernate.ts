@@ -1,8 +1,8 @@
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { pingGame } from "@mcops/core/game-ping";
 import { COLOURS, createPanelClient } from "@mcops/core/http";
 import { type Runner, zxRunner } from "@mcops/core/runner";
+import { pingGame } from "@mcops/game-log/game-ping";
 import {
   createDigitalOcean,
   type DigitalOcean,

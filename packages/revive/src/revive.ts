@@ -1,7 +1,7 @@
 import { JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { parseGameAddress, pingGame } from "@mcops/core/game-ping";
 import { COLOURS, createPanelClient } from "@mcops/core/http";
+import { parseGameAddress, pingGame } from "@mcops/game-log/game-ping";
 import { createDigitalOcean, type Droplet, publicIpv4 } from "./digitalocean.ts";
 import { createCloudflare, type DnsChange, dnsNames, syncDns } from "./dns.ts";
 import { mcopsSnapshots } from "./hibernate.ts";
