@@ -1,4 +1,4 @@
-import ky from "ky";
+import ky, { type KyInstance } from "ky";
 import * as z from "zod/mini";
 import { type Clock, systemClock } from "../clock.ts";
 import { JobError, type McopsErrorOptions } from "../errors.ts";
@@ -115,6 +115,7 @@ export const panelEnvelopeSchema = z.object({
   ),
 });
 type Envelope = z.infer<typeof panelEnvelopeSchema>;
+type EnvelopeError = NonNullable<Envelope["errors"]>[number];
 
 export const statsSchema = z.object({
   object: z.literal("stats"),
@@ -144,7 +145,21 @@ export const serverSchema = z.object({
   }),
 });
 
-export function createPanelClient(options: PanelClientOptions): PanelClient {
+/** What every call to one server needs: how to reach the panel, under which policy, and how messages name it. */
+interface PanelLink {
+  /** CONTROL_URL as given: network errors name it. */
+  url: string;
+  serverId: string;
+  /** The server's address under the client API: requests go to `${base}${path}`. */
+  base: string;
+  /** "<panel> server <id>": where panel answers and timeouts happened. */
+  where: string;
+  policy: RequestPolicy;
+  clock: Clock;
+  http: KyInstance;
+}
+
+function connect(options: PanelClientOptions): PanelLink {
   const { url, key, serverId, clock = systemClock } = options;
   const policy: RequestPolicy = {
     ...POLICIES.panel,
@@ -152,8 +167,6 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
     ...(options.maxAttempts ? { attempts: options.maxAttempts } : {}),
     ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
   };
-  const base = `${url.replace(/\/+$/, "")}/api/client/servers/${encodeURIComponent(serverId)}`;
-  const where = `${url.replace(/\/+$/, "")} server ${serverId}`;
   const http = ky.create({
     timeout: false,
     retry: 0,
@@ -164,185 +177,238 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
       "user-agent": USER_AGENT,
     },
   });
+  return {
+    url,
+    serverId,
+    base: `${url.replace(/\/+$/, "")}/api/client/servers/${encodeURIComponent(serverId)}`,
+    where: `${url.replace(/\/+$/, "")} server ${serverId}`,
+    policy,
+    clock,
+    http,
+  };
+}
 
-  function toError(status: number, envelope: Envelope, retryAfter: number | undefined, path: string): PanelError {
-    const first = envelope.errors?.[0];
-    // Pterodactyl answers its own errors in its envelope; a 502 page from nginx, PHP-FPM or Cloudflare has none.
-    const fromPanel = Array.isArray(envelope.errors) && envelope.errors.length > 0;
-    const upstream = [502, 503, 504, 520, 521, 522, 523, 524].includes(status);
-    if (upstream && !fromPanel) {
+/** A route as messages name it: "GET /api/client/servers/1a2b3c4d/resources". */
+function route(link: PanelLink, method: string, path: string): string {
+  return `${method.toUpperCase()} /api/client/servers/${encodeURIComponent(link.serverId)}${path}`;
+}
+
+/** Statuses a proxy, web server or Cloudflare answers with when the panel behind it does not. */
+const UPSTREAM_STATUSES = [502, 503, 504, 520, 521, 522, 523, 524];
+
+/** The PanelError for an answer that is not a 2xx, with what to do about it. */
+function toError(
+  link: PanelLink,
+  status: number,
+  envelope: Envelope,
+  retryAfter: number | undefined,
+  path: string,
+): PanelError {
+  // Pterodactyl answers its own errors in its envelope; a 502 page from nginx, PHP-FPM or Cloudflare has none.
+  const fromPanel = Array.isArray(envelope.errors) && envelope.errors.length > 0;
+  if (UPSTREAM_STATUSES.includes(status) && !fromPanel) {
+    return new PanelError(
+      "panel-unavailable",
+      `the panel did not answer (${status} from its proxy on ${path || "/"})`,
+      {
+        where: link.where,
+        status,
+        detail: undefined,
+        hint: "it may be restarting: try again in a minute; if it lasts, check the panel's web server and PHP-FPM",
+      },
+    );
+  }
+  return panelAnswerError(link, status, envelope.errors?.[0], retryAfter, path);
+}
+
+/** The PanelError for an error the panel itself wrote (or a status no proxy explains), by its status. */
+function panelAnswerError(
+  link: PanelLink,
+  status: number,
+  first: EnvelopeError | undefined,
+  retryAfter: number | undefined,
+  path: string,
+): PanelError {
+  const { serverId } = link;
+  const detail = first?.detail;
+  const said = `${status}${first?.code ? ` ${first.code}` : ""}${detail ? `: ${detail}` : ""}`;
+  const opts = { where: link.where, status, detail };
+  switch (status) {
+    case 401:
+      return new PanelError("auth", `the panel refused the API key (${said})`, {
+        ...opts,
+        hint: "check CONTROL_KEY: a client API key (ptlc_...) from Account → API Credentials, not revoked",
+      });
+    case 403:
+      return new PanelError("forbidden", `the API key may not do this on server ${serverId} (${said})`, {
+        ...opts,
+        hint: "use a client key of a user who owns the server or has the needed subuser permission",
+      });
+    case 404:
+      return new PanelError("not-found", `the panel has no server ${serverId} for this key (${said})`, {
+        ...opts,
+        hint: "check SERVER_ID: the first 8 characters of the server's UUID, as in the panel address /server/<id>",
+      });
+    case 409:
+      return new PanelError("conflict", `the panel refuses while the server is busy (${said})`, {
+        ...opts,
+        hint: "wait until the install or transfer has finished, or unsuspend the server in the admin area",
+      });
+    case 422:
       return new PanelError(
-        "panel-unavailable",
-        `the panel did not answer (${status} from its proxy on ${path || "/"})`,
+        "validation",
+        `the panel rejected the request (${said}${first?.meta?.source_field ? `, field ${first.meta.source_field}` : ""})`,
         {
-          where,
-          status,
-          detail: undefined,
-          hint: "it may be restarting: try again in a minute; if it lasts, check the panel's web server and PHP-FPM",
+          ...opts,
+          hint: "this is a bug in mcops; run with MCOPS_DEBUG=1 and report it",
+        },
+      );
+    case 429:
+      return new PanelError("rate-limited", `the panel is rate limiting this key (${said})`, {
+        ...opts,
+        hint: `try again in ${retryAfter === undefined ? "a few" : Math.ceil(retryAfter / 1000)} seconds; another program may be using the same key`,
+      });
+    // The panel's own 502 comes only from the console route: the server is not running (Wings refuses commands).
+    case 502:
+      if (path !== "/command") {
+        return new PanelError("panel-unavailable", `the panel did not answer (${said} on ${path || "/"})`, {
+          ...opts,
+          hint: "it may be restarting: try again in a minute",
+        });
+      }
+      return new PanelError("server-offline", `the game server is not running (${said})`, {
+        ...opts,
+        hint: "start it first; console commands need a running server",
+      });
+    case 504:
+      return new PanelError("daemon-unreachable", `the panel cannot reach the Wings daemon (${said})`, {
+        ...opts,
+        hint: "check Wings on the VM: systemctl status wings; journalctl -u wings -n 50",
+      });
+    default:
+      return new PanelError("panel-error", `the panel answered ${said}`, {
+        ...opts,
+        hint: "check the panel's logs (the web server error log and the queue worker's journal)",
+      });
+  }
+}
+
+/**
+ * One request under the panel's policy (core/request.ts): a 429 waits and repeats (nothing was done); a connection
+ * never made repeats; other 5xx, timeouts and resets repeat only when `idempotent` (a repeated restart is not
+ * harmless). Returns the body of a 2xx answer.
+ */
+async function request(
+  link: PanelLink,
+  method: "get" | "post",
+  path: string,
+  json: unknown,
+  idempotent: boolean,
+): Promise<string> {
+  const { policy, clock, http } = link;
+  let answer: Awaited<ReturnType<typeof exchange>>;
+  try {
+    answer = await exchange(policy, {
+      where: route(link, method, path),
+      idempotent,
+      clock,
+      send: (signal) => http(`${link.base}${path}`, { method, signal, ...(json === undefined ? {} : { json }) }),
+    });
+  } catch (error) {
+    if (!(error instanceof RequestFailure)) throw error;
+    const timeout = error.kind === "timeout";
+    throw new PanelError(timeout ? "timeout" : "network", error.message, {
+      where: link.url,
+      hint: timeout ? "the panel is slow or overloaded; try again" : policy.unreachableHint,
+      cause: error,
+    });
+  }
+  const { response, errorText } = answer;
+  if (response.ok) return response.text();
+  // A proxy's page is not the panel's envelope: toError then goes by the status alone.
+  const envelope = errorBody(panelEnvelopeSchema, errorText) ?? {};
+  const retryAfter = answer.waitTooLongMs ?? (waitHintMs(response.headers, clock.now()) || undefined);
+  throw toError(link, response.status, envelope, retryAfter, path);
+}
+
+async function readDetails(link: PanelLink): Promise<ServerDetails> {
+  const { attributes: a } = parseBody(serverSchema, await request(link, "get", "", undefined, true), {
+    service: "the panel",
+    route: route(link, "get", ""),
+  });
+  return {
+    identifier: a.identifier,
+    uuid: a.uuid,
+    name: a.name,
+    node: a.node,
+    status: a.status,
+    isSuspended: a.is_suspended,
+    isInstalling: a.is_installing,
+    isTransferring: a.is_transferring,
+  };
+}
+
+async function readResources(link: PanelLink): Promise<Resources> {
+  const body = parseBody(statsSchema, await request(link, "get", "/resources", undefined, true), {
+    service: "the panel",
+    route: route(link, "get", "/resources"),
+  });
+  const a = body.attributes;
+  return {
+    state: a.current_state,
+    isSuspended: a.is_suspended,
+    uptimeMs: a.resources.uptime,
+    memoryBytes: a.resources.memory_bytes,
+    cpuPercent: a.resources.cpu_absolute,
+    diskBytes: a.resources.disk_bytes,
+  };
+}
+
+async function power(link: PanelLink, signal: PowerSignal): Promise<void> {
+  // start, stop and kill are idempotent; a repeated restart would restart twice.
+  await request(link, "post", "/power", { signal }, signal !== "restart");
+}
+
+async function command(link: PanelLink, line: string): Promise<void> {
+  await request(link, "post", "/command", { command: line }, false);
+}
+
+async function waitForState(
+  link: PanelLink,
+  states: PowerState | PowerState[],
+  { timeoutMs, pollMs = 5000, signal, onPoll }: WaitOptions,
+): Promise<Resources> {
+  const { clock } = link;
+  const wanted = Array.isArray(states) ? states : [states];
+  const deadline = clock.now() + timeoutMs;
+  let interval = Math.min(pollMs, 250);
+  for (;;) {
+    const now = await readResources(link);
+    onPoll?.(now);
+    if (wanted.includes(now.state)) return now;
+    if (clock.now() >= deadline) {
+      throw new PanelError(
+        "timeout",
+        `the server did not become ${wanted.join(" or ")} in ${Math.round(timeoutMs / 1000)} s (it is ${now.state})`,
+        {
+          where: link.where,
+          hint: "look at the panel console and the server's latest.log",
         },
       );
     }
-    const detail = first?.detail;
-    const said = `${status}${first?.code ? ` ${first.code}` : ""}${detail ? `: ${detail}` : ""}`;
-    const opts = { where, status, detail };
-    switch (status) {
-      case 401:
-        return new PanelError("auth", `the panel refused the API key (${said})`, {
-          ...opts,
-          hint: "check CONTROL_KEY: a client API key (ptlc_...) from Account → API Credentials, not revoked",
-        });
-      case 403:
-        return new PanelError("forbidden", `the API key may not do this on server ${serverId} (${said})`, {
-          ...opts,
-          hint: "use a client key of a user who owns the server or has the needed subuser permission",
-        });
-      case 404:
-        return new PanelError("not-found", `the panel has no server ${serverId} for this key (${said})`, {
-          ...opts,
-          hint: "check SERVER_ID: the first 8 characters of the server's UUID, as in the panel address /server/<id>",
-        });
-      case 409:
-        return new PanelError("conflict", `the panel refuses while the server is busy (${said})`, {
-          ...opts,
-          hint: "wait until the install or transfer has finished, or unsuspend the server in the admin area",
-        });
-      case 422:
-        return new PanelError(
-          "validation",
-          `the panel rejected the request (${said}${first?.meta?.source_field ? `, field ${first.meta.source_field}` : ""})`,
-          {
-            ...opts,
-            hint: "this is a bug in mcops; run with MCOPS_DEBUG=1 and report it",
-          },
-        );
-      case 429:
-        return new PanelError("rate-limited", `the panel is rate limiting this key (${said})`, {
-          ...opts,
-          hint: `try again in ${retryAfter === undefined ? "a few" : Math.ceil(retryAfter / 1000)} seconds; another program may be using the same key`,
-        });
-      // The panel's own 502 comes only from the console route: the server is not running (Wings refuses commands).
-      case 502:
-        if (path !== "/command") {
-          return new PanelError("panel-unavailable", `the panel did not answer (${said} on ${path || "/"})`, {
-            ...opts,
-            hint: "it may be restarting: try again in a minute",
-          });
-        }
-        return new PanelError("server-offline", `the game server is not running (${said})`, {
-          ...opts,
-          hint: "start it first; console commands need a running server",
-        });
-      case 504:
-        return new PanelError("daemon-unreachable", `the panel cannot reach the Wings daemon (${said})`, {
-          ...opts,
-          hint: "check Wings on the VM: systemctl status wings; journalctl -u wings -n 50",
-        });
-      default:
-        return new PanelError("panel-error", `the panel answered ${said}`, {
-          ...opts,
-          hint: "check the panel's logs (the web server error log and the queue worker's journal)",
-        });
-    }
+    // Quick looks first (a stop often takes a second or two), then every pollMs.
+    await clock.sleep(Math.min(interval, Math.max(1, deadline - clock.now())), signal);
+    interval = Math.min(pollMs, interval * 2);
   }
+}
 
-  /** A route as messages name it: "GET /api/client/servers/1a2b3c4d/resources". */
-  const route = (method: string, path: string) =>
-    `${method.toUpperCase()} /api/client/servers/${encodeURIComponent(serverId)}${path}`;
-
-  /**
-   * One request under the panel's policy (core/request.ts): a 429 waits and repeats (nothing was done); a connection
-   * never made repeats; other 5xx, timeouts and resets repeat only when `idempotent` (a repeated restart is not
-   * harmless). Returns the body of a 2xx answer.
-   */
-  async function request(method: "get" | "post", path: string, json: unknown, idempotent: boolean): Promise<string> {
-    let answer: Awaited<ReturnType<typeof exchange>>;
-    try {
-      answer = await exchange(policy, {
-        where: route(method, path),
-        idempotent,
-        clock,
-        send: (signal) => http(`${base}${path}`, { method, signal, ...(json === undefined ? {} : { json }) }),
-      });
-    } catch (error) {
-      if (!(error instanceof RequestFailure)) throw error;
-      const timeout = error.kind === "timeout";
-      throw new PanelError(timeout ? "timeout" : "network", error.message, {
-        where: url,
-        hint: timeout ? "the panel is slow or overloaded; try again" : policy.unreachableHint,
-        cause: error,
-      });
-    }
-    const { response, errorText } = answer;
-    if (response.ok) return response.text();
-    // A proxy's page is not the panel's envelope: toError then goes by the status alone.
-    const envelope = errorBody(panelEnvelopeSchema, errorText) ?? {};
-    const retryAfter = answer.waitTooLongMs ?? (waitHintMs(response.headers, clock.now()) || undefined);
-    throw toError(response.status, envelope, retryAfter, path);
-  }
-
-  async function resources(): Promise<Resources> {
-    const body = parseBody(statsSchema, await request("get", "/resources", undefined, true), {
-      service: "the panel",
-      route: route("get", "/resources"),
-    });
-    const a = body.attributes;
-    return {
-      state: a.current_state,
-      isSuspended: a.is_suspended,
-      uptimeMs: a.resources.uptime,
-      memoryBytes: a.resources.memory_bytes,
-      cpuPercent: a.resources.cpu_absolute,
-      diskBytes: a.resources.disk_bytes,
-    };
-  }
-
+export function createPanelClient(options: PanelClientOptions): PanelClient {
+  const link = connect(options);
   return {
-    async details() {
-      const { attributes: a } = parseBody(serverSchema, await request("get", "", undefined, true), {
-        service: "the panel",
-        route: route("get", ""),
-      });
-      return {
-        identifier: a.identifier,
-        uuid: a.uuid,
-        name: a.name,
-        node: a.node,
-        status: a.status,
-        isSuspended: a.is_suspended,
-        isInstalling: a.is_installing,
-        isTransferring: a.is_transferring,
-      };
-    },
-    resources,
-    async power(signal) {
-      // start, stop and kill are idempotent; a repeated restart would restart twice.
-      await request("post", "/power", { signal }, signal !== "restart");
-    },
-    async command(line) {
-      await request("post", "/command", { command: line }, false);
-    },
-    async waitForState(states, { timeoutMs, pollMs = 5000, signal, onPoll }) {
-      const wanted = Array.isArray(states) ? states : [states];
-      const deadline = clock.now() + timeoutMs;
-      let interval = Math.min(pollMs, 250);
-      for (;;) {
-        const now = await resources();
-        onPoll?.(now);
-        if (wanted.includes(now.state)) return now;
-        if (clock.now() >= deadline) {
-          throw new PanelError(
-            "timeout",
-            `the server did not become ${wanted.join(" or ")} in ${Math.round(timeoutMs / 1000)} s (it is ${now.state})`,
-            {
-              where,
-              hint: "look at the panel console and the server's latest.log",
-            },
-          );
-        }
-        // Quick looks first (a stop often takes a second or two), then every pollMs.
-        await clock.sleep(Math.min(interval, Math.max(1, deadline - clock.now())), signal);
-        interval = Math.min(pollMs, interval * 2);
-      }
-    },
+    details: () => readDetails(link),
+    resources: () => readResources(link),
+    power: (signal) => power(link, signal),
+    command: (line) => command(link, line),
+    waitForState: (states, wait) => waitForState(link, states, wait),
   };
 }
