@@ -45,6 +45,7 @@ export interface LoggerOptions {
  * game's text: raw, they could draw a false line on the terminal that shows the log, or set its clipboard.
  */
 export function oneLine(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: it escapes the control characters in players' names and the game's text
   return text.replace(/\r?\n/g, " | ").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
     const code = c.charCodeAt(0);
     return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16)}`;

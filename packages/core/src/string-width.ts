@@ -14,6 +14,7 @@ export interface StringWidthOptions {
 }
 
 let segmenter: Intl.Segmenter | undefined;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC and CSI are what start the escape sequences it must strip
 const ESCAPE = /[\x1b\x9b]/;
 const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;
 const ZERO_WIDTH = /^[\p{Default_Ignorable_Code_Point}\p{Control}\p{Format}\p{Mark}\p{Surrogate}]+$/u;

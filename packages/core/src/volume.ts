@@ -56,6 +56,9 @@ export function kindOf(stat: Stats): string {
   return "a regular file";
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a world folder name with a control character in it is refused
+const CONTROL_CHARACTER = /[\u0001-\u001f\u007f-\u009f\u2028\u2029]/;
+
 /**
  * A name read from the volume (level-name) used as one entry of the volume: refused unless it is a single path
  * component, not hidden, with no NUL (exit 78, naming the file it came from).
@@ -70,7 +73,7 @@ export function checkVolumeName(name: string, options: { field: string; file: st
           ? "starts with a dot"
           : name.includes("\0")
             ? "has a NUL character in it"
-            : /[\u0001-\u001f\u007f-\u009f\u2028\u2029]/.test(name)
+            : CONTROL_CHARACTER.test(name)
               ? "has a control character in it"
               : Buffer.byteLength(name) > 255
                 ? "is longer than a file name can be"
@@ -275,7 +278,10 @@ export class VolumeDir {
    */
   removeTree(name: string): void {
     const dir = this.tryDirNoThrow(name);
-    if (!dir) return this.unlink(name);
+    if (!dir) {
+      this.unlink(name);
+      return;
+    }
     try {
       for (const entry of dir.list()) {
         const stat = lstatSync(dir.at(entry), { throwIfNoEntry: false });

@@ -20,6 +20,7 @@ describe("zxRunner", () => {
 
   it("removes variables set to undefined", async () => {
     process.env.MCOPS_RUNNER_PROBE = "set";
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, meant literally for sh -c
     const result = await zxRunner.run("sh", ["-c", 'echo "[${MCOPS_RUNNER_PROBE:-unset}]"'], {
       env: { MCOPS_RUNNER_PROBE: undefined },
     });
