@@ -9,7 +9,7 @@ import { isErrno } from "./fs.ts";
  * line is refused with its number rather than read differently from how backup.sh used to read it. Values are never
  * echoed in errors: they may be secrets.
  */
-export interface EnvEntry {
+interface EnvEntry {
   value: string;
   line: number;
 }
@@ -98,7 +98,7 @@ function parseValue(rest: string, name: string, fail: (what: string, hint: strin
   return value;
 }
 
-export interface ReadEnvFileOptions {
+interface ReadEnvFileOptions {
   /** The file holds a secret: refuse it when group or others may read it (docs/contract.md). */
   secret: boolean;
 }

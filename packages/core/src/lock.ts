@@ -15,7 +15,7 @@ import { isErrno } from "./fs.ts";
  * next run must wait out the stale period, and a holder paused longer than that (SIGSTOP, a suspended VM) loses its
  * lock while still running. Here liveness is exact.
  */
-export interface LockHolder {
+interface LockHolder {
   pid: number;
   /** Process start time in clock ticks since boot (/proc/<pid>/stat field 22); "" where unknown. */
   start: string;
@@ -31,7 +31,7 @@ export interface Lock {
   release(): void;
 }
 
-export interface LockOptions {
+interface LockOptions {
   /** Who takes it; shown to whoever finds it busy. */
   tool: string;
   /** How long to wait for a held lock; 0 (default) fails at once with BusyError. */
@@ -183,7 +183,7 @@ function register(path: string, holder: LockHolder): Lock {
   return lock;
 }
 
-export interface BackupPauseOptions {
+interface BackupPauseOptions {
   tool: string;
   /** How long to wait for a running backup (bounded). */
   waitMs: number;

@@ -11,7 +11,7 @@ export type LogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
 
 const RANK: Record<LogLevel, number> = { DEBUG: 0, INFO: 1, WARN: 2, ERROR: 3 };
 
-export interface LogOptions {
+interface LogOptions {
   /** false: write to the log file only (the caller reports it on stderr itself). */
   echo?: boolean;
 }
@@ -27,7 +27,7 @@ export interface Writer {
   write(text: string): unknown;
 }
 
-export interface LoggerOptions {
+interface LoggerOptions {
   /** The log file to append to (e.g. /var/log/mc-backup.log); none: echo only. */
   file?: string | undefined;
   /** Also write lines here (stderr of a command run by hand or by cron). */

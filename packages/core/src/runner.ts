@@ -7,7 +7,7 @@ import { $ } from "zx/core";
  * arguments are readable by every user in /proc/<pid>/cmdline. Output is streamed line by line as it comes (restic's
  * --json progress) and also kept whole for error messages.
  */
-export interface RunOptions {
+interface RunOptions {
   /** Added to (or, with undefined, removed from) this process's environment. */
   env?: Record<string, string | undefined>;
   cwd?: string;

@@ -8,7 +8,7 @@ import { eastAsianWidth } from "get-east-asian-width";
  * length and builds the segmenter only when a string has anything else. Same answers as string-width for what the
  * tools print (string-width.test.ts compares them).
  */
-export interface StringWidthOptions {
+interface StringWidthOptions {
   ambiguousIsNarrow?: boolean;
   countAnsiEscapeCodes?: boolean;
 }

@@ -10,8 +10,8 @@ import { errorBody, exchange, POLICIES, parseBody, RequestFailure, type RequestP
  * The Pterodactyl client API (docs/system.md 4.1, prefix /api/client) as the tools need it: power signals, console commands,
  * live resources and the server record. Errors come back as `PanelError` with advice; the key never appears in one.
  */
-export type PowerSignal = "start" | "stop" | "restart" | "kill";
-export type PowerState = "offline" | "starting" | "running" | "stopping";
+type PowerSignal = "start" | "stop" | "restart" | "kill";
+type PowerState = "offline" | "starting" | "running" | "stopping";
 
 export interface Resources {
   state: PowerState;
@@ -23,7 +23,7 @@ export interface Resources {
   diskBytes: number;
 }
 
-export interface ServerDetails {
+interface ServerDetails {
   identifier: string;
   uuid: string;
   name: string;
@@ -35,7 +35,7 @@ export interface ServerDetails {
   isTransferring: boolean;
 }
 
-export type PanelErrorKind =
+type PanelErrorKind =
   | "auth"
   | "forbidden"
   | "not-found"
@@ -82,14 +82,12 @@ export interface PanelClientOptions {
   clock?: Clock;
 }
 
-export interface WaitOptions {
+interface WaitOptions {
   timeoutMs: number;
   /** The longest pause between polls (default 5 s); the first pauses are shorter (250 ms, doubling). The panel caches
    * resources for 20 s, so polling faster than that mostly re-reads its cache. */
   pollMs?: number;
   signal?: AbortSignal;
-  /** Called with every state seen. */
-  onPoll?: (resources: Resources) => void;
 }
 
 export interface PanelClient {
@@ -107,9 +105,8 @@ export const panelEnvelopeSchema = z.object({
     z.array(
       z.object({
         code: z.optional(z.string()),
-        status: z.optional(z.string()),
         detail: z.optional(z.string()),
-        meta: z.optional(z.object({ source_field: z.optional(z.string()), rule: z.optional(z.string()) })),
+        meta: z.optional(z.object({ source_field: z.optional(z.string()) })),
       }),
     ),
   ),
@@ -376,7 +373,7 @@ async function command(link: PanelLink, line: string): Promise<void> {
 async function waitForState(
   link: PanelLink,
   states: PowerState | PowerState[],
-  { timeoutMs, pollMs = 5000, signal, onPoll }: WaitOptions,
+  { timeoutMs, pollMs = 5000, signal }: WaitOptions,
 ): Promise<Resources> {
   const { clock } = link;
   const wanted = Array.isArray(states) ? states : [states];
@@ -384,7 +381,6 @@ async function waitForState(
   let interval = Math.min(pollMs, 250);
   for (;;) {
     const now = await readResources(link);
-    onPoll?.(now);
     if (wanted.includes(now.state)) return now;
     if (clock.now() >= deadline) {
       throw new PanelError(
