@@ -11,11 +11,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseGameLog } from "@mcops/game-log";
 import { realLogNames, realLogPath } from "@mcops/game-log/fixtures";
+import { parseGameLog } from "@mcops/game-log/game-log";
 import { fifoWitness } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { readLines, runScan, scanLine } from "./scan.ts";
+import { readLines, runScan, scanLine } from "../src/scan.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "mcops-scan-"));
 

@@ -1,7 +1,8 @@
-import type { Clock, Notice } from "@mcops/core";
-import type { GameEvent } from "@mcops/game-log";
+import type { Clock } from "@mcops/core/clock";
+import type { Notice } from "@mcops/core/http";
+import type { GameEvent } from "@mcops/game-log/game-log";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { BurstThrottle, ErrorDigest } from "./messages.ts";
+import { BurstThrottle, ErrorDigest } from "../src/messages.ts";
 
 let now = 0;
 const clock: Clock = { now: () => now, sleep: async () => {} };
