@@ -7,7 +7,7 @@ import type { GameEvent } from "@mcops/game-log/game-log";
  * and errors error. Text from the log is marked as game text, so the notifier escapes it: a player or an item named
  * `@everyone` pings nobody and `**` formats nothing.
  */
-export function noticeFor(event: GameEvent): Notice | undefined {
+function noticeFor(event: GameEvent): Notice | undefined {
   switch (event.type) {
     case "join":
       return { title: `${event.player} joined the game`, colour: COLOURS.success, category: "join", fromGame: true };
@@ -46,7 +46,7 @@ export function noticeFor(event: GameEvent): Notice | undefined {
  * held deaths, each under its own category so webhook.json's `events` switches apply to it. The notifier's
  * 30-per-minute rule holds on top.
  */
-export interface BurstOptions {
+interface BurstOptions {
   clock: Clock;
   send(notice: Notice): void;
   windowMs?: number;
@@ -57,7 +57,8 @@ export interface BurstOptions {
 interface Group {
   recent: number[];
   held: GameEvent[];
-  timer: NodeJS.Timeout | undefined;
+  /** Cancels the pending release of what is held. */
+  cancel: (() => void) | undefined;
 }
 
 export class BurstThrottle {
@@ -74,16 +75,22 @@ export class BurstThrottle {
       event.type === "death" ? "death" : event.type === "join" || event.type === "leave" ? "presence" : undefined;
     const notice = noticeFor(event);
     if (!notice) return;
-    if (!key) return this.#o.send(notice);
-    const group = this.#groups.get(key) ?? { recent: [], held: [], timer: undefined };
+    if (!key) {
+      this.#o.send(notice);
+      return;
+    }
+    const group = this.#groups.get(key) ?? { recent: [], held: [], cancel: undefined };
     this.#groups.set(key, group);
     const now = this.#o.clock.now();
     group.recent = group.recent.filter((t) => t > now - this.#o.windowMs);
     group.recent.push(now);
     const limit = key === "death" ? this.#o.deathLimit : this.#o.limit;
-    if (group.recent.length <= limit && group.held.length === 0) return this.#o.send(notice);
+    if (group.recent.length <= limit && group.held.length === 0) {
+      this.#o.send(notice);
+      return;
+    }
     group.held.push(event);
-    group.timer ??= setTimeout(() => this.#release(key), this.#o.windowMs);
+    group.cancel ??= after(this.#o.clock, this.#o.windowMs, () => this.#release(key));
   }
 
   /** Sends what is held now (at shutdown). */
@@ -94,11 +101,14 @@ export class BurstThrottle {
   #release(key: "presence" | "death"): void {
     const group = this.#groups.get(key);
     if (!group) return;
-    clearTimeout(group.timer);
-    group.timer = undefined;
+    group.cancel?.();
+    group.cancel = undefined;
     const held = group.held.splice(0);
     if (held.length === 0) return;
-    if (key === "death") return this.#o.send(summarise("death", held));
+    if (key === "death") {
+      this.#o.send(summarise("death", held));
+      return;
+    }
     // One summary per category, in the order each kind first appeared, so a switched-off category stays silent.
     const kinds = [...new Set(held.map((e) => e.type))] as ("join" | "leave")[];
     for (const kind of kinds) {
@@ -114,7 +124,7 @@ function names(events: GameEvent[]): string {
 }
 
 /** The summary of held events of one category: `join`, `leave` or `death`. */
-export function summarise(category: "join" | "leave" | "death", events: GameEvent[]): Notice {
+function summarise(category: "join" | "leave" | "death", events: GameEvent[]): Notice {
   if (category === "death") {
     return {
       title: `${events.length} deaths`,
@@ -145,7 +155,8 @@ export class ErrorDigest {
   readonly #everyMs: number;
   #last = Number.NEGATIVE_INFINITY;
   #held: GameEvent[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  /** Cancels the pending flush. */
+  #cancel: (() => void) | undefined;
 
   constructor(clock: Clock, send: (notice: Notice) => void, everyMs = 10 * 60_000) {
     this.#clock = clock;
@@ -157,12 +168,12 @@ export class ErrorDigest {
     this.#held.push(event);
     const wait = this.#last + this.#everyMs - this.#clock.now();
     if (wait <= 0) this.flush();
-    else this.#timer ??= setTimeout(() => this.flush(), wait);
+    else this.#cancel ??= after(this.#clock, wait, () => this.flush());
   }
 
   flush(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#cancel?.();
+    this.#cancel = undefined;
     const held = this.#held.splice(0);
     if (held.length === 0) return;
     this.#last = this.#clock.now();
@@ -175,4 +186,19 @@ export class ErrorDigest {
       fromGame: true,
     });
   }
+}
+
+/**
+ * Runs `fn` once `ms` have passed on the clock, unless the returned cancel is called first (setTimeout and clearTimeout
+ * on the injected clock: a cancelled call never runs, even when its sleep had already ended).
+ */
+export function after(clock: Clock, ms: number, fn: () => void): () => void {
+  const controller = new AbortController();
+  clock.sleep(ms, controller.signal).then(
+    () => {
+      if (!controller.signal.aborted) fn();
+    },
+    () => {}, // cancelled
+  );
+  return () => controller.abort();
 }

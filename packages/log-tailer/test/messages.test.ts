@@ -1,11 +1,12 @@
-import type { Clock } from "@mcops/core/clock";
+import { type Clock, systemClock } from "@mcops/core/clock";
 import type { Notice } from "@mcops/core/http";
 import type { GameEvent } from "@mcops/game-log/game-log";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BurstThrottle, ErrorDigest } from "../src/messages.ts";
 
 let now = 0;
-const clock: Clock = { now: () => now, sleep: async () => {} };
+// The throttles wait with the clock's sleep: the real one's setTimeout, which vi's fake timers run.
+const clock: Clock = { now: () => now, sleep: systemClock.sleep };
 const sent: Notice[] = [];
 const send = (n: Notice) => sent.push(n);
 const ev = (type: GameEvent["type"], player?: string, message = ""): GameEvent => ({
@@ -24,17 +25,17 @@ beforeEach(() => {
 afterEach(() => vi.useRealTimers());
 
 describe("BurstThrottle", () => {
-  it("sends up to 10 joins and leaves in 10 s one by one, then one summary per category for the rest of the window", () => {
+  it("sends up to 10 joins and leaves in 10 s one by one, then one summary per category for the rest of the window", async () => {
     const bursts = new BurstThrottle({ clock, send });
     for (let i = 0; i < 14; i++) bursts.offer(ev(i % 2 ? "leave" : "join", `P${i}`));
     expect(sent).toHaveLength(10);
-    vi.advanceTimersByTime(10_000);
+    await vi.advanceTimersByTimeAsync(10_000);
     expect(sent).toHaveLength(12);
     expect(sent[10]).toMatchObject({ title: "2 joined", description: "2 joined: P10, P12", category: "join" });
     expect(sent[11]).toMatchObject({ title: "2 left", description: "2 left: P11, P13", category: "leave" });
   });
 
-  it("files the joins and the leaves of a burst under their own categories, each with only its own names", () => {
+  it("files the joins and the leaves of a burst under their own categories, each with only its own names", async () => {
     const bursts = new BurstThrottle({ clock, send });
     // 12 joins and 3 leaves: 10 go one by one, then 2 joins and 3 leaves are held. More leaves than joins must not
     // carry the joins under `leave` (where webhook.json's `"join": false` would not stop them), nor the reverse.
@@ -42,7 +43,7 @@ describe("BurstThrottle", () => {
     for (let i = 1; i <= 3; i++) bursts.offer(ev("leave", `Gone${i}`));
     for (let i = 11; i <= 12; i++) bursts.offer(ev("join", `Player${i}`));
     expect(sent).toHaveLength(10);
-    vi.advanceTimersByTime(10_000);
+    await vi.advanceTimersByTimeAsync(10_000);
     const summaries = sent.slice(10);
     expect(summaries).toHaveLength(2);
     const leave = summaries.find((n) => n.category === "leave");
@@ -53,11 +54,11 @@ describe("BurstThrottle", () => {
     expect(`${join?.title} ${join?.description}`).not.toMatch(/Gone|left/);
   });
 
-  it("sends only the category that has held events, and the death summary under death", () => {
+  it("sends only the category that has held events, and the death summary under death", async () => {
     const bursts = new BurstThrottle({ clock, send });
     for (let i = 0; i < 12; i++) bursts.offer(ev("join", `P${i}`));
     for (let i = 0; i < 5; i++) bursts.offer(ev("death", `P${i}`, `P${i} drowned`));
-    vi.advanceTimersByTime(10_000);
+    await vi.advanceTimersByTimeAsync(10_000);
     const summaries = sent.filter((n) => !n.title.endsWith(" the game") && !n.title.endsWith(" drowned"));
     expect(summaries).toEqual([
       expect.objectContaining({ title: "2 joined", description: "2 joined: P10, P11", category: "join" }),
@@ -65,10 +66,10 @@ describe("BurstThrottle", () => {
     ]);
   });
 
-  it("sends events one by one again once the storm is over", () => {
+  it("sends events one by one again once the storm is over", async () => {
     const bursts = new BurstThrottle({ clock, send });
     for (let i = 0; i < 12; i++) bursts.offer(ev("join", `P${i}`));
-    vi.advanceTimersByTime(10_000);
+    await vi.advanceTimersByTimeAsync(10_000);
     now = 60_000;
     bursts.offer(ev("join", "Late"));
     expect(sent.at(-1)?.title).toBe("Late joined the game");
@@ -76,7 +77,7 @@ describe("BurstThrottle", () => {
 });
 
 describe("ErrorDigest", () => {
-  it("sends at most one message per 10 minutes, summarising what came meanwhile", () => {
+  it("sends at most one message per 10 minutes, summarising what came meanwhile", async () => {
     const digest = new ErrorDigest(clock, send);
     digest.offer({
       ...ev("error", undefined, "Failed to handle packet"),
@@ -89,7 +90,7 @@ describe("ErrorDigest", () => {
     digest.offer(ev("error", undefined, "third"));
     expect(sent).toHaveLength(1);
     now = 600_000;
-    vi.advanceTimersByTime(599_000);
+    await vi.advanceTimersByTimeAsync(599_000);
     expect(sent).toHaveLength(2);
     expect(sent[1]).toMatchObject({ title: "2 server errors", description: "[12:00:00] second\n[12:00:00] third" });
   });
