@@ -1,40 +1,28 @@
 #!/usr/bin/env node
-import { createCli, runMain } from "@mcops/core/cli";
-import { hideBin } from "yargs/helpers";
+import { command, runTool } from "@mcops/core/cli";
 
-await runMain("log-tailer", async () => {
-  const args = await createCli(
-    "log-tailer",
-    hideBin(process.argv),
+await runTool({
+  name: "log-tailer",
+  usage:
     "$0 [command]\n\nFollows the game log and posts join, leave, death, start, stop and crash messages to the webhook (drop-in for log-tailer.py; runs as a service).",
-  )
-    .command("$0", "follow <WORLD_DIR>/logs/latest.log (from backup.env) until stopped", (y) =>
-      y.option("file", { type: "string", describe: "follow this log instead" }).option("from-start", {
-        type: "boolean",
-        default: false,
-        describe: "ignore the saved position: read the file from its beginning",
-      }),
-    )
-    .command("scan <files..>", "print the events of whole log files as JSON lines; posts nothing", (y) =>
-      y.positional("files", { type: "string", array: true, describe: "game log files" }),
-    )
-    .parseAsync();
-
-  if (args._[0] === "scan") {
-    const { runScan } = await import("./scan.ts");
-    return runScan(args.files as string[], process.stdout);
-  }
-  const { runTailer, ...core } = await import("./tailer.ts");
-  const controller = new AbortController();
-  for (const name of ["SIGINT", "SIGTERM"] as const) process.once(name, () => controller.abort(name));
-  return runTailer(
-    {
-      paths: core.resolvePaths(),
-      env: process.env,
-      clock: core.systemClock,
-      stderr: process.stderr,
-      signal: controller.signal,
-    },
-    { file: args.file as string | undefined, fromStart: args.fromStart as boolean },
-  );
+  commands: [
+    command({
+      command: "$0",
+      describe: "follow <WORLD_DIR>/logs/latest.log (from backup.env) until stopped",
+      options: (y) =>
+        y.option("file", { type: "string", describe: "follow this log instead" }).option("from-start", {
+          type: "boolean",
+          default: false,
+          describe: "ignore the saved position: read the file from its beginning",
+        }),
+      run: async (ctx, args) =>
+        (await import("./tailer.ts")).runTailer(ctx, { file: args.file, fromStart: args.fromStart }),
+    }),
+    command({
+      command: "scan <files..>",
+      describe: "print the events of whole log files as JSON lines; posts nothing",
+      options: (y) => y.positional("files", { type: "string", array: true, describe: "game log files" }),
+      run: async (ctx, args) => (await import("./scan.ts")).runScan(args.files ?? [], ctx.stdout),
+    }),
+  ],
 });

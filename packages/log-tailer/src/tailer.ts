@@ -1,32 +1,23 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { Clock } from "@mcops/core/clock";
-import { loadBackupEnv } from "@mcops/core/config";
+import { fromBackupEnv } from "@mcops/core/config";
 import { type JobError, UsageError } from "@mcops/core/errors";
+import { writeFileAtomic } from "@mcops/core/fs";
 import { COLOURS, type Notice, toolNotifier } from "@mcops/core/http";
-import { toolLogger, type Writer } from "@mcops/core/log";
+import { type Logger, toolLogger } from "@mcops/core/log";
+import { LOG_FILES } from "@mcops/core/log-events";
 import type { Paths } from "@mcops/core/paths";
+import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
-import { type GameEvent, GameLogParser } from "@mcops/game-log/game-log";
+import { GameLogParser } from "@mcops/game-log/game-log";
 import { type FollowPosition, LogFollower, MAX_LINE_BYTES } from "@mcops/game-log/log-follower";
-import { BurstThrottle, ErrorDigest } from "./messages.ts";
+import { after, BurstThrottle, ErrorDigest } from "./messages.ts";
+import { fields } from "./settings.ts";
 
-// What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
-export { systemClock } from "@mcops/core/clock";
-export { resolvePaths } from "@mcops/core/paths";
+type TailerContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "signal">;
 
-/** Everything the service touches of the outside world. */
-export interface TailerContext {
-  paths: Paths;
-  env: NodeJS.ProcessEnv;
-  clock: Clock;
-  stderr: Writer & { isTTY?: boolean };
-  /** Aborted to stop the service (SIGTERM, SIGINT). */
-  signal: AbortSignal;
-}
-
-export interface TailerOptions {
+interface TailerOptions {
   /** The log to follow; default <WORLD_DIR>/logs/latest.log from backup.env. */
   file?: string | undefined;
   /** Ignore the saved position and read the file from its beginning. */
@@ -35,23 +26,51 @@ export interface TailerOptions {
   settleMs?: number | undefined;
 }
 
-export function stateFile(paths: Paths, logFile: string): string {
-  return join(paths.stateDir, `log-tailer-${createHash("sha256").update(logFile).digest("hex").slice(0, 12)}.json`);
-}
-
-function readPosition(file: string): FollowPosition | undefined {
-  try {
-    return JSON.parse(readFileSync(file, "utf8")) as FollowPosition;
-  } catch {
-    return undefined;
-  }
+/** Where the log is: its path for messages, the directory it is reached from (held open) and the path below it. */
+interface Log {
+  file: string;
+  dir: VolumeDir;
+  rel: string;
 }
 
 /** Between two posts about a log that is not followed (a volume that keeps swapping it must not flood the channel). */
 const PROBLEM_POST_EVERY_MS = 10 * 60_000;
 
-/** Where the log is: the directory it is reached from (held open) and the path below it, never followed if a link. */
-function openLog(ctx: TailerContext, options: TailerOptions): { file: string; dir: VolumeDir; rel: string } {
+/**
+ * The state file's mode is what writeFileSync gave it: 666 less the umask, so 600 under the unit's UMask=0077. It
+ * holds only a position in the log.
+ */
+const STATE_MODE = 0o666;
+
+/**
+ * The service (docs/system.md 1.5, 6): follows latest.log and posts the game's events. Its position (file identity and offset) is
+ * saved in the state dir, so a restart neither announces old lines again nor misses new ones.
+ */
+export async function runTailer(ctx: TailerContext, options: TailerOptions = {}): Promise<number> {
+  const log = openLog(ctx, options);
+  const logger = toolLogger({
+    logDir: ctx.paths.logDir,
+    file: LOG_FILES["log-tailer"],
+    stderr: ctx.stderr,
+    env: ctx.env,
+    clock: ctx.clock,
+  });
+  const posts = announcer(ctx, logger);
+  const position = positionStore(ctx.paths, log.file, logger);
+  const follower = follow(ctx, log, options, { logger, posts, position });
+  logger.info(`following ${log.file}`);
+  follower.start();
+  await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
+  follower.stop();
+  await posts.flush();
+  position.save(follower.position);
+  log.dir.close();
+  logger.info("stopped");
+  return 0;
+}
+
+/** The log to follow: --file, else <WORLD_DIR>/logs/latest.log; never followed if it is a link. */
+function openLog(ctx: TailerContext, options: TailerOptions): Log {
   if (options.file) {
     const file = options.file;
     // A missing file is waited for (the server may not have started yet); a directory never becomes a log. The
@@ -66,71 +85,116 @@ function openLog(ctx: TailerContext, options: TailerOptions): { file: string; di
   }
   // WORLD_DIR is the operator's; everything below it is the game's (and any plugin's), so a link, a FIFO or a
   // directory there is a problem said at run time, not a usage error.
-  const worldDir = loadBackupEnv(["WORLD_DIR"], { paths: ctx.paths, env: ctx.env }).WORLD_DIR;
+  const worldDir = fromBackupEnv(fields, { paths: ctx.paths, env: ctx.env }).WORLD_DIR;
   return { file: join(worldDir, "logs", "latest.log"), dir: VolumeDir.open(worldDir), rel: "logs/latest.log" };
 }
 
-/**
- * The service (docs/system.md 1.5, 6): follows latest.log and posts the game's events. Its position (file identity and offset) is
- * saved in the state dir, so a restart neither announces old lines again nor misses new ones.
- */
-export async function runTailer(ctx: TailerContext, options: TailerOptions = {}): Promise<number> {
-  const { file, dir, rel } = openLog(ctx, options);
-  const logger = toolLogger({
-    logDir: ctx.paths.logDir,
-    file: "mc-log-tailer.log",
-    stderr: ctx.stderr,
-    env: ctx.env,
-    clock: ctx.clock,
-  });
-  const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
-  const saved = stateFile(ctx.paths, file);
-  mkdirSync(ctx.paths.stateDir, { recursive: true });
+/** The game's events as posts: parsed, logged, throttled, and sent one at a time in log order. */
+interface Announcer {
+  parser: GameLogParser;
+  send(notice: Notice): void;
+  /** Sends what is still held (at shutdown) and waits until every post has gone out. */
+  flush(): Promise<void>;
+}
 
-  // Posts go out one at a time, in log order.
+function announcer(ctx: TailerContext, logger: Logger): Announcer {
+  const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   let queue: Promise<unknown> = Promise.resolve();
   const send = (notice: Notice) => {
     queue = queue.then(() => notifier.send(notice));
   };
   const bursts = new BurstThrottle({ clock: ctx.clock, send });
   const errors = new ErrorDigest(ctx.clock, send);
-  const onEvent = (event: GameEvent) => {
+  const parser = new GameLogParser((event) => {
     logger.info(`${event.type}${event.player ? ` ${event.player}` : ""}: ${event.message} (line ${event.line})`);
     if (event.type === "error") errors.offer(event);
     else bursts.offer(event);
+  });
+  return {
+    parser,
+    send,
+    async flush() {
+      parser.flush();
+      bursts.flush();
+      errors.flush();
+      await queue;
+    },
   };
-  const parser = new GameLogParser(onEvent);
+}
 
-  const save = (position: FollowPosition) => {
-    try {
-      writeFileSync(`${saved}.tmp`, JSON.stringify(position));
-      renameSync(`${saved}.tmp`, saved);
-    } catch (error) {
-      logger.warn(`cannot save the position in ${saved} (${(error as NodeJS.ErrnoException).code})`);
-    }
+/** Where the follower got to in a log, kept in the state dir under a name from the log's path. */
+interface PositionStore {
+  /** The saved position, if there is one that can be read. */
+  read(): FollowPosition | undefined;
+  save(position: FollowPosition): void;
+}
+
+function positionStore(paths: Paths, logFile: string, logger: Logger): PositionStore {
+  const file = join(
+    paths.stateDir,
+    `log-tailer-${createHash("sha256").update(logFile).digest("hex").slice(0, 12)}.json`,
+  );
+  mkdirSync(paths.stateDir, { recursive: true });
+  return {
+    read() {
+      try {
+        return JSON.parse(readFileSync(file, "utf8")) as FollowPosition;
+      } catch {
+        return undefined;
+      }
+    },
+    save(position) {
+      try {
+        writeFileAtomic(file, JSON.stringify(position), STATE_MODE);
+      } catch (error) {
+        logger.warn(`cannot save the position in ${file} (${(error as NodeJS.ErrnoException).code})`);
+      }
+    },
   };
-  // A log that is not a regular file (a link, a FIFO, a device, a directory) is never read: one ERROR line per distinct
-  // problem, and one post until the file is followed again (at most one per 10 minutes).
-  let problemPosted = false;
-  let problemPostedAt = Number.NEGATIVE_INFINITY;
-  const onProblem = (error: JobError) => {
-    logger.error(`${error.message}; not reading it${error.hint ? ` — ${error.hint}` : ""}`);
-    if (problemPosted || ctx.clock.now() - problemPostedAt < PROBLEM_POST_EVERY_MS) return;
-    problemPosted = true;
-    problemPostedAt = ctx.clock.now();
-    send({
-      title: "Game log not followed",
-      description: `${error.message}; not reading it. Nothing from the game is announced until it is a regular file again.`,
-      colour: COLOURS.error,
-      category: "crash",
-    });
+}
+
+/**
+ * A log that is not a regular file (a link, a FIFO, a device, a directory) is never read: one ERROR line per distinct
+ * problem, and one post until the file is followed again (at most one per 10 minutes).
+ */
+function problemReporter(ctx: TailerContext, file: string, logger: Logger, send: (notice: Notice) => void) {
+  let posted = false;
+  let postedAt = Number.NEGATIVE_INFINITY;
+  return {
+    onProblem(error: JobError): void {
+      logger.error(`${error.message}; not reading it${error.hint ? ` — ${error.hint}` : ""}`);
+      if (posted || ctx.clock.now() - postedAt < PROBLEM_POST_EVERY_MS) return;
+      posted = true;
+      postedAt = ctx.clock.now();
+      send({
+        title: "Game log not followed",
+        description: `${error.message}; not reading it. Nothing from the game is announced until it is a regular file again.`,
+        colour: COLOURS.error,
+        category: "crash",
+      });
+    },
+    onFollowedAgain(): void {
+      posted = false;
+      logger.info(`${file} is a regular file again: following it`);
+    },
   };
+}
+
+/** The follower of the log, feeding the parser and saving its position each time it has caught up. */
+function follow(
+  ctx: TailerContext,
+  log: Log,
+  options: TailerOptions,
+  { logger, posts, position }: { logger: Logger; posts: Announcer; position: PositionStore },
+): { start(): void; stop(): void; readonly position: FollowPosition } {
+  const { file, dir, rel } = log;
+  const { parser } = posts;
   const cap = `${MAX_LINE_BYTES / 1024} KiB`;
-  let settle: NodeJS.Timeout | undefined;
+  let cancelSettle: (() => void) | undefined;
   const follower: LogFollower = new LogFollower({
     dir,
     file: rel,
-    resumeFrom: options.fromStart ? undefined : readPosition(saved),
+    resumeFrom: options.fromStart ? undefined : position.read(),
     onLine: (line, info) => {
       if (info.cut) {
         logger.warn(
@@ -139,35 +203,29 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
       }
       parser.push(line);
     },
-    onProblem,
-    onFollowedAgain: () => {
-      problemPosted = false;
-      logger.info(`${file} is a regular file again: following it`);
-    },
+    ...problemReporter(ctx, file, logger, posts.send),
     onFile: (reason, line) => {
       if (reason !== "opened" || line !== 0)
         logger.info(`${reason === "resumed" ? "carrying on in" : `${reason}:`} ${file} at line ${line}`);
       parser.resetLines(line);
     },
-    onCaughtUp: (position) => {
-      clearTimeout(settle);
+    onCaughtUp: (caughtUp) => {
+      cancelSettle?.();
       // An ERROR entry may still get stack lines, a Bukkit login its "joined the game": give them a moment.
-      settle = setTimeout(() => parser.flush(), options.settleMs ?? 500);
-      save(position);
+      cancelSettle = after(ctx.clock, options.settleMs ?? 500, () => parser.flush());
+      position.save(caughtUp);
     },
   });
-  logger.info(`following ${file}`);
-  follower.start();
-  await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
-  follower.drain();
-  follower.stop();
-  clearTimeout(settle);
-  parser.flush();
-  bursts.flush();
-  errors.flush();
-  await queue;
-  save(follower.position);
-  dir.close();
-  logger.info("stopped");
-  return 0;
+  return {
+    start: () => follower.start(),
+    /** A last read of what is there, then no more. */
+    stop() {
+      follower.drain();
+      follower.stop();
+      cancelSettle?.();
+    },
+    get position() {
+      return follower.position;
+    },
+  };
 }
