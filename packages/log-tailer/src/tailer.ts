@@ -22,8 +22,6 @@ interface TailerOptions {
   file?: string | undefined;
   /** Ignore the saved position and read the file from its beginning. */
   fromStart?: boolean | undefined;
-  /** How long after the last line an entry that could still get stack lines is taken as complete. */
-  settleMs?: number | undefined;
 }
 
 /** Where the log is: its path for messages, the directory it is reached from (held open) and the path below it. */
@@ -32,6 +30,9 @@ interface Log {
   dir: VolumeDir;
   rel: string;
 }
+
+/** How long after the last line an entry that could still get stack lines is taken as complete. */
+const SETTLE_MS = 500;
 
 /** Between two posts about a log that is not followed (a volume that keeps swapping it must not flood the channel). */
 const PROBLEM_POST_EVERY_MS = 10 * 60_000;
@@ -212,7 +213,7 @@ function follow(
     onCaughtUp: (caughtUp) => {
       cancelSettle?.();
       // An ERROR entry may still get stack lines, a Bukkit login its "joined the game": give them a moment.
-      cancelSettle = after(ctx.clock, options.settleMs ?? 500, () => parser.flush());
+      cancelSettle = after(ctx.clock, SETTLE_MS, () => parser.flush());
       position.save(caughtUp);
     },
   });
