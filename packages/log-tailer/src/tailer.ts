@@ -136,6 +136,8 @@ function positionStore(paths: Paths, logFile: string, logger: Logger): PositionS
     `log-tailer-${createHash("sha256").update(logFile).digest("hex").slice(0, 12)}.json`,
   );
   mkdirSync(paths.stateDir, { recursive: true });
+  // The follower reports its position on every poll; the file (written and flushed to disk) changes only when it did.
+  let saved: string | undefined;
   return {
     read() {
       try {
@@ -145,8 +147,11 @@ function positionStore(paths: Paths, logFile: string, logger: Logger): PositionS
       }
     },
     save(position) {
+      const text = JSON.stringify(position);
+      if (text === saved) return;
       try {
-        writeFileAtomic(file, JSON.stringify(position), STATE_MODE);
+        writeFileAtomic(file, text, STATE_MODE);
+        saved = text;
       } catch (error) {
         logger.warn(`cannot save the position in ${file} (${(error as NodeJS.ErrnoException).code})`);
       }
