@@ -1,26 +1,34 @@
 #!/usr/bin/env node
-import { createCli, runMain } from "@mcops/core/cli";
-import { hideBin } from "yargs/helpers";
+import { command, runTool } from "@mcops/core/cli";
+import { LOG_FILES } from "@mcops/core/log-events";
 
-await runMain("restart-with-warning", async () => {
-  const args = await createCli(
-    "restart-with-warning",
-    hideBin(process.argv),
-    "$0 [--countdown 5m] [--reason TEXT]\n\nCounts down in game through the panel console, then restarts the server (drop-in for restart-with-warning.sh). Logs to /var/log/mc-restart.log.",
-  )
-    .option("countdown", { type: "string", default: "5m", describe: "how long to warn before restarting" })
-    .option("reason", { type: "string", describe: "said to the players with every warning" })
-    .option("lock-wait", { type: "string", default: "30m", describe: "how long to wait for a running backup" })
-    .option("dry-run", { type: "boolean", default: false, describe: "print the schedule, do nothing" })
-    .parseAsync();
-  const { parseDuration, resolvePaths, runRestart, systemClock } = await import("./restart.ts");
-  return runRestart(
-    { paths: resolvePaths(), env: process.env, clock: systemClock, stdout: process.stdout, stderr: process.stderr },
-    {
-      countdownMs: parseDuration(args.countdown),
-      reason: args.reason,
-      lockWaitMs: parseDuration(args.lockWait),
-      dryRun: args.dryRun,
-    },
-  );
+await runTool({
+  name: "restart-with-warning",
+  usage: `$0 [--countdown 5m] [--reason TEXT]\n\nCounts down in game through the panel console, then restarts the server (drop-in for restart-with-warning.sh). Logs to /var/log/${LOG_FILES["restart-with-warning"]}.`,
+  commands: [
+    command({
+      command: "$0",
+      describe: false,
+      options: (y) =>
+        y
+          .option("countdown", { type: "string", default: "5m", describe: "how long to warn before restarting" })
+          .option("reason", { type: "string", describe: "said to the players with every warning" })
+          .option("lock-wait", { type: "string", default: "30m", describe: "how long to wait for a running backup" })
+          .option("dry-run", { type: "boolean", default: false, describe: "print the schedule, do nothing" }),
+      run: async (ctx, args) => {
+        const [{ parseDuration }, { runRestart }] = await Promise.all([
+          import("@mcops/core/format"),
+          import("./restart.ts"),
+        ]);
+        return runRestart(ctx, {
+          countdownMs: parseDuration(args.countdown),
+          reason: args.reason,
+          lockWaitMs: parseDuration(args.lockWait),
+          dryRun: args.dryRun,
+        });
+      },
+    }),
+  ],
+  // The process ends at the first SIGINT or SIGTERM, as it always has: nothing in a restart waits on ctx.signal.
+  windDownMs: 0,
 });

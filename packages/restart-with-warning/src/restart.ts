@@ -1,26 +1,14 @@
 import type { Clock } from "@mcops/core/clock";
-import { loadBackupEnv } from "@mcops/core/config";
-import { BusyError, describeError, JobError, McopsError } from "@mcops/core/errors";
+import { BusyError, describeError, ExitCode, JobError, McopsError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { COLOURS, createPanelClient, type PanelClient, toolNotifier } from "@mcops/core/http";
 import { pauseBackups } from "@mcops/core/lock";
-import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
-import { backupLockFile, type Paths } from "@mcops/core/paths";
+import { type Logger, toolLogger } from "@mcops/core/log";
+import { LOG_FILES } from "@mcops/core/log-events";
+import { backupLockFile } from "@mcops/core/paths";
+import type { ToolContext } from "@mcops/core/tool";
 import { pingGame } from "@mcops/game-log/game-ping";
-
-export { systemClock } from "@mcops/core/clock";
-export { parseDuration } from "@mcops/core/format";
-// What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
-export { resolvePaths } from "@mcops/core/paths";
-
-/** Everything the restart touches of the outside world; tests pass a virtual clock. */
-export interface RestartContext {
-  paths: Paths;
-  env: NodeJS.ProcessEnv;
-  clock: Clock;
-  stdout: Writer;
-  stderr: Writer & { isTTY?: boolean };
-}
+import { loadSettings } from "./settings.ts";
 
 export interface RestartOptions {
   /** Countdown length (default 5 minutes: the cron line at :55 restarts on the hour). */
@@ -61,7 +49,7 @@ export function tellraw(seconds: number, reason: string | undefined): string {
 type Stage = "checking" | "countdown" | "signal" | "sent";
 
 interface Run {
-  ctx: RestartContext;
+  ctx: Pick<ToolContext, "paths" | "clock">;
   env: { GAME_ADDRESS?: string | undefined };
   logger: Logger;
   panel: PanelClient;
@@ -78,7 +66,10 @@ interface Run {
  * countdown and holds it until the server runs again. A failure is written to the restart log (and posted once the
  * players were warned or the signal was attempted), then thrown on: the exit code and stderr line stay runMain's.
  */
-export async function runRestart(ctx: RestartContext, options: RestartOptions = {}): Promise<number> {
+export async function runRestart(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr">,
+  options: RestartOptions = {},
+): Promise<number> {
   const countdownMs = options.countdownMs ?? 5 * 60_000;
   const marks = schedule(countdownMs);
   if (options.dryRun) {
@@ -87,13 +78,10 @@ export async function runRestart(ctx: RestartContext, options: RestartOptions = 
     );
     return 0;
   }
-  const env = loadBackupEnv(["CONTROL_URL", "CONTROL_KEY", "SERVER_ID", "GAME_ADDRESS"], {
-    paths: ctx.paths,
-    env: ctx.env,
-  });
+  const env = loadSettings(ctx);
   const logger = toolLogger({
     logDir: ctx.paths.logDir,
-    file: "mc-restart.log",
+    file: LOG_FILES["restart-with-warning"],
     stderr: ctx.stderr,
     env: ctx.env,
     clock: ctx.clock,
@@ -139,7 +127,7 @@ async function restart(run: Run, options: RestartOptions, marks: number[]): Prom
   const state = (await panel.resources()).state;
   if (isDown(state)) {
     logger.info(`the server is ${state}: nothing to restart`);
-    return 75;
+    return ExitCode.busy;
   }
 
   // Never in the middle of a backup: the lock is taken before anyone is warned, and held until the server is back.
@@ -167,7 +155,7 @@ async function restart(run: Run, options: RestartOptions, marks: number[]): Prom
       const now = (await panel.resources()).state;
       if (isDown(now)) {
         logger.info(`the server is ${now} after the backup: nothing to restart`);
-        return 75;
+        return ExitCode.busy;
       }
     }
     return await countdownAndRestart(run, options, marks);
@@ -206,7 +194,7 @@ async function countdownAndRestart(run: Run, options: RestartOptions, marks: num
             `The server stopped during the countdown, ${say(seconds)} before the restart.`,
             COLOURS.info,
           );
-          return 75;
+          return ExitCode.busy;
         }
       }
       try {

@@ -50,7 +50,7 @@ describe("restart-with-warning (built executable, real clock)", () => {
       ]);
       expect(readFileSync(join(root, "log", "mc-restart.log"), "utf8")).toMatch(/INFO the server is running again/);
       const dry = await run(["--countdown", "1m", "--dry-run"], env);
-      expect(dry.stdout).toMatch(/^Restart plan \(nothing done, --dry-run\):\n  at -1 minute: tellraw @a /);
+      expect(dry.stdout).toMatch(/^Restart plan \(nothing done, --dry-run\):\n {2}at -1 minute: tellraw @a /);
       expect((await run(["--countdown", "soon"], env)).stderr).toBe(
         'restart-with-warning: "soon" is not a duration — write it like 5m, 90s, 1m30s or 2h\n',
       );

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseDuration } from "@mcops/core/format";
 import { acquireLock, type Lock } from "@mcops/core/lock";
 import { resolvePaths } from "@mcops/core/paths";
 import {
@@ -16,7 +17,7 @@ import {
   virtualClock,
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseDuration, type RestartContext, runRestart, schedule, tellraw } from "../src/restart.ts";
+import { runRestart, schedule, tellraw } from "../src/restart.ts";
 
 const T0 = Date.UTC(2026, 10, 21, 4, 55, 0);
 
@@ -25,7 +26,7 @@ let panel: PanelStandIn;
 let discord: DiscordStandIn;
 let game: GameServer;
 let clock: VirtualClock;
-let ctx: RestartContext;
+let ctx: Parameters<typeof runRestart>[0];
 let stderr: string;
 
 function writeConfig(name: string, text: string): void {
