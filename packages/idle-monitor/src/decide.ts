@@ -3,7 +3,8 @@ import { formatDuration } from "@mcops/core/format";
 
 /**
  * The idle monitor's decision, as a pure function of what it remembers, what it sees now and the settings, so that
- * every rule is tested on its own. The loop around it (monitor.ts) observes, acts and saves the state.
+ * every rule is tested on its own. The loop around it (monitor.ts) observes (observe.ts), acts (act.ts) and saves the
+ * state (state.ts).
  */
 
 /** What the monitor remembers between polls and across restarts (the state file). Times in ms since the epoch. */
@@ -20,7 +21,7 @@ export interface IdleState {
   idleStop?: number | undefined;
 }
 
-export type ServerState = "offline" | "starting" | "running" | "stopping" | "unknown";
+type ServerState = "offline" | "starting" | "running" | "stopping" | "unknown";
 
 export interface Observation {
   state: ServerState;

@@ -11,7 +11,9 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { acquireLock, resolvePaths } from "@mcops/core";
+import { acquireLock } from "@mcops/core/lock";
+import { resolvePaths } from "@mcops/core/paths";
+import { zxRunner } from "@mcops/core/runner";
 import {
   type DiscordStandIn,
   fifoWitness,
@@ -27,14 +29,9 @@ import {
   virtualClock,
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  createMonitor,
-  defaultBackupCommand,
-  LOG_TAIL_BYTES,
-  type Monitor,
-  type MonitorContext,
-  playersInLog,
-} from "../src/monitor.ts";
+import { createMonitor, type Monitor } from "../src/monitor.ts";
+import { LOG_TAIL_BYTES, playersInLog } from "../src/observe.ts";
+import { defaultBackupCommand } from "../src/settings.ts";
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -44,7 +41,7 @@ let panel: PanelStandIn;
 let discord: DiscordStandIn;
 let game: GameServer;
 let clock: VirtualClock;
-let ctx: MonitorContext;
+let ctx: Parameters<typeof createMonitor>[0];
 let calls: string;
 let worldDir: string;
 
@@ -111,7 +108,14 @@ beforeEach(async () => {
   mkdirSync(env.MCOPS_CONFIG_DIR as string, { recursive: true });
   writeFileSync(join(env.MCOPS_CONFIG_DIR as string, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`);
   chmodSync(join(env.MCOPS_CONFIG_DIR as string, "webhook.env"), 0o600);
-  ctx = { paths: resolvePaths(env), env, clock, stderr: { write: () => true } };
+  ctx = {
+    paths: resolvePaths(env),
+    env,
+    clock,
+    stderr: { write: () => true },
+    runner: zxRunner,
+    signal: new AbortController().signal,
+  };
 });
 
 afterEach(async () => {

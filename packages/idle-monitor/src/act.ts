@@ -1,0 +1,107 @@
+import { ExitCode } from "@mcops/core/errors";
+import { formatDuration } from "@mcops/core/format";
+import { COLOURS, type Notifier, type PanelClient } from "@mcops/core/http";
+import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
+import type { Logger } from "@mcops/core/log";
+import { backupLockFile } from "@mcops/core/paths";
+import type { RunResult } from "@mcops/core/runner";
+import type { ToolContext } from "@mcops/core/tool";
+import type { Action, Decision, IdleState } from "./decide.ts";
+import type { MonitorSettings } from "./settings.ts";
+import { writeState } from "./state.ts";
+
+/** What the actions work with: the monitor's settings and means, what it remembers, and how it says a failure. */
+export interface Actor {
+  ctx: Pick<ToolContext, "paths" | "clock" | "runner" | "signal">;
+  settings: MonitorSettings;
+  logger: Logger;
+  notifier: Notifier;
+  panel: PanelClient;
+  /** The state of this decision: each action records in it what it did. */
+  state: IdleState;
+  /** An ERROR line, and for --once the failure the run ends with. */
+  fail(line: string): void;
+}
+
+/** How long an idle stop may take before it counts as failed (the game saves every world first). */
+const STOP_TIMEOUT_MS = 5 * 60_000;
+
+/** Carries out a decision (its line logged); the action taken: a backup that waits for a running one is none. */
+export async function act(actor: Actor, decision: Decision, now: number): Promise<Action> {
+  if (decision.action === "backup") return (await backup(actor, now, decision.line)) ? "backup" : "none";
+  if (decision.action === "stop") await stop(actor, now, decision.line);
+  else actor.logger.info(decision.line);
+  return decision.action;
+}
+
+/** False when a backup already runs (nothing started). */
+async function backup(actor: Actor, now: number, line: string): Promise<boolean> {
+  const { ctx, settings, logger, state } = actor;
+  const holder = readLockHolder(backupLockFile(ctx.paths));
+  if (holder && isHolderAlive(holder)) {
+    logger.info(`${line} — but a backup is running (${holder.tool}, pid ${holder.pid}): waiting for it`);
+    return false;
+  }
+  logger.info(line);
+  state.lastIdleBackup = now;
+  writeState(settings.stateFile, state);
+  const since = state.idleSince === undefined ? "" : ` for ${formatDuration(now - state.idleSince)}`;
+  await actor.notifier.send({
+    title: "Idle backup triggered",
+    description: `Nobody has played${since}; backing up what was played since the last backup.`,
+    colour: COLOURS.info,
+    category: "idle",
+  });
+  const result = await ctx.runner.run(settings.backupCommand, [], {
+    signal: ctx.signal,
+    onStderrLine: (l) => logger.debug(`backup: ${l}`),
+  });
+  backupEnded(actor, result, now);
+  return true;
+}
+
+function backupEnded(actor: Actor, result: RunResult, startedAt: number): void {
+  const { clock } = actor.ctx;
+  if (result.code === ExitCode.ok) {
+    actor.state.lastBackupOk = clock.now();
+    actor.logger.info(`idle backup done (${formatDuration(clock.now() - startedAt)})`);
+  } else if (result.code === ExitCode.busy) {
+    actor.logger.info(`idle backup skipped: another backup was running (exit ${ExitCode.busy})`);
+  } else {
+    const why = result.code === null ? (result.signal ?? "did not start") : `exit ${result.code}`;
+    const said = result.stderr.trim().split("\n").at(-1);
+    actor.fail(`idle backup failed (${why})${said ? `: ${said}` : ""}; next try after the cooldown`);
+  }
+}
+
+async function stop(actor: Actor, now: number, line: string): Promise<void> {
+  const { ctx, panel, state, logger } = actor;
+  logger.info(line);
+  try {
+    await panel.power("stop");
+    // The panel answers before Wings acts, and caches the state it reports: "stopped" is said, and the stop command
+    // (hibernation) run, only once the panel says offline.
+    await panel.waitForState("offline", { timeoutMs: STOP_TIMEOUT_MS, signal: ctx.signal });
+  } catch (error) {
+    actor.fail(`idle stop failed: ${(error as Error).message}`);
+    return;
+  }
+  state.idleStop = now;
+  const since = state.idleSince === undefined ? "" : ` after ${formatDuration(now - state.idleSince)} without players`;
+  await actor.notifier.send({
+    title: "Server stopped (idle)",
+    description: `Nobody played${since}, and the world is backed up. Start it again from the panel.`,
+    colour: COLOURS.info,
+    category: "idle",
+  });
+  await runStopCommand(actor);
+}
+
+/** The executable run after an idle stop (IDLE_STOP_COMMAND, e.g. hibernation), if there is one. */
+async function runStopCommand(actor: Actor): Promise<void> {
+  const { stopCommand } = actor.settings;
+  if (!stopCommand) return;
+  const result = await actor.ctx.runner.run(stopCommand, [], { signal: actor.ctx.signal });
+  if (result.code === ExitCode.ok) actor.logger.info(`ran ${stopCommand}`);
+  else actor.fail(`${stopCommand} failed (exit ${result.code ?? result.signal})`);
+}

@@ -1,0 +1,137 @@
+import { closeSync } from "node:fs";
+import type { McopsError } from "@mcops/core/errors";
+import { COLOURS, type Notifier, type PanelClient, PanelError } from "@mcops/core/http";
+import type { Logger } from "@mcops/core/log";
+import { lastBackupDone, toolLogPath } from "@mcops/core/log-events";
+import { readLogTail } from "@mcops/core/log-lines";
+import type { Paths } from "@mcops/core/paths";
+import { readRange, UnsafePathError, VolumeDir } from "@mcops/core/volume";
+import { parseGameLog, playersOnline } from "@mcops/game-log/game-log";
+import { pingGame } from "@mcops/game-log/game-ping";
+import type { Observation } from "./decide.ts";
+import type { MonitorSettings } from "./settings.ts";
+
+/** The game log, below WORLD_DIR. */
+const LATEST_LOG = "logs/latest.log";
+
+/**
+ * How much of the end of latest.log the fallback reads. The players online are those who joined and did not leave since
+ * the last start; a day's log of a busy server is a few MiB, so 8 MiB holds the start or the joins of nearly every
+ * session, while a log of any size (or one made huge on purpose) costs at most 8 MiB and a parse of that.
+ */
+export const LOG_TAIL_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The players the end of the game log says are online: the last `maxBytes` of WORLD_DIR/logs/latest.log, its partial
+ * first line dropped; undefined when there is no log. The log is reached without following links and read only if it
+ * is a regular file: a link, a FIFO, a device or a directory throws its UnsafePathError, and nothing is read.
+ */
+export function playersInLog(worldDir: string, maxBytes = LOG_TAIL_BYTES): string[] | undefined {
+  const volume = VolumeDir.open(worldDir);
+  try {
+    const file = volume.tryOpenFile(LATEST_LOG);
+    if (!file) return undefined;
+    try {
+      const start = Math.max(0, file.stat.size - maxBytes);
+      let bytes = readRange(file.fd, start, Math.min(file.stat.size, maxBytes));
+      if (start > 0) {
+        const nl = bytes.indexOf(10);
+        bytes = nl < 0 ? bytes.subarray(0, 0) : bytes.subarray(nl + 1);
+      }
+      return playersOnline(parseGameLog(bytes.toString("utf8")));
+    } finally {
+      closeSync(file.fd);
+    }
+  } finally {
+    volume.close();
+  }
+}
+
+/** Hears, each time the game log is consulted, why it was refused (a link, a FIFO, ...) or undefined when it was read. */
+type OnGameLog = (problem: McopsError | undefined) => void;
+
+/**
+ * Who plays: the Server List Ping on the game port; if it does not answer, the players the game log says are online;
+ * if the log cannot be read either, the panel's state alone (offline means nobody; running means nobody can tell).
+ */
+export async function observe(panel: PanelClient, settings: MonitorSettings, onLog?: OnGameLog): Promise<Observation> {
+  const notes: string[] = [];
+  let state: Observation["state"];
+  try {
+    state = (await panel.resources()).state;
+  } catch (error) {
+    // A key the panel refuses will not get better by itself: no decision, an ERROR line each time.
+    if (error instanceof PanelError && error.kind === "auth") throw error;
+    state = "unknown";
+    notes.push(`panel: ${(error as Error).message}`);
+  }
+  if (state === "offline" || state === "stopping") {
+    return { state, players: 0, names: [], source: "panel", notes };
+  }
+  const { ping, error } = await pingGame(settings.gameAddress);
+  if (ping) return { state, players: ping.online, names: ping.names, source: "ping", notes };
+  notes.push(`no ping answer on ${settings.gameAddress} (${error})`);
+  if (state === "starting") return { state, players: 0, names: [], source: "panel", notes };
+  return { state, ...playersByLog(settings.worldDir, notes, onLog), notes };
+}
+
+/** The game log's players, else nobody can tell (and `notes` says why). */
+function playersByLog(
+  worldDir: string,
+  notes: string[],
+  onLog: OnGameLog | undefined,
+): Pick<Observation, "players" | "names" | "source"> {
+  try {
+    const names = playersInLog(worldDir);
+    if (names) {
+      onLog?.(undefined);
+      return { players: names.length, names, source: "log" };
+    }
+    notes.push("no log (ENOENT)");
+  } catch (failure) {
+    if (failure instanceof UnsafePathError) onLog?.(failure);
+    notes.push(`no log (${(failure as NodeJS.ErrnoException).code ?? (failure as Error).message})`);
+  }
+  return { players: undefined, names: [], source: "panel" };
+}
+
+/** The time of the newest successful backup in mc-backup.log (its last 256 KiB), if any. */
+export function newestBackupDone(paths: Pick<Paths, "logDir">): number | undefined {
+  try {
+    return lastBackupDone(readLogTail(toolLogPath(paths, "backup")));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Says a refused game log: one WARN line and one post per distinct problem, not one per poll. */
+export interface GameLogReporter {
+  onLog: OnGameLog;
+  /** The post about a refused game log, awaited by the decision that found it (so --once does not exit before it). */
+  posted(): Promise<void>;
+}
+
+export function gameLogReporter(logger: Logger, notifier: Notifier): GameLogReporter {
+  // A log that is a link, a FIFO, a device or a directory: said once for as long as the problem lasts.
+  let said: string | undefined;
+  let post: Promise<unknown> | undefined;
+  return {
+    onLog(problem) {
+      if (problem && problem.message !== said) {
+        logger.warn(`${problem.message}; not reading it${problem.hint ? ` — ${problem.hint}` : ""}`);
+        // Said once per problem: the service keeps deciding by the panel's state meanwhile.
+        post = notifier.send({
+          title: "Game log not readable",
+          description: `${problem.message}; while the game does not answer a ping, the idle monitor cannot tell who plays.`,
+          colour: COLOURS.warning,
+          category: "idle",
+        });
+      }
+      said = problem?.message;
+    },
+    async posted() {
+      await post;
+      post = undefined;
+    },
+  };
+}

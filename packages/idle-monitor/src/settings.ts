@@ -1,0 +1,100 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  absolutePathSchema,
+  durationOrOffSchema,
+  durationSchema,
+  fromBackupEnv,
+  gameAddressField,
+  panelFields,
+  setting,
+  worldDirField,
+} from "@mcops/core/config";
+import type { ToolContext } from "@mcops/core/tool";
+import * as z from "zod/mini";
+import type { IdleSettings } from "./decide.ts";
+
+/**
+ * What the idle monitor reads from backup.env (docs/system.md 2.1, packages/idle-monitor/README.md), each field declared
+ * once: its flag (which wins over the file and the environment) is the option of the same name in cli.ts.
+ */
+export const fields = {
+  ...panelFields,
+  /** The server volume; its logs/latest.log is the fallback when the ping does not answer. */
+  WORLD_DIR: worldDirField,
+  GAME_ADDRESS: {
+    ...gameAddressField,
+    flag: { name: "game-address", describe: "host:port of the game (GAME_ADDRESS, 127.0.0.1:25565)" },
+  },
+  /** How long the server must stay empty after play before the idle backup. */
+  IDLE_AFTER: setting(durationSchema, {
+    default: "30m",
+    flag: { name: "idle-after", describe: "empty this long after play: back up (IDLE_AFTER, 30m)" },
+  }),
+  /** Least time between two idle backups. */
+  IDLE_COOLDOWN: setting(durationSchema, {
+    default: "2h",
+    flag: { name: "cooldown", describe: "least time between idle backups (IDLE_COOLDOWN, 2h)" },
+  }),
+  /** How often to look. */
+  IDLE_POLL: setting(durationSchema, {
+    default: "60s",
+    flag: { name: "poll", describe: "how often to look (IDLE_POLL, 60s)" },
+  }),
+  /** Stop the server after it stayed empty this long, once the idle backup succeeded. */
+  IDLE_STOP_AFTER: setting(durationOrOffSchema, {
+    default: "off",
+    flag: { name: "stop-after", describe: "empty this long and backed up: stop the server (IDLE_STOP_AFTER, off)" },
+  }),
+  /** The backup executable (default: the one installed beside this tool, see defaultBackupCommand). */
+  IDLE_BACKUP_COMMAND: setting(z.optional(absolutePathSchema), {
+    flag: { name: "backup-command", describe: "the backup executable (IDLE_BACKUP_COMMAND)" },
+  }),
+  /** An executable run after an idle stop (e.g. the hibernate tool); none by default. */
+  IDLE_STOP_COMMAND: setting(z.optional(absolutePathSchema), {
+    flag: { name: "stop-command", describe: "run after an idle stop (IDLE_STOP_COMMAND)" },
+  }),
+};
+
+const DEFAULT_GAME_ADDRESS = "127.0.0.1:25565";
+
+export interface MonitorSettings extends IdleSettings {
+  pollMs: number;
+  gameAddress: string;
+  /** The server volume; its logs/latest.log is the fallback when the ping does not answer. */
+  worldDir: string;
+  backupCommand: string;
+  stopCommand: string | undefined;
+  stateFile: string;
+}
+
+/**
+ * The `backup` installed beside this tool: install.sh puts the executables in <prefix>/lib and their launchers in
+ * <prefix>, so from <prefix>/lib/idle-monitor.mjs it is <prefix>/backup, whatever --prefix was. /opt/mc-tools/backup
+ * (the default prefix) when there is none, as when run from a clone.
+ */
+export function defaultBackupCommand(self: string = import.meta.url): string {
+  const beside = fileURLToPath(new URL("../backup", self));
+  return existsSync(beside) ? beside : "/opt/mc-tools/backup";
+}
+
+/**
+ * The settings from backup.env, the environment and `args` (the parsed command line: each flag wins); `env` keeps the
+ * panel's fields for its client.
+ */
+export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Record<string, unknown> = {}) {
+  const env = fromBackupEnv(fields, { paths: ctx.paths, env: ctx.env, args });
+  const settings: MonitorSettings = {
+    idleAfterMs: env.IDLE_AFTER,
+    cooldownMs: env.IDLE_COOLDOWN,
+    stopAfterMs: env.IDLE_STOP_AFTER,
+    pollMs: env.IDLE_POLL,
+    gameAddress: env.GAME_ADDRESS ?? DEFAULT_GAME_ADDRESS,
+    worldDir: env.WORLD_DIR,
+    backupCommand: env.IDLE_BACKUP_COMMAND ?? defaultBackupCommand(),
+    stopCommand: env.IDLE_STOP_COMMAND,
+    stateFile: join(ctx.paths.stateDir, "idle-monitor.json"),
+  };
+  return { env, settings };
+}
