@@ -1,20 +1,24 @@
 #!/usr/bin/env node
-import { createCli, runMain } from "@mcops/core/cli";
-import { hideBin } from "yargs/helpers";
+import { command, runTool } from "@mcops/core/cli";
 
-await runMain("revive", async () => {
-  let run: (() => Promise<number>) | undefined;
-  const common = { config: { type: "string", describe: "the local .env (default ./.env)" } } as const;
-  await createCli(
-    "revive",
-    hideBin(process.argv),
+/** Every command reads the local .env: --config is the one option they all take (runTool's `global`). */
+const configOption = { config: { type: "string", describe: "the local .env (default ./.env)" } } as const;
+
+/** --config's value: a global option is not in a command's own argument types, so it is read as what yargs made of it. */
+function envFile(args: Record<string, unknown>): string | undefined {
+  return typeof args.config === "string" ? args.config : undefined;
+}
+
+await runTool({
+  name: "revive",
+  usage:
     "$0 [--size SLUG] [--region SLUG]\n$0 dns [--ip ADDRESS] [--dry-run]\n\nOn the operator's computer, with the local .env: brings the hibernated game VM back from its newest mcops snapshot, repoints DNS, starts the game and waits until it answers. `revive dns` only repoints DNS (docs/system.md 1.7).",
-  )
-    .options(common)
-    .command(
-      "$0",
-      false,
-      (y) =>
+  global: (y) => y.options(configOption),
+  commands: [
+    command({
+      command: "$0",
+      describe: false,
+      options: (y) =>
         y
           .option("size", { type: "string", describe: "droplet size (default: what hibernate remembered)" })
           .option("region", { type: "string", describe: "region (default: what hibernate remembered)" })
@@ -24,32 +28,29 @@ await runMain("revive", async () => {
             describe: "SSH key id or fingerprint (default: all on the account)",
           })
           .option("wait", { type: "string", default: "10m", describe: "how long to wait for the panel and the game" }),
-      (args) => {
-        run = async () => {
-          const { parseDuration, runRevive, context } = await import("./revive-main.ts");
-          return runRevive(context(args.config), {
-            size: args.size,
-            region: args.region,
-            sshKeys: args.sshKey?.map(String),
-            waitMs: parseDuration(args.wait),
-          });
-        };
+      run: async (ctx, args) => {
+        const [{ runRevive }, { parseDuration }] = await Promise.all([
+          import("./commands/revive.ts"),
+          import("@mcops/core/format"),
+        ]);
+        return runRevive(
+          { ...ctx, envFile: envFile(args) },
+          { size: args.size, region: args.region, sshKeys: args.sshKey?.map(String), waitMs: parseDuration(args.wait) },
+        );
       },
-    )
-    .command(
-      "dns",
-      "point the panel and play names at the VM (or --ip)",
-      (y) =>
+    }),
+    command({
+      command: "dns",
+      describe: "point the panel and play names at the VM (or --ip)",
+      options: (y) =>
         y
           .option("ip", { type: "string", describe: "the address to set (default: the game VM's)" })
           .option("dry-run", { type: "boolean", default: false, describe: "print the plan, change nothing" }),
-      (args) => {
-        run = async () => {
-          const { runDns, context } = await import("./revive-main.ts");
-          return runDns(context(args.config), { ip: args.ip, dryRun: args.dryRun });
-        };
-      },
-    )
-    .parseAsync();
-  return run?.();
+      run: async (ctx, args) =>
+        (await import("./commands/dns.ts")).runDns(
+          { ...ctx, envFile: envFile(args) },
+          { ip: args.ip, dryRun: args.dryRun },
+        ),
+    }),
+  ],
 });

@@ -3,7 +3,7 @@ import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { POLICIES } from "@mcops/core/http";
 import * as z from "zod/mini";
-import { createApi } from "./api.ts";
+import { type ApiOptions, createApi } from "./api.ts";
 
 /**
  * The parts of DigitalOcean's API v2 hibernate and revive read (digitalocean/openapi specification/resources/droplets,
@@ -22,12 +22,12 @@ export const dropletSchema = z.object({
 });
 export type Droplet = z.infer<typeof dropletSchema>;
 
-export const actionSchema = z.object({
+const actionSchema = z.object({
   id: z.number(),
   status: z.enum(["in-progress", "completed", "errored"]),
   type: z.string(),
 });
-export type Action = z.infer<typeof actionSchema>;
+type Action = z.infer<typeof actionSchema>;
 
 export const snapshotSchema = z.object({
   id: z.string(),
@@ -53,7 +53,7 @@ export const actionBodySchema = z.object({ action: actionSchema });
 export const page = <S extends z.ZodMiniType>(key: string, item: S) =>
   z.object({ [key]: z.array(item), meta: z.optional(z.object({ total: z.optional(z.number()) })) });
 
-export const DO_BASE = "https://api.digitalocean.com";
+const DO_BASE = "https://api.digitalocean.com";
 /** DigitalOcean's price of snapshot storage, USD per GB-month. */
 export const SNAPSHOT_PRICE_PER_GB = 0.06;
 
@@ -61,43 +61,42 @@ export function publicIpv4(droplet: Droplet): string | undefined {
   return droplet.networks.v4.find((n) => n.type === "public")?.ip_address;
 }
 
-export function createDigitalOcean(options: { base?: string | undefined; token: string; clock: Clock }) {
-  const base = `${options.base ?? DO_BASE}/v2`;
-  const request = createApi({
-    base,
-    token: options.token,
-    clock: options.clock,
-    policy: POLICIES.digitalocean,
-    explain(status, body, method, path) {
-      const b = (body ?? {}) as { id?: string; message?: string };
-      const said = `${status}${b.id ? ` ${b.id}` : ""}${b.message ? `: ${b.message}` : ""}`;
-      const where = `${method} ${base}${path}`;
-      if (status === 401) {
-        return new JobError(`DigitalOcean refused the token (${said})`, {
-          where: "DIGITALOCEAN_ACCESS_TOKEN",
-          hint: "create a token with read and write scope (API → Tokens) and put it in .env; tokens can expire",
-        });
-      }
-      if (status === 403) {
-        return new JobError(`DigitalOcean does not allow this token to do that (${said})`, {
-          where,
-          hint: "the token needs write scope",
-        });
-      }
-      if (status === 429) {
-        return new JobError(`DigitalOcean is rate limiting this token (${said})`, {
-          where,
-          hint: "wait a minute, then run the same command again: it carries on where it stopped",
-        });
-      }
-      return new JobError(`DigitalOcean answered ${said}`, {
-        where,
-        hint: "run the same command again: it carries on where it stopped",
-      });
-    },
-  });
+type Request = ReturnType<typeof createApi>;
 
-  async function all<S extends z.ZodMiniType>(path: string, key: string, item: S): Promise<Array<z.infer<S>>> {
+/** DigitalOcean's `{id, message}` error in one line, with what to do for a refused token, a scope, a rate limit. */
+function explainAnswer(base: string): ApiOptions["explain"] {
+  return (status, body, method, path) => {
+    const b = (body ?? {}) as { id?: string; message?: string };
+    const said = `${status}${b.id ? ` ${b.id}` : ""}${b.message ? `: ${b.message}` : ""}`;
+    const where = `${method} ${base}${path}`;
+    if (status === 401) {
+      return new JobError(`DigitalOcean refused the token (${said})`, {
+        where: "DIGITALOCEAN_ACCESS_TOKEN",
+        hint: "create a token with read and write scope (API → Tokens) and put it in .env; tokens can expire",
+      });
+    }
+    if (status === 403) {
+      return new JobError(`DigitalOcean does not allow this token to do that (${said})`, {
+        where,
+        hint: "the token needs write scope",
+      });
+    }
+    if (status === 429) {
+      return new JobError(`DigitalOcean is rate limiting this token (${said})`, {
+        where,
+        hint: "wait a minute, then run the same command again: it carries on where it stopped",
+      });
+    }
+    return new JobError(`DigitalOcean answered ${said}`, {
+      where,
+      hint: "run the same command again: it carries on where it stopped",
+    });
+  };
+}
+
+/** Every item of a list, page by page (200 a page, 50 pages at most). */
+function lister(request: Request) {
+  return async function all<S extends z.ZodMiniType>(path: string, key: string, item: S): Promise<Array<z.infer<S>>> {
     const items: Array<z.infer<S>> = [];
     for (let number = 1; number <= 50; number++) {
       const sep = path.includes("?") ? "&" : "?";
@@ -110,9 +109,13 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
       if (chunk.length < 200 || items.length >= (body.meta?.total ?? 0)) break;
     }
     return items;
-  }
+  };
+}
 
-  const api = {
+/** What is read: the account, droplets, actions, snapshots, SSH keys. */
+function reads(request: Request) {
+  const all = lister(request);
+  return {
     async verify(): Promise<void> {
       await request("get", "/account", accountSchema);
     },
@@ -127,6 +130,21 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
         throw error;
       }
     },
+    async getAction(id: number): Promise<Action> {
+      return (await request("get", `/actions/${id}`, actionBodySchema)).action;
+    },
+    snapshots(): Promise<Snapshot[]> {
+      return all("/snapshots?resource_type=droplet", "snapshots", snapshotSchema);
+    },
+    async sshKeyIds(): Promise<number[]> {
+      return (await all("/account/keys", "ssh_keys", sshKeySchema)).map((k) => k.id);
+    },
+  };
+}
+
+/** What is changed: droplets created and destroyed, droplet actions, snapshots deleted. */
+function writes(request: Request) {
+  return {
     async createDroplet(spec: {
       name: string;
       region: string;
@@ -143,29 +161,26 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
     async action(dropletId: number, type: string, extra: Record<string, string> = {}): Promise<Action> {
       return (await request("post", `/droplets/${dropletId}/actions`, actionBodySchema, { type, ...extra })).action;
     },
-    async getAction(id: number): Promise<Action> {
-      return (await request("get", `/actions/${id}`, actionBodySchema)).action;
-    },
-    /** Polls an action until it completes; undefined when it errored or did not finish in time. */
-    async waitAction(id: number, timeoutMs: number, pollMs: number): Promise<Action> {
-      const deadline = options.clock.now() + timeoutMs;
-      for (;;) {
-        const action = await api.getAction(id);
-        if (action.status !== "in-progress") return action;
-        if (options.clock.now() >= deadline) return action;
-        await options.clock.sleep(pollMs);
-      }
-    },
-    snapshots(): Promise<Snapshot[]> {
-      return all("/snapshots?resource_type=droplet", "snapshots", snapshotSchema);
-    },
     async deleteSnapshot(id: string): Promise<void> {
       await request("delete", `/snapshots/${id}`, undefined);
     },
-    async sshKeyIds(): Promise<number[]> {
-      return (await all("/account/keys", "ssh_keys", sshKeySchema)).map((k) => k.id);
+  };
+}
+
+/** Polling: an action until it ends, a droplet until it is as wanted. */
+function waits(api: ReturnType<typeof reads>, clock: Clock) {
+  return {
+    /** Polls an action until it is no longer in progress, or the time is up; the last state seen. */
+    async waitAction(id: number, timeoutMs: number, pollMs: number): Promise<Action> {
+      const deadline = clock.now() + timeoutMs;
+      for (;;) {
+        const action = await api.getAction(id);
+        if (action.status !== "in-progress") return action;
+        if (clock.now() >= deadline) return action;
+        await clock.sleep(pollMs);
+      }
     },
-    /** Polls the droplet until `test` holds; the last droplet seen otherwise. */
+    /** Polls the droplet until `test` holds; throws when it is gone or the time is up. */
     async waitDroplet(
       id: number,
       test: (droplet: Droplet) => boolean,
@@ -173,21 +188,33 @@ export function createDigitalOcean(options: { base?: string | undefined; token: 
       pollMs: number,
       what: string,
     ): Promise<Droplet> {
-      const deadline = options.clock.now() + timeoutMs;
+      const deadline = clock.now() + timeoutMs;
       for (;;) {
         const droplet = await api.droplet(id);
         if (!droplet) throw new JobError(`droplet ${id} is gone`, { hint: "look at the DigitalOcean control panel" });
         if (test(droplet)) return droplet;
-        if (options.clock.now() >= deadline) {
+        if (clock.now() >= deadline) {
           throw new JobError(`droplet ${droplet.name} did not get ${what} within ${formatDuration(timeoutMs)}`, {
             hint: "look at the DigitalOcean control panel, then run the same command again",
           });
         }
-        await options.clock.sleep(pollMs);
+        await clock.sleep(pollMs);
       }
     },
   };
-  return api;
+}
+
+export function createDigitalOcean(options: { base?: string | undefined; token: string; clock: Clock }) {
+  const base = `${options.base ?? DO_BASE}/v2`;
+  const request = createApi({
+    base,
+    token: options.token,
+    clock: options.clock,
+    policy: POLICIES.digitalocean,
+    explain: explainAnswer(base),
+  });
+  const api = reads(request);
+  return { ...api, ...writes(request), ...waits(api, options.clock) };
 }
 
 export type DigitalOcean = ReturnType<typeof createDigitalOcean>;

@@ -3,74 +3,68 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { CATEGORIES, type Category } from "@mcops/core/categories";
-import type { Clock } from "@mcops/core/clock";
-import { type LocalEnv, loadLocalEnv } from "@mcops/core/config";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { isErrno, writeFileAtomic } from "@mcops/core/fs";
 import { createNotifier, type Notifier } from "@mcops/core/http";
-import { createLogger, type Writer } from "@mcops/core/log";
+import { createLogger } from "@mcops/core/log";
 import { resolvePaths } from "@mcops/core/paths";
-import { type DigitalOcean, type Droplet } from "./digitalocean.ts";
+import type { ToolContext } from "@mcops/core/tool";
+import type { DigitalOcean, Droplet, Snapshot } from "./digitalocean.ts";
+import { type Field, loadLocalSettings } from "./settings.ts";
 
 /**
- * What revive and hibernate share: the local `.env` (docs/system.md 2.3; `--env-file`, else ./.env), a state file beside it that
- * remembers the hibernated droplet and a snapshot in progress (so that every step can be re-run), finding the game VM,
- * the confirmation of destructive steps, step timings, and the webhook when .env names one.
+ * What revive and hibernate share: the local `.env` (docs/system.md 2.3; `--config`, else MCOPS_ENV_FILE, else ./.env),
+ * a state file beside it that remembers the hibernated droplet and a snapshot in progress (so that every step can be
+ * re-run), finding the game VM, the confirmation of destructive steps, step timings, and the webhook when .env names
+ * one.
  */
-export interface LocalContext {
-  envFile?: string | undefined;
-  env: NodeJS.ProcessEnv;
-  clock: Clock;
-  stdout: Writer;
-  stderr: Writer & { isTTY?: boolean };
-  /** Answers the confirmation question on a terminal; undefined: not a terminal. */
-  ask?: ((question: string) => Promise<string>) | undefined;
-  /** Polling interval (tests make it short). */
+
+/** Where the local `.env` is: `--config`, else MCOPS_ENV_FILE, else ./.env. */
+export type LocalFiles = Pick<ToolContext, "env"> & { envFile?: string | undefined };
+
+/** Answers the confirmation question on a terminal. */
+export type Ask = (question: string) => Promise<string>;
+
+/** How often to look and how long each wait may take (tests make them short). */
+export interface Waits {
+  /** Polling interval (default 5 s). */
   pollMs?: number | undefined;
-  /** How long each wait may take (tests make them short). */
   timeouts?: Partial<Timeouts> | undefined;
 }
 
-export interface Timeouts {
+/** What revive and hibernate use of the tool's context, with the local .env and the waits. */
+export type LocalContext = Pick<ToolContext, "env" | "clock" | "stdout" | "stderr"> & LocalFiles & Waits;
+
+interface Timeouts {
   shutdownMs: number;
   powerOffMs: number;
   snapshotMs: number;
   activeMs: number;
 }
 
-export const TIMEOUTS: Timeouts = {
+const TIMEOUTS: Timeouts = {
   shutdownMs: 3 * 60_000,
   powerOffMs: 2 * 60_000,
   snapshotMs: 90 * 60_000,
   activeMs: 5 * 60_000,
 };
 
-export function timeouts(ctx: LocalContext): Timeouts {
+export function timeouts(ctx: Waits): Timeouts {
   return { ...TIMEOUTS, ...ctx.timeouts };
 }
 
-export function envFilePath(ctx: LocalContext): string {
+export function pollMs(ctx: Waits): number {
+  return ctx.pollMs ?? 5000;
+}
+
+function envFilePath(ctx: LocalFiles): string {
   return resolve(ctx.envFile ?? ctx.env.MCOPS_ENV_FILE ?? ".env");
 }
 
-/** The .env fields both hibernate and revive read. */
-export const VM_FIELDS = [
-  "DIGITALOCEAN_ACCESS_TOKEN",
-  "CONTROL_KEY",
-  "SERVER_ADDR",
-  "PANEL_URL",
-  "SERVER_ID",
-  "WEBHOOK_URL",
-  "DROPLET_NAME",
-  "DROPLET_TAG",
-  "CONTROL_URL",
-  "GAME_ADDRESS",
-  "DIGITALOCEAN_API_URL",
-] as const;
-
-export function loadEnv<K extends keyof LocalEnv>(ctx: LocalContext, fields: readonly K[]) {
-  return loadLocalEnv(fields, { file: envFilePath(ctx), env: ctx.env });
+/** The named fields of the local .env (settings.ts). */
+export function loadEnv<K extends Field>(ctx: LocalFiles, names: readonly K[]) {
+  return loadLocalSettings(envFilePath(ctx), ctx.env, names);
 }
 
 export interface LocalState {
@@ -91,11 +85,11 @@ export interface LocalState {
   snapshotId?: string;
 }
 
-export function statePath(ctx: LocalContext): string {
+function statePath(ctx: LocalFiles): string {
   return join(dirname(envFilePath(ctx)), ".mcops-state.json");
 }
 
-export function readLocalState(ctx: LocalContext): LocalState {
+export function readLocalState(ctx: LocalFiles): LocalState {
   try {
     return JSON.parse(readFileSync(statePath(ctx), "utf8")) as LocalState;
   } catch (error) {
@@ -107,10 +101,25 @@ export function readLocalState(ctx: LocalContext): LocalState {
   }
 }
 
-export function writeLocalState(ctx: LocalContext, state: LocalState): void {
+export function writeLocalState(ctx: LocalFiles, state: LocalState): void {
   const file = statePath(ctx);
   mkdirSync(dirname(file), { recursive: true });
   writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`, 0o600);
+}
+
+const SNAPSHOT_PREFIX = "mcops-";
+
+/** `mcops-2026-11-21-0612`: sorts by time, names the day. */
+export function snapshotName(now: number): string {
+  const iso = new Date(now).toISOString();
+  return `${SNAPSHOT_PREFIX}${iso.slice(0, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}`;
+}
+
+/** The snapshots hibernate took, newest first. */
+export function mcopsSnapshots(snapshots: Snapshot[]): Snapshot[] {
+  return snapshots
+    .filter((s) => s.name.startsWith(SNAPSHOT_PREFIX))
+    .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at));
 }
 
 /** The game VM: by DROPLET_NAME, else the one droplet tagged DROPLET_TAG (default mcops); undefined when none. */
@@ -140,13 +149,13 @@ export async function findDroplet(
 }
 
 /** Destructive steps: asked on a terminal, `--yes` otherwise. Checked before anything is done. */
-export function requireConsent(ctx: LocalContext, yes: boolean, what: string): void {
+export function requireConsent(ctx: { ask?: Ask | undefined }, yes: boolean, what: string): void {
   if (!yes && !ctx.ask) {
     throw new UsageError(`${what} needs confirmation, and this is not a terminal`, { hint: "pass --yes" });
   }
 }
 
-export async function confirm(ctx: LocalContext, yes: boolean, question: string): Promise<void> {
+export async function confirm(ctx: { ask?: Ask | undefined }, yes: boolean, question: string): Promise<void> {
   if (yes) return;
   const answer = ctx.ask ? await ctx.ask(`${question} Type yes to go on: `) : "";
   if (answer.trim().toLowerCase() !== "yes") {
@@ -155,7 +164,7 @@ export async function confirm(ctx: LocalContext, yes: boolean, question: string)
 }
 
 /** A terminal question through readline, for cli.ts. */
-export function terminalAsk(): ((question: string) => Promise<string>) | undefined {
+export function terminalAsk(): Ask | undefined {
   if (!process.stdin.isTTY || !process.stderr.isTTY) return undefined;
   return async (question) => {
     const rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -168,7 +177,7 @@ export function terminalAsk(): ((question: string) => Promise<string>) | undefin
 }
 
 /** Prints each step as it ends, with how long it took. */
-export function steps(ctx: LocalContext) {
+export function steps(ctx: Pick<ToolContext, "clock" | "stdout">) {
   const started = ctx.clock.now();
   let last = started;
   return {
@@ -188,7 +197,7 @@ export function steps(ctx: LocalContext) {
 
 /** The webhook of the local .env, when it has one: hibernate and revive say what they did. */
 export function localNotifier(
-  ctx: LocalContext,
+  ctx: Pick<ToolContext, "env" | "clock" | "stderr"> & LocalFiles,
   env: { WEBHOOK_URL?: string | undefined; SERVER_ADDR: string },
 ): Notifier | undefined {
   if (!env.WEBHOOK_URL) return undefined;
@@ -202,3 +211,5 @@ export function localNotifier(
     clock: ctx.clock,
   });
 }
+
+export type Steps = ReturnType<typeof steps>;

@@ -1,8 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runHibernate } from "../src/hibernate.ts";
-import { runDns, runRevive } from "../src/revive.ts";
+import { runDns } from "../src/commands/dns.ts";
+import { runHibernate } from "../src/commands/hibernate.ts";
+import { runRevive } from "../src/commands/revive.ts";
 import { OLD_IP, PANEL, PLAY, startWorld, type World } from "./harness.ts";
 
 let world: World;
@@ -174,7 +175,7 @@ describe("hibernate → revive", () => {
     expect(world.panel.signals()).toEqual(["stop"]);
     expect(world.digitalocean.actions().map((a) => a.type)).toEqual(["shutdown", "power_off", "snapshot", "destroy"]);
     expect(world.out.join("")).toMatch(
-      /Carrying on with the shutdown asked for at .*\n[^]*Powered mc off \(the clean shutdown failed\)/,
+      /Carrying on with the shutdown asked for at .*\n[\s\S]*Powered mc off \(the clean shutdown failed\)/,
     );
     expect(world.digitalocean.droplets()).toEqual([]);
   }, 30_000);
@@ -349,7 +350,7 @@ describe("revive dns", () => {
     await runDns(world.ctx(), { ip: "203.0.113.9" });
     expect(aRecords().filter(([name]) => name === PLAY)).toEqual([[PLAY, "203.0.113.9", false]]);
     expect(world.out.join("")).toMatch(
-      /DNS updated \(3 records\)[^]*other A record removed: 198\.51\.100\.99 \(DNS only\)/,
+      /DNS updated \(3 records\)[\s\S]*other A record removed: 198\.51\.100\.99 \(DNS only\)/,
     );
     world.out.length = 0;
     world.cloudflare.reset();

@@ -9,6 +9,14 @@ import { bodiesRead, type RealExchange, realExchanges } from "@mcops/testkit";
 import { describe, expect, it } from "vitest";
 import * as z from "zod/mini";
 import {
+  deletedSchema,
+  dnsRecordSchema,
+  envelopeSchema,
+  resultSchema,
+  verifySchema,
+  zoneSchema,
+} from "../src/cloudflare.ts";
+import {
   actionBodySchema,
   accountSchema as doAccountSchema,
   dropletBodySchema,
@@ -17,7 +25,6 @@ import {
   snapshotSchema,
   sshKeySchema,
 } from "../src/digitalocean.ts";
-import { deletedSchema, dnsRecordSchema, envelopeSchema, resultSchema, verifySchema, zoneSchema } from "../src/dns.ts";
 
 /** The routes createDigitalOcean calls, and the schema each answer is read with (`page` as `all()` builds it). */
 const DIGITALOCEAN_READS = [

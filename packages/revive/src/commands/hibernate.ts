@@ -1,7 +1,9 @@
-import { BusyError, JobError, UsageError } from "@mcops/core/errors";
+import { BusyError, ExitCode, JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { COLOURS, createPanelClient } from "@mcops/core/http";
+import { LOG_FILES } from "@mcops/core/log-events";
 import { type Runner, zxRunner } from "@mcops/core/runner";
+import type { ToolContext } from "@mcops/core/tool";
 import { pingGame } from "@mcops/game-log/game-ping";
 import {
   createDigitalOcean,
@@ -10,20 +12,26 @@ import {
   publicIpv4,
   SNAPSHOT_PRICE_PER_GB,
   type Snapshot,
-} from "./digitalocean.ts";
+} from "../digitalocean.ts";
 import {
+  type Ask,
   confirm,
   findDroplet,
   type LocalContext,
+  type LocalState,
   loadEnv,
   localNotifier,
+  mcopsSnapshots,
+  pollMs,
   readLocalState,
   requireConsent,
+  type Steps,
+  snapshotName,
   steps,
   timeouts,
-  VM_FIELDS,
   writeLocalState,
-} from "./local.ts";
+} from "../local.ts";
+import { VM_FIELDS } from "../settings.ts";
 
 export interface HibernateOptions {
   yes?: boolean | undefined;
@@ -36,25 +44,25 @@ export interface HibernateOptions {
   runner?: Runner | undefined;
 }
 
-export const SNAPSHOT_PREFIX = "mcops-";
-
-/** `mcops-2026-11-21-0612`: sorts by time, names the day. */
-export function snapshotName(now: number): string {
-  const iso = new Date(now).toISOString();
-  return `${SNAPSHOT_PREFIX}${iso.slice(0, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}`;
-}
-
-export function mcopsSnapshots(snapshots: Snapshot[]): Snapshot[] {
-  return snapshots
-    .filter((s) => s.name.startsWith(SNAPSHOT_PREFIX))
-    .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at));
-}
-
 /** `$1.80/month hibernated (30 GB snapshot) instead of $24.00/month running`. */
-export function costLine(snapshotGb: number, priceMonthly: number | undefined): string {
+function costLine(snapshotGb: number, priceMonthly: number | undefined): string {
   const hibernated = snapshotGb * SNAPSHOT_PRICE_PER_GB;
   const running = priceMonthly === undefined ? "" : ` instead of $${priceMonthly.toFixed(2)}/month running`;
   return `costs $${hibernated.toFixed(2)}/month hibernated (${snapshotGb} GB snapshot at $${SNAPSHOT_PRICE_PER_GB}/GB)${running}`;
+}
+
+/** What hibernate uses of the tool's context: revive's, and the confirmation question. */
+type HibernateContext = LocalContext & { ask?: Ask | undefined };
+
+const FIELDS = [...VM_FIELDS, "SSH_KEY", "SSH_USER", "KEEP_SNAPSHOTS"] as const;
+type HibernateEnv = ReturnType<typeof loadEnv<(typeof FIELDS)[number]>>;
+
+/** One run: the context, DigitalOcean, the state file's content as it goes, and the step timings. */
+interface Hibernation {
+  ctx: HibernateContext;
+  digitalocean: DigitalOcean;
+  state: LocalState;
+  step: Steps;
 }
 
 /**
@@ -64,16 +72,10 @@ export function costLine(snapshotGb: number, priceMonthly: number | undefined): 
  * destroy the droplet; keep the newest N mcops snapshots. Re-run after an interruption, it carries on: a snapshot in
  * progress is waited for, not taken twice; a droplet already gone with its snapshot listed is "already hibernated".
  */
-export async function runHibernate(ctx: LocalContext, options: HibernateOptions = {}): Promise<number> {
-  if (options.keep !== undefined && !(Number.isInteger(options.keep) && options.keep >= 1)) {
-    // Checked first: a wrong number here would delete the snapshots it was meant to keep.
-    throw new UsageError(`--keep ${options.keep} is not a number of snapshots to keep`, {
-      hint: "give a whole number of 1 or more, e.g. --keep 2",
-    });
-  }
-  const env = loadEnv(ctx, [...VM_FIELDS, "SSH_KEY", "SSH_USER", "KEEP_SNAPSHOTS"]);
+export async function runHibernate(ctx: HibernateContext, options: HibernateOptions = {}): Promise<number> {
+  checkKeep(options.keep);
+  const env = loadEnv(ctx, FIELDS);
   requireConsent(ctx, options.yes ?? false, "destroying the droplet");
-  const pollMs = ctx.pollMs ?? 5000;
   const digitalocean = createDigitalOcean({
     base: env.DIGITALOCEAN_API_URL,
     token: env.DIGITALOCEAN_ACCESS_TOKEN,
@@ -81,33 +83,60 @@ export async function runHibernate(ctx: LocalContext, options: HibernateOptions 
   });
   const step = steps(ctx);
   await digitalocean.verify();
-  const state = readLocalState(ctx);
+  const run: Hibernation = { ctx, digitalocean, step, state: readLocalState(ctx) };
   const droplet = await findDroplet(digitalocean, env);
   if (!droplet) {
-    // Gone: hibernated already, or destroyed by a run stopped before it could write down the snapshot it kept.
-    const pending = state.snapshot;
-    const listed = (await digitalocean.snapshots()).find((s) =>
-      state.snapshotId
-        ? s.id === state.snapshotId
-        : pending !== undefined && s.name === pending.name && s.resource_id === String(pending.dropletId),
-    );
-    if (listed) {
-      if (state.snapshotId !== listed.id) {
-        state.snapshotId = listed.id;
-        state.hibernatedAt ??= listed.created_at;
-        delete state.snapshot;
-        delete state.powerDown;
-        writeLocalState(ctx, state);
-      }
-      step.note(`Already hibernated: snapshot ${listed.name}; bring it back with: revive`);
-      return 0;
-    }
+    await alreadyHibernated(run, env);
+    return ExitCode.ok;
+  }
+  const priceMonthly = rememberDroplet(run, droplet);
+  await bringDown(run, env, droplet, options);
+  const snapshot = await takeSnapshot(run, droplet);
+  const destroyed = await destroy(run, droplet, snapshot, options.yes ?? false);
+  noteHibernated(run, snapshot);
+  await pruneSnapshots(run, snapshot, options.keep ?? env.KEEP_SNAPSHOTS ?? 2);
+  await report(run, env, snapshot, destroyed, costLine(snapshot.size_gigabytes, priceMonthly));
+  return ExitCode.ok;
+}
+
+/** Checked first: a wrong number here would delete the snapshots it was meant to keep. */
+function checkKeep(keep: number | undefined): void {
+  if (keep !== undefined && !(Number.isInteger(keep) && keep >= 1)) {
+    throw new UsageError(`--keep ${keep} is not a number of snapshots to keep`, {
+      hint: "give a whole number of 1 or more, e.g. --keep 2",
+    });
+  }
+}
+
+/**
+ * No droplet: hibernated already, or destroyed by a run stopped before it could write down the snapshot it kept. Says
+ * so when that snapshot is listed (and writes it down); throws otherwise.
+ */
+async function alreadyHibernated({ ctx, digitalocean, state, step }: Hibernation, env: HibernateEnv): Promise<void> {
+  const pending = state.snapshot;
+  const listed = (await digitalocean.snapshots()).find((s) =>
+    state.snapshotId
+      ? s.id === state.snapshotId
+      : pending !== undefined && s.name === pending.name && s.resource_id === String(pending.dropletId),
+  );
+  if (!listed) {
     throw new JobError("no droplet to hibernate", {
       where: env.DROPLET_NAME ? "DROPLET_NAME" : `tag ${env.DROPLET_TAG ?? "mcops"}`,
       hint: "tag the game VM with mcops in the DigitalOcean control panel, or set DROPLET_NAME in .env",
     });
   }
-  const ip = publicIpv4(droplet);
+  if (state.snapshotId !== listed.id) {
+    state.snapshotId = listed.id;
+    state.hibernatedAt ??= listed.created_at;
+    delete state.snapshot;
+    delete state.powerDown;
+    writeLocalState(ctx, state);
+  }
+  step.note(`Already hibernated: snapshot ${listed.name}; bring it back with: revive`);
+}
+
+/** Writes down the droplet as it is, for revive to recreate; its monthly price, for the cost line. */
+function rememberDroplet({ ctx, state }: Hibernation, droplet: Droplet): number | undefined {
   state.droplet = {
     id: droplet.id,
     name: droplet.name,
@@ -117,29 +146,38 @@ export async function runHibernate(ctx: LocalContext, options: HibernateOptions 
     priceMonthly: droplet.size?.price_monthly ?? state.droplet?.priceMonthly,
   };
   writeLocalState(ctx, state);
+  return state.droplet.priceMonthly;
+}
 
-  const snapshotting = state.snapshot?.dropletId === droplet.id ? state.snapshot : undefined;
-  if (droplet.status === "active" && !snapshotting) {
-    const stopping = state.powerDown?.dropletId === droplet.id ? state.powerDown : undefined;
-    if (stopping) {
-      // The game was stopped and backed up by the run that asked for this shutdown: not again on a VM going down.
-      step.note(`Carrying on with the shutdown asked for at ${stopping.since}`);
-    } else {
-      await stopGame(ctx, env, options.force ?? false, step);
-      if (!options.skipBackup) await lastBackup(env, ip, options.runner ?? zxRunner, step);
-    }
-    await powerDown(ctx, digitalocean, droplet, state, pollMs, step);
+/**
+ * An active droplet not yet being snapshotted: the game stopped, the last backup, the shutdown. A shutdown an earlier
+ * run asked for is carried on with, without stopping or backing up again on a VM going down.
+ */
+async function bringDown(run: Hibernation, env: HibernateEnv, droplet: Droplet, options: HibernateOptions) {
+  const { state, step } = run;
+  const snapshotting = state.snapshot?.dropletId === droplet.id;
+  if (droplet.status !== "active" || snapshotting) return;
+  const stopping = state.powerDown?.dropletId === droplet.id ? state.powerDown : undefined;
+  if (stopping) {
+    step.note(`Carrying on with the shutdown asked for at ${stopping.since}`);
+  } else {
+    await stopGame(run.ctx, env, options.force ?? false, step);
+    if (!options.skipBackup) await lastBackup(env, publicIpv4(droplet), options.runner ?? zxRunner, step);
   }
+  await powerDown(run, droplet);
+}
 
-  const snapshot = await takeSnapshot(ctx, digitalocean, droplet, state, pollMs, step);
-  const destroyed = await destroy(ctx, digitalocean, droplet, snapshot, options.yes ?? false, step);
+/** The snapshot is kept and the droplet gone: the state file says hibernated. */
+function noteHibernated({ ctx, state }: Hibernation, snapshot: Snapshot): void {
   state.hibernatedAt = new Date(ctx.clock.now()).toISOString();
   state.snapshotId = snapshot.id;
   delete state.snapshot;
   delete state.powerDown;
   writeLocalState(ctx, state);
+}
 
-  const keep = options.keep ?? env.KEEP_SNAPSHOTS ?? 2;
+/** Deletes the older mcops snapshots beyond `keep` (the new one counted); no other snapshot is touched. */
+async function pruneSnapshots({ digitalocean, step }: Hibernation, snapshot: Snapshot, keep: number): Promise<void> {
   const old = mcopsSnapshots(await digitalocean.snapshots())
     .filter((s) => s.id !== snapshot.id)
     .slice(Math.max(0, keep - 1));
@@ -148,8 +186,16 @@ export async function runHibernate(ctx: LocalContext, options: HibernateOptions 
     step.done(
       `Deleted ${old.length} older snapshot${old.length === 1 ? "" : "s"} (keeping ${keep}): ${old.map((s) => s.name).join(", ")}`,
     );
+}
 
-  const cost = costLine(snapshot.size_gigabytes, state.droplet.priceMonthly);
+/** The last line, and the webhook's message when .env names one. */
+async function report(
+  { ctx, step }: Hibernation,
+  env: HibernateEnv,
+  snapshot: Snapshot,
+  destroyed: string,
+  cost: string,
+): Promise<void> {
   step.note(`Hibernated in ${step.total()}: ${destroyed}; ${cost}. Bring it back with: revive`);
   await localNotifier(ctx, env)?.send({
     title: "Server hibernated",
@@ -157,21 +203,14 @@ export async function runHibernate(ctx: LocalContext, options: HibernateOptions 
     colour: COLOURS.info,
     category: "idle",
   });
-  return 0;
 }
 
+/** Refuses while anyone plays (or, without --force, while nobody can tell); stops the game server through the panel. */
 async function stopGame(
-  ctx: LocalContext,
-  env: {
-    SERVER_ADDR: string;
-    GAME_ADDRESS?: string | undefined;
-    CONTROL_KEY: string;
-    PANEL_URL: string;
-    CONTROL_URL?: string | undefined;
-    SERVER_ID?: string | undefined;
-  },
+  ctx: Pick<ToolContext, "clock">,
+  env: HibernateEnv,
   force: boolean,
-  step: ReturnType<typeof steps>,
+  step: Steps,
 ): Promise<void> {
   const address = env.GAME_ADDRESS ?? env.SERVER_ADDR;
   const { ping, error } = await pingGame(address);
@@ -209,12 +248,8 @@ async function stopGame(
   step.done("Stopped the game server through the panel");
 }
 
-async function lastBackup(
-  env: { SSH_KEY?: string | undefined; SSH_USER?: string | undefined },
-  ip: string | undefined,
-  runner: Runner,
-  step: ReturnType<typeof steps>,
-): Promise<void> {
+/** The VM's own backup tool, over SSH, before anything is shut down. */
+async function lastBackup(env: HibernateEnv, ip: string | undefined, runner: Runner, step: Steps): Promise<void> {
   if (!ip)
     throw new JobError("the droplet has no public IPv4 address for the last backup", { hint: "pass --skip-backup" });
   const args = [
@@ -235,7 +270,7 @@ async function lastBackup(
       `the last backup on the VM failed (ssh exit ${result.code ?? result.signal})${said ? `: ${said}` : ""}`,
       {
         where: `${env.SSH_USER ?? "root"}@${ip}`,
-        hint: "nothing was shut down or destroyed; fix it (see /var/log/mc-backup.log on the VM) or pass --skip-backup",
+        hint: `nothing was shut down or destroyed; fix it (see /var/log/${LOG_FILES.backup} on the VM) or pass --skip-backup`,
       },
     );
   }
@@ -254,14 +289,8 @@ async function stillPending<T>(droplet: Droplet, start: () => Promise<T>): Promi
   }
 }
 
-async function powerDown(
-  ctx: LocalContext,
-  digitalocean: DigitalOcean,
-  droplet: Droplet,
-  state: ReturnType<typeof readLocalState>,
-  pollMs: number,
-  step: ReturnType<typeof steps>,
-): Promise<void> {
+/** A clean shutdown, and a power-off when it does not finish. */
+async function powerDown({ ctx, digitalocean, state, step }: Hibernation, droplet: Droplet): Promise<void> {
   const limits = timeouts(ctx);
   // A shutdown asked for by an earlier run is waited for again, not asked twice (DigitalOcean would refuse it).
   let shutdownId = state.powerDown?.dropletId === droplet.id ? state.powerDown.actionId : undefined;
@@ -271,13 +300,13 @@ async function powerDown(
     state.powerDown = { dropletId: droplet.id, actionId: shutdown.id, since: new Date(ctx.clock.now()).toISOString() };
     writeLocalState(ctx, state);
   }
-  const clean = await digitalocean.waitAction(shutdownId, limits.shutdownMs, pollMs);
+  const clean = await digitalocean.waitAction(shutdownId, limits.shutdownMs, pollMs(ctx));
   if (clean.status === "completed") {
     step.done(`Shut ${droplet.name} down`);
     return;
   }
   const off = await stillPending(droplet, () => digitalocean.action(droplet.id, "power_off"));
-  const hard = await digitalocean.waitAction(off.id, limits.powerOffMs, pollMs);
+  const hard = await digitalocean.waitAction(off.id, limits.powerOffMs, pollMs(ctx));
   if (hard.status !== "completed") {
     throw new JobError(`${droplet.name} would not power off (shutdown ${clean.status}, power_off ${hard.status})`, {
       hint: "nothing was destroyed; power it off in the DigitalOcean control panel, then run hibernate again",
@@ -288,14 +317,8 @@ async function powerDown(
   );
 }
 
-async function takeSnapshot(
-  ctx: LocalContext,
-  digitalocean: DigitalOcean,
-  droplet: Droplet,
-  state: ReturnType<typeof readLocalState>,
-  pollMs: number,
-  step: ReturnType<typeof steps>,
-): Promise<Snapshot> {
+/** Takes the snapshot (or waits for the one asked for by an earlier run) and finds it listed. */
+async function takeSnapshot({ ctx, digitalocean, state, step }: Hibernation, droplet: Droplet): Promise<Snapshot> {
   let pending = state.snapshot?.dropletId === droplet.id ? state.snapshot : undefined;
   if (!pending) {
     const name = snapshotName(ctx.clock.now());
@@ -305,7 +328,7 @@ async function takeSnapshot(
     writeLocalState(ctx, state);
   }
   const limit = timeouts(ctx).snapshotMs;
-  const done = await digitalocean.waitAction(pending.actionId, limit, Math.max(pollMs, 1));
+  const done = await digitalocean.waitAction(pending.actionId, limit, Math.max(pollMs(ctx), 1));
   if (done.status !== "completed") {
     if (done.status === "errored") {
       delete state.snapshot;
@@ -330,13 +353,12 @@ async function takeSnapshot(
   return listed;
 }
 
+/** Destroys the droplet, once its snapshot is seen listed again and the operator agreed. */
 async function destroy(
-  ctx: LocalContext,
-  digitalocean: DigitalOcean,
+  { ctx, digitalocean, step }: Hibernation,
   droplet: Droplet,
   snapshot: Snapshot,
   yes: boolean,
-  step: ReturnType<typeof steps>,
 ): Promise<string> {
   // The rule of this tool: never destroy a droplet unless a completed snapshot of it is listed. Checked once more.
   const listed = (await digitalocean.snapshots()).some(

@@ -4,7 +4,7 @@ import { checkShape, POLICIES } from "@mcops/core/http";
 import { parseGameAddress } from "@mcops/game-log/game-ping";
 import { getDomain } from "tldts";
 import * as z from "zod/mini";
-import { createApi, type Method } from "./api.ts";
+import { type ApiOptions, createApi, type Method } from "./api.ts";
 
 /**
  * DNS for the VM, on Cloudflare (docs/system.md 1.7): the zone and the two names come from SERVER_ADDR and PANEL_URL (no domain
@@ -12,9 +12,9 @@ import { createApi, type Method } from "./api.ts";
  * example.co.uk). The panel name is proxied through the CDN; the play name is DNS only (the game's TCP cannot go through
  * the HTTP proxy). A record that is already right is not written.
  */
-export const CF_BASE = "https://api.cloudflare.com";
+const CF_BASE = "https://api.cloudflare.com";
 
-export interface DnsName {
+interface DnsName {
   name: string;
   zone: string;
   proxied: boolean;
@@ -75,9 +75,9 @@ export const resultSchema = <S extends z.ZodMiniType>(schema: S) => z.object({ r
 /** Cloudflare does not take the token at all (401, or 1000/6003/9109): invalid, revoked, expired or of another kind. */
 class TokenRefused extends JobError {}
 
-export function createCloudflare(options: { base?: string | undefined; token: string; clock: Clock }) {
-  const base = `${options.base ?? CF_BASE}/client/v4`;
-  const explain = (status: number, body: unknown, method: string, path: string): JobError => {
+/** Cloudflare's envelope errors in one line: a refused token (TokenRefused), a token that may not edit, the rest. */
+function explainAnswer(base: string): ApiOptions["explain"] {
+  return (status, body, method, path) => {
     const errors = (body as Envelope | undefined)?.errors ?? [];
     const said = `${status}${errors.length ? `: ${errors.map((e) => `${e.code} ${e.message}`).join("; ")}` : ""}`;
     if (status === 401 || errors.some((e) => e.code === 1000 || e.code === 6003 || e.code === 9109)) {
@@ -97,72 +97,85 @@ export function createCloudflare(options: { base?: string | undefined; token: st
       hint: "run the same command again",
     });
   };
+}
+
+/** A request that answers the `result` of Cloudflare's envelope, as `schema` reads it. */
+type Request = <S extends z.ZodMiniType>(
+  method: Method,
+  path: string,
+  schema: S,
+  json?: unknown,
+) => Promise<z.infer<S>>;
+
+/**
+ * The `result` of an answer, as `schema` reads it. Cloudflare says a failure in the envelope too: a 200 whose success
+ * is false is not a success; one that leaves success out (a record delete) is, when its result reads.
+ */
+function envelopeRequest(options: { base?: string | undefined; token: string; clock: Clock }): Request {
+  const base = `${options.base ?? CF_BASE}/client/v4`;
+  const explain = explainAnswer(base);
   const call = createApi({ base, token: options.token, clock: options.clock, policy: POLICIES.cloudflare, explain });
-  /**
-   * The `result` of an answer, as `schema` reads it. Cloudflare says a failure in the envelope too: a 200 whose
-   * success is false is not a success; one that leaves success out (a record delete) is, when its result reads.
-   */
-  const request = async <S extends z.ZodMiniType>(
-    method: Method,
-    path: string,
-    schema: S,
-    json?: unknown,
-  ): Promise<z.infer<S>> => {
+  return async (method, path, schema, json) => {
     const body = await call(method, path, envelopeSchema, json);
     if (body.success === false) throw explain(200, body, method.toUpperCase(), path);
     const route = `${method.toUpperCase()} ${path}`;
     const checked = checkShape(resultSchema(schema), body, { service: "Cloudflare", route });
-    return (checked as { result: z.infer<S> }).result;
+    return (checked as { result: z.infer<typeof schema> }).result;
   };
+}
 
-  /** The account a zone belongs to, as the token sees it; undefined when the token cannot see the zone. */
-  const accountOf = async (zone: string): Promise<string | undefined> => {
-    try {
-      const zones = await request("get", `/zones?name=${encodeURIComponent(zone)}`, z.array(zoneSchema));
-      return zones.find((found) => found.name === zone)?.account?.id;
-    } catch (error) {
-      if (error instanceof TokenRefused) return undefined;
-      throw error;
+/** The account a zone belongs to, as the token sees it; undefined when the token cannot see the zone. */
+async function accountOf(request: Request, zone: string): Promise<string | undefined> {
+  try {
+    const zones = await request("get", `/zones?name=${encodeURIComponent(zone)}`, z.array(zoneSchema));
+    return zones.find((found) => found.name === zone)?.account?.id;
+  } catch (error) {
+    if (error instanceof TokenRefused) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Throws a clear error for an invalid, disabled or expired token, of either kind Cloudflare offers: a user token
+ * verifies at /user/tokens/verify; an account-owned token is refused there (401, 1000) although every DNS call works,
+ * and verifies at /accounts/{account_id}/tokens/verify, the account being the one `zone` belongs to.
+ */
+async function verifyToken(request: Request, zone: string): Promise<"user" | "account"> {
+  let kind: "user" | "account" = "user";
+  let token: z.infer<typeof verifySchema>;
+  try {
+    token = await request("get", "/user/tokens/verify", verifySchema);
+  } catch (error) {
+    if (!(error instanceof TokenRefused)) throw error;
+    const accountId = await accountOf(request, zone);
+    if (!accountId) {
+      throw new TokenRefused(
+        `Cloudflare refused the token as a user token and as an account token (${error.message.replace(/^Cloudflare refused the token \((.*)\)$/, "$1")})`,
+        {
+          where: "CLOUDFLARE_API_TOKEN",
+          hint: `create an API token (My Profile or Manage Account → API Tokens) with Zone → DNS → Edit for ${zone} and put it in .env`,
+        },
+      );
     }
-  };
+    token = await request("get", `/accounts/${accountId}/tokens/verify`, verifySchema);
+    kind = "account";
+  }
+  if (token.status !== "active") {
+    throw new JobError(
+      `the Cloudflare ${kind === "account" ? "account " : ""}token is ${token.status}${token.expires_on ? ` (expired ${token.expires_on})` : ""}`,
+      {
+        where: "CLOUDFLARE_API_TOKEN",
+        hint: "create a new API token with Zone → DNS → Edit for the zone and put it in .env",
+      },
+    );
+  }
+  return kind;
+}
 
+export function createCloudflare(options: { base?: string | undefined; token: string; clock: Clock }) {
+  const request = envelopeRequest(options);
   return {
-    /**
-     * Throws a clear error for an invalid, disabled or expired token, of either kind Cloudflare offers: a user token
-     * verifies at /user/tokens/verify; an account-owned token is refused there (401, 1000) although every DNS call
-     * works, and verifies at /accounts/{account_id}/tokens/verify, the account being the one `zone` belongs to.
-     */
-    async verify(zone: string): Promise<"user" | "account"> {
-      let kind: "user" | "account" = "user";
-      let token: z.infer<typeof verifySchema>;
-      try {
-        token = await request("get", "/user/tokens/verify", verifySchema);
-      } catch (error) {
-        if (!(error instanceof TokenRefused)) throw error;
-        const accountId = await accountOf(zone);
-        if (!accountId) {
-          throw new TokenRefused(
-            `Cloudflare refused the token as a user token and as an account token (${error.message.replace(/^Cloudflare refused the token \((.*)\)$/, "$1")})`,
-            {
-              where: "CLOUDFLARE_API_TOKEN",
-              hint: `create an API token (My Profile or Manage Account → API Tokens) with Zone → DNS → Edit for ${zone} and put it in .env`,
-            },
-          );
-        }
-        token = await request("get", `/accounts/${accountId}/tokens/verify`, verifySchema);
-        kind = "account";
-      }
-      if (token.status !== "active") {
-        throw new JobError(
-          `the Cloudflare ${kind === "account" ? "account " : ""}token is ${token.status}${token.expires_on ? ` (expired ${token.expires_on})` : ""}`,
-          {
-            where: "CLOUDFLARE_API_TOKEN",
-            hint: "create a new API token with Zone → DNS → Edit for the zone and put it in .env",
-          },
-        );
-      }
-      return kind;
-    },
+    verify: (zone: string) => verifyToken(request, zone),
     async zoneId(name: string): Promise<string> {
       const zones = await request("get", `/zones?name=${encodeURIComponent(name)}`, z.array(zoneSchema));
       const zone = zones.find((found) => found.name === name);
