@@ -126,8 +126,8 @@ export async function startWorld(
       envFile,
       env: { MCOPS_RUN_DIR: join(dir.path, "run") },
       clock: systemClock,
-      stdout: { write: (text: string) => (out.push(text), true) },
-      stderr: { write: (text: string) => (err.push(text), true) },
+      stdout: { write: (text: string) => void out.push(text) },
+      stderr: { write: (text: string) => void err.push(text) },
       pollMs: 10,
       // Generous against the stand-in's 30-80 ms actions, so that a busy machine does not change the story.
       timeouts: { shutdownMs: 3000, powerOffMs: 3000, snapshotMs: 2000, activeMs: 5000 },
