@@ -35,11 +35,18 @@ export interface AutosaveOptions {
   atExit?: Set<() => Promise<void>> | undefined;
 }
 
+/** How the world was made consistent, before the guard knows whether autosave was turned off. */
+type Outcome = Pick<AutosaveGuard, "mode" | "note">;
+
+const nothingToResume = async (): Promise<void> => {};
+
+/** A guard for a world the backup did not pause: nothing to turn back on. */
+function atRest(mode: AutosaveGuard["mode"], note: string): AutosaveGuard {
+  return { mode, note, offSince: undefined, resume: nothingToResume };
+}
+
 export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveGuard> {
-  // Reading the new tail of latest.log is cheap; look often, the flush usually lands within a few hundred ms.
-  const { panel, volume, latestLog = "logs/latest.log", clock, logger, saveTimeoutMs, pollMs = 25, signal } = options;
-  const { atExit } = options;
-  const nothingToResume = async () => {};
+  const { panel, logger, signal } = options;
   let state: string;
   try {
     state = (await panel.resources()).state;
@@ -48,30 +55,35 @@ export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveG
     logger.warn(
       `the panel cannot be reached (${reason}); the backup is crash-consistent, taken while the game may be writing`,
     );
-    return {
-      mode: "panel-unreachable",
-      note: "panel unreachable: crash-consistent backup",
-      offSince: undefined,
-      resume: nothingToResume,
-    };
+    return atRest("panel-unreachable", "panel unreachable: crash-consistent backup");
   }
   if (state !== "running") {
     logger.info(`the server is ${state}: its files are at rest, no save commands needed`);
-    return { mode: "server-offline", note: `server ${state}`, offSince: undefined, resume: nothingToResume };
+    return atRest("server-offline", `server ${state}`);
   }
-
   if (signal?.aborted) {
     logger.info(`interrupted by ${String(signal.reason)} before save-off: no save commands sent`);
-    return {
-      mode: "flush-unconfirmed",
-      note: "interrupted before save-off",
-      offSince: undefined,
-      resume: nothingToResume,
-    };
+    return atRest("flush-unconfirmed", "interrupted before save-off");
   }
+  const offSince = options.clock.now();
+  const resume = resumer(options, offSince);
+  try {
+    options.atExit?.add(resume);
+    return { ...(await flushAndConfirm(options)), offSince, resume };
+  } catch (error) {
+    // A command failed after save-off may have gone through: turn autosave back on before going crash-consistent.
+    await resume();
+    logger.warn(`save commands failed (${(error as Error).message}); the backup is crash-consistent`);
+    return atRest("panel-unreachable", "save commands failed: crash-consistent backup");
+  }
+}
 
-  const offSince = clock.now();
-  // One save-on however many paths ask for it (the job's finally, a second signal): each waits for the same one.
+/**
+ * `save-on`, once however many paths ask for it (the job's finally, a second signal): each waits for the same one.
+ * Never throws; it leaves `atExit` once done.
+ */
+function resumer(options: AutosaveOptions, offSince: number): () => Promise<void> {
+  const { panel, clock, logger, atExit } = options;
   let resuming: Promise<void> | undefined;
   const resume = () => {
     resuming ??= (async () => {
@@ -86,63 +98,58 @@ export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveG
     })();
     return resuming;
   };
+  return resume;
+}
 
-  try {
-    atExit?.add(resume);
-    await panel.command("save-off");
-    const log = new GameLogTail(volume, latestLog);
-    let offset = log.size();
-    await panel.command("save-all flush");
-    logger.info("save-off and save-all flush sent; waiting for the game to confirm");
-    const deadline = clock.now() + saveTimeoutMs;
-    let partial = "";
-    while (clock.now() < deadline && !signal?.aborted) {
-      let read: ReturnType<GameLogTail["readFrom"]>;
-      try {
-        read = log.readFrom(offset);
-      } catch (error) {
-        if (!(error instanceof UnsafePathError)) throw error;
-        // A FIFO, a device or a link where the log belongs: never opened, never waited on.
-        logger.warn(`${error.message}: going on without the game's confirmation`);
-        return {
-          mode: "flush-unconfirmed",
-          note: "save-all flush not confirmed (game log unusable)",
-          offSince,
-          resume,
-        };
-      }
-      const { text, start, next } = read;
-      // Whole lines only: the game's line may be read in two pieces while it is being written. A new file starts over.
-      const lines = ((start === offset ? partial : "") + text).split("\n");
-      partial = (lines.pop() ?? "").slice(-65_536);
-      offset = next;
-      if (lines.some(isSavedTheGame)) {
-        logger.info("the game confirmed: Saved the game");
-        return { mode: "flushed", note: "world flushed (save-all flush confirmed)", offSince, resume };
-      }
-      // An abort ends the pause at once (the sleep rejects); the loop then stops.
-      await clock.sleep(pollMs, signal).catch(() => {});
+/** save-off, save-all flush, then the wait for the game's "Saved the game" in latest.log. */
+async function flushAndConfirm(options: AutosaveOptions): Promise<Outcome> {
+  const { panel, volume, latestLog = "logs/latest.log", logger } = options;
+  await panel.command("save-off");
+  const log = new GameLogTail(volume, latestLog);
+  const offset = log.size();
+  await panel.command("save-all flush");
+  logger.info("save-off and save-all flush sent; waiting for the game to confirm");
+  return waitForSaved(options, log, offset);
+}
+
+/** Reads the log's new lines until the game's own "Saved the game", the save timeout, or the run's abort. */
+async function waitForSaved(options: AutosaveOptions, log: GameLogTail, from: number): Promise<Outcome> {
+  // Reading the new tail of latest.log is cheap; look often, the flush usually lands within a few hundred ms.
+  const { clock, logger, saveTimeoutMs, pollMs = 25, signal } = options;
+  const deadline = clock.now() + saveTimeoutMs;
+  let offset = from;
+  let partial = "";
+  while (clock.now() < deadline && !signal?.aborted) {
+    let read: ReturnType<GameLogTail["readFrom"]>;
+    try {
+      read = log.readFrom(offset);
+    } catch (error) {
+      if (!(error instanceof UnsafePathError)) throw error;
+      // A FIFO, a device or a link where the log belongs: never opened, never waited on.
+      logger.warn(`${error.message}: going on without the game's confirmation`);
+      return { mode: "flush-unconfirmed", note: "save-all flush not confirmed (game log unusable)" };
     }
-    if (signal?.aborted) {
-      const note = `interrupted by ${String(signal.reason)} while waiting for "Saved the game"`;
-      logger.info(`${note}; turning autosave back on`);
-      return { mode: "flush-unconfirmed", note, offSince, resume };
+    const { text, start, next } = read;
+    // Whole lines only: the game's line may be read in two pieces while it is being written. A new file starts over.
+    const lines = ((start === offset ? partial : "") + text).split("\n");
+    partial = (lines.pop() ?? "").slice(-65_536);
+    offset = next;
+    if (lines.some(isSavedTheGame)) {
+      logger.info("the game confirmed: Saved the game");
+      return { mode: "flushed", note: "world flushed (save-all flush confirmed)" };
     }
-    logger.warn(
-      `no "Saved the game" in ${volume.display(latestLog)} within ${saveTimeoutMs / 1000} s; going on without the confirmation`,
-    );
-    return { mode: "flush-unconfirmed", note: "save-all flush not confirmed in time", offSince, resume };
-  } catch (error) {
-    // A command failed after save-off may have gone through: turn autosave back on before going crash-consistent.
-    await resume();
-    logger.warn(`save commands failed (${(error as Error).message}); the backup is crash-consistent`);
-    return {
-      mode: "panel-unreachable",
-      note: "save commands failed: crash-consistent backup",
-      offSince: undefined,
-      resume: nothingToResume,
-    };
+    // An abort ends the pause at once (the sleep rejects); the loop then stops.
+    await clock.sleep(pollMs, signal).catch(() => {});
   }
+  if (signal?.aborted) {
+    const note = `interrupted by ${String(signal.reason)} while waiting for "Saved the game"`;
+    logger.info(`${note}; turning autosave back on`);
+    return { mode: "flush-unconfirmed", note };
+  }
+  logger.warn(
+    `no "Saved the game" in ${log.volume.display(log.rel)} within ${saveTimeoutMs / 1000} s; going on without the confirmation`,
+  );
+  return { mode: "flush-unconfirmed", note: "save-all flush not confirmed in time" };
 }
 
 /**
