@@ -1,5 +1,5 @@
 import { JobError } from "@mcops/core/errors";
-import { type Runner } from "@mcops/core/runner";
+import type { Runner, RunResult } from "@mcops/core/runner";
 
 /**
  * restic as the backup tool drives it: always with --json where restic has it, the repository and its password file
@@ -15,12 +15,7 @@ export interface ResticEnv {
 
 export interface BackupSummary {
   snapshotId: string;
-  filesNew: number;
-  filesChanged: number;
-  filesUnmodified: number;
   dataAdded: number;
-  totalBytesProcessed: number;
-  durationSeconds: number;
   /** Files restic could not read (exit 3); the snapshot was made without them. */
   unreadable: string[];
 }
@@ -64,9 +59,6 @@ export interface RetentionPolicy {
   keepWeekly: number;
 }
 
-/** docs/system.md 4.5 and 8: the forced clean. */
-export const DEFAULT_RETENTION: RetentionPolicy = { keepLast: 1, keepDaily: 30, keepWeekly: 12 };
-
 /** The last lines of restic's stderr that say something (not rclone's notices), for messages. */
 function lastWords(stderr: string): string {
   const lines = stderr
@@ -97,6 +89,8 @@ export function classifyFailure(
   signal: string | null,
   stderr: string,
   repository: string,
+  /** The backup log, where restic's whole output is. */
+  logFile: string,
   /** Whether `rclone listremotes` lists the repository's remote; restic's own words race with rclone's. */
   remoteConfigured?: boolean,
 ): ResticError {
@@ -154,7 +148,7 @@ export function classifyFailure(
   return new ResticError(
     "failed",
     `restic failed (exit ${code}): ${said}`,
-    "see /var/log/mc-backup.log for restic's full output",
+    `see ${logFile} for restic's full output`,
     repository,
   );
 }
@@ -162,6 +156,8 @@ export function classifyFailure(
 export interface ResticOptions {
   runner: Runner;
   env: ResticEnv;
+  /** The backup log (in MCOPS_LOG_DIR), named in hints: restic's whole output is there. */
+  logFile: string;
   /** Called with each stderr line restic writes (for the log). */
   onStderr?: (line: string) => void;
   onSpawn?: (pid: number) => void;
@@ -203,29 +199,50 @@ export async function isolationProblem(runner: Runner, dir: string): Promise<str
   return result.stderr.trim().split("\n").at(-1) || `exit ${result.code ?? result.signal}`;
 }
 
-export function createRestic(options: ResticOptions) {
-  const { runner, env } = options;
-  const childEnv = {
-    RESTIC_REPOSITORY: env.RESTIC_REPOSITORY,
-    RESTIC_PASSWORD_FILE: env.RESTIC_PASSWORD_FILE,
-    RESTIC_PASSWORD: undefined,
-    RESTIC_PASSWORD_COMMAND: undefined,
-  };
+/** How one restic command is run: which exits are success, where its lines go, whether it reads with no link followed. */
+interface Invocation {
+  onStdoutLine?: ((line: string) => void) | undefined;
+  onStderrLine?: ((line: string) => void) | undefined;
+  okCodes?: number[];
+  /** Read with no link followed below this directory (a private mount namespace; see `isolated`). */
+  isolate?: string | undefined;
+}
 
-  async function restic(
-    args: string[],
-    onStdoutLine?: (line: string) => void,
-    okCodes: number[] = [0],
-    onStderrLine: ((line: string) => void) | undefined = options.onStderr,
-    isolate?: string,
-  ) {
+export interface BackupRequest {
+  tags: string[];
+  excludes: string[];
+  onProgress?: ((p: Progress) => void) | undefined;
+  /** Files larger than this are left out (restic's size syntax, e.g. 4G). */
+  maxFileSize?: string | undefined;
+  /** Read with no link followed below this directory (a private mount namespace; see `isolated`). */
+  isolate?: string | undefined;
+}
+
+export class Restic {
+  readonly #options: ResticOptions;
+  readonly #childEnv: Record<string, string | undefined>;
+
+  constructor(options: ResticOptions) {
+    this.#options = options;
+    this.#childEnv = {
+      RESTIC_REPOSITORY: options.env.RESTIC_REPOSITORY,
+      RESTIC_PASSWORD_FILE: options.env.RESTIC_PASSWORD_FILE,
+      RESTIC_PASSWORD: undefined,
+      RESTIC_PASSWORD_COMMAND: undefined,
+    };
+  }
+
+  /** Runs restic; an exit not in `okCodes` becomes a ResticError that says why. */
+  async #run(args: string[], invocation: Invocation = {}): Promise<RunResult> {
+    const { runner, env, logFile } = this.#options;
+    const { isolate, okCodes = [0], onStdoutLine, onStderrLine = this.#options.onStderr } = invocation;
     const [command, argv] = isolate ? ["unshare", isolated(isolate, "restic", args)] : ["restic", args];
     const result = await runner.run(command, argv, {
-      env: childEnv,
+      env: this.#childEnv,
       onStdoutLine,
       onStderrLine,
-      onSpawn: options.onSpawn,
-      signal: options.signal,
+      onSpawn: this.#options.onSpawn,
+      signal: this.#options.signal,
     });
     if (result.code === null && result.signal === null) {
       throw new ResticError("failed", "restic could not be started", "install it: apt-get install restic");
@@ -233,169 +250,158 @@ export function createRestic(options: ResticOptions) {
     if (result.code === 127)
       throw new ResticError("failed", "restic is not installed", "install it: apt-get install restic");
     if (result.code === null || !okCodes.includes(result.code)) {
-      const error = classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY);
+      const error = classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY, logFile);
       if (error.kind !== "remote") throw error;
       // restic may stop rclone before rclone says why; ask rclone itself whether the remote exists.
-      const configured = await remoteConfigured();
+      const configured = await this.#remoteConfigured();
       throw configured === false
-        ? classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY, false)
+        ? classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY, logFile, false)
         : error;
     }
     return result;
   }
 
-  async function remoteConfigured(): Promise<boolean | undefined> {
-    const name = rcloneRemoteName(env.RESTIC_REPOSITORY);
+  async #remoteConfigured(): Promise<boolean | undefined> {
+    const name = rcloneRemoteName(this.#options.env.RESTIC_REPOSITORY);
     if (!name) return undefined;
-    const listed = await runner.run("rclone", ["listremotes"], { signal: options.signal });
+    const listed = await this.#options.runner.run("rclone", ["listremotes"], { signal: this.#options.signal });
     if (listed.code !== 0) return undefined;
     return listed.stdout.split("\n").some((line) => line.trim() === `${name}:`);
   }
 
-  return {
-    async version(): Promise<string> {
-      const { stdout } = await restic(["version"]);
-      return /restic (\d+\.\d+\.\d+)/.exec(stdout)?.[1] ?? "unknown";
-    },
+  /** True when a repository exists and the password opens it. */
+  async exists(): Promise<boolean> {
+    try {
+      await this.#run(["cat", "config"]);
+      return true;
+    } catch (error) {
+      if (error instanceof ResticError && error.kind === "no-repository") return false;
+      throw error;
+    }
+  }
 
-    /** True when a repository exists and the password opens it. */
-    async exists(): Promise<boolean> {
-      try {
-        await restic(["cat", "config"]);
-        return true;
-      } catch (error) {
-        if (error instanceof ResticError && error.kind === "no-repository") return false;
-        throw error;
-      }
-    },
+  async init(): Promise<void> {
+    await this.#run(["init"]);
+  }
 
-    async init(): Promise<void> {
-      await restic(["init"]);
-    },
+  /** Removes locks left by restic processes that no longer run; a live lock is left alone (restic unlock). */
+  async unlock(): Promise<void> {
+    await this.#run(["unlock"]);
+  }
 
-    /** Removes locks left by restic processes that no longer run; a live lock is left alone (restic unlock). */
-    async unlock(): Promise<string> {
-      return (await restic(["unlock"])).stderr;
-    },
-
-    async backup(
-      paths: string[],
-      opts: {
-        tags: string[];
-        excludes: string[];
-        host?: string;
-        onProgress?: (p: Progress) => void;
-        /** Files larger than this are left out (restic's size syntax, e.g. 4G). */
-        maxFileSize?: string;
-        /** Read with no link followed below this directory (a private mount namespace; see `isolated`). */
-        isolate?: string;
-      },
-    ): Promise<BackupSummary> {
-      const args = ["backup", "--json"];
-      if (opts.maxFileSize) args.push("--exclude-larger-than", opts.maxFileSize);
-      for (const tag of opts.tags) args.push("--tag", tag);
-      for (const pattern of opts.excludes) args.push("--exclude", pattern);
-      if (opts.host) args.push("--host", opts.host);
-      args.push("--", ...paths);
-      let summary: Record<string, unknown> | undefined;
-      const unreadable: string[] = [];
+  async backup(paths: string[], request: BackupRequest): Promise<BackupSummary> {
+    const args = ["backup", "--json"];
+    if (request.maxFileSize) args.push("--exclude-larger-than", request.maxFileSize);
+    for (const tag of request.tags) args.push("--tag", tag);
+    for (const pattern of request.excludes) args.push("--exclude", pattern);
+    args.push("--", ...paths);
+    const messages = new BackupMessages(request.onProgress, this.#options.onStderr);
+    const result = await this.#run(args, {
+      onStdoutLine: (line) => messages.take(line),
+      okCodes: [0, 3],
       // JSON messages come on stdout, except that restic 0.14 writes its "error" messages to stderr.
-      const onJson = (line: string): boolean => {
-        if (!line.startsWith("{")) return false;
-        let message: Record<string, unknown>;
-        try {
-          message = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          return false;
-        }
-        if (message.message_type === "summary") summary = message;
-        else if (message.message_type === "error") {
-          const item = String(message.item ?? (message.error as { Path?: string })?.Path ?? "?");
-          unreadable.push(item);
-          options.onStderr?.(`error: cannot read ${item} (${describeErrno((message.error as { Err?: number })?.Err)})`);
-        } else if (message.message_type === "status" && opts.onProgress) {
-          opts.onProgress({
-            percent: Number(message.percent_done ?? 0) * 100,
-            bytesDone: Number(message.bytes_done ?? 0),
-            totalBytes: Number(message.total_bytes ?? 0),
-            secondsRemaining: message.seconds_remaining === undefined ? undefined : Number(message.seconds_remaining),
-          });
-        }
-        return true;
-      };
-      const result = await restic(
-        args,
-        onJson,
-        [0, 3],
-        (line) => {
-          if (!onJson(line)) options.onStderr?.(line);
-        },
-        opts.isolate,
-      );
-      if (result.code === 3 && unreadable.length === 0) unreadable.push("(see the log)");
-      if (!summary || typeof summary.snapshot_id !== "string") {
-        throw new ResticError("failed", "restic finished without reporting a snapshot", "see /var/log/mc-backup.log");
-      }
-      return {
-        snapshotId: summary.snapshot_id,
-        filesNew: Number(summary.files_new ?? 0),
-        filesChanged: Number(summary.files_changed ?? 0),
-        filesUnmodified: Number(summary.files_unmodified ?? 0),
-        dataAdded: Number(summary.data_added ?? 0),
-        totalBytesProcessed: Number(summary.total_bytes_processed ?? 0),
-        durationSeconds: Number(summary.total_duration ?? 0),
-        unreadable,
-      };
-    },
+      onStderrLine: (line) => {
+        if (!messages.take(line)) this.#options.onStderr?.(line);
+      },
+      isolate: request.isolate,
+    });
+    if (result.code === 3 && messages.unreadable.length === 0) messages.unreadable.push("(see the log)");
+    const summary = messages.summary;
+    if (!summary || typeof summary.snapshot_id !== "string") {
+      throw new ResticError("failed", "restic finished without reporting a snapshot", `see ${this.#options.logFile}`);
+    }
+    return {
+      snapshotId: summary.snapshot_id,
+      dataAdded: Number(summary.data_added ?? 0),
+      unreadable: messages.unreadable,
+    };
+  }
 
-    async snapshots(tags: string[] = []): Promise<Snapshot[]> {
-      const args = ["snapshots", "--json"];
-      if (tags.length) args.push("--tag", tags.join(","));
-      const { stdout } = await restic(args);
-      return (JSON.parse(stdout || "[]") as Snapshot[] | null) ?? [];
-    },
+  async snapshots(tags: string[] = []): Promise<Snapshot[]> {
+    const args = ["snapshots", "--json"];
+    if (tags.length) args.push("--tag", tags.join(","));
+    const { stdout } = await this.#run(args);
+    return (JSON.parse(stdout || "[]") as Snapshot[] | null) ?? [];
+  }
 
-    /**
-     * Bytes the repository takes. For the rclone repositories of docs/system.md 2.1 rclone counts them (a listing, ~50 ms locally,
-     * no password, no lock); otherwise restic stats --mode raw-data (which opens the repository's key, ~0.7 s).
-     */
-    async repositorySize(): Promise<number> {
-      const remote = /^rclone:(.+)$/.exec(env.RESTIC_REPOSITORY)?.[1];
-      if (remote) {
-        const result = await runner.run("rclone", ["size", "--json", remote], { signal: options.signal });
-        if (result.code === 0) return Number((JSON.parse(result.stdout) as { bytes?: number }).bytes ?? 0);
-      }
-      const { stdout } = await restic(["stats", "--json", "--mode", "raw-data"]);
-      return Number((JSON.parse(stdout) as { total_size?: number }).total_size ?? 0);
-    },
+  /**
+   * Bytes the repository takes. For the rclone repositories of docs/system.md 2.1 rclone counts them (a listing, ~50 ms
+   * locally, no password, no lock); otherwise restic stats --mode raw-data (which opens the repository's key, ~0.7 s).
+   */
+  async repositorySize(): Promise<number> {
+    const remote = /^rclone:(.+)$/.exec(this.#options.env.RESTIC_REPOSITORY)?.[1];
+    if (remote) {
+      const result = await this.#options.runner.run("rclone", ["size", "--json", remote], {
+        signal: this.#options.signal,
+      });
+      if (result.code === 0) return Number((JSON.parse(result.stdout) as { bytes?: number }).bytes ?? 0);
+    }
+    const { stdout } = await this.#run(["stats", "--json", "--mode", "raw-data"]);
+    return Number((JSON.parse(stdout) as { total_size?: number }).total_size ?? 0);
+  }
 
-    async forget(policy: RetentionPolicy, tags: string[], prune: boolean): Promise<string> {
-      const args = [
-        "forget",
-        "--keep-last",
-        String(policy.keepLast),
-        "--keep-daily",
-        String(policy.keepDaily),
-        "--keep-weekly",
-        String(policy.keepWeekly),
-      ];
-      if (tags.length) args.push("--tag", tags.join(","));
-      if (prune) args.push("--prune");
-      return (await restic(args)).stdout;
-    },
+  async forget(policy: RetentionPolicy, tags: string[], prune: boolean): Promise<string> {
+    const args = [
+      "forget",
+      "--keep-last",
+      String(policy.keepLast),
+      "--keep-daily",
+      String(policy.keepDaily),
+      "--keep-weekly",
+      String(policy.keepWeekly),
+    ];
+    if (tags.length) args.push("--tag", tags.join(","));
+    if (prune) args.push("--prune");
+    return (await this.#run(args)).stdout;
+  }
 
-    async check(readDataSubset?: string): Promise<string> {
-      const args = ["check"];
-      if (readDataSubset) args.push(`--read-data-subset=${readDataSubset}`);
-      return (await restic(args)).stdout;
-    },
+  async check(readDataSubset?: string): Promise<string> {
+    const args = ["check"];
+    if (readDataSubset) args.push(`--read-data-subset=${readDataSubset}`);
+    return (await this.#run(args)).stdout;
+  }
 
-    async restore(snapshotId: string, target: string, includes: string[] = []): Promise<void> {
-      const args = ["restore", snapshotId, "--target", target];
-      for (const include of includes) args.push("--include", include);
-      await restic(args);
-    },
-  };
+  async restore(snapshotId: string, target: string, includes: string[] = []): Promise<void> {
+    const args = ["restore", snapshotId, "--target", target];
+    for (const include of includes) args.push("--include", include);
+    await this.#run(args);
+  }
 }
 
-export type Restic = ReturnType<typeof createRestic>;
+/** What `restic backup --json` says as it goes: its progress, the files it cannot read, and at the end its summary. */
+class BackupMessages {
+  summary: Record<string, unknown> | undefined;
+  readonly unreadable: string[] = [];
+  readonly #onProgress: ((p: Progress) => void) | undefined;
+  readonly #onStderr: ((line: string) => void) | undefined;
+
+  constructor(onProgress: ((p: Progress) => void) | undefined, onStderr: ((line: string) => void) | undefined) {
+    this.#onProgress = onProgress;
+    this.#onStderr = onStderr;
+  }
+
+  /** Takes one line of restic's; false when it is not one of its JSON messages. */
+  take(line: string): boolean {
+    if (!line.startsWith("{")) return false;
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return false;
+    }
+    if (message.message_type === "summary") this.summary = message;
+    else if (message.message_type === "error") {
+      const item = String(message.item ?? (message.error as { Path?: string })?.Path ?? "?");
+      this.unreadable.push(item);
+      this.#onStderr?.(`error: cannot read ${item} (${describeErrno((message.error as { Err?: number })?.Err)})`);
+    } else if (message.message_type === "status" && this.#onProgress) {
+      this.#onProgress({
+        percent: Number(message.percent_done ?? 0) * 100,
+        bytesDone: Number(message.bytes_done ?? 0),
+        totalBytes: Number(message.total_bytes ?? 0),
+        secondsRemaining: message.seconds_remaining === undefined ? undefined : Number(message.seconds_remaining),
+      });
+    }
+    return true;
+  }
+}

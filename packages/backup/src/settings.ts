@@ -1,100 +1,106 @@
-import { join } from "node:path";
-import { type Clock } from "@mcops/core/clock";
-import { type BackupEnv, loadBackupEnv } from "@mcops/core/config";
+import { isAbsolute } from "node:path";
+import {
+  absolutePathSchema,
+  countSchema,
+  fail,
+  field,
+  fromBackupEnv,
+  listSchema,
+  ownerField,
+  panelFields,
+  pingUrlSchema,
+  secondsSchema,
+  setting,
+  sizeSchema,
+  type Values,
+  worldDirField,
+  yesNoSchema,
+} from "@mcops/core/config";
 import { readConfigText } from "@mcops/core/env-file";
-import { ConfigError, describeError } from "@mcops/core/errors";
-import { createNotifier, createPanelClient, type Notifier, type PanelClient, toolNotifier } from "@mcops/core/http";
-import { type Logger, silentLogger, toolLogger, type Writer } from "@mcops/core/log";
-import { type Paths } from "@mcops/core/paths";
-import { type Runner } from "@mcops/core/runner";
+import { ConfigError } from "@mcops/core/errors";
+import { toolLogPath } from "@mcops/core/log-events";
 import { registerSecret } from "@mcops/core/secrets";
-import { DEFAULT_RETENTION, type RetentionPolicy } from "./restic.ts";
+import type { ToolContext } from "@mcops/core/tool";
+import * as z from "zod/mini";
+import type { RetentionPolicy } from "./restic.ts";
 
-/** Everything the backup commands touch of the outside world; tests build one that points at temporary directories. */
-export interface BackupContext {
-  paths: Paths;
-  env: NodeJS.ProcessEnv;
-  clock: Clock;
-  stdout: Writer;
-  stderr: Writer & { isTTY?: boolean };
-  runner: Runner;
-  /** Aborted on SIGINT or SIGTERM; its reason is the signal's name. */
-  signal: AbortSignal;
-  /**
-   * What must still happen when a second signal ends the run at once (turning autosave back on): the job adds it while
-   * it is owed and removes it once done; the CLI runs what is left, for a few seconds at most, before it exits.
-   */
-  atExit?: Set<() => Promise<void>> | undefined;
-}
+/** Where restic keeps the backups: the rclone remote of docs/system.md 2.1, or any location restic itself knows. */
+const resticRepositorySchema = field((value, ctx) => {
+  if (value.startsWith("rclone:")) {
+    if (!/^rclone:[^:/]+:.+$/.test(value)) {
+      fail(ctx, "must have the form rclone:<remote>:<folder>", "e.g. rclone:gdrive:mc-backups");
+    }
+  } else if (!isAbsolute(value) && !/^(sftp|rest|s3|b2|azure|gs|swift):/.test(value)) {
+    fail(ctx, "is not a restic repository location", "use rclone:<remote>:<folder> (docs/system.md 2.1)");
+  }
+});
 
-/** Command-line values that override backup.env (docs/contract.md precedence). */
-export interface SettingFlags {
-  extraPath?: string[] | undefined;
-  exclude?: string[] | undefined;
-  owner?: string | undefined;
-}
+/**
+ * What backup reads from backup.env (docs/system.md 2.1, packages/backup/README.md), each field declared once: a
+ * field's flag (which wins over the file and the environment) is the option of that name in cli.ts. Their order is the order
+ * in which problems are reported.
+ */
+export const fields = {
+  ...panelFields,
+  WORLD_DIR: worldDirField,
+  RESTIC_REPOSITORY: setting(resticRepositorySchema),
+  RESTIC_PASSWORD_FILE: setting(absolutePathSchema, { default: "/root/.restic-password" }),
+  /** Extra paths to back up, relative to WORLD_DIR or absolute: plugins,config */
+  BACKUP_EXTRA_PATHS: setting(z.optional(listSchema), {
+    flag: { name: "extra-path", array: true, describe: "also back up this path (relative to WORLD_DIR), e.g. plugins" },
+  }),
+  /** restic --exclude patterns */
+  BACKUP_EXCLUDE: setting(z.optional(listSchema), {
+    flag: { name: "exclude", array: true, describe: "restic --exclude pattern (session.lock is always left out)" },
+  }),
+  // Retention after each backup; the defaults are docs/system.md 4.5 and 8's forced clean.
+  BACKUP_KEEP_LAST: setting(countSchema, { default: "1" }),
+  BACKUP_KEEP_DAILY: setting(countSchema, { default: "30" }),
+  BACKUP_KEEP_WEEKLY: setting(countSchema, { default: "12" }),
+  /** Retention after each backup. */
+  BACKUP_PRUNE: setting(yesNoSchema, { default: "yes" }),
+  /** How long to wait for "Saved the game" after save-all flush, in seconds. */
+  BACKUP_SAVE_TIMEOUT: setting(secondsSchema, { default: "60" }),
+  /** Files larger than this are left out of the backup (restic's --exclude-larger-than): no world file comes near it. */
+  BACKUP_MAX_FILE_SIZE: setting(sizeSchema, { default: "4G" }),
+  /** restic reads the volume in a mount namespace where no link is followed (no is unsafe). */
+  BACKUP_ISOLATE: setting(yesNoSchema, { default: "yes" }),
+  /** Owner of the restored world (default 988:988, docs/system.md 2.6). */
+  BACKUP_OWNER: {
+    ...ownerField,
+    flag: { name: "owner", describe: "uid:gid for the restored files (default 988:988)" },
+  },
+  /** Dead-man's switch, Healthchecks style: <url>/start, <url>, <url>/fail. */
+  BACKUP_PING_URL: setting(z.optional(pingUrlSchema)),
+  /** node_exporter textfile collector directory for mcops_backup.prom. */
+  BACKUP_TEXTFILE_DIR: setting(z.optional(absolutePathSchema)),
+};
 
-export interface Settings extends BackupEnv {
+export type Settings = Values<typeof fields> & {
   file: string;
   retention: RetentionPolicy;
-  prune: boolean;
   saveTimeoutMs: number;
-  /** restic's --exclude-larger-than. */
-  maxFileSize: string;
-  /** Read the volume in a mount namespace where links are not followed. */
-  isolate: boolean;
   owner: { uid: number; gid: number };
   tags: string[];
+  /** The backup log, where the run's whole story is. */
   logFile: string;
-}
+};
 
-const FIELDS = [
-  "CONTROL_URL",
-  "CONTROL_KEY",
-  "SERVER_ID",
-  "WORLD_DIR",
-  "RESTIC_REPOSITORY",
-  "RESTIC_PASSWORD_FILE",
-  "BACKUP_EXTRA_PATHS",
-  "BACKUP_EXCLUDE",
-  "BACKUP_KEEP_LAST",
-  "BACKUP_KEEP_DAILY",
-  "BACKUP_KEEP_WEEKLY",
-  "BACKUP_PRUNE",
-  "BACKUP_SAVE_TIMEOUT",
-  "BACKUP_MAX_FILE_SIZE",
-  "BACKUP_ISOLATE",
-  "BACKUP_OWNER",
-  "BACKUP_PING_URL",
-  "BACKUP_TEXTFILE_DIR",
-] as const;
-
-export function loadSettings(ctx: BackupContext, flags: SettingFlags = {}): Settings {
-  const env = loadBackupEnv(FIELDS, {
-    paths: ctx.paths,
-    env: ctx.env,
-    flags: {
-      BACKUP_EXTRA_PATHS: flags.extraPath?.length ? flags.extraPath.join(",") : undefined,
-      BACKUP_EXCLUDE: flags.exclude?.length ? flags.exclude.join(",") : undefined,
-      BACKUP_OWNER: flags.owner,
-    },
-    flagNames: { BACKUP_EXTRA_PATHS: "extra-path", BACKUP_EXCLUDE: "exclude", BACKUP_OWNER: "owner" },
-  });
+/**
+ * The settings from backup.env, the environment and `args` (the parsed command line: --extra-path, --exclude and
+ * --owner win); the repository password file is checked and its password kept secret.
+ */
+export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Record<string, unknown> = {}): Settings {
+  const env = fromBackupEnv(fields, { paths: ctx.paths, env: ctx.env, args });
+  registerRepositoryCredentials(env.RESTIC_REPOSITORY);
   checkPasswordFile(env.RESTIC_PASSWORD_FILE);
   return {
     ...env,
-    retention: {
-      keepLast: env.BACKUP_KEEP_LAST ?? DEFAULT_RETENTION.keepLast,
-      keepDaily: env.BACKUP_KEEP_DAILY ?? DEFAULT_RETENTION.keepDaily,
-      keepWeekly: env.BACKUP_KEEP_WEEKLY ?? DEFAULT_RETENTION.keepWeekly,
-    },
-    prune: env.BACKUP_PRUNE ?? true,
-    saveTimeoutMs: (env.BACKUP_SAVE_TIMEOUT ?? 60) * 1000,
-    maxFileSize: env.BACKUP_MAX_FILE_SIZE ?? "4G",
-    isolate: env.BACKUP_ISOLATE ?? true,
+    retention: { keepLast: env.BACKUP_KEEP_LAST, keepDaily: env.BACKUP_KEEP_DAILY, keepWeekly: env.BACKUP_KEEP_WEEKLY },
+    saveTimeoutMs: env.BACKUP_SAVE_TIMEOUT * 1000,
     owner: env.BACKUP_OWNER ?? { uid: 988, gid: 988 },
     tags: ["mcops", `server-${env.SERVER_ID}`],
-    logFile: join(ctx.paths.logDir, "mc-backup.log"),
+    logFile: toolLogPath(ctx.paths, "backup"),
   };
 }
 
@@ -117,40 +123,31 @@ function checkPasswordFile(file: string): void {
   registerSecret(password);
 }
 
-export function backupLogger(ctx: BackupContext): Logger {
-  return toolLogger({
-    logDir: ctx.paths.logDir,
-    file: "mc-backup.log",
-    stderr: ctx.stderr,
-    env: ctx.env,
-    clock: ctx.clock,
-  });
-}
-
-export function panelFor(settings: Settings, ctx: BackupContext): PanelClient {
-  return createPanelClient({
-    url: settings.CONTROL_URL,
-    key: settings.CONTROL_KEY,
-    serverId: settings.SERVER_ID,
-    clock: ctx.clock,
-    timeoutMs: 10_000,
-    maxAttempts: 3,
-  });
-}
-
 /**
- * The notifier that reports a run refused for its configuration: a silent one when the webhook configuration is
- * itself what is wrong (that problem is logged as an error so that it is seen).
+ * A repository address can carry credentials: a user and password in a URL (`rest:https://user:pass@host/`, up to the
+ * last `@` before the host, as Go parses it), in sftp's short form (`sftp:user:pass@host:/repo`), or as parameters of an
+ * rclone connection string (`rclone:remote,secret_access_key=...:path`). All are secrets, so every line that shows the
+ * address shows `***` in their place; a password is registered percent-decoded too, as restic's messages may show it.
  */
-export function notifierFor(ctx: BackupContext, logger: Logger): Notifier {
-  try {
-    return toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
-  } catch (error) {
-    logger.error(`notifications are off: ${describeError(error)}`, { echo: false });
-    return createNotifier({
-      config: { webhookUrl: undefined, source: "none", events: {} as never, playHost: undefined },
-      paths: ctx.paths,
-      logger: silentLogger,
-    });
+function registerRepositoryCredentials(repository: string): void {
+  const url = /^(?:[a-z0-9]+:)?[a-z][a-z0-9+.-]*:\/\/([^/]*)@/i.exec(repository);
+  const short = /^sftp:([^/]*)@[^@/]*:/i.exec(repository);
+  const userinfo = url?.[1] ?? (short?.[1]?.includes(":") ? short[1] : undefined);
+  if (userinfo) {
+    // Short credentials are registered with what surrounds them: a bare two-letter secret would mangle ordinary text.
+    registerSecret(userinfo.length >= 6 ? userinfo : url ? `//${userinfo}@` : `:${userinfo}@`);
+    const password = userinfo.includes(":") ? userinfo.slice(userinfo.indexOf(":") + 1) : undefined;
+    if (password) {
+      registerSecret(password);
+      try {
+        registerSecret(decodeURIComponent(password));
+      } catch {
+        // not percent-encoded
+      }
+    }
+  }
+  const rclone = /^rclone:([^:]*)/.exec(repository)?.[1] ?? "";
+  for (const [, key, value] of rclone.matchAll(/,([^,=]+)=([^,]*)/g)) {
+    if (value) registerSecret(value.length >= 6 ? value : `${key}=${value}`);
   }
 }

@@ -4,7 +4,7 @@ import { JobError } from "@mcops/core/errors";
 import { checkVolumeName, kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
 
 /** server.properties is a few kilobytes; anything near this is not the game's. */
-export const SERVER_PROPERTIES_MAX_BYTES = 1 << 20;
+const SERVER_PROPERTIES_MAX_BYTES = 1 << 20;
 
 /**
  * Which directories make up the world (issue: level-name from server.properties, default "world", with its _nether
@@ -27,7 +27,7 @@ export function levelName(volume: VolumeDir): string {
 }
 
 /** The world's directories that are there, by name: the main one must be, and none may be a link. */
-export function worldNames(volume: VolumeDir): string[] {
+function worldNames(volume: VolumeDir): string[] {
   const level = levelName(volume);
   const names = [level, `${level}_nether`, `${level}_the_end`].filter((name) => isDirectory(volume, name));
   if (names[0] !== level) {

@@ -35,9 +35,9 @@ describe("backup restore", () => {
     const result = await server.run(["restore", "latest", "--dry-run"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
-      /^Restore plan \(nothing done, --dry-run\):\n  1\. stop the server through the panel/,
+      /^Restore plan \(nothing done, --dry-run\):\n {2}1\. stop the server through the panel/,
     );
-    expect(result.stdout).toMatch(/  6\. start the server\n$/);
+    expect(result.stdout).toMatch(/ {2}6\. start the server\n$/);
     expect(hashes()).toEqual(before);
     expect(server.panel.signals()).toEqual([]);
     expect(server.discord.requests).toHaveLength(0);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { ConfigError } from "@mcops/core/errors";
 import { UnsafePathError, VolumeDir } from "@mcops/core/volume";
 import { describe, expect, it } from "vitest";
-import { backupPaths, levelName, worldDirectories } from "./world.ts";
+import { backupPaths, levelName, worldDirectories } from "../src/world.ts";
 
 function volume(properties?: string, dirs: string[] = []): VolumeDir {
   const dir = mkdtempSync(join(tmpdir(), "mcops-world-"));

@@ -1,7 +1,11 @@
+import { toolLogPath } from "@mcops/core/log-events";
+import { resolvePaths } from "@mcops/core/paths";
+import type { RunResult } from "@mcops/core/runner";
 import { describe, expect, it } from "vitest";
-import { classifyFailure, rcloneRemoteName } from "./restic.ts";
+import { classifyFailure, Restic, rcloneRemoteName } from "../src/restic.ts";
 
 const REPO = "rclone:gdrive:mc";
+const LOG = "/var/log/mc-backup.log";
 
 describe("classifyFailure", () => {
   it.each([
@@ -23,11 +27,11 @@ describe("classifyFailure", () => {
     [1, "Fatal: an empty password is not a password\n", "no-password"],
     [1, "ignoring error for /a: ciphertext verification failed\nFatal: There were 5 errors\n", "failed"],
   ])("exit %i with %j is %s", (code, stderr, kind) => {
-    expect(classifyFailure(code, null, stderr, REPO).kind).toBe(kind);
+    expect(classifyFailure(code, null, stderr, REPO, LOG).kind).toBe(kind);
   });
 
   it("reads a signal as an interruption", () => {
-    expect(classifyFailure(null, "SIGTERM", "", REPO)).toMatchObject({
+    expect(classifyFailure(null, "SIGTERM", "", REPO, LOG)).toMatchObject({
       kind: "interrupted",
       message: "restic was stopped by SIGTERM",
     });
@@ -35,7 +39,7 @@ describe("classifyFailure", () => {
 
   it("quotes restic's own last word, not rclone's notices", () => {
     const notice = 'rclone: 2026/11/21 NOTICE: Config file "x" not found - using defaults';
-    const error = classifyFailure(1, null, `${notice}\nFatal: There were 5 errors\n`, REPO);
+    const error = classifyFailure(1, null, `${notice}\nFatal: There were 5 errors\n`, REPO, LOG);
     expect(error.message).toBe("restic failed (exit 1): There were 5 errors");
     expect(error.where).toBe(REPO);
   });
@@ -44,8 +48,8 @@ describe("classifyFailure", () => {
     // restic sometimes cancels rclone before rclone prints "didn't find section in config file".
     const raced =
       "Fatal: unable to open repository at rclone:nosuchremote:mc: error talking HTTP to rclone: context canceled\n";
-    expect(classifyFailure(1, null, raced, "rclone:nosuchremote:mc").message).toMatch(/context canceled$/);
-    expect(classifyFailure(1, null, raced, "rclone:nosuchremote:mc", false).message).toBe(
+    expect(classifyFailure(1, null, raced, "rclone:nosuchremote:mc", LOG).message).toMatch(/context canceled$/);
+    expect(classifyFailure(1, null, raced, "rclone:nosuchremote:mc", LOG, false).message).toBe(
       "restic cannot reach the repository through rclone: the rclone remote is not configured",
     );
   });
@@ -60,5 +64,32 @@ describe("rcloneRemoteName", () => {
     ["sftp:host:/x", undefined],
   ])("%s → %s", (repository, name) => {
     expect(rcloneRemoteName(repository)).toBe(name);
+  });
+});
+
+describe("restic's hints", () => {
+  /** restic as a runner that answers every command with `result`. */
+  function resticAnswering(result: Partial<RunResult>, logFile: string): Restic {
+    const answer: RunResult = { code: 0, signal: null, stdout: "", stderr: "", ...result };
+    return new Restic({
+      runner: { run: async () => answer },
+      env: { RESTIC_REPOSITORY: "/srv/restic", RESTIC_PASSWORD_FILE: "/root/.restic-password" },
+      logFile,
+    });
+  }
+
+  it("name the backup log where MCOPS_LOG_DIR puts it", async () => {
+    const logFile = toolLogPath(resolvePaths({ MCOPS_LOG_DIR: "/srv/elsewhere/logs" }), "backup");
+    expect(logFile).toBe("/srv/elsewhere/logs/mc-backup.log");
+    const failed = resticAnswering({ code: 1, stderr: "Fatal: There were 5 errors\n" }, logFile);
+    await expect(failed.check()).rejects.toMatchObject({
+      message: "restic failed (exit 1): There were 5 errors",
+      hint: "see /srv/elsewhere/logs/mc-backup.log for restic's full output",
+    });
+    const silent = resticAnswering({ code: 0, stdout: "" }, logFile);
+    await expect(silent.backup(["/srv/world"], { tags: [], excludes: [] })).rejects.toMatchObject({
+      message: "restic finished without reporting a snapshot",
+      hint: "see /srv/elsewhere/logs/mc-backup.log",
+    });
   });
 });

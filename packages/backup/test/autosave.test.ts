@@ -9,7 +9,7 @@ import { silentLogger } from "@mcops/core/log";
 import { VolumeDir } from "@mcops/core/volume";
 import { type PanelStandIn, startPanelStandIn, waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { pauseAutosave } from "./autosave.ts";
+import { pauseAutosave } from "../src/autosave.ts";
 
 let panel: PanelStandIn;
 let dir: string;

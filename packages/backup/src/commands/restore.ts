@@ -1,15 +1,18 @@
 import { join } from "node:path";
 import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { COLOURS, type PanelClient, PanelError, toolNotifier } from "@mcops/core/http";
+import { COLOURS, type Notifier, type PanelClient, PanelError, toolNotifier } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
+import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
-import { resticFor, takeBackupLock } from "./backup.ts";
-import type { Snapshot } from "./restic.ts";
-import { type BackupContext, backupLogger, loadSettings, panelFor, type SettingFlags } from "./settings.ts";
-import { levelName } from "./world.ts";
+import { backupLogger, panelFor, resticFor, takeBackupLock } from "../job.ts";
+import type { Restic, Snapshot } from "../restic.ts";
+import { loadSettings, type Settings } from "../settings.ts";
+import { levelName } from "../world.ts";
 
-export interface RestoreOptions extends SettingFlags {
+type RestoreContext = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">;
+
+export interface RestoreOptions {
   /** A snapshot id (short or full) or "latest". */
   snapshot: string;
   dryRun?: boolean | undefined;
@@ -18,6 +21,8 @@ export interface RestoreOptions extends SettingFlags {
   wait?: boolean | undefined;
   /** How long the server may take to stop or start. */
   serverTimeoutMs?: number | undefined;
+  /** The parsed command line: --owner wins over BACKUP_OWNER. */
+  args?: Record<string, unknown> | undefined;
 }
 
 /** `2026-11-21T06-00-00Z`: a timestamp that is safe in a directory name. */
@@ -29,7 +34,7 @@ function stamp(ms: number): string {
 }
 
 /** `2026-11-21 06:00:01 UTC` from restic's nanosecond ISO time. */
-export function snapshotTime(snapshot: Snapshot): string {
+function snapshotTime(snapshot: Snapshot): string {
   return `${snapshot.time
     .replace(/\.\d+/, "")
     .replace("T", " ")
@@ -64,31 +69,53 @@ function pickSnapshot(snapshots: Snapshot[], wanted: string, tags: string[]): Sn
  * redirect them; restic writes into the staging directory through this process's descriptor of it; the restored tree is
  * chowned while still inside it, before the game's user can touch it; level-name must be one folder name.
  */
-export async function runRestore(ctx: BackupContext, options: RestoreOptions): Promise<number> {
-  const settings = loadSettings(ctx, options);
+export async function runRestore(ctx: RestoreContext, options: RestoreOptions): Promise<number> {
+  const settings = loadSettings(ctx, options.args);
   const logger = backupLogger(ctx);
-  const worldDir = settings.WORLD_DIR;
-  const volume = VolumeDir.open(worldDir);
+  const volume = VolumeDir.open(settings.WORLD_DIR);
   try {
-    return await restoreInto(ctx, options, settings, logger, volume);
+    const plan = await planRestore(ctx, options, settings, resticFor(ctx, settings, logger), volume);
+    if (options.dryRun) {
+      ctx.stdout.write(
+        `Restore plan (nothing done, --dry-run):\n${plan.steps.map((step, i) => `  ${i + 1}. ${step}\n`).join("")}`,
+      );
+      return 0;
+    }
+    return await restore(ctx, options, settings, logger, plan);
   } finally {
     volume.close();
   }
 }
 
-async function restoreInto(
-  ctx: BackupContext,
+/** Which snapshot, which of the world's directories it brings back, and where the steps put things. */
+interface RestorePlan {
+  volume: VolumeDir;
+  restic: Restic;
+  snapshot: Snapshot;
+  level: string;
+  /** The world's directories: the level's, its _nether and its _the_end. */
+  names: string[];
+  /** Those the snapshot holds. */
+  inSnapshot: string[];
+  /** When the restore began. */
+  now: number;
+  stagingPrefix: string;
+  asidePrefix: string;
+  serverTimeoutMs: number;
+  /** The plan in words, for --dry-run. */
+  steps: string[];
+}
+
+async function planRestore(
+  ctx: Pick<ToolContext, "clock">,
   options: RestoreOptions,
-  settings: ReturnType<typeof loadSettings>,
-  logger: Logger,
+  settings: Settings,
+  restic: Restic,
   volume: VolumeDir,
-): Promise<number> {
+): Promise<RestorePlan> {
   const worldDir = settings.WORLD_DIR;
   const level = levelName(volume);
   const names = [level, `${level}_nether`, `${level}_the_end`];
-  const restic = resticFor(ctx, settings, logger);
-  const serverTimeoutMs = options.serverTimeoutMs ?? 5 * 60_000;
-
   const snapshot = pickSnapshot(await restic.snapshots(), options.snapshot, settings.tags);
   const inSnapshot = names.filter((name) => snapshot.paths.includes(join(worldDir, name)));
   if (!inSnapshot.includes(level)) {
@@ -101,7 +128,7 @@ async function restoreInto(
   const asidePrefix = `.mcops-pre-restore-${stamp(now)}-`;
   const { uid, gid } = settings.owner;
   const present = names.filter((n) => volume.lstat(n) !== undefined);
-  const plan = [
+  const steps = [
     "stop the server through the panel and wait until it is offline",
     `restore snapshot ${snapshot.short_id} (${snapshotTime(snapshot)}, ${snapshot.hostname}) into a new private ${join(worldDir, `${stagingPrefix}XXXXXX`)}`,
     `check that ${level}/level.dat came back, and chown it to ${uid}:${gid} there`,
@@ -109,19 +136,36 @@ async function restoreInto(
     `move the restored ${inSnapshot.join(", ")} into ${worldDir}`,
     options.noStart ? "leave the server stopped (--no-start)" : "start the server",
   ];
-  if (options.dryRun) {
-    ctx.stdout.write(
-      `Restore plan (nothing done, --dry-run):\n${plan.map((step, i) => `  ${i + 1}. ${step}\n`).join("")}`,
-    );
-    return 0;
-  }
+  const serverTimeoutMs = options.serverTimeoutMs ?? 5 * 60_000;
+  return {
+    volume,
+    restic,
+    snapshot,
+    level,
+    names,
+    inSnapshot,
+    now,
+    stagingPrefix,
+    asidePrefix,
+    serverTimeoutMs,
+    steps,
+  };
+}
 
+/** The restore itself, under the backup lock: a failure at any step puts the original world back. */
+async function restore(
+  ctx: RestoreContext,
+  options: RestoreOptions,
+  settings: Settings,
+  logger: Logger,
+  plan: RestorePlan,
+): Promise<number> {
+  const { snapshot } = plan;
   // docs/contract.md: a webhook.env others can read is refused (78) before anything is done.
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const lock = await takeBackupLock(ctx, "backup restore", options.wait ?? false);
   const panel: PanelClient = panelFor(settings, ctx);
-  const work: RestoreWork = { volume, moved: [], placed: [] };
-  let stoppedByUs = false;
+  const work: RestoreWork = { volume: plan.volume, moved: [], placed: [], stoppedByUs: false };
   logger.info(`=== Restore started === snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}`);
   try {
     await notifier.send({
@@ -130,54 +174,13 @@ async function restoreInto(
       colour: COLOURS.warning,
       category: "backup",
     });
-    const state = (await panel.resources()).state;
-    if (state !== "offline") {
-      logger.info(`stopping the server (it is ${state})`);
-      if (state !== "stopping") await panel.power("stop");
-      stoppedByUs = true;
-      await panel.waitForState("offline", { timeoutMs: serverTimeoutMs, pollMs: 2000, signal: ctx.signal });
-      logger.info("the server is offline");
-    }
-
-    const staging = volume.makePrivateDir(stagingPrefix);
-    work.staging = staging;
-    // restic writes through this process's descriptor of the staging directory: renaming it, or putting a link in its
-    // place, changes nothing for restic.
-    await restic.restore(
-      snapshot.id,
-      staging.forChild,
-      inSnapshot.map((name) => join(worldDir, name)),
-    );
-    const restored = staging.dir(worldDir.replace(/^\/+/, ""));
-    work.restored = restored;
-    if (!restored.lstat(`${level}/level.dat`)?.isFile()) {
-      throw new JobError(`the restored world has no ${level}/level.dat`, {
-        hint: "the snapshot may be incomplete; try an older one",
-      });
-    }
-    logger.info(`snapshot ${snapshot.short_id} restored into ${staging.path}; level.dat is there`);
-    // Chowned while only root can reach it: once in the volume, the game's user could put links in the tree.
-    for (const name of inSnapshot) restored.chownTree(name, uid, gid);
-
-    const aside = volume.makePrivateDir(asidePrefix);
-    work.aside = aside;
-    for (const name of names) {
-      if (!volume.lstat(name)) continue;
-      volume.rename(name, aside);
-      work.moved.push(name);
-    }
-    for (const name of inSnapshot) {
-      restored.rename(name, volume);
-      work.placed.push(name);
-    }
-    volume.sync();
-    volume.removePrivateDir(staging);
-    logger.info(`world restored; the previous one is kept in ${aside.path}`);
-
+    await stopServer(panel, logger, work, plan.serverTimeoutMs, ctx.signal);
+    const staged = await restoreToStaging(plan, settings, logger, work);
+    const aside = swapIn(plan, staged, logger, work);
     const started = options.noStart
       ? "left stopped (--no-start)"
-      : await startAfterRestore(panel, logger, serverTimeoutMs, ctx.signal);
-    const took = formatDuration(ctx.clock.now() - now);
+      : await startAfterRestore(panel, logger, plan.serverTimeoutMs, ctx.signal);
+    const took = formatDuration(ctx.clock.now() - plan.now);
     logger.info(`=== Restore done === snapshot ${snapshot.short_id} in ${took}; ${started}`);
     await notifier.send({
       title: "Restore completed",
@@ -187,33 +190,124 @@ async function restoreInto(
     });
     return 0;
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    const undo = rollBack(work);
-    logger.error(`=== Restore failed === ${reason}; ${undo}`, { echo: false });
-    let restart = "";
-    if (stoppedByUs && !options.noStart) {
-      try {
-        await panel.power("start");
-        restart = " The server was started again.";
-      } catch (startError) {
-        restart = ` The server could not be started again (${startError instanceof PanelError ? startError.message : startError}).`;
-      }
-    }
-    await notifier.send({
-      title: "Restore failed",
-      description: `${reason}\n${undo}.${restart}`,
-      colour: COLOURS.error,
-      category: "backup",
-      // The reason can hold names from the server volume: shown literally, never as Markdown.
-      fromGame: true,
-    });
-    throw new JobError(`restore failed: ${reason}; ${undo}`, { hint: `see ${settings.logFile}`, cause: error });
+    throw await reportRestoreFailed({ options, settings, logger, notifier, panel, work }, error);
   } finally {
     work.restored?.close();
     work.staging?.close();
     work.aside?.close();
     lock.release();
   }
+}
+
+/** Stops the server through the panel, unless it is offline already, and waits until it is. */
+async function stopServer(
+  panel: PanelClient,
+  logger: Logger,
+  work: RestoreWork,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<void> {
+  const state = (await panel.resources()).state;
+  if (state === "offline") return;
+  logger.info(`stopping the server (it is ${state})`);
+  if (state !== "stopping") await panel.power("stop");
+  work.stoppedByUs = true;
+  await panel.waitForState("offline", { timeoutMs, pollMs: 2000, signal });
+  logger.info("the server is offline");
+}
+
+/** The private staging directory, and the restored copy of WORLD_DIR inside it. */
+interface Staged {
+  staging: VolumeDir;
+  restored: VolumeDir;
+}
+
+/** restic restores the snapshot into a new private staging directory; the world there must have its level.dat. */
+async function restoreToStaging(
+  plan: RestorePlan,
+  settings: Settings,
+  logger: Logger,
+  work: RestoreWork,
+): Promise<Staged> {
+  const { volume, level, snapshot, inSnapshot } = plan;
+  const worldDir = settings.WORLD_DIR;
+  const staging = volume.makePrivateDir(plan.stagingPrefix);
+  work.staging = staging;
+  // restic writes through this process's descriptor of the staging directory: renaming it, or putting a link in its
+  // place, changes nothing for restic.
+  await plan.restic.restore(
+    snapshot.id,
+    staging.forChild,
+    inSnapshot.map((name) => join(worldDir, name)),
+  );
+  const restored = staging.dir(worldDir.replace(/^\/+/, ""));
+  work.restored = restored;
+  if (!restored.lstat(`${level}/level.dat`)?.isFile()) {
+    throw new JobError(`the restored world has no ${level}/level.dat`, {
+      hint: "the snapshot may be incomplete; try an older one",
+    });
+  }
+  logger.info(`snapshot ${snapshot.short_id} restored into ${staging.path}; level.dat is there`);
+  // Chowned while only root can reach it: once in the volume, the game's user could put links in the tree.
+  const { uid, gid } = settings.owner;
+  for (const name of inSnapshot) restored.chownTree(name, uid, gid);
+  return { staging, restored };
+}
+
+/** The current world into a new private aside directory, the restored one into its place; returns the aside one. */
+function swapIn(plan: RestorePlan, { staging, restored }: Staged, logger: Logger, work: RestoreWork): VolumeDir {
+  const { volume } = plan;
+  const aside = volume.makePrivateDir(plan.asidePrefix);
+  work.aside = aside;
+  for (const name of plan.names) {
+    if (!volume.lstat(name)) continue;
+    volume.rename(name, aside);
+    work.moved.push(name);
+  }
+  for (const name of plan.inSnapshot) {
+    restored.rename(name, volume);
+    work.placed.push(name);
+  }
+  volume.sync();
+  volume.removePrivateDir(staging);
+  logger.info(`world restored; the previous one is kept in ${aside.path}`);
+  return aside;
+}
+
+/** Puts the original world back, starts the server again if the restore stopped it, says so; returns what to throw. */
+async function reportRestoreFailed(
+  run: {
+    options: RestoreOptions;
+    settings: Settings;
+    logger: Logger;
+    notifier: Notifier;
+    panel: PanelClient;
+    work: RestoreWork;
+  },
+  error: unknown,
+): Promise<JobError> {
+  const { options, settings, logger, notifier, panel, work } = run;
+  const reason = error instanceof Error ? error.message : String(error);
+  const undo = rollBack(work);
+  logger.error(`=== Restore failed === ${reason}; ${undo}`, { echo: false });
+  let restart = "";
+  if (work.stoppedByUs && !options.noStart) {
+    try {
+      await panel.power("start");
+      restart = " The server was started again.";
+    } catch (startError) {
+      restart = ` The server could not be started again (${startError instanceof PanelError ? startError.message : startError}).`;
+    }
+  }
+  await notifier.send({
+    title: "Restore failed",
+    description: `${reason}\n${undo}.${restart}`,
+    colour: COLOURS.error,
+    category: "backup",
+    // The reason can hold names from the server volume: shown literally, never as Markdown.
+    fromGame: true,
+  });
+  return new JobError(`restore failed: ${reason}; ${undo}`, { hint: `see ${settings.logFile}`, cause: error });
 }
 
 /** What a restore has done so far, for putting it back. */
@@ -225,6 +319,8 @@ interface RestoreWork {
   aside?: VolumeDir;
   moved: string[];
   placed: string[];
+  /** The restore stopped the server (so a failure starts it again). */
+  stoppedByUs: boolean;
 }
 
 /** Puts the original world back after a failure; says what it did. */

@@ -1,0 +1,19 @@
+import type { ToolContext } from "@mcops/core/tool";
+import { repositoryJob, whileLocked } from "../job.ts";
+
+/** `backup check`: restic's integrity check of the repository, maybe reading part of the data (docs/system.md 4.5). */
+export async function runCheck(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">,
+  options: { readDataSubset?: string | undefined },
+): Promise<number> {
+  const { logger, restic } = repositoryJob(ctx);
+  return whileLocked(ctx, "backup check", async () => {
+    logger.info(
+      `checking the repository${options.readDataSubset ? ` (reading ${options.readDataSubset} of the data)` : ""}`,
+    );
+    const out = await restic.check(options.readDataSubset);
+    ctx.stdout.write(out);
+    logger.info("repository check passed: no errors were found");
+    return 0;
+  });
+}

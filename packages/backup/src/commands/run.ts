@@ -1,0 +1,314 @@
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { describeError, JobError, McopsError } from "@mcops/core/errors";
+import { formatBytes, formatDuration } from "@mcops/core/format";
+import { writeFileAtomic } from "@mcops/core/fs";
+import { COLOURS, escapeGameText, type Notifier, toolNotifier } from "@mcops/core/http";
+import { isHolderAlive, processStartTime } from "@mcops/core/lock";
+import type { Logger } from "@mcops/core/log";
+import { type BackupFacts, backupFactList, backupLine, toolLogPath } from "@mcops/core/log-events";
+import type { ToolContext } from "@mcops/core/tool";
+import { VolumeDir } from "@mcops/core/volume";
+import { pauseAutosave } from "../autosave.ts";
+import { backupLogger, notifierFor, panelFor, resticFor, takeBackupLock, unlockedOnce } from "../job.ts";
+import { ping, writeTextfile } from "../reporting.ts";
+import { type BackupSummary, isolationProblem, type Progress, type Restic } from "../restic.ts";
+import { loadSettings, type Settings } from "../settings.ts";
+import { backupPaths } from "../world.ts";
+
+type RunContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "runner" | "signal" | "atExit">;
+
+export interface BackupOptions {
+  /** Wait for a running backup (or restore) to finish instead of exiting with ExitCode.busy. */
+  wait?: boolean | undefined;
+  /** The parsed command line: --extra-path and --exclude win over backup.env. */
+  args?: Record<string, unknown> | undefined;
+}
+
+/** One backup run, as its steps share it. */
+interface Run {
+  ctx: RunContext;
+  settings: Settings;
+  logger: Logger;
+  notifier: Notifier;
+  started: number;
+  volume?: VolumeDir | undefined;
+}
+
+/** What the snapshot step hands on. */
+interface Taken {
+  summary: BackupSummary;
+  /** How the world was made consistent (the autosave guard's note). */
+  note: string;
+  /** How long autosave was off, if it was turned off. */
+  autosaveOffMs: number | undefined;
+}
+
+/** One backup (docs/system.md 1.3, 6; issue 3): lock, save-off/flush, restic backup, save-on, retention, report. */
+export async function runBackup(ctx: RunContext, options: BackupOptions = {}): Promise<number> {
+  const logger = backupLogger(ctx);
+  const { settings, notifier } = await loadOrReport(ctx, logger, options.args);
+  const lock = await takeBackupLock(ctx, "backup", options.wait ?? false);
+  const run: Run = { ctx, settings, logger, notifier, started: ctx.clock.now() };
+  try {
+    const world = await begin(run);
+    const restic = resticFor(ctx, settings, logger, (pid) => {
+      // Whole or not at all: the next run (and anyone watching) may read it while restic is starting.
+      writeFileAtomic(childFile(ctx), JSON.stringify({ pid, start: processStartTime(pid) }), 0o644);
+    });
+    const taken = await takeSnapshot(run, restic, world);
+    const notes = [taken.note, ...unreadableNotes(run, taken.summary), ...(await applyRetention(run, restic))];
+    await reportDone(run, restic, taken, notes);
+    return 0;
+  } catch (error) {
+    throw await reportFailed(run, error);
+  } finally {
+    run.volume?.close();
+    lock.release();
+  }
+}
+
+/**
+ * The settings and the notifier. When backup.env, the password file or webhook.env is broken, nobody reads stderr
+ * under cron: the backup log (its place does not depend on backup.env) and the channel say why no backup ran, and the
+ * run still ends with the error.
+ */
+async function loadOrReport(
+  ctx: RunContext,
+  logger: Logger,
+  args: Record<string, unknown> | undefined,
+): Promise<{ settings: Settings; notifier: Notifier }> {
+  try {
+    const settings = loadSettings(ctx, args);
+    // docs/contract.md: a webhook.env others can read is refused (78) like backup.env, before anything is done.
+    const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
+    return { settings, notifier };
+  } catch (error) {
+    const reason = describeError(error);
+    logger.error(backupLine.failed(reason), { echo: false });
+    await notifierFor(ctx, logger).send({
+      title: "Backup failed",
+      description: `${reason}\nSee ${toolLogPath(ctx.paths, "backup")} on the server.`,
+      colour: COLOURS.error,
+      category: "backup",
+    });
+    throw error;
+  }
+}
+
+/** What a backup reads: the server volume, and in it the world's directories and the extra paths. */
+interface World {
+  volume: VolumeDir;
+  paths: string[];
+}
+
+/** Says the backup started, and finds what it reads (no link in the volume followed). */
+async function begin(run: Run): Promise<World> {
+  const { ctx, settings, logger } = run;
+  await stopOrphanedRestic(ctx, logger);
+  logger.info(backupLine.started());
+  await ping(settings.BACKUP_PING_URL, "start", logger);
+  const volume = VolumeDir.open(settings.WORLD_DIR);
+  run.volume = volume;
+  const paths = backupPaths(volume, settings.BACKUP_EXTRA_PATHS);
+  await checkIsolation(run);
+  logger.info(`backing up ${paths.join(", ")} to ${settings.RESTIC_REPOSITORY}`);
+  await run.notifier.send({
+    title: "Backup started",
+    description: `${paths.length} folder${paths.length === 1 ? "" : "s"} of server ${settings.SERVER_ID}`,
+    colour: COLOURS.info,
+    category: "backup",
+  });
+  return { volume, paths };
+}
+
+/** restic must read the volume with no link followed (BACKUP_ISOLATE), or the operator turned that off knowingly. */
+async function checkIsolation({ ctx, settings, logger }: Run): Promise<void> {
+  if (!settings.BACKUP_ISOLATE) {
+    logger.warn("BACKUP_ISOLATE=no: restic follows links the game's user can put in the volume (see SECURITY.md)");
+    return;
+  }
+  const problem = await isolationProblem(ctx.runner, settings.WORLD_DIR);
+  if (problem) {
+    throw new JobError(`restic cannot be kept from following links in the server volume (${problem})`, {
+      hint: "run backup as root where it may make a mount namespace (Linux 5.10 or newer), or set BACKUP_ISOLATE=no in backup.env (unsafe: see SECURITY.md)",
+    });
+  }
+}
+
+/** The snapshot, taken while autosave is off (when the server runs); autosave is back on whatever happens. */
+async function takeSnapshot(run: Run, restic: Restic, { volume, paths }: World): Promise<Taken> {
+  const { ctx, settings, logger } = run;
+  const guard = await pauseAutosave({
+    panel: panelFor(settings, ctx),
+    volume,
+    clock: ctx.clock,
+    logger,
+    saveTimeoutMs: settings.saveTimeoutMs,
+    signal: ctx.signal,
+    atExit: ctx.atExit,
+  });
+  let summary: BackupSummary;
+  let autosaveOffMs: number | undefined;
+  try {
+    stopIfAborted(ctx.signal);
+    summary = await unlockedOnce(restic, logger, () =>
+      restic.backup(paths, {
+        tags: settings.tags,
+        excludes: ["session.lock", ...(settings.BACKUP_EXCLUDE ?? [])],
+        maxFileSize: settings.BACKUP_MAX_FILE_SIZE,
+        isolate: settings.BACKUP_ISOLATE ? settings.WORLD_DIR : undefined,
+        onProgress: progressPrinter(ctx),
+      }),
+    );
+  } finally {
+    if (ctx.stderr.isTTY) ctx.stderr.write("\r\x1b[K");
+    rmSync(childFile(ctx), { force: true });
+    await guard.resume();
+    if (guard.offSince !== undefined) autosaveOffMs = ctx.clock.now() - guard.offSince;
+  }
+  stopIfAborted(ctx.signal);
+  return { summary, note: guard.note, autosaveOffMs };
+}
+
+function stopIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new JobError(`interrupted by ${String(signal.reason)}`);
+}
+
+/** The files restic could not read: the snapshot is made without them, and the log and the message say so. */
+function unreadableNotes({ logger }: Run, summary: BackupSummary): string[] {
+  if (!summary.unreadable.length) return [];
+  logger.warn(`snapshot ${summary.snapshotId} is missing unreadable files: ${summary.unreadable.join(", ")}`);
+  // File names are the game's: shown literally, never as Markdown or a mention.
+  return [
+    `${summary.unreadable.length} file(s) could not be read and are missing: ${escapeGameText(summary.unreadable.slice(0, 5).join(", "))}`,
+  ];
+}
+
+/** Retention after the backup (BACKUP_PRUNE): a failure keeps the snapshot and becomes a note. */
+async function applyRetention({ settings, logger }: Run, restic: Restic): Promise<string[]> {
+  if (!settings.BACKUP_PRUNE) return [];
+  try {
+    await unlockedOnce(restic, logger, () => restic.forget(settings.retention, settings.tags, true));
+    const r = settings.retention;
+    logger.info(`retention applied: keep last ${r.keepLast}, daily ${r.keepDaily}, weekly ${r.keepWeekly}, pruned`);
+    return [];
+  } catch (error) {
+    logger.warn(`retention failed, the snapshot is kept: ${(error as Error).message}`);
+    return [`retention failed: ${(error as Error).message}`];
+  }
+}
+
+/** The done line, the message, the dead-man's switch and the metrics of a backup that went through. */
+async function reportDone(run: Run, restic: Restic, taken: Taken, notes: string[]): Promise<void> {
+  const { ctx, settings, logger, notifier } = run;
+  const { summary, autosaveOffMs } = taken;
+  const total = await restic.repositorySize().catch((error: Error) => {
+    logger.warn(`could not read the repository size: ${error.message}`);
+    return undefined;
+  });
+  const took = ctx.clock.now() - run.started;
+  const facts: BackupFacts = {
+    took: formatDuration(took),
+    added: formatBytes(summary.dataAdded),
+    repository: total === undefined ? undefined : formatBytes(total),
+    snapshot: summary.snapshotId,
+  };
+  logger.info(backupLine.done(facts, autosaveOffMs));
+  await notifier.send({
+    title: "Backup completed",
+    description: [backupFactList(facts).join(" · "), ...notes].join("\n"),
+    colour: summary.unreadable.length ? COLOURS.warning : COLOURS.success,
+    category: "backup",
+  });
+  await ping(settings.BACKUP_PING_URL, "success", logger);
+  writeTextfile(
+    settings.BACKUP_TEXTFILE_DIR,
+    {
+      success: true,
+      time: ctx.clock.now(),
+      durationSeconds: took / 1000,
+      addedBytes: summary.dataAdded,
+      repositoryBytes: total,
+      autosaveOffSeconds: autosaveOffMs === undefined ? undefined : autosaveOffMs / 1000,
+    },
+    settings.SERVER_ID,
+    logger,
+  );
+}
+
+/** The failed line, the message, the dead-man's switch and the metrics of a failed backup; returns what to throw. */
+async function reportFailed(run: Run, error: unknown): Promise<McopsError> {
+  const { ctx, settings, logger, notifier } = run;
+  const reason = error instanceof Error ? error.message : String(error);
+  // The same reason ends the run as its one error line on stderr: the log file gets it, the echo does not.
+  logger.error(backupLine.failed(reason), { echo: false });
+  await notifier.send({
+    title: "Backup failed",
+    description: `${reason}\nSee ${settings.logFile} on the server.`,
+    colour: COLOURS.error,
+    category: "backup",
+    // The reason can hold names from the server volume (level-name, file names): shown literally, never as Markdown.
+    fromGame: true,
+  });
+  await ping(settings.BACKUP_PING_URL, "fail", logger, reason);
+  writeTextfile(
+    settings.BACKUP_TEXTFILE_DIR,
+    { success: false, time: ctx.clock.now(), durationSeconds: (ctx.clock.now() - run.started) / 1000 },
+    settings.SERVER_ID,
+    logger,
+  );
+  if (error instanceof McopsError) return error;
+  return new JobError(reason, { hint: `see ${settings.logFile}`, cause: error });
+}
+
+/** Where the pid of the running restic is kept, so that a run killed with -9 does not leave restic running unseen. */
+function childFile(ctx: Pick<ToolContext, "paths">): string {
+  return join(ctx.paths.runDir, "backup.restic.pid");
+}
+
+/**
+ * restic keeps running when the backup that started it is killed with SIGKILL, holding its repository lock. The next
+ * run stops it (SIGTERM, then SIGKILL) before it starts its own; restic unlock then clears the lock it left.
+ */
+async function stopOrphanedRestic(ctx: Pick<ToolContext, "paths" | "clock">, logger: Logger): Promise<void> {
+  const file = childFile(ctx);
+  if (!existsSync(file)) return;
+  try {
+    const { pid, start } = JSON.parse(readFileSync(file, "utf8")) as { pid: number; start: string };
+    const alive = () => isHolderAlive({ pid, start, tool: "restic", host: hostname(), since: "" });
+    if (alive() && /(^|\/)restic\0/.test(readCmdline(pid))) {
+      logger.warn(`stopping restic (pid ${pid}) left running by a backup that was killed`);
+      process.kill(pid, "SIGTERM");
+      process.kill(pid, "SIGCONT"); // a stopped process acts on SIGTERM only once it runs again
+      for (let i = 0; i < 50 && alive(); i++) await ctx.clock.sleep(200);
+      if (alive()) process.kill(pid, "SIGKILL");
+    }
+  } catch {
+    // unreadable or already gone: nothing to stop
+  }
+  rmSync(file, { force: true });
+}
+
+function readCmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function progressPrinter(ctx: Pick<ToolContext, "stderr" | "clock">): ((p: Progress) => void) | undefined {
+  if (!ctx.stderr.isTTY) return undefined;
+  let last = 0;
+  return (p) => {
+    const now = ctx.clock.now();
+    if (now - last < 250 && p.percent < 100) return;
+    last = now;
+    const eta = p.secondsRemaining === undefined ? "" : `  ETA ${formatDuration(p.secondsRemaining * 1000)}`;
+    ctx.stderr.write(
+      `\r\x1b[K  ${p.percent.toFixed(1)}%  ${formatBytes(p.bytesDone)} / ${formatBytes(p.totalBytes)}${eta}`,
+    );
+  };
+}

@@ -1,0 +1,127 @@
+import { describeError } from "@mcops/core/errors";
+import { createNotifier, createPanelClient, type Notifier, type PanelClient, toolNotifier } from "@mcops/core/http";
+import { acquireLock, type Lock } from "@mcops/core/lock";
+import { type Logger, silentLogger, toolLogger } from "@mcops/core/log";
+import { LOG_FILES } from "@mcops/core/log-events";
+import { backupLockFile } from "@mcops/core/paths";
+import type { ToolContext } from "@mcops/core/tool";
+import { Restic, ResticError } from "./restic.ts";
+import { loadSettings, type Settings } from "./settings.ts";
+
+/** What every command of backup shares: its log, the backup lock, restic as the log hears it, the panel, the channel. */
+
+/** How long `--wait` waits for the lock. */
+const WAIT_MS = 2 * 60 * 60 * 1000;
+
+export function backupLogger(ctx: Pick<ToolContext, "paths" | "stderr" | "env" | "clock">): Logger {
+  return toolLogger({
+    logDir: ctx.paths.logDir,
+    file: LOG_FILES.backup,
+    stderr: ctx.stderr,
+    env: ctx.env,
+    clock: ctx.clock,
+  });
+}
+
+/**
+ * The one lock every repository-changing command takes: backup, restore, check, prune, init never overlap. `wait`
+ * undefined: the command has no --wait.
+ */
+export function takeBackupLock(
+  ctx: Pick<ToolContext, "paths" | "clock" | "signal">,
+  tool: string,
+  wait?: boolean,
+): Promise<Lock> {
+  return acquireLock(backupLockFile(ctx.paths), {
+    tool,
+    what: "a backup or restore",
+    ...(wait === undefined ? {} : { waitOption: "--wait" }),
+    waitMs: wait ? WAIT_MS : 0,
+    pollMs: 1000,
+    clock: ctx.clock,
+    signal: ctx.signal,
+  });
+}
+
+export function resticFor(
+  ctx: Pick<ToolContext, "runner" | "signal">,
+  settings: Settings,
+  logger: Logger,
+  onSpawn?: (pid: number) => void,
+): Restic {
+  return new Restic({
+    runner: ctx.runner,
+    env: { RESTIC_REPOSITORY: settings.RESTIC_REPOSITORY, RESTIC_PASSWORD_FILE: settings.RESTIC_PASSWORD_FILE },
+    logFile: settings.logFile,
+    signal: ctx.signal,
+    onSpawn,
+    onStderr: (line) => {
+      if (/^error: /.test(line)) logger.warn(`restic: ${line}`);
+      else if (line.trim() && !/NOTICE: Config file .* not found/.test(line)) logger.debug(`restic: ${line}`);
+    },
+  });
+}
+
+/**
+ * Runs a restic command; when a lock is in its way, clears the locks whose restic is gone (restic unlock leaves a live
+ * one alone) and tries once more. Unlocking only when needed saves opening the repository (~0.7 s) on every run.
+ */
+export async function unlockedOnce<T>(restic: Restic, logger: Logger, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (!(error instanceof ResticError) || error.kind !== "locked") throw error;
+    logger.warn(`${error.message}; clearing stale locks (restic unlock) and trying again`);
+    await restic.unlock();
+    return fn();
+  }
+}
+
+export function panelFor(settings: Settings, ctx: Pick<ToolContext, "clock">): PanelClient {
+  return createPanelClient({
+    url: settings.CONTROL_URL,
+    key: settings.CONTROL_KEY,
+    serverId: settings.SERVER_ID,
+    clock: ctx.clock,
+    timeoutMs: 10_000,
+    maxAttempts: 3,
+  });
+}
+
+/**
+ * The notifier that reports a run refused for its configuration: a silent one when the webhook configuration is
+ * itself what is wrong (that problem is logged as an error so that it is seen).
+ */
+export function notifierFor(ctx: Pick<ToolContext, "paths" | "env" | "clock">, logger: Logger): Notifier {
+  try {
+    return toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
+  } catch (error) {
+    logger.error(`notifications are off: ${describeError(error)}`, { echo: false });
+    return createNotifier({
+      config: { webhookUrl: undefined, source: "none", events: {} as never, playHost: undefined },
+      paths: ctx.paths,
+      logger: silentLogger,
+    });
+  }
+}
+
+/** The repository commands (snapshots, check, prune, init): the settings without flags, the log, restic. */
+export function repositoryJob(ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "runner" | "signal">) {
+  const settings = loadSettings(ctx);
+  const logger = backupLogger(ctx);
+  return { settings, logger, restic: resticFor(ctx, settings, logger) };
+}
+
+/** Runs `fn` holding the backup lock (no --wait: a running backup makes the command exit busy at once). */
+export async function whileLocked<T>(
+  ctx: Pick<ToolContext, "paths" | "clock" | "signal">,
+  tool: string,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const lock = await takeBackupLock(ctx, tool);
+  try {
+    return await fn();
+  } finally {
+    lock.release();
+  }
+}
