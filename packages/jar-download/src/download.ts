@@ -7,7 +7,7 @@ import { type HttpClient, HttpFailure } from "@mcops/core/http";
 import type { VolumeDir } from "@mcops/core/volume";
 import type { Artifact, ChecksumAlgorithm } from "./sources.ts";
 
-export interface DownloadOptions {
+interface DownloadOptions {
   http: HttpClient;
   clock: Clock;
   /** Attempts at the whole body (a cut connection, a short body); default 4. */

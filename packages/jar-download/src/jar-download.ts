@@ -1,44 +1,24 @@
-import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { Clock } from "@mcops/core/clock";
-import { loadBackupEnv } from "@mcops/core/config";
-import { BusyError, ConfigError, JobError, UsageError } from "@mcops/core/errors";
-import { formatBytes, formatDuration } from "@mcops/core/format";
-import { COLOURS, createHttpClient, createPanelClient, toolNotifier } from "@mcops/core/http";
-import { acquireLock, pauseBackups } from "@mcops/core/lock";
-import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
-import { backupLockFile, type Paths } from "@mcops/core/paths";
+import { UsageError } from "@mcops/core/errors";
+import { formatBytes } from "@mcops/core/format";
+import { createHttpClient } from "@mcops/core/http";
+import type { ToolContext } from "@mcops/core/tool";
 import { VERSION } from "@mcops/core/version";
-import { VolumeDir } from "@mcops/core/volume";
-import { downloadVerified, installedDigest } from "./download.ts";
-import { installJar, JAR, PREVIOUS, removeStaleTemps, WORK_PREFIX } from "./install.ts";
+import { JAR, PREVIOUS } from "./install.ts";
+import { replaceJar } from "./replace.ts";
+import { loadSettings } from "./settings.ts";
 import {
   type Artifact,
-  type Bases,
   type Channel,
   createSource,
-  DEFAULT_BASES,
   INSTALLER_TYPES,
   JAR_TYPES,
   type JarType,
   LABELS,
+  type Source,
 } from "./sources.ts";
 
-export { systemClock } from "@mcops/core/clock";
-// What cli.ts needs of core, named here so that the bundle keeps only what the tool uses.
-export { resolvePaths } from "@mcops/core/paths";
-
-export interface JarContext {
-  paths: Paths;
-  env: NodeJS.ProcessEnv;
-  clock: Clock;
-  stdout: Writer;
-  stderr: Writer & { isTTY?: boolean };
-  /** Aborts a download in progress (SIGINT, SIGTERM). */
-  signal?: AbortSignal;
-}
-
-export interface JarOptions {
+interface JarOptions {
   version?: string | undefined;
   type?: string | undefined;
   build?: string | undefined;
@@ -46,10 +26,8 @@ export interface JarOptions {
   list?: boolean | undefined;
   dryRun?: boolean | undefined;
   stop?: boolean | undefined;
-  /** Flag form of WORLD_DIR: the server's data volume, where server.jar lives. */
-  dir?: string | undefined;
-  /** Flag form of BACKUP_OWNER, uid:gid. */
-  owner?: string | undefined;
+  /** The parsed command line: --dir and --owner override WORLD_DIR and BACKUP_OWNER (see settings.ts). */
+  args?: Record<string, unknown> | undefined;
   /** How long to wait for a running backup before stopping the server (default 30 minutes). */
   lockWaitMs?: number | undefined;
   /** How long the server may take to stop, and to run again (default 5 minutes each). */
@@ -58,7 +36,7 @@ export interface JarOptions {
 
 const VERSION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
 
-export function parseType(type: string | undefined): JarType {
+function parseType(type: string | undefined): JarType {
   const name = (type ?? "paper").toLowerCase();
   if ((JAR_TYPES as readonly string[]).includes(name)) return name as JarType;
   if ((INSTALLER_TYPES as readonly string[]).includes(name)) {
@@ -79,6 +57,31 @@ function parseChannel(channel: string | undefined): Channel | undefined {
   throw new UsageError(`unknown channel "${channel}"`, { hint: "use stable, beta or alpha" });
 }
 
+interface Wanted {
+  type: JarType;
+  channel: Channel | undefined;
+  /** Always there unless --list. */
+  version: string | undefined;
+  build: string | undefined;
+}
+
+/** What was asked for, checked before anything is read: a usage error comes before a configuration error. */
+function checkRequest(options: JarOptions): Wanted {
+  const type = parseType(options.type);
+  const channel = parseChannel(options.channel);
+  const { version, build } = options;
+  if (version !== undefined && !VERSION_PATTERN.test(version)) {
+    throw new UsageError(`"${version}" is not a version`, { hint: "e.g. 1.21.4, 25w03a or 1.21.5-rc1" });
+  }
+  if (build !== undefined && build !== "latest" && !/^[0-9A-Za-z.+-]{1,64}$/.test(build)) {
+    throw new UsageError(`"${build}" is not a build`, { hint: "give a build number, or latest" });
+  }
+  if (!options.list && version === undefined) {
+    throw new UsageError("which version?", { hint: "e.g. jar-download 1.21.4 --type paper; list them with --list" });
+  }
+  return { type, channel, version, build };
+}
+
 function describe(artifact: Artifact): string {
   const what = `${LABELS[artifact.type]} ${artifact.version}`;
   if (artifact.type === "vanilla") return what;
@@ -90,266 +93,62 @@ function userAgent(contact: string | undefined): string {
   return `mcops-jar-download/${VERSION} (${contact ?? "self-hosted Minecraft server tools; operator contact not set"})`;
 }
 
-/** Env-file fields that say where the services are and who asks. */
-const SERVICE_FIELDS = ["DOWNLOAD_BASE", "PURPUR_BASE", "MOJANG_BASE", "FABRIC_BASE", "DOWNLOAD_CONTACT"] as const;
-
 /**
  * docs/system.md 4.3: fetch the jar of a version, verify it, and install it as server.jar in the server's volume, chowned to
  * the container's user, keeping the old one as server.jar.previous. The download happens while the server still runs;
  * only the swap needs it stopped: refused while it runs, unless --stop (then: wait for a running backup, stop, swap,
  * start, wait until it runs).
  */
-export async function runJarDownload(ctx: JarContext, options: JarOptions): Promise<number> {
-  const type = parseType(options.type);
-  const channel = parseChannel(options.channel);
-  const version = options.version;
-  if (version !== undefined && !VERSION_PATTERN.test(version)) {
-    throw new UsageError(`"${version}" is not a version`, { hint: "e.g. 1.21.4, 25w03a or 1.21.5-rc1" });
-  }
-  if (options.build !== undefined && options.build !== "latest" && !/^[0-9A-Za-z.+-]{1,64}$/.test(options.build)) {
-    throw new UsageError(`"${options.build}" is not a build`, { hint: "give a build number, or latest" });
-  }
-  if (!options.list && version === undefined) {
-    throw new UsageError("which version?", { hint: "e.g. jar-download 1.21.4 --type paper; list them with --list" });
-  }
-
-  const loadOptions = {
-    paths: ctx.paths,
-    env: ctx.env,
-    flags: { WORLD_DIR: options.dir, BACKUP_OWNER: options.owner },
-    flagNames: { WORLD_DIR: "dir", BACKUP_OWNER: "owner" },
-  };
-  // Everything the run needs is read before anything is asked of the network: a config error comes first.
-  const settings = loadBackupEnv(SERVICE_FIELDS, loadOptions);
-  if ((type === "paper" || type === "folia") && !settings.DOWNLOAD_CONTACT) {
-    // PaperMC's downloads API asks every client to name a contact (an address or e-mail) in its User-Agent and may
-    // refuse or block those that do not: no request to PaperMC leaves without one.
-    throw new ConfigError("DOWNLOAD_CONTACT is not set: PaperMC asks every client for a contact in its User-Agent", {
-      where: settings.file,
-      hint: `add DOWNLOAD_CONTACT=<your e-mail or web address> to ${settings.file}`,
-    });
-  }
-  const volumeEnv = options.list ? undefined : loadBackupEnv(["WORLD_DIR"], loadOptions);
-  const control =
-    options.list || options.dryRun
-      ? undefined
-      : loadBackupEnv(["CONTROL_URL", "CONTROL_KEY", "SERVER_ID", "BACKUP_OWNER"], loadOptions);
-  const bases: Bases = {
-    paper: settings.DOWNLOAD_BASE ?? DEFAULT_BASES.paper,
-    purpur: settings.PURPUR_BASE ?? DEFAULT_BASES.purpur,
-    mojang: settings.MOJANG_BASE ?? DEFAULT_BASES.mojang,
-    fabric: settings.FABRIC_BASE ?? DEFAULT_BASES.fabric,
-  };
+export async function runJarDownload(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "signal">,
+  options: JarOptions,
+): Promise<number> {
+  const wanted = checkRequest(options);
+  const list = options.list ?? false;
+  const dryRun = options.dryRun ?? false;
+  const settings = loadSettings(ctx, { type: wanted.type, list, dryRun, args: options.args ?? {} });
   const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
-  const http = createHttpClient({
-    userAgent: userAgent(settings.DOWNLOAD_CONTACT),
+  const http = createHttpClient({ userAgent: userAgent(settings.contact), retryDelayMs, signal: ctx.signal });
+  const source = createSource(http, settings.bases);
+  if (list) return listAvailable(ctx, source, wanted);
+
+  const artifact = await source.resolve({ ...wanted, version: wanted.version as string });
+  const dir = settings.worldDir as string;
+  if (dryRun) return showPlan(ctx, artifact, join(dir, JAR));
+  return replaceJar(ctx, {
+    artifact,
+    what: describe(artifact),
+    dir,
+    control: settings.control as NonNullable<typeof settings.control>,
+    http,
     retryDelayMs,
-    ...(ctx.signal ? { signal: ctx.signal } : {}),
+    stop: options.stop ?? false,
+    lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
+    stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
   });
-  const source = createSource(http, bases);
-
-  if (options.list) {
-    const lines = await source.list(type, version);
-    ctx.stdout.write(lines.length ? `${lines.join("\n")}\n` : "");
-    return 0;
-  }
-
-  const artifact = await source.resolve({ type, version: version as string, build: options.build, channel });
-  const dir = (volumeEnv as { WORLD_DIR: string }).WORLD_DIR;
-  const jar = join(dir, JAR);
-  const what = describe(artifact);
-  const checksum = artifact.checksum
-    ? `${artifact.checksum.algorithm} ${artifact.checksum.hex}`
-    : "no checksum published";
-
-  if (options.dryRun) {
-    ctx.stdout.write(
-      [
-        `Would install ${what} (nothing done, --dry-run):`,
-        `  file:     ${artifact.fileName}${artifact.size ? `, ${formatBytes(artifact.size)}` : ""}`,
-        `  from:     ${artifact.url}`,
-        `  verify:   ${checksum}`,
-        `  into:     ${jar} (the old one kept as ${PREVIOUS})`,
-        "",
-      ].join("\n"),
-    );
-    return 0;
-  }
-
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new ConfigError("the server's volume does not exist", {
-      where: `WORLD_DIR=${dir}`,
-      hint: "set WORLD_DIR (or --dir) to {volumes_dir}/<server uuid>",
-    });
-  }
-  const logger = toolLogger({
-    logDir: ctx.paths.logDir,
-    file: "mc-jar-download.log",
-    stderr: ctx.stderr,
-    env: ctx.env,
-    clock: ctx.clock,
-  });
-  // Read now, before anything is done: a webhook.env that is refused (exit 78) must stop the run, not follow it.
-  const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
-  const lock = await acquireLock(join(ctx.paths.runDir, "jar-download.lock"), {
-    tool: "jar-download",
-    what: "another jar-download",
-    clock: ctx.clock,
-  });
-  const volume = VolumeDir.open(dir);
-  let work: VolumeDir | undefined;
-  const removeTemp = () => {
-    try {
-      if (work) volume.removePrivateDir(work);
-    } catch {
-      // Left for the next run's removeStaleTemps.
-    }
-    work?.close();
-    work = undefined;
-  };
-  process.once("exit", removeTemp);
-  try {
-    if (
-      artifact.checksum &&
-      (await installedDigest(volume, JAR, artifact.checksum.algorithm, artifact.size)) === artifact.checksum.hex
-    ) {
-      logger.info(`${what} is already installed (${jar}): nothing to do`);
-      ctx.stdout.write(`${what} is already installed in ${jar}.\n`);
-      return 0;
-    }
-    const { CONTROL_URL, CONTROL_KEY, SERVER_ID, BACKUP_OWNER } = control as NonNullable<typeof control>;
-    const panel = createPanelClient({ url: CONTROL_URL, key: CONTROL_KEY, serverId: SERVER_ID, clock: ctx.clock });
-    const refuse = (state: string) =>
-      new BusyError(`the server is ${state}; its jar cannot be replaced under it`, {
-        where: `server ${SERVER_ID}`,
-        hint: "stop it first, or pass --stop to stop it, replace the jar and start it again",
-      });
-    const before = (await panel.resources()).state;
-    if (before !== "offline" && !options.stop) throw refuse(before);
-
-    removeStaleTemps(volume);
-    // The download is written and verified where the game's user cannot reach it, then renamed into place.
-    work = volume.makePrivateDir(WORK_PREFIX);
-    const temp = work.at(JAR);
-    logger.info(`downloading ${what}: ${artifact.fileName} from ${artifact.url}`);
-    const started = ctx.clock.now();
-    const progress = progressLine(ctx.stderr, artifact.fileName);
-    let downloaded: Awaited<ReturnType<typeof downloadVerified>>;
-    try {
-      downloaded = await downloadVerified(artifact, temp, {
-        http,
-        clock: ctx.clock,
-        retryDelayMs,
-        onProgress: progress.update,
-        onRetry: (reason, attempt) => {
-          progress.done();
-          logger.warn(`download attempt ${attempt} failed (${reason}); trying again`);
-        },
-      });
-    } finally {
-      progress.done();
-    }
-    logger.info(
-      `downloaded ${formatBytes(downloaded.size)} in ${formatDuration(ctx.clock.now() - started)}; ${artifact.checksum ? `${downloaded.algorithm} verified` : `size verified (${LABELS[type]} publishes no checksum)`}`,
-    );
-
-    const owner = BACKUP_OWNER ?? { uid: 988, gid: 988 };
-    const now = (await panel.resources()).state;
-    if (now === "offline") {
-      const { previous } = installJar(work, volume, owner);
-      return finish(ctx, logger, { what, jar, previous, restarted: false, downloaded, artifact, owner, notifier });
-    }
-    if (!options.stop) throw refuse(now);
-
-    const lockWaitMs = options.lockWaitMs ?? 30 * 60_000;
-    const backups = await pauseBackups(backupLockFile(ctx.paths), {
-      tool: "jar-download",
-      waitMs: lockWaitMs,
-      clock: ctx.clock,
-      onWait: (busy) => logger.info(`${busy.message}: waiting for it before stopping the server`),
-    });
-    try {
-      const timeoutMs = options.stateTimeoutMs ?? 5 * 60_000;
-      logger.info(`stopping the server to replace its jar (it was ${now})`);
-      await panel.power("stop");
-      await panel.waitForState("offline", { timeoutMs });
-      const { previous } = installJar(work, volume, owner);
-      logger.info("starting the server again");
-      await panel.power("start");
-      try {
-        await panel.waitForState("running", { timeoutMs });
-      } catch (failure) {
-        const reason = (failure as Error).message;
-        logger.error(`the server did not start with the new jar: ${reason}`);
-        await notifier.send({
-          title: "Server did not start",
-          description: `${what} was installed, but the server is not running: ${reason}`,
-          colour: COLOURS.error,
-          category: "restart",
-        });
-        throw new JobError(`${what} was installed, but the server did not start: ${reason}`, {
-          hint: previous
-            ? `look at the panel console; to go back: mv ${join(dir, PREVIOUS)} ${jar}`
-            : "look at the panel console and the server's latest.log",
-        });
-      }
-      return finish(ctx, logger, { what, jar, previous, restarted: true, downloaded, artifact, owner, notifier });
-    } finally {
-      backups.release();
-    }
-  } finally {
-    removeTemp();
-    process.off("exit", removeTemp);
-    volume.close();
-    lock.release();
-  }
 }
 
-async function finish(
-  ctx: JarContext,
-  logger: Logger,
-  done: {
-    what: string;
-    jar: string;
-    previous: boolean;
-    restarted: boolean;
-    downloaded: { size: number };
-    artifact: Artifact;
-    owner: { uid: number; gid: number };
-    notifier: ReturnType<typeof toolNotifier>;
-  },
-): Promise<number> {
-  const kept = done.previous ? `; the old jar is ${PREVIOUS}` : "";
-  logger.info(`installed ${done.what} as ${done.jar} (${done.owner.uid}:${done.owner.gid})${kept}`);
-  ctx.stdout.write(
-    `Installed ${done.what} as ${done.jar} (${formatBytes(done.downloaded.size)}, ${done.artifact.checksum ? `${done.artifact.checksum.algorithm} verified` : "size verified"})${kept}.${done.restarted ? " The server was restarted with it." : ""}\n`,
-  );
-  await done.notifier.send({
-    title: "Server jar updated",
-    description: `${done.what} installed${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.`,
-    colour: COLOURS.success,
-    category: "restart",
-  });
+/** --list: the versions of a type, or the builds of a version, one a line. */
+async function listAvailable(ctx: Pick<ToolContext, "stdout">, source: Source, wanted: Wanted): Promise<number> {
+  const lines = await source.list(wanted.type, wanted.version);
+  ctx.stdout.write(lines.length ? `${lines.join("\n")}\n` : "");
   return 0;
 }
 
-/** `paper-1.21.4-231.jar  12.3 MiB / 50.1 MiB  24%` on a terminal, redrawn at most 10 times a second. */
-function progressLine(stderr: Writer & { isTTY?: boolean }, name: string) {
-  let last = 0;
-  let shown = false;
-  return {
-    update(done: number, total: number | undefined): void {
-      if (!stderr.isTTY) return;
-      const now = Date.now();
-      if (now - last < 100 && done !== total) return;
-      last = now;
-      shown = true;
-      const of = total ? ` / ${formatBytes(total)}  ${Math.floor((done / total) * 100)}%` : "";
-      stderr.write(`\r\x1b[2K${name}  ${formatBytes(done)}${of}`);
-    },
-    done(): void {
-      if (shown) stderr.write("\n");
-      shown = false;
-    },
-  };
+/** --dry-run: what would be installed, from where, verified how, and where to. */
+function showPlan(ctx: Pick<ToolContext, "stdout">, artifact: Artifact, jar: string): number {
+  const checksum = artifact.checksum
+    ? `${artifact.checksum.algorithm} ${artifact.checksum.hex}`
+    : "no checksum published";
+  ctx.stdout.write(
+    [
+      `Would install ${describe(artifact)} (nothing done, --dry-run):`,
+      `  file:     ${artifact.fileName}${artifact.size ? `, ${formatBytes(artifact.size)}` : ""}`,
+      `  from:     ${artifact.url}`,
+      `  verify:   ${checksum}`,
+      `  into:     ${jar} (the old one kept as ${PREVIOUS})`,
+      "",
+    ].join("\n"),
+  );
+  return 0;
 }

@@ -31,19 +31,13 @@ export const LABELS: Record<JarType, string> = {
 
 export type Channel = "STABLE" | "BETA" | "ALPHA";
 
+/** Each host's base address (settings.ts has the real ones as the defaults of DOWNLOAD_BASE and the rest). */
 export interface Bases {
   paper: string;
   purpur: string;
   mojang: string;
   fabric: string;
 }
-
-export const DEFAULT_BASES: Bases = {
-  paper: "https://fill.papermc.io",
-  purpur: "https://api.purpurmc.org",
-  mojang: "https://piston-meta.mojang.com",
-  fabric: "https://meta.fabricmc.net",
-};
 
 export type ChecksumAlgorithm = "sha256" | "sha1" | "md5";
 
@@ -60,7 +54,7 @@ export interface Artifact {
   checksum?: { algorithm: ChecksumAlgorithm; hex: string };
 }
 
-export interface Request {
+interface Request {
   type: JarType;
   version: string;
   /** undefined or "latest": the newest build of an accepted channel. */
@@ -172,279 +166,303 @@ function isNumber(build: string | undefined): build is string {
   return build !== undefined && /^\d+$/.test(build);
 }
 
-export function createSource(http: HttpClient, bases: Bases): Source {
-  // -- Paper and Folia ------------------------------------------------------------------------------------------
-  function fillNotFound(type: JarType, version: string) {
-    return (failure: HttpFailure): Error => {
-      const error = fillError.safeParse(safeJson(failure.body));
-      if (error.success && error.data.error === "project_not_found") {
-        return new JobError(`the download service has no project ${type}`, {
-          where: failure.url,
-          hint: "check DOWNLOAD_BASE: it must be PaperMC's download service or a mirror of it",
-        });
-      }
-      return new UsageError(`${LABELS[type]} has no version ${version}`, { hint: listHint(type) });
-    };
-  }
+/** What every host's functions work with: the client (its User-Agent, retries and signal) and the base addresses. */
+interface Hosts {
+  http: HttpClient;
+  bases: Bases;
+}
 
-  async function fillBuildsOf(type: JarType, version: string) {
-    const url = `${bases.paper}/v3/projects/${type}/versions/${enc(version)}/builds`;
-    const builds = await getJson(
-      http,
-      url,
-      fillBuilds,
-      `asking for the ${LABELS[type]} builds`,
-      fillNotFound(type, version),
-    );
-    return builds.sort((a, b) => b.id - a.id);
-  }
+// -- Paper and Folia (Fill v3) -----------------------------------------------------------------------------------
 
-  async function resolveFill(request: Request): Promise<Artifact> {
-    const { type, version } = request;
-    const builds = await fillBuildsOf(type, version);
-    let build: (typeof builds)[number] | undefined;
-    if (isNumber(request.build)) {
-      build = builds.find((b) => String(b.id) === request.build);
-      if (!build) {
-        throw new UsageError(`${LABELS[type]} ${version} has no build ${request.build}`, {
-          hint: listHint(type, version),
-        });
-      }
-    } else {
-      const channel = request.channel ?? "STABLE";
-      build = builds.find((b) => CHANNELS_ACCEPTED[channel].includes(b.channel));
-      if (!build) {
-        const newest = builds[0];
-        throw new UsageError(
-          `${LABELS[type]} ${version} has no ${channel === "STABLE" ? "stable" : `${channel} or more stable`} build yet${newest ? ` (newest: build ${newest.id}, ${newest.channel})` : ""}`,
-          {
-            hint: newest
-              ? `take it anyway with --build ${newest.id} (or --channel ${newest.channel.toLowerCase()})`
-              : listHint(type),
-          },
-        );
-      }
+function fillNotFound(type: JarType, version: string) {
+  return (failure: HttpFailure): Error => {
+    const error = fillError.safeParse(safeJson(failure.body));
+    if (error.success && error.data.error === "project_not_found") {
+      return new JobError(`the download service has no project ${type}`, {
+        where: failure.url,
+        hint: "check DOWNLOAD_BASE: it must be PaperMC's download service or a mirror of it",
+      });
     }
-    const download = build.downloads["server:default"];
-    if (!download) {
-      throw new JobError(`${LABELS[type]} ${version} build ${build.id} has no server download`, {
+    return new UsageError(`${LABELS[type]} has no version ${version}`, { hint: listHint(type) });
+  };
+}
+
+async function fillBuildsOf({ http, bases }: Hosts, type: JarType, version: string) {
+  const url = `${bases.paper}/v3/projects/${type}/versions/${enc(version)}/builds`;
+  const builds = await getJson(
+    http,
+    url,
+    fillBuilds,
+    `asking for the ${LABELS[type]} builds`,
+    fillNotFound(type, version),
+  );
+  return builds.sort((a, b) => b.id - a.id);
+}
+
+type FillBuild = z.infer<typeof fillBuilds>[number];
+
+/** The build asked for by number, else the newest of an accepted channel (default STABLE). */
+function pickFillBuild(builds: FillBuild[], request: Request): FillBuild {
+  const { type, version } = request;
+  if (isNumber(request.build)) {
+    const build = builds.find((b) => String(b.id) === request.build);
+    if (!build) {
+      throw new UsageError(`${LABELS[type]} ${version} has no build ${request.build}`, {
         hint: listHint(type, version),
       });
     }
-    return {
-      type,
-      version,
-      build: String(build.id),
-      channel: build.channel,
-      fileName: download.name,
-      url: new URL(download.url, bases.paper).href,
-      size: download.size,
-      checksum: { algorithm: "sha256", hex: download.checksums.sha256 },
-    };
+    return build;
   }
-
-  // -- Purpur ---------------------------------------------------------------------------------------------------
-  async function resolvePurpur(request: Request): Promise<Artifact> {
-    const { version } = request;
-    const base = `${bases.purpur}/v2/purpur/${enc(version)}`;
-    const known = await getJson(
-      http,
-      base,
-      purpurVersion,
-      "asking for the Purpur builds",
-      () => new UsageError(`Purpur has no version ${version}`, { hint: listHint("purpur") }),
-    );
-    const wanted = isNumber(request.build) ? request.build : known.builds.latest;
-    if (!known.builds.all.includes(wanted)) {
-      throw new UsageError(`Purpur ${version} has no build ${wanted}`, { hint: listHint("purpur", version) });
-    }
-    const build = await getJson(http, `${base}/${enc(wanted)}`, purpurBuild, "asking for the Purpur build");
-    if (build.result !== "SUCCESS") {
-      throw new UsageError(`Purpur ${version} build ${wanted} did not build (result ${build.result})`, {
-        hint: "pick another build with --build N",
-      });
-    }
-    return {
-      type: "purpur",
-      version,
-      build: wanted,
-      fileName: `purpur-${version}-${wanted}.jar`,
-      url: `${base}/${enc(wanted)}/download`,
-      ...(build.md5 ? { checksum: { algorithm: "md5" as const, hex: build.md5.toLowerCase() } } : {}),
-    };
-  }
-
-  // -- vanilla --------------------------------------------------------------------------------------------------
-  async function manifest() {
-    return getJson(
-      http,
-      `${bases.mojang}/mc/game/version_manifest_v2.json`,
-      mojangManifest,
-      "reading Mojang's version manifest",
+  const channel = request.channel ?? "STABLE";
+  const build = builds.find((b) => CHANNELS_ACCEPTED[channel].includes(b.channel));
+  if (!build) {
+    const newest = builds[0];
+    throw new UsageError(
+      `${LABELS[type]} ${version} has no ${channel === "STABLE" ? "stable" : `${channel} or more stable`} build yet${newest ? ` (newest: build ${newest.id}, ${newest.channel})` : ""}`,
+      {
+        hint: newest
+          ? `take it anyway with --build ${newest.id} (or --channel ${newest.channel.toLowerCase()})`
+          : listHint(type),
+      },
     );
   }
+  return build;
+}
 
-  async function resolveVanilla(request: Request): Promise<Artifact> {
-    const { version } = request;
-    if (request.build !== undefined && request.build !== "latest") {
-      throw new UsageError("vanilla has no builds: each version has one server jar", { hint: "leave out --build" });
-    }
-    const entry = (await manifest()).versions.find((v) => v.id === version);
+async function resolveFill(hosts: Hosts, request: Request): Promise<Artifact> {
+  const { type, version } = request;
+  const build = pickFillBuild(await fillBuildsOf(hosts, type, version), request);
+  const download = build.downloads["server:default"];
+  if (!download) {
+    throw new JobError(`${LABELS[type]} ${version} build ${build.id} has no server download`, {
+      hint: listHint(type, version),
+    });
+  }
+  return {
+    type,
+    version,
+    build: String(build.id),
+    channel: build.channel,
+    fileName: download.name,
+    url: new URL(download.url, hosts.bases.paper).href,
+    size: download.size,
+    checksum: { algorithm: "sha256", hex: download.checksums.sha256 },
+  };
+}
+
+async function listFill(hosts: Hosts, type: JarType, version: string | undefined): Promise<string[]> {
+  if (version) {
+    return (await fillBuildsOf(hosts, type, version)).map((b) => `${b.id}\t${b.channel}${b.time ? `\t${b.time}` : ""}`);
+  }
+  const url = `${hosts.bases.paper}/v3/projects/${type}`;
+  const project = await getJson(hosts.http, url, fillProject, `asking for the ${LABELS[type]} versions`);
+  return Object.values(project.versions).flat();
+}
+
+// -- Purpur ------------------------------------------------------------------------------------------------------
+
+function purpurVersionOf({ http, bases }: Hosts, version: string) {
+  return getJson(
+    http,
+    `${bases.purpur}/v2/purpur/${enc(version)}`,
+    purpurVersion,
+    "asking for the Purpur builds",
+    () => new UsageError(`Purpur has no version ${version}`, { hint: listHint("purpur") }),
+  );
+}
+
+async function resolvePurpur(hosts: Hosts, request: Request): Promise<Artifact> {
+  const { version } = request;
+  const base = `${hosts.bases.purpur}/v2/purpur/${enc(version)}`;
+  const known = await purpurVersionOf(hosts, version);
+  const wanted = isNumber(request.build) ? request.build : known.builds.latest;
+  if (!known.builds.all.includes(wanted)) {
+    throw new UsageError(`Purpur ${version} has no build ${wanted}`, { hint: listHint("purpur", version) });
+  }
+  const build = await getJson(hosts.http, `${base}/${enc(wanted)}`, purpurBuild, "asking for the Purpur build");
+  if (build.result !== "SUCCESS") {
+    throw new UsageError(`Purpur ${version} build ${wanted} did not build (result ${build.result})`, {
+      hint: "pick another build with --build N",
+    });
+  }
+  return {
+    type: "purpur",
+    version,
+    build: wanted,
+    fileName: `purpur-${version}-${wanted}.jar`,
+    url: `${base}/${enc(wanted)}/download`,
+    ...(build.md5 ? { checksum: { algorithm: "md5" as const, hex: build.md5.toLowerCase() } } : {}),
+  };
+}
+
+async function listPurpur(hosts: Hosts, version: string | undefined): Promise<string[]> {
+  if (version) return [...(await purpurVersionOf(hosts, version)).builds.all].reverse();
+  const url = `${hosts.bases.purpur}/v2/purpur`;
+  const project = await getJson(hosts.http, url, purpurProject, "asking for the Purpur versions");
+  return [...project.versions].reverse();
+}
+
+// -- vanilla -----------------------------------------------------------------------------------------------------
+
+function manifest({ http, bases }: Hosts) {
+  return getJson(
+    http,
+    `${bases.mojang}/mc/game/version_manifest_v2.json`,
+    mojangManifest,
+    "reading Mojang's version manifest",
+  );
+}
+
+/** The version's JSON, held to the manifest's sha1 before it is read. */
+async function mojangVersionOf(hosts: Hosts, version: string, entry: { url: string; sha1?: string | undefined }) {
+  let text: string;
+  try {
+    text = await hosts.http.text(entry.url);
+  } catch (error) {
+    failed(error, `reading Mojang's description of ${version}`);
+  }
+  if (entry.sha1 && createHash("sha1").update(text).digest("hex") !== entry.sha1) {
+    throw new JobError(`Mojang's description of ${version} does not match the manifest's sha1`, {
+      where: entry.url,
+      hint: "try again later, or check MOJANG_BASE",
+    });
+  }
+  return shape(mojangVersion, safeJson(text), entry.url);
+}
+
+async function resolveVanilla(hosts: Hosts, request: Request): Promise<Artifact> {
+  const { version } = request;
+  if (request.build !== undefined && request.build !== "latest") {
+    throw new UsageError("vanilla has no builds: each version has one server jar", { hint: "leave out --build" });
+  }
+  const entry = (await manifest(hosts)).versions.find((v) => v.id === version);
+  if (!entry) throw new UsageError(`Minecraft has no version ${version}`, { hint: listHint("vanilla") });
+  const server = (await mojangVersionOf(hosts, version, entry)).downloads?.server;
+  if (!server) {
+    throw new UsageError(`Minecraft ${version} has no server jar to download`, {
+      hint: "Mojang publishes server jars from 1.2.5 on; pick a newer version",
+    });
+  }
+  return {
+    type: "vanilla",
+    version,
+    build: version,
+    channel: entry.type,
+    fileName: `minecraft_server.${version}.jar`,
+    url: server.url,
+    size: server.size,
+    checksum: { algorithm: "sha1", hex: server.sha1 },
+  };
+}
+
+async function listVanilla(hosts: Hosts, version: string | undefined): Promise<string[]> {
+  const versions = (await manifest(hosts)).versions;
+  if (version) {
+    const entry = versions.find((v) => v.id === version);
     if (!entry) throw new UsageError(`Minecraft has no version ${version}`, { hint: listHint("vanilla") });
-    let text: string;
-    try {
-      text = await http.text(entry.url);
-    } catch (error) {
-      failed(error, `reading Mojang's description of ${version}`);
-    }
-    if (entry.sha1 && createHash("sha1").update(text).digest("hex") !== entry.sha1) {
-      throw new JobError(`Mojang's description of ${version} does not match the manifest's sha1`, {
-        where: entry.url,
-        hint: "try again later, or check MOJANG_BASE",
+    return [`${entry.id}\t${entry.type}`];
+  }
+  return versions.map((v) => (v.type === "release" ? v.id : `${v.id}\t${v.type}`));
+}
+
+// -- Fabric ------------------------------------------------------------------------------------------------------
+
+async function fabricLoadersOf({ http, bases }: Hosts, version: string) {
+  const none = () => new UsageError(`Fabric has no loader for Minecraft ${version}`, { hint: listHint("fabric") });
+  // fabric-meta's EndpointsV2.getLoaderInfoAll answers [] for a game version it has no intermediary for; the service
+  // has also been seen to answer that [] with 400. Either is the user's version, not a failure to retry.
+  const loaders = await getJson(
+    http,
+    `${bases.fabric}/v2/versions/loader/${enc(version)}`,
+    fabricLoaders,
+    "asking Fabric meta for loaders",
+    none,
+    [400, 404],
+  );
+  if (loaders.length === 0) throw none();
+  return loaders.map((l) => l.loader);
+}
+
+/** The loader asked for, else the newest stable one (any with --channel beta or alpha). */
+async function pickFabricLoader(hosts: Hosts, request: Request): Promise<string> {
+  const { version } = request;
+  const loaders = await fabricLoadersOf(hosts, version);
+  if (request.build !== undefined && request.build !== "latest") {
+    if (!loaders.some((l) => l.version === request.build)) {
+      throw new UsageError(`Fabric has no loader ${request.build} for Minecraft ${version}`, {
+        hint: listHint("fabric", version),
       });
     }
-    const described = shape(mojangVersion, safeJson(text), entry.url);
-    const server = described.downloads?.server;
-    if (!server) {
-      throw new UsageError(`Minecraft ${version} has no server jar to download`, {
-        hint: "Mojang publishes server jars from 1.2.5 on; pick a newer version",
-      });
-    }
-    return {
-      type: "vanilla",
-      version,
-      build: version,
-      channel: entry.type,
-      fileName: `minecraft_server.${version}.jar`,
-      url: server.url,
-      size: server.size,
-      checksum: { algorithm: "sha1", hex: server.sha1 },
-    };
+    return request.build;
   }
-
-  // -- Fabric ---------------------------------------------------------------------------------------------------
-  async function fabricLoadersOf(version: string) {
-    const none = () => new UsageError(`Fabric has no loader for Minecraft ${version}`, { hint: listHint("fabric") });
-    // fabric-meta's EndpointsV2.getLoaderInfoAll answers [] for a game version it has no intermediary for; the service
-    // has also been seen to answer that [] with 400. Either is the user's version, not a failure to retry.
-    const loaders = await getJson(
-      http,
-      `${bases.fabric}/v2/versions/loader/${enc(version)}`,
-      fabricLoaders,
-      "asking Fabric meta for loaders",
-      none,
-      [400, 404],
-    );
-    if (loaders.length === 0) throw none();
-    return loaders.map((l) => l.loader);
+  const stable = loaders.find((l) => l.stable || request.channel === "ALPHA" || request.channel === "BETA");
+  if (!stable) {
+    throw new UsageError(`Fabric has no stable loader for Minecraft ${version}`, {
+      hint: "name one with --build <loader version>",
+    });
   }
+  return stable.version;
+}
 
-  async function resolveFabric(request: Request): Promise<Artifact> {
-    const { version } = request;
-    const loaders = await fabricLoadersOf(version);
-    let loader: string;
-    if (request.build !== undefined && request.build !== "latest") {
-      if (!loaders.some((l) => l.version === request.build)) {
-        throw new UsageError(`Fabric has no loader ${request.build} for Minecraft ${version}`, {
-          hint: listHint("fabric", version),
-        });
-      }
-      loader = request.build;
-    } else {
-      const stable = loaders.find((l) => l.stable || request.channel === "ALPHA" || request.channel === "BETA");
-      if (!stable) {
-        throw new UsageError(`Fabric has no stable loader for Minecraft ${version}`, {
-          hint: "name one with --build <loader version>",
-        });
-      }
-      loader = stable.version;
-    }
-    const installers = await getJson(
-      http,
-      `${bases.fabric}/v2/versions/installer`,
-      fabricInstallers,
-      "asking Fabric meta for installers",
-    );
-    const installer = (installers.find((i) => i.stable) ?? installers[0])?.version;
-    if (!installer) throw new JobError("Fabric meta lists no installer", { hint: "try again later" });
-    return {
-      type: "fabric",
-      version,
-      build: loader,
-      fileName: `fabric-server-mc.${version}-loader.${loader}-launcher.${installer}.jar`,
-      url: `${bases.fabric}/v2/versions/loader/${enc(version)}/${enc(loader)}/${enc(installer)}/server/jar`,
-    };
+async function resolveFabric(hosts: Hosts, request: Request): Promise<Artifact> {
+  const { version } = request;
+  const loader = await pickFabricLoader(hosts, request);
+  const installers = await getJson(
+    hosts.http,
+    `${hosts.bases.fabric}/v2/versions/installer`,
+    fabricInstallers,
+    "asking Fabric meta for installers",
+  );
+  const installer = (installers.find((i) => i.stable) ?? installers[0])?.version;
+  if (!installer) throw new JobError("Fabric meta lists no installer", { hint: "try again later" });
+  return {
+    type: "fabric",
+    version,
+    build: loader,
+    fileName: `fabric-server-mc.${version}-loader.${loader}-launcher.${installer}.jar`,
+    url: `${hosts.bases.fabric}/v2/versions/loader/${enc(version)}/${enc(loader)}/${enc(installer)}/server/jar`,
+  };
+}
+
+async function listFabric(hosts: Hosts, version: string | undefined): Promise<string[]> {
+  if (version) {
+    return (await fabricLoadersOf(hosts, version)).map((l) => `${l.version}${l.stable ? "" : "\tunstable"}`);
   }
+  const url = `${hosts.bases.fabric}/v2/versions/game`;
+  const games = await getJson(hosts.http, url, fabricGames, "asking Fabric meta for game versions");
+  return games.map((g) => (g.stable ? g.version : `${g.version}\tunstable`));
+}
 
+// ----------------------------------------------------------------------------------------------------------------
+
+export function createSource(http: HttpClient, bases: Bases): Source {
+  const hosts: Hosts = { http, bases };
   return {
     resolve(request) {
       switch (request.type) {
         case "paper":
         case "folia":
-          return resolveFill(request);
+          return resolveFill(hosts, request);
         case "purpur":
-          return resolvePurpur(request);
+          return resolvePurpur(hosts, request);
         case "vanilla":
-          return resolveVanilla(request);
+          return resolveVanilla(hosts, request);
         case "fabric":
-          return resolveFabric(request);
+          return resolveFabric(hosts, request);
       }
     },
 
-    async list(type, version) {
+    list(type, version) {
       switch (type) {
         case "paper":
-        case "folia": {
-          if (version) {
-            return (await fillBuildsOf(type, version)).map(
-              (b) => `${b.id}\t${b.channel}${b.time ? `\t${b.time}` : ""}`,
-            );
-          }
-          const url = `${bases.paper}/v3/projects/${type}`;
-          const project = await getJson(http, url, fillProject, `asking for the ${LABELS[type]} versions`);
-          return Object.values(project.versions).flat();
-        }
-        case "purpur": {
-          if (version) {
-            const url = `${bases.purpur}/v2/purpur/${enc(version)}`;
-            const known = await getJson(
-              http,
-              url,
-              purpurVersion,
-              "asking for the Purpur builds",
-              () => new UsageError(`Purpur has no version ${version}`, { hint: listHint("purpur") }),
-            );
-            return [...known.builds.all].reverse();
-          }
-          const project = await getJson(
-            http,
-            `${bases.purpur}/v2/purpur`,
-            purpurProject,
-            "asking for the Purpur versions",
-          );
-          return [...project.versions].reverse();
-        }
-        case "vanilla": {
-          const versions = (await manifest()).versions;
-          if (version) {
-            const entry = versions.find((v) => v.id === version);
-            if (!entry) throw new UsageError(`Minecraft has no version ${version}`, { hint: listHint("vanilla") });
-            return [`${entry.id}\t${entry.type}`];
-          }
-          return versions.map((v) => (v.type === "release" ? v.id : `${v.id}\t${v.type}`));
-        }
-        case "fabric": {
-          if (version) {
-            return (await fabricLoadersOf(version)).map((l) => `${l.version}${l.stable ? "" : "\tunstable"}`);
-          }
-          const games = await getJson(
-            http,
-            `${bases.fabric}/v2/versions/game`,
-            fabricGames,
-            "asking Fabric meta for game versions",
-          );
-          return games.map((g) => (g.stable ? g.version : `${g.version}\tunstable`));
-        }
+        case "folia":
+          return listFill(hosts, type, version);
+        case "purpur":
+          return listPurpur(hosts, version);
+        case "vanilla":
+          return listVanilla(hosts, version);
+        case "fabric":
+          return listFabric(hosts, version);
       }
     },
   };

@@ -131,7 +131,7 @@ describe("jar-download (built executable)", () => {
 
     // Again: already there, nothing downloaded, nothing touched.
     const again = await run("1.21.4");
-    expect(again).toMatchObject({ code: 0, stdout: "Paper 1.21.4 build 231 is already installed in " + jar + ".\n" });
+    expect(again).toMatchObject({ code: 0, stdout: `Paper 1.21.4 build 231 is already installed in ${jar}.\n` });
     expect(jarRequests()).toBe(1);
   });
 

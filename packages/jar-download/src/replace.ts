@@ -1,0 +1,281 @@
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Clock } from "@mcops/core/clock";
+import { BusyError, ConfigError, JobError } from "@mcops/core/errors";
+import { formatBytes, formatDuration } from "@mcops/core/format";
+import {
+  COLOURS,
+  createPanelClient,
+  type HttpClient,
+  type Notifier,
+  type PanelClient,
+  toolNotifier,
+} from "@mcops/core/http";
+import { acquireLock, pauseBackups } from "@mcops/core/lock";
+import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
+import { LOG_FILES } from "@mcops/core/log-events";
+import { backupLockFile } from "@mcops/core/paths";
+import type { ToolContext } from "@mcops/core/tool";
+import { VolumeDir } from "@mcops/core/volume";
+import { type Downloaded, downloadVerified, installedDigest } from "./download.ts";
+import { installJar, JAR, type Owner, PREVIOUS, removeStaleTemps, WORK_PREFIX } from "./install.ts";
+import { type Artifact, LABELS } from "./sources.ts";
+
+/** A jar to put in place of server.jar, and what it takes to do so. */
+interface Replacement {
+  artifact: Artifact;
+  /** The artifact in words: "Paper 1.21.4 build 231". */
+  what: string;
+  /** The server's volume (WORLD_DIR). */
+  dir: string;
+  /** The panel, and the owner server.jar is given to (default 988:988). */
+  control: { url: string; key: string; serverId: string; owner: Owner | undefined };
+  http: HttpClient;
+  retryDelayMs: number;
+  /** --stop: a running server is stopped for the swap and started again. */
+  stop: boolean;
+  lockWaitMs: number;
+  stateTimeoutMs: number;
+}
+
+type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr">;
+
+/** One replacement under way: what it works on, and how it reports. */
+interface Run {
+  ctx: Ctx;
+  job: Replacement;
+  jar: string;
+  logger: Logger;
+  notifier: Notifier;
+  volume: VolumeDir;
+  work: WorkDir;
+}
+
+/**
+ * Downloads, verifies and installs the jar in the volume, the server stopped and started again around the swap when
+ * --stop allows it. One jar-download at a time; the download's private directory is removed on every way out.
+ */
+export async function replaceJar(ctx: Ctx, job: Replacement): Promise<number> {
+  const { dir } = job;
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new ConfigError("the server's volume does not exist", {
+      where: `WORLD_DIR=${dir}`,
+      hint: "set WORLD_DIR (or --dir) to {volumes_dir}/<server uuid>",
+    });
+  }
+  const logger = toolLogger({
+    logDir: ctx.paths.logDir,
+    file: LOG_FILES["jar-download"],
+    stderr: ctx.stderr,
+    env: ctx.env,
+    clock: ctx.clock,
+  });
+  // Read now, before anything is done: a webhook.env that is refused (exit 78) must stop the run, not follow it.
+  const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
+  const lock = await acquireLock(join(ctx.paths.runDir, "jar-download.lock"), {
+    tool: "jar-download",
+    what: "another jar-download",
+    clock: ctx.clock,
+  });
+  const volume = VolumeDir.open(dir);
+  const work = workDir(volume);
+  process.once("exit", work.remove);
+  const run: Run = { ctx, job, jar: join(dir, JAR), logger, notifier, volume, work };
+  try {
+    const installed = await replaceIn(run);
+    // Not awaited, as always: the locks are released and the private directory removed while the message is posted.
+    return installed ? report(run, installed) : 0;
+  } finally {
+    work.remove();
+    process.off("exit", work.remove);
+    volume.close();
+    lock.release();
+  }
+}
+
+interface WorkDir {
+  /** Removes what an earlier run left, then makes the private directory the download goes to. */
+  make(): VolumeDir;
+  /** Removes the private directory, if there is one (also on the way out of the process). */
+  remove(): void;
+}
+
+function workDir(volume: VolumeDir): WorkDir {
+  let work: VolumeDir | undefined;
+  return {
+    make() {
+      removeStaleTemps(volume);
+      work = volume.makePrivateDir(WORK_PREFIX);
+      return work;
+    },
+    remove() {
+      try {
+        if (work) volume.removePrivateDir(work);
+      } catch {
+        // Left for the next run's removeStaleTemps.
+      }
+      work?.close();
+      work = undefined;
+    },
+  };
+}
+
+function refuse(run: Run, state: string): BusyError {
+  return new BusyError(`the server is ${state}; its jar cannot be replaced under it`, {
+    where: `server ${run.job.control.serverId}`,
+    hint: "stop it first, or pass --stop to stop it, replace the jar and start it again",
+  });
+}
+
+/** A jar put in place: what the report says. */
+interface Installed {
+  /** The old jar was kept as server.jar.previous. */
+  previous: boolean;
+  restarted: boolean;
+  downloaded: Downloaded;
+  owner: Owner;
+}
+
+/** The jar in place (undefined: it was there already, and that is said). */
+async function replaceIn(run: Run): Promise<Installed | undefined> {
+  const { ctx, job, jar, logger } = run;
+  const { artifact, control, what } = job;
+  if (
+    artifact.checksum &&
+    (await installedDigest(run.volume, JAR, artifact.checksum.algorithm, artifact.size)) === artifact.checksum.hex
+  ) {
+    logger.info(`${what} is already installed (${jar}): nothing to do`);
+    ctx.stdout.write(`${what} is already installed in ${jar}.\n`);
+    return undefined;
+  }
+  const panel = createPanelClient({ url: control.url, key: control.key, serverId: control.serverId, clock: ctx.clock });
+  const before = (await panel.resources()).state;
+  if (before !== "offline" && !job.stop) throw refuse(run, before);
+
+  const { work, downloaded } = await download(run);
+  const owner = control.owner ?? { uid: 988, gid: 988 };
+  const now = (await panel.resources()).state;
+  if (now === "offline") {
+    const { previous } = installJar(work, run.volume, owner);
+    return { previous, restarted: false, downloaded, owner };
+  }
+  if (!job.stop) throw refuse(run, now);
+  return swapStopped(run, panel, now, { work, downloaded, owner });
+}
+
+/** The download, written and verified where the game's user cannot reach it (then renamed into place). */
+async function download(run: Run): Promise<{ work: VolumeDir; downloaded: Downloaded }> {
+  const { ctx, job, logger } = run;
+  const { artifact } = job;
+  const work = run.work.make();
+  logger.info(`downloading ${job.what}: ${artifact.fileName} from ${artifact.url}`);
+  const started = ctx.clock.now();
+  const progress = progressLine(ctx.stderr, ctx.clock, artifact.fileName);
+  let downloaded: Downloaded;
+  try {
+    downloaded = await downloadVerified(artifact, work.at(JAR), {
+      http: job.http,
+      clock: ctx.clock,
+      retryDelayMs: job.retryDelayMs,
+      onProgress: progress.update,
+      onRetry: (reason, attempt) => {
+        progress.done();
+        logger.warn(`download attempt ${attempt} failed (${reason}); trying again`);
+      },
+    });
+  } finally {
+    progress.done();
+  }
+  logger.info(
+    `downloaded ${formatBytes(downloaded.size)} in ${formatDuration(ctx.clock.now() - started)}; ${artifact.checksum ? `${downloaded.algorithm} verified` : `size verified (${LABELS[artifact.type]} publishes no checksum)`}`,
+  );
+  return { work, downloaded };
+}
+
+/** --stop: no backup while the server is down; stop it, swap the jar, start it and wait until it runs. */
+async function swapStopped(
+  run: Run,
+  panel: PanelClient,
+  state: string,
+  swap: { work: VolumeDir; downloaded: Downloaded; owner: Owner },
+): Promise<Installed> {
+  const { ctx, job, logger } = run;
+  const backups = await pauseBackups(backupLockFile(ctx.paths), {
+    tool: "jar-download",
+    waitMs: job.lockWaitMs,
+    clock: ctx.clock,
+    onWait: (busy) => logger.info(`${busy.message}: waiting for it before stopping the server`),
+  });
+  try {
+    logger.info(`stopping the server to replace its jar (it was ${state})`);
+    await panel.power("stop");
+    await panel.waitForState("offline", { timeoutMs: job.stateTimeoutMs });
+    const { previous } = installJar(swap.work, run.volume, swap.owner);
+    await startAgain(run, panel, previous);
+    return { previous, restarted: true, downloaded: swap.downloaded, owner: swap.owner };
+  } finally {
+    backups.release();
+  }
+}
+
+/** Starts the server with the new jar; one that does not come up is logged, posted and thrown with the way back. */
+async function startAgain(run: Run, panel: PanelClient, previous: boolean): Promise<void> {
+  const { job, jar, logger } = run;
+  logger.info("starting the server again");
+  await panel.power("start");
+  try {
+    await panel.waitForState("running", { timeoutMs: job.stateTimeoutMs });
+  } catch (failure) {
+    const reason = (failure as Error).message;
+    logger.error(`the server did not start with the new jar: ${reason}`);
+    await run.notifier.send({
+      title: "Server did not start",
+      description: `${job.what} was installed, but the server is not running: ${reason}`,
+      colour: COLOURS.error,
+      category: "restart",
+    });
+    throw new JobError(`${job.what} was installed, but the server did not start: ${reason}`, {
+      hint: previous
+        ? `look at the panel console; to go back: mv ${join(job.dir, PREVIOUS)} ${jar}`
+        : "look at the panel console and the server's latest.log",
+    });
+  }
+}
+
+/** The log line, the line on stdout and the message of a jar installed. */
+async function report(run: Run, done: Installed): Promise<number> {
+  const { job, jar } = run;
+  const kept = done.previous ? `; the old jar is ${PREVIOUS}` : "";
+  run.logger.info(`installed ${job.what} as ${jar} (${done.owner.uid}:${done.owner.gid})${kept}`);
+  run.ctx.stdout.write(
+    `Installed ${job.what} as ${jar} (${formatBytes(done.downloaded.size)}, ${job.artifact.checksum ? `${job.artifact.checksum.algorithm} verified` : "size verified"})${kept}.${done.restarted ? " The server was restarted with it." : ""}\n`,
+  );
+  await run.notifier.send({
+    title: "Server jar updated",
+    description: `${job.what} installed${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.`,
+    colour: COLOURS.success,
+    category: "restart",
+  });
+  return 0;
+}
+
+/** `paper-1.21.4-231.jar  12.3 MiB / 50.1 MiB  24%` on a terminal, redrawn at most 10 times a second. */
+function progressLine(stderr: Writer & { isTTY?: boolean }, clock: Clock, name: string) {
+  let last = 0;
+  let shown = false;
+  return {
+    update(done: number, total: number | undefined): void {
+      if (!stderr.isTTY) return;
+      const now = clock.now();
+      if (now - last < 100 && done !== total) return;
+      last = now;
+      shown = true;
+      const of = total ? ` / ${formatBytes(total)}  ${Math.floor((done / total) * 100)}%` : "";
+      stderr.write(`\r\x1b[2K${name}  ${formatBytes(done)}${of}`);
+    },
+    done(): void {
+      if (shown) stderr.write("\n");
+      shown = false;
+    },
+  };
+}

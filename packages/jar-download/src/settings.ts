@@ -1,0 +1,105 @@
+import {
+  baseUrlSchema,
+  fail,
+  field,
+  fromBackupEnv,
+  ownerField,
+  panelFields,
+  pickFields,
+  setting,
+  worldDirField,
+} from "@mcops/core/config";
+import { ConfigError } from "@mcops/core/errors";
+import type { ToolContext } from "@mcops/core/tool";
+import * as z from "zod/mini";
+import type { Bases, JarType } from "./sources.ts";
+
+/** The operator's contact for the User-Agent: an e-mail address or a web address. */
+const contactSchema = field((value, ctx) => {
+  if (!/^(https?:\/\/\S+|[^@\s]+@[^@\s]+\.[^@\s]+)$/.test(value)) {
+    fail(ctx, "must be an e-mail address or an https:// address", "e.g. admin@example.com");
+  }
+});
+
+/**
+ * What jar-download reads from backup.env (docs/system.md 2.1, packages/jar-download/README.md), each field declared
+ * once: a field's flag (which wins over the file and the environment) is the option of that name in cli.ts. They are
+ * read in three groups, at three moments (see loadSettings); within a group, their order is the order in which
+ * problems are reported.
+ */
+export const fields = {
+  /** PaperMC's download service (Paper, Folia), docs/system.md 4.3's {download_base}; a mirror, or a stand-in in tests. */
+  DOWNLOAD_BASE: setting(baseUrlSchema, { default: "https://fill.papermc.io" }),
+  /** PurpurMC's API. */
+  PURPUR_BASE: setting(baseUrlSchema, { default: "https://api.purpurmc.org" }),
+  /** Mojang's version manifest (vanilla). */
+  MOJANG_BASE: setting(baseUrlSchema, { default: "https://piston-meta.mojang.com" }),
+  /** Fabric meta. */
+  FABRIC_BASE: setting(baseUrlSchema, { default: "https://meta.fabricmc.net" }),
+  /** The operator's contact, put into the User-Agent as PaperMC asks of every client. */
+  DOWNLOAD_CONTACT: setting(z.optional(contactSchema)),
+  /** The server's data volume, where server.jar lives. */
+  WORLD_DIR: {
+    ...worldDirField,
+    flag: { name: "dir", describe: "the server's volume (default WORLD_DIR from backup.env)" },
+  },
+  ...panelFields,
+  /** Owner of the installed server.jar (default 988:988, docs/system.md 2.6). */
+  BACKUP_OWNER: {
+    ...ownerField,
+    flag: { name: "owner", describe: "uid:gid for server.jar (default BACKUP_OWNER, else 988:988)" },
+  },
+};
+
+/** Where the services are and who asks: every run reads these. */
+const SERVICE_FIELDS = ["DOWNLOAD_BASE", "PURPUR_BASE", "MOJANG_BASE", "FABRIC_BASE", "DOWNLOAD_CONTACT"] as const;
+/** The panel and the owner of the jar: only a run that installs reads these. */
+const CONTROL_FIELDS = ["CONTROL_URL", "CONTROL_KEY", "SERVER_ID", "BACKUP_OWNER"] as const;
+
+interface Settings {
+  bases: Bases;
+  contact: string | undefined;
+  /** The server's volume; not read for --list. */
+  worldDir: string | undefined;
+  /** The panel and the jar's owner; not read for --list or --dry-run. */
+  control: { url: string; key: string; serverId: string; owner: { uid: number; gid: number } | undefined } | undefined;
+}
+
+/**
+ * Everything the run needs, read before anything is asked of the network, so that a configuration error comes first:
+ * the services always, then (unless it is --list) WORLD_DIR, then (unless --list or --dry-run) the panel's fields and
+ * BACKUP_OWNER. `args` is the parsed command line (--dir, --owner).
+ */
+export function loadSettings(
+  ctx: Pick<ToolContext, "paths" | "env">,
+  run: { type: JarType; list: boolean; dryRun: boolean; args: Record<string, unknown> },
+): Settings {
+  const from = { paths: ctx.paths, env: ctx.env, args: run.args };
+  const service = fromBackupEnv(pickFields(fields, SERVICE_FIELDS), from);
+  if ((run.type === "paper" || run.type === "folia") && !service.DOWNLOAD_CONTACT) {
+    // PaperMC's downloads API asks every client to name a contact (an address or e-mail) in its User-Agent and may
+    // refuse or block those that do not: no request to PaperMC leaves without one.
+    throw new ConfigError("DOWNLOAD_CONTACT is not set: PaperMC asks every client for a contact in its User-Agent", {
+      where: service.file,
+      hint: `add DOWNLOAD_CONTACT=<your e-mail or web address> to ${service.file}`,
+    });
+  }
+  const volume = run.list ? undefined : fromBackupEnv(pickFields(fields, ["WORLD_DIR"]), from);
+  const control = run.list || run.dryRun ? undefined : fromBackupEnv(pickFields(fields, CONTROL_FIELDS), from);
+  return {
+    bases: {
+      paper: service.DOWNLOAD_BASE,
+      purpur: service.PURPUR_BASE,
+      mojang: service.MOJANG_BASE,
+      fabric: service.FABRIC_BASE,
+    },
+    contact: service.DOWNLOAD_CONTACT,
+    worldDir: volume?.WORLD_DIR,
+    control: control && {
+      url: control.CONTROL_URL,
+      key: control.CONTROL_KEY,
+      serverId: control.SERVER_ID,
+      owner: control.BACKUP_OWNER,
+    },
+  };
+}

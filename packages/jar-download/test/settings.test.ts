@@ -1,0 +1,114 @@
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, UsageError } from "@mcops/core/errors";
+import type { Paths } from "@mcops/core/paths";
+import { beforeEach, describe, expect, it } from "vitest";
+import { loadSettings } from "../src/settings.ts";
+
+const KEY = `ptlc_${"k".repeat(21)}${"Q".repeat(22)}`;
+const VOLUME = "/var/lib/pterodactyl/volumes/1a2b3c4d-0000-4000-8000-00000000abcd";
+
+let paths: Paths;
+let file: string;
+
+function write(lines: string[]): void {
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  chmodSync(file, 0o600);
+}
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected an error");
+}
+
+const install = { type: "vanilla", list: false, dryRun: false, args: {} } as const;
+
+beforeEach(() => {
+  const root = mkdtempSync(join(tmpdir(), "mcops-jar-settings-"));
+  paths = { configDir: root, logDir: root, stateDir: root, runDir: root };
+  file = join(root, "backup.env");
+  write([
+    "CONTROL_URL=https://panel.example.com/",
+    `CONTROL_KEY=${KEY}`,
+    "SERVER_ID=1a2b3c4d",
+    `WORLD_DIR=${VOLUME}`,
+    "DOWNLOAD_CONTACT=ops@example.com",
+  ]);
+});
+
+describe("jar-download's settings", () => {
+  it("reads the panel, the volume and the contact, with the real hosts as the default bases", () => {
+    expect(loadSettings({ paths, env: {} }, install)).toEqual({
+      bases: {
+        paper: "https://fill.papermc.io",
+        purpur: "https://api.purpurmc.org",
+        mojang: "https://piston-meta.mojang.com",
+        fabric: "https://meta.fabricmc.net",
+      },
+      contact: "ops@example.com",
+      worldDir: VOLUME,
+      control: { url: "https://panel.example.com", key: KEY, serverId: "1a2b3c4d", owner: undefined },
+    });
+  });
+
+  it("takes a mirror without its trailing slash", () => {
+    const env = { DOWNLOAD_BASE: "https://mirror.example/fill/" };
+    expect(loadSettings({ paths, env }, install).bases.paper).toBe("https://mirror.example/fill");
+  });
+
+  it("reads neither the volume nor the panel for --list, nor the panel for --dry-run", () => {
+    write(["DOWNLOAD_CONTACT=ops@example.com", "CONTROL_URL=broken"]);
+    expect(loadSettings({ paths, env: {} }, { ...install, list: true })).toMatchObject({
+      worldDir: undefined,
+      control: undefined,
+    });
+    const dry = { ...install, dryRun: true, args: { dir: VOLUME } };
+    expect(loadSettings({ paths, env: {} }, dry)).toMatchObject({ worldDir: VOLUME, control: undefined });
+  });
+
+  it("asks for DOWNLOAD_CONTACT for Paper and Folia only", () => {
+    write([`WORLD_DIR=${VOLUME}`]);
+    for (const type of ["paper", "folia"] as const) {
+      const error = thrown(() => loadSettings({ paths, env: {} }, { ...install, type, dryRun: true }));
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error).toMatchObject({
+        message: "DOWNLOAD_CONTACT is not set: PaperMC asks every client for a contact in its User-Agent",
+        where: file,
+      });
+    }
+    expect(loadSettings({ paths, env: {} }, { ...install, dryRun: true }).contact).toBeUndefined();
+  });
+
+  it("refuses a contact that is neither an e-mail address nor a web address", () => {
+    const error = thrown(() => loadSettings({ paths, env: { DOWNLOAD_CONTACT: "nobody" } }, install));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({
+      message: "DOWNLOAD_CONTACT must be an e-mail address or an https:// address",
+      where: "environment variable DOWNLOAD_CONTACT",
+    });
+    expect(loadSettings({ paths, env: { DOWNLOAD_CONTACT: "https://example.com/ops" } }, install).contact).toBe(
+      "https://example.com/ops",
+    );
+  });
+
+  it("takes --dir over WORLD_DIR and --owner over BACKUP_OWNER", () => {
+    const args = { dir: "/srv/volume", owner: "1000:1000" };
+    expect(loadSettings({ paths, env: { BACKUP_OWNER: "5:5" } }, { ...install, args })).toMatchObject({
+      worldDir: "/srv/volume",
+      control: { owner: { uid: 1000, gid: 1000 } },
+    });
+  });
+
+  it("takes a bad value given as an option for a usage error (exit 2), named by its option", () => {
+    const dir = thrown(() => loadSettings({ paths, env: {} }, { ...install, args: { dir: "rel" } }));
+    expect(dir).toBeInstanceOf(UsageError);
+    expect(dir).toMatchObject({ exitCode: 2, where: "--dir" });
+    const owner = thrown(() => loadSettings({ paths, env: {} }, { ...install, args: { owner: "x" } }));
+    expect(owner).toMatchObject({ exitCode: 2, where: "--owner", message: "BACKUP_OWNER must be uid:gid in numbers" });
+  });
+});
