@@ -10,7 +10,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import { pingGame } from "@mcops/game-log/game-ping";
 import { loadSettings } from "./settings.ts";
 
-export interface RestartOptions {
+interface RestartOptions {
   /** Countdown length (default 5 minutes: the cron line at :55 restarts on the hour). */
   countdownMs?: number | undefined;
   reason?: string | undefined;
@@ -30,7 +30,7 @@ export function schedule(countdownMs: number): number[] {
   return marks[0] === total ? marks : [total, ...marks].filter((s) => s > 0);
 }
 
-export function say(seconds: number): string {
+function say(seconds: number): string {
   if (seconds >= 60 && seconds % 60 === 0) return `${seconds / 60} minute${seconds === 60 ? "" : "s"}`;
   if (seconds > 60) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
   return `${seconds} second${seconds === 1 ? "" : "s"}`;

@@ -7,7 +7,7 @@ import type { ToolContext } from "@mcops/core/tool";
  * problems are reported. The tool's options (--countdown, --reason, --lock-wait, --dry-run) are not fields: they have
  * no env form.
  */
-export const fields = {
+const fields = {
   ...panelFields,
   /** The game port for the Server List Ping (default 127.0.0.1:25565). */
   GAME_ADDRESS: gameAddressField,
