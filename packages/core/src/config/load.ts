@@ -77,11 +77,15 @@ export interface Resolved {
   origins: Map<string, Origin>;
 }
 
-/** The text of a flag's value, or undefined when it was not given (an empty repeatable flag is not given). */
-function flagText(value: unknown): string | undefined {
+/**
+ * The text of a flag's value, or undefined when it was not given (an empty repeatable flag is not given). A repeatable
+ * flag's values are joined with commas; a plain flag given twice stays a list, which its field then refuses.
+ */
+function flagText(value: unknown, flag: Flag): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value)) return value.length ? value.map(String).join(",") : undefined;
-  return String(value);
+  if (!Array.isArray(value)) return String(value);
+  if (!flag.array) return value as never;
+  return value.length ? value.map(String).join(",") : undefined;
 }
 
 /** Each field's text from the first source that has it: flag, environment, file, default. */
@@ -95,7 +99,7 @@ export function resolveFields(
   const input: Record<string, string> = {};
   const origins = new Map<string, Origin>();
   for (const [name, { flag, default: fallback }] of Object.entries(fields)) {
-    const flagValue = flag ? flagText(args[flag.name]) : undefined;
+    const flagValue = flag ? flagText(args[flag.name], flag) : undefined;
     const entry = entries?.get(name);
     if (flag && flagValue !== undefined) {
       input[name] = flagValue;
