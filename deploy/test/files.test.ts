@@ -12,10 +12,10 @@ import {
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { isolated } from "@mcops/backup/isolate";
 import { tempDir } from "@mcops/testkit";
 import { CronExpressionParser } from "cron-parser";
 import { describe, expect, it } from "vitest";
-import { isolated } from "../../packages/backup/src/restic.ts";
 
 const DEPLOY = fileURLToPath(new URL("..", import.meta.url));
 /** logrotate lives in /usr/sbin, which a non-login PATH may lack. */

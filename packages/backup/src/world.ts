@@ -59,7 +59,7 @@ export function backupPaths(volume: VolumeDir, extra: readonly string[] = []): s
       });
     }
     // An absolute path is the operator's, taken as written (links in it included); restic reads the volume's part of
-    // it with no link followed anyway (see restic.ts isolated()).
+    // it with no link followed anyway (see isolate.ts).
     const there = inside ? volume.lstat(path) : statOrUndefined(full);
     if (!there) {
       throw new JobError(`the extra path "${path}" does not exist`, {
