@@ -1,6 +1,5 @@
 import { join } from "node:path";
 import type { Clock } from "@mcops/core/clock";
-import { loadBackupEnv } from "@mcops/core/config";
 import { createPanelClient, type Resources } from "@mcops/core/http";
 import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
 import { readLogTail } from "@mcops/core/log-lines";
@@ -9,6 +8,7 @@ import { type GamePing, pingGame } from "@mcops/game-log/game-ping";
 import { type BackupSummary, summariseBackups } from "./backup-log.ts";
 import { type NotificationEntry, recentNotifications } from "./notifications.ts";
 import { panelErrorSummary, pingErrorSummary } from "./remote-answer.ts";
+import { loadGameAddress, loadPanel } from "./settings.ts";
 import { describeError } from "./settings-store.ts";
 
 /** What the page shows beside the form. Each part that cannot be had says why instead. */
@@ -42,7 +42,7 @@ async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live
   let address: string | undefined;
   let panelPart: Promise<ServerStatus["panel"]>;
   try {
-    const env = loadBackupEnv(["CONTROL_URL", "CONTROL_KEY", "SERVER_ID"], { paths: ctx.paths, env: ctx.env });
+    const env = loadPanel(ctx);
     const panel = createPanelClient({
       url: env.CONTROL_URL,
       key: env.CONTROL_KEY,
@@ -61,7 +61,7 @@ async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live
   }
   let playersPart: Promise<ServerStatus["players"]>;
   try {
-    address = loadBackupEnv(["GAME_ADDRESS"], { paths: ctx.paths, env: ctx.env }).GAME_ADDRESS ?? "127.0.0.1:25565";
+    address = loadGameAddress(ctx);
     const at = address;
     playersPart = pingGame(at, options.pingTimeoutMs ?? 2500, 1).then((answer) =>
       answer.ping
