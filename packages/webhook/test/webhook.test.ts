@@ -61,7 +61,12 @@ describe("runWebhook --dry-run", () => {
     const root = mkdtempSync(join(tmpdir(), "mcops-webhook-"));
     const paths: Paths = { configDir: root, logDir: root, stateDir: root, runDir: root };
     let out = "";
-    const io = { write: (text: string) => ((out += text), true) };
+    const io = {
+      write: (text: string) => {
+        out += text;
+        return true;
+      },
+    };
     const ctx = { paths, env: {}, clock: systemClock, stdout: io, stderr: { write: () => true } };
     await expect(runWebhook(ctx, { title: "  " })).rejects.toThrowError(
       expect.objectContaining({ exitCode: 2, message: "TITLE and DESCRIPTION are both empty" }),
