@@ -1,3 +1,4 @@
+/** Everything core makes public, in one import (tests and scripts); tools import the named entries of package.json. */
 export * from "./categories.ts";
 export * from "./clock.ts";
 export * from "./config/index.ts";
@@ -6,12 +7,13 @@ export * from "./errors.ts";
 export * from "./format.ts";
 export * from "./fs.ts";
 export * from "./http/index.ts";
-export * from "./http/rate-window.ts";
 export * from "./lock.ts";
 export * from "./log.ts";
+export * from "./log-events.ts";
 export * from "./log-lines.ts";
 export * from "./main.ts";
 export * from "./paths.ts";
 export * from "./runner.ts";
 export * from "./secrets.ts";
+export * from "./tool.ts";
 export * from "./version.ts";
