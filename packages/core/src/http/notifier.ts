@@ -187,18 +187,155 @@ function describeHttpFailure(status: number, body: DiscordError, where: string):
   };
 }
 
-export function createNotifier(options: NotifierOptions): Notifier {
-  const { config, paths, logger = silentLogger, clock = systemClock } = options;
-  const { logFailures = true } = options;
-  const policy: RequestPolicy = {
+/** The request policy of one notifier: core's Discord policy with the caller's overrides. */
+function notifierPolicy(options: NotifierOptions): RequestPolicy {
+  return {
     ...POLICIES.discord,
     maxWaitMs: options.maxWaitMs ?? MAX_RATE_WAIT_MS,
     ...(options.maxAttempts ? { attempts: options.maxAttempts } : {}),
     ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   };
-  const rate = options.rate ?? config.rate ?? WEBHOOK_RATE;
+}
+
+/** What one post needs: the policy, the webhook's rate window (shared by all processes), the clock and the log. */
+interface PostContext {
+  policy: RequestPolicy;
+  rateWindow: RateWindow;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** The rate window of the webhook address, made on the first post (a notifier that never posts touches no file). */
+function lazyRateWindow(
+  options: Pick<NotifierOptions, "paths"> & { rate: { limit: number; windowMs: number }; clock: Clock; logger: Logger },
+): (url: string) => RateWindow {
   let window: RateWindow | undefined;
+  return (url) => {
+    window ??= createRateWindow({
+      dir: options.paths.rateDir ?? options.paths.runDir,
+      key: url,
+      ...options.rate,
+      clock: options.clock,
+      onFallback: (reason) => options.logger.warn(reason),
+    });
+    return window;
+  };
+}
+
+function rateLimitedTooLong(waitMs: number): SendResult {
+  return {
+    status: "failed",
+    kind: "rate-limited",
+    reason: `rate limited for ${Math.ceil(waitMs / 1000)} s`,
+    hint: "Discord holds this webhook (another program may post to it too); the message is dropped, later ones go out once it lets go",
+  };
+}
+
+/**
+ * The request and its retries: each try waits for a slot of the rate window (as long as the policy's maxWaitMs
+ * allows in all), a 429 blocks the window for every process. Throws WaitTooLong or RequestFailure as exchange does.
+ */
+function requestPost(ctx: PostContext, target: URL, message: WebhookMessage): Promise<Exchange> {
+  const { policy, rateWindow, clock, logger } = ctx;
+  const started = clock.now();
+  return exchange(policy, {
+    where: target.host,
+    // A post repeated after a 5xx or a reset shows twice at worst; a lost "Backup failed" at 06:00 is worse.
+    idempotent: true,
+    clock,
+    beforeTry: async () => {
+      const slot = await rateWindow.take(undefined, Math.max(0, policy.maxWaitMs - (clock.now() - started)));
+      if (slot.waitedMs > 1000) logger.debug(`waited ${slot.waitedMs} ms for the webhook rate limit`);
+      return () => slot.done();
+    },
+    onRetry: async ({ status, code, waitMs }) => {
+      if (status === 429) {
+        await rateWindow.block(clock.now() + waitMs);
+        logger.warn(`webhook rate limited; waiting ${waitMs} ms`);
+      } else {
+        logger.warn(`webhook ${status ? `answered ${status}` : `post failed (${code})`}; trying again in ${waitMs} ms`);
+      }
+    },
+    send: (signal) =>
+      ky.post(target, {
+        json: message,
+        timeout: false,
+        retry: 0,
+        throwHttpErrors: false,
+        signal,
+        headers: { "user-agent": USER_AGENT },
+      }),
+  });
+}
+
+/** A post that got no answer to read: the rate limit would have held it too long, or the host was not reached. */
+function unanswered(error: unknown, target: URL): SendResult {
+  if (error instanceof WaitTooLong) return rateLimitedTooLong(error.waitMs);
+  if (error instanceof RequestFailure) {
+    return {
+      status: "failed",
+      reason: `cannot reach the webhook host ${target.host} (${error.code}) after ${error.attempts} tries`,
+      hint: "check the machine's network and DNS; messages are not queued",
+    };
+  }
+  throw error;
+}
+
+/** Discord's answer read: sent (and its rate-limit headers kept for the next post), or why not. */
+async function readAnswer(ctx: PostContext, answer: Exchange, where: string): Promise<SendResult> {
+  const { rateWindow, clock } = ctx;
+  const { response, attempts } = answer;
+  if (response.ok) {
+    await response.body?.cancel().catch(() => undefined);
+    if (response.headers.get("x-ratelimit-remaining") === "0") {
+      const after = Number(response.headers.get("x-ratelimit-reset-after"));
+      if (Number.isFinite(after) && after > 0) await rateWindow.block(clock.now() + Math.ceil(after * 1000));
+    }
+    return { status: "sent", attempts };
+  }
+  // Not Discord's error body (a proxy's page): the status alone speaks.
+  const body: DiscordError = errorBody(discordErrorSchema, answer.errorText) ?? {};
+  if (answer.waitTooLongMs !== undefined) {
+    await rateWindow.block(clock.now() + answer.waitTooLongMs);
+    return rateLimitedTooLong(answer.waitTooLongMs);
+  }
+  if (response.status === 429) {
+    return {
+      status: "failed",
+      reason: `the webhook stayed rate limited (429) after ${attempts} tries`,
+      hint: "another program may be posting to the same webhook; give mcops its own webhook",
+    };
+  }
+  if (response.status >= 500) {
+    return {
+      status: "failed",
+      reason: `the webhook host kept failing (HTTP ${response.status}) after ${attempts} tries`,
+      hint: "Discord may be having an outage; see its status page",
+    };
+  }
+  const gone = response.status === 404 || response.status === 401 || response.status === 403;
+  return {
+    status: "failed",
+    ...describeHttpFailure(response.status, body, where),
+    ...(gone ? { kind: "gone" as const } : {}),
+  };
+}
+
+/** The outcome's one line in the tool's log (Notifier.send): sent, or why not (unless `logFailures` is false). */
+function logOutcome(logger: Logger, title: string, result: SendResult, logFailures: boolean): void {
+  if (result.status === "failed") {
+    if (logFailures) logger.error(notificationLine.failed(title, result.reason, result.hint));
+  } else {
+    logger.info(notificationLine.sent(title));
+  }
+}
+
+export function createNotifier(options: NotifierOptions): Notifier {
+  const { config, paths, logger = silentLogger, clock = systemClock } = options;
+  const { logFailures = true } = options;
+  const policy = notifierPolicy(options);
+  const rateWindowFor = lazyRateWindow({ paths, rate: options.rate ?? config.rate ?? WEBHOOK_RATE, clock, logger });
 
   function preview(notice: Notice): WebhookMessage | undefined {
     if (!config.webhookUrl) return undefined;
@@ -207,101 +344,16 @@ export function createNotifier(options: NotifierOptions): Notifier {
   }
 
   async function post(url: string, message: WebhookMessage): Promise<SendResult> {
-    window ??= createRateWindow({
-      dir: paths.rateDir ?? paths.runDir,
-      key: url,
-      ...rate,
-      clock,
-      onFallback: (reason) => logger.warn(reason),
-    });
-    const rateWindow = window;
+    const ctx: PostContext = { policy, rateWindow: rateWindowFor(url), clock, logger };
     const target = new URL(url);
     target.searchParams.set("wait", "true");
-    const started = clock.now();
-    const tooLong = (waitMs: number): SendResult => ({
-      status: "failed",
-      kind: "rate-limited",
-      reason: `rate limited for ${Math.ceil(waitMs / 1000)} s`,
-      hint: "Discord holds this webhook (another program may post to it too); the message is dropped, later ones go out once it lets go",
-    });
     let answer: Exchange;
     try {
-      answer = await exchange(policy, {
-        where: target.host,
-        // A post repeated after a 5xx or a reset shows twice at worst; a lost "Backup failed" at 06:00 is worse.
-        idempotent: true,
-        clock,
-        beforeTry: async () => {
-          const slot = await rateWindow.take(undefined, Math.max(0, policy.maxWaitMs - (clock.now() - started)));
-          if (slot.waitedMs > 1000) logger.debug(`waited ${slot.waitedMs} ms for the webhook rate limit`);
-          return () => slot.done();
-        },
-        onRetry: async ({ status, code, waitMs }) => {
-          if (status === 429) {
-            await rateWindow.block(clock.now() + waitMs);
-            logger.warn(`webhook rate limited; waiting ${waitMs} ms`);
-          } else {
-            logger.warn(
-              `webhook ${status ? `answered ${status}` : `post failed (${code})`}; trying again in ${waitMs} ms`,
-            );
-          }
-        },
-        send: (signal) =>
-          ky.post(target, {
-            json: message,
-            timeout: false,
-            retry: 0,
-            throwHttpErrors: false,
-            signal,
-            headers: { "user-agent": USER_AGENT },
-          }),
-      });
+      answer = await requestPost(ctx, target, message);
     } catch (error) {
-      if (error instanceof WaitTooLong) return tooLong(error.waitMs);
-      if (error instanceof RequestFailure) {
-        return {
-          status: "failed",
-          reason: `cannot reach the webhook host ${target.host} (${error.code}) after ${error.attempts} tries`,
-          hint: "check the machine's network and DNS; messages are not queued",
-        };
-      }
-      throw error;
+      return unanswered(error, target);
     }
-    const { response, attempts } = answer;
-    if (response.ok) {
-      await response.body?.cancel().catch(() => undefined);
-      if (response.headers.get("x-ratelimit-remaining") === "0") {
-        const after = Number(response.headers.get("x-ratelimit-reset-after"));
-        if (Number.isFinite(after) && after > 0) await rateWindow.block(clock.now() + Math.ceil(after * 1000));
-      }
-      return { status: "sent", attempts };
-    }
-    // Not Discord's error body (a proxy's page): the status alone speaks.
-    const body: DiscordError = errorBody(discordErrorSchema, answer.errorText) ?? {};
-    if (answer.waitTooLongMs !== undefined) {
-      await rateWindow.block(clock.now() + answer.waitTooLongMs);
-      return tooLong(answer.waitTooLongMs);
-    }
-    if (response.status === 429) {
-      return {
-        status: "failed",
-        reason: `the webhook stayed rate limited (429) after ${attempts} tries`,
-        hint: "another program may be posting to the same webhook; give mcops its own webhook",
-      };
-    }
-    if (response.status >= 500) {
-      return {
-        status: "failed",
-        reason: `the webhook host kept failing (HTTP ${response.status}) after ${attempts} tries`,
-        hint: "Discord may be having an outage; see its status page",
-      };
-    }
-    const gone = response.status === 404 || response.status === 401 || response.status === 403;
-    return {
-      status: "failed",
-      ...describeHttpFailure(response.status, body, config.source),
-      ...(gone ? { kind: "gone" as const } : {}),
-    };
+    return readAnswer(ctx, answer, config.source);
   }
 
   return {
@@ -322,11 +374,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
           hint: "check that the run directory (/run/mc-tools, or MCOPS_RUN_DIR / MCOPS_RATE_DIR) can be written",
         }),
       );
-      if (result.status === "failed") {
-        if (logFailures) logger.error(notificationLine.failed(title, result.reason, result.hint));
-      } else {
-        logger.info(notificationLine.sent(title));
-      }
+      logOutcome(logger, title, result, logFailures);
       return result;
     },
   };

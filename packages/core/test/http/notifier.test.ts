@@ -303,7 +303,13 @@ describe("toolNotifier", () => {
     const { chmodSync, utimesSync, writeFileSync } = await import("node:fs");
     const { toolNotifier } = await import("../../src/http/notifier.ts");
     const lines: string[] = [];
-    const logger = createLogger({ echo: { write: (l: string) => (lines.push(l), true) }, echoLevel: "INFO" });
+    const echo = {
+      write: (l: string) => {
+        lines.push(l);
+        return true;
+      },
+    };
+    const logger = createLogger({ echo, echoLevel: "INFO" });
     const json = join(paths.configDir, "webhook.json");
     const write = (text: string, at: number) => {
       writeFileSync(json, text);
