@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { isoSeconds } from "@mcops/core";
+import { isoSeconds } from "@mcops/core/clock";
 import { startGameServer, toolEnv } from "@mcops/testkit";
 import { chromium } from "playwright-core";
 

@@ -27,7 +27,7 @@ export interface ThrottleOptions {
   maxAddresses?: number;
 }
 
-export interface LoginThrottle {
+interface LoginThrottle {
   /** How long `address` must still wait before its credentials are looked at; 0: go ahead. */
   waitMs(address: string): number;
   /** One more failure: the penalty now in force. */
@@ -73,7 +73,7 @@ export type AuthResult =
   /** 503: the password file is missing or unusable; nobody can sign in. */
   | { ok: false; status: 503 };
 
-export interface AuthenticatorOptions {
+interface AuthenticatorOptions {
   file: string;
   clock: Clock;
   logger: Logger;

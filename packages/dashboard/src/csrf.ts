@@ -9,7 +9,7 @@ import type { IncomingMessage } from "node:http";
  * 2. A form post must name this host in Origin (or, when a browser sends none, in Referer).
  * A restart draws a new secret, so a page opened before it asks to be loaded again.
  */
-export const SESSION_COOKIE = "mcops_dashboard";
+const SESSION_COOKIE = "mcops_dashboard";
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 export function createCsrf(secret: Buffer) {

@@ -2,7 +2,7 @@ import { CATEGORIES, type Category } from "@mcops/core/categories";
 import { isoSeconds } from "@mcops/core/clock";
 import { redactWebhookUrl } from "@mcops/core/config";
 import { formatBytes, formatDuration } from "@mcops/core/format";
-import type { BackupRun } from "./backup-log.ts";
+import type { BackupRun } from "@mcops/core/log-events";
 import type { NotificationEntry } from "./notifications.ts";
 import type { CurrentSettings } from "./settings-store.ts";
 import type { ServerStatus } from "./status.ts";
@@ -11,7 +11,7 @@ import type { ServerStatus } from "./status.ts";
  * The one page, drawn on the server: plain HTML forms, one stylesheet, no script at all (the Content-Security-Policy
  * forbids every script). Everything that comes from files, logs, the panel or the game is escaped.
  */
-export const CATEGORY_LABELS: Record<Category, [label: string, detail: string]> = {
+const CATEGORY_LABELS: Record<Category, [label: string, detail: string]> = {
   join: ["Player joined", "a player joins the game"],
   leave: ["Player left", "a player leaves the game"],
   death: ["Player died", "death messages from the game"],
@@ -28,7 +28,7 @@ export interface Flash {
   text: string;
 }
 
-export interface PageModel {
+interface PageModel {
   user: string;
   csrf: string;
   settings: CurrentSettings;

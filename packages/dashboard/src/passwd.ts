@@ -12,7 +12,7 @@ import type { Paths } from "@mcops/core/paths";
  * password, 32-byte hash, compared with timingSafeEqual. The cost is stored with each hash, so a later default can
  * change without invalidating what is there.
  */
-export interface ScryptCost {
+interface ScryptCost {
   /** log2 of scrypt's N. */
   ln: number;
   r: number;
@@ -22,12 +22,12 @@ export interface ScryptCost {
 /** N = 32768, r = 8: 32 MiB and about 0.1 s per check on the reference VM (OWASP's minimum is N = 2^17 with r = 8
  * and p = 1 for a server with memory to spare; a 4 GB VM that also runs the game is not that server, and the sign-in is
  * slowed per address on top). */
-export const DEFAULT_COST: ScryptCost = { ln: 15, r: 8, p: 1 };
+const DEFAULT_COST: ScryptCost = { ln: 15, r: 8, p: 1 };
 
 const KEY_LENGTH = 32;
-export const MIN_PASSWORD = 10;
+const MIN_PASSWORD = 10;
 const MAX_PASSWORD = 1024;
-export const USER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+const USER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 export const passwdFile = (paths: Paths): string => join(paths.configDir, "dashboard.passwd");
 
@@ -100,7 +100,7 @@ export function readPasswdFile(file: string): Map<string, string> | undefined {
   return users;
 }
 
-export function checkNewPassword(password: string): void {
+function checkNewPassword(password: string): void {
   if (password.length < MIN_PASSWORD) {
     throw new UsageError(`the password is too short (${password.length} characters)`, {
       hint: `use at least ${MIN_PASSWORD}; a few random words make a good one`,

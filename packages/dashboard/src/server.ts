@@ -1,15 +1,16 @@
 import { randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CATEGORIES } from "@mcops/core/categories";
-import type { Clock } from "@mcops/core/clock";
-import { loadNotifyConfig, redactWebhookUrl } from "@mcops/core/config";
+import { loadNotifyConfig, type NotifyConfig, redactWebhookUrl } from "@mcops/core/config";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { COLOURS, createNotifier } from "@mcops/core/http";
-import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
-import { configFile, type Paths } from "@mcops/core/paths";
+import { type Logger, toolLogger } from "@mcops/core/log";
+import { LOG_FILES } from "@mcops/core/log-events";
+import { configFile } from "@mcops/core/paths";
+import type { ToolContext } from "@mcops/core/tool";
 import { VERSION } from "@mcops/core/version";
-import { clientAddress, createAuthenticator, type ThrottleOptions } from "./auth.ts";
+import { type AuthResult, clientAddress, createAuthenticator, type ThrottleOptions } from "./auth.ts";
 import { createCsrf, crossOriginReason, sessionCookie, sessionFrom } from "./csrf.ts";
 import { dashboardPage, type Flash, messagePage } from "./page.ts";
 import { passwdFile } from "./passwd.ts";
@@ -25,12 +26,7 @@ import { ALLOW_ANY_WEBHOOK, allowsAnyWebhookHost, checkWebhookHost } from "./web
  * every answer carries the security headers; every form post must pass the CSRF checks. A post answers with a
  * redirect to the page (303), which shows its outcome once.
  */
-export interface DashboardContext {
-  paths: Paths;
-  env: NodeJS.ProcessEnv;
-  clock: Clock;
-  stderr: Writer & { isTTY?: boolean };
-}
+type DashboardContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr">;
 
 export interface DashboardOptions {
   /** host:port to listen on (default 127.0.0.1:8088; port 0 takes a free one). */
@@ -54,7 +50,7 @@ export interface Dashboard {
 
 export const DEFAULT_LISTEN = "127.0.0.1:8088";
 
-export const TRUST_PROXY = "DASHBOARD_TRUST_PROXY";
+const TRUST_PROXY = "DASHBOARD_TRUST_PROXY";
 
 /** `127.0.0.1:8088`, `[::1]:8088`, `0.0.0.0:80`, or a bare port (on 127.0.0.1). */
 export function parseListen(text: string): { host: string; port: number } {
@@ -108,13 +104,40 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | number>
   return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
 }
 
-export async function startDashboard(ctx: DashboardContext, options: DashboardOptions = {}): Promise<Dashboard> {
-  const { host, port } = parseListen(options.listen ?? DEFAULT_LISTEN);
+/** What every request shares: the context, the log, the sign-in, the form tokens, the status and the flashes. */
+interface Site {
+  ctx: DashboardContext;
+  logger: Logger;
+  trustProxy: boolean;
+  allowAnyHost: boolean;
+  auth: ReturnType<typeof createAuthenticator>;
+  csrf: ReturnType<typeof createCsrf>;
+  status: ReturnType<typeof createStatusReader>;
+  flashes: ReturnType<typeof flashStore>;
+}
+
+/** The outcome of a post, shown once by the page it redirects to; per browser session, bounded. */
+function flashStore() {
+  const flashes = new Map<string, Flash>();
+  return {
+    put(session: string, flash: Flash): void {
+      flashes.delete(session);
+      flashes.set(session, flash);
+      if (flashes.size > 200) flashes.delete(flashes.keys().next().value as string);
+    },
+    take(session: string): Flash | undefined {
+      const flash = flashes.get(session);
+      flashes.delete(session);
+      return flash;
+    },
+  };
+}
+
+function openSite(ctx: DashboardContext, options: DashboardOptions): Site {
   const trustProxy = options.trustProxy ?? ctx.env[TRUST_PROXY] === "1";
-  const allowAnyHost = allowsAnyWebhookHost(ctx.env);
   const logger: Logger = toolLogger({
     logDir: ctx.paths.logDir,
-    file: "mc-dashboard.log",
+    file: LOG_FILES.dashboard,
     stderr: ctx.stderr,
     env: ctx.env,
     clock: ctx.clock,
@@ -128,194 +151,221 @@ export async function startDashboard(ctx: DashboardContext, options: DashboardOp
     trustProxy,
     ...(options.throttle ? { throttle: options.throttle } : {}),
   });
-  const csrf = createCsrf(secret);
-  const status = createStatusReader(ctx, options.statusCacheMs === undefined ? {} : { cacheMs: options.statusCacheMs });
-  /** The outcome of a post, shown once by the page it redirects to; per browser session, bounded. */
-  const flashes = new Map<string, Flash>();
-  const setFlash = (session: string, flash: Flash) => {
-    flashes.delete(session);
-    flashes.set(session, flash);
-    if (flashes.size > 200) flashes.delete(flashes.keys().next().value as string);
+  return {
+    ctx,
+    logger,
+    trustProxy,
+    allowAnyHost: allowsAnyWebhookHost(ctx.env),
+    auth,
+    csrf: createCsrf(secret),
+    status: createStatusReader(ctx, options.statusCacheMs === undefined ? {} : { cacheMs: options.statusCacheMs }),
+    flashes: flashStore(),
   };
-  const viaHttps = (req: IncomingMessage) =>
-    trustProxy && req.headers["x-forwarded-proto"] === "https" && clientAddress(req, false).startsWith("127.");
+}
 
-  async function page(req: IncomingMessage, res: ServerResponse, user: string): Promise<void> {
-    let session = sessionFrom(req);
-    const headers: Record<string, string> = {};
-    if (!session) {
-      session = csrf.newSession();
-      headers["Set-Cookie"] = sessionCookie(session, viaHttps(req));
-    }
-    const flash = flashes.get(session);
-    flashes.delete(session);
-    const html = dashboardPage({
-      user,
-      csrf: csrf.tokenFor(session, user),
-      settings: readSettings(ctx.paths, ctx.env),
-      status: await status.read(),
-      flash,
-      now: ctx.clock.now(),
-      version: VERSION,
-    });
-    send(res, 200, HTML, html, headers);
+/** The page came over https through the trusted proxy on the loopback address (its cookie is then Secure). */
+function viaHttps(site: Site, req: IncomingMessage): boolean {
+  return (
+    site.trustProxy && req.headers["x-forwarded-proto"] === "https" && clientAddress(req, false).startsWith("127.")
+  );
+}
+
+async function page(site: Site, req: IncomingMessage, res: ServerResponse, user: string): Promise<void> {
+  const { ctx, csrf } = site;
+  let session = sessionFrom(req);
+  const headers: Record<string, string> = {};
+  if (!session) {
+    session = csrf.newSession();
+    headers["Set-Cookie"] = sessionCookie(session, viaHttps(site, req));
   }
+  const flash = site.flashes.take(session);
+  const html = dashboardPage({
+    user,
+    csrf: csrf.tokenFor(session, user),
+    settings: readSettings(ctx.paths, ctx.env),
+    status: await site.status.read(),
+    flash,
+    now: ctx.clock.now(),
+    version: VERSION,
+  });
+  send(res, 200, HTML, html, headers);
+}
 
-  async function save(form: URLSearchParams, user: string): Promise<Flash> {
-    const chosen = new Set(form.getAll("events"));
+/** `POST /settings`: webhook.json saved from the form, or why not. */
+function save(site: Site, form: URLSearchParams, user: string): Flash {
+  const { ctx, logger } = site;
+  const chosen = new Set(form.getAll("events"));
+  try {
+    const result = saveSettings(
+      configFile(ctx.paths, "webhook.json"),
+      {
+        version: form.get("version") ?? "",
+        webhookUrl: form.get("webhook_url") ?? undefined,
+        forgetUrl: form.get("forget") === "1",
+        events: Object.fromEntries(CATEGORIES.map((c) => [c, chosen.has(c)])) as Record<
+          (typeof CATEGORIES)[number],
+          boolean
+        >,
+      },
+      { allowAnyHost: site.allowAnyHost },
+    );
+    logger.info(`webhook.json saved by ${user}: ${result.changes.join(", ") || "no change"}`);
+    let text = "Saved. Every tool uses it from its next message, the running log-tailer and idle-monitor services too.";
+    if (result.wasInsecure !== undefined) {
+      const mode = result.wasInsecure.toString(8);
+      logger.warn(`webhook.json was mode ${mode} (readable by others); it is mode 600 now`);
+      text += ` webhook.json was readable by others (mode ${mode}) and is mode 600 now; if others could log in to this machine, make a new webhook.`;
+    }
+    return { kind: "ok", text };
+  } catch (error) {
+    const line = describeError(error);
+    logger.warn(`webhook.json not saved (${user}): ${line}`);
+    return { kind: "error", text: `Not saved: ${line}` };
+  }
+}
+
+/** The webhook settings a test message goes out with, or why it cannot go out. */
+function testMessageConfig(
+  site: Site,
+  user: string,
+): { ok: true; config: NotifyConfig; url: string } | { ok: false; flash: Flash } {
+  let config: NotifyConfig;
+  try {
+    config = loadNotifyConfig({ paths: site.ctx.paths, env: site.ctx.env });
+  } catch (error) {
+    return { ok: false, flash: { kind: "error", text: `Test message not sent: ${describeError(error)}` } };
+  }
+  if (!config.webhookUrl) {
+    const text = "Test message not sent: no webhook address is saved. Enter one and save first.";
+    return { ok: false, flash: { kind: "error", text } };
+  }
+  // The rule of the form holds for an address from webhook.env or the environment too: the page posts to Discord.
+  if (!site.allowAnyHost) {
     try {
-      const result = saveSettings(
-        configFile(ctx.paths, "webhook.json"),
-        {
-          version: form.get("version") ?? "",
-          webhookUrl: form.get("webhook_url") ?? undefined,
-          forgetUrl: form.get("forget") === "1",
-          events: Object.fromEntries(CATEGORIES.map((c) => [c, chosen.has(c)])) as Record<
-            (typeof CATEGORIES)[number],
-            boolean
-          >,
-        },
-        { allowAnyHost },
-      );
-      logger.info(`webhook.json saved by ${user}: ${result.changes.join(", ") || "no change"}`);
-      let text =
-        "Saved. Every tool uses it from its next message, the running log-tailer and idle-monitor services too.";
-      if (result.wasInsecure !== undefined) {
-        const mode = result.wasInsecure.toString(8);
-        logger.warn(`webhook.json was mode ${mode} (readable by others); it is mode 600 now`);
-        text += ` webhook.json was readable by others (mode ${mode}) and is mode 600 now; if others could log in to this machine, make a new webhook.`;
-      }
-      return { kind: "ok", text };
+      checkWebhookHost(config.webhookUrl);
     } catch (error) {
       const line = describeError(error);
-      logger.warn(`webhook.json not saved (${user}): ${line}`);
-      return { kind: "error", text: `Not saved: ${line}` };
+      site.logger.warn(`test message refused (${user}): ${line}`);
+      return { ok: false, flash: { kind: "error", text: `Test message not sent: ${line}` } };
     }
   }
+  return { ok: true, config, url: config.webhookUrl };
+}
 
-  async function testMessage(user: string): Promise<Flash> {
-    let config: ReturnType<typeof loadNotifyConfig>;
-    try {
-      config = loadNotifyConfig({ paths: ctx.paths, env: ctx.env });
-    } catch (error) {
-      return { kind: "error", text: `Test message not sent: ${describeError(error)}` };
-    }
-    if (!config.webhookUrl) {
-      return { kind: "error", text: "Test message not sent: no webhook address is saved. Enter one and save first." };
-    }
-    // The rule of the form holds for an address from webhook.env or the environment too: the page posts to Discord.
-    if (!allowAnyHost) {
-      try {
-        checkWebhookHost(config.webhookUrl);
-      } catch (error) {
-        const line = describeError(error);
-        logger.warn(`test message refused (${user}): ${line}`);
-        return { kind: "error", text: `Test message not sent: ${line}` };
-      }
-    }
-    const notifier = createNotifier({
-      config,
-      paths: ctx.paths,
-      logger,
-      clock: ctx.clock,
-      // Someone waits at the page: one more try at most (a 429 included), and never a long rate-limit wait.
-      maxAttempts: 2,
-      backoffMs: 500,
-      maxWaitMs: 10_000,
-      timeoutMs: 10_000,
+/** `POST /test`: a test message posted through core's notifier, which logs its outcome for the page's list. */
+async function testMessage(site: Site, user: string): Promise<Flash> {
+  const checked = testMessageConfig(site, user);
+  if (!checked.ok) return checked.flash;
+  const { config, url } = checked;
+  const { ctx, logger } = site;
+  const notifier = createNotifier({
+    config,
+    paths: ctx.paths,
+    logger,
+    clock: ctx.clock,
+    // Someone waits at the page: one more try at most (a 429 included), and never a long rate-limit wait.
+    maxAttempts: 2,
+    backoffMs: 500,
+    maxWaitMs: 10_000,
+    timeoutMs: 10_000,
+  });
+  const where = redactWebhookUrl(url);
+  // The notifier logs the outcome (`notification "Test message" sent` or `... not sent: ...`), which the page lists.
+  logger.info(`test message asked for by ${user}, to ${where}`);
+  const result = await notifier.send({
+    title: "Test message",
+    description: `Sent from the mcops dashboard by ${user}. If you can read this, notifications reach this channel.`,
+    colour: COLOURS.info,
+  });
+  if (result.status === "sent") return { kind: "ok", text: `Test message sent to ${where}.` };
+  // The log has the notifier's whole line; the page gets the status, never what the remote side answered.
+  const why =
+    result.status === "failed"
+      ? webhookFailureSummary(`${result.reason} — ${result.hint}`)
+      : "no webhook address is set";
+  return { kind: "error", text: `Test message not sent: ${why}` };
+}
+
+/** A form post: from the page's own origin, a form within bounds, the session's token; then its outcome, once. */
+async function post(site: Site, req: IncomingMessage, res: ServerResponse, user: string, path: string): Promise<void> {
+  const refuse = (why: string) => {
+    site.logger.warn(`refused a form post to ${path} from ${clientAddress(req, site.trustProxy)}: ${why}`);
+    send(
+      res,
+      403,
+      HTML,
+      messagePage(
+        "Form refused",
+        "This form did not come from the dashboard's own page, or the page is too old. Go back, load the page again and repeat.",
+      ),
+    );
+  };
+  const foreign = crossOriginReason(req);
+  if (foreign) return refuse(foreign);
+  const form = await readForm(req);
+  if (typeof form === "number") {
+    res.setHeader("Connection", "close");
+    return send(res, form, HTML, messagePage("Refused", form === 413 ? "The form is too large." : "Not a form."));
+  }
+  const session = sessionFrom(req);
+  if (!session || !site.csrf.verify(session, user, form.get("csrf") ?? undefined)) {
+    return refuse(session ? "wrong form token" : "no session cookie");
+  }
+  site.flashes.put(session, path === "/settings" ? save(site, form, user) : await testMessage(site, user));
+  res.writeHead(303, { Location: "/", "Content-Length": "0" });
+  res.end();
+}
+
+/** The answer to a request that did not sign in: 401 (asks for the password), 429 (slow down) or 503. */
+function refuseSignIn(res: ServerResponse, result: Exclude<AuthResult, { ok: true }>): void {
+  if (result.status === 401) {
+    send(res, 401, HTML, messagePage("Sign-in required", "This dashboard needs its user name and password."), {
+      "WWW-Authenticate": 'Basic realm="mcops dashboard", charset="UTF-8"',
     });
-    const where = redactWebhookUrl(config.webhookUrl);
-    // The notifier logs the outcome (`notification "Test message" sent` or `... not sent: ...`), which the page lists.
-    logger.info(`test message asked for by ${user}, to ${where}`);
-    const result = await notifier.send({
-      title: "Test message",
-      description: `Sent from the mcops dashboard by ${user}. If you can read this, notifications reach this channel.`,
-      colour: COLOURS.info,
-    });
-    if (result.status === "sent") return { kind: "ok", text: `Test message sent to ${where}.` };
-    // The log has the notifier's whole line; the page gets the status, never what the remote side answered.
-    const why =
-      result.status === "failed"
-        ? webhookFailureSummary(`${result.reason} — ${result.hint}`)
-        : "no webhook address is set";
-    return { kind: "error", text: `Test message not sent: ${why}` };
+  } else if (result.status === 429) {
+    const text = `Too many failed sign-ins from your address: try again in ${result.retryAfterS} s.`;
+    send(res, 429, HTML, messagePage("Slow down", text), { "Retry-After": String(result.retryAfterS) });
+  } else {
+    const text = `Nobody can sign in: the dashboard has no usable password file. See /var/log/${LOG_FILES.dashboard}.`;
+    send(res, 503, HTML, messagePage("Sign-in unavailable", text));
   }
+}
 
-  async function post(req: IncomingMessage, res: ServerResponse, user: string, path: string): Promise<void> {
-    const refuse = (why: string) => {
-      logger.warn(`refused a form post to ${path} from ${clientAddress(req, trustProxy)}: ${why}`);
-      send(
-        res,
-        403,
-        HTML,
-        messagePage(
-          "Form refused",
-          "This form did not come from the dashboard's own page, or the page is too old. Go back, load the page again and repeat.",
-        ),
-      );
-    };
-    const foreign = crossOriginReason(req);
-    if (foreign) return refuse(foreign);
-    const form = await readForm(req);
-    if (typeof form === "number") {
-      res.setHeader("Connection", "close");
-      return send(res, form, HTML, messagePage("Refused", form === 413 ? "The form is too large." : "Not a form."));
-    }
-    const session = sessionFrom(req);
-    if (!session || !csrf.verify(session, user, form.get("csrf") ?? undefined)) {
-      return refuse(session ? "wrong form token" : "no session cookie");
-    }
-    setFlash(session, path === "/settings" ? await save(form, user) : await testMessage(user));
-    res.writeHead(303, { Location: "/", "Content-Length": "0" });
-    res.end();
+/** Every request: the security headers, the sign-in, then the route. */
+async function handle(site: Site, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+  const result = await site.auth.check(req);
+  if (!result.ok) return refuseSignIn(res, result);
+  const path = new URL(req.url ?? "/", "http://dashboard.invalid").pathname;
+  const method = req.method ?? "GET";
+  const reading = method === "GET" || method === "HEAD";
+  if (path === "/" || path === "/style.css") {
+    if (!reading) return send(res, 405, HTML, messagePage("Not allowed", `${method} ${path}`), { Allow: "GET, HEAD" });
+    if (path === "/style.css") return send(res, 200, "text/css; charset=utf-8", STYLE);
+    return page(site, req, res, result.user);
   }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-    const result = await auth.check(req);
-    if (!result.ok) {
-      if (result.status === 401) {
-        return send(
-          res,
-          401,
-          HTML,
-          messagePage("Sign-in required", "This dashboard needs its user name and password."),
-          {
-            "WWW-Authenticate": 'Basic realm="mcops dashboard", charset="UTF-8"',
-          },
-        );
-      }
-      if (result.status === 429) {
-        const text = `Too many failed sign-ins from your address: try again in ${result.retryAfterS} s.`;
-        return send(res, 429, HTML, messagePage("Slow down", text), { "Retry-After": String(result.retryAfterS) });
-      }
-      const text = "Nobody can sign in: the dashboard has no usable password file. See /var/log/mc-dashboard.log.";
-      return send(res, 503, HTML, messagePage("Sign-in unavailable", text));
-    }
-    const path = new URL(req.url ?? "/", "http://dashboard.invalid").pathname;
-    const method = req.method ?? "GET";
-    const reading = method === "GET" || method === "HEAD";
-    if (path === "/" || path === "/style.css") {
-      if (!reading)
-        return send(res, 405, HTML, messagePage("Not allowed", `${method} ${path}`), { Allow: "GET, HEAD" });
-      if (path === "/style.css") return send(res, 200, "text/css; charset=utf-8", STYLE);
-      return page(req, res, result.user);
-    }
-    if (path === "/settings" || path === "/test") {
-      if (method !== "POST")
-        return send(res, 405, HTML, messagePage("Not allowed", `${method} ${path}`), { Allow: "POST" });
-      return post(req, res, result.user, path);
-    }
-    send(res, 404, HTML, messagePage("Not found", "There is nothing here. The dashboard is one page: /."));
+  if (path === "/settings" || path === "/test") {
+    if (method !== "POST")
+      return send(res, 405, HTML, messagePage("Not allowed", `${method} ${path}`), { Allow: "POST" });
+    return post(site, req, res, result.user, path);
   }
+  send(res, 404, HTML, messagePage("Not found", "There is nothing here. The dashboard is one page: /."));
+}
 
+/** The HTTP server, listening; a taken or impossible address is a JobError that says what to do. */
+async function listen(site: Site, host: string, port: number): Promise<Server> {
   const server = createServer(
     { requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 },
     (req, res) => {
-      handle(req, res).catch((error: unknown) => {
-        logger.error(`${req.method} ${req.url}: ${describeError(error)}`);
+      handle(site, req, res).catch((error: unknown) => {
+        site.logger.error(`${req.method} ${req.url}: ${describeError(error)}`);
         if (!res.headersSent) {
-          send(res, 500, HTML, messagePage("Something went wrong", "See /var/log/mc-dashboard.log on the server."));
+          send(
+            res,
+            500,
+            HTML,
+            messagePage("Something went wrong", `See /var/log/${LOG_FILES.dashboard} on the server.`),
+          );
         } else res.destroy();
       });
     },
@@ -331,14 +381,21 @@ export async function startDashboard(ctx: DashboardContext, options: DashboardOp
     });
     server.listen(port, host, () => resolve());
   });
+  return server;
+}
+
+export async function startDashboard(ctx: DashboardContext, options: DashboardOptions = {}): Promise<Dashboard> {
+  const { host, port } = parseListen(options.listen ?? DEFAULT_LISTEN);
+  const site = openSite(ctx, options);
+  const server = await listen(site, host, port);
   const bound = server.address() as AddressInfo;
   const url = `http://${bound.family === "IPv6" ? `[${bound.address}]` : bound.address}:${bound.port}`;
-  logger.info(`listening on ${url}`);
-  if (allowAnyHost) {
-    logger.warn(`${ALLOW_ANY_WEBHOOK}=1: webhook addresses on any host are accepted, not only Discord's`);
+  site.logger.info(`listening on ${url}`);
+  if (site.allowAnyHost) {
+    site.logger.warn(`${ALLOW_ANY_WEBHOOK}=1: webhook addresses on any host are accepted, not only Discord's`);
   }
   if (!LOOPBACK_HOST.test(host)) {
-    logger.warn(
+    site.logger.warn(
       `listening on ${host}, not the loopback address: passwords cross the network unencrypted unless a TLS proxy is in front`,
     );
   }

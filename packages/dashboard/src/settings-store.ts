@@ -87,7 +87,7 @@ export function readSettings(paths: Paths, env: NodeJS.ProcessEnv): CurrentSetti
   }
 }
 
-export interface SaveRequest {
+interface SaveRequest {
   /** The version the page was drawn from. */
   version: string;
   /** A new address; empty or undefined keeps the current one. */
@@ -97,14 +97,14 @@ export interface SaveRequest {
   events: Record<Category, boolean>;
 }
 
-export interface SaveResult {
+interface SaveResult {
   /** What changed, for the log and the page: "join off", "address set", ... */
   changes: string[];
   /** The file was readable by others before this save (its mode then). */
   wasInsecure: number | undefined;
 }
 
-export interface WebhookUrlOptions {
+interface WebhookUrlOptions {
   /** DASHBOARD_ALLOW_ANY_WEBHOOK=1: any host core's schema takes, not only Discord's (webhook-host.ts). */
   allowAnyHost?: boolean | undefined;
 }
@@ -113,7 +113,7 @@ export interface WebhookUrlOptions {
  * Checks an address typed into the form with core's schema, then that it is on a Discord webhook host (unless
  * allowAnyHost); UsageError with the words for the page when it is not.
  */
-export function checkWebhookUrl(value: string, options: WebhookUrlOptions = {}): string {
+function checkWebhookUrl(value: string, options: WebhookUrlOptions = {}): string {
   if (value.includes("***")) {
     throw new UsageError("that is the hidden form of an address", {
       where: "webhook address",

@@ -1,14 +1,13 @@
-import { join } from "node:path";
-import type { Clock } from "@mcops/core/clock";
 import { createPanelClient, type Resources } from "@mcops/core/http";
 import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
+import { type BackupSummary, summariseBackups, toolLogPath } from "@mcops/core/log-events";
 import { readLogTail } from "@mcops/core/log-lines";
-import { backupLockFile, type Paths } from "@mcops/core/paths";
+import { backupLockFile } from "@mcops/core/paths";
+import type { ToolContext } from "@mcops/core/tool";
 import { type GamePing, pingGame } from "@mcops/game-log/game-ping";
-import { type BackupSummary, summariseBackups } from "./backup-log.ts";
 import { type NotificationEntry, recentNotifications } from "./notifications.ts";
 import { panelErrorSummary, pingErrorSummary } from "./remote-answer.ts";
-import { loadGameAddress, loadPanel } from "./settings.ts";
+import { loadGameAddress, loadPanelSettings } from "./settings.ts";
 import { describeError } from "./settings-store.ts";
 
 /** What the page shows beside the form. Each part that cannot be had says why instead. */
@@ -21,13 +20,9 @@ export interface ServerStatus {
   checkedAt: number;
 }
 
-export interface StatusContext {
-  paths: Paths;
-  env: NodeJS.ProcessEnv;
-  clock: Clock;
-}
+type StatusContext = Pick<ToolContext, "paths" | "env" | "clock">;
 
-export interface StatusOptions {
+interface StatusOptions {
   /** The panel and the game are asked at most this often (default 10 s); the logs are read for every page. */
   cacheMs?: number;
   panelTimeoutMs?: number;
@@ -36,13 +31,10 @@ export interface StatusOptions {
 
 type Live = Pick<ServerStatus, "panel" | "players" | "checkedAt">;
 
-/** Asks the panel (docs/system.md 4.1 client API, resources) and the game (Server List Ping) at once. */
-async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live> {
-  const checkedAt = ctx.clock.now();
-  let address: string | undefined;
-  let panelPart: Promise<ServerStatus["panel"]>;
+/** The server's state from the panel (docs/system.md 4.1 client API, resources), or why it cannot be had. */
+function askPanel(ctx: StatusContext, options: StatusOptions): Promise<ServerStatus["panel"]> {
   try {
-    const env = loadPanel(ctx);
+    const env = loadPanelSettings(ctx);
     const panel = createPanelClient({
       url: env.CONTROL_URL,
       key: env.CONTROL_KEY,
@@ -51,28 +43,50 @@ async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live
       maxAttempts: 1,
       clock: ctx.clock,
     });
-    panelPart = panel.resources().then(
+    return panel.resources().then(
       (resources) => ({ resources }),
       // The panel's own words stay in no page: its status, and why (remote-answer.ts).
       (error: unknown) => ({ error: panelErrorSummary(error) }),
     );
   } catch (error) {
-    panelPart = Promise.resolve({ error: describeError(error) });
+    return Promise.resolve({ error: describeError(error) });
   }
-  let playersPart: Promise<ServerStatus["players"]>;
+}
+
+/** The players online from the game (Server List Ping), or why they cannot be had. */
+function askGame(ctx: StatusContext, options: StatusOptions): Promise<ServerStatus["players"]> {
+  let address: string | undefined;
   try {
     address = loadGameAddress(ctx);
     const at = address;
-    playersPart = pingGame(at, options.pingTimeoutMs ?? 2500, 1).then((answer) =>
+    return pingGame(at, options.pingTimeoutMs ?? 2500, 1).then((answer) =>
       answer.ping
         ? { ping: answer.ping, address: at }
         : { error: `no answer (${pingErrorSummary(answer.error)})`, address: at },
     );
   } catch (error) {
-    playersPart = Promise.resolve({ error: describeError(error), address });
+    return Promise.resolve({ error: describeError(error), address });
   }
+}
+
+/** Asks the panel and the game at once. */
+async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live> {
+  const checkedAt = ctx.clock.now();
+  const panelPart = askPanel(ctx, options);
+  const playersPart = askGame(ctx, options);
   const [panel, players] = await Promise.all([panelPart, playersPart]);
   return { panel, players, checkedAt };
+}
+
+/** The last backup from the backup log, and one in progress while a live backup holds the lock. */
+function readBackup(ctx: StatusContext): BackupSummary {
+  const holder = readLockHolder(backupLockFile(ctx.paths));
+  const running = holder !== undefined && holder.tool === "backup" && isHolderAlive(holder);
+  const log = toolLogPath(ctx.paths, "backup");
+  // The newest backup may be in the file logrotate renamed (delaycompress keeps .1 plain).
+  const backup = summariseBackups(readLogTail(log), running);
+  if (backup.last) return backup;
+  return { ...backup, last: summariseBackups(readLogTail(`${log}.1`), false).last };
 }
 
 export function createStatusReader(ctx: StatusContext, options: StatusOptions = {}) {
@@ -83,13 +97,7 @@ export function createStatusReader(ctx: StatusContext, options: StatusOptions = 
       const now = ctx.clock.now();
       if (!cached || now - cached.at >= cacheMs) cached = { at: now, live: askLive(ctx, options) };
       const live = await cached.live;
-      const holder = readLockHolder(backupLockFile(ctx.paths));
-      const running = holder !== undefined && holder.tool === "backup" && isHolderAlive(holder);
-      const log = join(ctx.paths.logDir, "mc-backup.log");
-      // The newest backup may be in the file logrotate renamed (delaycompress keeps .1 plain).
-      let backup = summariseBackups(readLogTail(log), running);
-      if (!backup.last) backup = { ...backup, last: summariseBackups(readLogTail(`${log}.1`), false).last };
-      return { ...live, backup, notifications: recentNotifications(ctx.paths.logDir) };
+      return { ...live, backup: readBackup(ctx), notifications: recentNotifications(ctx.paths.logDir) };
     },
   };
 }

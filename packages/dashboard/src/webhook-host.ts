@@ -7,7 +7,7 @@ import { UsageError } from "@mcops/core/errors";
  * environment lifts the rule (a self-hosted Discord-compatible service, or tests with a stand-in on 127.0.0.1); core's
  * schema (https, or http on the loopback address; /api/webhooks/<id>/<token>) still applies then.
  */
-export const DISCORD_WEBHOOK_HOSTS: readonly string[] = [
+const DISCORD_WEBHOOK_HOSTS: readonly string[] = [
   "discord.com",
   "ptb.discord.com",
   "canary.discord.com",

@@ -17,7 +17,7 @@ import {
   tempDir,
   toolEnv,
 } from "@mcops/testkit";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Locator } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 /**
@@ -29,6 +29,10 @@ const BIN = fileURLToPath(new URL("../dist/dashboard.mjs", import.meta.url));
 const LOG_TAILER = fileURLToPath(new URL("../../log-tailer/dist/log-tailer.mjs", import.meta.url));
 const CHROMIUM = process.env.MCOPS_CHROMIUM ?? "/usr/bin/chromium";
 const PASSWORD = "correct horse battery staple";
+
+/** What the page shows of an element, laid out as a reader sees it: the facts' names apart from their values, cells apart. */
+// biome-ignore lint/performance/useDomNodeTextContent: this is Playwright's Locator.innerText() (the rendered text), not the DOM property; textContent() would run the facts and table cells together
+const shown = (locator: Locator) => locator.innerText();
 
 let browser: Browser;
 let root: TempDir;
@@ -138,14 +142,14 @@ describe("the dashboard in Chromium", () => {
       const first = await page.goto(dashboard.url);
       expect(first?.status()).toBe(200);
       await expect(page.getByRole("heading", { name: "Notifications", exact: true }).isVisible()).resolves.toBe(true);
-      const status = await page.locator(".facts").innerText();
+      const status = await shown(page.locator(".facts"));
       expect(status).toMatch(/State\s+running/);
       expect(status).toMatch(/Players\s+1 of 20 online/);
 
       await page.getByLabel("Discord webhook address").fill(discord.webhookUrl());
       await page.getByRole("checkbox", { name: /Player joined/ }).uncheck();
       await page.getByRole("button", { name: "Save" }).click();
-      await expect(page.locator(".flash.ok").innerText()).resolves.toMatch(/^Saved\./);
+      await expect(shown(page.locator(".flash.ok"))).resolves.toMatch(/^Saved\./);
 
       const saved = JSON.parse(readFileSync(webhookJson(), "utf8"));
       expect(saved).toMatchObject({ note: "kept by hand", webhook_url: discord.webhookUrl() });
@@ -169,20 +173,18 @@ describe("the dashboard in Chromium", () => {
       expect(discord.messages.map((m) => m.body.embeds[0].title)).toEqual(["Steve left the game"]);
 
       await page.reload();
-      const recent = await page.locator("table").innerText();
+      const recent = await shown(page.locator("table"));
       expect(recent).toMatch(/Steve left the game\s+game log\s+sent/);
       expect(recent).toMatch(/Steve joined the game\s+game log\s+off\s+the join category is off/);
 
       await page.getByRole("button", { name: "Send test message" }).click();
-      await expect(page.locator(".flash.ok").innerText()).resolves.toMatch(
+      await expect(shown(page.locator(".flash.ok"))).resolves.toMatch(
         /^Test message sent to http:\/\/127\.0\.0\.1:\d+\/api\/webhooks\/\d+\/\*\*\*\.$/,
       );
       const messages = await discord.waitForMessages(2, 10_000);
       expect(messages[1]?.body.embeds[0]).toMatchObject({ title: "Test message", color: 3447003 });
       expect(messages[1]?.body.embeds[0].description).toContain("by admin");
-      await expect(page.locator("table tbody tr").first().innerText()).resolves.toMatch(
-        /Test message\s+dashboard\s+sent/,
-      );
+      await expect(shown(page.locator("table tbody tr").first())).resolves.toMatch(/Test message\s+dashboard\s+sent/);
       await context.close();
     } finally {
       await alex.leave();
@@ -197,7 +199,7 @@ describe("the dashboard in Chromium", () => {
     const answer = await page.goto(dashboard.url);
     expect(answer?.status()).toBe(401);
     expect(await answer?.text()).not.toContain("webhook");
-    await expect(page.locator("h1").innerText()).resolves.toBe("Sign-in required");
+    await expect(shown(page.locator("h1"))).resolves.toBe("Sign-in required");
     await wrong.close();
     const log = readFileSync(join(env.MCOPS_LOG_DIR as string, "mc-dashboard.log"), "utf8");
     expect(log).toMatch(/WARN failed sign-in as "admin" from 127\.0\.0\.1 \(1 in a row\); next try in 500 ms/);

@@ -1,6 +1,6 @@
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, formatErrorLine, type McopsError, UsageError } from "@mcops/core";
+import { ConfigError, formatErrorLine, type McopsError, UsageError } from "@mcops/core/errors";
 import { type TempDir, tempDir } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hashPassword, readPasswdFile, setPassword, verifyPassword } from "../src/passwd.ts";

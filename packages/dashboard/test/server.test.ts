@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
-import { type Clock, type Paths, resolvePaths, systemClock } from "@mcops/core";
+import { type Clock, systemClock } from "@mcops/core/clock";
+import { type Paths, resolvePaths } from "@mcops/core/paths";
 import {
   type DiscordStandIn,
   type PanelStandIn,

@@ -1,14 +1,9 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  BusyError,
-  CATEGORIES,
-  type Category,
-  ConfigError,
-  loadNotifyConfig,
-  resolvePaths,
-  UsageError,
-} from "@mcops/core";
+import { CATEGORIES, type Category } from "@mcops/core/categories";
+import { loadNotifyConfig } from "@mcops/core/config";
+import { BusyError, ConfigError, UsageError } from "@mcops/core/errors";
+import { resolvePaths } from "@mcops/core/paths";
 import { type TempDir, tempDir, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { describeError, readSettings, saveSettings } from "../src/settings-store.ts";
