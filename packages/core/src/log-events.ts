@@ -158,6 +158,74 @@ export function summariseBackups(lines: readonly LogLine[], running: boolean): B
   return { current: undefined, last: newest };
 }
 
+// --- A restore drill in mc-backup.log ------------------------------------------------------------------------------
+
+/** What a drill reports: the snapshot it restored and what it checked, in the operator's words. */
+export interface DrillFacts {
+  snapshot: string;
+  files: number;
+  chunks: number;
+  /** "1 min 12 s" */
+  took: string;
+  /** Set when the time budget ran out and the rest was sampled: how many chunks the sample covered of how many. */
+  sampled?: string | undefined;
+}
+
+export const drillLine = {
+  /** INFO */
+  started: (snapshot: string): string => `=== Drill started === snapshot ${snapshot}`,
+  /** INFO */
+  done: (facts: DrillFacts): string =>
+    `=== Drill done === snapshot ${facts.snapshot}, files ${facts.files}, chunks ${facts.chunks}, took ${facts.took}${facts.sampled ? `, sampled ${facts.sampled}` : ""}`,
+  /** ERROR; `reason` names the damaged file. */
+  failed: (snapshot: string | undefined, reason: string): string =>
+    `=== Drill failed === ${snapshot ? `snapshot ${snapshot}: ` : ""}${reason}`,
+};
+
+const DRILL_DONE = /^=== Drill done === snapshot (\S+), files (\d+), chunks (\d+), took ([^,]+)(?:, sampled (.+))?$/;
+const DRILL_FAILED = /^=== Drill failed === (?:snapshot (\S+): )?(.*)$/;
+
+export type DrillResult =
+  | { ok: true; time: number; facts: DrillFacts }
+  | { ok: false; time: number; snapshot: string | undefined; reason: string };
+
+/** The newest drill's result among `lines` (oldest first), if any drill ended there. */
+export function lastDrill(lines: readonly LogLine[]): DrillResult | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i] as LogLine;
+    const done = line.level === "INFO" ? DRILL_DONE.exec(line.text) : null;
+    if (done) {
+      const [, snapshot, files, chunks, took, sampled] = done as unknown as string[];
+      return {
+        ok: true,
+        time: line.time,
+        facts: {
+          snapshot: snapshot as string,
+          files: Number(files),
+          chunks: Number(chunks),
+          took: took as string,
+          sampled,
+        },
+      };
+    }
+    const failed = line.level === "ERROR" ? DRILL_FAILED.exec(line.text) : null;
+    if (failed) return { ok: false, time: line.time, snapshot: failed[1], reason: failed[2] as string };
+  }
+  return undefined;
+}
+
+/** The newest backup's end among `lines`: when it ended, and why it failed if it did. */
+export function lastBackupEnd(lines: readonly LogLine[]): { time: number; failed: string | undefined } | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i] as LogLine;
+    const event = backupEventIn(line);
+    if (event?.kind === "done" && line.level === "INFO") return { time: line.time, failed: undefined };
+    if (event?.kind === "failed" && line.level === "ERROR")
+      return { time: line.time, failed: event.reason ?? "unknown" };
+  }
+  return undefined;
+}
+
 // --- What became of a notification, in the log of the tool that sent it ---------------------------------------------
 
 /** The notifier's lines; `title` is already redacted. */

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import {
   backupEventIn,
   backupLine,
+  drillLine,
   lastBackupDone,
+  lastBackupEnd,
+  lastDrill,
   notificationIn,
   notificationLine,
   summariseBackups,
@@ -156,5 +159,41 @@ describe("the last backup, from mc-backup.log (the dashboard's page; moved from 
       false,
     );
     expect(last).toMatchObject({ result: "failed", startedAt: undefined, reason: "cannot stop restic" });
+  });
+});
+
+describe("a drill's lines, as backup drill writes them and backup status reads them", () => {
+  it("reads back the newest drill's facts, or its failure with the file it names", () => {
+    const facts = { snapshot: "1a2b3c4d", files: 412, chunks: 9321, took: "1 min 12 s" };
+    const sampled = { ...facts, sampled: "5000 of 9321 chunks" };
+    const lines = [
+      at(1000, "INFO", drillLine.started("1a2b3c4d")),
+      at(2000, "INFO", drillLine.done(facts)),
+      at(3000, "ERROR", drillLine.failed("ffff0000", "world/region/r.0.0.mca: chunk 3,4 does not decompress")),
+    ];
+    expect(lastDrill(lines)).toEqual({
+      ok: false,
+      time: 3000,
+      snapshot: "ffff0000",
+      reason: "world/region/r.0.0.mca: chunk 3,4 does not decompress",
+    });
+    expect(lastDrill(lines.slice(0, 2))).toEqual({ ok: true, time: 2000, facts: { ...facts, sampled: undefined } });
+    expect(lastDrill([at(5, "INFO", drillLine.done(sampled))])).toEqual({ ok: true, time: 5, facts: sampled });
+    expect(lastDrill([at(5, "ERROR", drillLine.failed(undefined, "no snapshot to drill"))])).toMatchObject({
+      ok: false,
+      snapshot: undefined,
+      reason: "no snapshot to drill",
+    });
+    expect(lastDrill(lines.slice(0, 1))).toBeUndefined();
+  });
+
+  it("tells the newest backup's end: done, or failed with its reason", () => {
+    const lines = [
+      at(1000, "INFO", backupLine.done({ took: "1 s", added: "1 B", snapshot: "aaaa0000" })),
+      at(2000, "ERROR", backupLine.failed("restic: repository is locked")),
+    ];
+    expect(lastBackupEnd(lines)).toEqual({ time: 2000, failed: "restic: repository is locked" });
+    expect(lastBackupEnd(lines.slice(0, 1))).toEqual({ time: 1000, failed: undefined });
+    expect(lastBackupEnd([])).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@ import { configFile, type Paths } from "../paths.ts";
 import {
   absolutePathSchema,
   clientKeySchema,
+  durationSchema,
   hostSchema,
   ownerSchema,
   panelUrlSchema,
@@ -30,6 +31,12 @@ export const gameAddressField = setting(z.optional(hostSchema));
 
 /** Owner of what the tools put into the volume: restored worlds, server.jar (default 988:988, docs/system.md 2.6). */
 export const ownerField = setting(z.optional(ownerSchema));
+
+/**
+ * How old the newest successful backup may be before it is stale (default 26h): `backup status` exits 1 past it and
+ * the idle monitor's service raises its alarm.
+ */
+export const backupMaxAgeField = setting(durationSchema, { default: "26h" });
 
 /** Loads a tool's fields from backup.env, the environment and its flags. */
 export function fromBackupEnv<F extends Fields>(
