@@ -1,8 +1,6 @@
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { writeFileAtomic } from "@mcops/core/fs";
 import { exchange, POLICIES } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
+import { type Gauge, writeGauges } from "@mcops/core/textfile";
 import { USER_AGENT } from "@mcops/core/version";
 import ky from "ky";
 
@@ -50,73 +48,64 @@ export interface BackupMetrics {
 }
 
 export function writeTextfile(dir: string | undefined, metrics: BackupMetrics, serverId: string, logger: Logger): void {
-  if (!dir) return;
-  const labels = `{server="${serverId}"}`;
-  const lines = [
-    "# HELP mcops_backup_last_run_success 1 when the last backup succeeded.",
-    "# TYPE mcops_backup_last_run_success gauge",
-    `mcops_backup_last_run_success${labels} ${metrics.success ? 1 : 0}`,
-    "# HELP mcops_backup_last_run_timestamp_seconds When the last backup ended.",
-    "# TYPE mcops_backup_last_run_timestamp_seconds gauge",
-    `mcops_backup_last_run_timestamp_seconds${labels} ${Math.round(metrics.time / 1000)}`,
-    "# HELP mcops_backup_duration_seconds How long the last backup took.",
-    "# TYPE mcops_backup_duration_seconds gauge",
-    `mcops_backup_duration_seconds${labels} ${metrics.durationSeconds.toFixed(3)}`,
+  const seconds = (ms: number) => Math.round(ms / 1000);
+  const gauges: Gauge[] = [
+    {
+      name: "mcops_backup_last_run_success",
+      help: "1 when the last backup succeeded.",
+      value: metrics.success ? 1 : 0,
+    },
+    {
+      name: "mcops_backup_last_run_timestamp_seconds",
+      help: "When the last backup ended.",
+      value: seconds(metrics.time),
+    },
+    {
+      name: "mcops_backup_duration_seconds",
+      help: "How long the last backup took.",
+      value: metrics.durationSeconds,
+      digits: 3,
+    },
   ];
   if (metrics.success) {
-    lines.push(
-      "# HELP mcops_backup_last_success_timestamp_seconds When the last successful backup ended.",
-      "# TYPE mcops_backup_last_success_timestamp_seconds gauge",
-      `mcops_backup_last_success_timestamp_seconds${labels} ${Math.round(metrics.time / 1000)}`,
-    );
+    gauges.push({
+      name: "mcops_backup_last_success_timestamp_seconds",
+      help: "When the last successful backup ended.",
+      value: seconds(metrics.time),
+    });
   }
   if (metrics.addedBytes !== undefined) {
-    lines.push("# TYPE mcops_backup_added_bytes gauge", `mcops_backup_added_bytes${labels} ${metrics.addedBytes}`);
+    gauges.push({ name: "mcops_backup_added_bytes", help: "What the last backup added.", value: metrics.addedBytes });
   }
   if (metrics.repositoryBytes !== undefined) {
-    lines.push(
-      "# TYPE mcops_backup_repository_bytes gauge",
-      `mcops_backup_repository_bytes${labels} ${metrics.repositoryBytes}`,
-    );
+    gauges.push({
+      name: "mcops_backup_repository_bytes",
+      help: "The repository's size after the last backup.",
+      value: metrics.repositoryBytes,
+    });
   }
   if (metrics.autosaveOffSeconds !== undefined) {
-    lines.push(
-      "# TYPE mcops_backup_autosave_off_seconds gauge",
-      `mcops_backup_autosave_off_seconds${labels} ${metrics.autosaveOffSeconds.toFixed(3)}`,
-    );
+    gauges.push({
+      name: "mcops_backup_autosave_off_seconds",
+      help: "How long autosave was off during the last backup.",
+      value: metrics.autosaveOffSeconds,
+      digits: 3,
+    });
   }
-  const file = join(dir, "mcops_backup.prom");
-  if (!metrics.success) lines.push(...carriedOver(file, lines));
-  try {
-    mkdirSync(dir, { recursive: true });
-    writeFileAtomic(file, `${lines.join("\n")}\n`, 0o644);
-  } catch (error) {
-    logger.warn(`could not write the Prometheus textfile in ${dir} (${(error as NodeJS.ErrnoException).code})`);
-  }
+  // A failed run keeps the figures of the last successful one, so an alert on their age still works.
+  writeGauges(gauges, {
+    dir,
+    file: "mcops_backup.prom",
+    serverId,
+    logger,
+    keep: metrics.success ? [] : SUCCESS_FIGURES,
+  });
 }
 
-/** The figures of the last successful backup: a failed run keeps them, so an alert on their age still works. */
+/** The figures of the last successful backup. */
 const SUCCESS_FIGURES = [
   "mcops_backup_last_success_timestamp_seconds",
   "mcops_backup_added_bytes",
   "mcops_backup_repository_bytes",
   "mcops_backup_autosave_off_seconds",
 ];
-
-/** The success figures (with their HELP and TYPE lines) of the previous file that this run did not write itself. */
-function carriedOver(file: string, lines: readonly string[]): string[] {
-  const name = (line: string) => /^(?:# (?:HELP|TYPE) )?(\w+)/.exec(line)?.[1];
-  const written = new Set(lines.map(name));
-  const missing = SUCCESS_FIGURES.filter((figure) => !written.has(figure));
-  if (!missing.length) return [];
-  let previous: string;
-  try {
-    previous = readFileSync(file, "utf8");
-  } catch {
-    return []; // no earlier run, or unreadable: nothing to keep
-  }
-  return previous.split("\n").filter((line) => {
-    const figure = name(line);
-    return figure !== undefined && missing.includes(figure);
-  });
-}

@@ -12,6 +12,7 @@ import {
   secondsSchema,
   setting,
   sizeSchema,
+  textfileDirField,
   type Values,
   worldDirField,
   yesNoSchema,
@@ -72,8 +73,8 @@ export const fields = {
   },
   /** Dead-man's switch, Healthchecks style: <url>/start, <url>, <url>/fail. */
   BACKUP_PING_URL: setting(z.optional(pingUrlSchema)),
-  /** node_exporter textfile collector directory for mcops_backup.prom. */
-  BACKUP_TEXTFILE_DIR: setting(z.optional(absolutePathSchema)),
+  /** node_exporter textfile collector directory for mcops_backup.prom and mcops_drill.prom. */
+  BACKUP_TEXTFILE_DIR: textfileDirField,
 };
 
 export type Settings = Values<typeof fields> & {

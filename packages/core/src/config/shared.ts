@@ -38,6 +38,9 @@ export const ownerField = setting(z.optional(ownerSchema));
  */
 export const backupMaxAgeField = setting(durationSchema, { default: "26h" });
 
+/** node_exporter's textfile collector directory, where the tools write their `mcops_*.prom` gauges (none by default). */
+export const textfileDirField = setting(z.optional(absolutePathSchema));
+
 /** Loads a tool's fields from backup.env, the environment and its flags. */
 export function fromBackupEnv<F extends Fields>(
   fields: F,
