@@ -1,6 +1,7 @@
 import { isAbsolute } from "node:path";
 import {
   absolutePathSchema,
+  backupMaxAgeField,
   countSchema,
   fail,
   field,
@@ -71,6 +72,8 @@ export const fields = {
     ...ownerField,
     flag: { name: "owner", describe: "uid:gid for the restored files (default 988:988)" },
   },
+  /** `backup status` exits 1 when the newest snapshot is older than this. */
+  BACKUP_MAX_AGE: backupMaxAgeField,
   /** Dead-man's switch, Healthchecks style: <url>/start, <url>, <url>/fail. */
   BACKUP_PING_URL: setting(z.optional(pingUrlSchema)),
   /** node_exporter textfile collector directory for mcops_backup.prom and mcops_drill.prom. */
