@@ -206,7 +206,7 @@ describe("cron.d/mc-backup", () => {
 
   it("parses: environment lines and jobs of five time fields, a user and a command", () => {
     const jobs = lines.map((l) => l.replace(/^#(?=\d)/, "")).filter((l) => /^\d/.test(l));
-    expect(jobs).toHaveLength(2);
+    expect(jobs).toHaveLength(3);
     for (const job of jobs) {
       const fields = job.split(/\s+/);
       expect(() => CronExpressionParser.parse(fields.slice(0, 5).join(" "))).not.toThrow();
@@ -226,6 +226,16 @@ describe("cron.d/mc-backup", () => {
     );
     const next = CronExpressionParser.parse("55 4,10,16,22 * * *", { currentDate: "2026-11-21T05:00:00" }).next();
     expect(next.getHours()).toBe(10);
+  });
+
+  it("runs the restore drill weekly, Sunday at 07:00, waiting for a backup that runs late", () => {
+    const drill = lines.find((l) => / drill /.test(l) && !l.startsWith("#"));
+    expect(drill).toBe("0 7 * * 0 root /opt/mc-tools/backup drill --wait >> /var/log/mc-backup-cron.log 2>&1");
+    // From Saturday 2026-11-21 the next run is Sunday the 22nd at 07:00, then a week later.
+    const runs = CronExpressionParser.parse("0 7 * * 0", { currentDate: "2026-11-21T12:00:00" });
+    const first = runs.next();
+    expect([first.getDay(), first.getDate(), first.getHours(), first.getMinutes()]).toEqual([0, 22, 7, 0]);
+    expect(runs.next().getDate()).toBe(29);
   });
 });
 

@@ -157,6 +157,28 @@ describe("install.sh", () => {
     expect(snapshot(root)).toEqual(before);
   }, 60_000);
 
+  it("adds the weekly drill to a cron file from before it, once, and leaves one whose drill line is commented out", () => {
+    const root = join(work.path, "root-drill");
+    install(root);
+    const cron = join(root, "etc", "cron.d", "mc-backup");
+    const mine = "# my own schedule\n0 5 * * * root /opt/mc-tools/backup >> /var/log/mc-backup-cron.log 2>&1\n";
+    writeFileSync(cron, mine);
+    const upgraded = install(root);
+    expect(upgraded.status).toBe(0);
+    expect(upgraded.stdout).toContain(`add the weekly restore drill to ${cron}`);
+    const text = readFileSync(cron, "utf8");
+    expect(text.startsWith(mine)).toBe(true);
+    expect(text).toMatch(
+      /\n0 7 \* \* 0 root \/opt\/mc-tools\/backup drill --wait >> \/var\/log\/mc-backup-cron.log 2>&1\n$/,
+    );
+    expect(install(root).stdout).toMatch(/nothing changed$/m);
+    expect(readFileSync(cron, "utf8")).toBe(text);
+    const off = text.replace(/^0 7 \* \* 0/m, "#0 7 * * 0");
+    writeFileSync(cron, off);
+    expect(install(root).stdout).not.toContain("add the weekly restore drill");
+    expect(readFileSync(cron, "utf8")).toBe(off);
+  }, 60_000);
+
   it("--download-contact puts PaperMC's contact into backup.env once, and refuses a value the env file cannot hold", () => {
     const root = join(work.path, "root-contact");
     const env = join(root, "etc", "mc-backup", "backup.env");

@@ -1,11 +1,11 @@
-import { describeError } from "@mcops/core/errors";
+import { describeError, JobError } from "@mcops/core/errors";
 import { createNotifier, createPanelClient, type Notifier, type PanelClient, toolNotifier } from "@mcops/core/http";
 import { acquireLock, type Lock } from "@mcops/core/lock";
 import { type Logger, silentLogger, toolLogger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
 import { backupLockFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
-import { Restic, ResticError } from "./restic.ts";
+import { Restic, ResticError, type Snapshot } from "./restic.ts";
 import { loadSettings, type Settings } from "./settings.ts";
 
 /** What every command of backup shares: its log, the backup lock, restic as the log hears it, the panel, the channel. */
@@ -124,4 +124,35 @@ export async function whileLocked<T>(
   } finally {
     lock.release();
   }
+}
+
+/** `2026-11-21T06-00-00Z`: a timestamp that is safe in a directory name. */
+export function stamp(ms: number): string {
+  return new Date(ms)
+    .toISOString()
+    .replace(/\.\d+Z$/, "Z")
+    .replaceAll(":", "-");
+}
+
+/** `2026-11-21 06:00:01 UTC` from restic's nanosecond ISO time in the backup machine's zone. */
+export function snapshotTime(snapshot: Snapshot): string {
+  const ms = Date.parse(snapshot.time);
+  return Number.isNaN(ms) ? snapshot.time : `${new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, "")} UTC`;
+}
+
+/** The snapshot `wanted` names (an id, short or full), or this server's newest for "latest". */
+export function pickSnapshot(snapshots: Snapshot[], wanted: string, tags: string[]): Snapshot {
+  if (wanted === "latest") {
+    const ours = snapshots.filter((s) => tags.every((t) => s.tags?.includes(t)));
+    const latest = ours.sort((a, b) => Date.parse(b.time) - Date.parse(a.time))[0];
+    if (!latest)
+      throw new JobError("the repository has no snapshot of this server yet", { hint: "run a backup first" });
+    return latest;
+  }
+  const matches = snapshots.filter((s) => s.id.startsWith(wanted) || s.short_id === wanted);
+  if (matches.length === 0)
+    throw new JobError(`there is no snapshot ${wanted}`, { hint: "list them with: backup snapshots" });
+  if (matches.length > 1)
+    throw new JobError(`"${wanted}" names ${matches.length} snapshots`, { hint: "give more of the id" });
+  return matches[0] as Snapshot;
 }

@@ -314,6 +314,12 @@ export class Restic {
     return Number((JSON.parse(stdout) as { total_size?: number }).total_size ?? 0);
   }
 
+  /** What restoring a snapshot writes, in bytes (restic stats --mode restore-size). */
+  async restoreSize(snapshotId: string): Promise<number> {
+    const { stdout } = await this.#run(["stats", "--json", "--mode", "restore-size", snapshotId]);
+    return Number((JSON.parse(stdout) as { total_size?: number }).total_size ?? 0);
+  }
+
   async forget(policy: RetentionPolicy, tags: string[], prune: boolean): Promise<string> {
     const args = [
       "forget",

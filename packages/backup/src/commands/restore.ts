@@ -5,7 +5,7 @@ import { COLOURS, type Notifier, type PanelClient, PanelError, toolNotifier } fr
 import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
-import { backupLogger, panelFor, resticFor, takeBackupLock } from "../job.ts";
+import { backupLogger, panelFor, pickSnapshot, resticFor, snapshotTime, stamp, takeBackupLock } from "../job.ts";
 import type { Restic, Snapshot } from "../restic.ts";
 import { loadSettings, type Settings } from "../settings.ts";
 import { levelName } from "../world.ts";
@@ -23,38 +23,6 @@ export interface RestoreOptions {
   serverTimeoutMs?: number | undefined;
   /** The parsed command line: --owner wins over BACKUP_OWNER. */
   args?: Record<string, unknown> | undefined;
-}
-
-/** `2026-11-21T06-00-00Z`: a timestamp that is safe in a directory name. */
-function stamp(ms: number): string {
-  return new Date(ms)
-    .toISOString()
-    .replace(/\.\d+Z$/, "Z")
-    .replaceAll(":", "-");
-}
-
-/** `2026-11-21 06:00:01 UTC` from restic's nanosecond ISO time. */
-function snapshotTime(snapshot: Snapshot): string {
-  return `${snapshot.time
-    .replace(/\.\d+/, "")
-    .replace("T", " ")
-    .replace(/(Z|[+-]\d\d:\d\d)$/, "")} UTC`;
-}
-
-function pickSnapshot(snapshots: Snapshot[], wanted: string, tags: string[]): Snapshot {
-  if (wanted === "latest") {
-    const ours = snapshots.filter((s) => tags.every((t) => s.tags?.includes(t)));
-    const latest = ours.sort((a, b) => Date.parse(b.time) - Date.parse(a.time))[0];
-    if (!latest)
-      throw new JobError("the repository has no snapshot of this server yet", { hint: "run a backup first" });
-    return latest;
-  }
-  const matches = snapshots.filter((s) => s.id.startsWith(wanted) || s.short_id === wanted);
-  if (matches.length === 0)
-    throw new JobError(`there is no snapshot ${wanted}`, { hint: "list them with: backup snapshots" });
-  if (matches.length > 1)
-    throw new JobError(`"${wanted}" names ${matches.length} snapshots`, { hint: "give more of the id" });
-  return matches[0] as Snapshot;
 }
 
 /**
