@@ -15,3 +15,12 @@ export type { TempDir, ToolRun } from "./http.ts";
 export { runTool, startTool, tempDir, toolEnv } from "./http.ts";
 export type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
 export { PANEL_ROUTES, startPanelStandIn } from "./panel.ts";
+export {
+  type BuiltWorld,
+  buildWorld,
+  type Compression,
+  compressChunk,
+  damage,
+  lz4Blocks,
+  type WorldOptions,
+} from "./world.ts";
