@@ -137,7 +137,12 @@ export function stamp(ms: number): string {
 /** `2026-11-21 06:00:01 UTC` from restic's nanosecond ISO time in the backup machine's zone. */
 export function snapshotTime(snapshot: Snapshot): string {
   const ms = Date.parse(snapshot.time);
-  return Number.isNaN(ms) ? snapshot.time : `${new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, "")} UTC`;
+  return Number.isNaN(ms)
+    ? snapshot.time
+    : `${new Date(ms)
+        .toISOString()
+        .replace("T", " ")
+        .replace(/\.\d+Z$/, "")} UTC`;
 }
 
 /** The snapshot `wanted` names (an id, short or full), or this server's newest for "latest". */

@@ -150,7 +150,9 @@ function chunkBodies(options: WorldOptions): Buffer[] {
               { Name: nbt.string("minecraft:grass_block"), Properties: nbt.comp({ snowy: nbt.string("false") }) },
             ]),
           ),
-          data: nbt.longArray(Array.from({ length: 256 }, (_, i) => (BigInt(noise[i] ?? 0) << 32n) | BigInt(noise[i + 256] ?? v))),
+          data: nbt.longArray(
+            Array.from({ length: 256 }, (_, i) => (BigInt(noise[i] ?? 0) << 32n) | BigInt(noise[i + 256] ?? v)),
+          ),
         }),
         biomes: nbt.comp({ palette: nbt.list(nbt.string(["minecraft:plains"])) }),
         BlockLight: nbt.byteArray(Array.from({ length: 2048 }, (_, i) => (noise[i % 512] ?? 0) & 15)),
