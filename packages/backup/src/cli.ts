@@ -2,6 +2,7 @@
 import { command, runTool } from "@mcops/core/cli";
 import { flagOptions, pickFields } from "@mcops/core/config";
 import { ExitCode } from "@mcops/core/errors";
+import { parseDuration } from "@mcops/core/format";
 import { LOG_FILES } from "@mcops/core/log-events";
 import { fields } from "./settings.ts";
 
@@ -58,6 +59,42 @@ await runTool({
       describe: "list the snapshots",
       options: (y) => y.option("json", { type: "boolean", default: false, describe: "restic's JSON" }),
       run: async (ctx, args) => (await import("./commands/snapshots.ts")).runSnapshots(ctx, { json: args.json }),
+    }),
+    command({
+      command: "drill [snapshot]",
+      describe: "prove a snapshot restores into a world the game can open (a scratch copy, removed afterwards)",
+      options: (y) =>
+        y
+          .options({
+            scratch: {
+              type: "string",
+              describe: "make the scratch copy in this directory (default: the state directory's drill/)",
+            },
+            budget: {
+              type: "string",
+              default: "10m",
+              describe: "check every chunk for this long, then a sample of the rest",
+            },
+            wait: {
+              type: "boolean",
+              default: false,
+              describe: `wait (up to 2 h) for a running backup instead of exiting ${ExitCode.busy}`,
+            },
+          })
+          .positional("snapshot", { type: "string", describe: "snapshot id (default: the newest of this server)" }),
+      run: async (ctx, args) =>
+        (await import("./commands/drill.ts")).runDrill(ctx, {
+          snapshot: args.snapshot,
+          scratch: args.scratch,
+          budgetMs: parseDuration(args.budget),
+          wait: args.wait,
+        }),
+    }),
+    command({
+      command: "status",
+      describe: `the newest backup, the last drill, the repository; exit ${ExitCode.failed} when the newest is older than BACKUP_MAX_AGE`,
+      options: (y) => y.option("json", { type: "boolean", default: false, describe: "for scripts" }),
+      run: async (ctx, args) => (await import("./commands/status.ts")).runStatus(ctx, { json: args.json }),
     }),
     command({
       command: "check",

@@ -1,0 +1,274 @@
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { BusyError, JobError, McopsError, UsageError } from "@mcops/core/errors";
+import { formatBytes, formatDuration } from "@mcops/core/format";
+import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/http";
+import type { Logger } from "@mcops/core/log";
+import { drillLine } from "@mcops/core/log-events";
+import { type Gauge, writeGauges } from "@mcops/core/textfile";
+import type { ToolContext } from "@mcops/core/tool";
+import { VolumeDir } from "@mcops/core/volume";
+import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
+import { backupLogger, pickSnapshot, resticFor, snapshotTime, stamp, takeBackupLock, unlockedOnce } from "../job.ts";
+import type { Restic, Snapshot } from "../restic.ts";
+import { loadSettings, type Settings } from "../settings.ts";
+import { levelName } from "../world.ts";
+
+type DrillContext = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit">;
+
+export interface DrillOptions {
+  /** A snapshot id (short or full); the newest of this server by default. */
+  snapshot?: string | undefined;
+  /** The directory the scratch copy is made in (default: the state directory's drill/). */
+  scratch?: string | undefined;
+  /** After this long, the rest of the chunks are sampled. */
+  budgetMs: number;
+  /** Wait for a running backup instead of exiting busy. */
+  wait?: boolean | undefined;
+}
+
+/** The scratch directories of drills are named so, in their parent: a drill killed with -9 leaves one, the next removes it. */
+const SCRATCH_PREFIX = "mcops-drill-";
+
+/** Room asked for above the snapshot's size: restic's own files while it restores, and the filesystem's slack. */
+const SPACE_MARGIN = 1.1;
+
+/** One drill, as its steps share it. */
+interface Drill {
+  ctx: DrillContext;
+  settings: Settings;
+  logger: Logger;
+  notifier: Notifier;
+  started: number;
+  snapshot?: Snapshot | undefined;
+}
+
+/**
+ * `backup drill`: proves the newest backup restores into a world the game can open (issue 16). Under the backup lock,
+ * restores the snapshot's world into a private scratch directory outside the server volume, checks level.dat, every
+ * region file's header and chunks, and the players' files, and says the result in mc-backup.log, in the channel and
+ * as gauges. The scratch directory goes on every path: the end of the run, a failure, a signal (the second one too).
+ */
+export async function runDrill(ctx: DrillContext, options: DrillOptions): Promise<number> {
+  const logger = backupLogger(ctx);
+  const settings = loadSettings(ctx);
+  const scratchParent = scratchParentOf(ctx, settings, options.scratch);
+  // docs/contract.md: a webhook.env others can read is refused (78) before anything is done.
+  const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
+  const lock = await takeBackupLock(ctx, "backup drill", options.wait ?? false);
+  const drill: Drill = { ctx, settings, logger, notifier, started: ctx.clock.now() };
+  try {
+    const restic = resticFor(ctx, settings, logger);
+    const { snapshot, worlds } = await planDrill(drill, restic, options.snapshot);
+    drill.snapshot = snapshot;
+    logger.info(drillLine.started(snapshot.short_id));
+    const report = await inScratch(drill, scratchParent, async (scratch) => {
+      await checkSpace(drill, restic, scratchParent);
+      await unlockedOnce(restic, logger, () =>
+        restic.restore(
+          snapshot.id,
+          scratch,
+          worlds.map((name) => join(settings.WORLD_DIR, name)),
+        ),
+      );
+      stopIfAborted(ctx.signal);
+      logger.info(`snapshot ${snapshot.short_id} restored into ${scratch}; checking ${worlds.join(", ")}`);
+      return checkWorld(join(scratch, settings.WORLD_DIR), {
+        worlds,
+        budgetMs: options.budgetMs,
+        now: () => ctx.clock.now(),
+        signal: ctx.signal,
+      });
+    });
+    stopIfAborted(ctx.signal);
+    const damage = report.damage[0];
+    if (damage) throw new DamagedSnapshot(report);
+    await reportVerified(drill, report);
+    return 0;
+  } catch (error) {
+    throw await reportFailed(drill, error);
+  } finally {
+    lock.release();
+  }
+}
+
+/** A snapshot that restored, but into a world the game could not open whole: exit 1, naming the first damaged file. */
+class DamagedSnapshot extends JobError {
+  readonly report: WorldCheckReport;
+  constructor(report: WorldCheckReport) {
+    const [first] = report.damage;
+    const more = report.damage.length > 1 ? ` (and ${report.damage.length - 1} more damaged)` : "";
+    super(`${first?.file}: ${first?.reason}${more}`, { hint: "restore an older snapshot if this one is needed" });
+    this.report = report;
+  }
+}
+
+/** Where the scratch directories are made: --scratch, or the state directory's drill/; never inside the volume. */
+function scratchParentOf(ctx: Pick<ToolContext, "paths">, settings: Settings, scratch: string | undefined): string {
+  if (scratch === undefined) return join(ctx.paths.stateDir, "drill");
+  if (!isAbsolute(scratch)) {
+    throw new UsageError(`--scratch ${scratch} is not an absolute path`, { hint: "give a directory such as /var/tmp" });
+  }
+  const inside = relative(resolve(settings.WORLD_DIR), resolve(scratch));
+  if (!inside.startsWith("..") && !isAbsolute(inside)) {
+    throw new UsageError(`--scratch ${scratch} is inside the server volume`, {
+      hint: "the drill restores outside WORLD_DIR, where the game's user cannot reach; give another directory",
+    });
+  }
+  return scratch;
+}
+
+/** The snapshot to restore and the world's directories it holds (the level's, its _nether and its _the_end). */
+async function planDrill(
+  { settings }: Drill,
+  restic: Restic,
+  wanted: string | undefined,
+): Promise<{ snapshot: Snapshot; worlds: string[] }> {
+  const volume = VolumeDir.open(settings.WORLD_DIR);
+  let level: string;
+  try {
+    level = levelName(volume);
+  } finally {
+    volume.close();
+  }
+  const snapshot = pickSnapshot(await restic.snapshots(), wanted ?? "latest", settings.tags);
+  const worlds = [level, `${level}_nether`, `${level}_the_end`].filter((name) =>
+    snapshot.paths.includes(join(settings.WORLD_DIR, name)),
+  );
+  if (!worlds.includes(level)) {
+    throw new JobError(`snapshot ${snapshot.short_id} does not hold the world "${level}" of ${settings.WORLD_DIR}`, {
+      hint: `it holds ${snapshot.paths.join(", ")}`,
+    });
+  }
+  return { snapshot, worlds };
+}
+
+/**
+ * Runs `fn` with a new private scratch directory (mode 700, an unpredictable name) in `parent`, and removes it
+ * afterwards whatever happens; a second signal, which ends the run at once, removes it too. Scratch directories left
+ * by a drill killed with -9 are removed first (the backup lock says no other drill runs).
+ */
+async function inScratch<T>(drill: Drill, parent: string, fn: (scratch: string) => Promise<T>): Promise<T> {
+  const { ctx, logger } = drill;
+  mkdirSync(parent, { recursive: true, mode: 0o700 });
+  removeLeftovers(parent, logger);
+  const scratch = mkdtempSync(join(parent, `${SCRATCH_PREFIX}${stamp(ctx.clock.now())}-`));
+  const remove = async (): Promise<void> => {
+    rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
+    ctx.atExit.delete(remove);
+  };
+  ctx.atExit.add(remove);
+  try {
+    return await fn(scratch);
+  } finally {
+    await remove();
+  }
+}
+
+/** Scratch directories of earlier drills that were killed before they could remove theirs. */
+function removeLeftovers(parent: string, logger: Logger): void {
+  for (const name of readdirSync(parent)) {
+    if (!name.startsWith(SCRATCH_PREFIX)) continue;
+    const path = join(parent, name);
+    if (!lstatSync(path).isDirectory()) continue;
+    logger.warn(`removing ${path}, left by a drill that was killed`);
+    rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** Stops (exit 75) before restoring when the snapshot and a tenth more would not fit where the scratch copy goes. */
+async function checkSpace({ logger, snapshot }: Drill, restic: Restic, parent: string): Promise<void> {
+  const needed = Math.ceil((await restic.restoreSize((snapshot as Snapshot).id)) * SPACE_MARGIN);
+  const stats = statfsSync(parent);
+  const free = stats.bavail * stats.bsize;
+  if (free < needed) {
+    throw new BusyError(
+      `not enough space in ${parent} for the drill: it needs ${formatBytes(needed)} (the snapshot and 10 %), ${formatBytes(free)} is free`,
+      { hint: "free some space, or give a directory on a larger disk with --scratch DIR" },
+    );
+  }
+  logger.info(`${formatBytes(free)} free in ${parent}; the drill needs ${formatBytes(needed)}`);
+}
+
+function stopIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new JobError(`interrupted by ${String(signal.reason)}`);
+}
+
+/** The done line, the green message and the gauges of a snapshot that verified. */
+async function reportVerified(drill: Drill, report: WorldCheckReport): Promise<void> {
+  const { ctx, logger, notifier } = drill;
+  const snapshot = drill.snapshot as Snapshot;
+  const tookMs = ctx.clock.now() - drill.started;
+  const took = formatDuration(tookMs);
+  const sampled = report.sampled ? `${report.chunks} of ${report.chunksPresent} chunks` : undefined;
+  logger.info(
+    drillLine.done({ snapshot: snapshot.short_id, files: report.files, chunks: report.chunks, took, sampled }),
+  );
+  const budget = sampled ? `\nThe time budget ran out: ${sampled} were checked, a sample of the rest.` : "";
+  await notifier.send({
+    title: "Backup verified",
+    description: `Snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)} restores into a world the game can open: ${report.files} files, ${report.chunks} chunks checked in ${took}.${budget}`,
+    colour: COLOURS.success,
+    category: "backup",
+  });
+  writeDrillGauges(drill, { success: true, tookMs, chunks: report.chunks });
+}
+
+/** The failed line, the red message and the gauges of a drill that did not verify; returns what to throw. */
+async function reportFailed(drill: Drill, error: unknown): Promise<McopsError> {
+  const { ctx, logger, notifier, settings } = drill;
+  const reason = error instanceof Error ? error.message : String(error);
+  if (error instanceof DamagedSnapshot) {
+    for (const { file, reason: why } of error.report.damage) logger.warn(`damaged: ${file}: ${why}`);
+  }
+  logger.error(drillLine.failed(drill.snapshot?.short_id, reason), { echo: false });
+  await notifier.send({
+    title: "Backup drill failed",
+    description: `${drill.snapshot ? `Snapshot ${drill.snapshot.short_id}: ` : ""}${reason}\nSee ${settings.logFile} on the server.`,
+    colour: COLOURS.error,
+    category: "backup",
+    // File names and reasons come from the server volume: shown literally, never as Markdown.
+    fromGame: true,
+  });
+  const chunks = error instanceof DamagedSnapshot ? error.report.chunks : 0;
+  writeDrillGauges(drill, { success: false, tookMs: ctx.clock.now() - drill.started, chunks });
+  if (error instanceof McopsError) return error;
+  return new JobError(reason, { hint: `see ${settings.logFile}`, cause: error });
+}
+
+/** mcops_drill.prom: when the last drill ran, whether it verified, how much it checked; a failed one keeps the last good time. */
+function writeDrillGauges(
+  { ctx, settings, logger }: Drill,
+  result: { success: boolean; tookMs: number; chunks: number },
+): void {
+  const now = Math.round(ctx.clock.now() / 1000);
+  const gauges: Gauge[] = [
+    { name: "mcops_drill_last_run_timestamp_seconds", help: "When the last restore drill ended.", value: now },
+    {
+      name: "mcops_drill_success",
+      help: "1 when the last restore drill verified its snapshot.",
+      value: result.success ? 1 : 0,
+    },
+    { name: "mcops_drill_chunks_checked", help: "Chunks the last restore drill checked.", value: result.chunks },
+    {
+      name: "mcops_drill_duration_seconds",
+      help: "How long the last restore drill took.",
+      value: result.tookMs / 1000,
+      digits: 3,
+    },
+  ];
+  if (result.success) {
+    gauges.push({
+      name: "mcops_drill_last_success_timestamp_seconds",
+      help: "When a restore drill last verified a snapshot.",
+      value: now,
+    });
+  }
+  writeGauges(gauges, {
+    dir: settings.BACKUP_TEXTFILE_DIR,
+    file: "mcops_drill.prom",
+    serverId: settings.SERVER_ID,
+    logger,
+    keep: ["mcops_drill_last_success_timestamp_seconds"],
+  });
+}

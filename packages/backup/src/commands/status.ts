@@ -1,0 +1,131 @@
+import { isoSeconds } from "@mcops/core/clock";
+import { JobError } from "@mcops/core/errors";
+import { formatBytes, formatDuration } from "@mcops/core/format";
+import { backupEventIn, type DrillResult, lastDrill } from "@mcops/core/log-events";
+import { readLogTail } from "@mcops/core/log-lines";
+import type { ToolContext } from "@mcops/core/tool";
+import { repositoryJob, snapshotTime } from "../job.ts";
+import type { Snapshot } from "../restic.ts";
+import type { Settings } from "../settings.ts";
+
+/** How much of the end of mc-backup.log is read for the newest backup's figures and the last drill: months of lines. */
+const LOG_TAIL_BYTES = 2 * 1024 * 1024;
+
+/** `backup status --json`: what a monitor or a script reads. Times are ISO 8601 in UTC. */
+export interface BackupStatus {
+  server: string;
+  newest: { id: string; time: string; ageSeconds: number; added: string | undefined } | null;
+  lastDrill:
+    | { ok: true; time: string; snapshot: string; files: number; chunks: number; took: string; sampled?: string }
+    | { ok: false; time: string; snapshot: string | undefined; reason: string }
+    | null;
+  repository: { bytes: number | undefined; snapshots: number };
+  retention: { keepLast: number; keepDaily: number; keepWeekly: number; prune: boolean };
+  maxAgeSeconds: number;
+  /** The newest backup is older than BACKUP_MAX_AGE, or there is none: `backup status` exits 1. */
+  stale: boolean;
+}
+
+/**
+ * `backup status`: the newest snapshot of this server (its time, age and what it added), the last restore drill, the
+ * repository's size and the retention; exit 1 when the newest backup is older than BACKUP_MAX_AGE, so any monitor can
+ * run it. It only reads: no lock, nothing changed.
+ */
+export async function runStatus(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">,
+  options: { json?: boolean | undefined },
+): Promise<number> {
+  const { settings, logger, restic } = repositoryJob(ctx);
+  const snapshots = (await restic.snapshots(settings.tags)).sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
+  const bytes = await restic.repositorySize().catch((error: Error) => {
+    logger.warn(`could not read the repository size: ${error.message}`);
+    return undefined;
+  });
+  const status = statusOf(settings, snapshots, bytes, readLogTail(settings.logFile, LOG_TAIL_BYTES), ctx.clock.now());
+  ctx.stdout.write(options.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status, snapshots[0]));
+  if (status.stale) {
+    const age = status.newest ? `is ${formatDuration(status.newest.ageSeconds * 1000)} old` : "does not exist yet";
+    throw new JobError(
+      `the newest backup ${age}: older than BACKUP_MAX_AGE (${formatDuration(settings.BACKUP_MAX_AGE)})`,
+      {
+        hint: `see ${settings.logFile}`,
+      },
+    );
+  }
+  return 0;
+}
+
+export function statusOf(
+  settings: Settings,
+  snapshots: readonly Snapshot[],
+  bytes: number | undefined,
+  lines: Parameters<typeof lastDrill>[0],
+  now: number,
+): BackupStatus {
+  const newest = snapshots[0];
+  const newestAt = newest ? Date.parse(newest.time) : undefined;
+  const added = newest ? addedBy(lines, newest.short_id) : undefined;
+  return {
+    server: settings.SERVER_ID,
+    newest:
+      newest && newestAt !== undefined
+        ? { id: newest.short_id, time: isoSeconds(newestAt), ageSeconds: Math.round((now - newestAt) / 1000), added }
+        : null,
+    lastDrill: drillStatus(lastDrill(lines)),
+    repository: { bytes, snapshots: snapshots.length },
+    retention: { ...settings.retention, prune: settings.BACKUP_PRUNE },
+    maxAgeSeconds: settings.BACKUP_MAX_AGE / 1000,
+    stale: newestAt === undefined || now - newestAt > settings.BACKUP_MAX_AGE,
+  };
+}
+
+/** What the backup that made the snapshot added, from its done line in mc-backup.log (restic 0.14 does not keep it). */
+function addedBy(lines: Parameters<typeof lastDrill>[0], shortId: string): string | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const event = backupEventIn(lines[i] as { text: string });
+    if (event?.kind === "done" && event.facts.snapshot === shortId) return event.facts.added;
+  }
+  return undefined;
+}
+
+function drillStatus(drill: DrillResult | undefined): BackupStatus["lastDrill"] {
+  if (!drill) return null;
+  const time = isoSeconds(drill.time);
+  if (!drill.ok) return { ok: false, time, snapshot: drill.snapshot, reason: drill.reason };
+  const { sampled, ...facts } = drill.facts;
+  return { ok: true, time, ...facts, ...(sampled ? { sampled } : {}) };
+}
+
+function formatStatus(status: BackupStatus, newest: Snapshot | undefined): string {
+  const rows: Array<[string, string]> = [["Server", status.server]];
+  if (status.newest && newest) {
+    const added = status.newest.added ? `, added ${status.newest.added}` : "";
+    rows.push([
+      "Newest backup",
+      `${status.newest.id} of ${snapshotTime(newest)} (${formatDuration(status.newest.ageSeconds * 1000)} ago${added})`,
+    ]);
+  } else rows.push(["Newest backup", "none yet"]);
+  rows.push(["Last drill", formatDrill(status.lastDrill)]);
+  const { bytes, snapshots } = status.repository;
+  rows.push([
+    "Repository",
+    `${bytes === undefined ? "size unknown" : formatBytes(bytes)}, ${snapshots} snapshot(s) of this server`,
+  ]);
+  const r = status.retention;
+  rows.push([
+    "Retention",
+    `keep last ${r.keepLast}, daily ${r.keepDaily}, weekly ${r.keepWeekly}${r.prune ? ", applied after each backup" : " (BACKUP_PRUNE=no: not applied)"}`,
+  ]);
+  const limit = formatDuration(status.maxAgeSeconds * 1000);
+  rows.push(["Max age", status.stale ? `${limit}: STALE` : `${limit}: ok`]);
+  const width = Math.max(...rows.map(([name]) => name.length));
+  return rows.map(([name, value]) => `${`${name}:`.padEnd(width + 2)}${value}\n`).join("");
+}
+
+function formatDrill(drill: BackupStatus["lastDrill"]): string {
+  if (!drill) return "never run (backup drill)";
+  const when = drill.time.replace("T", " ").replace("Z", " UTC");
+  if (!drill.ok) return `FAILED ${when}${drill.snapshot ? ` on snapshot ${drill.snapshot}` : ""}: ${drill.reason}`;
+  const sampled = drill.sampled ? `, sampled ${drill.sampled}` : "";
+  return `verified ${when}: snapshot ${drill.snapshot}, ${drill.files} files, ${drill.chunks} chunks in ${drill.took}${sampled}`;
+}

@@ -1,0 +1,150 @@
+import { spawnSync } from "node:child_process";
+import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { drillLine } from "@mcops/core/log-events";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { BackupStatus } from "../src/commands/status.ts";
+import { type Server, startServer } from "./harness.ts";
+
+let server: Server;
+
+beforeEach(async () => {
+  server = await startServer({ state: "offline" });
+  expect((await server.run(["init"])).code).toBe(0);
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+/** A snapshot of this server made by restic itself at `time` (restic backup --time), as an old backup would be. */
+function oldSnapshot(time: string): void {
+  const dir = mkdtempSync(join(server.root, "old-"));
+  mkdirSync(join(dir, "world"));
+  writeFileSync(join(dir, "world", "level.dat"), "old");
+  const result = spawnSync(
+    "restic",
+    [
+      "backup",
+      "--time",
+      time,
+      "--tag",
+      "mcops",
+      "--tag",
+      `server-${server.panel.server.identifier}`,
+      join(dir, "world"),
+    ],
+    {
+      env: {
+        ...server.env,
+        RESTIC_REPOSITORY: `rclone:mcopstest:${server.repoDir}`,
+        RESTIC_PASSWORD_FILE: server.passwordFile,
+      },
+      encoding: "utf8",
+    },
+  );
+  expect(result.status, result.stderr).toBe(0);
+}
+
+describe("backup status", () => {
+  it("with no backup yet: says so and exits 1 in one line", async () => {
+    const result = await server.run(["status"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^Newest backup: +none yet$/m);
+    expect(result.stdout).toMatch(/^Last drill: +never run \(backup drill\)$/m);
+    expect(result.stderr).toBe(
+      `backup: the newest backup does not exist yet: older than BACKUP_MAX_AGE (26 h 0 min) — see ${join(server.logDir, "mc-backup.log")}\n`,
+    );
+  }, 60_000);
+
+  it("after a backup and a drill: the snapshot, what it added, the drill, the repository and the retention; exit 0", async () => {
+    expect((await server.run()).code).toBe(0);
+    const done = /=== Backup done === .*added ([^,]+), repository [^,]+, snapshot (\w+)/.exec(server.backupLog());
+    expect(done).not.toBeNull();
+    const [, added, id] = done as RegExpExecArray;
+    appendFileSync(
+      join(server.logDir, "mc-backup.log"),
+      `2026-11-22T07:01:10Z INFO ${drillLine.done({ snapshot: id as string, files: 9, chunks: 1200, took: "12 s" })}\n`,
+    );
+    const result = await server.run(["status", "--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const status = JSON.parse(result.stdout) as BackupStatus;
+    expect(status.newest).toMatchObject({ id, added });
+    expect(status.newest?.ageSeconds).toBeGreaterThanOrEqual(0);
+    expect(status.newest?.ageSeconds).toBeLessThan(600);
+    expect(status.lastDrill).toEqual({
+      ok: true,
+      time: "2026-11-22T07:01:10Z",
+      snapshot: id,
+      files: 9,
+      chunks: 1200,
+      took: "12 s",
+    });
+    expect(status.repository.snapshots).toBe(1);
+    expect(status.repository.bytes).toBeGreaterThan(0);
+    expect(status.retention).toEqual({ keepLast: 1, keepDaily: 30, keepWeekly: 12, prune: true });
+    expect(status.maxAgeSeconds).toBe(26 * 3600);
+    expect(status.stale).toBe(false);
+
+    const text = await server.run(["status"]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `^Newest backup: +${id} of \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC \\(.* ago, added ${added}\\)$`,
+        "m",
+      ),
+    );
+    expect(text.stdout).toMatch(
+      new RegExp(`^Last drill: +verified 2026-11-22 07:01:10 UTC: snapshot ${id}, 9 files, 1200 chunks in 12 s$`, "m"),
+    );
+    expect(text.stdout).toMatch(/^Retention: +keep last 1, daily 30, weekly 12, applied after each backup$/m);
+    expect(text.stdout).toMatch(/^Max age: +26 h 0 min: ok$/m);
+  }, 60_000);
+
+  it("exits 1 when the newest backup is older than BACKUP_MAX_AGE, and shows a failed drill", async () => {
+    oldSnapshot("2026-01-01 00:00:00");
+    server.backupEnv({ BACKUP_MAX_AGE: "2h" });
+    appendFileSync(
+      join(server.logDir, "mc-backup.log"),
+      `2026-11-22T07:01:10Z ERROR ${drillLine.failed("1a2b3c4d", "world/region/r.0.0.mca: truncated")}\n`,
+    );
+    const result = await server.run(["status", "--json"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^backup: the newest backup is \d+ h \d+ min old: older than BACKUP_MAX_AGE \(2 h 0 min\)/,
+    );
+    const status = JSON.parse(result.stdout) as BackupStatus;
+    expect(status.stale).toBe(true);
+    expect(status.newest?.ageSeconds).toBeGreaterThan(2 * 3600);
+    expect(status.lastDrill).toEqual({
+      ok: false,
+      time: "2026-11-22T07:01:10Z",
+      snapshot: "1a2b3c4d",
+      reason: "world/region/r.0.0.mca: truncated",
+    });
+    const text = await server.run(["status"]);
+    expect(text.stdout).toMatch(
+      /^Last drill: +FAILED 2026-11-22 07:01:10 UTC on snapshot 1a2b3c4d: world\/region\/r\.0\.0\.mca: truncated$/m,
+    );
+    expect(text.stdout).toMatch(/^Max age: +2 h 0 min: STALE$/m);
+  }, 60_000);
+
+  it("counts only this server's snapshots", async () => {
+    // Another server's snapshot in the same repository is not this one's newest backup.
+    const dir = mkdtempSync(join(server.root, "other-"));
+    writeFileSync(join(dir, "x"), "x");
+    const other = spawnSync("restic", ["backup", "--tag", "mcops", "--tag", "server-0ther000", dir], {
+      env: {
+        ...server.env,
+        RESTIC_REPOSITORY: `rclone:mcopstest:${server.repoDir}`,
+        RESTIC_PASSWORD_FILE: server.passwordFile,
+      },
+      encoding: "utf8",
+    });
+    expect(other.status, other.stderr).toBe(0);
+    const result = await server.run(["status", "--json"]);
+    expect(result.code).toBe(1);
+    expect((JSON.parse(result.stdout) as BackupStatus).newest).toBeNull();
+  }, 60_000);
+});
