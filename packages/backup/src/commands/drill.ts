@@ -219,7 +219,7 @@ async function reportFailed(drill: Drill, error: unknown): Promise<McopsError> {
   const { ctx, logger, notifier, settings } = drill;
   const reason = error instanceof Error ? error.message : String(error);
   if (error instanceof DamagedSnapshot) {
-    for (const { file, reason: why } of error.report.damage) logger.warn(`damaged: ${file}: ${why}`);
+    for (const { file, reason: why } of error.report.damage) logger.warn(`damaged: ${file}: ${why}`, { echo: false });
   }
   logger.error(drillLine.failed(drill.snapshot?.short_id, reason), { echo: false });
   await notifier.send({
