@@ -28,14 +28,35 @@ const STOP_TIMEOUT_MS = 5 * 60_000;
 
 /** Carries out a decision (its line logged); the action taken: a backup that waits for a running one is none. */
 export async function act(actor: Actor, decision: Decision, now: number): Promise<Action> {
-  if (decision.action === "backup") return (await backup(actor, now, decision.line)) ? "backup" : "none";
+  if (decision.action === "backup" || decision.action === "recovery") {
+    return (await backup(actor, now, decision.line, decision.action)) ? decision.action : "none";
+  }
   if (decision.action === "stop") await stop(actor, now, decision.line);
   else actor.logger.info(decision.line);
   return decision.action;
 }
 
-/** False when a backup already runs (nothing started). */
-async function backup(actor: Actor, now: number, line: string): Promise<boolean> {
+/** What each kind of backup says when it starts. */
+function announcement(state: IdleState, now: number, kind: "backup" | "recovery") {
+  if (kind === "recovery") {
+    const since = state.activeSince === undefined ? "" : ` for ${formatDuration(now - state.activeSince)}`;
+    return {
+      title: "Recovery point",
+      description: `People have been playing${since}; backing up so that a crash loses at most BACKUP_WHILE_PLAYING of play.`,
+    };
+  }
+  const since = state.idleSince === undefined ? "" : ` for ${formatDuration(now - state.idleSince)}`;
+  return {
+    title: "Idle backup triggered",
+    description: `Nobody has played${since}; backing up what was played since the last backup.`,
+  };
+}
+
+/**
+ * The idle backup, or a recovery point while people play: never while the backup lock is held (a backup, a restore,
+ * a drill, or a restart's countdown, which holds it until the server runs again). False when nothing was started.
+ */
+async function backup(actor: Actor, now: number, line: string, kind: "backup" | "recovery"): Promise<boolean> {
   const { ctx, settings, logger, state } = actor;
   const holder = readLockHolder(backupLockFile(ctx.paths));
   if (holder && isHolderAlive(holder)) {
@@ -43,34 +64,31 @@ async function backup(actor: Actor, now: number, line: string): Promise<boolean>
     return false;
   }
   logger.info(line);
-  state.lastIdleBackup = now;
+  if (kind === "recovery") state.lastPlayBackup = now;
+  else state.lastIdleBackup = now;
   writeState(settings.stateFile, state);
-  const since = state.idleSince === undefined ? "" : ` for ${formatDuration(now - state.idleSince)}`;
-  await actor.notifier.send({
-    title: "Idle backup triggered",
-    description: `Nobody has played${since}; backing up what was played since the last backup.`,
-    colour: COLOURS.info,
-    category: "idle",
-  });
+  await actor.notifier.send({ ...announcement(state, now, kind), colour: COLOURS.info, category: "idle" });
   const result = await ctx.runner.run(settings.backupCommand, [], {
     signal: ctx.signal,
     onStderrLine: (l) => logger.debug(`backup: ${l}`),
   });
-  backupEnded(actor, result, now);
+  backupEnded(actor, result, now, kind);
   return true;
 }
 
-function backupEnded(actor: Actor, result: RunResult, startedAt: number): void {
+function backupEnded(actor: Actor, result: RunResult, startedAt: number, kind: "backup" | "recovery"): void {
   const { clock } = actor.ctx;
+  const what = kind === "recovery" ? "recovery point" : "idle backup";
   if (result.code === ExitCode.ok) {
     actor.state.lastBackupOk = clock.now();
-    actor.logger.info(`idle backup done (${formatDuration(clock.now() - startedAt)})`);
+    actor.logger.info(`${what} done (${formatDuration(clock.now() - startedAt)})`);
   } else if (result.code === ExitCode.busy) {
-    actor.logger.info(`idle backup skipped: another backup was running (exit ${ExitCode.busy})`);
+    actor.logger.info(`${what} skipped: another backup was running (exit ${ExitCode.busy})`);
   } else {
     const why = result.code === null ? (result.signal ?? "did not start") : `exit ${result.code}`;
     const said = result.stderr.trim().split("\n").at(-1);
-    actor.fail(`idle backup failed (${why})${said ? `: ${said}` : ""}; next try after the cooldown`);
+    const next = kind === "recovery" ? "next try after BACKUP_WHILE_PLAYING" : "next try after the cooldown";
+    actor.fail(`${what} failed (${why})${said ? `: ${said}` : ""}; ${next}`);
   }
 }
 

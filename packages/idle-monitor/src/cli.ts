@@ -21,6 +21,7 @@ await runTool({
               "IDLE_COOLDOWN",
               "IDLE_POLL",
               "IDLE_STOP_AFTER",
+              "BACKUP_WHILE_PLAYING",
               "GAME_ADDRESS",
               "IDLE_BACKUP_COMMAND",
               "IDLE_STOP_COMMAND",

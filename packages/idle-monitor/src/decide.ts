@@ -19,6 +19,14 @@ export interface IdleState {
   lastBackupOk?: number | undefined;
   /** When the monitor last stopped the server for being idle. */
   idleStop?: number | undefined;
+  /** Since when players have been online without a break (unset while nobody plays). */
+  activeSince?: number | undefined;
+  /** When the monitor last started a recovery point while people played. */
+  lastPlayBackup?: number | undefined;
+  /** When the monitor first looked: the age of "no backup yet". */
+  watchingSince?: number | undefined;
+  /** When the staleness alarm was last posted; unset once backups run again. */
+  staleAlarm?: number | undefined;
 }
 
 type ServerState = "offline" | "starting" | "running" | "stopping" | "unknown";
@@ -39,9 +47,12 @@ export interface IdleSettings {
   cooldownMs: number;
   /** undefined: never stop the server. */
   stopAfterMs: number | undefined;
+  /** While people play, a backup once this long has passed since the last (BACKUP_WHILE_PLAYING); undefined: none. */
+  whilePlayingMs?: number | undefined;
 }
 
-export type Action = "none" | "backup" | "stop";
+/** "recovery": a backup while people play (BACKUP_WHILE_PLAYING); "backup": the idle backup. */
+export type Action = "none" | "backup" | "recovery" | "stop";
 
 export interface Decision {
   state: IdleState;
@@ -56,6 +67,34 @@ function who(observation: Observation): string {
   const listed = names.length ? ` (${names.join(", ")})` : "";
   const notes = observation.notes.length ? `; ${observation.notes.join("; ")}` : "";
   return `${count}${listed} [${source}], server ${state}${notes}`;
+}
+
+/**
+ * The last successful backup, as the recovery points count from it: one that ended within a period of a recovery
+ * point's start is that recovery point, counted from its start (the world it saved), so that the points stay an hour
+ * apart instead of drifting by each backup's length.
+ */
+function recoveryAnchor(state: IdleState, every: number): number {
+  const ok = state.lastBackupOk ?? 0;
+  const started = state.lastPlayBackup;
+  return started !== undefined && ok >= started && ok - started < every ? started : ok;
+}
+
+/**
+ * While people play, a recovery point once BACKUP_WHILE_PLAYING has passed since the newest of: the last successful
+ * backup (see recoveryAnchor), the last recovery point started (a failed one is not retried every poll), the start of
+ * this session of play.
+ * So a VM that dies mid-session loses at most that much play.
+ */
+function whilePlaying(state: IdleState, settings: IdleSettings, now: number, seen: string): Decision {
+  const every = settings.whilePlayingMs;
+  if (every === undefined) return { state, action: "none", line: `${seen}: active` };
+  const since = Math.max(recoveryAnchor(state, every), state.lastPlayBackup ?? 0, state.activeSince ?? now);
+  if (now - since < every) {
+    return { state, action: "none", line: `${seen}: active; recovery point in ${formatDuration(since + every - now)}` };
+  }
+  const last = state.lastBackupOk === undefined ? "no backup yet" : `last backup ${isoSeconds(state.lastBackupOk)}`;
+  return { state, action: "recovery", line: `${seen}: active, ${last}: recovery point now` };
 }
 
 /**
@@ -85,9 +124,11 @@ export function decide(
   if (observation.players > 0) {
     state.lastActivity = now;
     state.idleSince = undefined;
-    return { state, action: "none", line: `${seen}: active` };
+    state.activeSince ??= now;
+    return whilePlaying(state, settings, now, seen);
   }
 
+  state.activeSince = undefined;
   state.idleSince ??= now;
   const idleFor = now - state.idleSince;
   const idle = `${seen}, empty for ${formatDuration(idleFor)}`;

@@ -1,11 +1,13 @@
 import { ExitCode, JobError } from "@mcops/core/errors";
-import { createPanelClient, toolNotifier } from "@mcops/core/http";
+import { COLOURS, createPanelClient, toolNotifier } from "@mcops/core/http";
 import { toolLogger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
+import { writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { type Actor, act } from "./act.ts";
+import { type BackupEnd, checkBackupAge } from "./backup-age.ts";
 import { type Decision, decide, type IdleState } from "./decide.ts";
-import { type GameLogReporter, gameLogReporter, newestBackupDone, observe } from "./observe.ts";
+import { backupLogFacts, type GameLogReporter, gameLogReporter, observe } from "./observe.ts";
 import { loadSettings, type MonitorSettings } from "./settings.ts";
 import { readState, writeState } from "./state.ts";
 
@@ -75,9 +77,11 @@ async function tick(parts: Parts): Promise<Decision & { error?: Error }> {
     const now = parts.ctx.clock.now();
     const observation = await observe(parts.panel, parts.settings, parts.gameLog.onLog);
     await parts.gameLog.posted();
-    const decision = decide(parts.state, observation, parts.settings, now, newestBackupDone(parts.ctx.paths));
+    const backupLog = backupLogFacts(parts.ctx.paths);
+    const decision = decide(parts.state, observation, parts.settings, now, backupLog.done);
     parts.state = decision.state;
     const action = await act(parts, decision, now);
+    await watchBackupAge(parts, backupLog.end);
     writeState(parts.settings.stateFile, parts.state);
     return parts.failure ? { ...decision, action, error: parts.failure } : { ...decision, action };
   } catch (thrown) {
@@ -85,6 +89,42 @@ async function tick(parts: Parts): Promise<Decision & { error?: Error }> {
     parts.fail(`no decision this time: ${error.message}`, error);
     return { state: parts.state, action: "none", line: error.message, error };
   }
+}
+
+/**
+ * The staleness alarm (BACKUP_MAX_AGE): checked every decision, posted once per period, and the age as gauges in
+ * mcops_idle.prom for node_exporter.
+ */
+async function watchBackupAge(parts: Parts, lastEnd: BackupEnd | undefined): Promise<void> {
+  const { settings, logger, notifier } = parts;
+  const check = checkBackupAge(parts.state, parts.ctx.clock.now(), settings.maxAgeMs, lastEnd);
+  parts.state = check.state;
+  if (check.post) {
+    const { kind, title, description } = check.post;
+    if (kind === "stale") logger.error(`${title}: ${description.replaceAll("\n", " ")}`, { echo: false });
+    else logger.info(`${title}: ${description}`);
+    await notifier.send({
+      title,
+      description,
+      colour: kind === "stale" ? COLOURS.error : COLOURS.success,
+      category: "backup",
+    });
+  }
+  writeGauges(
+    [
+      {
+        name: "mcops_backup_age_seconds",
+        help: "Since the newest successful backup (or since the monitor started, when there is none).",
+        value: Math.round(check.ageMs / 1000),
+      },
+      {
+        name: "mcops_backup_stale",
+        help: "1 when the newest backup is older than BACKUP_MAX_AGE.",
+        value: check.stale ? 1 : 0,
+      },
+    ],
+    { dir: settings.textfileDir, file: "mcops_idle.prom", serverId: settings.serverId, logger },
+  );
 }
 
 /** `args`: the parsed command line (its flags win over backup.env). */

@@ -2,12 +2,13 @@ import { closeSync } from "node:fs";
 import type { McopsError } from "@mcops/core/errors";
 import { COLOURS, type Notifier, type PanelClient, PanelError } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
-import { lastBackupDone, toolLogPath } from "@mcops/core/log-events";
+import { lastBackupDone, lastBackupEnd, toolLogPath } from "@mcops/core/log-events";
 import { readLogTail } from "@mcops/core/log-lines";
 import type { Paths } from "@mcops/core/paths";
 import { readRange, UnsafePathError, VolumeDir } from "@mcops/core/volume";
 import { parseGameLog, playersOnline } from "@mcops/game-log/game-log";
 import { pingGame } from "@mcops/game-log/game-ping";
+import type { BackupEnd } from "./backup-age.ts";
 import type { Observation } from "./decide.ts";
 import type { MonitorSettings } from "./settings.ts";
 
@@ -95,12 +96,13 @@ function playersByLog(
   return { players: undefined, names: [], source: "panel" };
 }
 
-/** The time of the newest successful backup in mc-backup.log (its last 256 KiB), if any. */
-export function newestBackupDone(paths: Pick<Paths, "logDir">): number | undefined {
+/** What mc-backup.log (its last 256 KiB) says: the newest successful backup, and the newest run's end. */
+export function backupLogFacts(paths: Pick<Paths, "logDir">): { done: number | undefined; end: BackupEnd | undefined } {
   try {
-    return lastBackupDone(readLogTail(toolLogPath(paths, "backup")));
+    const lines = readLogTail(toolLogPath(paths, "backup"));
+    return { done: lastBackupDone(lines), end: lastBackupEnd(lines) };
   } catch {
-    return undefined;
+    return { done: undefined, end: undefined };
   }
 }
 

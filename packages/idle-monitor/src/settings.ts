@@ -3,12 +3,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   absolutePathSchema,
+  backupMaxAgeField,
   durationOrOffSchema,
   durationSchema,
   fromBackupEnv,
   gameAddressField,
   panelFields,
   setting,
+  textfileDirField,
   worldDirField,
 } from "@mcops/core/config";
 import type { ToolContext } from "@mcops/core/tool";
@@ -47,6 +49,18 @@ export const fields = {
     default: "off",
     flag: { name: "stop-after", describe: "empty this long and backed up: stop the server (IDLE_STOP_AFTER, off)" },
   }),
+  /** While people play, a backup once this long has passed since the last one; 0 or off: none. */
+  BACKUP_WHILE_PLAYING: setting(durationOrOffSchema, {
+    default: "60m",
+    flag: {
+      name: "while-playing",
+      describe: "while people play, back up this often (BACKUP_WHILE_PLAYING, 60m; 0 off)",
+    },
+  }),
+  /** Past this age of the newest successful backup, one red alarm per period. */
+  BACKUP_MAX_AGE: backupMaxAgeField,
+  /** node_exporter's textfile directory, for mcops_idle.prom. */
+  BACKUP_TEXTFILE_DIR: textfileDirField,
   /** The backup executable (default: the one installed beside this tool, see defaultBackupCommand). */
   IDLE_BACKUP_COMMAND: setting(z.optional(absolutePathSchema), {
     flag: { name: "backup-command", describe: "the backup executable (IDLE_BACKUP_COMMAND)" },
@@ -67,6 +81,9 @@ export interface MonitorSettings extends IdleSettings {
   backupCommand: string;
   stopCommand: string | undefined;
   stateFile: string;
+  maxAgeMs: number;
+  textfileDir: string | undefined;
+  serverId: string;
 }
 
 /**
@@ -89,6 +106,10 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
     idleAfterMs: env.IDLE_AFTER,
     cooldownMs: env.IDLE_COOLDOWN,
     stopAfterMs: env.IDLE_STOP_AFTER,
+    whilePlayingMs: env.BACKUP_WHILE_PLAYING,
+    maxAgeMs: env.BACKUP_MAX_AGE,
+    textfileDir: env.BACKUP_TEXTFILE_DIR,
+    serverId: env.SERVER_ID,
     pollMs: env.IDLE_POLL,
     gameAddress: env.GAME_ADDRESS ?? DEFAULT_GAME_ADDRESS,
     worldDir: env.WORLD_DIR,

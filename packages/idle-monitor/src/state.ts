@@ -22,6 +22,10 @@ export function readState(file: string): IdleState {
       lastIdleBackup: time("lastIdleBackup"),
       lastBackupOk: time("lastBackupOk"),
       idleStop: time("idleStop"),
+      activeSince: time("activeSince"),
+      lastPlayBackup: time("lastPlayBackup"),
+      watchingSince: time("watchingSince"),
+      staleAlarm: time("staleAlarm"),
     };
   } catch {
     return {};

@@ -27,6 +27,10 @@ function run(
         state.lastIdleBackup = now;
         if (options.backupOk !== false) state.lastBackupOk = now + 1000;
       }
+      if (decision.action === "recovery") {
+        state.lastPlayBackup = now;
+        if (options.backupOk !== false) state.lastBackupOk = now + 1000;
+      }
       if (decision.action === "stop") state.idleStop = now;
     }
   });
@@ -99,5 +103,32 @@ describe("decide", () => {
     expect(decision.line).toBe(
       "0 players online [log], server running; no ping answer on 127.0.0.1:25565 (timeout), empty for 10 min 0 s; idle backup in 20 min 0 s",
     );
+  });
+});
+
+describe("a recovery point while people play (BACKUP_WHILE_PLAYING)", () => {
+  const hourly = { settings: { whilePlayingMs: 60 * MIN } };
+
+  it("backs up once an hour of continuous play, then idles as before", () => {
+    const { actions } = run([...played(190), ...empty(35)], hourly);
+    expect(actions).toEqual(["recovery@60", "recovery@120", "recovery@180", "backup@220"]);
+  });
+
+  it("counts from the last successful backup, from any source (the 06:00 one included)", () => {
+    // The log's backup 30 minutes into play: the next recovery point is an hour after it.
+    expect(run(played(100), { ...hourly, logDone: T0 + 30 * MIN }).actions).toEqual(["recovery@90"]);
+  });
+
+  it("does not retry a failed one every poll: the next try is an hour later", () => {
+    expect(run(played(150), { ...hourly, backupOk: false }).actions).toEqual(["recovery@60", "recovery@120"]);
+  });
+
+  it("starts over with each session: short sessions with breaks give none", () => {
+    const sessions = [...played(40), ...empty(5), ...played(40), ...empty(5), ...played(40)];
+    expect(run(sessions, { settings: { whilePlayingMs: 60 * MIN, idleAfterMs: 600 * MIN } }).actions).toEqual([]);
+  });
+
+  it("is off when BACKUP_WHILE_PLAYING is off", () => {
+    expect(run(played(200)).actions).toEqual([]);
   });
 });

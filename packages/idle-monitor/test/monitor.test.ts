@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { COLOURS } from "@mcops/core/http";
 import { acquireLock } from "@mcops/core/lock";
 import { resolvePaths } from "@mcops/core/paths";
 import { zxRunner } from "@mcops/core/runner";
@@ -138,7 +139,7 @@ describe("idle-monitor against a real protocol server", () => {
     expect(backups()).toBe(1);
     expect(discord.messages.map((msg) => msg.body.embeds[0].title)).toEqual(["Idle backup triggered"]);
     const log = readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8");
-    expect(log).toMatch(/INFO 2 players online \[ping\], server running: active\n/);
+    expect(log).toMatch(/INFO 2 players online \[ping\], server running: active; recovery point in 1 h 0 min\n/);
     expect(log).toMatch(
       /INFO 0 players online \[ping\], server running, empty for 29 min 0 s; idle backup in 1 min 0 s\n/,
     );
@@ -200,6 +201,58 @@ describe("idle-monitor against a real protocol server", () => {
       /but a backup is running \(backup, pid \d+\): waiting for it/,
     );
   }, 60_000);
+});
+
+describe("backups while people play, and the staleness alarm", () => {
+  it("gives exactly one recovery point per hour of continuous play, none while the lock is held, none when off", async () => {
+    const m = monitor({ BACKUP_WHILE_PLAYING: "60m" });
+    const steve = await game.join("Steve");
+    expect(await polls(m, 181)).toEqual(["recovery@60", "recovery@120", "recovery@180"]);
+    expect(backups()).toBe(3);
+    expect(discord.messages.map((msg) => msg.body.embeds[0].title)).toEqual([
+      "Recovery point",
+      "Recovery point",
+      "Recovery point",
+    ]);
+    // A backup (or a restart's countdown, which holds the same lock) is running: nothing starts until it ends.
+    const running = await acquireLock(join(root.path, "run", "backup.lock"), { tool: "restart-with-warning" });
+    expect(await polls(m, 90)).toEqual([]);
+    running.release();
+    expect(await polls(m, 1)).toEqual(["recovery@271"]);
+    expect(backups()).toBe(4);
+    await steve.leave();
+
+    const off = monitor({ BACKUP_WHILE_PLAYING: "0" });
+    await game.join("Alex");
+    expect(await polls(off, 130)).toEqual([]);
+  }, 120_000);
+
+  it("posts one red alarm per BACKUP_MAX_AGE while backups fail, says when they run again, and sets the gauges", async () => {
+    const textfiles = join(root.path, "textfiles");
+    const m = monitor({ BACKUP_MAX_AGE: "2h", BACKUP_TEXTFILE_DIR: textfiles });
+    const log = join(root.path, "log", "mc-backup.log");
+    mkdirSync(join(root.path, "log"), { recursive: true });
+    const at = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+    writeFileSync(log, `${at(T0)} INFO === Backup done === took 1 s, added 1 B, snapshot aaaa0000\n`);
+    appendFileSync(log, `${at(T0 + 30 * MIN)} ERROR === Backup failed === restic: wrong password\n`);
+    expect(await polls(m, 5 * 60)).toEqual([]);
+    const titles = () => discord.messages.map((msg) => msg.body.embeds[0].title);
+    expect(titles()).toEqual(["No backup for 2 h", "No backup for 4 h"]);
+    expect(discord.messages[0]?.body.embeds[0].description).toBe(
+      "The last one failed: restic: wrong password\nBACKUP_MAX_AGE is 2 h 0 min.",
+    );
+    expect(discord.messages[0]?.body.embeds[0].color).toBe(COLOURS.error);
+    const prom = readFileSync(join(textfiles, "mcops_idle.prom"), "utf8");
+    expect(prom).toMatch(/^mcops_backup_stale\{server="\w+"\} 1$/m);
+    expect(prom).toMatch(/^mcops_backup_age_seconds\{server="\w+"\} 17940$/m);
+
+    appendFileSync(log, `${at(clock.now())} INFO === Backup done === took 1 s, added 1 B, snapshot bbbb0000\n`);
+    expect(await polls(m, 60)).toEqual([]);
+    expect(titles()).toEqual(["No backup for 2 h", "No backup for 4 h", "Backups are running again"]);
+    expect(readFileSync(join(textfiles, "mcops_idle.prom"), "utf8")).toMatch(/^mcops_backup_stale\{server="\w+"\} 0$/m);
+    // Cleared in the state file, so the next gap alarms again.
+    expect(m.state.staleAlarm).toBeUndefined();
+  }, 120_000);
 });
 
 describe("the idle stop, with the panel's real timing", () => {

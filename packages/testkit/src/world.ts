@@ -1,3 +1,4 @@
+/// <reference path="./lz4js.d.ts" />
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
