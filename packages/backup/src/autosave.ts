@@ -16,6 +16,8 @@ export interface AutosaveGuard {
   note: string;
   /** When autosave was turned off (ms), if it was. */
   offSince: number | undefined;
+  /** From sending `save-all flush` to the game's "Saved the game" (ms): the main thread's stall; unset unless confirmed. */
+  flushMs?: number | undefined;
   /** Turns autosave back on, once; later calls wait for that one. Never throws. */
   resume(): Promise<void>;
 }
@@ -36,7 +38,7 @@ export interface AutosaveOptions {
 }
 
 /** How the world was made consistent, before the guard knows whether autosave was turned off. */
-type Outcome = Pick<AutosaveGuard, "mode" | "note">;
+type Outcome = Pick<AutosaveGuard, "mode" | "note" | "flushMs">;
 
 const nothingToResume = async (): Promise<void> => {};
 
@@ -107,13 +109,14 @@ async function flushAndConfirm(options: AutosaveOptions): Promise<Outcome> {
   await panel.command("save-off");
   const log = new GameLogTail(volume, latestLog);
   const offset = log.size();
+  const sent = options.clock.now();
   await panel.command("save-all flush");
   logger.info("save-off and save-all flush sent; waiting for the game to confirm");
-  return waitForSaved(options, log, offset);
+  return waitForSaved(options, log, offset, sent);
 }
 
 /** Reads the log's new lines until the game's own "Saved the game", the save timeout, or the run's abort. */
-async function waitForSaved(options: AutosaveOptions, log: GameLogTail, from: number): Promise<Outcome> {
+async function waitForSaved(options: AutosaveOptions, log: GameLogTail, from: number, sent: number): Promise<Outcome> {
   // Reading the new tail of latest.log is cheap; look often, the flush usually lands within a few hundred ms.
   const { clock, logger, saveTimeoutMs, pollMs = 25, signal } = options;
   const deadline = clock.now() + saveTimeoutMs;
@@ -135,8 +138,9 @@ async function waitForSaved(options: AutosaveOptions, log: GameLogTail, from: nu
     partial = (lines.pop() ?? "").slice(-65_536);
     offset = next;
     if (lines.some(isSavedTheGame)) {
-      logger.info("the game confirmed: Saved the game");
-      return { mode: "flushed", note: "world flushed (save-all flush confirmed)" };
+      const flushMs = clock.now() - sent;
+      logger.info(`the game confirmed: Saved the game, ${(flushMs / 1000).toFixed(1)} s after save-all flush`);
+      return { mode: "flushed", note: "world flushed (save-all flush confirmed)", flushMs };
     }
     // An abort ends the pause at once (the sleep rejects); the loop then stops.
     await clock.sleep(pollMs, signal).catch(() => {});

@@ -45,6 +45,8 @@ export interface BackupMetrics {
   addedBytes?: number | undefined;
   repositoryBytes?: number | undefined;
   autosaveOffSeconds?: number | undefined;
+  /** From save-all flush to "Saved the game". */
+  saveSeconds?: number | undefined;
 }
 
 export function writeTextfile(dir: string | undefined, metrics: BackupMetrics, serverId: string, logger: Logger): void {
@@ -92,6 +94,14 @@ export function writeTextfile(dir: string | undefined, metrics: BackupMetrics, s
       digits: 3,
     });
   }
+  if (metrics.saveSeconds !== undefined) {
+    gauges.push({
+      name: "mcops_backup_save_seconds",
+      help: "From save-all flush to the game's Saved the game in the last backup: the main thread's stall.",
+      value: metrics.saveSeconds,
+      digits: 3,
+    });
+  }
   // A failed run keeps the figures of the last successful one, so an alert on their age still works.
   writeGauges(gauges, {
     dir,
@@ -108,4 +118,5 @@ const SUCCESS_FIGURES = [
   "mcops_backup_added_bytes",
   "mcops_backup_repository_bytes",
   "mcops_backup_autosave_off_seconds",
+  "mcops_backup_save_seconds",
 ];

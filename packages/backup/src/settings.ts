@@ -3,6 +3,7 @@ import {
   absolutePathSchema,
   backupMaxAgeField,
   countSchema,
+  durationSchema,
   fail,
   field,
   fromBackupEnv,
@@ -63,6 +64,8 @@ export const fields = {
   BACKUP_PRUNE: setting(yesNoSchema, { default: "yes" }),
   /** How long to wait for "Saved the game" after save-all flush, in seconds. */
   BACKUP_SAVE_TIMEOUT: setting(secondsSchema, { default: "60" }),
+  /** A save (save-all flush to "Saved the game") longer than this posts a yellow warning, once a day. */
+  BACKUP_FLUSH_WARN: setting(durationSchema, { default: "20s" }),
   /** Files larger than this are left out of the backup (restic's --exclude-larger-than): no world file comes near it. */
   BACKUP_MAX_FILE_SIZE: setting(sizeSchema, { default: "4G" }),
   /** restic reads the volume in a mount namespace where no link is followed (no is unsafe). */

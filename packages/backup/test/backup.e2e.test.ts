@@ -27,12 +27,12 @@ describe("backup (built executable, real restic and rclone)", () => {
     expect(server.panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
     const log = server.backupLog();
     expect(log).toMatch(/Z INFO === Backup started ===\n/);
-    expect(log).toMatch(/Z INFO the game confirmed: Saved the game\n/);
+    expect(log).toMatch(/Z INFO the game confirmed: Saved the game, [\d.]+ s after save-all flush\n/);
     expect(log).toMatch(/Z INFO === Backup done === took .+, added .+, repository .+, snapshot [0-9a-f]{8}/);
     expect(titles()).toEqual(["Backup started", "Backup completed"]);
     const done = server.discord.messages[1]?.body.embeds[0];
     expect(done.color).toBe(5763719);
-    expect(done.description).toMatch(/^took .+ · added .+ · repository .+ · snapshot [0-9a-f]{8}\nworld flushed/);
+    expect(done.description).toMatch(/^took .+ · added .+ · repository .+ · snapshot [0-9a-f]{8}\nsave took .+ · autosave off for .+\nworld flushed/);
 
     // Wreck the world, then restore the snapshot and compare.
     rmSync(join(server.worldDir, "world_nether"), { recursive: true });

@@ -174,7 +174,7 @@ describe("backup drill", () => {
     "leaves no scratch files when %i SIGTERM(s) end it mid-drill",
     async (signals) => {
       // A bigger world, so the drill is still restoring or checking when the signal comes.
-      buildWorld(server.worldDir, { regions: 6, chunksPerRegion: 200, sections: 24 });
+      buildWorld(server.worldDir, { regions: 2, chunksPerRegion: 150, sections: 24 });
       await backup();
       const { child, done } = server.start(["drill"]);
       await waitUntil(
@@ -185,7 +185,9 @@ describe("backup drill", () => {
       const result = await done;
       expect(result.code).not.toBe(0);
       expect(scratchLeft()).toEqual([]);
-      expect(server.backupLog()).toMatch(/ERROR === Drill failed === snapshot \w+: .*(SIGTERM|interrupted)/);
+      // One signal: the drill stops and says so. A second ends the run at once (runTool's atExit removes the scratch).
+      if (signals === 1)
+        expect(server.backupLog()).toMatch(/ERROR === Drill failed === snapshot \w+: .*(SIGTERM|interrupted)/);
     },
     120_000,
   );

@@ -57,6 +57,8 @@ export interface ServerOptions {
   writesLog?: boolean;
   /** How long "stopping" lasts (default 100 ms); a test holds it with a long one and ends it with setState. */
   stopMs?: number;
+  /** How long the game takes from save-all to "Saved the game" (default 20 ms). */
+  saveDelayMs?: number;
 }
 
 export async function startServer(options: ServerOptions = {}): Promise<Server> {
@@ -76,6 +78,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Server> 
   const panel = await startPanelStandIn({
     servers: [{ uuid, state: options.state ?? "running" }],
     timings: { startMs: 100, stopMs: options.stopMs ?? 100 },
+    ...(options.saveDelayMs === undefined ? {} : { saveDelayMs: options.saveDelayMs }),
     ...(options.writesLog === false ? {} : { logFile: join(worldDir, "logs", "latest.log") }),
   });
   const discord = await startDiscordStandIn();

@@ -52,9 +52,12 @@ export function backupFactList(facts: BackupFacts): string[] {
 export const backupLine = {
   /** INFO */
   started: (): string => "=== Backup started ===",
-  /** INFO; `autosaveOffMs`: how long the world was not saved (undefined: autosave was never turned off). */
-  done: (facts: BackupFacts, autosaveOffMs?: number): string =>
-    `=== Backup done === ${backupFactList(facts).join(", ")}${autosaveOffMs === undefined ? "" : `; autosave off for ${formatDuration(autosaveOffMs)}`}`,
+  /**
+   * INFO; `autosaveOffMs`: how long the world was not saved (undefined: autosave was never turned off); `saveMs`: from
+   * `save-all flush` to the game's "Saved the game", the stall of its main thread (undefined: not confirmed).
+   */
+  done: (facts: BackupFacts, autosaveOffMs?: number, saveMs?: number): string =>
+    `=== Backup done === ${backupFactList(facts).join(", ")}${saveMs === undefined ? "" : `; save took ${formatDuration(saveMs)}`}${autosaveOffMs === undefined ? "" : `${saveMs === undefined ? ";" : ","} autosave off for ${formatDuration(autosaveOffMs)}`}`,
   /** ERROR */
   failed: (reason: string): string => `=== Backup failed === ${reason}`,
 };
@@ -65,7 +68,7 @@ const FAILED = /^=== Backup failed ===\s*(.*)$/;
 
 export type BackupEvent =
   | { kind: "started" }
-  | { kind: "done"; facts: Partial<BackupFacts> }
+  | { kind: "done"; facts: Partial<BackupFacts> & { saveTook?: string | undefined; autosaveOff?: string | undefined } }
   | { kind: "failed"; reason: string | undefined };
 
 function fact(facts: string, name: string): string | undefined {
@@ -85,6 +88,8 @@ export function backupEventIn(line: Pick<LogLine, "text">): BackupEvent | undefi
         added: fact(facts, "added"),
         repository: fact(facts, "repository"),
         snapshot: fact(facts, "snapshot"),
+        saveTook: fact(facts, "save took"),
+        autosaveOff: fact(facts, "autosave off for"),
       },
     };
   }

@@ -21,7 +21,22 @@ describe("a backup's lines, as backup writes them and the dashboard and idle mon
     expect(text).toBe(
       "=== Backup done === took 42 s, added 12.3 MiB, repository 1.2 GiB, snapshot 1a2b3c4d; autosave off for 3.1 s",
     );
-    expect(backupEventIn({ text })).toEqual({ kind: "done", facts });
+    expect(backupEventIn({ text })).toEqual({ kind: "done", facts: { ...facts, autosaveOff: "3.1 s" } });
+  });
+
+  it("reads the save's stall and the autosave-off window, and older lines without the stall", () => {
+    const facts = { took: "42 s", added: "12.3 MiB", repository: "1.2 GiB", snapshot: "1a2b3c4d" };
+    const text = backupLine.done(facts, 3100, 1200);
+    expect(text).toBe(
+      "=== Backup done === took 42 s, added 12.3 MiB, repository 1.2 GiB, snapshot 1a2b3c4d; save took 1.2 s, autosave off for 3.1 s",
+    );
+    expect(backupEventIn({ text })).toEqual({
+      kind: "done",
+      facts: { ...facts, saveTook: "1.2 s", autosaveOff: "3.1 s" },
+    });
+    const older = backupEventIn({ text: backupLine.done(facts, 3100) });
+    expect(older).toEqual({ kind: "done", facts: { ...facts, autosaveOff: "3.1 s" } });
+    if (older?.kind === "done") expect(older.facts.saveTook).toBeUndefined();
   });
 
   it("reads a done line without the repository size or the autosave note", () => {
@@ -114,6 +129,7 @@ describe("the last backup, from mc-backup.log (the dashboard's page; moved from 
         added: "12.3 MiB",
         repository: "1.2 GiB",
         snapshot: "1a2b3c4d",
+        autosaveOff: "3.1 s",
         reason: undefined,
       },
     });

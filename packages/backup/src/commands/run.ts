@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describeError, JobError, McopsError } from "@mcops/core/errors";
@@ -43,6 +43,8 @@ interface Taken {
   note: string;
   /** How long autosave was off, if it was turned off. */
   autosaveOffMs: number | undefined;
+  /** From save-all flush to "Saved the game", when the game confirmed it. */
+  flushMs: number | undefined;
 }
 
 /** One backup (docs/system.md 1.3, 6; issue 3): lock, save-off/flush, restic backup, save-on, retention, report. */
@@ -169,7 +171,7 @@ async function takeSnapshot(run: Run, restic: Restic, { volume, paths }: World):
     if (guard.offSince !== undefined) autosaveOffMs = ctx.clock.now() - guard.offSince;
   }
   stopIfAborted(ctx.signal);
-  return { summary, note: guard.note, autosaveOffMs };
+  return { summary, note: guard.note, autosaveOffMs, flushMs: guard.flushMs };
 }
 
 function stopIfAborted(signal: AbortSignal): void {
@@ -203,7 +205,7 @@ async function applyRetention({ settings, logger }: Run, restic: Restic): Promis
 /** The done line, the message, the dead-man's switch and the metrics of a backup that went through. */
 async function reportDone(run: Run, restic: Restic, taken: Taken, notes: string[]): Promise<void> {
   const { ctx, settings, logger, notifier } = run;
-  const { summary, autosaveOffMs } = taken;
+  const { summary, autosaveOffMs, flushMs } = taken;
   const total = await restic.repositorySize().catch((error: Error) => {
     logger.warn(`could not read the repository size: ${error.message}`);
     return undefined;
@@ -215,10 +217,10 @@ async function reportDone(run: Run, restic: Restic, taken: Taken, notes: string[
     repository: total === undefined ? undefined : formatBytes(total),
     snapshot: summary.snapshotId,
   };
-  logger.info(backupLine.done(facts, autosaveOffMs));
+  logger.info(backupLine.done(facts, autosaveOffMs, flushMs));
   await notifier.send({
     title: "Backup completed",
-    description: [backupFactList(facts).join(" · "), ...notes].join("\n"),
+    description: [backupFactList(facts).join(" · "), ...stallFacts(taken), ...notes].join("\n"),
     colour: summary.unreadable.length ? COLOURS.warning : COLOURS.success,
     category: "backup",
   });
@@ -232,10 +234,52 @@ async function reportDone(run: Run, restic: Restic, taken: Taken, notes: string[
       addedBytes: summary.dataAdded,
       repositoryBytes: total,
       autosaveOffSeconds: autosaveOffMs === undefined ? undefined : autosaveOffMs / 1000,
+      saveSeconds: flushMs === undefined ? undefined : flushMs / 1000,
     },
     settings.SERVER_ID,
     logger,
   );
+  await warnSlowSave(run, flushMs);
+}
+
+/** "save took 1.2 s · autosave off for 3.1 s": how long the game stalled, and how long it did not save. */
+function stallFacts({ flushMs, autosaveOffMs }: Taken): string[] {
+  const parts = [
+    ...(flushMs === undefined ? [] : [`save took ${formatDuration(flushMs)}`]),
+    ...(autosaveOffMs === undefined ? [] : [`autosave off for ${formatDuration(autosaveOffMs)}`]),
+  ];
+  return parts.length ? [parts.join(" · ")] : [];
+}
+
+/**
+ * `save-all flush` blocks the game's main thread: past BACKUP_FLUSH_WARN, one yellow warning with the figure, at most
+ * once a UTC day (the day is kept in the state directory, so the 06:00 backup and the idle backups share it).
+ */
+async function warnSlowSave({ ctx, settings, logger, notifier }: Run, flushMs: number | undefined): Promise<void> {
+  if (flushMs === undefined || flushMs <= settings.BACKUP_FLUSH_WARN) return;
+  const file = join(ctx.paths.stateDir, "backup-slow-save.json");
+  const day = new Date(ctx.clock.now()).toISOString().slice(0, 10);
+  let last: unknown;
+  try {
+    last = (JSON.parse(readFileSync(file, "utf8")) as { day?: unknown }).day;
+  } catch {
+    last = undefined; // never warned, or unreadable: warn
+  }
+  const took = formatDuration(flushMs);
+  logger.warn(`saving the world took ${took} (BACKUP_FLUSH_WARN is ${formatDuration(settings.BACKUP_FLUSH_WARN)})`);
+  if (last === day) return;
+  await notifier.send({
+    title: "Saving the world is slow",
+    description: `save-all flush took ${took} before the game said "Saved the game". The game's main thread stands still while it saves: players see a freeze, and past the watchdog's max-tick-time (60 s by default) the server is killed. A smaller world (trim unused chunks), fewer loaded chunks (view-distance) or a faster disk shortens it.`,
+    colour: COLOURS.warning,
+    category: "backup",
+  });
+  try {
+    mkdirSync(ctx.paths.stateDir, { recursive: true });
+    writeFileAtomic(file, `${JSON.stringify({ day })}\n`, 0o644);
+  } catch (error) {
+    logger.warn(`could not remember the slow-save warning in ${file} (${(error as NodeJS.ErrnoException).code})`);
+  }
 }
 
 /** The failed line, the message, the dead-man's switch and the metrics of a failed backup; returns what to throw. */
