@@ -1,10 +1,12 @@
 import { spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  buildWorld,
+  damage,
   describeMessage,
   type ReceivedMessage,
   startCloudflareStandIn,
@@ -108,15 +110,8 @@ let tailer: ReturnType<typeof spawn> | undefined;
 try {
   console.log("\x1b[1mPart 1: a day on the server, in about a minute\x1b[0m");
   heading("05:55 — the VM is set up: backup.env and webhook.env (mode 600), a world, a restic repository in the drive");
-  for (const [dir, sub] of [
-    ["world", "region"],
-    ["world_nether", "DIM-1/region"],
-    ["world_the_end", "DIM1/region"],
-  ] as const) {
-    mkdirSync(join(worldDir, dir, sub), { recursive: true });
-    writeFileSync(join(worldDir, dir, "level.dat"), randomBytes(2048));
-    for (let i = 0; i < 4; i++) writeFileSync(join(worldDir, dir, sub, `r.${i}.0.mca`), randomBytes(2 * 1024 * 1024));
-  }
+  // A real world: level.dat and players' files as gzip NBT, region files in the game's format, Bukkit's layout.
+  buildWorld(worldDir, { regions: 4, chunksPerRegion: 64, sections: 24 });
   writeFileSync(join(worldDir, "server.properties"), "level-name=world\n");
   const password = join(root, "root", ".restic-password");
   mkdirSync(join(root, "root"));
@@ -210,6 +205,15 @@ try {
   await new Promise((r) => tailer?.on("close", r));
   tailer = undefined;
   await channel(0);
+
+  heading("Sunday 07:00 — cron's weekly restore drill: the newest snapshot restores into a world the game can open");
+  await run("backup", ["drill"]);
+
+  heading("… a disk error cuts a region file short; tonight's snapshot has it, and the drill says which file");
+  damage.truncate(join(worldDir, "world_nether", "DIM-1", "region", "r.1.-1.mca"));
+  await run("backup", []);
+  await run("backup", ["drill"]);
+  await run("backup", ["status"]);
 
   heading("the day in the channel");
   const counts = new Map<string, number>();

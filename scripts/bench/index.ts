@@ -1,4 +1,5 @@
 import { benchBackup } from "./backup.ts";
+import { benchDrill } from "./drill.ts";
 import { benchIdleMonitor } from "./idle-monitor.ts";
 import { benchLogTailer } from "./log-tailer.ts";
 import { benchWebhook } from "./webhook.ts";
@@ -10,6 +11,7 @@ import { benchWebhook } from "./webhook.ts";
 const benches: Record<string, () => void | Promise<void>> = {
   webhook: () => benchWebhook(),
   backup: () => benchBackup(),
+  drill: () => benchDrill(),
   "log-tailer": () => benchLogTailer(),
   "idle-monitor": () => benchIdleMonitor(),
 };
