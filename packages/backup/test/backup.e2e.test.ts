@@ -32,7 +32,9 @@ describe("backup (built executable, real restic and rclone)", () => {
     expect(titles()).toEqual(["Backup started", "Backup completed"]);
     const done = server.discord.messages[1]?.body.embeds[0];
     expect(done.color).toBe(5763719);
-    expect(done.description).toMatch(/^took .+ · added .+ · repository .+ · snapshot [0-9a-f]{8}\nsave took .+ · autosave off for .+\nworld flushed/);
+    expect(done.description).toMatch(
+      /^took .+ · added .+ · repository .+ · snapshot [0-9a-f]{8}\nsave took .+ · autosave off for .+\nworld flushed/,
+    );
 
     // Wreck the world, then restore the snapshot and compare.
     rmSync(join(server.worldDir, "world_nether"), { recursive: true });
