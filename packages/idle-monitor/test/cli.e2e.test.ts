@@ -47,7 +47,7 @@ describe("idle-monitor (built executable)", () => {
     const result = await runTool(BIN, ["--once"], { env });
     expect(result).toMatchObject({ code: 0, stdout: "", stderr: "" });
     expect(readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8")).toMatch(
-      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ INFO 1 player online \[ping\], server running: active\n$/,
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ INFO 1 player online \[ping\], server running: active; recovery point in 1 h 0 min\n$/,
     );
     const state = JSON.parse(readFileSync(join(root.path, "state", "idle-monitor.json"), "utf8"));
     expect(state.lastActivity).toBeGreaterThan(Date.now() - 60_000);
