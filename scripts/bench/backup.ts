@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startPanelStandIn, toolEnv } from "@mcops/testkit";
-import { fmt, median, ratio } from "./lib.ts";
+import { fmt, median, ratio, writeBackupEnv } from "./lib.ts";
 
 /**
  * Issue 3: the built `backup` against a plain `restic backup` of the same generated ~300 MB world, a first run and a
@@ -86,22 +86,9 @@ export async function benchBackup(mib = 300, rounds = 3): Promise<void> {
         ["backup + retention", "yes"],
       ] as const) {
         const dir = join(root, `mcops-${label.replace(/\W+/g, "-")}-${round}`);
-        const configDir = join(dir, "etc");
-        mkdirSync(configDir, { recursive: true });
-        const envFile = join(configDir, "backup.env");
-        writeFileSync(
-          envFile,
-          [
-            `CONTROL_URL=${panel.url}`,
-            `CONTROL_KEY=${panel.apiKey}`,
-            `SERVER_ID=${panel.server.identifier}`,
-            `WORLD_DIR=${worldDir}`,
-            `RESTIC_REPOSITORY=rclone:mcopstest:${dir}/repo`,
-            `RESTIC_PASSWORD_FILE=${password}`,
-            `BACKUP_PRUNE=${prune}`,
-          ].join("\n"),
-        );
-        chmodSync(envFile, 0o600);
+        writeBackupEnv(join(dir, "etc"), { panel, worldDir, repository: `rclone:mcopstest:${dir}/repo`, password }, [
+          `BACKUP_PRUNE=${prune}`,
+        ]);
         const env = toolEnv(dir, { RCLONE_CONFIG_MCOPSTEST_TYPE: "local" });
         await run(BIN, ["init"], env);
         note(`${label} first`, await run(BIN, [], env));

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildWorld, startPanelStandIn, toolEnv } from "@mcops/testkit";
-import { fmt, median, ratio } from "./lib.ts";
+import { fmt, median, ratio, writeBackupEnv } from "./lib.ts";
 
 /**
  * Issue 16: `backup drill` of a generated ~300 MiB world (real region files, zlib chunks as the game writes them by
@@ -50,22 +50,8 @@ export async function benchDrill(mib = 300, rounds = 3): Promise<void> {
   chmodSync(password, 0o600);
   const panel = await startPanelStandIn({ servers: [{ state: "offline" }] });
   const env = toolEnv(root, { RCLONE_CONFIG_MCOPSTEST_TYPE: "local" });
-  mkdirSync(env.MCOPS_CONFIG_DIR as string, { recursive: true });
-  const envFile = join(env.MCOPS_CONFIG_DIR as string, "backup.env");
   const repository = `rclone:mcopstest:${root}/repo`;
-  writeFileSync(
-    envFile,
-    [
-      `CONTROL_URL=${panel.url}`,
-      `CONTROL_KEY=${panel.apiKey}`,
-      `SERVER_ID=${panel.server.identifier}`,
-      `WORLD_DIR=${worldDir}`,
-      `RESTIC_REPOSITORY=${repository}`,
-      `RESTIC_PASSWORD_FILE=${password}`,
-      "",
-    ].join("\n"),
-  );
-  chmodSync(envFile, 0o600);
+  writeBackupEnv(env.MCOPS_CONFIG_DIR as string, { panel, worldDir, repository, password });
   const restic = { ...env, RESTIC_REPOSITORY: repository, RESTIC_PASSWORD_FILE: password };
   const restoreMs: number[] = [];
   const drillMs: number[] = [];

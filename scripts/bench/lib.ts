@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 /** Shared helpers of the benchmarks: every figure is a ratio against a baseline measured in the same run. */
 
@@ -54,3 +55,33 @@ export function cpuMs(pid: number): number {
 
 /** Clock ticks per second (getconf CLK_TCK; 100 on Linux). */
 const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+/** A backup.env (mode 600) in `configDir` for the panel stand-in's server, the world and a repository. */
+export function writeBackupEnv(
+  configDir: string,
+  fields: {
+    panel: { url: string; apiKey: string; server: { identifier: string } };
+    worldDir: string;
+    repository: string;
+    password: string;
+  },
+  extra: string[] = [],
+): void {
+  mkdirSync(configDir, { recursive: true });
+  const file = join(configDir, "backup.env");
+  const { panel } = fields;
+  writeFileSync(
+    file,
+    [
+      `CONTROL_URL=${panel.url}`,
+      `CONTROL_KEY=${panel.apiKey}`,
+      `SERVER_ID=${panel.server.identifier}`,
+      `WORLD_DIR=${fields.worldDir}`,
+      `RESTIC_REPOSITORY=${fields.repository}`,
+      `RESTIC_PASSWORD_FILE=${fields.password}`,
+      ...extra,
+      "",
+    ].join("\n"),
+  );
+  chmodSync(file, 0o600);
+}

@@ -17,34 +17,25 @@ afterEach(async () => {
   await server.close();
 });
 
-/** A snapshot of this server made by restic itself at `time` (restic backup --time), as an old backup would be. */
-function oldSnapshot(time: string): void {
-  const dir = mkdtempSync(join(server.root, "old-"));
+/** A snapshot made by restic itself (not through backup), of `tags`, with `extra` arguments such as --time. */
+function resticSnapshot(tags: string[], extra: string[] = []): void {
+  const dir = mkdtempSync(join(server.root, "other-"));
   mkdirSync(join(dir, "world"));
   writeFileSync(join(dir, "world", "level.dat"), "old");
-  const result = spawnSync(
-    "restic",
-    [
-      "backup",
-      "--time",
-      time,
-      "--tag",
-      "mcops",
-      "--tag",
-      `server-${server.panel.server.identifier}`,
-      join(dir, "world"),
-    ],
-    {
-      env: {
-        ...server.env,
-        RESTIC_REPOSITORY: `rclone:mcopstest:${server.repoDir}`,
-        RESTIC_PASSWORD_FILE: server.passwordFile,
-      },
-      encoding: "utf8",
+  const result = spawnSync("restic", ["backup", ...extra, ...tags.flatMap((t) => ["--tag", t]), join(dir, "world")], {
+    env: {
+      ...server.env,
+      RESTIC_REPOSITORY: `rclone:mcopstest:${server.repoDir}`,
+      RESTIC_PASSWORD_FILE: server.passwordFile,
     },
-  );
+    encoding: "utf8",
+  });
   expect(result.status, result.stderr).toBe(0);
 }
+
+/** A snapshot of this server taken at `time` (restic backup --time), as an old backup would be. */
+const oldSnapshot = (time: string) =>
+  resticSnapshot(["mcops", `server-${server.panel.server.identifier}`], ["--time", time]);
 
 describe("backup status", () => {
   it("with no backup yet: says so and exits 1 in one line", async () => {
@@ -132,17 +123,7 @@ describe("backup status", () => {
 
   it("counts only this server's snapshots", async () => {
     // Another server's snapshot in the same repository is not this one's newest backup.
-    const dir = mkdtempSync(join(server.root, "other-"));
-    writeFileSync(join(dir, "x"), "x");
-    const other = spawnSync("restic", ["backup", "--tag", "mcops", "--tag", "server-0ther000", dir], {
-      env: {
-        ...server.env,
-        RESTIC_REPOSITORY: `rclone:mcopstest:${server.repoDir}`,
-        RESTIC_PASSWORD_FILE: server.passwordFile,
-      },
-      encoding: "utf8",
-    });
-    expect(other.status, other.stderr).toBe(0);
+    resticSnapshot(["mcops", "server-0ther000"]);
     const result = await server.run(["status", "--json"]);
     expect(result.code).toBe(1);
     expect((JSON.parse(result.stdout) as BackupStatus).newest).toBeNull();
