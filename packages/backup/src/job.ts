@@ -126,6 +126,11 @@ export async function whileLocked<T>(
   }
 }
 
+/** Ends a job's step with "interrupted by SIGTERM" once the run's signal has come (its cleanup runs on the way out). */
+export function stopIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new JobError(`interrupted by ${String(signal.reason)}`);
+}
+
 /** `2026-11-21T06-00-00Z`: a timestamp that is safe in a directory name. */
 export function stamp(ms: number): string {
   return new Date(ms)

@@ -219,7 +219,7 @@ function regionFile(
   const compressions = options.compressions ?? [1, 2, 3, 4];
   const count = Math.min(1024, options.chunksPerRegion ?? 8);
   const header = Buffer.alloc(8192);
-  const sectors: Buffer[] = [];
+  const body: Buffer[] = [];
   let next = 2;
   let mcc: { name: string; data: Buffer } | undefined;
   for (let c = 0; c < count; c++) {
@@ -238,15 +238,15 @@ function regionFile(
       chunk.writeUInt32BE(payload.length + 1, 0);
       chunk[4] = compression;
     }
-    const count = Math.ceil(chunk.length / 4096);
-    const padded = Buffer.alloc(count * 4096);
+    const sectors = Math.ceil(chunk.length / 4096);
+    const padded = Buffer.alloc(sectors * 4096);
     chunk.copy(padded);
-    header.writeUInt32BE(((next << 8) | count) >>> 0, index * 4);
+    header.writeUInt32BE(((next << 8) | sectors) >>> 0, index * 4);
     header.writeUInt32BE(1_700_000_000 + c, 4096 + index * 4);
-    sectors.push(padded);
-    next += count;
+    body.push(padded);
+    next += sectors;
   }
-  return { file: Buffer.concat([header, ...sectors]), chunks: count, ...(mcc ? { mcc } : {}) };
+  return { file: Buffer.concat([header, ...body]), chunks: count, ...(mcc ? { mcc } : {}) };
 }
 
 /** Damage done to a built world, as a disk, a bad copy or a crash would do it. */

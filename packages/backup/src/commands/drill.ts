@@ -9,7 +9,16 @@ import { type Gauge, writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
-import { backupLogger, pickSnapshot, resticFor, snapshotTime, stamp, takeBackupLock, unlockedOnce } from "../job.ts";
+import {
+  backupLogger,
+  pickSnapshot,
+  resticFor,
+  snapshotTime,
+  stamp,
+  stopIfAborted,
+  takeBackupLock,
+  unlockedOnce,
+} from "../job.ts";
 import type { Restic, Snapshot } from "../restic.ts";
 import { loadSettings, type Settings } from "../settings.ts";
 import { levelName } from "../world.ts";
@@ -188,10 +197,6 @@ async function checkSpace({ logger, snapshot }: Drill, restic: Restic, parent: s
     );
   }
   logger.info(`${formatBytes(free)} free in ${parent}; the drill needs ${formatBytes(needed)}`);
-}
-
-function stopIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new JobError(`interrupted by ${String(signal.reason)}`);
 }
 
 /** The done line, the green message and the gauges of a snapshot that verified. */

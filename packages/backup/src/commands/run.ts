@@ -11,7 +11,7 @@ import { type BackupFacts, backupFactList, backupLine, toolLogPath } from "@mcop
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { pauseAutosave } from "../autosave.ts";
-import { backupLogger, notifierFor, panelFor, resticFor, takeBackupLock, unlockedOnce } from "../job.ts";
+import { backupLogger, notifierFor, panelFor, resticFor, stopIfAborted, takeBackupLock, unlockedOnce } from "../job.ts";
 import { ping, writeTextfile } from "../reporting.ts";
 import { type BackupSummary, isolationProblem, type Progress, type Restic } from "../restic.ts";
 import { loadSettings, type Settings } from "../settings.ts";
@@ -172,10 +172,6 @@ async function takeSnapshot(run: Run, restic: Restic, { volume, paths }: World):
   }
   stopIfAborted(ctx.signal);
   return { summary, note: guard.note, autosaveOffMs, flushMs: guard.flushMs };
-}
-
-function stopIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new JobError(`interrupted by ${String(signal.reason)}`);
 }
 
 /** The files restic could not read: the snapshot is made without them, and the log and the message say so. */
