@@ -6,6 +6,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -282,6 +283,12 @@ describe("logrotate.d/mc-tools", () => {
       while (running && rotations < 6) {
         await sleep(40);
         if (spawnSync(LOGROTATE, ["-f", "-s", join(dir.path, "state"), config]).status === 0) rotations++;
+        // When the tool creates the file between logrotate's rename and its create, logrotate keeps that file as
+        // mc-test.log-<YYYYMMDDHH>.backup: one name an hour. Run daily from cron it never makes two in an hour; run
+        // here many times a second, a second one would replace the first, so each is given a name of its own.
+        for (const name of readdirSync(dir.path).filter((f) => f.endsWith(".backup"))) {
+          renameSync(join(dir.path, name), join(dir.path, `${name}.${rotations}`));
+        }
       }
       await exited;
       const files = readdirSync(dir.path).filter((f) => f.startsWith("mc-test.log"));
