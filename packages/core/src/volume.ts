@@ -7,6 +7,7 @@ import {
   fsyncSync,
   lchownSync,
   lstatSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -170,7 +171,7 @@ export class VolumeDir {
       if (dir !== this) dir.close();
       dir = next;
     }
-    return dir === this ? new VolumeDir(openSync(this.self, DIR_FLAGS), this.path) : dir;
+    return dir === this ? new VolumeDir(openSync(this.self, O_RDONLY | O_DIRECTORY), this.path) : dir;
   }
 
   /** Like tryDir, but an absent directory is an error. */
@@ -251,6 +252,35 @@ export class VolumeDir {
     }
     fchmodSync(fd, 0o700);
     return new VolumeDir(fd, this.display(name));
+  }
+
+  /**
+   * Opens the directory `rel` below this one, making each missing component (mode 755, given to `owner` through its
+   * descriptor when one is named): like tryDir, a link or anything else on the way is refused, never followed.
+   */
+  ensureDir(rel: string, owner?: { uid: number; gid: number }): VolumeDir {
+    let dir: VolumeDir = new VolumeDir(openSync(this.self, O_RDONLY | O_DIRECTORY), this.path);
+    for (const part of splitRel(rel)) {
+      let made = false;
+      try {
+        mkdirSync(dir.at(part), 0o755);
+        made = true;
+      } catch (error) {
+        if (!isErrno(error, "EEXIST")) {
+          dir.close();
+          throw error;
+        }
+      }
+      let next: VolumeDir;
+      try {
+        next = dir.dir(part);
+      } finally {
+        dir.close();
+      }
+      if (made && owner) fchownSync(next.fd, owner.uid, owner.gid);
+      dir = next;
+    }
+    return dir;
   }
 
   /** The names in this directory. */
