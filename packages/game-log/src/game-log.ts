@@ -1,3 +1,5 @@
+import { closeSync } from "node:fs";
+import { readRange, type VolumeDir } from "@mcops/core/volume";
 import { matchDeath } from "./death-messages.ts";
 
 /**
@@ -406,4 +408,35 @@ export function playersOnline(events: readonly GameEvent[]): string[] {
     else if (event.type === "start" || event.type === "stop" || event.type === "crash") online.clear();
   }
   return [...online];
+}
+
+/** The game log, below WORLD_DIR. */
+export const LATEST_LOG = "logs/latest.log";
+
+/**
+ * How much of the end of latest.log is read to tell who is online. The players online are those who joined and did not
+ * leave since the last start; a day's log of a busy server is a few MiB, so 8 MiB holds the start or the joins of nearly
+ * every session, while a log of any size (or one made huge on purpose) costs at most 8 MiB and a parse of that.
+ */
+export const LOG_TAIL_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The players the end of the game log says are online: the last `maxBytes` of logs/latest.log in the server volume, its
+ * partial first line dropped; undefined when there is no log. The log is reached without following links and read only
+ * if it is a regular file: a link, a FIFO, a device or a directory throws its UnsafePathError, and nothing is read.
+ */
+export function playersInGameLog(volume: VolumeDir, maxBytes = LOG_TAIL_BYTES): string[] | undefined {
+  const file = volume.tryOpenFile(LATEST_LOG);
+  if (!file) return undefined;
+  try {
+    const start = Math.max(0, file.stat.size - maxBytes);
+    let bytes = readRange(file.fd, start, Math.min(file.stat.size, maxBytes));
+    if (start > 0) {
+      const nl = bytes.indexOf(10);
+      bytes = nl < 0 ? bytes.subarray(0, 0) : bytes.subarray(nl + 1);
+    }
+    return playersOnline(parseGameLog(bytes.toString("utf8")));
+  } finally {
+    closeSync(file.fd);
+  }
 }

@@ -1,48 +1,26 @@
-import { closeSync } from "node:fs";
 import type { McopsError } from "@mcops/core/errors";
 import { COLOURS, type Notifier, type PanelClient, PanelError } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import { lastBackupDone, lastBackupEnd, toolLogPath } from "@mcops/core/log-events";
 import { readLogTail } from "@mcops/core/log-lines";
 import type { Paths } from "@mcops/core/paths";
-import { readRange, UnsafePathError, VolumeDir } from "@mcops/core/volume";
-import { parseGameLog, playersOnline } from "@mcops/game-log/game-log";
+import { UnsafePathError, VolumeDir } from "@mcops/core/volume";
+import { LOG_TAIL_BYTES, playersInGameLog } from "@mcops/game-log/game-log";
 import { pingGame } from "@mcops/game-log/game-ping";
 import type { BackupEnd } from "./backup-age.ts";
 import type { Observation } from "./decide.ts";
 import type { MonitorSettings } from "./settings.ts";
 
-/** The game log, below WORLD_DIR. */
-const LATEST_LOG = "logs/latest.log";
+export { LOG_TAIL_BYTES };
 
 /**
- * How much of the end of latest.log the fallback reads. The players online are those who joined and did not leave since
- * the last start; a day's log of a busy server is a few MiB, so 8 MiB holds the start or the joins of nearly every
- * session, while a log of any size (or one made huge on purpose) costs at most 8 MiB and a parse of that.
- */
-export const LOG_TAIL_BYTES = 8 * 1024 * 1024;
-
-/**
- * The players the end of the game log says are online: the last `maxBytes` of WORLD_DIR/logs/latest.log, its partial
- * first line dropped; undefined when there is no log. The log is reached without following links and read only if it
- * is a regular file: a link, a FIFO, a device or a directory throws its UnsafePathError, and nothing is read.
+ * The players the end of WORLD_DIR/logs/latest.log says are online (game-log's playersInGameLog, which reads at most
+ * LOG_TAIL_BYTES of it without following links); undefined when there is no log.
  */
 export function playersInLog(worldDir: string, maxBytes = LOG_TAIL_BYTES): string[] | undefined {
   const volume = VolumeDir.open(worldDir);
   try {
-    const file = volume.tryOpenFile(LATEST_LOG);
-    if (!file) return undefined;
-    try {
-      const start = Math.max(0, file.stat.size - maxBytes);
-      let bytes = readRange(file.fd, start, Math.min(file.stat.size, maxBytes));
-      if (start > 0) {
-        const nl = bytes.indexOf(10);
-        bytes = nl < 0 ? bytes.subarray(0, 0) : bytes.subarray(nl + 1);
-      }
-      return playersOnline(parseGameLog(bytes.toString("utf8")));
-    } finally {
-      closeSync(file.fd);
-    }
+    return playersInGameLog(volume, maxBytes);
   } finally {
     volume.close();
   }
