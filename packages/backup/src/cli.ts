@@ -26,12 +26,33 @@ await runTool({
       run: async (ctx, args) => (await import("./commands/run.ts")).runBackup(ctx, { wait: args.wait, args }),
     }),
     command({
-      command: "restore <snapshot>",
-      describe: "put a snapshot's world back (the current one is kept aside)",
+      command: "restore [snapshot]",
+      describe:
+        "put a snapshot's world back, or one player, an area or a dimension of it (what it replaces is kept aside, and snapshotted first)",
       options: (y) =>
         y
           .options({
-            "dry-run": { type: "boolean", default: false, describe: "print the plan, change nothing" },
+            player: {
+              type: "string",
+              describe: "only this player's data, advancements and statistics (name or UUID); the server keeps running",
+            },
+            area: {
+              type: "string",
+              // One value even when it starts with a minus: --area -100,-100,600,250.
+              requiresArg: true,
+              describe: "only the region files covering X1,Z1,X2,Z2 (block coordinates) in region/, entities/, poi/",
+            },
+            dimension: {
+              type: "string",
+              describe: "overworld, nether or end: that dimension whole, or the dimension of --area",
+            },
+            tag: { type: "string", describe: "the newest snapshot with this tag, e.g. pre-upgrade" },
+            backup: {
+              type: "boolean",
+              default: true,
+              describe: "snapshot the current world first, tagged pre-restore (--no-backup skips it)",
+            },
+            "dry-run": { type: "boolean", default: false, describe: "print the plan and the entries, change nothing" },
             start: {
               type: "boolean",
               default: true,
@@ -44,10 +65,18 @@ await runTool({
               describe: `wait for a running backup instead of exiting ${ExitCode.busy}`,
             },
           })
-          .positional("snapshot", { type: "string", describe: "snapshot id, or latest" }),
+          .positional("snapshot", {
+            type: "string",
+            describe: "snapshot id, or latest (the default for --player, --area and --dimension)",
+          }),
       run: async (ctx, args) =>
         (await import("./commands/restore.ts")).runRestore(ctx, {
-          snapshot: args.snapshot ?? "",
+          snapshot: args.snapshot ?? ((args.player ?? args.area ?? args.dimension) ? "latest" : undefined),
+          tag: args.tag,
+          player: args.player,
+          area: args.area,
+          dimension: args.dimension,
+          backup: args.backup,
           dryRun: args.dryRun,
           noStart: args.start === false,
           wait: args.wait,

@@ -150,19 +150,40 @@ export function snapshotTime(snapshot: Snapshot): string {
         .replace(/\.\d+Z$/, "")} UTC`;
 }
 
-/** The snapshot `wanted` names (an id, short or full), or this server's newest for "latest". */
-export function pickSnapshot(snapshots: Snapshot[], wanted: string, tags: string[]): Snapshot {
-  if (wanted === "latest") {
-    const ours = snapshots.filter((s) => tags.every((t) => s.tags?.includes(t)));
+/** What a restore or a drill asks for: a snapshot id (short or full), "latest", or the newest with a tag. */
+export interface SnapshotWanted {
+  /** An id, short or full, or "latest"; ignored when `tag` is given. */
+  id?: string | undefined;
+  /** The newest snapshot of this server with this tag (e.g. pre-upgrade). */
+  tag?: string | undefined;
+}
+
+/**
+ * The snapshot `wanted` names: an id (short or full); the newest of this server with a tag; or for "latest" the newest
+ * of this server that is not a pre-restore one (that is the world a restore replaced, not a backup to go back to).
+ */
+export function pickSnapshot(snapshots: Snapshot[], wanted: SnapshotWanted, tags: string[]): Snapshot {
+  const { id = "latest", tag } = wanted;
+  if (tag !== undefined || id === "latest") {
+    const ours = snapshots.filter(
+      (s) =>
+        tags.every((t) => s.tags?.includes(t)) &&
+        (tag === undefined ? !s.tags?.includes("pre-restore") : s.tags?.includes(tag)),
+    );
     const latest = ours.sort((a, b) => Date.parse(b.time) - Date.parse(a.time))[0];
-    if (!latest)
-      throw new JobError("the repository has no snapshot of this server yet", { hint: "run a backup first" });
+    if (!latest) {
+      throw tag === undefined
+        ? new JobError("the repository has no snapshot of this server yet", { hint: "run a backup first" })
+        : new JobError(`the repository has no snapshot of this server tagged ${tag}`, {
+            hint: "list them with: backup snapshots",
+          });
+    }
     return latest;
   }
-  const matches = snapshots.filter((s) => s.id.startsWith(wanted) || s.short_id === wanted);
+  const matches = snapshots.filter((s) => s.id.startsWith(id) || s.short_id === id);
   if (matches.length === 0)
-    throw new JobError(`there is no snapshot ${wanted}`, { hint: "list them with: backup snapshots" });
+    throw new JobError(`there is no snapshot ${id}`, { hint: "list them with: backup snapshots" });
   if (matches.length > 1)
-    throw new JobError(`"${wanted}" names ${matches.length} snapshots`, { hint: "give more of the id" });
+    throw new JobError(`"${id}" names ${matches.length} snapshots`, { hint: "give more of the id" });
   return matches[0] as Snapshot;
 }

@@ -37,6 +37,14 @@ export interface Snapshot {
   paths: string[];
 }
 
+/** One entry of a snapshot, as `restic ls --json` lists it. */
+export interface SnapshotNode {
+  /** Its absolute path as backed up. */
+  path: string;
+  type: "file" | "dir" | "symlink" | string;
+  size?: number;
+}
+
 export type ResticFailure =
   | "no-repository"
   | "wrong-password"
@@ -329,6 +337,10 @@ export class Restic {
       String(policy.keepDaily),
       "--keep-weekly",
       String(policy.keepWeekly),
+      // Snapshots are grouped by their tags too: a pre-restore or pre-upgrade snapshot is kept under the policy in a
+      // group of its own, never counted as the day's backup in place of the scheduled one.
+      "--group-by",
+      "host,paths,tags",
     ];
     if (tags.length) args.push("--tag", tags.join(","));
     if (prune) args.push("--prune");
@@ -339,6 +351,27 @@ export class Restic {
     const args = ["check"];
     if (readDataSubset) args.push(`--read-data-subset=${readDataSubset}`);
     return (await this.#run(args)).stdout;
+  }
+
+  /**
+   * The entries of a snapshot in the directories `dirs` (the directories themselves and what is directly in them; with
+   * `recursive`, everything below them). A directory the snapshot does not hold lists nothing.
+   */
+  async ls(snapshotId: string, dirs: string[], recursive = false): Promise<SnapshotNode[]> {
+    const nodes: SnapshotNode[] = [];
+    await this.#run(["ls", "--json", ...(recursive ? ["--recursive"] : []), snapshotId, "--", ...dirs], {
+      onStdoutLine: (line) => {
+        if (!line.startsWith("{")) return;
+        const node = JSON.parse(line) as SnapshotNode & { struct_type?: string };
+        if (node.struct_type === "node") nodes.push({ path: node.path, type: node.type, size: node.size });
+      },
+    });
+    return nodes;
+  }
+
+  /** A file of a snapshot, whole (the caller checks its size with `ls` first). */
+  async dump(snapshotId: string, path: string): Promise<string> {
+    return (await this.#run(["dump", snapshotId, "--", path])).stdout;
   }
 
   async restore(snapshotId: string, target: string, includes: string[] = []): Promise<void> {

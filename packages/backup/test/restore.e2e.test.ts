@@ -37,7 +37,8 @@ describe("backup restore", () => {
     expect(result.stdout).toMatch(
       /^Restore plan \(nothing done, --dry-run\):\n {2}1\. stop the server through the panel/,
     );
-    expect(result.stdout).toMatch(/ {2}6\. start the server\n$/);
+    expect(result.stdout).toMatch(/ {2}2\. take a snapshot of the current world tagged pre-restore\n/);
+    expect(result.stdout).toMatch(/ {2}7\. start the server\n$/);
     expect(hashes()).toEqual(before);
     expect(server.panel.signals()).toEqual([]);
     expect(server.discord.requests).toHaveLength(0);
@@ -82,7 +83,7 @@ describe("backup restore", () => {
     const result = await server.run(["restore", "latest"]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /^backup: restore failed: restic failed \(exit 1\): There were \d+ errors; the original world was not touched — see .*mc-backup\.log\n$/,
+      /^backup: restore failed: restic failed \(exit 1\): There were \d+ errors; the world was not touched — see .*mc-backup\.log\n$/,
     );
     expect(hashes()).toEqual(before);
     expect(sideDirs(".mcops-")).toEqual([]);
@@ -116,7 +117,7 @@ describe("backup restore", () => {
     const result = await server.run(["restore", "latest"]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /restore failed: the restored world has no world\/level\.dat; the original world was not touched/,
+      /restore failed: the restored world has no world\/level\.dat; the world was not touched/,
     );
     expect(hashes()).toEqual(before);
   }, 60_000);

@@ -140,7 +140,7 @@ async function planDrill(
   } finally {
     volume.close();
   }
-  const snapshot = pickSnapshot(await restic.snapshots(), wanted ?? "latest", settings.tags);
+  const snapshot = pickSnapshot(await restic.snapshots(), { id: wanted }, settings.tags);
   const worlds = [level, `${level}_nether`, `${level}_the_end`].filter((name) =>
     snapshot.paths.includes(join(settings.WORLD_DIR, name)),
   );

@@ -1,20 +1,47 @@
 import { join } from "node:path";
-import { JobError } from "@mcops/core/errors";
+import { BusyError, JobError, type McopsError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { COLOURS, type Notifier, type PanelClient, PanelError, toolNotifier } from "@mcops/core/http";
+import { COLOURS, escapeGameText, type Notifier, type PanelClient, PanelError, toolNotifier } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
+import { playersInGameLog } from "@mcops/game-log/game-log";
 import { backupLogger, panelFor, pickSnapshot, resticFor, snapshotTime, stamp, takeBackupLock } from "../job.ts";
 import type { Restic, Snapshot } from "../restic.ts";
+import { describePlayer, type Player, refuseIfOnline, resolvePlayer } from "../restore/players.ts";
+import {
+  areaTargets,
+  describeSelection,
+  dimensionTargets,
+  parseSelection,
+  playerTargets,
+  type Selection,
+  type Target,
+  type Where,
+} from "../restore/select.ts";
+import { closeWork, rollBack, type Staging, type SwapWork, stage, swapIn } from "../restore/swap.ts";
 import { loadSettings, type Settings } from "../settings.ts";
+import { type SafetySnapshot, safetySnapshot } from "../snapshot.ts";
 import { levelName } from "../world.ts";
 
-type RestoreContext = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">;
+type RestoreContext = Pick<
+  ToolContext,
+  "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit"
+>;
 
 export interface RestoreOptions {
-  /** A snapshot id (short or full) or "latest". */
-  snapshot: string;
+  /** A snapshot id (short or full) or "latest"; the newest with `tag` when that is given. */
+  snapshot?: string | undefined;
+  /** The newest snapshot of this server with this tag (e.g. pre-upgrade). */
+  tag?: string | undefined;
+  /** One player's files, by name or UUID (the server keeps running). */
+  player?: string | undefined;
+  /** The region files of an area, X1,Z1,X2,Z2 in block coordinates. */
+  area?: string | undefined;
+  /** One dimension whole, or the dimension of --area. */
+  dimension?: string | undefined;
+  /** false: no pre-restore snapshot of the current world first (--no-backup). */
+  backup?: boolean | undefined;
   dryRun?: boolean | undefined;
   /** Leave the server stopped afterwards. */
   noStart?: boolean | undefined;
@@ -23,30 +50,31 @@ export interface RestoreOptions {
   serverTimeoutMs?: number | undefined;
   /** The parsed command line: --owner wins over BACKUP_OWNER. */
   args?: Record<string, unknown> | undefined;
+  /** Runs before each entry is moved (tests put a failure midway here). */
+  beforeMove?: ((rel: string) => void) | undefined;
 }
 
 /**
- * Restores a snapshot over the world (docs/system.md 4.5's procedure, made safe): stop the server and wait for it; restore into a
- * private staging directory inside WORLD_DIR (same filesystem, so every later move is an atomic rename); check the
- * restored world has its level.dat; chown it there; move the current world directories aside into a private
- * .mcops-pre-restore-<time>-<random>/ (nothing is deleted); move the restored ones in; start the server. A failure at
- * any step puts the original world back.
- *
- * The volume is the game's: every step goes through descriptors (core's volume.ts). The staging and aside directories
- * are made by an exclusive mkdir under unpredictable names, mode 700, so the game's user can neither enter them nor
- * redirect them; restic writes into the staging directory through this process's descriptor of it; the restored tree is
- * chowned while still inside it, before the game's user can touch it; level-name must be one folder name.
+ * Restores a snapshot, or a part of it (issue 17: one player, an area, a dimension), over the world: see swap.ts for
+ * how the files are put in place safely. The whole world, an area and a dimension need the server stopped: it is
+ * stopped, waited for, and started again. A player's files are restored while the server runs, refused while that
+ * player is online. Every restore first takes a snapshot of the current world tagged pre-restore (--no-backup skips it),
+ * so that the restore can itself be undone from the repository.
  */
 export async function runRestore(ctx: RestoreContext, options: RestoreOptions): Promise<number> {
+  const selection = parseSelection(options);
+  if (selection.kind === "world" && options.snapshot === undefined && options.tag === undefined) {
+    throw new UsageError("which snapshot?", {
+      hint: "give its id, or latest (list them with: backup snapshots), or --tag pre-upgrade",
+    });
+  }
   const settings = loadSettings(ctx, options.args);
   const logger = backupLogger(ctx);
   const volume = VolumeDir.open(settings.WORLD_DIR);
   try {
-    const plan = await planRestore(ctx, options, settings, resticFor(ctx, settings, logger), volume);
+    const plan = await planRestore(ctx, options, selection, settings, resticFor(ctx, settings, logger), volume);
     if (options.dryRun) {
-      ctx.stdout.write(
-        `Restore plan (nothing done, --dry-run):\n${plan.steps.map((step, i) => `  ${i + 1}. ${step}\n`).join("")}`,
-      );
+      ctx.stdout.write(planText(plan));
       return 0;
     }
     return await restore(ctx, options, settings, logger, plan);
@@ -55,16 +83,19 @@ export async function runRestore(ctx: RestoreContext, options: RestoreOptions): 
   }
 }
 
-/** Which snapshot, which of the world's directories it brings back, and where the steps put things. */
+/** Which snapshot, what of it comes back, and where the steps put things. */
 interface RestorePlan {
   volume: VolumeDir;
   restic: Restic;
   snapshot: Snapshot;
   level: string;
-  /** The world's directories: the level's, its _nether and its _the_end. */
-  names: string[];
-  /** Those the snapshot holds. */
-  inSnapshot: string[];
+  selection: Selection;
+  /** The selection in words. */
+  what: string;
+  player: Player | undefined;
+  targets: Target[];
+  /** The server is stopped for it (everything but a player's files). */
+  stopsServer: boolean;
   /** When the restore began. */
   now: number;
   stagingPrefix: string;
@@ -77,50 +108,109 @@ interface RestorePlan {
 async function planRestore(
   ctx: Pick<ToolContext, "clock">,
   options: RestoreOptions,
+  selection: Selection,
   settings: Settings,
   restic: Restic,
   volume: VolumeDir,
 ): Promise<RestorePlan> {
   const worldDir = settings.WORLD_DIR;
   const level = levelName(volume);
-  const names = [level, `${level}_nether`, `${level}_the_end`];
-  const snapshot = pickSnapshot(await restic.snapshots(), options.snapshot, settings.tags);
-  const inSnapshot = names.filter((name) => snapshot.paths.includes(join(worldDir, name)));
-  if (!inSnapshot.includes(level)) {
-    throw new JobError(`snapshot ${snapshot.short_id} does not hold the world "${level}" of ${worldDir}`, {
-      hint: `it holds ${snapshot.paths.join(", ")}; pick another with: backup snapshots`,
-    });
-  }
+  const snapshot = pickSnapshot(await restic.snapshots(), { id: options.snapshot, tag: options.tag }, settings.tags);
+  const where: Where = { volume, restic, snapshot, worldDir, level };
+  const player =
+    selection.kind === "player"
+      ? await resolvePlayer(selection.who, { volume, restic, snapshot, worldDir })
+      : undefined;
+  const targets = await targetsOf(where, selection, player);
   const now = ctx.clock.now();
-  const stagingPrefix = `.mcops-restore-${stamp(now)}-`;
-  const asidePrefix = `.mcops-pre-restore-${stamp(now)}-`;
-  const { uid, gid } = settings.owner;
-  const present = names.filter((n) => volume.lstat(n) !== undefined);
-  const steps = [
-    "stop the server through the panel and wait until it is offline",
-    `restore snapshot ${snapshot.short_id} (${snapshotTime(snapshot)}, ${snapshot.hostname}) into a new private ${join(worldDir, `${stagingPrefix}XXXXXX`)}`,
-    `check that ${level}/level.dat came back, and chown it to ${uid}:${gid} there`,
-    `move the current ${present.join(", ") || "(nothing)"} into a new private ${join(worldDir, `${asidePrefix}XXXXXX`)}`,
-    `move the restored ${inSnapshot.join(", ")} into ${worldDir}`,
-    options.noStart ? "leave the server stopped (--no-start)" : "start the server",
-  ];
-  const serverTimeoutMs = options.serverTimeoutMs ?? 5 * 60_000;
-  return {
+  const plan: RestorePlan = {
     volume,
     restic,
     snapshot,
     level,
-    names,
-    inSnapshot,
+    selection,
+    what: describeSelection(selection, player),
+    player,
+    targets,
+    stopsServer: selection.kind !== "player",
     now,
-    stagingPrefix,
-    asidePrefix,
-    serverTimeoutMs,
-    steps,
+    stagingPrefix: `.mcops-restore-${stamp(now)}-`,
+    asidePrefix: `.mcops-pre-restore-${stamp(now)}-`,
+    serverTimeoutMs: options.serverTimeoutMs ?? 5 * 60_000,
+    steps: [],
   };
+  plan.steps = planSteps(plan, options, settings);
+  return plan;
 }
 
-/** The restore itself, under the backup lock: a failure at any step puts the original world back. */
+async function targetsOf(where: Where, selection: Selection, player: Player | undefined): Promise<Target[]> {
+  switch (selection.kind) {
+    case "player":
+      return playerTargets(where, player as Player);
+    case "area":
+      return areaTargets(where, selection.area, selection.dimension);
+    case "dimension":
+      return dimensionTargets(where, selection.dimension);
+    case "world":
+      return worldTargets(where);
+  }
+}
+
+/** The whole world: the level's folder (which the snapshot must hold), its _nether and its _the_end. */
+function worldTargets({ volume, snapshot, worldDir, level }: Where): Target[] {
+  const names = [level, `${level}_nether`, `${level}_the_end`];
+  const targets = names.map((rel) => ({
+    rel,
+    inSnapshot: snapshot.paths.includes(join(worldDir, rel)),
+    inVolume: volume.lstat(rel) !== undefined,
+  }));
+  if (!targets[0]?.inSnapshot) {
+    throw new JobError(`snapshot ${snapshot.short_id} does not hold the world "${level}" of ${worldDir}`, {
+      hint: `it holds ${snapshot.paths.join(", ")}; pick another with: backup snapshots`,
+    });
+  }
+  return targets.filter((t) => t.inSnapshot || t.inVolume);
+}
+
+function planSteps(plan: RestorePlan, options: RestoreOptions, settings: Settings): string[] {
+  const { snapshot, targets } = plan;
+  const worldDir = settings.WORLD_DIR;
+  const { uid, gid } = settings.owner;
+  const current = targets.filter((t) => t.inVolume).map((t) => t.rel);
+  const restored = targets.filter((t) => t.inSnapshot).map((t) => t.rel);
+  const first = plan.stopsServer
+    ? "stop the server through the panel and wait until it is offline"
+    : `check that ${plan.player ? describePlayer(plan.player) : "the player"} is not online (the server keeps running)`;
+  const list = (rels: string[]) => (rels.length > 3 ? `${rels.length} entries` : rels.join(", ") || "(nothing)");
+  return [
+    first,
+    options.backup === false
+      ? "take no snapshot of the current world first (--no-backup)"
+      : "take a snapshot of the current world tagged pre-restore",
+    `restore ${list(restored)} from snapshot ${snapshot.short_id} (${snapshotTime(snapshot)}, ${snapshot.hostname}) into a new private ${join(worldDir, `${plan.stagingPrefix}XXXXXX`)}`,
+    `check ${plan.selection.kind === "world" ? `that ${plan.level}/level.dat came back` : "what came back"}, and chown it to ${uid}:${gid} there`,
+    `move the current ${list(current)} into a new private ${join(worldDir, `${plan.asidePrefix}XXXXXX`)}`,
+    `move the restored ${list(restored)} into ${worldDir}`,
+    !plan.stopsServer
+      ? "leave the server running"
+      : options.noStart
+        ? "leave the server stopped (--no-start)"
+        : "start the server",
+  ];
+}
+
+/** --dry-run: the steps, and for a partial restore every entry it replaces, adds or moves aside. */
+function planText(plan: RestorePlan): string {
+  const steps = plan.steps.map((step, i) => `  ${i + 1}. ${step}\n`).join("");
+  if (plan.selection.kind === "world") return `Restore plan (nothing done, --dry-run):\n${steps}`;
+  const entries = plan.targets.map(({ rel, inSnapshot, inVolume }) => {
+    const action = inSnapshot && inVolume ? "replace" : inSnapshot ? "add    " : "remove ";
+    return `  ${action} ${rel}${inSnapshot ? "" : " (not in the snapshot: moved aside)"}\n`;
+  });
+  return `Restore plan for ${plan.what} from snapshot ${plan.snapshot.short_id} (nothing done, --dry-run):\n${steps}Entries (${plan.targets.length}):\n${entries.join("")}`;
+}
+
+/** The restore itself, under the backup lock: a failure at any step puts every replaced entry back. */
 async function restore(
   ctx: RestoreContext,
   options: RestoreOptions,
@@ -134,25 +224,33 @@ async function restore(
   const lock = await takeBackupLock(ctx, "backup restore", options.wait ?? false);
   const panel: PanelClient = panelFor(settings, ctx);
   const work: RestoreWork = { volume: plan.volume, moved: [], placed: [], stoppedByUs: false };
-  logger.info(`=== Restore started === snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}`);
+  logger.info(`=== Restore started === ${plan.what} from snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}`);
   try {
-    await notifier.send({
-      title: "Restore started",
-      description: `Restoring snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}; the server stops for it.`,
-      colour: COLOURS.warning,
-      category: "backup",
-    });
-    await stopServer(panel, logger, work, plan.serverTimeoutMs, ctx.signal);
-    const staged = await restoreToStaging(plan, settings, logger, work);
-    const aside = swapIn(plan, staged, logger, work);
-    const started = options.noStart
-      ? "left stopped (--no-start)"
-      : await startAfterRestore(panel, logger, plan.serverTimeoutMs, ctx.signal);
+    if (plan.selection.kind === "world") {
+      await notifier.send({
+        title: "Restore started",
+        description: `Restoring snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}; the server stops for it.`,
+        colour: COLOURS.warning,
+        category: "backup",
+      });
+    }
+    if (plan.stopsServer) await stopServer(panel, logger, work, plan.serverTimeoutMs, ctx.signal);
+    else await checkOffline(panel, plan);
+    const pre = options.backup === false ? undefined : await preRestoreSnapshot(ctx, settings, logger, plan);
+    await stage(work, stagingOf(plan, settings), logger);
+    if (!plan.stopsServer) await checkOffline(panel, plan);
+    const aside = swapIn(work, { ...plan, owner: settings.owner }, options.beforeMove);
+    logger.info(`${plan.what} restored; what it replaced is kept in ${aside}`);
+    const started = !plan.stopsServer
+      ? "the server kept running"
+      : options.noStart
+        ? "left stopped (--no-start)"
+        : await startAfterRestore(panel, logger, plan.serverTimeoutMs, ctx.signal);
     const took = formatDuration(ctx.clock.now() - plan.now);
-    logger.info(`=== Restore done === snapshot ${snapshot.short_id} in ${took}; ${started}`);
+    logger.info(`=== Restore done === ${plan.what} from snapshot ${snapshot.short_id} in ${took}; ${started}`);
     await notifier.send({
       title: "Restore completed",
-      description: `Snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)} is back (${took}); ${started}.\nThe previous world is kept in ${aside.path}.`,
+      description: completedText(plan, { took, started, aside, pre }),
       colour: COLOURS.success,
       category: "backup",
     });
@@ -160,11 +258,73 @@ async function restore(
   } catch (error) {
     throw await reportRestoreFailed({ options, settings, logger, notifier, panel, work }, error);
   } finally {
-    work.restored?.close();
-    work.staging?.close();
-    work.aside?.close();
+    closeWork(work);
     lock.release();
   }
+}
+
+function stagingOf(plan: RestorePlan, settings: Settings): Staging {
+  return {
+    restic: plan.restic,
+    snapshot: plan.snapshot,
+    worldDir: settings.WORLD_DIR,
+    targets: plan.targets,
+    stagingPrefix: plan.stagingPrefix,
+    owner: settings.owner,
+    check:
+      plan.selection.kind === "world"
+        ? (restored) => {
+            if (!restored.lstat(`${plan.level}/level.dat`)?.isFile()) {
+              throw new JobError(`the restored world has no ${plan.level}/level.dat`, {
+                hint: "the snapshot may be incomplete; try an older one",
+              });
+            }
+          }
+        : undefined,
+  };
+}
+
+/** The pre-restore snapshot; a failure stops the restore before anything is replaced (--no-backup goes without). */
+async function preRestoreSnapshot(
+  ctx: RestoreContext,
+  settings: Settings,
+  logger: Logger,
+  plan: RestorePlan,
+): Promise<SafetySnapshot | undefined> {
+  try {
+    return await safetySnapshot(ctx, { settings, logger, volume: plan.volume, tag: "pre-restore" });
+  } catch (error) {
+    throw new JobError(`the pre-restore snapshot of the current world failed: ${(error as Error).message}`, {
+      hint: "fix that and try again, or restore without it: --no-backup",
+      cause: error,
+    });
+  }
+}
+
+/** A player's files are replaced only while the player is offline; a stopped server has nobody online. */
+async function checkOffline(panel: PanelClient, plan: RestorePlan): Promise<void> {
+  const state = (await panel.resources()).state;
+  if (state === "offline") return;
+  refuseIfOnline(plan.player as Player, playersInGameLog(plan.volume));
+}
+
+/** The message of a restore done: what came back from which snapshot, where the replaced files are, the way back. */
+function completedText(
+  plan: RestorePlan,
+  done: { took: string; started: string; aside: string; pre: SafetySnapshot | undefined },
+): string {
+  const { snapshot } = plan;
+  const placed = plan.targets.filter((t) => t.inSnapshot).length;
+  const lines =
+    plan.selection.kind === "world"
+      ? [`Snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)} is back (${done.took}); ${done.started}.`]
+      : [
+          // A player's name is the game's: shown literally, never as Markdown.
+          `Restored ${escapeGameText(plan.what)} from snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}: ${placed} entr${placed === 1 ? "y" : "ies"} (${done.took}); ${done.started}.`,
+        ];
+  lines.push(`What it replaced is kept in ${done.aside}.`);
+  if (done.pre) lines.push(`The world before the restore is snapshot ${done.pre.shortId} (pre-restore).`);
+  return lines.join("\n");
 }
 
 /** Stops the server through the panel, unless it is offline already, and waits until it is. */
@@ -184,65 +344,7 @@ async function stopServer(
   logger.info("the server is offline");
 }
 
-/** The private staging directory, and the restored copy of WORLD_DIR inside it. */
-interface Staged {
-  staging: VolumeDir;
-  restored: VolumeDir;
-}
-
-/** restic restores the snapshot into a new private staging directory; the world there must have its level.dat. */
-async function restoreToStaging(
-  plan: RestorePlan,
-  settings: Settings,
-  logger: Logger,
-  work: RestoreWork,
-): Promise<Staged> {
-  const { volume, level, snapshot, inSnapshot } = plan;
-  const worldDir = settings.WORLD_DIR;
-  const staging = volume.makePrivateDir(plan.stagingPrefix);
-  work.staging = staging;
-  // restic writes through this process's descriptor of the staging directory: renaming it, or putting a link in its
-  // place, changes nothing for restic.
-  await plan.restic.restore(
-    snapshot.id,
-    staging.forChild,
-    inSnapshot.map((name) => join(worldDir, name)),
-  );
-  const restored = staging.dir(worldDir.replace(/^\/+/, ""));
-  work.restored = restored;
-  if (!restored.lstat(`${level}/level.dat`)?.isFile()) {
-    throw new JobError(`the restored world has no ${level}/level.dat`, {
-      hint: "the snapshot may be incomplete; try an older one",
-    });
-  }
-  logger.info(`snapshot ${snapshot.short_id} restored into ${staging.path}; level.dat is there`);
-  // Chowned while only root can reach it: once in the volume, the game's user could put links in the tree.
-  const { uid, gid } = settings.owner;
-  for (const name of inSnapshot) restored.chownTree(name, uid, gid);
-  return { staging, restored };
-}
-
-/** The current world into a new private aside directory, the restored one into its place; returns the aside one. */
-function swapIn(plan: RestorePlan, { staging, restored }: Staged, logger: Logger, work: RestoreWork): VolumeDir {
-  const { volume } = plan;
-  const aside = volume.makePrivateDir(plan.asidePrefix);
-  work.aside = aside;
-  for (const name of plan.names) {
-    if (!volume.lstat(name)) continue;
-    volume.rename(name, aside);
-    work.moved.push(name);
-  }
-  for (const name of plan.inSnapshot) {
-    restored.rename(name, volume);
-    work.placed.push(name);
-  }
-  volume.sync();
-  volume.removePrivateDir(staging);
-  logger.info(`world restored; the previous one is kept in ${aside.path}`);
-  return aside;
-}
-
-/** Puts the original world back, starts the server again if the restore stopped it, says so; returns what to throw. */
+/** Puts every replaced entry back, starts the server again if the restore stopped it, says so; returns what to throw. */
 async function reportRestoreFailed(
   run: {
     options: RestoreOptions;
@@ -253,11 +355,13 @@ async function reportRestoreFailed(
     work: RestoreWork;
   },
   error: unknown,
-): Promise<JobError> {
+): Promise<McopsError> {
   const { options, settings, logger, notifier, panel, work } = run;
   const reason = error instanceof Error ? error.message : String(error);
   const undo = rollBack(work);
   logger.error(`=== Restore failed === ${reason}; ${undo}`, { echo: false });
+  // A player online is a refusal, not a failure: exit 75 and no message (nothing was replaced, the server runs on).
+  if (error instanceof BusyError) return error;
   let restart = "";
   if (work.stoppedByUs && !options.noStart) {
     try {
@@ -279,30 +383,9 @@ async function reportRestoreFailed(
 }
 
 /** What a restore has done so far, for putting it back. */
-interface RestoreWork {
-  volume: VolumeDir;
-  staging?: VolumeDir;
-  /** The restored copy of WORLD_DIR inside the staging directory. */
-  restored?: VolumeDir;
-  aside?: VolumeDir;
-  moved: string[];
-  placed: string[];
+interface RestoreWork extends SwapWork {
   /** The restore stopped the server (so a failure starts it again). */
   stoppedByUs: boolean;
-}
-
-/** Puts the original world back after a failure; says what it did. */
-function rollBack(work: RestoreWork): string {
-  const { volume, staging, aside, moved, placed } = work;
-  try {
-    for (const name of placed) volume.rename(name, work.restored as VolumeDir);
-    for (const name of moved) (aside as VolumeDir).rename(name, volume);
-    if (staging) volume.removePrivateDir(staging);
-    if (aside && aside.list().length === 0) volume.removePrivateDir(aside);
-    return moved.length ? "the original world was put back" : "the original world was not touched";
-  } catch (error) {
-    return `putting the original world back failed (${(error as Error).message}): it is in ${aside?.path}`;
-  }
 }
 
 /**

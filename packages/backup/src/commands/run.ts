@@ -10,11 +10,11 @@ import type { Logger } from "@mcops/core/log";
 import { type BackupFacts, backupFactList, backupLine, toolLogPath } from "@mcops/core/log-events";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
-import { pauseAutosave } from "../autosave.ts";
-import { backupLogger, notifierFor, panelFor, resticFor, stopIfAborted, takeBackupLock, unlockedOnce } from "../job.ts";
+import { backupLogger, notifierFor, resticFor, takeBackupLock, unlockedOnce } from "../job.ts";
 import { ping, writeTextfile } from "../reporting.ts";
-import { type BackupSummary, isolationProblem, type Progress, type Restic } from "../restic.ts";
+import type { BackupSummary, Progress, Restic } from "../restic.ts";
 import { loadSettings, type Settings } from "../settings.ts";
+import { checkIsolation, type Taken, takeSnapshot } from "../snapshot.ts";
 import { backupPaths } from "../world.ts";
 
 type RunContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "runner" | "signal" | "atExit">;
@@ -36,17 +36,6 @@ interface Run {
   volume?: VolumeDir | undefined;
 }
 
-/** What the snapshot step hands on. */
-interface Taken {
-  summary: BackupSummary;
-  /** How the world was made consistent (the autosave guard's note). */
-  note: string;
-  /** How long autosave was off, if it was turned off. */
-  autosaveOffMs: number | undefined;
-  /** From save-all flush to "Saved the game", when the game confirmed it. */
-  flushMs: number | undefined;
-}
-
 /** One backup (docs/system.md 1.3, 6; issue 3): lock, save-off/flush, restic backup, save-on, retention, report. */
 export async function runBackup(ctx: RunContext, options: BackupOptions = {}): Promise<number> {
   const logger = backupLogger(ctx);
@@ -59,7 +48,7 @@ export async function runBackup(ctx: RunContext, options: BackupOptions = {}): P
       // Whole or not at all: the next run (and anyone watching) may read it while restic is starting.
       writeFileAtomic(childFile(ctx), JSON.stringify({ pid, start: processStartTime(pid) }), 0o644);
     });
-    const taken = await takeSnapshot(run, restic, world);
+    const taken = await snapshotWorld(run, restic, world);
     const notes = [taken.note, ...unreadableNotes(run, taken.summary), ...(await applyRetention(run, restic))];
     await reportDone(run, restic, taken, notes);
     return 0;
@@ -114,7 +103,7 @@ async function begin(run: Run): Promise<World> {
   const volume = VolumeDir.open(settings.WORLD_DIR);
   run.volume = volume;
   const paths = backupPaths(volume, settings.BACKUP_EXTRA_PATHS);
-  await checkIsolation(run);
+  await checkIsolation(ctx, settings, logger);
   logger.info(`backing up ${paths.join(", ")} to ${settings.RESTIC_REPOSITORY}`);
   await run.notifier.send({
     title: "Backup started",
@@ -125,53 +114,15 @@ async function begin(run: Run): Promise<World> {
   return { volume, paths };
 }
 
-/** restic must read the volume with no link followed (BACKUP_ISOLATE), or the operator turned that off knowingly. */
-async function checkIsolation({ ctx, settings, logger }: Run): Promise<void> {
-  if (!settings.BACKUP_ISOLATE) {
-    logger.warn("BACKUP_ISOLATE=no: restic follows links the game's user can put in the volume (see SECURITY.md)");
-    return;
-  }
-  const problem = await isolationProblem(ctx.runner, settings.WORLD_DIR);
-  if (problem) {
-    throw new JobError(`restic cannot be kept from following links in the server volume (${problem})`, {
-      hint: "run backup as root where it may make a mount namespace (Linux 5.10 or newer), or set BACKUP_ISOLATE=no in backup.env (unsafe: see SECURITY.md)",
-    });
-  }
-}
-
-/** The snapshot, taken while autosave is off (when the server runs); autosave is back on whatever happens. */
-async function takeSnapshot(run: Run, restic: Restic, { volume, paths }: World): Promise<Taken> {
+/** The snapshot, with restic's progress on a terminal and its pid kept for the next run (stopOrphanedRestic). */
+async function snapshotWorld(run: Run, restic: Restic, { volume, paths }: World): Promise<Taken> {
   const { ctx, settings, logger } = run;
-  const guard = await pauseAutosave({
-    panel: panelFor(settings, ctx),
-    volume,
-    clock: ctx.clock,
-    logger,
-    saveTimeoutMs: settings.saveTimeoutMs,
-    signal: ctx.signal,
-    atExit: ctx.atExit,
-  });
-  let summary: BackupSummary;
-  let autosaveOffMs: number | undefined;
   try {
-    stopIfAborted(ctx.signal);
-    summary = await unlockedOnce(restic, logger, () =>
-      restic.backup(paths, {
-        tags: settings.tags,
-        excludes: ["session.lock", ...(settings.BACKUP_EXCLUDE ?? [])],
-        maxFileSize: settings.BACKUP_MAX_FILE_SIZE,
-        isolate: settings.BACKUP_ISOLATE ? settings.WORLD_DIR : undefined,
-        onProgress: progressPrinter(ctx),
-      }),
-    );
+    return await takeSnapshot(ctx, { settings, logger, volume, restic, paths, onProgress: progressPrinter(ctx) });
   } finally {
     if (ctx.stderr.isTTY) ctx.stderr.write("\r\x1b[K");
     rmSync(childFile(ctx), { force: true });
-    await guard.resume();
-    if (guard.offSince !== undefined) autosaveOffMs = ctx.clock.now() - guard.offSince;
   }
-  stopIfAborted(ctx.signal);
-  return { summary, note: guard.note, autosaveOffMs, flushMs: guard.flushMs };
 }
 
 /** The files restic could not read: the snapshot is made without them, and the log and the message say so. */

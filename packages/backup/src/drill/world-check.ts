@@ -2,6 +2,7 @@ import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync } f
 import { join } from "node:path";
 import { readRange } from "@mcops/core/volume";
 import type nbt from "prismarine-nbt";
+import { MAX_SMALL_FILE } from "../world.ts";
 import {
   checkPayload,
   chunkPrefix,
@@ -51,8 +52,6 @@ export interface WorldCheckReport {
 
 const SAMPLE_EVERY = 16;
 const MAX_DAMAGE = 50;
-/** level.dat and a player's file are a few KiB; anything near this is not the game's. */
-const MAX_SMALL_FILE = 16 * 1024 * 1024;
 /** Chunks in flight: their zlib runs on libuv's threads while this thread parses the NBT of the ones done. */
 const IN_FLIGHT = 4;
 const REGION_NAME = /^r\.(-?\d+)\.(-?\d+)\.mca$/;

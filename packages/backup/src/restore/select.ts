@@ -1,0 +1,221 @@
+import { join } from "node:path";
+import { JobError, UsageError } from "@mcops/core/errors";
+import type { VolumeDir } from "@mcops/core/volume";
+import type { Restic, Snapshot, SnapshotNode } from "../restic.ts";
+import { describePlayer, type Player } from "./players.ts";
+
+/**
+ * What a restore brings back (issue 17): the whole world, one player's files, the region files of an area, or one
+ * dimension. Each becomes a list of targets, paths relative to WORLD_DIR: what the snapshot holds there replaces what
+ * the volume holds; what only the volume holds is moved aside too (the snapshot's world did not have it).
+ */
+export type Dimension = "overworld" | "nether" | "end";
+export const DIMENSIONS: readonly Dimension[] = ["overworld", "nether", "end"];
+
+/** Block coordinates, the corners in any order. */
+export interface Area {
+  x1: number;
+  z1: number;
+  x2: number;
+  z2: number;
+}
+
+export type Selection =
+  | { kind: "world" }
+  | { kind: "player"; who: string }
+  | { kind: "area"; area: Area; dimension: Dimension }
+  | { kind: "dimension"; dimension: Dimension };
+
+/** A path (relative to WORLD_DIR) a restore replaces, and where it is. */
+export interface Target {
+  rel: string;
+  inSnapshot: boolean;
+  inVolume: boolean;
+}
+
+/** The world border is 29,999,984 blocks from the centre. */
+const WORLD_LIMIT = 30_000_000;
+/** An area larger than this many region files (a 16,384-block square) is a dimension: restore that instead. */
+const MAX_REGIONS = 1024;
+const REGION_FOLDERS = ["region", "entities", "poi"] as const;
+
+/** The command line's --player, --area and --dimension as one selection; exit 2 for a combination that is not one. */
+export function parseSelection(options: { player?: string; area?: string; dimension?: string }): Selection {
+  const { player, area, dimension } = options;
+  if (player !== undefined && (area !== undefined || dimension !== undefined)) {
+    throw new UsageError("--player restores one player's files: it does not go with --area or --dimension", {
+      hint: "run one restore for the player and one for the area",
+    });
+  }
+  if (player !== undefined) return { kind: "player", who: player.trim() };
+  const dim = dimension === undefined ? undefined : parseDimension(dimension);
+  if (area !== undefined) return { kind: "area", area: parseArea(area), dimension: dim ?? "overworld" };
+  return dim === undefined ? { kind: "world" } : { kind: "dimension", dimension: dim };
+}
+
+function parseDimension(text: string): Dimension {
+  const name = text
+    .trim()
+    .toLowerCase()
+    .replace(/^minecraft:/, "");
+  const aliases: Record<string, Dimension> = {
+    overworld: "overworld",
+    nether: "nether",
+    the_nether: "nether",
+    end: "end",
+    the_end: "end",
+  };
+  const dimension = aliases[name];
+  if (!dimension) throw new UsageError(`unknown dimension "${text}"`, { hint: "use overworld, nether or end" });
+  return dimension;
+}
+
+/** `X1,Z1,X2,Z2` in block coordinates (what F3 shows), e.g. `-100,-100,600,250`. */
+export function parseArea(text: string): Area {
+  const parts = text.split(",").map((p) => p.trim());
+  const numbers = parts.map(Number);
+  if (parts.length !== 4 || parts.some((p) => !/^-?\d+$/.test(p)) || numbers.some((n) => Math.abs(n) > WORLD_LIMIT)) {
+    throw new UsageError(`"${text}" is not an area`, {
+      hint: "give two corners in block coordinates as X1,Z1,X2,Z2, e.g. --area=-100,-100,600,250",
+    });
+  }
+  const [x1, z1, x2, z2] = numbers as [number, number, number, number];
+  const area = { x1: Math.min(x1, x2), z1: Math.min(z1, z2), x2: Math.max(x1, x2), z2: Math.max(z1, z2) };
+  const count = regionCount(area);
+  if (count > MAX_REGIONS) {
+    throw new UsageError(`the area covers ${count} region files, more than ${MAX_REGIONS}`, {
+      hint: "restore the whole dimension instead: --dimension",
+    });
+  }
+  return area;
+}
+
+/** Region coordinates of a block coordinate: 512 blocks a region. */
+const region = (block: number): number => Math.floor(block / 512);
+
+function regionCount(area: Area): number {
+  return (region(area.x2) - region(area.x1) + 1) * (region(area.z2) - region(area.z1) + 1);
+}
+
+/** Whether the region file or external chunk file `name` lies in the area's regions. */
+function inArea(name: string, area: Area): boolean {
+  const match = /^(r|c)\.(-?\d+)\.(-?\d+)\.(mca|mcc)$/.exec(name);
+  if (!match || (match[1] === "r") !== (match[4] === "mca")) return false;
+  // An external chunk (c.<x>.<z>.mcc) belongs to the region its chunk is in: 32 chunks a region.
+  const scale = match[1] === "c" ? 32 : 1;
+  const rx = Math.floor(Number(match[2]) / scale);
+  const rz = Math.floor(Number(match[3]) / scale);
+  return rx >= region(area.x1) && rx <= region(area.x2) && rz >= region(area.z1) && rz <= region(area.z2);
+}
+
+/**
+ * Where a dimension's region folders are: the level folder for the overworld; for the nether and the end, DIM-1 and
+ * DIM1 inside `<level>_nether` and `<level>_the_end` on Bukkit-style servers (Paper, Spigot, Purpur), or inside the
+ * level folder on vanilla and Fabric. The layout is the snapshot's: the Bukkit one when it holds `<level>_nether`.
+ */
+export function dimensionFolder(level: string, dimension: Dimension, bukkit: boolean): string {
+  if (dimension === "overworld") return level;
+  const [suffix, dim] = dimension === "nether" ? ["_nether", "DIM-1"] : ["_the_end", "DIM1"];
+  return bukkit ? `${level}${suffix}/${dim}` : `${level}/${dim}`;
+}
+
+/** The selection in words, for the plan, the log and the message. */
+export function describeSelection(selection: Selection, player?: Player): string {
+  switch (selection.kind) {
+    case "world":
+      return "the world";
+    case "player":
+      return `player ${player ? describePlayer(player) : selection.who}`;
+    case "dimension":
+      return `the ${selection.dimension === "overworld" ? "overworld's terrain" : selection.dimension}`;
+    case "area": {
+      const { x1, z1, x2, z2 } = selection.area;
+      return `the area ${x1},${z1} to ${x2},${z2} of the ${selection.dimension} (${regionCount(selection.area)} region${regionCount(selection.area) === 1 ? "" : "s"})`;
+    }
+  }
+}
+
+/** What the plan needs to find the targets. */
+export interface Where {
+  volume: VolumeDir;
+  restic: Restic;
+  snapshot: Snapshot;
+  worldDir: string;
+  level: string;
+}
+
+/** Whether the snapshot's world has the Bukkit layout (`<level>_nether` beside the level). */
+export function snapshotIsBukkit(where: Where, dimension: Dimension): boolean {
+  const beside = dimension === "end" ? `${where.level}_the_end` : `${where.level}_nether`;
+  return where.snapshot.paths.includes(join(where.worldDir, beside));
+}
+
+/** A player's files: their data, and their advancements and statistics where the game keeps them. */
+export async function playerTargets(where: Where, player: Player): Promise<Target[]> {
+  const files = [`playerdata/${player.uuid}.dat`, `advancements/${player.uuid}.json`, `stats/${player.uuid}.json`];
+  const targets = await targetsIn(
+    where,
+    files.map((f) => `${where.level}/${f}`),
+    "file",
+  );
+  if (!targets[0]?.inSnapshot) {
+    throw new JobError(`snapshot ${where.snapshot.short_id} has no data for ${describePlayer(player)}`, {
+      hint: "they had not joined by then; pick a later snapshot with: backup snapshots",
+    });
+  }
+  return targets.filter((t) => t.inSnapshot || t.inVolume);
+}
+
+/** The region files of an area (and their external chunks) in the region, entities and poi folders of a dimension. */
+export async function areaTargets(where: Where, area: Area, dimension: Dimension): Promise<Target[]> {
+  const base = dimensionFolder(where.level, dimension, snapshotIsBukkit(where, dimension));
+  const folders = REGION_FOLDERS.map((f) => `${base}/${f}`);
+  const listed = await where.restic.ls(
+    where.snapshot.id,
+    folders.map((f) => join(where.worldDir, f)),
+  );
+  const names = new Set<string>();
+  for (const folder of folders) {
+    for (const node of listed) {
+      const rel = relativeTo(where.worldDir, node.path);
+      if (node.type === "file" && rel.startsWith(`${folder}/`) && inArea(rel.slice(folder.length + 1), area))
+        names.add(rel);
+    }
+    const dir = where.volume.tryDir(folder);
+    try {
+      for (const name of dir?.list() ?? []) if (inArea(name, area)) names.add(`${folder}/${name}`);
+    } finally {
+      dir?.close();
+    }
+  }
+  return targetsFrom(where, [...names].sort(), listed, "file");
+}
+
+/** A dimension whole: its DIM folder, or for the overworld the level's region, entities and poi folders. */
+export async function dimensionTargets(where: Where, dimension: Dimension): Promise<Target[]> {
+  const base = dimensionFolder(where.level, dimension, snapshotIsBukkit(where, dimension));
+  const rels = dimension === "overworld" ? REGION_FOLDERS.map((f) => `${base}/${f}`) : [base];
+  const targets = await targetsIn(where, rels, "dir");
+  if (!targets.some((t) => t.inSnapshot)) {
+    throw new JobError(`snapshot ${where.snapshot.short_id} holds no ${dimension} (${rels.join(", ")})`, {
+      hint: "the dimension had not been visited by then; pick a later snapshot with: backup snapshots",
+    });
+  }
+  return targets.filter((t) => t.inSnapshot || t.inVolume);
+}
+
+/** Where each of `rels` is: in the snapshot (as a `type`), in the volume (as anything: it is moved aside, never read). */
+async function targetsIn(where: Where, rels: string[], type: "file" | "dir"): Promise<Target[]> {
+  const parents = [...new Set(rels.map((rel) => join(where.worldDir, rel, "..")))];
+  const listed = await where.restic.ls(where.snapshot.id, parents);
+  return targetsFrom(where, rels, listed, type);
+}
+
+function targetsFrom(where: Where, rels: string[], listed: SnapshotNode[], type: "file" | "dir"): Target[] {
+  const held = new Set(listed.filter((n) => n.type === type).map((n) => relativeTo(where.worldDir, n.path)));
+  return rels.map((rel) => ({ rel, inSnapshot: held.has(rel), inVolume: where.volume.lstat(rel) !== undefined }));
+}
+
+function relativeTo(worldDir: string, path: string): string {
+  return path.startsWith(`${worldDir}/`) ? path.slice(worldDir.length + 1) : path;
+}

@@ -1,0 +1,279 @@
+import { createHash } from "node:crypto";
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { systemClock } from "@mcops/core/clock";
+import { resolvePaths } from "@mcops/core/paths";
+import { zxRunner } from "@mcops/core/runner";
+import { buildWorld } from "@mcops/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { runRestore } from "../src/commands/restore.ts";
+import { type Server, startServer } from "./harness.ts";
+
+/**
+ * Issue 17's selective restores against real restic and worlds built with real NBT and region files: one player's
+ * files while the server runs, an area across a region boundary, a dimension in both layouts, a failure midway.
+ */
+
+const STEVE = "6f4b2c1e-0000-4000-8000-000000000001";
+const ALEX = "6f4b2c1e-0000-4000-8000-000000000002";
+
+let server: Server;
+
+afterEach(async () => {
+  await server?.close();
+});
+
+/** A server whose volume holds a real world (in `layout`), usercache.json naming Steve and Alex, and one backup. */
+async function withWorld(layout: "bukkit" | "vanilla" = "bukkit", state: "running" | "offline" = "running") {
+  server = await startServer({ state });
+  for (const name of readdirSync(server.worldDir)) {
+    if (name.startsWith("world")) rmSync(join(server.worldDir, name), { recursive: true });
+  }
+  buildWorld(server.worldDir, { layout, regions: 1, chunksPerRegion: 2 });
+  writeFileSync(
+    join(server.worldDir, "usercache.json"),
+    JSON.stringify([
+      { name: "Steve", uuid: STEVE, expiresOn: "2026-12-25 10:00:00 +0000" },
+      { name: "Alex", uuid: ALEX, expiresOn: "2026-12-25 10:00:00 +0000" },
+    ]),
+  );
+  expect((await server.run(["init"])).code).toBe(0);
+}
+
+async function backup(): Promise<void> {
+  const result = await server.run();
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  server.discord.reset();
+  server.panel.reset();
+}
+
+const file = (rel: string) => join(server.worldDir, rel);
+const hashOf = (rel: string) =>
+  existsSync(file(rel))
+    ? createHash("sha256")
+        .update(readFileSync(file(rel)))
+        .digest("hex")
+    : "absent";
+const put = (rel: string, content: string | Buffer) => {
+  mkdirSync(join(file(rel), ".."), { recursive: true });
+  writeFileSync(file(rel), content);
+};
+const asideDir = () => readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-pre-restore-"));
+const titles = () => server.discord.messages.map((m) => m.body.embeds[0].title as string);
+
+async function snapshotTags(): Promise<string[][]> {
+  const listed = JSON.parse((await server.run(["snapshots", "--json"])).stdout) as { tags?: string[] }[];
+  return listed.map((s) => s.tags ?? []);
+}
+
+describe("backup restore --player", () => {
+  it("restores one player's files while the server runs and they are offline; the rest of the world keeps today's", async () => {
+    await withWorld();
+    put(`world/advancements/${STEVE}.json`, '{"minecraft:story/root":{"done":true},"DataVersion":3953}');
+    await backup();
+    const snapshot = { dat: hashOf(`world/playerdata/${STEVE}.dat`), adv: hashOf(`world/advancements/${STEVE}.json`) };
+    // After the backup: Steve loses his inventory, gains statistics; Alex plays on; both joined and left.
+    put(`world/playerdata/${STEVE}.dat`, "griefed inventory");
+    put(`world/advancements/${STEVE}.json`, "{}");
+    put(`world/stats/${STEVE}.json`, '{"stats":{}}');
+    put(`world/playerdata/${ALEX}.dat`, "Alex's progress today");
+    appendFileSync(
+      file("logs/latest.log"),
+      "[12:00:00] [Server thread/INFO]: Steve joined the game\n[12:00:01] [Server thread/INFO]: Alex joined the game\n[12:30:00] [Server thread/INFO]: Steve left the game\n",
+    );
+    const alex = hashOf(`world/playerdata/${ALEX}.dat`);
+
+    const result = await server.run(["restore", "--player", "steve"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(hashOf(`world/playerdata/${STEVE}.dat`)).toBe(snapshot.dat);
+    expect(hashOf(`world/advancements/${STEVE}.json`)).toBe(snapshot.adv);
+    expect(existsSync(file(`world/stats/${STEVE}.json`))).toBe(false);
+    expect(hashOf(`world/playerdata/${ALEX}.dat`)).toBe(alex);
+    expect(lstatSync(file(`world/playerdata/${STEVE}.dat`)).uid).toBe(988);
+    // The server kept running: no power signal.
+    expect(server.panel.signals()).toEqual([]);
+    expect(server.panel.state()).toBe("running");
+    // What it replaced is kept under its own paths.
+    const [aside] = asideDir();
+    const kept = join(server.worldDir, aside as string);
+    expect(readFileSync(join(kept, `world/playerdata/${STEVE}.dat`), "utf8")).toBe("griefed inventory");
+    expect(readFileSync(join(kept, `world/stats/${STEVE}.json`), "utf8")).toBe('{"stats":{}}');
+    expect(readdirSync(join(kept, "world/playerdata"))).toEqual([`${STEVE}.dat`]);
+    // One message; the pre-restore snapshot exists and is listed.
+    expect(titles()).toEqual(["Restore completed"]);
+    const text = server.discord.messages[0]?.body.embeds[0].description as string;
+    expect(text).toMatch(
+      /^Restored player Steve \\\(6f4b2c1e-0000-4000-8000-000000000001\\\) from snapshot [0-9a-f]{8} /,
+    );
+    expect(text).toMatch(/the server kept running/);
+    expect(text).toMatch(/The world before the restore is snapshot [0-9a-f]{8} \(pre-restore\)\./);
+    expect((await snapshotTags()).map((t) => t.includes("pre-restore"))).toEqual([false, true]);
+    expect((await server.run(["snapshots"])).stdout).toMatch(/mcops,server-\w+,pre-restore/);
+  }, 120_000);
+
+  it("refuses while the player is online (exit 75), changing nothing; an unknown name lists close matches (exit 2)", async () => {
+    await withWorld();
+    await backup();
+    put(`world/playerdata/${STEVE}.dat`, "today's inventory");
+    appendFileSync(file("logs/latest.log"), "[12:00:00] [Server thread/INFO]: Steve joined the game\n");
+    const online = await server.run(["restore", "--player", "Steve"]);
+    expect(online.code).toBe(75);
+    expect(online.stderr).toBe(
+      `backup: Steve (${STEVE}) is online: the server would overwrite the restored file when they leave — try again once they have left the game (other players can keep playing)\n`,
+    );
+    expect(readFileSync(file(`world/playerdata/${STEVE}.dat`), "utf8")).toBe("today's inventory");
+    expect(asideDir()).toEqual([]);
+    expect(server.discord.requests).toHaveLength(0);
+    expect((await snapshotTags()).length).toBe(1);
+
+    const unknown = await server.run(["restore", "--player", "Stevee"]);
+    expect(unknown).toMatchObject({
+      code: 2,
+      stderr: `backup: no player "Stevee" in the server's usercache.json — did you mean Steve?\n`,
+    });
+  }, 120_000);
+});
+
+/** Region files of the overworld on both sides of the 0,0 region corner, and one farther out. */
+const REGIONS = ["r.-1.-1", "r.-1.0", "r.0.-1", "r.0.0", "r.1.0"];
+const FOLDERS = ["region", "entities", "poi"];
+
+describe("backup restore --area", () => {
+  it("restores exactly the region files covering the area in region/, entities/ and poi/, across a region boundary", async () => {
+    await withWorld("bukkit", "running");
+    for (const folder of FOLDERS) {
+      const made = readdirSync(file(`world/${folder}`)).find((n) => n.endsWith(".mca")) as string;
+      for (const r of REGIONS) {
+        if (`${r}.mca` !== made) copyFileSync(file(`world/${folder}/${made}`), file(`world/${folder}/${r}.mca`));
+      }
+    }
+    await backup();
+    const inArea = FOLDERS.flatMap((f) => REGIONS.slice(0, 4).map((r) => `world/${f}/${r}.mca`));
+    const snapshot = inArea.map(hashOf);
+    // Griefed after the backup: every region file changes; the one outside the area must keep today's.
+    for (const folder of FOLDERS) for (const r of REGIONS) put(`world/${folder}/${r}.mca`, `griefed ${folder} ${r}`);
+    const outside = FOLDERS.map((f) => hashOf(`world/${f}/r.1.0.mca`));
+    put(`world/playerdata/${ALEX}.dat`, "Alex's progress today");
+
+    const plan = await server.run(["restore", "--area", "-10,-10,10,10", "--dry-run"]);
+    expect(plan.code).toBe(0);
+    const entries = plan.stdout.split("Entries (12):\n")[1]?.trim().split("\n");
+    expect(entries?.map((l) => l.trim()).sort()).toEqual(inArea.map((rel) => `replace ${rel}`).sort());
+    expect(server.panel.signals()).toEqual([]);
+
+    const result = await server.run(["restore", "--area", "-10,-10,10,10"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(inArea.map(hashOf)).toEqual(snapshot);
+    expect(FOLDERS.map((f) => hashOf(`world/${f}/r.1.0.mca`))).toEqual(outside);
+    expect(readFileSync(file(`world/playerdata/${ALEX}.dat`), "utf8")).toBe("Alex's progress today");
+    expect(server.panel.signals()).toEqual(["stop", "start"]);
+    const kept = join(server.worldDir, asideDir()[0] as string);
+    expect(FOLDERS.flatMap((f) => readdirSync(join(kept, "world", f)).map((n) => `world/${f}/${n}`)).sort()).toEqual(
+      [...inArea].sort(),
+    );
+    expect(titles()).toEqual(["Restore completed"]);
+    expect(server.discord.messages[0]?.body.embeds[0].description).toMatch(
+      /^Restored the area -10,-10 to 10,10 of the overworld \\\(4 regions\\\) from snapshot [0-9a-f]{8} .*: 12 entries/,
+    );
+  }, 120_000);
+
+  it("refuses an area that is not four numbers, or too large (exit 2)", async () => {
+    await withWorld();
+    expect(await server.run(["restore", "--area", "1,2,3"])).toMatchObject({
+      code: 2,
+      stderr: `backup: "1,2,3" is not an area — give two corners in block coordinates as X1,Z1,X2,Z2, e.g. --area=-100,-100,600,250\n`,
+    });
+    expect((await server.run(["restore", "--area", "0,0,20000,20000"])).stderr).toBe(
+      "backup: the area covers 1600 region files, more than 1024 — restore the whole dimension instead: --dimension\n",
+    );
+    expect((await server.run(["restore", "--player", "Steve", "--dimension", "nether"])).code).toBe(2);
+  }, 60_000);
+});
+
+describe("backup restore --dimension nether", () => {
+  it.each([
+    ["bukkit", "world_nether/DIM-1"],
+    ["vanilla", "world/DIM-1"],
+  ] as const)(
+    "restores the nether whole in the %s layout (%s), the overworld keeping today's",
+    async (layout, dim) => {
+      await withWorld(layout, "offline");
+      await backup();
+      const netherFile = readdirSync(file(`${dim}/region`))[0] as string;
+      const snapshot = hashOf(`${dim}/region/${netherFile}`);
+      put(`${dim}/region/${netherFile}`, "griefed nether");
+      put(`${dim}/region/r.5.5.mca`, "explored after the backup");
+      put("world/region/r.0.0.mca", "today's overworld");
+
+      const result = await server.run(["restore", "--dimension", "nether", "--no-backup"]);
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(hashOf(`${dim}/region/${netherFile}`)).toBe(snapshot);
+      expect(existsSync(file(`${dim}/region/r.5.5.mca`))).toBe(false);
+      expect(readFileSync(file("world/region/r.0.0.mca"), "utf8")).toBe("today's overworld");
+      const kept = join(server.worldDir, asideDir()[0] as string);
+      expect(readFileSync(join(kept, dim, "region/r.5.5.mca"), "utf8")).toBe("explored after the backup");
+      // The server was offline: nothing to stop; it is started afterwards, as after every restore.
+      expect(server.panel.signals()).toEqual(["start"]);
+      // --no-backup: no pre-restore snapshot.
+      expect((await snapshotTags()).length).toBe(1);
+    },
+    120_000,
+  );
+});
+
+describe("a failure midway", () => {
+  it("puts every replaced file back and starts the server again", async () => {
+    await withWorld("bukkit", "running");
+    await backup();
+    for (const folder of FOLDERS) put(`world/${folder}/r.0.0.mca`, `griefed ${folder}`);
+    const before = FOLDERS.map((f) => hashOf(`world/${f}/r.0.0.mca`));
+    const env = server.env;
+    for (const [k, v] of Object.entries(env)) if (k.startsWith("RCLONE_CONFIG_")) process.env[k] = v;
+    const out: string[] = [];
+    const writer = { write: (text: string) => out.push(text) };
+    let moves = 0;
+    const restore = runRestore(
+      {
+        paths: resolvePaths(env),
+        env,
+        clock: systemClock,
+        stdout: writer,
+        stderr: writer,
+        runner: zxRunner,
+        signal: new AbortController().signal,
+        atExit: new Set(),
+      },
+      {
+        area: "0,0,1,1",
+        snapshot: "latest",
+        backup: false,
+        serverTimeoutMs: 60_000,
+        beforeMove: (rel) => {
+          // The fourth move: entities' file is aside and the restored one in place, poi's is aside, the restored one not yet.
+          if (++moves === 4) throw new Error(`disk full while moving ${rel}`);
+        },
+      },
+    );
+    await expect(restore).rejects.toThrow(
+      /^restore failed: disk full while moving world\/poi\/r\.0\.0\.mca; everything replaced was put back$/,
+    );
+    expect(FOLDERS.map((f) => hashOf(`world/${f}/r.0.0.mca`))).toEqual(before);
+    expect(readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-"))).toEqual([]);
+    expect(server.panel.signals()).toEqual(["stop", "start"]);
+    expect(titles()).toEqual(["Restore failed"]);
+  }, 120_000);
+});
