@@ -6,7 +6,7 @@ import { fields } from "./settings.ts";
 await runTool({
   name: "jar-download",
   usage:
-    "$0 VERSION [--type paper|folia|purpur|vanilla|fabric] [--build N|latest] [--stop]\n$0 [VERSION] --list [--type TYPE]\n\nFetches the server jar of a game version, verifies its size and checksum, and installs it as server.jar in the server's volume (WORLD_DIR), chowned to 988:988, the old one kept as server.jar.previous (docs/system.md 4.3). Refused while the server runs, unless --stop.",
+    "$0 VERSION [--type paper|folia|purpur|vanilla|fabric] [--build N|latest] [--stop] [--no-backup]\n$0 [VERSION] --list [--type TYPE]\n$0 --rollback\n\nFetches the server jar of a game version, verifies its size and checksum, and installs it as server.jar in the server's volume (WORLD_DIR), chowned to 988:988, the old one kept as server.jar.previous (docs/system.md 4.3). Refused while the server runs, unless --stop; refused for a version older than the one that last saved the world. The world is snapshotted first (tagged pre-upgrade); --rollback puts server.jar.previous back.",
   commands: [
     command({
       command: "$0 [VERSION]",
@@ -23,6 +23,16 @@ await runTool({
           list: { type: "boolean", default: false, describe: "list the versions, or the builds of VERSION" },
           "dry-run": { type: "boolean", default: false, describe: "say what would be installed, do nothing" },
           stop: { type: "boolean", default: false, describe: "stop a running server for the swap, then start it" },
+          backup: {
+            type: "boolean",
+            default: true,
+            describe: "snapshot the world first, tagged pre-upgrade (--no-backup skips it)",
+          },
+          rollback: {
+            type: "boolean",
+            default: false,
+            describe: "put server.jar.previous back (stopping and starting a running server)",
+          },
           // --dir and --owner: WORLD_DIR's and BACKUP_OWNER's flags, declared with the fields in settings.ts.
           ...flagOptions(pickFields(fields, ["WORLD_DIR", "BACKUP_OWNER"])),
         }),
@@ -35,6 +45,8 @@ await runTool({
           list: args.list,
           dryRun: args.dryRun,
           stop: args.stop,
+          backup: args.backup,
+          rollback: args.rollback,
           args,
         }),
     }),

@@ -1,11 +1,15 @@
 import { join } from "node:path";
-import { UsageError } from "@mcops/core/errors";
+import { type Settings as BackupSettings, loadSettings as loadBackupSettings } from "@mcops/backup/snapshot";
+import { levelName, savedBy } from "@mcops/backup/world";
+import { ConfigError, UsageError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
 import { createHttpClient } from "@mcops/core/http";
 import type { ToolContext } from "@mcops/core/tool";
 import { VERSION } from "@mcops/core/version";
+import { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS } from "./install.ts";
 import { replaceJar } from "./replace.ts";
+import { rollBack } from "./rollback.ts";
 import { loadSettings } from "./settings.ts";
 import {
   type Artifact,
@@ -17,6 +21,7 @@ import {
   LABELS,
   type Source,
 } from "./sources.ts";
+import { refuseDowngrade } from "./versions.ts";
 
 interface JarOptions {
   version?: string | undefined;
@@ -26,6 +31,10 @@ interface JarOptions {
   list?: boolean | undefined;
   dryRun?: boolean | undefined;
   stop?: boolean | undefined;
+  /** false: no pre-upgrade snapshot before the swap (--no-backup). */
+  backup?: boolean | undefined;
+  /** Put server.jar.previous back. */
+  rollback?: boolean | undefined;
   /** The parsed command line: --dir and --owner override WORLD_DIR and BACKUP_OWNER (see settings.ts). */
   args?: Record<string, unknown> | undefined;
   /** How long to wait for a running backup before stopping the server (default 30 minutes). */
@@ -76,7 +85,12 @@ function checkRequest(options: JarOptions): Wanted {
   if (build !== undefined && build !== "latest" && !/^[0-9A-Za-z.+-]{1,64}$/.test(build)) {
     throw new UsageError(`"${build}" is not a build`, { hint: "give a build number, or latest" });
   }
-  if (!options.list && version === undefined) {
+  if (options.rollback && (version !== undefined || options.list)) {
+    throw new UsageError("--rollback puts server.jar.previous back: it takes no version", {
+      hint: "run jar-download --rollback alone",
+    });
+  }
+  if (!options.list && !options.rollback && version === undefined) {
     throw new UsageError("which version?", { hint: "e.g. jar-download 1.21.4 --type paper; list them with --list" });
   }
   return { type, channel, version, build };
@@ -100,21 +114,30 @@ function userAgent(contact: string | undefined): string {
  * start, wait until it runs).
  */
 export async function runJarDownload(
-  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "signal">,
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "signal" | "runner" | "atExit">,
   options: JarOptions,
 ): Promise<number> {
   const wanted = checkRequest(options);
   const list = options.list ?? false;
   const dryRun = options.dryRun ?? false;
+  if (options.rollback) {
+    // Nothing is downloaded: no host's settings are needed (vanilla's ask for none).
+    const settings = loadSettings(ctx, { type: "vanilla", list: false, dryRun: false, args: options.args ?? {} });
+    return rollBack(ctx, settings, { stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000 });
+  }
   const settings = loadSettings(ctx, { type: wanted.type, list, dryRun, args: options.args ?? {} });
   const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
   const http = createHttpClient({ userAgent: userAgent(settings.contact), retryDelayMs, signal: ctx.signal });
   const source = createSource(http, settings.bases);
   if (list) return listAvailable(ctx, source, wanted);
 
-  const artifact = await source.resolve({ ...wanted, version: wanted.version as string });
   const dir = settings.worldDir as string;
-  if (dryRun) return showPlan(ctx, artifact, join(dir, JAR));
+  // A downgrade is refused before anything is fetched; the backup's settings are read before anything is done. A
+  // volume with no world yet (a first install) has nothing to snapshot, and needs no backup settings.
+  const snapshot = (await checkNotOlder(dir, wanted)) && options.backup !== false;
+  const backup = snapshot && !dryRun ? backupSettingsFor(ctx, dir) : undefined;
+  const artifact = await source.resolve({ ...wanted, version: wanted.version as string });
+  if (dryRun) return showPlan(ctx, artifact, join(dir, JAR), snapshot);
   return replaceJar(ctx, {
     artifact,
     what: describe(artifact),
@@ -123,9 +146,45 @@ export async function runJarDownload(
     http,
     retryDelayMs,
     stop: options.stop ?? false,
+    backup,
     lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
     stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
   });
+}
+
+/**
+ * Exit 2 when the world was saved by a newer version than the one asked for (nothing fetched yet). True when the volume
+ * holds a world (its level's folder), which the pre-upgrade snapshot keeps.
+ */
+async function checkNotOlder(dir: string, wanted: Wanted): Promise<boolean> {
+  let volume: VolumeDir;
+  try {
+    volume = VolumeDir.open(dir);
+  } catch {
+    return false; // no volume: replaceJar says so in its own words
+  }
+  try {
+    refuseDowngrade(await savedBy(volume), wanted.version as string, `${LABELS[wanted.type]} ${wanted.version}`);
+    return volume.lstat(levelName(volume))?.isDirectory() === true;
+  } finally {
+    volume.close();
+  }
+}
+
+/**
+ * The backup's settings (backup.env's restic fields), for the pre-upgrade snapshot, WORLD_DIR being the volume
+ * jar-download works on: a problem with them is said before anything is done, with the way to go without.
+ */
+function backupSettingsFor(ctx: Pick<ToolContext, "paths" | "env">, dir: string): BackupSettings {
+  try {
+    return { ...loadBackupSettings(ctx), WORLD_DIR: dir };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new ConfigError(`${error.message} (the pre-upgrade snapshot needs backup's settings)`, {
+      where: error.where,
+      hint: `${error.hint ? `${error.hint}; or ` : ""}install without a pre-upgrade snapshot: --no-backup`,
+    });
+  }
 }
 
 /** --list: the versions of a type, or the builds of a version, one a line. */
@@ -136,7 +195,7 @@ async function listAvailable(ctx: Pick<ToolContext, "stdout">, source: Source, w
 }
 
 /** --dry-run: what would be installed, from where, verified how, and where to. */
-function showPlan(ctx: Pick<ToolContext, "stdout">, artifact: Artifact, jar: string): number {
+function showPlan(ctx: Pick<ToolContext, "stdout">, artifact: Artifact, jar: string, snapshot: boolean): number {
   const checksum = artifact.checksum
     ? `${artifact.checksum.algorithm} ${artifact.checksum.hex}`
     : "no checksum published";
@@ -147,6 +206,7 @@ function showPlan(ctx: Pick<ToolContext, "stdout">, artifact: Artifact, jar: str
       `  from:     ${artifact.url}`,
       `  verify:   ${checksum}`,
       `  into:     ${jar} (the old one kept as ${PREVIOUS})`,
+      `  first:    ${snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
       "",
     ].join("\n"),
   );

@@ -1,5 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { type Settings as BackupSettings, type SafetySnapshot, safetySnapshot } from "@mcops/backup/snapshot";
 import type { Clock } from "@mcops/core/clock";
 import { BusyError, ConfigError, JobError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
@@ -11,7 +12,7 @@ import {
   type PanelClient,
   toolNotifier,
 } from "@mcops/core/http";
-import { acquireLock, pauseBackups } from "@mcops/core/lock";
+import { acquireLock, type Lock, pauseBackups } from "@mcops/core/lock";
 import { type Logger, toolLogger, type Writer } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
 import { backupLockFile } from "@mcops/core/paths";
@@ -20,6 +21,7 @@ import { VolumeDir } from "@mcops/core/volume";
 import { type Downloaded, downloadVerified, installedDigest } from "./download.ts";
 import { installJar, JAR, type Owner, PREVIOUS, removeStaleTemps, WORK_PREFIX } from "./install.ts";
 import { type Artifact, LABELS } from "./sources.ts";
+import { type JarRecord, readHistory, recordedAs, recordOf, writeHistory } from "./versions.ts";
 
 /** A jar to put in place of server.jar, and what it takes to do so. */
 interface Replacement {
@@ -34,11 +36,13 @@ interface Replacement {
   retryDelayMs: number;
   /** --stop: a running server is stopped for the swap and started again. */
   stop: boolean;
+  /** backup's settings for the pre-upgrade snapshot; undefined with --no-backup. */
+  backup: BackupSettings | undefined;
   lockWaitMs: number;
   stateTimeoutMs: number;
 }
 
-type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr">;
+type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit">;
 
 /** One replacement under way: what it works on, and how it reports. */
 interface Run {
@@ -56,7 +60,27 @@ interface Run {
  * --stop allows it. One jar-download at a time; the download's private directory is removed on every way out.
  */
 export async function replaceJar(ctx: Ctx, job: Replacement): Promise<number> {
-  const { dir } = job;
+  const { logger, notifier, lock, volume } = await beginJob(ctx, job.dir);
+  const work = workDir(volume);
+  process.once("exit", work.remove);
+  const run: Run = { ctx, job, jar: join(job.dir, JAR), logger, notifier, volume, work };
+  try {
+    const installed = await replaceIn(run);
+    // Not awaited, as always: the locks are released and the private directory removed while the message is posted.
+    return installed ? report(run, installed) : 0;
+  } finally {
+    work.remove();
+    process.off("exit", work.remove);
+    volume.close();
+    lock.release();
+  }
+}
+
+/** What every change to server.jar begins with: the volume there, the log, the channel, the jar-download lock. */
+export async function beginJob(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stderr">,
+  dir: string,
+): Promise<{ logger: Logger; notifier: Notifier; lock: Lock; volume: VolumeDir }> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
     throw new ConfigError("the server's volume does not exist", {
       where: `WORLD_DIR=${dir}`,
@@ -77,20 +101,7 @@ export async function replaceJar(ctx: Ctx, job: Replacement): Promise<number> {
     what: "another jar-download",
     clock: ctx.clock,
   });
-  const volume = VolumeDir.open(dir);
-  const work = workDir(volume);
-  process.once("exit", work.remove);
-  const run: Run = { ctx, job, jar: join(dir, JAR), logger, notifier, volume, work };
-  try {
-    const installed = await replaceIn(run);
-    // Not awaited, as always: the locks are released and the private directory removed while the message is posted.
-    return installed ? report(run, installed) : 0;
-  } finally {
-    work.remove();
-    process.off("exit", work.remove);
-    volume.close();
-    lock.release();
-  }
+  return { logger, notifier, lock, volume: VolumeDir.open(dir) };
 }
 
 interface WorkDir {
@@ -134,6 +145,10 @@ interface Installed {
   restarted: boolean;
   downloaded: Downloaded;
   owner: Owner;
+  /** The snapshot taken before the swap. */
+  pre: SafetySnapshot | undefined;
+  /** What the history knew of the jar that was in place (now server.jar.previous). */
+  replaced: JarRecord | undefined;
 }
 
 /** The jar in place (undefined: it was there already, and that is said). */
@@ -156,8 +171,15 @@ async function replaceIn(run: Run): Promise<Installed | undefined> {
   const owner = control.owner ?? { uid: 988, gid: 988 };
   const now = (await panel.resources()).state;
   if (now === "offline") {
-    const { previous } = installJar(work, run.volume, owner);
-    return { previous, restarted: false, downloaded, owner };
+    const backups = await pauseBackupsFor(run);
+    try {
+      const pre = await preUpgrade(run);
+      const replaced = await replacedRecord(run);
+      const { previous } = installJar(work, run.volume, owner);
+      return { previous, restarted: false, downloaded, owner, pre, replaced };
+    } finally {
+      backups.release();
+    }
   }
   if (!job.stop) throw refuse(run, now);
   return swapStopped(run, panel, now, { work, downloaded, owner });
@@ -199,23 +221,63 @@ async function swapStopped(
   state: string,
   swap: { work: VolumeDir; downloaded: Downloaded; owner: Owner },
 ): Promise<Installed> {
+  const { job, logger } = run;
+  const backups = await pauseBackupsFor(run);
+  try {
+    logger.info(`stopping the server to replace its jar (it was ${state})`);
+    await panel.power("stop");
+    await panel.waitForState("offline", { timeoutMs: job.stateTimeoutMs });
+    let pre: SafetySnapshot | undefined;
+    try {
+      pre = await preUpgrade(run);
+    } catch (error) {
+      // No snapshot, no upgrade: the server goes back to work with the jar it had.
+      const running = await panel
+        .power("start")
+        .then(() => panel.waitForState("running", { timeoutMs: job.stateTimeoutMs }))
+        .then(
+          () => true,
+          () => false,
+        );
+      throw new JobError(`the pre-upgrade snapshot failed, nothing was replaced: ${(error as Error).message}`, {
+        hint: `${running ? "the server was started again with its old jar" : "the server did not start again: look at the panel console"}; fix the backup, or install without one: --no-backup`,
+        cause: error,
+      });
+    }
+    const replaced = await replacedRecord(run);
+    const { previous } = installJar(swap.work, run.volume, swap.owner);
+    await startAgain(run, panel, previous);
+    return { previous, restarted: true, downloaded: swap.downloaded, owner: swap.owner, pre, replaced };
+  } finally {
+    backups.release();
+  }
+}
+
+/** No backup while the server is down or its jar is swapped: waits for a running one first. */
+export function pauseBackupsFor(run: {
+  ctx: Pick<ToolContext, "paths" | "clock">;
+  logger: Logger;
+  job: { lockWaitMs: number };
+}) {
   const { ctx, job, logger } = run;
-  const backups = await pauseBackups(backupLockFile(ctx.paths), {
+  return pauseBackups(backupLockFile(ctx.paths), {
     tool: "jar-download",
     waitMs: job.lockWaitMs,
     clock: ctx.clock,
     onWait: (busy) => logger.info(`${busy.message}: waiting for it before stopping the server`),
   });
-  try {
-    logger.info(`stopping the server to replace its jar (it was ${state})`);
-    await panel.power("stop");
-    await panel.waitForState("offline", { timeoutMs: job.stateTimeoutMs });
-    const { previous } = installJar(swap.work, run.volume, swap.owner);
-    await startAgain(run, panel, previous);
-    return { previous, restarted: true, downloaded: swap.downloaded, owner: swap.owner };
-  } finally {
-    backups.release();
-  }
+}
+
+/** The pre-upgrade snapshot of the world, the server stopped (none with --no-backup). */
+async function preUpgrade(run: Run): Promise<SafetySnapshot | undefined> {
+  const { ctx, job, logger } = run;
+  if (!job.backup) return undefined;
+  return safetySnapshot(ctx, { settings: job.backup, logger, volume: run.volume, tag: "pre-upgrade" });
+}
+
+/** What the history says of the jar in place, if it is still that jar. */
+async function replacedRecord(run: Run): Promise<JarRecord | undefined> {
+  return recordedAs(run.volume, JAR, readHistory(run.ctx.paths, run.job.dir)?.installed);
 }
 
 /** Starts the server with the new jar; one that does not come up is logged, posted and thrown with the way back. */
@@ -248,11 +310,19 @@ async function report(run: Run, done: Installed): Promise<number> {
   const kept = done.previous ? `; the old jar is ${PREVIOUS}` : "";
   run.logger.info(`installed ${job.what} as ${jar} (${done.owner.uid}:${done.owner.gid})${kept}`);
   run.ctx.stdout.write(
-    `Installed ${job.what} as ${jar} (${formatBytes(done.downloaded.size)}, ${job.artifact.checksum ? `${job.artifact.checksum.algorithm} verified` : "size verified"})${kept}.${done.restarted ? " The server was restarted with it." : ""}\n`,
+    `Installed ${job.what} as ${jar} (${formatBytes(done.downloaded.size)}, ${job.artifact.checksum ? `${job.artifact.checksum.algorithm} verified` : "size verified"})${kept}.${done.pre ? ` The world before it is snapshot ${done.pre.shortId} (pre-upgrade).` : ""}${done.restarted ? " The server was restarted with it." : ""}\n`,
   );
+  writeHistory(run.ctx.paths, job.dir, {
+    installed: recordOf(job.artifact, job.what, done.downloaded),
+    previous: done.previous ? done.replaced : undefined,
+    preUpgrade: done.pre?.shortId,
+  });
+  const snapshot = done.pre
+    ? `\nThe world before it is snapshot ${done.pre.shortId} (pre-upgrade); to go back: jar-download --rollback, then backup restore --tag pre-upgrade if the new version saved the world.`
+    : "";
   await run.notifier.send({
-    title: "Server jar updated",
-    description: `${job.what} installed${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.`,
+    title: done.restarted ? "Server upgraded" : "Server jar updated",
+    description: `${job.what} installed${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.${snapshot}`,
     colour: COLOURS.success,
     category: "restart",
   });

@@ -110,7 +110,7 @@ afterEach(async () => {
 
 describe("jar-download (built executable)", () => {
   it("installs the newest stable Paper into a stopped server, keeps the old jar, chowns, logs and posts", async () => {
-    const result = await run("1.21.4");
+    const result = await run("1.21.4", "--no-backup");
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(result.stdout).toMatch(
       new RegExp(
@@ -130,7 +130,7 @@ describe("jar-download (built executable)", () => {
     expect(log).toMatch(/INFO downloaded 64\.\d+ KiB in .*; sha256 verified\n/);
 
     // Again: already there, nothing downloaded, nothing touched.
-    const again = await run("1.21.4");
+    const again = await run("1.21.4", "--no-backup");
     expect(again).toMatchObject({ code: 0, stdout: `Paper 1.21.4 build 231 is already installed in ${jar}.\n` });
     expect(jarRequests()).toBe(1);
   });
@@ -139,7 +139,7 @@ describe("jar-download (built executable)", () => {
     const etc = env.MCOPS_CONFIG_DIR as string;
     writeFileSync(join(etc, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`);
     chmodSync(join(etc, "webhook.env"), 0o640);
-    const result = await run("1.21.4", "--type", "purpur");
+    const result = await run("1.21.4", "--type", "purpur", "--no-backup");
     expect(result.code).toBe(78);
     expect(result.stderr).toMatch(/^jar-download: .*webhook\.env.* chmod 600 /);
     expect(result.stdout).toBe("");
@@ -149,7 +149,7 @@ describe("jar-download (built executable)", () => {
 
   it("refuses while the server runs (exit 75) and downloads nothing", async () => {
     panel.setState("running");
-    const result = await run("1.21.4", "--type", "purpur");
+    const result = await run("1.21.4", "--type", "purpur", "--no-backup");
     expect(result.code).toBe(75);
     expect(result.stderr).toBe(
       `jar-download: the server is running; its jar cannot be replaced under it (server ${panel.server.identifier}) — stop it first, or pass --stop to stop it, replace the jar and start it again\n`,
@@ -160,7 +160,7 @@ describe("jar-download (built executable)", () => {
 
   it("with --stop: downloads first, then stops, swaps, starts and waits until it runs", async () => {
     panel.setState("running");
-    const result = await run("1.21.4", "--type", "vanilla", "--stop");
+    const result = await run("1.21.4", "--type", "vanilla", "--stop", "--no-backup");
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(result.stdout).toMatch(
       /Installed Minecraft 1\.21\.4 .*sha1 verified.* The server was restarted with it\.\n$/,
@@ -177,7 +177,7 @@ describe("jar-download (built executable)", () => {
     const held = await holdStopping();
     try {
       expect(held.timing.powerDelayMs).toBeGreaterThan(0);
-      const tool = startTool(BIN, ["1.21.4", "--type", "vanilla", "--stop"], { env });
+      const tool = startTool(BIN, ["1.21.4", "--type", "vanilla", "--stop", "--no-backup"], { env });
       // The tool has looked at least twice since the server began stopping, and waits.
       await held.waitForPolls("stopping", 2);
       expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
@@ -200,7 +200,7 @@ describe("jar-download (built executable)", () => {
 
   it("never replaces server.jar with a corrupt or cut download", async () => {
     stand.inject({ kind: "corrupt", route: "jar", times: 10 });
-    const corrupt = await run("1.21.4");
+    const corrupt = await run("1.21.4", "--no-backup");
     expect(corrupt.code).toBe(1);
     expect(corrupt.stderr).toMatch(
       /^jar-download: paper-1\.21\.4-231\.jar does not match its sha256 \(expected [0-9a-f]{64}, got [0-9a-f]{64}\) \(http:\/\/127\.0\.0\.1:\d+\/fill-data\/.*\) — server\.jar was left as it was; try again later, or use another mirror\n$/,
@@ -209,7 +209,7 @@ describe("jar-download (built executable)", () => {
 
     stand.reset();
     stand.inject({ kind: "truncate", bytes: 4096, route: "jar", times: 4 });
-    const cut = await run("1.21.4", "--type", "folia");
+    const cut = await run("1.21.4", "--type", "folia", "--no-backup");
     expect(cut.code).toBe(1);
     const lines = cut.stderr.trimEnd().split("\n");
     expect(lines.slice(0, 3).every((l) => / WARN download attempt \d failed \(the connection broke/.test(l))).toBe(
@@ -226,7 +226,7 @@ describe("jar-download (built executable)", () => {
   it("stops on SIGINT during the download and leaves server.jar and the volume as they were", async () => {
     // The jar's answer is held for ten minutes: the tool ends only because it was interrupted.
     stand.inject({ kind: "delay", ms: 600_000, route: "jar" });
-    const { child, done } = startTool(BIN, ["1.21.4"], { env });
+    const { child, done } = startTool(BIN, ["1.21.4", "--no-backup"], { env });
     await waitUntil(() => stand.requests.some((r) => r.route === "jar"), "the jar request");
     child.kill("SIGINT");
     const result = await done;
@@ -238,7 +238,7 @@ describe("jar-download (built executable)", () => {
   it("asks PaperMC nothing without DOWNLOAD_CONTACT (exit 78, one line); the other hosts do not need it", async () => {
     const file = join(env.MCOPS_CONFIG_DIR as string, "backup.env");
     writeFileSync(file, readFileSync(file, "utf8").replace("DOWNLOAD_CONTACT=ops@example.com\n", ""));
-    for (const args of [["1.21.4"], ["1.21.4", "--type", "folia"], ["--list"]]) {
+    for (const args of [["1.21.4", "--no-backup"], ["1.21.4", "--type", "folia", "--no-backup"], ["--list"]]) {
       const result = await run(...args);
       expect(result).toMatchObject({
         code: 78,
@@ -246,26 +246,26 @@ describe("jar-download (built executable)", () => {
       });
     }
     expect(stand.requests).toHaveLength(0);
-    expect((await run("1.21.4", "--type", "vanilla")).code).toBe(0);
+    expect((await run("1.21.4", "--type", "vanilla", "--no-backup")).code).toBe(0);
     expect(stand.requests.every((r) => r.route !== "paper")).toBe(true);
   });
 
   it("retries a 5xx from the download service", async () => {
     stand.inject({ kind: "status", status: 503, times: 2 });
-    expect((await run("1.21.4")).code).toBe(0);
+    expect((await run("1.21.4", "--no-backup")).code).toBe(0);
     expect(stand.requests.slice(0, 3).map((r) => r.status)).toEqual([503, 503, 200]);
   });
 
   it("says in one line what is wrong with the request (exit 2)", async () => {
-    const unknown = await run("1.99.9");
+    const unknown = await run("1.99.9", "--no-backup");
     expect(unknown).toMatchObject({
       code: 2,
       stderr: "jar-download: Paper has no version 1.99.9 — see what there is: jar-download --list --type paper\n",
     });
-    const forge = await run("1.21.4", "--type", "forge");
+    const forge = await run("1.21.4", "--type", "forge", "--no-backup");
     expect(forge.code).toBe(2);
     expect(forge.stderr).toMatch(/^jar-download: forge is the heavy modpack loader: it ships an installer/);
-    expect((await run("1.21.4", "--type", "bukkit")).stderr).toBe(
+    expect((await run("1.21.4", "--type", "bukkit", "--no-backup")).stderr).toBe(
       'jar-download: unknown server type "bukkit" — use one of paper, folia, purpur, vanilla, fabric\n',
     );
     expect((await run()).code).toBe(2);
@@ -296,7 +296,7 @@ describe("jar-download in a volume the game's user attacks", () => {
     writeFileSync(join(outside, "server.jar"), "root only", { mode: 0o600 });
     giveToGame(volume, root.path);
     try {
-      const tool = startTool(BIN, ["1.21.4", "--stop"], { env });
+      const tool = startTool(BIN, ["1.21.4", "--stop", "--no-backup"], { env });
       await held.waitForState("stopping", 60_000);
       const swap = await swapForLink(volume, ".mcops-jar-download-", outside);
       expect(swap.name).toMatch(/^\.mcops-jar-download-/);

@@ -41,6 +41,8 @@ export interface WorldOptions {
   players?: number;
   /** Different chunk bodies made, then reused (a big world for the benchmark is quick to write). */
   variety?: number;
+  /** The game version level.dat says last saved the world (default 1.21, data version 3953). */
+  savedBy?: { name: string; dataVersion: number };
 }
 
 export interface BuiltWorld {
@@ -65,13 +67,14 @@ export function buildWorld(dir: string, options: WorldOptions = {}): BuiltWorld 
     built.files++;
     built.bytes += data.length;
   };
-  write(`${level}/level.dat`, levelDat(level));
+  const saver = options.savedBy ?? { name: "1.21", dataVersion: DATA_VERSION };
+  write(`${level}/level.dat`, levelDat(level, saver));
   const dimensions = [level];
   if (layout === "bukkit") {
     built.worlds.push(`${level}_nether`, `${level}_the_end`);
     dimensions.push(`${level}_nether/DIM-1`, `${level}_the_end/DIM1`);
-    write(`${level}_nether/level.dat`, levelDat(level));
-    write(`${level}_the_end/level.dat`, levelDat(level));
+    write(`${level}_nether/level.dat`, levelDat(level, saver));
+    write(`${level}_the_end/level.dat`, levelDat(level, saver));
   } else dimensions.push(`${level}/DIM-1`, `${level}/DIM1`);
   const bodies = chunkBodies(options);
   for (const [d, dimension] of dimensions.entries()) {
@@ -103,18 +106,18 @@ function nbtBytes(root: unknown): Buffer {
   return nbt.writeUncompressed(root as nbt.NBT, "big");
 }
 
-function levelDat(level: string): Buffer {
+function levelDat(level: string, saver: { name: string; dataVersion: number }): Buffer {
   const root = nbt.comp(
     {
       Data: nbt.comp({
         LevelName: nbt.string(level),
-        DataVersion: nbt.int(DATA_VERSION),
+        DataVersion: nbt.int(saver.dataVersion),
         version: nbt.int(19133),
         GameType: nbt.int(0),
         SpawnX: nbt.int(0),
         SpawnY: nbt.int(64),
         SpawnZ: nbt.int(0),
-        Version: nbt.comp({ Name: nbt.string("1.21"), Id: nbt.int(DATA_VERSION) }),
+        Version: nbt.comp({ Name: nbt.string(saver.name), Id: nbt.int(saver.dataVersion) }),
       }),
     },
     "",

@@ -1,0 +1,206 @@
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  buildWorld,
+  type DiscordStandIn,
+  type DownloadStandIn,
+  type PanelStandIn,
+  runTool,
+  startDiscordStandIn,
+  startDownloadStandIn,
+  startPanelStandIn,
+  type TempDir,
+  type ToolRun,
+  tempDir,
+  toolEnv,
+} from "@mcops/testkit";
+import nbt from "prismarine-nbt";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+
+/**
+ * Safe upgrades with real restic (a local rclone remote) and a world built with real NBT: the pre-upgrade snapshot,
+ * the downgrade refused before any request, and --rollback, refused while the world is the newer version's.
+ */
+const BIN = fileURLToPath(new URL("../dist/jar-download.mjs", import.meta.url));
+const BACKUP = join(dirname(fileURLToPath(import.meta.resolve("@mcops/backup/world"))), "..", "dist", "backup.mjs");
+const OLD = Buffer.from("PK\u0003\u0004 the jar that was there");
+
+let stand: DownloadStandIn;
+let discord: DiscordStandIn;
+let panel: PanelStandIn;
+let root: TempDir;
+let volume: string;
+let env: NodeJS.ProcessEnv;
+
+const jar = (...args: string[]): Promise<ToolRun> => runTool(BIN, args, { env });
+const backup = (...args: string[]): Promise<ToolRun> => runTool(BACKUP, args, { env });
+const titles = () => discord.messages.map((m) => m.body.embeds[0].title);
+const description = (title: string) =>
+  discord.messages.find((m) => m.body.embeds[0].title === title)?.body.embeds[0].description as string;
+
+/** The DataVersion and version name level.dat says saved the world. */
+async function levelSaver(): Promise<{ dataVersion: number; name: string }> {
+  const { parsed } = await nbt.parse(readFileSync(join(volume, "world", "level.dat")));
+  const data = nbt.simplify(parsed).Data as { DataVersion: number; Version: { Name: string } };
+  return { dataVersion: data.DataVersion, name: data.Version.Name };
+}
+
+/** The tags of this server's snapshots, oldest first, as backup's own `snapshots --json` gives them. */
+async function snapshotTags(): Promise<string[][]> {
+  const listed = await backup("snapshots", "--json");
+  expect(listed.code).toBe(0);
+  return (JSON.parse(listed.stdout) as { tags?: string[] }[]).map((s) => s.tags ?? []);
+}
+
+beforeAll(async () => {
+  stand = await startDownloadStandIn();
+  discord = await startDiscordStandIn();
+});
+afterAll(async () => {
+  await stand.close();
+  await discord.close();
+});
+
+beforeEach(async () => {
+  stand.reset();
+  discord.reset();
+  panel = await startPanelStandIn({ servers: [{ state: "offline" }], timings: { startMs: 100, stopMs: 100 } });
+  root = tempDir("mcops-jar-safe-");
+  volume = join(root.path, "volumes", panel.server.uuid);
+  mkdirSync(volume, { recursive: true });
+  buildWorld(volume, { players: 1 });
+  writeFileSync(join(volume, "server.jar"), OLD);
+  env = toolEnv(root.path, { MCOPS_RETRY_MS: "20", RCLONE_CONFIG_MCOPSTEST_TYPE: "local" });
+  const etc = env.MCOPS_CONFIG_DIR as string;
+  mkdirSync(etc, { recursive: true });
+  const password = join(root.path, "restic-password");
+  writeFileSync(password, "correct horse battery staple mcops test\n", { mode: 0o600 });
+  const fields = [
+    `CONTROL_URL=${panel.url}`,
+    `CONTROL_KEY=${panel.apiKey}`,
+    `SERVER_ID=${panel.server.identifier}`,
+    `WORLD_DIR=${volume}`,
+    `RESTIC_REPOSITORY=rclone:mcopstest:${join(root.path, "repo")}`,
+    `RESTIC_PASSWORD_FILE=${password}`,
+    `DOWNLOAD_BASE=${stand.bases.paper}`,
+    `PURPUR_BASE=${stand.bases.purpur}`,
+    `MOJANG_BASE=${stand.bases.mojang}`,
+    `FABRIC_BASE=${stand.bases.fabric}`,
+    "DOWNLOAD_CONTACT=ops@example.com",
+  ];
+  writeFileSync(join(etc, "backup.env"), `${fields.join("\n")}\n`, { mode: 0o600 });
+  chmodSync(join(etc, "backup.env"), 0o600);
+  writeFileSync(join(etc, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`, { mode: 0o600 });
+  chmodSync(join(etc, "webhook.env"), 0o600);
+});
+afterEach(async () => {
+  await panel.close();
+  root.cleanup();
+});
+
+describe("jar-download: safe upgrades", () => {
+  it("snapshots the world before an upgrade, names it, and rolls back; refused while the newer version's world is in place", async () => {
+    expect((await backup("init")).code).toBe(0);
+    // Minecraft 1.21.3 into a stopped server, then Paper 1.21.4 with --stop: one pre-upgrade snapshot each.
+    const first = await jar("1.21.3", "--type", "vanilla");
+    expect(first).toMatchObject({ code: 0, stderr: "" });
+    expect(first.stdout).toMatch(/ The world before it is snapshot [0-9a-f]{8} \(pre-upgrade\)\.\n$/);
+    panel.setState("running");
+    const upgrade = await jar("1.21.4", "--stop");
+    expect(upgrade).toMatchObject({ code: 0, stderr: "" });
+    const id = /snapshot ([0-9a-f]{8}) \(pre-upgrade\)/.exec(upgrade.stdout)?.[1] as string;
+    expect(id).toBeDefined();
+    expect(panel.signals()).toEqual(["stop", "start"]);
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("paper-1.21.4-231.jar"));
+    expect(readFileSync(join(volume, "server.jar.previous"))).toEqual(stand.jar("vanilla-1.21.3.jar"));
+    expect(titles()).toEqual(["Server jar updated", "Server upgraded"]);
+    expect(description("Server upgraded")).toContain(`The world before it is snapshot ${id} (pre-upgrade)`);
+    // Both are in the repository, tagged, and listed by backup snapshots.
+    expect((await snapshotTags()).map((tags) => tags.includes("pre-upgrade"))).toEqual([true, true]);
+    expect((await backup("snapshots")).stdout).toContain(id);
+
+    // The new version saves the world: going back to 1.21.3 is refused, naming the snapshot to restore first.
+    buildWorld(volume, { players: 1, savedBy: { name: "1.21.4", dataVersion: 4189 } });
+    const refused = await jar("--rollback");
+    expect(refused).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr: `jar-download: the world has been saved by 1.21.4 (data version 4189) since the upgrade; Minecraft 1.21.3 (4082) cannot open it safely — restore the pre-upgrade snapshot ${id} first (backup restore --tag pre-upgrade), then run jar-download --rollback again\n`,
+    });
+    expect(panel.signals()).toEqual(["stop", "start"]);
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("paper-1.21.4-231.jar"));
+
+    // Doing what it says: the world of before the upgrade, then the old jar.
+    const restored = await backup("restore", "--tag", "pre-upgrade", "--no-backup");
+    expect(restored).toMatchObject({ code: 0 });
+    expect(await levelSaver()).toEqual({ dataVersion: 3953, name: "1.21" });
+    const back = await jar("--rollback");
+    expect(back).toMatchObject({ code: 0, stderr: "" });
+    expect(back.stdout).toBe(
+      "Minecraft 1.21.3 is back as server.jar (Paper 1.21.4 build 231 is kept as server.jar.previous). The server was restarted with it.\n",
+    );
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("vanilla-1.21.3.jar"));
+    expect(readFileSync(join(volume, "server.jar.previous"))).toEqual(stand.jar("paper-1.21.4-231.jar"));
+    expect(panel.state()).toBe("running");
+    expect(titles().at(-1)).toBe("Server rolled back");
+  }, 120_000);
+
+  it("refuses a downgrade before any request, and allows another build or type of the same version", async () => {
+    buildWorld(volume, { players: 1, savedBy: { name: "1.21.4", dataVersion: 4189 } });
+    for (const args of [["1.21.3", "--type", "vanilla"], ["1.21.3", "--type", "vanilla", "--dry-run"], ["1.20.1"]]) {
+      const result = await jar(...args);
+      const what = args[0] === "1.20.1" ? "Paper 1.20.1 (3465)" : "Minecraft 1.21.3 (4082)";
+      expect(result).toMatchObject({
+        code: 2,
+        stdout: "",
+        stderr: `jar-download: the world was last saved by 1.21.4 (data version 4189); ${what} cannot open it safely — restore a snapshot from before the upgrade instead\n`,
+      });
+    }
+    expect(stand.requests).toEqual([]);
+    expect(panel.calls).toEqual([]);
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+
+    const sameVersion = await jar("1.21.4", "--type", "purpur", "--build", "2400", "--no-backup");
+    expect(sameVersion).toMatchObject({ code: 0, stderr: "" });
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("purpur-1.21.4-2400.jar"));
+    const plan = await jar("1.21.4", "--dry-run");
+    expect(plan.stdout).toContain("  first:    a snapshot of the world, tagged pre-upgrade\n");
+  });
+
+  it("replaces nothing and starts the server again when the pre-upgrade snapshot fails", async () => {
+    // No `backup init`: the repository does not exist, restic fails.
+    panel.setState("running");
+    const result = await jar("1.21.4", "--stop");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^jar-download: the pre-upgrade snapshot failed, nothing was replaced: /);
+    expect(result.stderr).toMatch(
+      / — the server was started again with its old jar; fix the backup, or install without one: --no-backup\n$/,
+    );
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+    expect(readdirSync(volume).filter((n) => n.startsWith("server.jar"))).toEqual(["server.jar"]);
+    expect(panel.signals()).toEqual(["stop", "start"]);
+    expect(panel.state()).toBe("running");
+    expect(titles()).not.toContain("Server upgraded");
+  }, 60_000);
+
+  it("needs backup's restic settings for a world, says how to go without, and needs none for an empty volume", async () => {
+    const file = join(env.MCOPS_CONFIG_DIR as string, "backup.env");
+    writeFileSync(file, readFileSync(file, "utf8").replace(/^RESTIC_REPOSITORY=.*\n/m, ""));
+    const result = await jar("1.21.4");
+    expect(result.code).toBe(78);
+    expect(result.stderr).toMatch(
+      /^jar-download: RESTIC_REPOSITORY .*\(the pre-upgrade snapshot needs backup's settings\)/,
+    );
+    expect(result.stderr).toMatch(/install without a pre-upgrade snapshot: --no-backup\n$/);
+    expect(result.stderr.split("\n")).toHaveLength(2);
+    expect(stand.requests).toEqual([]);
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+
+    // A first install: no world yet, nothing to keep.
+    for (const name of readdirSync(volume)) rmSync(join(volume, name), { recursive: true });
+    const fresh = await jar("1.21.4");
+    expect(fresh).toMatchObject({ code: 0, stderr: "" });
+    expect(fresh.stdout).not.toContain("pre-upgrade");
+  });
+});
