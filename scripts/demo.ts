@@ -21,8 +21,10 @@ import {
 /**
  * `npm run demo`: the toolkit rehearsed against the local stand-ins. Part 1 is a day of the server in about a minute:
  * the morning backup, the server starting, players joining (real protocol clients and the lines the game logs), a
- * death, the countdown restart, everyone leaving, the idle backup, and a restore after griefing. Part 2 shows the rest:
- * the webhook's edge cases, a jar update, hibernate and revive, the dashboard. Everything runs on 127.0.0.1 in a temporary directory;
+ * death, the countdown restart, everyone leaving, the idle backup, and restores after griefing (the whole world, one
+ * area, one player). Part 2 shows the rest:
+ * the webhook's edge cases, a jar update with its safety snapshot, downgrade refusal and rollback, hibernate and
+ * revive, the dashboard. Everything runs on 127.0.0.1 in a temporary directory;
  * nothing leaves the machine.
  */
 /** packages/<tool>/dist/<tool>.mjs; hibernate is built by the revive package. */
@@ -201,6 +203,34 @@ try {
     `  \x1b[2mlevel.dat: ${before} bytes before, 18 wrecked, ${after} restored; the server is ${panel.state()}\x1b[0m`,
   );
   await channel(0);
+
+  heading("19:30 — a griefer burns Steve's base near spawn: only that area comes back, Alex's build far away stays");
+  const region = (x: number) => join(worldDir, "world", "region", `r.${x}.0.mca`);
+  const [base, build] = [region(0), region(3)];
+  const progress = Buffer.concat([readFileSync(build), Buffer.alloc(4096, 7)]); // Alex's evening: a sector more
+  writeFileSync(build, progress);
+  const snapshotBase = readFileSync(base);
+  damage.corruptChunk(base);
+  await run("backup", ["restore", "--area", "10,10,200,200", "--dry-run"]);
+  await run("backup", ["restore", "--area", "10,10,200,200"]);
+  console.log(
+    `  \x1b[2mr.0.0.mca (Steve's base): ${readFileSync(base).equals(snapshotBase) ? "as in the snapshot again" : "STILL GRIEFED"}; r.3.0.mca (Alex's build): ${readFileSync(build).equals(progress) ? "this evening's progress kept" : "PROGRESS LOST"}\x1b[0m`,
+  );
+
+  heading("20:15 — a plugin bug empties Steve's inventory: his player file alone comes back, the server keeps running");
+  const steveUuid = "6f4b2c1e-0000-4000-8000-000000000001";
+  writeFileSync(
+    join(worldDir, "usercache.json"),
+    JSON.stringify([
+      { name: "Steve", uuid: steveUuid, expiresOn: "2026-12-25 20:15:00 +0000" },
+      { name: "Alex", uuid: "6f4b2c1e-0000-4000-8000-000000000002", expiresOn: "2026-12-25 20:15:00 +0000" },
+    ]),
+  );
+  writeFileSync(join(worldDir, "world", "playerdata", `${steveUuid}.dat`), "an empty inventory");
+  await run("backup", ["restore", "--player", "Stevee"]);
+  await run("backup", ["restore", "--player", "Steve"]);
+  console.log(`  \x1b[2mthe server stayed ${panel.state()}\x1b[0m`);
+  await run("backup", ["snapshots"]);
   tailer.kill("SIGTERM");
   await new Promise((r) => tailer?.on("close", r));
   tailer = undefined;
@@ -237,10 +267,12 @@ try {
   discord.inject({ kind: "rate-limit", retryAfterSeconds: 1.5 });
   await run("webhook", ["Careful", "this text says @everyone and <@123456789> but pings nobody", "event"]);
 
-  heading("jar-download: a new server jar, verified, swapped in while the players wait a moment");
+  heading(
+    "jar-download: a new server jar, verified, swapped in while the players wait a moment, the world snapshotted first",
+  );
   const downloads = await startDownloadStandIn();
   try {
-    writeFileSync(join(worldDir, "server.jar"), "PK\u0003\u0004 (the Paper 1.21.3 jar the egg installed)");
+    writeFileSync(join(worldDir, "server.jar"), downloads.jar("vanilla-1.21.3.jar")); // the jar the egg installed
     writeSecret(
       "backup.env",
       [
@@ -260,7 +292,12 @@ try {
     console.log(
       `  \x1b[2mpower signals: ${panel.signals().slice(-2).join(" → ")}; the server is ${panel.state()}; the old jar is server.jar.previous\x1b[0m`,
     );
-    await run("jar-download", ["1.21.4", "--stop"]);
+    heading(
+      "jar-download: a downgrade the world cannot survive is refused before anything is fetched; and the way back",
+    );
+    await run("jar-download", ["1.20.1"]);
+    await run("jar-download", ["--rollback"]);
+    await run("jar-download", ["1.21.4", "--stop", "--no-backup"]);
     heading("jar-download: a corrupt download never replaces server.jar; the heavy modpack loader is an installer");
     downloads.inject({ kind: "corrupt", route: "jar", times: 5 });
     await run("jar-download", ["1.21.4", "--type", "purpur", "--stop"]);

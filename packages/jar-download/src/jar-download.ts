@@ -21,7 +21,7 @@ import {
   LABELS,
   type Source,
 } from "./sources.ts";
-import { refuseDowngrade } from "./versions.ts";
+import { dataVersionOf, refuseDowngrade } from "./versions.ts";
 
 interface JarOptions {
   version?: string | undefined;
@@ -164,7 +164,8 @@ async function checkNotOlder(dir: string, wanted: Wanted): Promise<boolean> {
     return false; // no volume: replaceJar says so in its own words
   }
   try {
-    refuseDowngrade(await savedBy(volume), wanted.version as string, `${LABELS[wanted.type]} ${wanted.version}`);
+    const version = wanted.version as string;
+    refuseDowngrade(await savedBy(volume), dataVersionOf(version), `${LABELS[wanted.type]} ${version}`);
     return volume.lstat(levelName(volume))?.isDirectory() === true;
   } finally {
     volume.close();

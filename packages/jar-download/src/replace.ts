@@ -1,6 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Settings as BackupSettings, type SafetySnapshot, safetySnapshot } from "@mcops/backup/snapshot";
+import { savedBy } from "@mcops/backup/world";
 import type { Clock } from "@mcops/core/clock";
 import { BusyError, ConfigError, JobError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
@@ -20,8 +21,17 @@ import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { type Downloaded, downloadVerified, installedDigest } from "./download.ts";
 import { installJar, JAR, type Owner, PREVIOUS, removeStaleTemps, WORK_PREFIX } from "./install.ts";
+import { jarVersion } from "./jar-version.ts";
 import { type Artifact, LABELS } from "./sources.ts";
-import { type JarRecord, readHistory, recordedAs, recordOf, writeHistory } from "./versions.ts";
+import {
+  dataVersionOf,
+  type JarRecord,
+  readHistory,
+  recordedAs,
+  recordOf,
+  refuseDowngrade,
+  writeHistory,
+} from "./versions.ts";
 
 /** A jar to put in place of server.jar, and what it takes to do so. */
 interface Replacement {
@@ -144,6 +154,8 @@ interface Installed {
   previous: boolean;
   restarted: boolean;
   downloaded: Downloaded;
+  /** The new jar's data version, from minecraft-data or its own version.json. */
+  dataVersion: number | undefined;
   owner: Owner;
   /** The snapshot taken before the swap. */
   pre: SafetySnapshot | undefined;
@@ -168,6 +180,7 @@ async function replaceIn(run: Run): Promise<Installed | undefined> {
   if (before !== "offline" && !job.stop) throw refuse(run, before);
 
   const { work, downloaded } = await download(run);
+  const dataVersion = await checkDownloaded(run, work);
   const owner = control.owner ?? { uid: 988, gid: 988 };
   const now = (await panel.resources()).state;
   if (now === "offline") {
@@ -176,13 +189,32 @@ async function replaceIn(run: Run): Promise<Installed | undefined> {
       const pre = await preUpgrade(run);
       const replaced = await replacedRecord(run);
       const { previous } = installJar(work, run.volume, owner);
-      return { previous, restarted: false, downloaded, owner, pre, replaced };
+      return { previous, restarted: false, downloaded, dataVersion, owner, pre, replaced };
     } finally {
       backups.release();
     }
   }
   if (!job.stop) throw refuse(run, now);
-  return swapStopped(run, panel, now, { work, downloaded, owner });
+  return swapStopped(run, panel, now, { work, downloaded, dataVersion, owner });
+}
+
+/**
+ * The downloaded jar's data version: minecraft-data's for the version; for a version it does not know (newer than this
+ * build of mcops), the jar's own version.json's, and a jar older than the world is refused there, before the server is
+ * touched.
+ */
+async function checkDownloaded(run: Run, work: VolumeDir): Promise<number | undefined> {
+  const { job, logger } = run;
+  const known = dataVersionOf(job.artifact.version);
+  if (known !== undefined) return known;
+  const own = await jarVersion(work, JAR);
+  if (!own) {
+    logger.warn(`${job.what} is a version mcops does not know and the jar does not say its data version`);
+    return undefined;
+  }
+  logger.info(`${job.what} says it is ${own.id}, data version ${own.dataVersion} (its version.json)`);
+  refuseDowngrade(await savedBy(run.volume), own.dataVersion, job.what);
+  return own.dataVersion;
 }
 
 /** The download, written and verified where the game's user cannot reach it (then renamed into place). */
@@ -219,7 +251,7 @@ async function swapStopped(
   run: Run,
   panel: PanelClient,
   state: string,
-  swap: { work: VolumeDir; downloaded: Downloaded; owner: Owner },
+  swap: { work: VolumeDir; downloaded: Downloaded; dataVersion: number | undefined; owner: Owner },
 ): Promise<Installed> {
   const { job, logger } = run;
   const backups = await pauseBackupsFor(run);
@@ -247,7 +279,8 @@ async function swapStopped(
     const replaced = await replacedRecord(run);
     const { previous } = installJar(swap.work, run.volume, swap.owner);
     await startAgain(run, panel, previous);
-    return { previous, restarted: true, downloaded: swap.downloaded, owner: swap.owner, pre, replaced };
+    const { downloaded, dataVersion, owner } = swap;
+    return { previous, restarted: true, downloaded, dataVersion, owner, pre, replaced };
   } finally {
     backups.release();
   }
@@ -313,7 +346,7 @@ async function report(run: Run, done: Installed): Promise<number> {
     `Installed ${job.what} as ${jar} (${formatBytes(done.downloaded.size)}, ${job.artifact.checksum ? `${job.artifact.checksum.algorithm} verified` : "size verified"})${kept}.${done.pre ? ` The world before it is snapshot ${done.pre.shortId} (pre-upgrade).` : ""}${done.restarted ? " The server was restarted with it." : ""}\n`,
   );
   writeHistory(run.ctx.paths, job.dir, {
-    installed: recordOf(job.artifact, job.what, done.downloaded),
+    installed: recordOf(job.artifact, job.what, done.downloaded, done.dataVersion),
     previous: done.previous ? done.replaced : undefined,
     preUpgrade: done.pre?.shortId,
   });

@@ -4,6 +4,7 @@ import { COLOURS, createPanelClient, type PanelClient } from "@mcops/core/http";
 import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS, WORK_PREFIX } from "./install.ts";
+import { jarVersion } from "./jar-version.ts";
 import { beginJob, pauseBackupsFor } from "./replace.ts";
 import { type JarHistory, readHistory, recordedAs, writeHistory } from "./versions.ts";
 
@@ -38,9 +39,13 @@ export async function rollBack(
     const history = readHistory(ctx.paths, dir);
     const back = await recordedAs(volume, PREVIOUS, history?.previous);
     const now = await recordedAs(volume, JAR, history?.installed);
-    await refuseIfSavedSince(volume, back, history);
-    if (!back)
-      logger.warn("server.jar.previous is not a jar jar-download installed: the world's version is not checked");
+    const going = back ?? (await ownVersion(volume));
+    if (going.dataVersion === undefined) {
+      logger.warn(
+        "server.jar.previous is not a jar jar-download installed and does not say its version: the world's version is not checked",
+      );
+    }
+    await refuseIfSavedSince(volume, going, history);
     const panel = createPanelClient({
       url: control.url,
       key: control.key,
@@ -63,7 +68,7 @@ export async function rollBack(
       backups.release();
     }
     if (back) writeHistory(ctx.paths, dir, { installed: back, previous: now, preUpgrade: undefined });
-    const what = back?.what ?? "server.jar.previous";
+    const what = going.what;
     const line = `${what} is back as server.jar${now ? ` (${now.what} is kept as ${PREVIOUS})` : ` (the jar it replaces is kept as ${PREVIOUS})`}.${restarted ? " The server was restarted with it." : ""}`;
     logger.info(line);
     ctx.stdout.write(`${line}\n`);
@@ -80,14 +85,22 @@ export async function rollBack(
   }
 }
 
+/** The jar going back in, in words, and its data version. */
+interface Going {
+  what: string;
+  dataVersion: number | undefined;
+}
+
+/** What server.jar.previous says it is in its version.json, when jar-download did not install it (the egg's jar). */
+async function ownVersion(volume: VolumeDir): Promise<Going> {
+  const own = await jarVersion(volume, PREVIOUS);
+  return own ? { what: `the ${own.id} jar`, dataVersion: own.dataVersion } : { what: PREVIOUS, dataVersion: undefined };
+}
+
 /** Exit 2 when the world was saved by a version newer than the one going back in. */
-async function refuseIfSavedSince(
-  volume: VolumeDir,
-  back: JarHistory["installed"] | undefined,
-  history: JarHistory | undefined,
-): Promise<void> {
+async function refuseIfSavedSince(volume: VolumeDir, back: Going, history: JarHistory | undefined): Promise<void> {
   const saved = await savedBy(volume);
-  if (!saved || back?.dataVersion === undefined || saved.dataVersion <= back.dataVersion) return;
+  if (!saved || back.dataVersion === undefined || saved.dataVersion <= back.dataVersion) return;
   const snapshot = history?.preUpgrade
     ? `the pre-upgrade snapshot ${history.preUpgrade}`
     : "a snapshot from before the upgrade";

@@ -13,8 +13,9 @@ import type { Artifact, ChecksumAlgorithm } from "./sources.ts";
  * A world saved by a newer game version cannot be opened safely by an older one: the game converts data forwards
  * only, and an older server drops what it does not know, or refuses to start. jar-download refuses such a downgrade
  * before anything is fetched, comparing the world's level.dat DataVersion with the target version's data version
- * (from minecraft-data, data-versions.generated.ts). Another build or type of the same version has the same data
- * version, and is allowed.
+ * (from minecraft-data, data-versions.generated.ts; for a version it does not know, from the downloaded jar's own
+ * version.json, before the server is stopped). Another build or type of the same version has the same data version,
+ * and is allowed.
  */
 
 /** A version's data version; undefined when minecraft-data does not know it (newer than this build of mcops). */
@@ -28,9 +29,11 @@ function describeSaver(saved: SavedBy): string {
   return `${name ?? "a game version"} (data version ${saved.dataVersion})`;
 }
 
-/** Exit 2 when `version` is older than the game that last saved the world. */
-export function refuseDowngrade(saved: SavedBy | undefined, version: string, what = version): void {
-  const target = dataVersionOf(version);
+/**
+ * Exit 2 when the data version `target` (of `what`, e.g. "Paper 1.20.1") is older than the game that last saved the
+ * world. An unknown target (a version newer than minecraft-data and with no version.json) is not refused.
+ */
+export function refuseDowngrade(saved: SavedBy | undefined, target: number | undefined, what: string): void {
   if (!saved || target === undefined || saved.dataVersion <= target) return;
   throw new UsageError(
     `the world was last saved by ${describeSaver(saved)}; ${what} (${target}) cannot open it safely`,
@@ -61,11 +64,16 @@ export interface JarHistory {
 
 const HISTORY_FILE = "jar-download.json";
 
-export function recordOf(artifact: Artifact, what: string, jar: Downloaded): JarRecord {
+export function recordOf(
+  artifact: Artifact,
+  what: string,
+  jar: Downloaded,
+  dataVersion: number | undefined,
+): JarRecord {
   return {
     what,
     version: artifact.version,
-    dataVersion: dataVersionOf(artifact.version),
+    dataVersion,
     size: jar.size,
     algorithm: jar.algorithm,
     digest: jar.digest,

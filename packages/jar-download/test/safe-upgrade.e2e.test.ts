@@ -168,6 +168,54 @@ describe("jar-download: safe upgrades", () => {
     expect(plan.stdout).toContain("  first:    a snapshot of the world, tagged pre-upgrade\n");
   });
 
+  it("rolls back to a jar it did not install (the egg's) by what the jar's version.json says", async () => {
+    writeFileSync(join(volume, "server.jar"), stand.jar("vanilla-1.21.3.jar"));
+    expect((await jar("1.21.4", "--no-backup")).code).toBe(0);
+    buildWorld(volume, { players: 1, savedBy: { name: "1.21.4", dataVersion: 4189 } });
+    const refused = await jar("--rollback");
+    expect(refused).toMatchObject({
+      code: 2,
+      stderr:
+        "jar-download: the world has been saved by 1.21.4 (data version 4189) since the upgrade; the 1.21.3 jar (4082) cannot open it safely — restore a snapshot from before the upgrade first (backup restore --tag pre-upgrade), then run jar-download --rollback again\n",
+    });
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("paper-1.21.4-231.jar"));
+
+    buildWorld(volume, { players: 1 });
+    const back = await jar("--rollback");
+    expect(back).toMatchObject({
+      code: 0,
+      stderr: "",
+      stdout: "the 1.21.3 jar is back as server.jar (Paper 1.21.4 build 231 is kept as server.jar.previous).\n",
+    });
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("vanilla-1.21.3.jar"));
+    expect(panel.signals()).toEqual([]);
+  });
+
+  it("for a version minecraft-data does not know, reads the downloaded jar's version.json before the server stops", async () => {
+    const future = await startDownloadStandIn({
+      paper: { paper: { "1.22": [{ id: 5, channel: "STABLE" }] } },
+      worldVersions: { "1.22": 4100 },
+    });
+    try {
+      const file = join(env.MCOPS_CONFIG_DIR as string, "backup.env");
+      writeFileSync(file, readFileSync(file, "utf8").replace(stand.bases.paper, future.bases.paper));
+      buildWorld(volume, { players: 1, savedBy: { name: "1.21.4", dataVersion: 4189 } });
+      panel.setState("running");
+      const refused = await jar("1.22", "--stop", "--no-backup");
+      expect(refused).toMatchObject({
+        code: 2,
+        stderr:
+          "jar-download: the world was last saved by 1.21.4 (data version 4189); Paper 1.22 build 5 (4100) cannot open it safely — restore a snapshot from before the upgrade instead\n",
+      });
+      expect(future.requests.filter((r) => r.route === "jar")).toHaveLength(1);
+      expect(panel.signals()).toEqual([]);
+      expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+      expect(readdirSync(volume).filter((n) => n.startsWith(".mcops"))).toEqual([]);
+    } finally {
+      await future.close();
+    }
+  });
+
   it("replaces nothing and starts the server again when the pre-upgrade snapshot fails", async () => {
     // No `backup init`: the repository does not exist, restic fails.
     panel.setState("running");

@@ -23,11 +23,11 @@ describe("refuseDowngrade", () => {
   const saved = { dataVersion: 4189, name: "1.21.4" };
 
   it("refuses a version older than the world's, in one line with the way back", () => {
-    expect(() => refuseDowngrade(saved, "1.20.1", "Paper 1.20.1")).toThrow(
+    expect(() => refuseDowngrade(saved, dataVersionOf("1.20.1"), "Paper 1.20.1")).toThrow(
       "the world was last saved by 1.21.4 (data version 4189); Paper 1.20.1 (3465) cannot open it safely",
     );
     try {
-      refuseDowngrade(saved, "1.21.3");
+      refuseDowngrade(saved, dataVersionOf("1.21.3"), "1.21.3");
     } catch (error) {
       expect(error).toMatchObject({ exitCode: 2, hint: "restore a snapshot from before the upgrade instead" });
     }
@@ -35,15 +35,15 @@ describe("refuseDowngrade", () => {
   });
 
   it("names the saver from the data version when level.dat has no name", () => {
-    expect(() => refuseDowngrade({ dataVersion: 3953, name: undefined }, "1.20.1")).toThrow(
+    expect(() => refuseDowngrade({ dataVersion: 3953, name: undefined }, 3465, "1.20.1")).toThrow(
       /^the world was last saved by 1\.21 \(data version 3953\)/,
     );
   });
 
   it("allows the same version, a newer one, a version it does not know, and a volume with no world", () => {
-    expect(() => refuseDowngrade(saved, "1.21.4")).not.toThrow();
-    expect(() => refuseDowngrade({ dataVersion: 3953, name: "1.21" }, "1.21.4")).not.toThrow();
-    expect(() => refuseDowngrade(saved, "1.99.9")).not.toThrow();
-    expect(() => refuseDowngrade(undefined, "1.8.9")).not.toThrow();
+    expect(() => refuseDowngrade(saved, 4189, "1.21.4")).not.toThrow();
+    expect(() => refuseDowngrade({ dataVersion: 3953, name: "1.21" }, 4189, "1.21.4")).not.toThrow();
+    expect(() => refuseDowngrade(saved, undefined, "1.99.9")).not.toThrow();
+    expect(() => refuseDowngrade(undefined, dataVersionOf("1.8.9"), "1.8.9")).not.toThrow();
   });
 });

@@ -68,6 +68,11 @@ export interface DownloadStandInOptions {
   /** Bytes of every jar (default 64 KiB). */
   jarBytes?: number;
   /**
+   * Data versions for the version.json a server jar of that version carries, over the real ones of the versions served
+   * by default (a version in neither gets a jar without version.json, as before 1.14).
+   */
+  worldVersions?: Record<string, number>;
+  /**
    * Default true: PaperMC refuses requests without a descriptive User-Agent (must contain a contact in parentheses,
    * and must not be a generic default such as curl/, Wget/, node, undici, python-requests).
    */
@@ -327,20 +332,64 @@ const LOCAL_HEADER = 30;
 const CENTRAL_HEADER = 46;
 const END_OF_CENTRAL_DIRECTORY = 22;
 
-/** A ZIP (stored, no compression) with META-INF/MANIFEST.MF and a padding entry, about `size` bytes long. */
-function buildJar(name: string, size: number): Buffer {
+/**
+ * The data version (`world_version`) of the game versions the hosts here serve, for the version.json a server jar
+ * carries (minecraft.wiki, "Data version"); a jar of another version has none, as a jar from before 1.14 has none.
+ */
+const WORLD_VERSIONS: Record<string, number> = {
+  "1.20.1": 3465,
+  "1.21": 3953,
+  "1.21.1": 3955,
+  "1.21.3": 4082,
+  "1.21.4": 4189,
+};
+
+/**
+ * version.json at the root of vanilla's server jar (its bundler), and of Paper's, Folia's and Purpur's paperclip jars,
+ * which carry the vanilla one: the fields of 1.21.4's. Undefined for client and Fabric jars (Fabric's server jar is a
+ * launcher), and for a version not in WORLD_VERSIONS.
+ */
+function versionJson(name: string, worldVersions: Record<string, number>): Buffer | undefined {
+  const version =
+    /^(?:paper|folia|purpur)-(.+)-[^-]+\.jar$/.exec(name)?.[1] ?? /^vanilla-(?!client-)(.+)\.jar$/.exec(name)?.[1];
+  const world = version === undefined ? undefined : worldVersions[version];
+  if (version === undefined || world === undefined) return undefined;
+  return Buffer.from(
+    JSON.stringify({
+      id: version,
+      name: version,
+      world_version: world,
+      series_id: "main",
+      protocol_version: 769,
+      pack_version: { resource: 46, data: 61 },
+      build_time: "2024-12-03T10:12:57+00:00",
+      java_component: "java-runtime-delta",
+      java_version: 21,
+      stable: true,
+      use_editor: false,
+    }),
+  );
+}
+
+/** A ZIP (stored, no compression) with META-INF/MANIFEST.MF, version.json and a padding entry, about `size` bytes. */
+function buildJar(name: string, size: number, worldVersions: Record<string, number>): Buffer {
   const manifest = Buffer.from(`Manifest-Version: 1.0\r\nMain-Class: ${mainClass(name)}\r\n\r\n`);
-  const padName = "padding.bin";
+  const fixed: { name: Buffer; data: Buffer }[] = [{ name: Buffer.from("META-INF/MANIFEST.MF"), data: manifest }];
+  const version = versionJson(name, worldVersions);
+  if (version) fixed.push({ name: Buffer.from("version.json"), data: version });
+  const padName = Buffer.from("padding.bin");
   const overhead =
-    2 * (LOCAL_HEADER + CENTRAL_HEADER) +
-    2 * "META-INF/MANIFEST.MF".length +
+    fixed.reduce((sum, e) => sum + LOCAL_HEADER + CENTRAL_HEADER + 2 * e.name.length + e.data.length, 0) +
+    LOCAL_HEADER +
+    CENTRAL_HEADER +
     2 * padName.length +
-    manifest.length +
     END_OF_CENTRAL_DIRECTORY;
-  const entries = [
-    { name: Buffer.from("META-INF/MANIFEST.MF"), data: manifest },
-    { name: Buffer.from(padName), data: pseudoRandom(name, Math.max(0, size - overhead)) },
-  ];
+  const entries = [...fixed, { name: padName, data: pseudoRandom(name, Math.max(0, size - overhead)) }];
+  return storedZip(entries);
+}
+
+/** A ZIP of the entries as they are (method 0, stored), with its central directory: what `unzip -t` accepts. */
+export function storedZip(entries: readonly { name: Buffer; data: Buffer }[]): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -519,6 +568,7 @@ interface Hosts {
   vanilla: NonNullable<DownloadStandInOptions["vanilla"]>;
   fabric: NonNullable<DownloadStandInOptions["fabric"]>;
   jarBytes: number;
+  worldVersions: Record<string, number>;
   requireUserAgent: boolean;
   /** The stand-in's address, for the download addresses it answers with. */
   origin: string;
@@ -551,6 +601,7 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
     vanilla: options.vanilla ?? DEFAULT_VANILLA,
     fabric: options.fabric ?? DEFAULT_FABRIC,
     jarBytes,
+    worldVersions: { ...WORLD_VERSIONS, ...options.worldVersions },
     requireUserAgent: options.requireUserAgent ?? true,
     origin: "",
     artifacts: new Map(),
@@ -601,7 +652,7 @@ function artifact(hosts: Hosts, name: string): Artifact {
   const file = jarName(name);
   let found = hosts.artifacts.get(file);
   if (!found) {
-    const bytes = buildJar(file, hosts.jarBytes);
+    const bytes = buildJar(file, hosts.jarBytes, hosts.worldVersions);
     found = { bytes, sha256: hex("sha256", bytes), sha1: hex("sha1", bytes), md5: hex("md5", bytes) };
     hosts.artifacts.set(file, found);
   }

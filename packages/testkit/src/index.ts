@@ -8,7 +8,13 @@ export { DIGITALOCEAN_ROUTES, startDigitalOceanStandIn } from "./digitalocean.ts
 export type { DiscordStandIn, DiscordStandInOptions, ReceivedMessage } from "./discord.ts";
 export { computePings, DISCORD_ROUTES, describeMessage, startDiscordStandIn } from "./discord.ts";
 export type { DownloadStandIn, DownloadStandInOptions } from "./downloads.ts";
-export { DOWNLOAD_HOSTS, DOWNLOAD_ROUTES, isDescriptiveUserAgent, startDownloadStandIn } from "./downloads.ts";
+export {
+  DOWNLOAD_HOSTS,
+  DOWNLOAD_ROUTES,
+  isDescriptiveUserAgent,
+  startDownloadStandIn,
+  storedZip,
+} from "./downloads.ts";
 export { type GameServer, startGameServer } from "./game.ts";
 export { fifoWitness, giveToGame, leaseSwapWorld, swapForLink, waitUntil } from "./hostile.ts";
 export type { TempDir, ToolRun } from "./http.ts";

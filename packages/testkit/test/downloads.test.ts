@@ -491,10 +491,13 @@ describe("jars", () => {
     } finally {
       await again.close();
     }
-    // The end of central directory says 2 entries and where the central directory is.
+    // The end of central directory says 3 entries (the manifest, version.json, the padding) and where the central
+    // directory is; a Fabric launcher jar carries no version.json.
     const end = paper.subarray(paper.length - 22);
     expect(end.readUInt32LE(0)).toBe(0x06054b50);
-    expect(end.readUInt16LE(10)).toBe(2);
+    expect(end.readUInt16LE(10)).toBe(3);
+    const fabric = s.jar("fabric-server-mc.1.21.4-loader.0.16.10-launcher.1.0.1.jar");
+    expect(fabric.readUInt16LE(fabric.length - 22 + 10)).toBe(2);
     expect(paper.readUInt32LE(end.readUInt32LE(16))).toBe(0x02014b50);
     expect(paper.readUInt32LE(0)).toBe(0x04034b50);
 
@@ -505,6 +508,8 @@ describe("jars", () => {
     expect(execFileSync("unzip", ["-t", file], { encoding: "utf8", timeout: 5000 })).toContain("No errors detected");
     const manifest = execFileSync("unzip", ["-p", file, "META-INF/MANIFEST.MF"], { encoding: "utf8", timeout: 5000 });
     expect(manifest).toBe("Manifest-Version: 1.0\r\nMain-Class: io.papermc.paperclip.Main\r\n\r\n");
+    const version = execFileSync("unzip", ["-p", file, "version.json"], { encoding: "utf8", timeout: 5000 });
+    expect(JSON.parse(version)).toMatchObject({ id: "1.21.4", world_version: 4189 });
   });
 
   it("default to 64 KiB", async () => {
