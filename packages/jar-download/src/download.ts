@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, createReadStream, fsyncSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, createReadStream, fsyncSync, openSync, readSync, rmSync, type Stats, writeSync } from "node:fs";
 import type { Clock } from "@mcops/core/clock";
 import { JobError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
@@ -173,6 +173,24 @@ function isZip(path: string): boolean {
 export const INSTALLED_JAR_MAX_BYTES = 512 * 1024 * 1024;
 
 /**
+ * A jar in the volume opened for reading (the caller closes `fd`): a regular file of at most INSTALLED_JAR_MAX_BYTES,
+ * opened without following a link or blocking on a FIFO; undefined for anything else, or nothing.
+ */
+export function openJar(volume: VolumeDir, name: string): { fd: number; stat: Stats } | undefined {
+  let file: ReturnType<VolumeDir["tryOpenFile"]>;
+  try {
+    file = volume.tryOpenFile(name);
+  } catch {
+    return undefined;
+  }
+  if (file && file.stat.size > INSTALLED_JAR_MAX_BYTES) {
+    closeSync(file.fd);
+    return undefined;
+  }
+  return file;
+}
+
+/**
  * The digest of server.jar already in the volume, to see whether it is this build already: a regular file only (a
  * link, a FIFO or a device is never read: it is simply not this build), and only when its size is the expected one.
  */
@@ -182,14 +200,9 @@ export async function installedDigest(
   algorithm: ChecksumAlgorithm,
   expectedSize: number | undefined,
 ): Promise<string | undefined> {
-  let file: ReturnType<VolumeDir["tryOpenFile"]>;
-  try {
-    file = volume.tryOpenFile(name);
-  } catch {
-    return undefined;
-  }
+  const file = openJar(volume, name);
   if (!file) return undefined;
-  if (file.stat.size > INSTALLED_JAR_MAX_BYTES || (expectedSize !== undefined && file.stat.size !== expectedSize)) {
+  if (expectedSize !== undefined && file.stat.size !== expectedSize) {
     closeSync(file.fd);
     return undefined;
   }

@@ -3,6 +3,7 @@ import { Readable } from "node:stream";
 import type { VolumeDir } from "@mcops/core/volume";
 import yauzl, { type Entry, type ZipFile } from "yauzl";
 import { z } from "zod";
+import { openJar } from "./download.ts";
 
 /**
  * What a server jar says of itself: the `version.json` at the root of vanilla's bundler jar (and of Paper's, Folia's and
@@ -31,12 +32,7 @@ const versionJson = z.object({
 
 /** The version jar `name` in `volume` says it is; undefined when it is not a jar with a readable version.json. */
 export async function jarVersion(volume: VolumeDir, name: string): Promise<JarVersion | undefined> {
-  let file: ReturnType<VolumeDir["tryOpenFile"]>;
-  try {
-    file = volume.tryOpenFile(name);
-  } catch {
-    return undefined;
-  }
+  const file = openJar(volume, name);
   if (!file) return undefined;
   try {
     return await readVersionJson(file.fd, file.stat.size);

@@ -19,9 +19,9 @@ import {
   waitUntil,
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { OLD, writeConfig } from "./config.ts";
 
 const BIN = fileURLToPath(new URL("../dist/jar-download.mjs", import.meta.url));
-const OLD = Buffer.from("PK\u0003\u0004 the jar that was there");
 
 let stand: DownloadStandIn;
 let panel: PanelStandIn;
@@ -82,26 +82,7 @@ beforeEach(async () => {
   mkdirSync(join(volume, "world"), { recursive: true });
   writeFileSync(join(volume, "server.jar"), OLD);
   env = toolEnv(root.path, { MCOPS_RETRY_MS: "20" });
-  const etc = env.MCOPS_CONFIG_DIR as string;
-  mkdirSync(etc, { recursive: true });
-  writeFileSync(
-    join(etc, "backup.env"),
-    [
-      `CONTROL_URL=${panel.url}`,
-      `CONTROL_KEY=${panel.apiKey}`,
-      `SERVER_ID=${panel.server.identifier}`,
-      `WORLD_DIR=${volume}`,
-      `DOWNLOAD_BASE=${stand.bases.paper}`,
-      `PURPUR_BASE=${stand.bases.purpur}`,
-      `MOJANG_BASE=${stand.bases.mojang}`,
-      `FABRIC_BASE=${stand.bases.fabric}`,
-      "DOWNLOAD_CONTACT=ops@example.com",
-      "",
-    ].join("\n"),
-  );
-  chmodSync(join(etc, "backup.env"), 0o600);
-  writeFileSync(join(etc, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`);
-  chmodSync(join(etc, "webhook.env"), 0o600);
+  writeConfig(env, { panel, volume, stand, discord });
 });
 afterEach(async () => {
   await panel.close();

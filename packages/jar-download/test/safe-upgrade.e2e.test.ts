@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -17,6 +17,7 @@ import {
 } from "@mcops/testkit";
 import nbt from "prismarine-nbt";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { OLD, writeConfig } from "./config.ts";
 
 /**
  * Safe upgrades with real restic (a local rclone remote) and a world built with real NBT: the pre-upgrade snapshot,
@@ -24,7 +25,6 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
  */
 const BIN = fileURLToPath(new URL("../dist/jar-download.mjs", import.meta.url));
 const BACKUP = join(dirname(fileURLToPath(import.meta.resolve("@mcops/backup/world"))), "..", "dist", "backup.mjs");
-const OLD = Buffer.from("PK\u0003\u0004 the jar that was there");
 
 let stand: DownloadStandIn;
 let discord: DiscordStandIn;
@@ -72,27 +72,10 @@ beforeEach(async () => {
   buildWorld(volume, { players: 1 });
   writeFileSync(join(volume, "server.jar"), OLD);
   env = toolEnv(root.path, { MCOPS_RETRY_MS: "20", RCLONE_CONFIG_MCOPSTEST_TYPE: "local" });
-  const etc = env.MCOPS_CONFIG_DIR as string;
-  mkdirSync(etc, { recursive: true });
   const password = join(root.path, "restic-password");
   writeFileSync(password, "correct horse battery staple mcops test\n", { mode: 0o600 });
-  const fields = [
-    `CONTROL_URL=${panel.url}`,
-    `CONTROL_KEY=${panel.apiKey}`,
-    `SERVER_ID=${panel.server.identifier}`,
-    `WORLD_DIR=${volume}`,
-    `RESTIC_REPOSITORY=rclone:mcopstest:${join(root.path, "repo")}`,
-    `RESTIC_PASSWORD_FILE=${password}`,
-    `DOWNLOAD_BASE=${stand.bases.paper}`,
-    `PURPUR_BASE=${stand.bases.purpur}`,
-    `MOJANG_BASE=${stand.bases.mojang}`,
-    `FABRIC_BASE=${stand.bases.fabric}`,
-    "DOWNLOAD_CONTACT=ops@example.com",
-  ];
-  writeFileSync(join(etc, "backup.env"), `${fields.join("\n")}\n`, { mode: 0o600 });
-  chmodSync(join(etc, "backup.env"), 0o600);
-  writeFileSync(join(etc, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`, { mode: 0o600 });
-  chmodSync(join(etc, "webhook.env"), 0o600);
+  const repository = `RESTIC_REPOSITORY=rclone:mcopstest:${join(root.path, "repo")}`;
+  writeConfig(env, { panel, volume, stand, discord, extra: [repository, `RESTIC_PASSWORD_FILE=${password}`] });
 });
 afterEach(async () => {
   await panel.close();
