@@ -416,7 +416,7 @@ try {
           },
           body: new URLSearchParams(fields),
         });
-      const on = ["leave", "death", "start", "stop", "crash", "backup", "idle", "restart"]; // "Player joined" unticked
+      const on = ["leave", "death", "start", "stop", "crash", "backup", "idle", "restart", "health"]; // "Player joined" unticked
       const saved = await post("/settings", [
         ["csrf", field("csrf")],
         ["version", field("version")],

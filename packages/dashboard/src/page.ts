@@ -21,6 +21,7 @@ const CATEGORY_LABELS: Record<Category, [label: string, detail: string]> = {
   backup: ["Backups", "started, completed, failed"],
   idle: ["Idle monitor", "idle backup triggered, idle stop"],
   restart: ["Scheduled restarts", "warning, restart, result"],
+  health: ["Health alerts", "a crash loop, a filling disk, lag, memory"],
 };
 
 export interface Flash {

@@ -337,7 +337,7 @@ describe("form posts", () => {
       ["csrf", csrf],
       ["version", version],
       ["webhook_url", discord.webhookUrl()],
-      ...["leave", "death", "backup"].map((c): [string, string] => ["events", c]),
+      ...["leave", "death", "backup", "health"].map((c): [string, string] => ["events", c]),
     ];
     const saved = await postForm("/settings", cookie, fields);
     expect(saved.status).toBe(303);
@@ -354,6 +354,7 @@ describe("form posts", () => {
       backup: true,
       idle: false,
       restart: false,
+      health: true,
     });
     expect(statSync(webhookJson()).mode & 0o777).toBe(0o600);
     const after = await call("GET", "/", { headers: { cookie } });
