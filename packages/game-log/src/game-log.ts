@@ -58,8 +58,13 @@ const LOST_CONNECTION = new RegExp(`^(${NAME}) lost connection: `);
 const DONE = /^Done \((\d+(?:[.,]\d+)?)s\)! For help, type "help"/;
 const STOPPING = /^Stopping (?:the )?server$/;
 const STARTING = /^Starting (?:minecraft|Minecraft) server version /;
+/**
+ * A crash's first line: the game's own, and the watchdogs' (vanilla's ServerWatchdog says "A single server tick took
+ * 60.00 seconds (should be max 0.05)" then "Considering it to be crashed"; Paper's WatchdogThread "The server has stopped
+ * responding! This is (probably) not a Paper bug."): a server that hangs is a crash as much as one that throws.
+ */
 const CRASH =
-  /Encountered an unexpected exception|This crash report has been saved to|Considering it to be crashed|Failed to start the minecraft server/;
+  /Encountered an unexpected exception|This crash report has been saved to|Considering it to be crashed|Failed to start the minecraft server|^A single server tick took [\d.,]+ seconds|^The server has stopped responding!/;
 const REPORT = /This crash report has been saved to:? ?(.+)$/;
 const EXCEPTION = /^(?:Caused by: )?[\w$.]+(?:Exception|Error|Throwable)\b.*/;
 const LEADING_NAME = new RegExp(`^(${NAME}) `);

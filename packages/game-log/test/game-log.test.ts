@@ -150,6 +150,40 @@ describe("GameLogParser", () => {
     ]);
   });
 
+  it("makes a crash of a watchdog's hang: vanilla's tick that took 60 s, Paper's server that stopped responding", () => {
+    const vanilla = [
+      at("A single server tick took 60.00 seconds (should be max 0.05)", "Server Watchdog", "ERROR"),
+      at("Considering it to be crashed, server will forcibly shutdown.", "Server Watchdog", "ERROR"),
+      at("This crash report has been saved to: /srv/crash-reports/crash-1.txt", "Server Watchdog", "ERROR"),
+    ].join("\n");
+    expect(parseGameLog(vanilla)).toEqual([
+      expect.objectContaining({
+        type: "crash",
+        line: 1,
+        message: "A single server tick took 60.00 seconds (should be max 0.05)",
+        report: "/srv/crash-reports/crash-1.txt",
+      }),
+    ]);
+    const paper = [
+      at("------------------------------", "Paper Watchdog Thread", "ERROR"),
+      at("The server has stopped responding! This is (probably) not a Paper bug.", "Paper Watchdog Thread", "ERROR"),
+      at(
+        "If you see a plugin in the Server thread dump below, then please report it to that author",
+        "Paper Watchdog Thread",
+        "ERROR",
+      ),
+      at('Done (1.0s)! For help, type "help"'),
+      at("The server has stopped responding! This is (probably) not a Paper bug.", "Paper Watchdog Thread", "ERROR"),
+    ].join("\n");
+    expect(types(paper)).toEqual([
+      ["crash", null, 2],
+      ["start", null, 4],
+      ["crash", null, 5],
+    ]);
+    // A player who says it is not the watchdog.
+    expect(types(at("<Steve> The server has stopped responding! lol"))).toEqual([]);
+  });
+
   it("makes an error of a main-thread ERROR entry with its stack lines, and nothing of other threads' errors", () => {
     const log = [
       at("Failed to handle packet", "Server thread", "ERROR"),

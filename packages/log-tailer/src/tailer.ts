@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { fromBackupEnv } from "@mcops/core/config";
-import { type JobError, UsageError } from "@mcops/core/errors";
+import { fromBackupEnv, pickFields } from "@mcops/core/config";
+import { ConfigError, type JobError, UsageError } from "@mcops/core/errors";
 import { writeFileAtomic } from "@mcops/core/fs";
-import { COLOURS, type Notice, toolNotifier } from "@mcops/core/http";
+import { COLOURS, createPanelClient, type Notice, toolNotifier } from "@mcops/core/http";
 import { type Logger, toolLogger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
 import type { Paths } from "@mcops/core/paths";
@@ -12,6 +12,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { GameLogParser } from "@mcops/game-log/game-log";
 import { type FollowPosition, LogFollower, MAX_LINE_BYTES } from "@mcops/game-log/log-follower";
+import { CrashLoop } from "./crash-loop.ts";
 import { after, BurstThrottle, ErrorDigest } from "./messages.ts";
 import { fields } from "./settings.ts";
 
@@ -48,7 +49,8 @@ const STATE_MODE = 0o666;
  * saved in the state dir, so a restart neither announces old lines again nor misses new ones.
  */
 export async function runTailer(ctx: TailerContext, options: TailerOptions = {}): Promise<number> {
-  const log = openLog(ctx, options);
+  const settings = loadTailerSettings(ctx, options);
+  const log = openLog(options, settings.WORLD_DIR);
   const logger = toolLogger({
     logDir: ctx.paths.logDir,
     file: LOG_FILES["log-tailer"],
@@ -56,7 +58,7 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
     env: ctx.env,
     clock: ctx.clock,
   });
-  const posts = announcer(ctx, logger);
+  const posts = announcer(ctx, logger, settings);
   const position = positionStore(ctx.paths, log.file, logger);
   const follower = follow(ctx, log, options, { logger, posts, position });
   logger.info(`following ${log.file}`);
@@ -70,8 +72,25 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
   return 0;
 }
 
+/**
+ * backup.env's fields (docs/system.md 2.1): WORLD_DIR only without --file; the panel only for CRASH_LOOP_STOP, which
+ * cannot work without it (exit 78 before anything is followed).
+ */
+function loadTailerSettings(ctx: TailerContext, options: TailerOptions) {
+  const names = Object.keys(fields).filter((name) => name !== "WORLD_DIR" || !options.file) as (keyof typeof fields)[];
+  const settings = fromBackupEnv(pickFields(fields, names), { paths: ctx.paths, env: ctx.env });
+  const panel = [settings.CONTROL_URL, settings.CONTROL_KEY, settings.SERVER_ID];
+  if (settings.CRASH_LOOP && settings.CRASH_LOOP_STOP && panel.some((value) => value === undefined)) {
+    throw new ConfigError("CRASH_LOOP_STOP=yes needs the panel to stop the server", {
+      where: settings.file,
+      hint: "add CONTROL_URL, CONTROL_KEY and SERVER_ID (docs/system.md 2.1), or set CRASH_LOOP_STOP=no",
+    });
+  }
+  return settings as typeof settings & { WORLD_DIR?: string | undefined };
+}
+
 /** The log to follow: --file, else <WORLD_DIR>/logs/latest.log; never followed if it is a link. */
-function openLog(ctx: TailerContext, options: TailerOptions): Log {
+function openLog(options: TailerOptions, worldDir: string | undefined): Log {
   if (options.file) {
     const file = options.file;
     // A missing file is waited for (the server may not have started yet); a directory never becomes a log. The
@@ -86,30 +105,37 @@ function openLog(ctx: TailerContext, options: TailerOptions): Log {
   }
   // WORLD_DIR is the operator's; everything below it is the game's (and any plugin's), so a link, a FIFO or a
   // directory there is a problem said at run time, not a usage error.
-  const worldDir = fromBackupEnv(fields, { paths: ctx.paths, env: ctx.env }).WORLD_DIR;
-  return { file: join(worldDir, "logs", "latest.log"), dir: VolumeDir.open(worldDir), rel: "logs/latest.log" };
+  const dir = worldDir as string;
+  return { file: join(dir, "logs", "latest.log"), dir: VolumeDir.open(dir), rel: "logs/latest.log" };
 }
 
 /** The game's events as posts: parsed, logged, throttled, and sent one at a time in log order. */
 interface Announcer {
   parser: GameLogParser;
-  send(notice: Notice): void;
+  send(notice: Notice | Promise<Notice>): void;
   /** Sends what is still held (at shutdown) and waits until every post has gone out. */
   flush(): Promise<void>;
 }
 
-function announcer(ctx: TailerContext, logger: Logger): Announcer {
+function announcer(ctx: TailerContext, logger: Logger, settings: ReturnType<typeof loadTailerSettings>): Announcer {
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   let queue: Promise<unknown> = Promise.resolve();
-  const send = (notice: Notice) => {
-    queue = queue.then(() => notifier.send(notice));
+  // In log order: a notice still being made (the crash loop's, while the server is stopped) holds its place.
+  const send = (notice: Notice | Promise<Notice>) => {
+    queue = queue.then(async () => notifier.send(await notice));
   };
   const bursts = new BurstThrottle({ clock: ctx.clock, send });
   const errors = new ErrorDigest(ctx.clock, send);
+  const loop = crashLoopFor(ctx, logger, settings, send);
   const parser = new GameLogParser((event) => {
     logger.info(`${event.type}${event.player ? ` ${event.player}` : ""}: ${event.message} (line ${event.line})`);
     if (event.type === "error") errors.offer(event);
-    else bursts.offer(event);
+    else if (event.type === "crash" && loop?.crashed(event)) return;
+    else {
+      if (event.type === "start") loop?.started();
+      if (event.type === "stop") loop?.stopped();
+      bursts.offer(event);
+    }
   });
   return {
     parser,
@@ -118,9 +144,27 @@ function announcer(ctx: TailerContext, logger: Logger): Announcer {
       parser.flush();
       bursts.flush();
       errors.flush();
+      loop?.close();
       await queue;
     },
   };
+}
+
+/** The crash-loop watch (CRASH_LOOP, default 3/10m; off: none), stopping the server with CRASH_LOOP_STOP. */
+function crashLoopFor(
+  ctx: TailerContext,
+  logger: Logger,
+  settings: ReturnType<typeof loadTailerSettings>,
+  send: (notice: Notice | Promise<Notice>) => void,
+): CrashLoop | undefined {
+  const rule = settings.CRASH_LOOP;
+  if (!rule) return undefined;
+  const { CONTROL_URL: url, CONTROL_KEY: key, SERVER_ID: serverId } = settings;
+  const panel =
+    settings.CRASH_LOOP_STOP && url && key && serverId
+      ? createPanelClient({ url, key, serverId, clock: ctx.clock })
+      : undefined;
+  return new CrashLoop({ clock: ctx.clock, rule, logger, send, stop: panel && (() => panel.power("stop")) });
 }
 
 /** Where the follower got to in a log, kept in the state dir under a name from the log's path. */

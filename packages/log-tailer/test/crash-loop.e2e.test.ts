@@ -1,0 +1,144 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type DiscordStandIn,
+  type PanelStandIn,
+  runTool,
+  startDiscordStandIn,
+  startPanelStandIn,
+  toolEnv,
+  waitUntil,
+} from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+/** The crash-loop watch of the built service, on the game's real log lines, with the panel and Discord stand-ins. */
+const BIN = fileURLToPath(new URL("../dist/log-tailer.mjs", import.meta.url));
+
+let discord: DiscordStandIn;
+let panel: PanelStandIn;
+let root: string;
+let log: string;
+let env: NodeJS.ProcessEnv;
+let service: ChildProcess | undefined;
+
+const at = (message: string, thread = "Server thread", level = "INFO") =>
+  `[12:00:00] [${thread}/${level}]: ${message}\n`;
+const titles = () => discord.messages.map((m) => m.body.embeds[0].title as string);
+const started = at('Done (3.5s)! For help, type "help"');
+const CRASHES = {
+  vanilla: [
+    at("Encountered an unexpected exception", "Server thread", "ERROR"),
+    "net.minecraft.ReportedException: Ticking entity\n",
+    'Caused by: java.lang.NullPointerException: Cannot invoke "net.minecraft.world.entity.Entity.tick()"\n',
+    at("This crash report has been saved to: /srv/crash-reports/crash-1.txt", "Server thread", "ERROR"),
+  ].join(""),
+  oom: [
+    at("Encountered an unexpected exception", "Server thread", "ERROR"),
+    "java.lang.OutOfMemoryError: Java heap space\n",
+  ].join(""),
+  watchdog: [
+    at("A single server tick took 60.00 seconds (should be max 0.05)", "Server Watchdog", "ERROR"),
+    at("Considering it to be crashed, server will forcibly shutdown.", "Server Watchdog", "ERROR"),
+  ].join(""),
+  paper: at("The server has stopped responding! This is (probably) not a Paper bug.", "Paper Watchdog Thread", "ERROR"),
+};
+
+function backupEnv(lines: string[]): void {
+  const file = join(root, "etc", "backup.env");
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  chmodSync(file, 0o600);
+}
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), "mcops-crash-loop-"));
+  const uuid = randomUUID();
+  const worldDir = join(root, "volumes", uuid);
+  mkdirSync(join(worldDir, "logs"), { recursive: true });
+  mkdirSync(join(root, "etc"));
+  log = join(worldDir, "logs", "latest.log");
+  writeFileSync(log, "");
+  discord = await startDiscordStandIn();
+  panel = await startPanelStandIn({ servers: [{ uuid, state: "running" }], timings: { startMs: 100, stopMs: 100 } });
+  const webhookEnv = join(root, "etc", "webhook.env");
+  writeFileSync(webhookEnv, `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+  chmodSync(webhookEnv, 0o600);
+  backupEnv([
+    `WORLD_DIR=${worldDir}`,
+    `CONTROL_URL=${panel.url}`,
+    `CONTROL_KEY=${panel.apiKey}`,
+    `SERVER_ID=${panel.server.identifier}`,
+    "CRASH_LOOP=3/10m",
+    "CRASH_LOOP_STOP=yes",
+  ]);
+  env = toolEnv(root);
+});
+
+afterEach(async () => {
+  service?.kill("SIGKILL");
+  service = undefined;
+  await discord.close();
+  await panel.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe("log-tailer: crash loops", () => {
+  it("posts one crash-loop message with each crash's line, stops the server once, then posts no more crashes", async () => {
+    service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "inherit"] });
+    appendFileSync(log, CRASHES.vanilla + started);
+    await discord.waitForMessages(2, 10_000);
+    appendFileSync(log, CRASHES.oom + started);
+    await discord.waitForMessages(4, 10_000);
+    appendFileSync(log, CRASHES.watchdog + started);
+    await discord.waitForMessages(6, 10_000);
+    expect(titles()).toEqual([
+      "Server crashed",
+      "Server started",
+      "Server crashed",
+      "Server started",
+      expect.stringMatching(/^Crash loop: the server crashed 3 times in \d+ s$/),
+      "Server started",
+    ]);
+    const loop = discord.messages[4]?.body.embeds[0];
+    expect(loop).toMatchObject({ color: 15548997 });
+    expect(loop?.description).toBe(
+      [
+        "1. net.minecraft.ReportedException: Ticking entity",
+        "2. java.lang.OutOfMemoryError: Java heap space",
+        "3. A single server tick took 60.00 seconds \\(should be max 0.05\\)",
+        "The server was stopped through the panel so it does not keep corrupting chunks (CRASH_LOOP_STOP): start it from the panel once the cause is fixed.",
+      ].join("\n"),
+    );
+    await waitUntil(() => panel.signals().length > 0, "the stop through the panel");
+    expect(panel.signals()).toEqual(["stop"]);
+
+    // A fourth crash (Paper's watchdog this time) posts nothing; what follows it still does.
+    appendFileSync(log, CRASHES.paper + at("Steve joined the game"));
+    await discord.waitForMessages(7, 10_000);
+    expect(titles().slice(6)).toEqual(["Steve joined the game"]);
+    expect(panel.signals()).toEqual(["stop"]);
+    // The log says the fourth crash was seen and not posted.
+    const tailerLog = () => readFileSync(join(root, "log", "mc-log-tailer.log"), "utf8");
+    await waitUntil(
+      () => /WARN crash 4 of the crash loop: not posted \(The server has stopped responding!/.test(tailerLog()),
+      "the log line",
+    );
+  });
+
+  it("says in one line what is wrong with CRASH_LOOP, and that CRASH_LOOP_STOP needs the panel (exit 78)", async () => {
+    const worldDir = join(root, "volumes");
+    backupEnv([`WORLD_DIR=${worldDir}`, "CRASH_LOOP=3"]);
+    const bad = await runTool(BIN, [], { env });
+    expect(bad.code).toBe(78);
+    expect(bad.stderr).toMatch(/^log-tailer: CRASH_LOOP is not a crash count and a time .*3\/10m.*\n$/);
+    backupEnv([`WORLD_DIR=${worldDir}`, "CRASH_LOOP_STOP=yes"]);
+    const noPanel = await runTool(BIN, [], { env });
+    expect(noPanel).toMatchObject({
+      code: 78,
+      stderr: `log-tailer: CRASH_LOOP_STOP=yes needs the panel to stop the server (${join(root, "etc", "backup.env")}) — add CONTROL_URL, CONTROL_KEY and SERVER_ID (docs/system.md 2.1), or set CRASH_LOOP_STOP=no\n`,
+    });
+  });
+});
