@@ -21,8 +21,8 @@ import {
 /**
  * `npm run demo`: the toolkit rehearsed against the local stand-ins. Part 1 is a day of the server in about a minute:
  * the morning backup, the server starting, players joining (real protocol clients and the lines the game logs), a
- * death, the countdown restart, everyone leaving, the idle backup, and restores after griefing (the whole world, one
- * area, one player). Part 2 shows the rest:
+ * death, the countdown restart, everyone leaving, the idle backup, restores after griefing (the whole world, one
+ * area, one player), and a crash loop caught. Part 2 shows the rest:
  * the webhook's edge cases, a jar update with its safety snapshot, downgrade refusal and rollback, hibernate and
  * revive, the dashboard. Everything runs on 127.0.0.1 in a temporary directory;
  * nothing leaves the machine.
@@ -128,6 +128,7 @@ try {
     `GAME_ADDRESS=${game.address}`,
     "IDLE_AFTER=2s",
     `IDLE_BACKUP_COMMAND=${bin("backup")}`,
+    "CRASH_LOOP_STOP=yes",
   ];
   writeSecret("backup.env", `${backupEnv.join("\n")}\n`);
   writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`);
@@ -231,6 +232,23 @@ try {
   await run("backup", ["restore", "--player", "Steve"]);
   console.log(`  \x1b[2mthe server stayed ${panel.state()}\x1b[0m`);
   await run("backup", ["snapshots"]);
+
+  heading(
+    "21:00 — a broken plugin: the server crashes, the panel restarts it, it crashes again; the loop is caught once",
+  );
+  const ready = gameLine('Done (3.5s)! For help, type "help"');
+  const crash = (exception: string) => `${gameLine("Encountered an unexpected exception", "ERROR")}${exception}\n`;
+  writeFileSync(latest, crash("java.lang.NoSuchMethodError: 'void org.bukkit.World.save()'") + ready, { flag: "a" });
+  await channel(2);
+  writeFileSync(latest, crash("java.lang.NoSuchMethodError: 'void org.bukkit.World.save()'") + ready, { flag: "a" });
+  await channel(2);
+  writeFileSync(latest, crash("java.lang.IllegalStateException: Asynchronous chunk load!"), { flag: "a" });
+  await channel(2); // the crash loop, then the stop the tailer asked the panel for
+  console.log(`  \x1b[2mpower signals: ${panel.signals().slice(-1).join("")}; the server is ${panel.state()}\x1b[0m`);
+  console.log("  \x1b[2m(the operator removes the plugin and starts the server from the panel)\x1b[0m");
+  panel.setState("running");
+  writeFileSync(latest, ready, { flag: "a" });
+  await channel(1);
   tailer.kill("SIGTERM");
   await new Promise((r) => tailer?.on("close", r));
   tailer = undefined;
