@@ -3,6 +3,9 @@ import {
   absolutePathSchema,
   backupMaxAgeField,
   countSchema,
+  diskCriticalField,
+  diskLimits,
+  diskWarnField,
   durationSchema,
   fail,
   field,
@@ -19,6 +22,7 @@ import {
   worldDirField,
   yesNoSchema,
 } from "@mcops/core/config";
+import type { DiskLimits } from "@mcops/core/disk";
 import { readConfigText } from "@mcops/core/env-file";
 import { ConfigError } from "@mcops/core/errors";
 import { toolLogPath } from "@mcops/core/log-events";
@@ -81,6 +85,10 @@ export const fields = {
   BACKUP_PING_URL: setting(z.optional(pingUrlSchema)),
   /** node_exporter textfile collector directory for mcops_backup.prom and mcops_drill.prom. */
   BACKUP_TEXTFILE_DIR: textfileDirField,
+  /** Free space on the volume's disk below which no backup begins (a full disk during a save corrupts the world). */
+  DISK_CRITICAL: diskCriticalField,
+  /** Read with DISK_CRITICAL so that the pair is checked the same way everywhere. */
+  DISK_WARN: diskWarnField,
 };
 
 export type Settings = Values<typeof fields> & {
@@ -91,6 +99,7 @@ export type Settings = Values<typeof fields> & {
   tags: string[];
   /** The backup log, where the run's whole story is. */
   logFile: string;
+  disk: DiskLimits;
 };
 
 /**
@@ -107,6 +116,7 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
     saveTimeoutMs: env.BACKUP_SAVE_TIMEOUT * 1000,
     owner: env.BACKUP_OWNER ?? { uid: 988, gid: 988 },
     tags: ["mcops", `server-${env.SERVER_ID}`],
+    disk: diskLimits(env),
     logFile: toolLogPath(ctx.paths, "backup"),
   };
 }

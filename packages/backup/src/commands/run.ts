@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { describeSpace, diskLevel, diskSpace } from "@mcops/core/disk";
 import { describeError, JobError, McopsError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { writeFileAtomic } from "@mcops/core/fs";
@@ -43,6 +44,7 @@ export async function runBackup(ctx: RunContext, options: BackupOptions = {}): P
   const lock = await takeBackupLock(ctx, "backup", options.wait ?? false);
   const run: Run = { ctx, settings, logger, notifier, started: ctx.clock.now() };
   try {
+    refuseFullDisk(settings);
     const world = await begin(run);
     const restic = resticFor(ctx, settings, logger, (pid) => {
       // Whole or not at all: the next run (and anyone watching) may read it while restic is starting.
@@ -86,6 +88,20 @@ async function loadOrReport(
     });
     throw error;
   }
+}
+
+/**
+ * No backup begins on a volume whose disk is below DISK_CRITICAL: save-all would write the whole world to a disk that
+ * may fill up halfway, and a world saved halfway is corrupt. Nothing is sent to the game; the failure is reported
+ * (red "Backup failed") and the run exits 1.
+ */
+function refuseFullDisk(settings: Settings): void {
+  const space = diskSpace(settings.WORLD_DIR);
+  if (!space || diskLevel(space, settings.disk) !== "critical") return;
+  throw new JobError(
+    `the server volume's disk is almost full: ${describeSpace(space)}, below DISK_CRITICAL (${Math.round(settings.disk.critical * 1000) / 10} %); no save was asked of the game, since a save on a full disk corrupts the world`,
+    { hint: "free space on that disk (old crash reports, logs, restic's cache), then run the backup again" },
+  );
 }
 
 /** What a backup reads: the server volume, and in it the world's directories and the extra paths. */

@@ -162,3 +162,12 @@ export const durationOrOffSchema = z.pipe(
   }),
   z.transform((value: string) => (/^(off|no|0)$/i.test(value) ? undefined : durationMs(value))),
 );
+
+/** A share of a whole: `10%` or `10` (percent), 0 to 100; a fraction (0.1 for 10 %). */
+export const percentSchema = z.pipe(
+  field((value, ctx) => {
+    const match = /^(\d{1,3}(?:\.\d{1,2})?)%?$/.exec(value);
+    if (!match || Number(match[1]) > 100) fail(ctx, "is not a percentage", "write it like 10%");
+  }),
+  z.transform((value: string) => Number(value.replace("%", "")) / 100),
+);

@@ -1,4 +1,6 @@
 import * as z from "zod/mini";
+import type { DiskLimits } from "../disk.ts";
+import { ConfigError } from "../errors.ts";
 import { configFile, type Paths } from "../paths.ts";
 import {
   absolutePathSchema,
@@ -7,6 +9,7 @@ import {
   hostSchema,
   ownerSchema,
   panelUrlSchema,
+  percentSchema,
   serverIdSchema,
 } from "./fields.ts";
 import { type Fields, loadSettings, setting, type Values } from "./load.ts";
@@ -40,6 +43,23 @@ export const backupMaxAgeField = setting(durationSchema, { default: "26h" });
 
 /** node_exporter's textfile collector directory, where the tools write their `mcops_*.prom` gauges (none by default). */
 export const textfileDirField = setting(z.optional(absolutePathSchema));
+
+/** Free space on the volume's disk (and restic's cache's) below which a warning is posted (default 10 %). */
+export const diskWarnField = setting(percentSchema, { default: "10%" });
+
+/** Free space below which it is critical: a red alert, and `backup` does not begin (default 5 %). */
+export const diskCriticalField = setting(percentSchema, { default: "5%" });
+
+/** DISK_WARN and DISK_CRITICAL as limits; exit 78 when the critical level is not below the warning one. */
+export function diskLimits(settings: { DISK_WARN: number; DISK_CRITICAL: number; file: string }): DiskLimits {
+  if (settings.DISK_CRITICAL >= settings.DISK_WARN) {
+    throw new ConfigError(
+      `DISK_CRITICAL (${settings.DISK_CRITICAL * 100}%) must be below DISK_WARN (${settings.DISK_WARN * 100}%)`,
+      { where: settings.file, hint: "e.g. DISK_WARN=10% and DISK_CRITICAL=5%" },
+    );
+  }
+  return { warn: settings.DISK_WARN, critical: settings.DISK_CRITICAL };
+}
 
 /** Loads a tool's fields from backup.env, the environment and its flags. */
 export function fromBackupEnv<F extends Fields>(
