@@ -27,6 +27,8 @@ export interface IdleState {
   watchingSince?: number | undefined;
   /** When the staleness alarm was last posted; unset once backups run again. */
   staleAlarm?: number | undefined;
+  /** The disks below DISK_WARN, and when each level was last posted (disk-watch.ts). */
+  disks?: Partial<Record<"volume" | "cache", { warn?: string | undefined; critical?: string | undefined }>> | undefined;
 }
 
 type ServerState = "offline" | "starting" | "running" | "stopping" | "unknown";

@@ -1,3 +1,4 @@
+import { diskSpace, type StatFs } from "@mcops/core/disk";
 import { ExitCode, JobError } from "@mcops/core/errors";
 import { COLOURS, createPanelClient, toolNotifier } from "@mcops/core/http";
 import { toolLogger } from "@mcops/core/log";
@@ -7,6 +8,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import { type Actor, act } from "./act.ts";
 import { type BackupEnd, checkBackupAge } from "./backup-age.ts";
 import { type Decision, decide, type IdleState } from "./decide.ts";
+import { checkDisks, watchedDisks } from "./disk-watch.ts";
 import { backupLogFacts, type GameLogReporter, gameLogReporter, observe } from "./observe.ts";
 import { loadSettings, type MonitorSettings } from "./settings.ts";
 import { readState, writeState } from "./state.ts";
@@ -30,13 +32,15 @@ interface Parts extends Actor {
   failure: Error | undefined;
   /** An ERROR line; the error (by default one that says the line) becomes the decision's failure. */
   fail(line: string, error?: Error): void;
+  /** How free space is measured (Node's statfs; tests give their own). */
+  statfs: StatFs | undefined;
 }
 
 /**
  * Loads the settings and builds what the decisions use: the log, the notifier, the panel client, the state file's state.
  * `once`: the failure of the one decision ends the run with it (exit code, one line), so its log line is not echoed.
  */
-function assemble(ctx: MonitorContext, args: Record<string, unknown>, once: boolean): Parts {
+function assemble(ctx: MonitorContext, args: Record<string, unknown>, once: boolean, statfs?: StatFs): Parts {
   const { env, settings } = loadSettings(ctx, args);
   const logger = toolLogger({
     logDir: ctx.paths.logDir,
@@ -62,6 +66,7 @@ function assemble(ctx: MonitorContext, args: Record<string, unknown>, once: bool
     state: readState(settings.stateFile),
     gameLog: gameLogReporter(logger, notifier),
     failure: undefined,
+    statfs,
     fail(line, error = new JobError(line)) {
       logger.error(line, { echo: !once });
       parts.failure ??= error;
@@ -82,6 +87,7 @@ async function tick(parts: Parts): Promise<Decision & { error?: Error }> {
     parts.state = decision.state;
     const action = await act(parts, decision, now);
     await watchBackupAge(parts, backupLog.end);
+    await watchDisks(parts);
     writeState(parts.settings.stateFile, parts.state);
     return parts.failure ? { ...decision, action, error: parts.failure } : { ...decision, action };
   } catch (thrown) {
@@ -127,9 +133,37 @@ async function watchBackupAge(parts: Parts, lastEnd: BackupEnd | undefined): Pro
   );
 }
 
+/**
+ * Free space on the volume's disk and restic's cache's (DISK_WARN, DISK_CRITICAL): health posts at most once a day per
+ * disk and level, one when it recovers, and the free ratios as gauges in mcops_health.prom.
+ */
+async function watchDisks(parts: Parts): Promise<void> {
+  const { settings, logger, notifier } = parts;
+  const volume = diskSpace(settings.worldDir, parts.statfs);
+  const cache = diskSpace(settings.resticCache, parts.statfs);
+  const check = checkDisks(parts.state, parts.ctx.clock.now(), watchedDisks(volume, cache), settings.disk);
+  parts.state = check.state;
+  for (const { kind, title, description } of check.posts) {
+    if (kind === "recovered") logger.info(`${title}: ${description}`);
+    else logger[kind === "critical" ? "error" : "warn"](`${title}: ${description}`, { echo: false });
+    const colour = { warn: COLOURS.warning, critical: COLOURS.error, recovered: COLOURS.success }[kind];
+    await notifier.send({ title, description, colour, category: "health" });
+  }
+  const gauges = [
+    { name: "mcops_disk_free_ratio", help: "Free space on the server volume's disk, 0 to 1.", space: volume },
+    { name: "mcops_restic_cache_free_ratio", help: "Free space on the disk of restic's cache, 0 to 1.", space: cache },
+  ].flatMap(({ name, help, space }) => (space ? [{ name, help, value: space.ratio, digits: 4 }] : []));
+  writeGauges(gauges, { dir: settings.textfileDir, file: "mcops_health.prom", serverId: settings.serverId, logger });
+}
+
 /** `args`: the parsed command line (its flags win over backup.env). */
-export function createMonitor(ctx: MonitorContext, args: Record<string, unknown> = {}, once = false): Monitor {
-  const parts = assemble(ctx, args, once);
+export function createMonitor(
+  ctx: MonitorContext,
+  args: Record<string, unknown> = {},
+  once = false,
+  statfs?: StatFs,
+): Monitor {
+  const parts = assemble(ctx, args, once, statfs);
   return {
     settings: parts.settings,
     get state() {

@@ -4,6 +4,9 @@ import { fileURLToPath } from "node:url";
 import {
   absolutePathSchema,
   backupMaxAgeField,
+  diskCriticalField,
+  diskLimits,
+  diskWarnField,
   durationOrOffSchema,
   durationSchema,
   fromBackupEnv,
@@ -13,6 +16,7 @@ import {
   textfileDirField,
   worldDirField,
 } from "@mcops/core/config";
+import { type DiskLimits, resticCacheDir } from "@mcops/core/disk";
 import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
 import type { IdleSettings } from "./decide.ts";
@@ -65,6 +69,10 @@ export const fields = {
   IDLE_BACKUP_COMMAND: setting(z.optional(absolutePathSchema), {
     flag: { name: "backup-command", describe: "the backup executable (IDLE_BACKUP_COMMAND)" },
   }),
+  /** Free space on the volume's disk and restic's cache's: below this a yellow health alert (default 10 %). */
+  DISK_WARN: diskWarnField,
+  /** Below this a red one (default 5 %); backup does not begin then. */
+  DISK_CRITICAL: diskCriticalField,
   /** An executable run after an idle stop (e.g. the hibernate tool); none by default. */
   IDLE_STOP_COMMAND: setting(z.optional(absolutePathSchema), {
     flag: { name: "stop-command", describe: "run after an idle stop (IDLE_STOP_COMMAND)" },
@@ -84,6 +92,9 @@ export interface MonitorSettings extends IdleSettings {
   maxAgeMs: number;
   textfileDir: string | undefined;
   serverId: string;
+  disk: DiskLimits;
+  /** restic's cache directory (RESTIC_CACHE_DIR, else restic's default for this user). */
+  resticCache: string;
 }
 
 /**
@@ -116,6 +127,8 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
     backupCommand: env.IDLE_BACKUP_COMMAND ?? defaultBackupCommand(),
     stopCommand: env.IDLE_STOP_COMMAND,
     stateFile: join(ctx.paths.stateDir, "idle-monitor.json"),
+    disk: diskLimits(env),
+    resticCache: resticCacheDir(ctx.env),
   };
   return { env, settings };
 }

@@ -26,10 +26,23 @@ export function readState(file: string): IdleState {
       lastPlayBackup: time("lastPlayBackup"),
       watchingSince: time("watchingSince"),
       staleAlarm: time("staleAlarm"),
+      disks: diskAlerts(value.disks),
     };
   } catch {
     return {};
   }
+}
+
+/** The disk alerts as written: only UTC days ("2026-11-25") under the two keys; anything else is dropped. */
+function diskAlerts(value: unknown): IdleState["disks"] {
+  if (!value || typeof value !== "object") return undefined;
+  const day = (v: unknown) => (typeof v === "string" && /^\d{4}-\d\d-\d\d$/.test(v) ? v : undefined);
+  const alerts: NonNullable<IdleState["disks"]> = {};
+  for (const key of ["volume", "cache"] as const) {
+    const alert = (value as Record<string, { warn?: unknown; critical?: unknown } | undefined>)[key];
+    if (alert && typeof alert === "object") alerts[key] = { warn: day(alert.warn), critical: day(alert.critical) };
+  }
+  return Object.keys(alerts).length ? alerts : undefined;
 }
 
 export function writeState(file: string, state: IdleState): void {

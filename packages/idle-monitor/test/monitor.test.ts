@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { StatFs } from "@mcops/core/disk";
 import { COLOURS } from "@mcops/core/http";
 import { acquireLock } from "@mcops/core/lock";
 import { resolvePaths } from "@mcops/core/paths";
@@ -58,7 +59,7 @@ function backups(): number {
   return existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n").length : 0;
 }
 
-function monitor(extra: Record<string, string> = {}): Monitor {
+function monitor(extra: Record<string, string> = {}, statfs?: StatFs): Monitor {
   const etc = ctx.env.MCOPS_CONFIG_DIR as string;
   writeFileSync(
     join(etc, "backup.env"),
@@ -75,7 +76,7 @@ function monitor(extra: Record<string, string> = {}): Monitor {
       .join(""),
   );
   chmodSync(join(etc, "backup.env"), 0o600);
-  return createMonitor(ctx);
+  return createMonitor(ctx, {}, false, statfs);
 }
 
 /** `minutes` polls, one a minute; returns the actions taken. */
@@ -253,6 +254,58 @@ describe("backups while people play, and the staleness alarm", () => {
     // Cleared in the state file, so the next gap alarms again.
     expect(m.state.staleAlarm).toBeUndefined();
   }, 120_000);
+});
+
+describe("health: free disk space", () => {
+  it("posts yellow below DISK_WARN, red below DISK_CRITICAL, each at most once a UTC day, green once on recovery", async () => {
+    let free = 0.5;
+    // A filesystem of a million 4 KiB blocks, `free` of them available: the volume and restic's cache are on it.
+    const statfs: StatFs = () => ({ bsize: 4096, blocks: 1_000_000, bavail: Math.round(free * 1_000_000) });
+    const textfiles = join(root.path, "textfiles");
+    const m = monitor({ BACKUP_TEXTFILE_DIR: textfiles, BACKUP_MAX_AGE: "1000h" }, statfs);
+    const disk = () =>
+      discord.messages
+        .map((msg) => msg.body.embeds[0])
+        .filter((embed) => /^Disk /.test(embed.title))
+        .map((embed) => [embed.title, embed.color]);
+    const ticks = async (count: number, stepMs: number) => {
+      for (let i = 0; i < count; i++) {
+        const decision = await m.tick();
+        if (decision.error) throw decision.error;
+        clock.advance(stepMs);
+      }
+    };
+    const on = "on the server volume's disk (also restic's cache)";
+    await ticks(3, 10 * MIN);
+    expect(disk()).toEqual([]);
+    free = 0.08; // 12:30 to 17:30
+    await ticks(6, 60 * MIN);
+    expect(disk()).toEqual([[`Disk filling up: 8.0 % free ${on}`, COLOURS.warning]]);
+    expect(discord.messages.at(-1)?.body.embeds[0].description).toBe(
+      "8.0 % free (312.5 MiB of 3.81 GiB), below DISK_WARN (10 %). Below 5 % backups stop.",
+    );
+    free = 0.03; // 18:30 to 20:30, then past midnight: red again on the new day, once
+    await ticks(3, 60 * MIN);
+    expect(disk()).toHaveLength(2);
+    await ticks(5, 60 * MIN);
+    expect(disk()).toEqual([
+      [`Disk filling up: 8.0 % free ${on}`, COLOURS.warning],
+      [`Disk almost full: 3.0 % free ${on}`, COLOURS.error],
+      [`Disk almost full: 3.0 % free ${on}`, COLOURS.error],
+    ]);
+    expect(readFileSync(join(textfiles, "mcops_health.prom"), "utf8")).toMatch(
+      /^mcops_disk_free_ratio\{server="\w+"\} 0\.0300$/m,
+    );
+    free = 0.5;
+    await ticks(3, 10 * MIN);
+    expect(disk().slice(3)).toEqual([[`Disk space back: 50.0 % free ${on}`, COLOURS.success]]);
+    expect(m.state.disks).toBeUndefined();
+    expect(discord.messages.filter((msg) => /^Disk /.test(msg.body.embeds[0].title)).length).toBe(4);
+  }, 120_000);
+
+  it("says in one line what is wrong with DISK_WARN (exit 78 for --once)", () => {
+    expect(() => monitor({ DISK_WARN: "ten" })).toThrow("DISK_WARN is not a percentage");
+  });
 });
 
 describe("the idle stop, with the panel's real timing", () => {
