@@ -71,7 +71,7 @@ await runTool({
           }),
       run: async (ctx, args) =>
         (await import("./commands/restore.ts")).runRestore(ctx, {
-          snapshot: args.snapshot ?? ((args.player ?? args.area ?? args.dimension) ? "latest" : undefined),
+          snapshot: args.snapshot ?? ((args.player ?? args.area ?? args.dimension) && !args.tag ? "latest" : undefined),
           tag: args.tag,
           player: args.player,
           area: args.area,

@@ -374,9 +374,13 @@ export class Restic {
     return (await this.#run(["dump", snapshotId, "--", path])).stdout;
   }
 
+  /**
+   * The snapshot, or only the `includes` (paths, taken literally: restic reads --include as a glob, so a level named
+   * `world[1]` would otherwise match `world1`), into `target`.
+   */
   async restore(snapshotId: string, target: string, includes: string[] = []): Promise<void> {
     const args = ["restore", snapshotId, "--target", target];
-    for (const include of includes) args.push("--include", include);
+    for (const include of includes) args.push("--include", include.replace(/[\\*?[\]]/g, "\\$&"));
     await this.#run(args);
   }
 }

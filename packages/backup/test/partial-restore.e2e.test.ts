@@ -7,6 +7,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
@@ -71,6 +72,24 @@ const put = (rel: string, content: string | Buffer) => {
 };
 const asideDir = () => readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-pre-restore-"));
 const titles = () => server.discord.messages.map((m) => m.body.embeds[0].title as string);
+
+/** What runRestore needs to run in this process (for a test's fault or race at a move), as the tool's own context. */
+function inProcess(): Parameters<typeof runRestore>[0] {
+  const env = server.env;
+  // restic, run by this process, finds the local rclone remote in the environment.
+  for (const [k, v] of Object.entries(env)) if (k.startsWith("RCLONE_CONFIG_")) process.env[k] = v;
+  const writer = { write: () => true };
+  return {
+    paths: resolvePaths(env),
+    env,
+    clock: systemClock,
+    stdout: writer,
+    stderr: writer,
+    runner: zxRunner,
+    signal: new AbortController().signal,
+    atExit: new Set(),
+  };
+}
 
 async function snapshotTags(): Promise<string[][]> {
   const listed = JSON.parse((await server.run(["snapshots", "--json"])).stdout) as { tags?: string[] }[];
@@ -241,33 +260,17 @@ describe("a failure midway", () => {
     await backup();
     for (const folder of FOLDERS) put(`world/${folder}/r.0.0.mca`, `griefed ${folder}`);
     const before = FOLDERS.map((f) => hashOf(`world/${f}/r.0.0.mca`));
-    const env = server.env;
-    for (const [k, v] of Object.entries(env)) if (k.startsWith("RCLONE_CONFIG_")) process.env[k] = v;
-    const out: string[] = [];
-    const writer = { write: (text: string) => out.push(text) };
     let moves = 0;
-    const restore = runRestore(
-      {
-        paths: resolvePaths(env),
-        env,
-        clock: systemClock,
-        stdout: writer,
-        stderr: writer,
-        runner: zxRunner,
-        signal: new AbortController().signal,
-        atExit: new Set(),
+    const restore = runRestore(inProcess(), {
+      area: "0,0,1,1",
+      snapshot: "latest",
+      backup: false,
+      serverTimeoutMs: 60_000,
+      beforeMove: (rel) => {
+        // The fourth move: entities' file is aside and the restored one in place, poi's is aside, the restored one not yet.
+        if (++moves === 4) throw new Error(`disk full while moving ${rel}`);
       },
-      {
-        area: "0,0,1,1",
-        snapshot: "latest",
-        backup: false,
-        serverTimeoutMs: 60_000,
-        beforeMove: (rel) => {
-          // The fourth move: entities' file is aside and the restored one in place, poi's is aside, the restored one not yet.
-          if (++moves === 4) throw new Error(`disk full while moving ${rel}`);
-        },
-      },
-    );
+    });
     await expect(restore).rejects.toThrow(
       /^restore failed: disk full while moving world\/poi\/r\.0\.0\.mca; everything replaced was put back$/,
     );
@@ -275,5 +278,89 @@ describe("a failure midway", () => {
     expect(readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-"))).toEqual([]);
     expect(server.panel.signals()).toEqual(["stop", "start"]);
     expect(titles()).toEqual(["Restore failed"]);
+  }, 120_000);
+});
+
+describe("restores against what the volume and the game do", () => {
+  it("finds the snapshot's files with a WORLD_DIR written with a trailing slash", async () => {
+    await withWorld("bukkit", "offline");
+    await backup();
+    put("world/region/r.0.0.mca", "griefed");
+    server.backupEnv({ WORLD_DIR: `${server.worldDir}/` });
+    const area = await server.run(["restore", "--area", "0,0,10,10", "--no-backup"]);
+    expect(area).toMatchObject({ code: 0, stderr: "" });
+    expect(readFileSync(file("world/region/r.0.0.mca"), "utf8")).not.toBe("griefed");
+    expect(lstatSync(file("world/region/r.0.0.mca")).size).toBeGreaterThan(8192);
+    expect((await server.run(["restore", "--player", "Steve", "--no-backup"])).code).toBe(0);
+  }, 120_000);
+
+  it("restores a level whose name has glob characters in it (restic's --include is a pattern)", async () => {
+    await withWorld("bukkit", "offline");
+    for (const name of ["world", "world_nether", "world_the_end"]) {
+      renameSync(file(name), file(name.replace("world", "world[1]")));
+    }
+    writeFileSync(file("server.properties"), "level-name=world[1]\n");
+    await backup();
+    const before = hashOf(`world[1]/playerdata/${STEVE}.dat`);
+    put(`world[1]/playerdata/${STEVE}.dat`, "griefed");
+    const result = await server.run(["restore", "--player", "Steve", "--no-backup"]);
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(hashOf(`world[1]/playerdata/${STEVE}.dat`)).toBe(before);
+  }, 120_000);
+
+  it("keeps aside a player's file the game wrote after the plan, instead of replacing it", async () => {
+    await withWorld("bukkit", "offline");
+    put(`world/stats/${STEVE}.json`, "stats in the snapshot");
+    await backup();
+    rmSync(file(`world/stats/${STEVE}.json`)); // not there when the plan is made
+    let moves = 0;
+    await runRestore(inProcess(), {
+      player: "Steve",
+      snapshot: "latest",
+      backup: false,
+      serverTimeoutMs: 60_000,
+      beforeMove: () => {
+        // The server writes Steve's statistics while the snapshot is restored into staging.
+        if (++moves === 1) put(`world/stats/${STEVE}.json`, "written by the game meanwhile");
+      },
+    });
+    expect(readFileSync(file(`world/stats/${STEVE}.json`), "utf8")).toBe("stats in the snapshot");
+    const [aside] = asideDir();
+    expect(readFileSync(join(server.worldDir, aside as string, `world/stats/${STEVE}.json`), "utf8")).toBe(
+      "written by the game meanwhile",
+    );
+  }, 120_000);
+
+  it("refuses an old name found in the snapshot's cache while the player is online under the new one (exit 75)", async () => {
+    await withWorld("bukkit", "running");
+    server.backupEnv({ BACKUP_EXTRA_PATHS: "usercache.json" });
+    await backup();
+    // Steve renamed himself Steve_2: the server's cache says so, and the log shows him online under that name.
+    writeFileSync(
+      file("usercache.json"),
+      JSON.stringify([{ name: "Steve_2", uuid: STEVE, expiresOn: "2026-12-25 10:00:00 +0000" }]),
+    );
+    appendFileSync(file("logs/latest.log"), "[12:00:00] [Server thread/INFO]: Steve_2 joined the game\n");
+    put(`world/playerdata/${STEVE}.dat`, "today's inventory");
+    const result = await server.run(["restore", "--player", "Steve", "--no-backup"]);
+    expect(result.code).toBe(75);
+    expect(result.stderr).toMatch(/^backup: Steve \(6f4b2c1e-0000-4000-8000-000000000001\) is online/);
+    expect(readFileSync(file(`world/playerdata/${STEVE}.dat`), "utf8")).toBe("today's inventory");
+  }, 120_000);
+
+  it("refuses an area the snapshot has nothing of, and a snapshot given with --tag, before touching anything (exit 2)", async () => {
+    await withWorld("bukkit", "running");
+    await backup();
+    const empty = await server.run(["restore", "--area", "1000000,1000000,1000010,1000010"]);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(
+      /^backup: snapshot [0-9a-f]{8} holds no region file of the area 1000000,1000000 to 1000010,1000010 in the overworld — check the coordinates/,
+    );
+    const both = await server.run(["restore", "latest", "--tag", "pre-upgrade"]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/^backup: give a snapshot or --tag, not both/);
+    expect(server.panel.signals()).toEqual([]);
+    expect(asideDir()).toEqual([]);
+    expect(await snapshotTags()).toHaveLength(1);
   }, 120_000);
 });

@@ -141,6 +141,13 @@ describe("fromBackupEnv", () => {
     expect(load(["RESTIC_PASSWORD_FILE"], { paths, env: {} }).RESTIC_PASSWORD_FILE).toBe("/etc/restic-pw");
   });
 
+  it("normalises a path: a trailing slash or a doubled one is the same volume", () => {
+    for (const written of ["/srv/volumes/abc/", "/srv//volumes/./abc", "/srv/volumes/abc"]) {
+      expect(absolutePathSchema.parse(written)).toBe("/srv/volumes/abc");
+    }
+    expect(absolutePathSchema.parse("/")).toBe("/");
+  });
+
   it("asks only for the fields a tool needs", () => {
     write("backup.env", "SERVER_ID=1a2b3c4d\n");
     expect(load(["SERVER_ID"], { paths, env: {} }).SERVER_ID).toBe("1a2b3c4d");

@@ -123,7 +123,7 @@ export async function runJarDownload(
   if (options.rollback) {
     // Nothing is downloaded: no host's settings are needed (vanilla's ask for none).
     const settings = loadSettings(ctx, { type: "vanilla", list: false, dryRun: false, args: options.args ?? {} });
-    return rollBack(ctx, settings, { stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000 });
+    return rollBack(ctx, settings, { stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000, dryRun });
   }
   const settings = loadSettings(ctx, { type: wanted.type, list, dryRun, args: options.args ?? {} });
   const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);

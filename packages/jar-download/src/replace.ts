@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { type Settings as BackupSettings, type SafetySnapshot, safetySnapshot } from "@mcops/backup/snapshot";
 import { savedBy } from "@mcops/backup/world";
 import type { Clock } from "@mcops/core/clock";
-import { BusyError, ConfigError, JobError } from "@mcops/core/errors";
+import { BusyError, ConfigError, JobError, UsageError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import {
   COLOURS,
@@ -189,7 +189,9 @@ async function replaceIn(run: Run): Promise<Installed | undefined> {
       const pre = await preUpgrade(run);
       const replaced = await replacedRecord(run);
       const { previous } = installJar(work, run.volume, owner);
-      return { previous, restarted: false, downloaded, dataVersion, owner, pre, replaced };
+      const installed = { previous, restarted: false, downloaded, dataVersion, owner, pre, replaced };
+      recordHistory(run, installed);
+      return installed;
     } finally {
       backups.release();
     }
@@ -261,26 +263,31 @@ async function swapStopped(
     await panel.waitForState("offline", { timeoutMs: job.stateTimeoutMs });
     let pre: SafetySnapshot | undefined;
     try {
+      // The server saved the world as it stopped: the world as it is now is what the new jar must be able to open.
+      refuseDowngrade(await savedBy(run.volume), swap.dataVersion, job.what);
       pre = await preUpgrade(run);
     } catch (error) {
-      // No snapshot, no upgrade: the server goes back to work with the jar it had.
-      const running = await panel
-        .power("start")
-        .then(() => panel.waitForState("running", { timeoutMs: job.stateTimeoutMs }))
-        .then(
-          () => true,
-          () => false,
-        );
+      // No check passed or no snapshot, no upgrade: the server goes back to work with the jar it had.
+      const running = await startBack(panel, job.stateTimeoutMs);
+      const again = running
+        ? "the server was started again with its old jar"
+        : "the server did not start again: look at the panel console";
+      if (error instanceof UsageError) {
+        throw new UsageError(`${error.message}; nothing was replaced`, { hint: `${again}; ${error.hint}` });
+      }
       throw new JobError(`the pre-upgrade snapshot failed, nothing was replaced: ${(error as Error).message}`, {
-        hint: `${running ? "the server was started again with its old jar" : "the server did not start again: look at the panel console"}; fix the backup, or install without one: --no-backup`,
+        hint: `${again}; fix the backup, or install without one: --no-backup`,
         cause: error,
       });
     }
     const replaced = await replacedRecord(run);
     const { previous } = installJar(swap.work, run.volume, swap.owner);
-    await startAgain(run, panel, previous);
     const { downloaded, dataVersion, owner } = swap;
-    return { previous, restarted: true, downloaded, dataVersion, owner, pre, replaced };
+    const installed = { previous, restarted: true, downloaded, dataVersion, owner, pre, replaced };
+    // Recorded before the start: a server that does not come up is still running this jar (--rollback needs to know).
+    recordHistory(run, installed);
+    await startAgain(run, panel, previous);
+    return installed;
   } finally {
     backups.release();
   }
@@ -313,12 +320,33 @@ async function replacedRecord(run: Run): Promise<JarRecord | undefined> {
   return recordedAs(run.volume, JAR, readHistory(run.ctx.paths, run.job.dir)?.installed);
 }
 
+/** What --rollback will need: the jar now in place, the one kept as server.jar.previous, the pre-upgrade snapshot. */
+function recordHistory(run: Run, done: Installed): void {
+  const { job } = run;
+  writeHistory(run.ctx.paths, job.dir, {
+    installed: recordOf(job.artifact, job.what, done.downloaded, done.dataVersion),
+    previous: done.previous ? done.replaced : undefined,
+    preUpgrade: done.pre?.shortId,
+  });
+}
+
+/** Starts a stopped server again and waits until it runs; false when it does not (said by the caller). */
+export async function startBack(panel: PanelClient, timeoutMs: number): Promise<boolean> {
+  try {
+    await panel.power("start");
+    await panel.waitForState("running", { timeoutMs });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Starts the server with the new jar; one that does not come up is logged, posted and thrown with the way back. */
 async function startAgain(run: Run, panel: PanelClient, previous: boolean): Promise<void> {
-  const { job, jar, logger } = run;
+  const { job, logger } = run;
   logger.info("starting the server again");
-  await panel.power("start");
   try {
+    await panel.power("start");
     await panel.waitForState("running", { timeoutMs: job.stateTimeoutMs });
   } catch (failure) {
     const reason = (failure as Error).message;
@@ -331,7 +359,7 @@ async function startAgain(run: Run, panel: PanelClient, previous: boolean): Prom
     });
     throw new JobError(`${job.what} was installed, but the server did not start: ${reason}`, {
       hint: previous
-        ? `look at the panel console; to go back: mv ${join(job.dir, PREVIOUS)} ${jar}`
+        ? "look at the panel console; to go back to the jar before it: jar-download --rollback"
         : "look at the panel console and the server's latest.log",
     });
   }
@@ -345,11 +373,6 @@ async function report(run: Run, done: Installed): Promise<number> {
   run.ctx.stdout.write(
     `Installed ${job.what} as ${jar} (${formatBytes(done.downloaded.size)}, ${job.artifact.checksum ? `${job.artifact.checksum.algorithm} verified` : "size verified"})${kept}.${done.pre ? ` The world before it is snapshot ${done.pre.shortId} (pre-upgrade).` : ""}${done.restarted ? " The server was restarted with it." : ""}\n`,
   );
-  writeHistory(run.ctx.paths, job.dir, {
-    installed: recordOf(job.artifact, job.what, done.downloaded, done.dataVersion),
-    previous: done.previous ? done.replaced : undefined,
-    preUpgrade: done.pre?.shortId,
-  });
   const snapshot = done.pre
     ? `\nThe world before it is snapshot ${done.pre.shortId} (pre-upgrade); to go back: jar-download --rollback, then backup restore --tag pre-upgrade if the new version saved the world.`
     : "";

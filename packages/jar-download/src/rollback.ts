@@ -1,12 +1,13 @@
 import { savedBy } from "@mcops/backup/world";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { COLOURS, createPanelClient, type PanelClient } from "@mcops/core/http";
+import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS, WORK_PREFIX } from "./install.ts";
 import { jarVersion } from "./jar-version.ts";
-import { beginJob, pauseBackupsFor } from "./replace.ts";
-import { type JarHistory, readHistory, recordedAs, writeHistory } from "./versions.ts";
+import { beginJob, pauseBackupsFor, startBack } from "./replace.ts";
+import { type JarHistory, type JarRecord, readHistory, recordedAs, writeHistory } from "./versions.ts";
 
 type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr">;
 
@@ -24,7 +25,7 @@ interface RollbackSettings {
 export async function rollBack(
   ctx: Ctx,
   settings: RollbackSettings,
-  options: { stateTimeoutMs: number; lockWaitMs?: number },
+  options: { stateTimeoutMs: number; lockWaitMs?: number; dryRun?: boolean },
 ): Promise<number> {
   const dir = settings.worldDir as string;
   const control = settings.control as NonNullable<RollbackSettings["control"]>;
@@ -39,12 +40,7 @@ export async function rollBack(
     const history = readHistory(ctx.paths, dir);
     const back = await recordedAs(volume, PREVIOUS, history?.previous);
     const now = await recordedAs(volume, JAR, history?.installed);
-    const going = back ?? (await ownVersion(volume));
-    if (going.dataVersion === undefined) {
-      logger.warn(
-        "server.jar.previous is not a jar jar-download installed and does not say its version: the world's version is not checked",
-      );
-    }
+    const going = await goingBack(volume, back, logger);
     await refuseIfSavedSince(volume, going, history);
     const panel = createPanelClient({
       url: control.url,
@@ -52,24 +48,18 @@ export async function rollBack(
       serverId: control.serverId,
       clock: ctx.clock,
     });
-    const run = { ctx, logger, job: { lockWaitMs: options.lockWaitMs ?? 30 * 60_000 } };
-    const backups = await pauseBackupsFor(run);
-    let restarted = false;
-    try {
+    const kept = now ? `${now.what} is kept as ${PREVIOUS}` : `the jar it replaces is kept as ${PREVIOUS}`;
+    if (options.dryRun) {
       const state = (await panel.resources()).state;
-      if (state !== "offline") {
-        logger.info(`stopping the server to put server.jar.previous back (it was ${state})`);
-        await panel.power("stop");
-        await panel.waitForState("offline", { timeoutMs: options.stateTimeoutMs });
-      }
-      swapJars(volume);
-      if (state !== "offline") restarted = await startWith(panel, options.stateTimeoutMs);
-    } finally {
-      backups.release();
+      const server =
+        state === "offline" ? "the server is offline" : `the server is ${state}: stopped and started again`;
+      ctx.stdout.write(`Would put ${going.what} back as server.jar (${kept}; ${server}). Nothing done (--dry-run).\n`);
+      return 0;
     }
+    const run = { ctx, logger, job: { lockWaitMs: options.lockWaitMs ?? 30 * 60_000 } };
+    const restarted = await swapAround(run, { panel, volume, going, history, timeoutMs: options.stateTimeoutMs });
     if (back) writeHistory(ctx.paths, dir, { installed: back, previous: now, preUpgrade: undefined });
-    const what = going.what;
-    const line = `${what} is back as server.jar${now ? ` (${now.what} is kept as ${PREVIOUS})` : ` (the jar it replaces is kept as ${PREVIOUS})`}.${restarted ? " The server was restarted with it." : ""}`;
+    const line = `${going.what} is back as server.jar (${kept}).${restarted ? " The server was restarted with it." : ""}`;
     logger.info(line);
     ctx.stdout.write(`${line}\n`);
     await notifier.send({
@@ -83,6 +73,54 @@ export async function rollBack(
     volume.close();
     lock.release();
   }
+}
+
+/**
+ * The swap, no backup meanwhile: a running server is stopped first, and the world checked again once it is (the
+ * server saves it as it stops: a server that ran the newer jar may only now have written it as the newer version);
+ * refused then, the server is started again with the jar it had. True when the server was restarted.
+ */
+async function swapAround(
+  run: { ctx: Ctx; logger: Logger; job: { lockWaitMs: number } },
+  on: { panel: PanelClient; volume: VolumeDir; going: Going; history: JarHistory | undefined; timeoutMs: number },
+): Promise<boolean> {
+  const { panel, volume, timeoutMs } = on;
+  const backups = await pauseBackupsFor(run);
+  try {
+    const state = (await panel.resources()).state;
+    if (state !== "offline") {
+      run.logger.info(`stopping the server to put server.jar.previous back (it was ${state})`);
+      await panel.power("stop");
+      await panel.waitForState("offline", { timeoutMs });
+      try {
+        await refuseIfSavedSince(volume, on.going, on.history);
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        const again = (await startBack(panel, timeoutMs))
+          ? "the server was started again with the jar it had"
+          : "the server did not start again: look at the panel console";
+        throw new UsageError(`${error.message}; nothing was changed`, { hint: `${again}; ${error.hint}` });
+      }
+    }
+    swapJars(volume);
+    return state !== "offline" && (await startWith(panel, timeoutMs));
+  } finally {
+    backups.release();
+  }
+}
+
+/**
+ * What goes back in: the history's record of server.jar.previous, its data version from the jar's own version.json
+ * when the record has none (or there is no record: the egg's jar); said in the log when nothing tells it.
+ */
+async function goingBack(volume: VolumeDir, back: JarRecord | undefined, logger: Logger): Promise<Going> {
+  if (back?.dataVersion !== undefined) return back;
+  const own = await ownVersion(volume);
+  const going = back ? { what: back.what, dataVersion: own.dataVersion } : own;
+  if (going.dataVersion === undefined) {
+    logger.warn("server.jar.previous does not say which game version it is: the world's version is not checked");
+  }
+  return going;
 }
 
 /** The jar going back in, in words, and its data version. */
@@ -129,7 +167,8 @@ function swapJars(volume: VolumeDir): void {
     work.rename(JAR, volume, PREVIOUS);
     volume.sync();
   } finally {
-    volume.removePrivateDir(work);
+    // Removed only when empty: a jar that could not be put back stays there, never deleted with the directory.
+    if (work.list().length === 0) volume.removePrivateDir(work);
     work.close();
   }
 }

@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 import {
   buildWorld,
   type DiscordStandIn,
@@ -10,6 +11,7 @@ import {
   startDiscordStandIn,
   startDownloadStandIn,
   startPanelStandIn,
+  startTool,
   type TempDir,
   type ToolRun,
   tempDir,
@@ -197,6 +199,88 @@ describe("jar-download: safe upgrades", () => {
     } finally {
       await future.close();
     }
+  });
+
+  it("checks the world again once the server has stopped: what it saved as it stopped is what counts", async () => {
+    writeFileSync(join(volume, "server.jar"), stand.jar("vanilla-1.21.3.jar"));
+    buildWorld(volume, { players: 1, savedBy: { name: "1.21.3", dataVersion: 4082 } });
+    expect((await jar("1.21.4", "--no-backup")).code).toBe(0);
+    // The server runs 1.21.4 and has not saved yet; it stays "stopping" until the test has saved the world for it.
+    const held = await startPanelStandIn({
+      servers: [{ uuid: panel.server.uuid, state: "running" }],
+      timings: { startMs: 100, stopMs: 600_000 },
+    });
+    try {
+      writeConfig(env, { panel: held, volume, stand, discord });
+      const rollback = startTool(BIN, ["--rollback"], { env });
+      await held.waitForState("stopping", 60_000);
+      buildWorld(volume, { players: 1, savedBy: { name: "1.21.4", dataVersion: 4189 } });
+      held.setState("offline");
+      const result = await rollback.done;
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(
+        /^jar-download: the world has been saved by 1\.21\.4 \(data version 4189\) since the upgrade; the 1\.21\.3 jar \(4082\) cannot open it safely; nothing was changed — the server was started again with the jar it had; restore/,
+      );
+      expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("paper-1.21.4-231.jar"));
+      expect(held.signals()).toEqual(["stop", "start"]);
+      expect(held.state()).toBe("running");
+    } finally {
+      await held.close();
+    }
+  }, 120_000);
+
+  it("records the upgrade before the start, so a server that does not come up is rolled back with the right snapshot", async () => {
+    expect((await backup("init")).code).toBe(0);
+    expect((await jar("1.21.3", "--type", "vanilla")).code).toBe(0);
+    panel.setState("running");
+    // The panel refuses every power call from the moment the server is offline: the start after the swap fails.
+    const refuseStart = panel
+      .waitForState("offline", 60_000)
+      .then(() => panel.inject({ kind: "status", status: 500, route: "power", times: 50 }));
+    const upgrade = await jar("1.21.4", "--stop");
+    await refuseStart;
+    expect(upgrade.code).toBe(1);
+    expect(upgrade.stderr).toMatch(
+      /\njar-download: Paper 1\.21\.4 build 231 was installed, but the server did not start: .* — look at the panel console; to go back to the jar before it: jar-download --rollback\n$/,
+    );
+    const preUpgrade = (
+      JSON.parse((await backup("snapshots", "--json")).stdout) as { short_id: string; tags?: string[] }[]
+    )
+      .filter((snapshot) => snapshot.tags?.includes("pre-upgrade"))
+      .map((snapshot) => snapshot.short_id);
+    expect(preUpgrade).toHaveLength(2);
+    buildWorld(volume, { players: 1, savedBy: { name: "1.21.4", dataVersion: 4189 } });
+    const refused = await jar("--rollback");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`restore the pre-upgrade snapshot ${preUpgrade[1]} first`);
+  }, 120_000);
+
+  it("plans a rollback with --dry-run and does nothing", async () => {
+    writeFileSync(join(volume, "server.jar"), stand.jar("vanilla-1.21.3.jar"));
+    expect((await jar("1.21.4", "--no-backup")).code).toBe(0);
+    panel.setState("running");
+    const dry = await jar("--rollback", "--dry-run");
+    expect(dry).toMatchObject({
+      code: 0,
+      stdout:
+        "Would put the 1.21.3 jar back as server.jar (Paper 1.21.4 build 231 is kept as server.jar.previous; the server is running: stopped and started again). Nothing done (--dry-run).\n",
+    });
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("paper-1.21.4-231.jar"));
+    expect(panel.signals()).toEqual([]);
+  });
+
+  it("answers at once, exit 1, for a level.dat built to exhaust a parser's memory", async () => {
+    // 200 bytes of gzip: a list of 64 lists, each claiming 16 million TAG_End elements.
+    const inner = Buffer.from([0, 0, 0xff, 0xff, 0xff]);
+    const head = Buffer.from([10, 0, 0, 9, 0, 1, 0x78, 9, 0, 0, 0, 64]);
+    const bomb = gzipSync(Buffer.concat([head, ...Array.from({ length: 64 }, () => inner), Buffer.from([0])]));
+    writeFileSync(join(volume, "world", "level.dat"), bomb);
+    const result = await jar("1.21.4", "--dry-run");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^jar-download: cannot tell which version saved the world: level\.dat is not NBT \(a list of TAG_End holds 16777215 elements\)/,
+    );
+    expect(stand.requests).toEqual([]);
   });
 
   it("replaces nothing and starts the server again when the pre-upgrade snapshot fails", async () => {

@@ -68,6 +68,11 @@ export async function runRestore(ctx: RestoreContext, options: RestoreOptions): 
       hint: "give its id, or latest (list them with: backup snapshots), or --tag pre-upgrade",
     });
   }
+  if (options.snapshot !== undefined && options.tag !== undefined) {
+    throw new UsageError(`give a snapshot or --tag, not both (${options.snapshot} and --tag ${options.tag})`, {
+      hint: `backup restore ${options.snapshot}, or backup restore --tag ${options.tag}`,
+    });
+  }
   const settings = loadSettings(ctx, options.args);
   const logger = backupLogger(ctx);
   const volume = VolumeDir.open(settings.WORLD_DIR);

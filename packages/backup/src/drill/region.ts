@@ -2,6 +2,7 @@ import { promisify } from "node:util";
 import { gunzip, inflate } from "node:zlib";
 import nbt from "prismarine-nbt";
 import { decompressLz4Blocks } from "./lz4-block.ts";
+import { nbtShapeProblem } from "./nbt-shape.ts";
 
 /**
  * The Anvil region format as the game reads it (net.minecraft.world.level.chunk.storage.RegionFile): an 8 KiB header
@@ -87,6 +88,8 @@ export async function checkPayload(payload: Buffer, compression: number): Promis
 /** Why `data` is not one whole NBT compound, or undefined when it is. */
 export function nbtProblem(data: Buffer): string | undefined {
   if (data[0] !== 10) return `not NBT (starts with tag ${data[0] ?? "nothing"}, not a compound)`;
+  const shape = nbtShapeProblem(data);
+  if (shape) return `not NBT (${shape})`;
   try {
     nbt.parseUncompressed(data, "big");
     return undefined;
@@ -103,6 +106,8 @@ export async function parseGzipNbt(data: Buffer): Promise<{ value: nbt.NBT } | {
   } catch (error) {
     return { problem: `not gzip (${errorText(error)})` };
   }
+  const shape = nbtShapeProblem(raw);
+  if (shape) return { problem: `not NBT (${shape})` };
   try {
     return { value: nbt.parseUncompressed(raw, "big") };
   } catch (error) {

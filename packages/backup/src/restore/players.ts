@@ -15,6 +15,11 @@ export interface Player {
   uuid: string;
   /** As usercache.json spells it; undefined when only the UUID is known. */
   name: string | undefined;
+  /**
+   * The names the server knows now for the UUID (its own usercache.json): what the game log shows when the player is
+   * online, also when `name` is an older one found in the snapshot's cache.
+   */
+  current: string[];
 }
 
 const USERCACHE = "usercache.json";
@@ -70,7 +75,8 @@ export async function resolvePlayer(
 ): Promise<Player> {
   const uuid = canonicalUuid(who);
   const volumeCache = readVolumeCache(from.volume);
-  if (uuid) return { uuid, name: volumeCache.find((e) => e.uuid === uuid)?.name };
+  const current = (id: string) => [...new Set(volumeCache.filter((e) => e.uuid === id).map((e) => e.name))];
+  if (uuid) return { uuid, name: current(uuid)[0], current: current(uuid) };
   if (!NAME.test(who)) {
     throw new UsageError(`"${who}" is neither a player name nor a UUID`, {
       hint: "give the name as the game shows it, e.g. Steve, or the UUID",
@@ -79,7 +85,7 @@ export async function resolvePlayer(
   const found = (entries: CacheEntry[]) => entries.find((e) => e.name.toLowerCase() === who.toLowerCase());
   const snapshotCache = found(volumeCache) ? [] : await readSnapshotCache(from);
   const entry = found(volumeCache) ?? found(snapshotCache);
-  if (entry) return entry;
+  if (entry) return { ...entry, current: current(entry.uuid) };
   const close = closeMatches(
     who,
     [...volumeCache, ...snapshotCache].map((e) => e.name),
@@ -125,15 +131,15 @@ export function refuseIfOnline(player: Player, online: string[] | undefined): vo
       },
     );
   }
-  const name = player.name?.toLowerCase();
-  if (name === undefined && online.length > 0) {
-    throw new BusyError(`cannot tell whether ${player.uuid} is online: usercache.json has no name for that UUID`, {
-      hint: `${online.length} player(s) online; try again when nobody plays, or give the name`,
-    });
+  // The log names players as they are called now: every name the server's own cache has for the UUID.
+  const names = new Set(player.current.map((n) => n.toLowerCase()));
+  if (names.size === 0 && online.length > 0) {
+    throw new BusyError(
+      `cannot tell whether ${describePlayer(player)} is online: the server's usercache.json has no name for ${player.uuid}`,
+      { hint: `${online.length} player(s) online; try again when nobody plays` },
+    );
   }
-  if (name !== undefined && online.some((n) => n.toLowerCase() === name)) {
-    throw new PlayerOnlineError(player);
-  }
+  if (online.some((n) => names.has(n.toLowerCase()))) throw new PlayerOnlineError(player);
 }
 
 /** Exit 75: the player is online; the server would write their file over the restored one when they leave. */

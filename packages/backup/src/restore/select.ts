@@ -188,7 +188,15 @@ export async function areaTargets(where: Where, area: Area, dimension: Dimension
       dir?.close();
     }
   }
-  return targetsFrom(where, [...names].sort(), listed, "file");
+  const targets = targetsFrom(where, [...names].sort(), listed, "file");
+  if (!targets.some((t) => t.inSnapshot)) {
+    // Nothing to bring back: a restore would only move aside what the volume has there now (a typo in the area).
+    throw new UsageError(
+      `snapshot ${where.snapshot.short_id} holds no region file of the area ${area.x1},${area.z1} to ${area.x2},${area.z2} in the ${dimension}`,
+      { hint: "check the coordinates (block coordinates, as F3 shows them) and the dimension; nothing was done" },
+    );
+  }
+  return targets;
 }
 
 /** A dimension whole: its DIM folder, or for the overworld the level's region, entities and poi folders. */

@@ -81,8 +81,9 @@ export function swapIn(
   const { volume } = work;
   const aside = volume.makePrivateDir(job.asidePrefix);
   work.aside = aside;
-  for (const { rel, inSnapshot, inVolume } of job.targets) {
-    if (inVolume && volume.lstat(rel)) {
+  for (const { rel, inSnapshot } of job.targets) {
+    // Looked at now, not at planning: a running server may have written the file since (a player's stats).
+    if (volume.lstat(rel)) {
       beforeMove?.(rel);
       move(volume, aside, rel);
       work.moved.push(rel);

@@ -1,4 +1,4 @@
-import { isAbsolute } from "node:path";
+import { isAbsolute, normalize } from "node:path";
 import * as z from "zod/mini";
 import { durationMs } from "../format.ts";
 
@@ -78,9 +78,13 @@ export const serverIdSchema = field((value, ctx) => {
   }
 });
 
-export const absolutePathSchema = field((value, ctx) => {
-  if (!isAbsolute(value)) fail(ctx, `must be an absolute path (got "${value}")`, "start it with /");
-});
+/** An absolute path, normalised: `/srv/volumes/abc/` and `/srv//volumes/./abc` are `/srv/volumes/abc`. */
+export const absolutePathSchema = z.pipe(
+  field((value, ctx) => {
+    if (!isAbsolute(value)) fail(ctx, `must be an absolute path (got "${value}")`, "start it with /");
+  }),
+  z.transform((value: string) => normalize(value).replace(/(.)\/+$/, "$1")),
+);
 
 export const hostSchema = field((value, ctx) => {
   const match = /^[A-Za-z0-9.-]+(?::(\d{1,5}))?$/.exec(value);
