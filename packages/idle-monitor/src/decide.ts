@@ -27,6 +27,10 @@ export interface IdleState {
   watchingSince?: number | undefined;
   /** When the staleness alarm was last posted; unset once backups run again. */
   staleAlarm?: number | undefined;
+  /** Since when memory has been above MEMORY_HIGH of the limit (memory-watch.ts). */
+  memoryHighSince?: number | undefined;
+  /** When the memory warning was posted; unset once it is below again. */
+  memoryAlert?: number | undefined;
   /** The disks below DISK_WARN, and when each level was last posted (disk-watch.ts). */
   disks?: Partial<Record<"volume" | "cache", { warn?: string | undefined; critical?: string | undefined }>> | undefined;
 }
@@ -42,6 +46,8 @@ export interface Observation {
   source: "ping" | "log" | "panel";
   /** Why a source was not used (for the log line). */
   notes: string[];
+  /** What the container uses, by the panel's resources; undefined when the panel did not answer. */
+  memoryBytes?: number | undefined;
 }
 
 export interface IdleSettings {

@@ -3,12 +3,13 @@ import { ExitCode, JobError } from "@mcops/core/errors";
 import { COLOURS, createPanelClient, toolNotifier } from "@mcops/core/http";
 import { toolLogger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
-import { writeGauges } from "@mcops/core/textfile";
+import { type Gauge, writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { type Actor, act } from "./act.ts";
 import { type BackupEnd, checkBackupAge } from "./backup-age.ts";
 import { type Decision, decide, type IdleState } from "./decide.ts";
 import { checkDisks, watchedDisks } from "./disk-watch.ts";
+import { checkMemory } from "./memory-watch.ts";
 import { backupLogFacts, type GameLogReporter, gameLogReporter, observe } from "./observe.ts";
 import { loadSettings, type MonitorSettings } from "./settings.ts";
 import { readState, writeState } from "./state.ts";
@@ -34,6 +35,8 @@ interface Parts extends Actor {
   fail(line: string, error?: Error): void;
   /** How free space is measured (Node's statfs; tests give their own). */
   statfs: StatFs | undefined;
+  /** The container's memory limit (undefined bytes: none), and when it was asked. */
+  memoryLimit?: { bytes: number | undefined; at: number } | undefined;
 }
 
 /**
@@ -87,7 +90,13 @@ async function tick(parts: Parts): Promise<Decision & { error?: Error }> {
     parts.state = decision.state;
     const action = await act(parts, decision, now);
     await watchBackupAge(parts, backupLog.end);
-    await watchDisks(parts);
+    const health = [...(await watchDisks(parts)), ...(await watchMemory(parts, observation.memoryBytes))];
+    writeGauges(health, {
+      dir: parts.settings.textfileDir,
+      file: "mcops_health.prom",
+      serverId: parts.settings.serverId,
+      logger: parts.logger,
+    });
     writeState(parts.settings.stateFile, parts.state);
     return parts.failure ? { ...decision, action, error: parts.failure } : { ...decision, action };
   } catch (thrown) {
@@ -135,9 +144,9 @@ async function watchBackupAge(parts: Parts, lastEnd: BackupEnd | undefined): Pro
 
 /**
  * Free space on the volume's disk and restic's cache's (DISK_WARN, DISK_CRITICAL): health posts at most once a day per
- * disk and level, one when it recovers, and the free ratios as gauges in mcops_health.prom.
+ * disk and level, one when it recovers; the free ratios as gauges for mcops_health.prom.
  */
-async function watchDisks(parts: Parts): Promise<void> {
+async function watchDisks(parts: Parts): Promise<Gauge[]> {
   const { settings, logger, notifier } = parts;
   const volume = diskSpace(settings.worldDir, parts.statfs);
   const cache = diskSpace(settings.resticCache, parts.statfs);
@@ -149,11 +158,39 @@ async function watchDisks(parts: Parts): Promise<void> {
     const colour = { warn: COLOURS.warning, critical: COLOURS.error, recovered: COLOURS.success }[kind];
     await notifier.send({ title, description, colour, category: "health" });
   }
-  const gauges = [
+  return [
     { name: "mcops_disk_free_ratio", help: "Free space on the server volume's disk, 0 to 1.", space: volume },
     { name: "mcops_restic_cache_free_ratio", help: "Free space on the disk of restic's cache, 0 to 1.", space: cache },
   ].flatMap(({ name, help, space }) => (space ? [{ name, help, value: space.ratio, digits: 4 }] : []));
-  writeGauges(gauges, { dir: settings.textfileDir, file: "mcops_health.prom", serverId: settings.serverId, logger });
+}
+
+/** How often the server's memory limit is asked again (it changes only when the operator edits the server). */
+const LIMIT_EVERY_MS = 60 * 60_000;
+
+/**
+ * Memory against the container's limit (the panel's server limits, asked hourly): one health post after 10 minutes
+ * above 95 %, one when it is back below; the ratio as a gauge for mcops_health.prom.
+ */
+async function watchMemory(parts: Parts, usedBytes: number | undefined): Promise<Gauge[]> {
+  const { logger, notifier } = parts;
+  const now = parts.ctx.clock.now();
+  if (!parts.memoryLimit || now - parts.memoryLimit.at >= LIMIT_EVERY_MS) {
+    try {
+      parts.memoryLimit = { bytes: (await parts.panel.details()).memoryLimitBytes, at: now };
+    } catch (error) {
+      logger.warn(`cannot read the server's memory limit from the panel: ${(error as Error).message}`);
+    }
+  }
+  const check = checkMemory(parts.state, now, usedBytes, parts.memoryLimit?.bytes);
+  parts.state = check.state;
+  if (check.post) {
+    const { kind, title, description } = check.post;
+    logger[kind === "high" ? "warn" : "info"](`${title}: ${description}`, { echo: false });
+    const colour = kind === "high" ? COLOURS.warning : COLOURS.success;
+    await notifier.send({ title, description, colour, category: "health" });
+  }
+  const help = "Memory the server's container uses, over its limit in the panel.";
+  return check.ratio === undefined ? [] : [{ name: "mcops_memory_ratio", help, value: check.ratio, digits: 4 }];
 }
 
 /** `args`: the parsed command line (its flags win over backup.env). */

@@ -36,8 +36,11 @@ type OnGameLog = (problem: McopsError | undefined) => void;
 export async function observe(panel: PanelClient, settings: MonitorSettings, onLog?: OnGameLog): Promise<Observation> {
   const notes: string[] = [];
   let state: Observation["state"];
+  let memoryBytes: number | undefined;
   try {
-    state = (await panel.resources()).state;
+    const resources = await panel.resources();
+    state = resources.state;
+    memoryBytes = resources.memoryBytes;
   } catch (error) {
     // A key the panel refuses will not get better by itself: no decision, an ERROR line each time.
     if (error instanceof PanelError && error.kind === "auth") throw error;
@@ -45,13 +48,13 @@ export async function observe(panel: PanelClient, settings: MonitorSettings, onL
     notes.push(`panel: ${(error as Error).message}`);
   }
   if (state === "offline" || state === "stopping") {
-    return { state, players: 0, names: [], source: "panel", notes };
+    return { state, players: 0, names: [], source: "panel", notes, memoryBytes };
   }
   const { ping, error } = await pingGame(settings.gameAddress);
-  if (ping) return { state, players: ping.online, names: ping.names, source: "ping", notes };
+  if (ping) return { state, players: ping.online, names: ping.names, source: "ping", notes, memoryBytes };
   notes.push(`no ping answer on ${settings.gameAddress} (${error})`);
-  if (state === "starting") return { state, players: 0, names: [], source: "panel", notes };
-  return { state, ...playersByLog(settings.worldDir, notes, onLog), notes };
+  if (state === "starting") return { state, players: 0, names: [], source: "panel", notes, memoryBytes };
+  return { state, ...playersByLog(settings.worldDir, notes, onLog), notes, memoryBytes };
 }
 
 /** The game log's players, else nobody can tell (and `notes` says why). */

@@ -26,6 +26,8 @@ export function readState(file: string): IdleState {
       lastPlayBackup: time("lastPlayBackup"),
       watchingSince: time("watchingSince"),
       staleAlarm: time("staleAlarm"),
+      memoryHighSince: time("memoryHighSince"),
+      memoryAlert: time("memoryAlert"),
       disks: diskAlerts(value.disks),
     };
   } catch {

@@ -303,6 +303,31 @@ describe("health: free disk space", () => {
     expect(discord.messages.filter((msg) => /^Disk /.test(msg.body.embeds[0].title)).length).toBe(4);
   }, 120_000);
 
+  it("posts one yellow memory warning after 10 min above 95 % of the limit, one green once it is below", async () => {
+    const textfiles = join(root.path, "textfiles");
+    const m = monitor({ BACKUP_TEXTFILE_DIR: textfiles, BACKUP_MAX_AGE: "1000h" });
+    const memory = () =>
+      discord.messages
+        .map((msg) => msg.body.embeds[0])
+        .filter((embed) => /^Memory/.test(embed.title))
+        .map((embed) => [embed.title, embed.color]);
+    // The panel's server has a 4096 MiB limit; the container now uses 97 % of it.
+    panel.setMemory(Math.round(4096 * 1024 * 1024 * 0.97));
+    expect(await polls(m, 10)).toEqual([]);
+    expect(memory()).toEqual([]);
+    await polls(m, 31);
+    expect(memory()).toEqual([["Memory: 97 % of 4.00 GiB for 10 min", COLOURS.warning]]);
+    expect(readFileSync(join(textfiles, "mcops_health.prom"), "utf8")).toMatch(
+      /^mcops_memory_ratio\{server="\w+"\} 0\.9700$/m,
+    );
+    panel.setMemory(undefined); // 1.5 GiB, the stand-in's usual figure
+    await polls(m, 5);
+    expect(memory()).toEqual([
+      ["Memory: 97 % of 4.00 GiB for 10 min", COLOURS.warning],
+      ["Memory back to 38 % of 4.00 GiB", COLOURS.success],
+    ]);
+  }, 120_000);
+
   it("says in one line what is wrong with DISK_WARN (exit 78 for --once)", () => {
     expect(() => monitor({ DISK_WARN: "ten" })).toThrow("DISK_WARN is not a percentage");
   });

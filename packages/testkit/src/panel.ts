@@ -148,6 +148,8 @@ export interface PanelStandIn {
   /** Set the state directly (pending transitions and delayed signals are cancelled, no console lines are written). */
   setState(state: ServerState, id?: string): void;
   setStatus(status: ServerStatus, id?: string): void;
+  /** The memory the container uses while it is not offline (undefined: the usual figure of each state). */
+  setMemory(bytes: number | undefined, id?: string): void;
   /** Every request, in arrival order, with the status answered. */
   calls: PanelCall[];
   /** Power signals the panel accepted (204), in order. */
@@ -185,6 +187,8 @@ interface Machine {
   cache: { at: number; body: unknown } | undefined;
   console: string[];
   history: Array<{ at: number; state: ServerState }>;
+  /** setMemory's figure, over the usual one of the state. */
+  memoryBytes: number | undefined;
 }
 
 const SIGNALS = ["start", "stop", "restart", "kill"];
@@ -330,6 +334,7 @@ function machinesOf(servers: PanelServerOptions[], now: () => number): Machine[]
       startedAt: state === "offline" ? null : now() - (server.uptimeMs ?? 0),
       pendingStart: false,
       delayedSignals: new Set(),
+      memoryBytes: undefined,
       transition: undefined,
       cache: undefined,
       console: [],
@@ -374,6 +379,9 @@ function standIn(panel: Panel, server: Loopback): PanelStandIn {
       for (const timer of m.delayedSignals) timers.clear(timer);
       m.delayedSignals.clear();
       panel.game.enter(m, state);
+    },
+    setMemory(bytes, id) {
+      machine(id).memoryBytes = bytes;
     },
     setStatus(status, id) {
       machine(id).status = status;
@@ -581,7 +589,8 @@ function serverDetails(m: Machine): Record<string, unknown> {
 function serverResources(m: Machine, now: number): unknown {
   const on = m.state !== "offline";
   const uptime = m.startedAt === null ? 0 : now - m.startedAt;
-  const memory = { offline: 0, starting: 402_653_184, running: 1_610_612_736, stopping: 1_476_395_008 }[m.state];
+  const usual = { offline: 0, starting: 402_653_184, running: 1_610_612_736, stopping: 1_476_395_008 }[m.state];
+  const memory = m.state === "offline" ? 0 : (m.memoryBytes ?? usual);
   const cpu = { offline: 0, starting: 96.41, running: 7.83, stopping: 35.2 }[m.state];
   return {
     object: "stats",

@@ -33,6 +33,8 @@ interface ServerDetails {
   isSuspended: boolean;
   isInstalling: boolean;
   isTransferring: boolean;
+  /** The container's memory limit; undefined when it has none (limits.memory 0) or the panel did not say. */
+  memoryLimitBytes: number | undefined;
 }
 
 type PanelErrorKind =
@@ -139,6 +141,8 @@ export const serverSchema = z.object({
     is_suspended: z.boolean(),
     is_installing: z.boolean(),
     is_transferring: z.boolean(),
+    /** The panel's ServerTransformer: memory in MiB, 0 for no limit. */
+    limits: z.optional(z.looseObject({ memory: z.number() })),
   }),
 });
 
@@ -342,6 +346,7 @@ async function readDetails(link: PanelLink): Promise<ServerDetails> {
     isSuspended: a.is_suspended,
     isInstalling: a.is_installing,
     isTransferring: a.is_transferring,
+    memoryLimitBytes: a.limits && a.limits.memory > 0 ? a.limits.memory * 1024 * 1024 : undefined,
   };
 }
 
