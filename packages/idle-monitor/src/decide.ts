@@ -27,6 +27,13 @@ export interface IdleState {
   watchingSince?: number | undefined;
   /** When the staleness alarm was last posted; unset once backups run again. */
   staleAlarm?: number | undefined;
+  /** The tick-rate command the server answers ("none": neither), when it was last asked, its last answer (lag-watch.ts). */
+  tpsCommand?: "tps" | "tick query" | "none" | undefined;
+  tpsAskedAt?: number | undefined;
+  lastTps?: number | undefined;
+  /** The low samples in a row; when the lag warning was posted, unset once it is over. */
+  lowSamples?: number[] | undefined;
+  lagAlert?: number | undefined;
   /** Since when memory has been above MEMORY_HIGH of the limit (memory-watch.ts). */
   memoryHighSince?: number | undefined;
   /** When the memory warning was posted; unset once it is below again. */

@@ -7,8 +7,9 @@ import { type Gauge, writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { type Actor, act } from "./act.ts";
 import { type BackupEnd, checkBackupAge } from "./backup-age.ts";
-import { type Decision, decide, type IdleState } from "./decide.ts";
+import { type Decision, decide, type IdleState, type Observation } from "./decide.ts";
 import { checkDisks, watchedDisks } from "./disk-watch.ts";
+import { sampleTps } from "./lag-watch.ts";
 import { checkMemory } from "./memory-watch.ts";
 import { backupLogFacts, type GameLogReporter, gameLogReporter, observe } from "./observe.ts";
 import { loadSettings, type MonitorSettings } from "./settings.ts";
@@ -90,7 +91,11 @@ async function tick(parts: Parts): Promise<Decision & { error?: Error }> {
     parts.state = decision.state;
     const action = await act(parts, decision, now);
     await watchBackupAge(parts, backupLog.end);
-    const health = [...(await watchDisks(parts)), ...(await watchMemory(parts, observation.memoryBytes))];
+    const health = [
+      ...(await watchDisks(parts)),
+      ...(await watchMemory(parts, observation.memoryBytes)),
+      ...(await watchLag(parts, observation)),
+    ];
     writeGauges(health, {
       dir: parts.settings.textfileDir,
       file: "mcops_health.prom",
@@ -191,6 +196,35 @@ async function watchMemory(parts: Parts, usedBytes: number | undefined): Promise
   }
   const help = "Memory the server's container uses, over its limit in the panel.";
   return check.ratio === undefined ? [] : [{ name: "mcops_memory_ratio", help, value: check.ratio, digits: 4 }];
+}
+
+/**
+ * The tick rate while players are online (TPS_EVERY, TPS_WARN): one health post after three low samples in a row, one
+ * when it is over; the last sample as a gauge for mcops_health.prom.
+ */
+async function watchLag(parts: Parts, observation: Observation): Promise<Gauge[]> {
+  const { settings, logger, notifier } = parts;
+  const players = observation.state === "running" ? (observation.players ?? 0) : 0;
+  const lag = { ...settings.lag, worldDir: settings.worldDir };
+  try {
+    const sample = await sampleTps(
+      { panel: parts.panel, clock: parts.ctx.clock, logger, settings: lag },
+      parts.state,
+      players,
+    );
+    parts.state = sample.state;
+    if (sample.post) {
+      const { kind, title, description } = sample.post;
+      logger[kind === "lag" ? "warn" : "info"](`${title}: ${description}`, { echo: false });
+      const colour = kind === "lag" ? COLOURS.warning : COLOURS.success;
+      await notifier.send({ title, description, colour, category: "health" });
+    }
+    const help = "Ticks a second the server ran at when last asked (20 is full speed).";
+    return sample.tps === undefined ? [] : [{ name: "mcops_tps", help, value: sample.tps, digits: 2 }];
+  } catch (error) {
+    logger.warn(`cannot ask the server its tick rate: ${(error as Error).message}`);
+    return [];
+  }
 }
 
 /** `args`: the parsed command line (its flags win over backup.env). */

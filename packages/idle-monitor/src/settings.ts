@@ -9,6 +9,8 @@ import {
   diskWarnField,
   durationOrOffSchema,
   durationSchema,
+  fail,
+  field,
   fromBackupEnv,
   gameAddressField,
   panelFields,
@@ -20,6 +22,16 @@ import { type DiskLimits, resticCacheDir } from "@mcops/core/disk";
 import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
 import type { IdleSettings } from "./decide.ts";
+
+/** Ticks a second: above 0, at most 20 (the game's rate). */
+const tpsSchema = z.pipe(
+  field((value, ctx) => {
+    if (!/^\d{1,2}(\.\d{1,2})?$/.test(value) || !(Number(value) > 0 && Number(value) <= 20)) {
+      fail(ctx, "is not a tick rate from 0 to 20", "e.g. 15");
+    }
+  }),
+  z.transform((value: string) => Number(value)),
+);
 
 /**
  * What the idle monitor reads from backup.env (docs/system.md 2.1, packages/idle-monitor/README.md), each field declared
@@ -69,6 +81,10 @@ export const fields = {
   IDLE_BACKUP_COMMAND: setting(z.optional(absolutePathSchema), {
     flag: { name: "backup-command", describe: "the backup executable (IDLE_BACKUP_COMMAND)" },
   }),
+  /** While players are online, how often the server is asked its tick rate (off: never). */
+  TPS_EVERY: setting(durationOrOffSchema, { default: "5m" }),
+  /** Three samples in a row under this many ticks a second post a lag warning. */
+  TPS_WARN: setting(tpsSchema, { default: "15" }),
   /** Free space on the volume's disk and restic's cache's: below this a yellow health alert (default 10 %). */
   DISK_WARN: diskWarnField,
   /** Below this a red one (default 5 %); backup does not begin then. */
@@ -93,6 +109,7 @@ export interface MonitorSettings extends IdleSettings {
   textfileDir: string | undefined;
   serverId: string;
   disk: DiskLimits;
+  lag: { everyMs: number | undefined; warnTps: number };
   /** restic's cache directory (RESTIC_CACHE_DIR, else restic's default for this user). */
   resticCache: string;
 }
@@ -128,6 +145,7 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
     stopCommand: env.IDLE_STOP_COMMAND,
     stateFile: join(ctx.paths.stateDir, "idle-monitor.json"),
     disk: diskLimits(env),
+    lag: { everyMs: env.TPS_EVERY, warnTps: env.TPS_WARN },
     resticCache: resticCacheDir(ctx.env),
   };
   return { env, settings };

@@ -27,6 +27,15 @@ export function readState(file: string): IdleState {
       watchingSince: time("watchingSince"),
       staleAlarm: time("staleAlarm"),
       memoryHighSince: time("memoryHighSince"),
+      tpsCommand: ["tps", "tick query", "none"].includes(value.tpsCommand as string)
+        ? (value.tpsCommand as IdleState["tpsCommand"])
+        : undefined,
+      tpsAskedAt: time("tpsAskedAt"),
+      lastTps: time("lastTps"),
+      lowSamples: Array.isArray(value.lowSamples)
+        ? (value.lowSamples as unknown[]).filter((v): v is number => typeof v === "number").slice(-3)
+        : undefined,
+      lagAlert: time("lagAlert"),
       memoryAlert: time("memoryAlert"),
       disks: diskAlerts(value.disks),
     };

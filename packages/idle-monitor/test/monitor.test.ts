@@ -5,6 +5,7 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  rmSync,
   symlinkSync,
   truncateSync,
   writeFileSync,
@@ -328,6 +329,68 @@ describe("health: free disk space", () => {
     ]);
   }, 120_000);
 
+  it("asks Paper its tps while players are online, warns once after three low samples, once when it is over", async () => {
+    await panel.close();
+    panel = await startPanelStandIn({
+      servers: [{ state: "running" }],
+      timings: { startMs: 20, stopMs: 20 },
+      now: () => clock.now(),
+      logFile: join(worldDir, "logs", "latest.log"),
+      game: "paper",
+    });
+    writeFileSync(join(worldDir, "logs", "latest.log"), ""); // the running server's log
+    const textfiles = join(root.path, "textfiles");
+    const m = monitor({ BACKUP_TEXTFILE_DIR: textfiles, BACKUP_MAX_AGE: "1000h", BACKUP_WHILE_PLAYING: "0" });
+    const lag = () =>
+      discord.messages
+        .map((msg) => msg.body.embeds[0])
+        .filter((embed) => /^Lag/.test(embed.title))
+        .map((embed) => [embed.title, embed.color]);
+    await polls(m, 10);
+    expect(panel.commands()).toEqual([]); // nobody plays: nothing is asked
+    const steve = await game.join("Steve");
+    await polls(m, 16);
+    expect(panel.commands()).toEqual(["tps", "tps", "tps", "tps"]);
+    expect(readFileSync(join(textfiles, "mcops_health.prom"), "utf8")).toMatch(/^mcops_tps\{server="\w+"\} 20\.00$/m);
+    panel.setTickMs(89.3); // 11.2 ticks a second
+    await polls(m, 15);
+    expect(lag()).toEqual([["Lag: 11.2 TPS for 15 min (1 player)", COLOURS.warning]]);
+    await polls(m, 10);
+    expect(lag()).toHaveLength(1);
+    panel.setTickMs(12.3);
+    await polls(m, 5);
+    expect(lag()).toEqual([
+      ["Lag: 11.2 TPS for 15 min (1 player)", COLOURS.warning],
+      ["Lag over: 20.0 TPS", COLOURS.success],
+    ]);
+    await steve.leave();
+  }, 120_000);
+
+  it("falls back to vanilla's tick query, and asks a server that knows neither only once", async () => {
+    for (const flavour of ["vanilla", "old-vanilla"] as const) {
+      await panel.close();
+      panel = await startPanelStandIn({
+        servers: [{ state: "running" }],
+        timings: { startMs: 20, stopMs: 20 },
+        now: () => clock.now(),
+        logFile: join(worldDir, "logs", "latest.log"),
+        game: flavour,
+      });
+      writeFileSync(join(worldDir, "logs", "latest.log"), "");
+      rmSync(join(root.path, "state"), { recursive: true, force: true });
+      const m = monitor({ BACKUP_MAX_AGE: "1000h", BACKUP_WHILE_PLAYING: "0" });
+      const alex = await game.join("Alex");
+      await polls(m, 11);
+      expect(panel.commands()).toEqual(
+        flavour === "vanilla" ? ["tps", "tick query", "tick query", "tick query"] : ["tps", "tick query"],
+      );
+      await alex.leave();
+    }
+    expect(readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8")).toMatch(
+      /INFO the server answers neither tps nor tick query \(vanilla before 1\.20\.3\?\): its tick rate is not watched\n/,
+    );
+  }, 120_000);
+
   it("says in one line what is wrong with DISK_WARN (exit 78 for --once)", () => {
     expect(() => monitor({ DISK_WARN: "ten" })).toThrow("DISK_WARN is not a percentage");
   });
@@ -464,7 +527,8 @@ describe("the game log fallback in a hostile volume", () => {
     writeFileSync(log, joined("Early"));
     truncateSync(log, 1024 ** 3); // sparse: a 1 GiB log
     appendFileSync(log, `\n${joined("Late")}`);
-    const m = monitor({ GAME_ADDRESS: "127.0.0.1:1" });
+    // The tick rate is not asked here: this stand-in's game writes no answers to this log.
+    const m = monitor({ GAME_ADDRESS: "127.0.0.1:1", TPS_EVERY: "off" });
     const before = memory();
     expect((await m.tick()).line).toMatch(/^1 player online \(Late\) \[log\]/);
     expect(memory() - before).toBeLessThan(LOG_TAIL_BYTES * 4);

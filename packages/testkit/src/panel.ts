@@ -93,6 +93,11 @@ export interface PanelStandInOptions {
   /** Between "Saving the game" and "Saved the game". Default 20 ms. */
   saveDelayMs?: number;
   /**
+   * Which game answers the console: "vanilla" (1.20.3 and later: `tick query`), "paper" (`tps` too), "old-vanilla"
+   * (before 1.20.3: neither). Default "vanilla".
+   */
+  game?: "vanilla" | "paper" | "old-vanilla";
+  /**
    * How long after answering 204 to a power signal the server acts on it. Wings answers the panel 202 and acts in a
    * goroutine afterwards (pterodactyl/wings router/router_server.go postServerPower: "Pass the actual heavy processing
    * off to a separate thread"), so the state never changes before the answer. Default 40 ms; 0 acts before answering
@@ -150,6 +155,8 @@ export interface PanelStandIn {
   setStatus(status: ServerStatus, id?: string): void;
   /** The memory the container uses while it is not offline (undefined: the usual figure of each state). */
   setMemory(bytes: number | undefined, id?: string): void;
+  /** How long a tick takes (default 12.3 ms): what `tps` and `tick query` answer. */
+  setTickMs(ms: number, id?: string): void;
   /** Every request, in arrival order, with the status answered. */
   calls: PanelCall[];
   /** Power signals the panel accepted (204), in order. */
@@ -189,6 +196,8 @@ interface Machine {
   history: Array<{ at: number; state: ServerState }>;
   /** setMemory's figure, over the usual one of the state. */
   memoryBytes: number | undefined;
+  /** setTickMs's figure. */
+  tickMs: number;
 }
 
 const SIGNALS = ["start", "stop", "restart", "kill"];
@@ -263,6 +272,38 @@ const CONSOLE_ANSWERS = new Map<string, (args: string) => string>([
   ["list", () => "There are 0 of a max of 20 players online: "],
 ]);
 
+/** Java's Double.toString for the figures the game prints: 20.0, 11.2. */
+const javaDouble = (value: number): string => (Number.isInteger(value) ? value.toFixed(1) : String(value));
+
+/**
+ * The tick-rate answers: Paper's `tps` (io.papermc.paper.command.TicksPerSecondCommand: "TPS from last 1m, 5m, 15m: "
+ * in gold, each figure green above 18, yellow above 16, red below, capped at 20 with a * above 21, as legacy §
+ * colour codes in the log) and vanilla's `tick query` (1.20.3+, net.minecraft.server.commands.TickCommand: the status
+ * line, then "commands.tick.query.rate.running" of en_us.json, a message with a line break in it, then the
+ * percentiles). Undefined when this game does not know the command.
+ */
+function tickAnswer(
+  flavour: "vanilla" | "paper" | "old-vanilla",
+  command: string,
+  tickMs: number,
+): string[] | undefined {
+  const tps = Math.min(20, 1000 / tickMs);
+  if (command === "tps" && flavour === "paper") {
+    const colour = tps > 18 ? "§a" : tps > 16 ? "§e" : "§c";
+    const figure = `${colour}${javaDouble(Math.round(tps * 100) / 100)}`;
+    return [`§6TPS from last 1m, 5m, 15m: ${figure}§6, ${figure}§6, ${figure}`];
+  }
+  if (command === "tick query" && flavour !== "old-vanilla") {
+    const ms = (value: number) => value.toFixed(1);
+    return [
+      tickMs > 50 ? "The game is running, but can't keep up with the target tick rate" : "The game is running normally",
+      `Target tick rate: 20.0 per second.\nAverage time per tick: ${ms(tickMs)}ms (Target: 50.0ms)`,
+      `Percentiles: P50: ${ms(tickMs)}ms P95: ${ms(tickMs * 1.2)}ms P99: ${ms(tickMs * 1.5)}ms, sample: 100`,
+    ];
+  }
+  return undefined;
+}
+
 const CONFLICT_DETAIL: Record<Exclude<ServerStatus, null>, string> = {
   suspended: "This server is currently suspended and the functionality requested is unavailable.",
   installing: "This server has not yet completed its installation process, please try again later.",
@@ -317,6 +358,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       timings: options.timings ?? { startMs: 150, stopMs: 150 },
       saveDelayMs: options.saveDelayMs ?? 20,
       logFile: options.logFile,
+      flavour: options.game ?? "vanilla",
     }),
   };
   const server = await listenLoopback((req, res) => handle(panel, req, res));
@@ -335,6 +377,7 @@ function machinesOf(servers: PanelServerOptions[], now: () => number): Machine[]
       pendingStart: false,
       delayedSignals: new Set(),
       memoryBytes: undefined,
+      tickMs: 12.3,
       transition: undefined,
       cache: undefined,
       console: [],
@@ -382,6 +425,9 @@ function standIn(panel: Panel, server: Loopback): PanelStandIn {
     },
     setMemory(bytes, id) {
       machine(id).memoryBytes = bytes;
+    },
+    setTickMs(ms, id) {
+      machine(id).tickMs = ms;
     },
     setStatus(status, id) {
       machine(id).status = status;
@@ -461,8 +507,9 @@ function gameOf(setup: {
   timings: { startMs: number; stopMs: number };
   saveDelayMs: number;
   logFile: string | undefined;
+  flavour: "vanilla" | "paper" | "old-vanilla";
 }): Game {
-  const { now, timers, changes, timings, saveDelayMs, logFile } = setup;
+  const { now, timers, changes, timings, saveDelayMs, logFile, flavour } = setup;
   const say = (m: Machine, text: string): void => {
     const line = `[${clockTime(new Date())}] [Server thread/INFO]: ${text}`;
     m.console.push(line);
@@ -523,6 +570,8 @@ function gameOf(setup: {
       timers.set(() => say(m, "Saved the game"), saveDelayMs);
     } else if (verb === "stop") {
       stop(m);
+    } else if (tickAnswer(flavour, command, m.tickMs)) {
+      for (const text of tickAnswer(flavour, command, m.tickMs) ?? []) say(m, text);
     } else if (verb !== "tellraw") {
       say(m, CONSOLE_ANSWERS.get(verb)?.(args) ?? "Unknown or incomplete command, see below for error");
     }
