@@ -156,6 +156,20 @@ function backupFacts(run: BackupRun): string {
     .join(" · ");
 }
 
+/** The idle monitor's latest figures: tick rate, memory over its limit, free space; stale ones say how old they are. */
+function healthPart(status: ServerStatus, now: number): string {
+  const health = status.health;
+  if (!health) return `<dd class="muted">no figures yet: the idle monitor writes them at each decision</dd>`;
+  const percent = (ratio: number) => `${Math.round(ratio * 100)} %`;
+  const figures = [
+    health.tps === undefined ? undefined : `${health.tps.toFixed(1)} TPS`,
+    health.memory === undefined ? undefined : `memory ${percent(health.memory)} of its limit`,
+    health.volumeFree === undefined ? undefined : `${percent(health.volumeFree)} free on the volume's disk`,
+    health.cacheFree === undefined ? undefined : `${percent(health.cacheFree)} free on restic's cache's disk`,
+  ].filter((figure): figure is string => figure !== undefined);
+  return `<dd>${esc(figures.join(" · ") || "nothing measured")} <span class="muted">(${time(health.at, now)})</span></dd>`;
+}
+
 function backupPart(status: ServerStatus, now: number): string {
   const { current, last } = status.backup;
   const parts: string[] = [];
@@ -224,6 +238,7 @@ ${settingsForm(model)}
 <dt>State</dt>${panelPart(status)}
 <dt>Players</dt>${playersPart(status)}
 <dt>Last backup</dt>${backupPart(status, now)}
+<dt>Health</dt>${healthPart(status, now)}
 </dl>
 <h2>Recent notifications</h2>
 ${notificationsPart(status.notifications, now)}

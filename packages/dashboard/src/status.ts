@@ -1,3 +1,4 @@
+import { type HealthFigures, readHealthFigures } from "@mcops/core/health";
 import { createPanelClient, type Resources } from "@mcops/core/http";
 import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
 import { type BackupSummary, summariseBackups, toolLogPath } from "@mcops/core/log-events";
@@ -16,6 +17,8 @@ export interface ServerStatus {
   players: { ping: GamePing; address: string } | { error: string; address: string | undefined };
   backup: BackupSummary;
   notifications: NotificationEntry[];
+  /** The idle monitor's latest health figures (tick rate, memory, free disk), if it wrote any. */
+  health: HealthFigures | undefined;
   /** Epoch ms the panel and the game were asked. */
   checkedAt: number;
 }
@@ -97,7 +100,12 @@ export function createStatusReader(ctx: StatusContext, options: StatusOptions = 
       const now = ctx.clock.now();
       if (!cached || now - cached.at >= cacheMs) cached = { at: now, live: askLive(ctx, options) };
       const live = await cached.live;
-      return { ...live, backup: readBackup(ctx), notifications: recentNotifications(ctx.paths.logDir) };
+      return {
+        ...live,
+        backup: readBackup(ctx),
+        notifications: recentNotifications(ctx.paths.logDir),
+        health: readHealthFigures(ctx.paths),
+      };
     },
   };
 }

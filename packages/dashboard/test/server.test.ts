@@ -300,6 +300,18 @@ describe("the page", () => {
       /<td>Steve joined the game<\/td><td class="muted">game log<\/td><td><span class="muted">off<\/span> <span class="why">the join category is off/,
     );
     expect(body).toMatch(/Players<\/dt><dd class="bad">unknown <span class="why">no answer/);
+    expect(body).toContain('<dt>Health</dt><dd class="muted">no figures yet');
+  });
+
+  it("shows the idle monitor's latest health figures, escaped", async () => {
+    mkdirSync(paths.stateDir, { recursive: true });
+    const health = { at: Date.now() - 3 * 60_000, tps: 11.24, memory: 0.376, volumeFree: 0.74, cacheFree: "<b>" };
+    writeFileSync(join(paths.stateDir, "idle-monitor.json"), JSON.stringify({ lastActivity: 1, health }));
+    const { body } = await openPage();
+    expect(body).toMatch(
+      /<dt>Health<\/dt><dd>11\.2 TPS · memory 38 % of its limit · 74 % free on the volume(?:'|&#39;|&#x27;)s disk <span class="muted">\(<time [^>]+>3 min ago<\/time>\)<\/span><\/dd>/,
+    );
+    expect(body).not.toContain("restic&#39;s cache"); // a figure that is not a number is not shown
   });
 
   it("says what keeps the panel from answering instead of failing", async () => {

@@ -1,5 +1,6 @@
 import { isoSeconds } from "@mcops/core/clock";
 import { formatDuration } from "@mcops/core/format";
+import type { HealthFigures } from "@mcops/core/health";
 
 /**
  * The idle monitor's decision, as a pure function of what it remembers, what it sees now and the settings, so that
@@ -34,6 +35,8 @@ export interface IdleState {
   /** The low samples in a row; when the lag warning was posted, unset once it is over. */
   lowSamples?: number[] | undefined;
   lagAlert?: number | undefined;
+  /** The latest health figures, for the dashboard (core's health.ts). */
+  health?: HealthFigures | undefined;
   /** Since when memory has been above MEMORY_HIGH of the limit (memory-watch.ts). */
   memoryHighSince?: number | undefined;
   /** When the memory warning was posted; unset once it is below again. */

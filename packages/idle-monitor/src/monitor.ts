@@ -96,6 +96,14 @@ async function tick(parts: Parts): Promise<Decision & { error?: Error }> {
       ...(await watchMemory(parts, observation.memoryBytes)),
       ...(await watchLag(parts, observation)),
     ];
+    const figure = (name: string) => health.find((gauge) => gauge.name === name)?.value;
+    parts.state.health = {
+      at: now,
+      tps: figure("mcops_tps"),
+      memory: figure("mcops_memory_ratio"),
+      volumeFree: figure("mcops_disk_free_ratio"),
+      cacheFree: figure("mcops_restic_cache_free_ratio"),
+    };
     writeGauges(health, {
       dir: parts.settings.textfileDir,
       file: "mcops_health.prom",

@@ -19,6 +19,7 @@ import {
   worldDirField,
 } from "@mcops/core/config";
 import { type DiskLimits, resticCacheDir } from "@mcops/core/disk";
+import { IDLE_STATE_FILE } from "@mcops/core/health";
 import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
 import type { IdleSettings } from "./decide.ts";
@@ -143,7 +144,7 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
     worldDir: env.WORLD_DIR,
     backupCommand: env.IDLE_BACKUP_COMMAND ?? defaultBackupCommand(),
     stopCommand: env.IDLE_STOP_COMMAND,
-    stateFile: join(ctx.paths.stateDir, "idle-monitor.json"),
+    stateFile: join(ctx.paths.stateDir, IDLE_STATE_FILE),
     disk: diskLimits(env),
     lag: { everyMs: env.TPS_EVERY, warnTps: env.TPS_WARN },
     resticCache: resticCacheDir(ctx.env),

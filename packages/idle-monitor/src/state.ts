@@ -36,6 +36,8 @@ export function readState(file: string): IdleState {
         ? (value.lowSamples as unknown[]).filter((v): v is number => typeof v === "number").slice(-3)
         : undefined,
       lagAlert: time("lagAlert"),
+      health:
+        typeof value.health === "object" && value.health !== null ? (value.health as IdleState["health"]) : undefined,
       memoryAlert: time("memoryAlert"),
       disks: diskAlerts(value.disks),
     };
