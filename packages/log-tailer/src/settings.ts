@@ -5,6 +5,7 @@ import {
   panelUrlSchema,
   serverIdSchema,
   setting,
+  textfileDirField,
   worldDirField,
   yesNoSchema,
 } from "@mcops/core/config";
@@ -44,4 +45,6 @@ export const fields = {
   CONTROL_URL: setting(z.optional(panelUrlSchema)),
   CONTROL_KEY: setting(z.optional(clientKeySchema), { secret: true }),
   SERVER_ID: setting(z.optional(serverIdSchema)),
+  /** node_exporter's textfile directory, for mcops_log_tailer.prom (the crashes counted). */
+  BACKUP_TEXTFILE_DIR: textfileDirField,
 };

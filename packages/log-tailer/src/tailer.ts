@@ -8,6 +8,7 @@ import { COLOURS, createPanelClient, type Notice, toolNotifier } from "@mcops/co
 import { type Logger, toolLogger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
 import type { Paths } from "@mcops/core/paths";
+import { writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { GameLogParser } from "@mcops/game-log/game-log";
@@ -127,8 +128,10 @@ function announcer(ctx: TailerContext, logger: Logger, settings: ReturnType<type
   const bursts = new BurstThrottle({ clock: ctx.clock, send });
   const errors = new ErrorDigest(ctx.clock, send);
   const loop = crashLoopFor(ctx, logger, settings, send);
+  const crashes = crashCounter(logger, settings);
   const parser = new GameLogParser((event) => {
     logger.info(`${event.type}${event.player ? ` ${event.player}` : ""}: ${event.message} (line ${event.line})`);
+    if (event.type === "crash") crashes.count();
     if (event.type === "error") errors.offer(event);
     else if (event.type === "crash" && loop?.crashed(event)) return;
     else {
@@ -146,6 +149,32 @@ function announcer(ctx: TailerContext, logger: Logger, settings: ReturnType<type
       errors.flush();
       loop?.close();
       await queue;
+    },
+  };
+}
+
+/**
+ * The crashes seen since the tailer started, as `mcops_crashes_total` in mcops_log_tailer.prom (BACKUP_TEXTFILE_DIR):
+ * a counter that starts again at 0 with the service, as Prometheus counters do (rate() and increase() expect that).
+ */
+function crashCounter(logger: Logger, settings: ReturnType<typeof loadTailerSettings>): { count(): void } {
+  let total = 0;
+  const write = () =>
+    writeGauges(
+      [
+        {
+          name: "mcops_crashes_total",
+          help: "Crashes the game log showed since the log tailer started.",
+          value: total,
+        },
+      ],
+      { dir: settings.BACKUP_TEXTFILE_DIR, file: "mcops_log_tailer.prom", serverId: settings.SERVER_ID ?? "", logger },
+    );
+  write();
+  return {
+    count() {
+      total++;
+      write();
     },
   };
 }

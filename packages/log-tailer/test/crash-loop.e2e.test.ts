@@ -73,6 +73,7 @@ beforeEach(async () => {
     `SERVER_ID=${panel.server.identifier}`,
     "CRASH_LOOP=3/10m",
     "CRASH_LOOP_STOP=yes",
+    `BACKUP_TEXTFILE_DIR=${join(root, "textfiles")}`,
   ]);
   env = toolEnv(root);
 });
@@ -119,6 +120,10 @@ describe("log-tailer: crash loops", () => {
     appendFileSync(log, CRASHES.paper + at("Steve joined the game"));
     await discord.waitForMessages(7, 10_000);
     expect(titles().slice(6)).toEqual(["Steve joined the game"]);
+    // Every crash is counted, posted or not.
+    expect(readFileSync(join(root, "textfiles", "mcops_log_tailer.prom"), "utf8")).toMatch(
+      /^mcops_crashes_total\{server="\w+"\} 4$/m,
+    );
     expect(panel.signals()).toEqual(["stop"]);
     // The log says the fourth crash was seen and not posted.
     const tailerLog = () => readFileSync(join(root, "log", "mc-log-tailer.log"), "utf8");
