@@ -391,8 +391,13 @@ describe("health: free disk space", () => {
     );
   }, 120_000);
 
-  it("says in one line what is wrong with DISK_WARN (exit 78 for --once)", () => {
+  it("says in one line what is wrong with DISK_WARN, DISK_CRITICAL, TPS_WARN or TPS_EVERY (exit 78 for --once)", () => {
     expect(() => monitor({ DISK_WARN: "ten" })).toThrow("DISK_WARN is not a percentage");
+    expect(() => monitor({ DISK_WARN: "5%", DISK_CRITICAL: "8%" })).toThrow(
+      "DISK_CRITICAL (8%) must be below DISK_WARN (5%)",
+    );
+    expect(() => monitor({ TPS_WARN: "25" })).toThrow("TPS_WARN is not a tick rate from 0 to 20");
+    expect(() => monitor({ TPS_EVERY: "often" })).toThrow("TPS_EVERY is not a duration or off");
   });
 });
 
