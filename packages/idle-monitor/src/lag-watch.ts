@@ -54,7 +54,7 @@ export async function sampleTps(
   }
   if (answer === "no log") return { state, tps: state.lastTps }; // said where the log is read (observe.ts)
   if (!answer) {
-    logger.warn(`no answer to ${command} in the game log within ${formatDuration(ANSWER_WAIT_MS)}`);
+    logger.warn(`no answer to ${command} in the game log within ${formatDuration(ANSWER_WAIT_MS)}`, { echo: false });
     return { state, tps: state.lastTps };
   }
   state.tpsCommand = command;
@@ -89,7 +89,12 @@ async function ask(
   run: { panel: PanelClient; clock: Clock; settings: LagSettings },
   command: string,
 ): Promise<TickAnswer | "no log" | undefined> {
-  const volume = VolumeDir.open(run.settings.worldDir);
+  let volume: VolumeDir;
+  try {
+    volume = VolumeDir.open(run.settings.worldDir);
+  } catch {
+    return "no log"; // a volume that cannot be opened is said where the game log is read (observe.ts)
+  }
   try {
     if (gameLogSince(volume, 0, 0) === undefined) return "no log";
     const offset = gameLogSize(volume);

@@ -160,21 +160,29 @@ async function watchBackupAge(parts: Parts, lastEnd: BackupEnd | undefined): Pro
  * disk and level, one when it recovers; the free ratios as gauges for mcops_health.prom.
  */
 async function watchDisks(parts: Parts): Promise<Gauge[]> {
-  const { settings, logger, notifier } = parts;
+  const { settings } = parts;
   const volume = diskSpace(settings.worldDir, parts.statfs);
   const cache = diskSpace(settings.resticCache, parts.statfs);
   const check = checkDisks(parts.state, parts.ctx.clock.now(), watchedDisks(volume, cache), settings.disk);
   parts.state = check.state;
-  for (const { kind, title, description } of check.posts) {
-    if (kind === "recovered") logger.info(`${title}: ${description}`);
-    else logger[kind === "critical" ? "error" : "warn"](`${title}: ${description}`, { echo: false });
-    const colour = { warn: COLOURS.warning, critical: COLOURS.error, recovered: COLOURS.success }[kind];
-    await notifier.send({ title, description, colour, category: "health" });
-  }
+  for (const post of check.posts) await postHealth(parts, post, post.kind === "recovered" ? "ok" : post.kind);
   return [
     { name: "mcops_disk_free_ratio", help: "Free space on the server volume's disk, 0 to 1.", space: volume },
     { name: "mcops_restic_cache_free_ratio", help: "Free space on the disk of restic's cache, 0 to 1.", space: cache },
   ].flatMap(({ name, help, space }) => (space ? [{ name, help, value: space.ratio, digits: 4 }] : []));
+}
+
+/** A health post (category health): a WARN or ERROR line for an alert, an INFO line for a recovery, and the message. */
+async function postHealth(
+  parts: Parts,
+  post: { title: string; description: string },
+  level: "warn" | "critical" | "ok",
+): Promise<void> {
+  const line = `${post.title}: ${post.description}`;
+  if (level === "ok") parts.logger.info(line);
+  else parts.logger[level === "critical" ? "error" : "warn"](line, { echo: false });
+  const colour = { warn: COLOURS.warning, critical: COLOURS.error, ok: COLOURS.success }[level];
+  await parts.notifier.send({ title: post.title, description: post.description, colour, category: "health" });
 }
 
 /** How often the server's memory limit is asked again (it changes only when the operator edits the server). */
@@ -185,23 +193,20 @@ const LIMIT_EVERY_MS = 60 * 60_000;
  * above 95 %, one when it is back below; the ratio as a gauge for mcops_health.prom.
  */
 async function watchMemory(parts: Parts, usedBytes: number | undefined): Promise<Gauge[]> {
-  const { logger, notifier } = parts;
+  const { logger } = parts;
   const now = parts.ctx.clock.now();
   if (!parts.memoryLimit || now - parts.memoryLimit.at >= LIMIT_EVERY_MS) {
     try {
       parts.memoryLimit = { bytes: (await parts.panel.details()).memoryLimitBytes, at: now };
     } catch (error) {
-      logger.warn(`cannot read the server's memory limit from the panel: ${(error as Error).message}`);
+      logger.warn(`cannot read the server's memory limit from the panel: ${(error as Error).message}`, {
+        echo: false,
+      });
     }
   }
   const check = checkMemory(parts.state, now, usedBytes, parts.memoryLimit?.bytes);
   parts.state = check.state;
-  if (check.post) {
-    const { kind, title, description } = check.post;
-    logger[kind === "high" ? "warn" : "info"](`${title}: ${description}`, { echo: false });
-    const colour = kind === "high" ? COLOURS.warning : COLOURS.success;
-    await notifier.send({ title, description, colour, category: "health" });
-  }
+  if (check.post) await postHealth(parts, check.post, check.post.kind === "high" ? "warn" : "ok");
   const help = "Memory the server's container uses, over its limit in the panel.";
   return check.ratio === undefined ? [] : [{ name: "mcops_memory_ratio", help, value: check.ratio, digits: 4 }];
 }
@@ -211,7 +216,7 @@ async function watchMemory(parts: Parts, usedBytes: number | undefined): Promise
  * when it is over; the last sample as a gauge for mcops_health.prom.
  */
 async function watchLag(parts: Parts, observation: Observation): Promise<Gauge[]> {
-  const { settings, logger, notifier } = parts;
+  const { settings, logger } = parts;
   const players = observation.state === "running" ? (observation.players ?? 0) : 0;
   const lag = { ...settings.lag, worldDir: settings.worldDir };
   try {
@@ -221,16 +226,11 @@ async function watchLag(parts: Parts, observation: Observation): Promise<Gauge[]
       players,
     );
     parts.state = sample.state;
-    if (sample.post) {
-      const { kind, title, description } = sample.post;
-      logger[kind === "lag" ? "warn" : "info"](`${title}: ${description}`, { echo: false });
-      const colour = kind === "lag" ? COLOURS.warning : COLOURS.success;
-      await notifier.send({ title, description, colour, category: "health" });
-    }
+    if (sample.post) await postHealth(parts, sample.post, sample.post.kind === "lag" ? "warn" : "ok");
     const help = "Ticks a second the server ran at when last asked (20 is full speed).";
     return sample.tps === undefined ? [] : [{ name: "mcops_tps", help, value: sample.tps, digits: 2 }];
   } catch (error) {
-    logger.warn(`cannot ask the server its tick rate: ${(error as Error).message}`);
+    logger.warn(`cannot ask the server its tick rate: ${(error as Error).message}`, { echo: false });
     return [];
   }
 }

@@ -80,6 +80,20 @@ function monitor(extra: Record<string, string> = {}, statfs?: StatFs): Monitor {
   return createMonitor(ctx, {}, false, statfs);
 }
 
+/** The panel replaced by one whose game (of that kind) answers the console in the volume's latest.log, which it runs. */
+async function answeringPanel(game: "vanilla" | "paper" | "old-vanilla"): Promise<void> {
+  await panel.close();
+  const logFile = join(worldDir, "logs", "latest.log");
+  panel = await startPanelStandIn({
+    servers: [{ state: "running" }],
+    timings: { startMs: 20, stopMs: 20 },
+    now: () => clock.now(),
+    logFile,
+    game,
+  });
+  writeFileSync(logFile, ""); // the running server's log
+}
+
 /** `minutes` polls, one a minute; returns the actions taken. */
 async function polls(m: Monitor, minutes: number): Promise<string[]> {
   const actions: string[] = [];
@@ -330,15 +344,7 @@ describe("health: free disk space", () => {
   }, 120_000);
 
   it("asks Paper its tps while players are online, warns once after three low samples, once when it is over", async () => {
-    await panel.close();
-    panel = await startPanelStandIn({
-      servers: [{ state: "running" }],
-      timings: { startMs: 20, stopMs: 20 },
-      now: () => clock.now(),
-      logFile: join(worldDir, "logs", "latest.log"),
-      game: "paper",
-    });
-    writeFileSync(join(worldDir, "logs", "latest.log"), ""); // the running server's log
+    await answeringPanel("paper");
     const textfiles = join(root.path, "textfiles");
     const m = monitor({ BACKUP_TEXTFILE_DIR: textfiles, BACKUP_MAX_AGE: "1000h", BACKUP_WHILE_PLAYING: "0" });
     const lag = () =>
@@ -368,15 +374,7 @@ describe("health: free disk space", () => {
 
   it("falls back to vanilla's tick query, and asks a server that knows neither only once", async () => {
     for (const flavour of ["vanilla", "old-vanilla"] as const) {
-      await panel.close();
-      panel = await startPanelStandIn({
-        servers: [{ state: "running" }],
-        timings: { startMs: 20, stopMs: 20 },
-        now: () => clock.now(),
-        logFile: join(worldDir, "logs", "latest.log"),
-        game: flavour,
-      });
-      writeFileSync(join(worldDir, "logs", "latest.log"), "");
+      await answeringPanel(flavour);
       rmSync(join(root.path, "state"), { recursive: true, force: true });
       const m = monitor({ BACKUP_MAX_AGE: "1000h", BACKUP_WHILE_PLAYING: "0" });
       const alex = await game.join("Alex");
