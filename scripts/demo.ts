@@ -418,6 +418,11 @@ try {
           `  ${term}: ${(value ?? "")
             .replace(/<br>/g, "; ")
             .replace(/<[^>]+>/g, "")
+            .replace(/&#39;/g, "'")
+            .replace(/&quot;/g, '"')
+            .replace(/&lt;/g, "<")
+            .replace(/&gt;/g, ">")
+            .replace(/&amp;/g, "&")
             .replace(/\s+/g, " ")
             .trim()}`,
         );
