@@ -27,7 +27,10 @@ function noticeFor(event: GameEvent): Notice | undefined {
       return { title: "Server stopped", colour: COLOURS.warning, category: "stop", fromGame: true };
     case "crash":
       return {
-        title: "Server crashed",
+        // An OutOfMemoryError anywhere in the crash's lines is said in the title: the cure is memory, not a bug report.
+        title: /\bjava\.lang\.OutOfMemoryError\b/.test(`${event.message}\n${event.exception ?? ""}`)
+          ? "Server crashed: out of memory"
+          : "Server crashed",
         description: [event.message, event.exception, event.report && `Crash report: ${event.report}`]
           .filter(Boolean)
           .join("\n"),

@@ -98,7 +98,7 @@ describe("log-tailer: crash loops", () => {
     expect(titles()).toEqual([
       "Server crashed",
       "Server started",
-      "Server crashed",
+      "Server crashed: out of memory",
       "Server started",
       expect.stringMatching(/^Crash loop: the server crashed 3 times in \d+ s$/),
       "Server started",

@@ -24,6 +24,20 @@ beforeEach(() => {
 });
 afterEach(() => vi.useRealTimers());
 
+describe("crash messages", () => {
+  it("say out of memory in the title when the crash's exception is an OutOfMemoryError", () => {
+    const bursts = new BurstThrottle({ clock, send });
+    const crash = (exception: string): GameEvent => ({
+      ...ev("crash", undefined, "Encountered an unexpected exception"),
+      exception,
+    });
+    bursts.offer(crash("java.lang.OutOfMemoryError: Java heap space"));
+    bursts.offer(crash("java.lang.NullPointerException: OutOfMemoryError is not this"));
+    expect(sent.map((n) => n.title)).toEqual(["Server crashed: out of memory", "Server crashed"]);
+    expect(sent[0]).toMatchObject({ category: "crash", colour: 15548997 });
+  });
+});
+
 describe("BurstThrottle", () => {
   it("sends up to 10 joins and leaves in 10 s one by one, then one summary per category for the rest of the window", async () => {
     const bursts = new BurstThrottle({ clock, send });
