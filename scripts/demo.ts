@@ -127,6 +127,7 @@ try {
     `RESTIC_PASSWORD_FILE=${password}`,
     `GAME_ADDRESS=${game.address}`,
     "IDLE_AFTER=2s",
+    "TPS_EVERY=1s",
     `IDLE_BACKUP_COMMAND=${bin("backup")}`,
     "CRASH_LOOP_STOP=yes",
   ];
@@ -175,6 +176,19 @@ try {
     `  \x1b[2mthe panel console got ${panel.commands().length - consoleBefore} tellraw lines, then the restart signal; the server is ${panel.state()}\x1b[0m`,
   );
   await channel(2);
+
+  heading("11:30 — Alex builds a lag machine: three tick-rate samples under 15 TPS (1 s apart here), one warning");
+  panel.setTickMs(89.3); // 11.2 ticks a second
+  for (let sample = 0; sample < 3; sample++) {
+    await pause(1100);
+    await run("idle-monitor", ["--once"]);
+  }
+  console.log(
+    `  \x1b[2mthe console was asked: ${[...new Set(panel.commands().filter((c) => /^(tps|tick )/.test(c)))].join(", ")} (this vanilla server has no tps)\x1b[0m`,
+  );
+  panel.setTickMs(12.3);
+  await pause(1100);
+  await run("idle-monitor", ["--once"]);
 
   heading("12:40 — everyone leaves");
   await steve.leave();

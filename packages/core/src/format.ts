@@ -12,6 +12,12 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(min / 60)} h ${min % 60} min`;
 }
 
+/** A span in round words, for a message's title: `3 s`, `10 min`, `1 h`, `10 min 30 s` (no trailing zero unit). */
+export function formatSpan(ms: number): string {
+  if (ms < 60_000) return `${Math.max(1, Math.round(ms / 1000))} s`;
+  return formatDuration(ms).replace(/ 0 (s|min)$/, "");
+}
+
 /** `1.2 GiB`, `340 MiB`, `12 KiB`. */
 export function formatBytes(bytes: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -1,5 +1,5 @@
 import type { Clock } from "@mcops/core/clock";
-import { formatDuration } from "@mcops/core/format";
+import { formatDuration, formatSpan } from "@mcops/core/format";
 import type { PanelClient } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import { VolumeDir } from "@mcops/core/volume";
@@ -76,7 +76,7 @@ function judge(state: IdleState, tps: number, players: number, settings: LagSett
   if (low.length < LOW_SAMPLES || state.lagAlert !== undefined) return undefined;
   state.lagAlert = state.tpsAskedAt;
   const mean = low.reduce((sum, value) => sum + value, 0) / low.length;
-  const span = formatDuration(LOW_SAMPLES * (settings.everyMs ?? 0)).replace(/ 0 s$/, "");
+  const span = formatSpan(LOW_SAMPLES * (settings.everyMs ?? 0));
   return {
     kind: "lag",
     title: `Lag: ${mean.toFixed(1)} TPS for ${span} (${who})`,

@@ -1,4 +1,4 @@
-import { formatBytes, formatDuration } from "@mcops/core/format";
+import { formatBytes, formatSpan } from "@mcops/core/format";
 import type { IdleState } from "./decide.ts";
 
 /**
@@ -39,7 +39,7 @@ export function checkMemory(
   state.memoryHighSince ??= now;
   if (state.memoryAlert !== undefined || now - state.memoryHighSince < HIGH_FOR_MS) return { state, ratio };
   state.memoryAlert = now;
-  const span = formatDuration(now - state.memoryHighSince).replace(/ 0 s$/, "");
+  const span = formatSpan(now - state.memoryHighSince);
   return {
     state,
     ratio,

@@ -1,5 +1,5 @@
 import type { Clock } from "@mcops/core/clock";
-import { formatDuration } from "@mcops/core/format";
+import { formatSpan } from "@mcops/core/format";
 import { COLOURS, escapeGameText, type Notice } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import type { GameEvent } from "@mcops/game-log/game-log";
@@ -32,10 +32,6 @@ interface Crash {
   /** The crash's first exception line, or its message. */
   line: string;
 }
-
-/** "10 min", "1 h 30 min", "45 s": a window in words, without a trailing "0 s". */
-const span = (ms: number): string =>
-  ms < 60_000 ? `${Math.max(1, Math.round(ms / 1000))} s` : formatDuration(ms).replace(/ 0 (s|min)$/, "");
 
 export class CrashLoop {
   readonly #o: CrashLoopOptions;
@@ -88,14 +84,14 @@ export class CrashLoop {
 
   async #announce(crashes: Crash[], now: number): Promise<Notice> {
     const { rule, logger, stop } = this.#o;
-    const within = span(Math.max(now - (crashes[0]?.at ?? now), 1000));
+    const within = formatSpan(Math.max(now - (crashes[0]?.at ?? now), 1000));
     const title = `Crash loop: the server crashed ${crashes.length} times in ${within}`;
     logger.error(
-      `${title.replace("Crash loop: t", "crash loop: t")} (CRASH_LOOP ${rule.count}/${span(rule.windowMs)})`,
+      `${title.replace("Crash loop: t", "crash loop: t")} (CRASH_LOOP ${rule.count}/${formatSpan(rule.windowMs)})`,
     );
     // The crashes' lines are the game's text (escaped: no mention, no formatting); the rest is ours.
     const lines = crashes.map((c, i) => `${i + 1}. ${escapeGameText(c.line)}`);
-    let outcome = `Further crashes are not posted until it has run for ${span(this.#o.quietMs ?? QUIET_MS)}.`;
+    let outcome = `Further crashes are not posted until it has run for ${formatSpan(this.#o.quietMs ?? QUIET_MS)}.`;
     if (stop) {
       try {
         await stop();
@@ -121,7 +117,7 @@ export class CrashLoop {
     if (!loop) return;
     this.#loop = undefined;
     this.#cancelQuiet = undefined;
-    const quiet = span(this.#o.quietMs ?? QUIET_MS);
+    const quiet = formatSpan(this.#o.quietMs ?? QUIET_MS);
     this.#o.logger.info(`crash loop over: running again for ${quiet} after ${loop.count} crashes`);
     this.#o.send({
       title: "Crash loop over",
