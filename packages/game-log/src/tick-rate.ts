@@ -42,10 +42,10 @@ export function parseTickAnswer(text: string): TickAnswer | undefined {
   return undefined;
 }
 
-/** The size of the game log now: where the answer to a command sent next begins. 0 when there is no log. */
-export function gameLogSize(volume: VolumeDir): number {
+/** The size of the game log now: where the answer to a command sent next begins; undefined when there is no log. */
+export function gameLogSize(volume: VolumeDir): number | undefined {
   const file = volume.tryOpenFile(LATEST_LOG);
-  if (!file) return 0;
+  if (!file) return undefined;
   closeSync(file.fd);
   return file.stat.size;
 }

@@ -96,8 +96,8 @@ async function ask(
     return "no log"; // a volume that cannot be opened is said where the game log is read (observe.ts)
   }
   try {
-    if (gameLogSince(volume, 0, 0) === undefined) return "no log";
     const offset = gameLogSize(volume);
+    if (offset === undefined) return "no log";
     await run.panel.command(command);
     for (let waited = 0; waited <= ANSWER_WAIT_MS; waited += ANSWER_POLL_MS) {
       const text = gameLogSince(volume, offset);

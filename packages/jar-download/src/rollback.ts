@@ -175,8 +175,8 @@ function swapJars(volume: VolumeDir): void {
 
 /** Starts the server and waits until it runs; one that does not come up is an error with the way forward. */
 async function startWith(panel: PanelClient, timeoutMs: number): Promise<boolean> {
-  await panel.power("start");
   try {
+    await panel.power("start");
     await panel.waitForState("running", { timeoutMs });
     return true;
   } catch (failure) {

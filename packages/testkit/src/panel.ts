@@ -570,10 +570,11 @@ function gameOf(setup: {
       timers.set(() => say(m, "Saved the game"), saveDelayMs);
     } else if (verb === "stop") {
       stop(m);
-    } else if (tickAnswer(flavour, command, m.tickMs)) {
-      for (const text of tickAnswer(flavour, command, m.tickMs) ?? []) say(m, text);
     } else if (verb !== "tellraw") {
-      say(m, CONSOLE_ANSWERS.get(verb)?.(args) ?? "Unknown or incomplete command, see below for error");
+      const answer = tickAnswer(flavour, command, m.tickMs) ?? [
+        CONSOLE_ANSWERS.get(verb)?.(args) ?? "Unknown or incomplete command, see below for error",
+      ];
+      for (const text of answer) say(m, text);
     }
   };
   return { enter, power: { start, stop, restart, kill }, runCommand };
