@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VolumeDir } from "@mcops/core/volume";
-import { type DownloadStandIn, startDownloadStandIn, storedZip, type TempDir, tempDir } from "@mcops/testkit";
+import { type DownloadStandIn, startDownloadStandIn, type TempDir, tempDir, zipFile } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { jarVersion } from "../src/jar-version.ts";
 
@@ -11,7 +11,7 @@ let dir: TempDir;
 let volume: VolumeDir;
 
 const zip = (entries: Record<string, string>) =>
-  storedZip(Object.entries(entries).map(([name, data]) => ({ name: Buffer.from(name), data: Buffer.from(data) })));
+  zipFile(Object.entries(entries).map(([name, data]) => ({ name: Buffer.from(name), data: Buffer.from(data) })));
 const put = (name: string, data: string | Buffer) => writeFileSync(join(dir.path, "volume", name), data);
 
 beforeAll(async () => {
@@ -37,10 +37,8 @@ describe("jarVersion", () => {
   });
 
   it("reads a deflated version.json, as the real jars have it", async () => {
-    const src = join(dir.path, "version.json");
-    writeFileSync(src, JSON.stringify({ id: "1.21.1", world_version: 3955, stable: true }));
-    // Python's zipfile (on every Debian) deflates: -c makes an archive of the file given.
-    execFileSync("python3", ["-m", "zipfile", "-c", join(dir.path, "volume", "deflated.jar"), src]);
+    const json = Buffer.from(JSON.stringify({ id: "1.21.1", world_version: 3955, stable: true }));
+    put("deflated.jar", zipFile([{ name: Buffer.from("version.json"), data: json }], { deflate: true }));
     expect(await jarVersion(volume, "deflated.jar")).toEqual({ id: "1.21.1", dataVersion: 3955 });
   });
 

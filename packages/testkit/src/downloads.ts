@@ -16,7 +16,7 @@
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { crc32 } from "node:zlib";
+import { crc32, deflateRawSync } from "node:zlib";
 import type { RouteSource } from "./contract.ts";
 import type { Fault, HeaderMap, Loopback, StatusFault } from "./http.ts";
 import { applyFault, FaultQueue, listenLoopback, reasonPhrase, sendAny, sendJson, TimerSet } from "./http.ts";
@@ -385,45 +385,53 @@ function buildJar(name: string, size: number, worldVersions: Record<string, numb
     2 * padName.length +
     END_OF_CENTRAL_DIRECTORY;
   const entries = [...fixed, { name: padName, data: pseudoRandom(name, Math.max(0, size - overhead)) }];
-  return storedZip(entries);
+  return zipFile(entries);
 }
 
-/** A ZIP of the entries as they are (method 0, stored), with its central directory: what `unzip -t` accepts. */
-export function storedZip(entries: readonly { name: Buffer; data: Buffer }[]): Buffer {
+/**
+ * A ZIP of the entries, with its central directory (what `unzip -t` accepts): stored as they are (method 0), or
+ * deflated (method 8) as real jars have most of their entries.
+ */
+export function zipFile(
+  entries: readonly { name: Buffer; data: Buffer }[],
+  options: { deflate?: boolean } = {},
+): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
+  const method = options.deflate ? 8 : 0;
   for (const entry of entries) {
     const crc = crc32(entry.data);
+    const body = options.deflate ? deflateRawSync(entry.data) : entry.data;
     const local = Buffer.alloc(LOCAL_HEADER);
     local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(10, 4); // version needed: 1.0 (stored)
+    local.writeUInt16LE(method ? 20 : 10, 4); // version needed: 2.0 (deflate) or 1.0 (stored)
     local.writeUInt16LE(0, 6); // flags
-    local.writeUInt16LE(0, 8); // method: stored
+    local.writeUInt16LE(method, 8);
     local.writeUInt16LE(DOS_TIME, 10);
     local.writeUInt16LE(DOS_DATE, 12);
     local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(entry.data.length, 18);
+    local.writeUInt32LE(body.length, 18);
     local.writeUInt32LE(entry.data.length, 22);
     local.writeUInt16LE(entry.name.length, 26);
     local.writeUInt16LE(0, 28); // extra length
     const central = Buffer.alloc(CENTRAL_HEADER);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4); // made by: MS-DOS, 2.0
-    central.writeUInt16LE(10, 6);
+    central.writeUInt16LE(method ? 20 : 10, 6);
     central.writeUInt16LE(0, 8);
-    central.writeUInt16LE(0, 10);
+    central.writeUInt16LE(method, 10);
     central.writeUInt16LE(DOS_TIME, 12);
     central.writeUInt16LE(DOS_DATE, 14);
     central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(entry.data.length, 20);
+    central.writeUInt32LE(body.length, 20);
     central.writeUInt32LE(entry.data.length, 24);
     central.writeUInt16LE(entry.name.length, 28);
     // extra, comment, disk number, internal and external attributes stay 0
     central.writeUInt32LE(offset, 42);
-    locals.push(local, entry.name, entry.data);
+    locals.push(local, entry.name, body);
     centrals.push(central, entry.name);
-    offset += LOCAL_HEADER + entry.name.length + entry.data.length;
+    offset += LOCAL_HEADER + entry.name.length + body.length;
   }
   const centralSize = centrals.reduce((sum, part) => sum + part.length, 0);
   const end = Buffer.alloc(END_OF_CENTRAL_DIRECTORY);

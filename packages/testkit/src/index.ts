@@ -13,7 +13,7 @@ export {
   DOWNLOAD_ROUTES,
   isDescriptiveUserAgent,
   startDownloadStandIn,
-  storedZip,
+  zipFile,
 } from "./downloads.ts";
 export { type GameServer, startGameServer } from "./game.ts";
 export { fifoWitness, giveToGame, leaseSwapWorld, swapForLink, waitUntil } from "./hostile.ts";

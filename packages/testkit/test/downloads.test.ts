@@ -5,7 +5,7 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DownloadStandIn, DownloadStandInOptions } from "../src/downloads.ts";
-import { isDescriptiveUserAgent, startDownloadStandIn } from "../src/downloads.ts";
+import { isDescriptiveUserAgent, startDownloadStandIn, zipFile } from "../src/downloads.ts";
 import type { TempDir } from "../src/http.ts";
 import { tempDir } from "../src/http.ts";
 
@@ -510,6 +510,18 @@ describe("jars", () => {
     expect(manifest).toBe("Manifest-Version: 1.0\r\nMain-Class: io.papermc.paperclip.Main\r\n\r\n");
     const version = execFileSync("unzip", ["-p", file, "version.json"], { encoding: "utf8", timeout: 5000 });
     expect(JSON.parse(version)).toMatchObject({ id: "1.21.4", world_version: 4189 });
+    // A deflated zip of the same maker, as real jars have most of their entries.
+    const deflated = join(dir.path, "deflated.jar");
+    writeFileSync(
+      deflated,
+      zipFile([{ name: Buffer.from("a.txt"), data: Buffer.from("hello ".repeat(100)) }], { deflate: true }),
+    );
+    expect(execFileSync("unzip", ["-t", deflated], { encoding: "utf8", timeout: 5000 })).toContain(
+      "No errors detected",
+    );
+    expect(execFileSync("unzip", ["-p", deflated, "a.txt"], { encoding: "utf8", timeout: 5000 })).toBe(
+      "hello ".repeat(100),
+    );
   });
 
   it("default to 64 KiB", async () => {
