@@ -1,6 +1,8 @@
 import type { Clock } from "@mcops/core/clock";
+import { formatSpan } from "@mcops/core/format";
 import { COLOURS, type Notice } from "@mcops/core/http";
 import type { GameEvent } from "@mcops/game-log/game-log";
+import type { OomKill } from "./container-watch.ts";
 
 /**
  * Game events as channel messages (docs/system.md 6): join success, leave info, death event, start success, stop warning, crash
@@ -27,11 +29,19 @@ function noticeFor(event: GameEvent): Notice | undefined {
       return { title: "Server stopped", colour: COLOURS.warning, category: "stop", fromGame: true };
     case "crash":
       return {
-        // An OutOfMemoryError anywhere in the crash's lines is said in the title: the cure is memory, not a bug report.
-        title: /\bjava\.lang\.OutOfMemoryError\b/.test(`${event.message}\n${event.exception ?? ""}`)
-          ? "Server crashed: out of memory"
-          : "Server crashed",
-        description: [event.message, event.exception, event.report && `Crash report: ${event.report}`]
+        // An OutOfMemoryError anywhere in the crash's lines, or the kernel's kill, is said in the title: the cure is
+        // memory, not a bug report.
+        title:
+          event.line === OOM_KILL_LINE ||
+          /\bjava\.lang\.OutOfMemoryError\b/.test(`${event.message}\n${event.exception ?? ""}`)
+            ? "Server crashed: out of memory"
+            : "Server crashed",
+        description: [
+          event.message,
+          event.exception,
+          event.report && `Crash report: ${event.report}`,
+          event.line === OOM_KILL_LINE && OOM_KILL_HINT,
+        ]
           .filter(Boolean)
           .join("\n"),
         colour: COLOURS.error,
@@ -41,6 +51,25 @@ function noticeFor(event: GameEvent): Notice | undefined {
     default:
       return undefined; // errors are summarised (ErrorDigest)
   }
+}
+
+/** The line number of a crash the log does not have: the container killed for memory (seen on Docker's events). */
+const OOM_KILL_LINE = 0;
+const OOM_KILL_HINT =
+  "The game cannot log this: the process is killed at once. Give the server more memory in the panel (Build Configuration), or less to do (view distance, plugins, loaded chunks).";
+
+/**
+ * The kernel's OOM killer ended the server's process: a crash the game never logged, as the parser's crash event, so
+ * it is counted, goes through the crash-loop watch, and is posted like any crash.
+ */
+export function oomKillEvent(kill: OomKill, clock: Clock): GameEvent {
+  const ran = kill.ranSeconds === undefined ? "" : ` after ${formatSpan(kill.ranSeconds * 1000)}`;
+  return {
+    type: "crash",
+    message: `Out of memory: the kernel killed the server's container${ran} (exit code ${kill.exitCode})`,
+    time: new Date(clock.now()).toTimeString().slice(0, 8),
+    line: OOM_KILL_LINE,
+  };
 }
 
 /**

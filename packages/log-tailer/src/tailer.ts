@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { fromBackupEnv, pickFields } from "@mcops/core/config";
+import { fromBackupEnv, pickFields, SERVER_UUID } from "@mcops/core/config";
 import { ConfigError, type JobError, UsageError } from "@mcops/core/errors";
 import { writeFileAtomic } from "@mcops/core/fs";
 import { COLOURS, createPanelClient, type Notice, toolNotifier } from "@mcops/core/http";
@@ -11,10 +11,11 @@ import type { Paths } from "@mcops/core/paths";
 import { writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
-import { GameLogParser } from "@mcops/game-log/game-log";
+import { type GameEvent, GameLogParser } from "@mcops/game-log/game-log";
 import { type FollowPosition, LogFollower, MAX_LINE_BYTES } from "@mcops/game-log/log-follower";
+import { type OomKill, watchContainer } from "./container-watch.ts";
 import { CrashLoop } from "./crash-loop.ts";
-import { after, BurstThrottle, ErrorDigest } from "./messages.ts";
+import { after, BurstThrottle, ErrorDigest, oomKillEvent } from "./messages.ts";
 import { fields } from "./settings.ts";
 
 type TailerContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "signal">;
@@ -64,8 +65,10 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
   const follower = follow(ctx, log, options, { logger, posts, position });
   logger.info(`following ${log.file}`);
   follower.start();
+  const container = containerWatch(ctx, logger, settings, posts);
   await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
   follower.stop();
+  await container;
   await posts.flush();
   position.save(follower.position);
   log.dir.close();
@@ -113,6 +116,8 @@ function openLog(options: TailerOptions, worldDir: string | undefined): Log {
 /** The game's events as posts: parsed, logged, throttled, and sent one at a time in log order. */
 interface Announcer {
   parser: GameLogParser;
+  /** The server's container was killed for memory (Docker's events): a crash the log cannot show. */
+  oomKilled(kill: OomKill): void;
   send(notice: Notice | Promise<Notice>): void;
   /** Sends what is still held (at shutdown) and waits until every post has gone out. */
   flush(): Promise<void>;
@@ -129,20 +134,34 @@ function announcer(ctx: TailerContext, logger: Logger, settings: ReturnType<type
   const errors = new ErrorDigest(ctx.clock, send);
   const loop = crashLoopFor(ctx, logger, settings, send);
   const crashes = crashCounter(logger, settings);
-  const parser = new GameLogParser((event) => {
-    logger.info(`${event.type}${event.player ? ` ${event.player}` : ""}: ${event.message} (line ${event.line})`);
-    if (event.type === "crash") crashes.count();
+  /** A crash was posted since the last start: a kill for memory that follows it is the same crash. */
+  let crashed = false;
+  const offer = (event: GameEvent) => {
+    const where = event.line > 0 ? `line ${event.line}` : "Docker's events";
+    logger.info(`${event.type}${event.player ? ` ${event.player}` : ""}: ${event.message} (${where})`);
+    if (event.type === "crash") {
+      crashes.count();
+      crashed = true;
+    }
     if (event.type === "error") errors.offer(event);
     else if (event.type === "crash" && loop?.crashed(event)) return;
     else {
-      if (event.type === "start") loop?.started();
+      if (event.type === "start") {
+        crashed = false;
+        loop?.started();
+      }
       if (event.type === "stop") loop?.stopped();
       bursts.offer(event);
     }
-  });
+  };
+  const parser = new GameLogParser(offer);
   return {
     parser,
     send,
+    oomKilled(kill) {
+      if (crashed) logger.info("the container was killed for memory after the crash the log showed: already posted");
+      else offer(oomKillEvent(kill, ctx.clock));
+    },
     async flush() {
       parser.flush();
       bursts.flush();
@@ -194,6 +213,37 @@ function crashLoopFor(
       ? createPanelClient({ url, key, serverId, clock: ctx.clock })
       : undefined;
   return new CrashLoop({ clock: ctx.clock, rule, logger, send, stop: panel && (() => panel.power("stop")) });
+}
+
+/**
+ * Docker's events for the server's container (DOCKER_SOCKET; off: none), until the tailer stops. The container is the
+ * one named by the volume's UUID (WORLD_DIR is /var/lib/pterodactyl/volumes/<uuid>), else by SERVER_ID.
+ */
+async function containerWatch(
+  ctx: TailerContext,
+  logger: Logger,
+  settings: ReturnType<typeof loadTailerSettings>,
+  posts: Announcer,
+): Promise<void> {
+  const socket = settings.DOCKER_SOCKET;
+  if (!socket) return;
+  const volume = settings.WORLD_DIR && basename(settings.WORLD_DIR);
+  const uuid = volume && SERVER_UUID.test(volume) ? volume : undefined;
+  if (!uuid && !settings.SERVER_ID) {
+    logger.info(
+      "out-of-memory kills of the container are not watched: neither WORLD_DIR (named by the server's UUID) nor SERVER_ID says which container is the server's",
+    );
+    return;
+  }
+  await watchContainer({
+    socket,
+    uuid,
+    shortId: settings.SERVER_ID,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    logger,
+    onOomKill: (kill) => posts.oomKilled(kill),
+  });
 }
 
 /** Where the follower got to in a log, kept in the state dir under a name from the log's path. */

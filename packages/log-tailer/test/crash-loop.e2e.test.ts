@@ -6,9 +6,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   type DiscordStandIn,
+  type DockerStandIn,
   type PanelStandIn,
   runTool,
   startDiscordStandIn,
+  startDockerStandIn,
   startPanelStandIn,
   toolEnv,
   waitUntil,
@@ -24,6 +26,8 @@ let root: string;
 let log: string;
 let env: NodeJS.ProcessEnv;
 let service: ChildProcess | undefined;
+let docker: DockerStandIn;
+let uuid: string;
 
 const at = (message: string, thread = "Server thread", level = "INFO") =>
   `[12:00:00] [${thread}/${level}]: ${message}\n`;
@@ -55,13 +59,14 @@ function backupEnv(lines: string[]): void {
 
 beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), "mcops-crash-loop-"));
-  const uuid = randomUUID();
+  uuid = randomUUID();
   const worldDir = join(root, "volumes", uuid);
   mkdirSync(join(worldDir, "logs"), { recursive: true });
   mkdirSync(join(root, "etc"));
   log = join(worldDir, "logs", "latest.log");
   writeFileSync(log, "");
   discord = await startDiscordStandIn();
+  docker = await startDockerStandIn({ dir: root });
   panel = await startPanelStandIn({ servers: [{ uuid, state: "running" }], timings: { startMs: 100, stopMs: 100 } });
   const webhookEnv = join(root, "etc", "webhook.env");
   writeFileSync(webhookEnv, `WEBHOOK_URL=${discord.webhookUrl()}\n`);
@@ -74,6 +79,7 @@ beforeEach(async () => {
     "CRASH_LOOP=3/10m",
     "CRASH_LOOP_STOP=yes",
     `BACKUP_TEXTFILE_DIR=${join(root, "textfiles")}`,
+    `DOCKER_SOCKET=${docker.socket}`,
   ]);
   env = toolEnv(root);
 });
@@ -83,6 +89,7 @@ afterEach(async () => {
   service = undefined;
   await discord.close();
   await panel.close();
+  await docker.close();
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -130,6 +137,47 @@ describe("log-tailer: crash loops", () => {
     await waitUntil(
       () => /WARN crash 4 of the crash loop: not posted \(The server has stopped responding!/.test(tailerLog()),
       "the log line",
+    );
+  });
+
+  it("posts the kernel's out-of-memory kill, which the log cannot show, as a crash, counted and part of a loop", async () => {
+    service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "inherit"] });
+    await waitUntil(() => docker.followers === 1, "the service to follow Docker's events", 10_000);
+    appendFileSync(log, started);
+    await discord.waitForMessages(1, 10_000);
+    // The game writes nothing: Docker says oom, then die with 137; Wings starts a new container, the game a new log.
+    docker.emit(uuid, "start");
+    docker.oomKill(uuid);
+    await discord.waitForMessages(2, 10_000);
+    const kill = discord.messages[1]?.body.embeds[0];
+    expect(kill).toMatchObject({ title: "Server crashed: out of memory", color: 15548997 });
+    expect(kill?.description).toMatch(
+      /^Out of memory: the kernel killed the server's container after \d+ s \\\(exit code 137\\\)\nThe game cannot log this/,
+    );
+    // A plain stop and another server's kill say nothing; the next kill and a logged crash make a loop.
+    docker.exit(uuid, 0);
+    docker.oomKill(randomUUID());
+    appendFileSync(log, at("Starting minecraft server version 1.21.4") + started);
+    await discord.waitForMessages(3, 10_000);
+    docker.oomKill(uuid);
+    await discord.waitForMessages(4, 10_000);
+    appendFileSync(log, started + CRASHES.vanilla);
+    await discord.waitForMessages(6, 10_000);
+    expect(titles()).toEqual([
+      "Server started",
+      "Server crashed: out of memory",
+      "Server started",
+      "Server crashed: out of memory",
+      "Server started",
+      expect.stringMatching(/^Crash loop: the server crashed 3 times in \d+ s$/),
+    ]);
+    expect(discord.messages[5]?.body.embeds[0].description).toMatch(
+      /^1\. Out of memory: the kernel killed the server's container .*\n2\. Out of memory: .*\n3\. net\.minecraft\.ReportedException: Ticking entity\n/,
+    );
+    await waitUntil(() => panel.signals().length > 0, "the stop through the panel");
+    expect(panel.signals()).toEqual(["stop"]);
+    expect(readFileSync(join(root, "textfiles", "mcops_log_tailer.prom"), "utf8")).toMatch(
+      /^mcops_crashes_total\{server="\w+"\} 3$/m,
     );
   });
 

@@ -65,8 +65,11 @@ export const clientKeySchema = field((value, ctx) => {
   }
 });
 
+/** A server's UUID as the panel and Wings write it (Wings names the volume directory and the container by it). */
+export const SERVER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export const serverIdSchema = field((value, ctx) => {
-  if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) {
+  if (SERVER_UUID.test(value)) {
     return fail(ctx, "is the full server UUID", `use its first 8 characters: ${value.slice(0, 8).toLowerCase()}`);
   }
   if (!/^[0-9a-f]{8}$/.test(value)) {

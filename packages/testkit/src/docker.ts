@@ -1,0 +1,235 @@
+/**
+ * A stand-in for the one part of the Docker Engine API the toolkit reads: the event stream, on a Unix socket in a
+ * test's own directory (what is /var/run/docker.sock on the VM). Wings runs each server in a container named by the
+ * server's UUID with the labels `Service=Pterodactyl` and `ContainerType=server_process`; when the kernel's OOM killer
+ * kills the container's process, Docker sends an `oom` event and then a `die` event whose `exitCode` is 137 (SIGKILL).
+ * Wings then removes the container and creates a new one to start the server again, so the container's own
+ * `State.OOMKilled` is gone by the time anyone looks: the events are the only record.
+ *
+ * Sources:
+ * - GET /events: docs.docker.com/reference/api/engine/version/v1.51/#tag/System/operation/SystemEvents and
+ *   moby/moby api/server/router/system/system_routes.go (getEvents): 200 with `Content-Type: application/json`, the
+ *   headers flushed at once, then one JSON object per event each followed by a newline (Go's json.Encoder), for as
+ *   long as the client stays; `since` replays the events kept from that time (a unix time, fractional allowed);
+ *   `filters` is JSON, `{"type":["container"]}` or the older `{"type":{"container":true}}`; an unknown filter key is
+ *   400 `{"message":"invalid filter '<key>'"}`.
+ * - The event's shape: the EventMessage and EventActor schemas of the same reference (`Type`, `Action`,
+ *   `Actor.ID`, `Actor.Attributes` = the container's labels plus `image` and `name`, `scope`, `time`, `timeNano`).
+ * - oom then die: moby/moby daemon/monitor.go (ProcessEvent: EventOOM sets OOMKilled and logs `oom`;
+ *   handleContainerExit logs `die` with the attributes `exitCode` and `execDuration`).
+ * - The container's name and labels: pterodactyl/wings environment/docker/container.go (Create); removed and created
+ *   again before every start: environment/docker/power.go (OnBeforeStart).
+ */
+import { createHash } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { join } from "node:path";
+import type { RouteSource } from "./contract.ts";
+import { parseJson, sendJson } from "./http.ts";
+
+export const DOCKER_ROUTES: RouteSource[] = [
+  {
+    method: "GET",
+    path: "/events",
+    source:
+      "docs.docker.com/reference/api/engine/version/v1.51/#tag/System/operation/SystemEvents; moby/moby api/server/router/system/system_routes.go",
+  },
+  {
+    method: "GET",
+    path: "/_ping",
+    source: "docs.docker.com/reference/api/engine/version/v1.51/#tag/System/operation/SystemPing",
+  },
+];
+
+/** One event as Docker writes it on the stream. */
+export interface DockerEvent {
+  Type: "container";
+  Action: string;
+  Actor: { ID: string; Attributes: Record<string, string> };
+  scope: "local";
+  time: number;
+  timeNano: number;
+}
+
+export interface DockerStandInOptions {
+  /** The directory the socket is made in (a test's temporary directory). */
+  dir: string;
+}
+
+export interface DockerStandIn {
+  /** The socket's path. */
+  socket: string;
+  /** Clients following the event stream now. */
+  readonly followers: number;
+  /** Every GET /events received, with its query. */
+  readonly requests: URLSearchParams[];
+  /** The kernel kills the container's process for memory: `oom`, then `die` with exit code 137, as Docker says it. */
+  oomKill(name: string): void;
+  /** The process ends by itself (a stop from the panel, a crash the game logs): `die` with that exit code. */
+  exit(name: string, exitCode: number): void;
+  /** Any container event (`start`, `destroy`…), with extra attributes. */
+  emit(name: string, action: string, attributes?: Record<string, string>): DockerEvent;
+  /** Writes raw bytes to every follower (a test of what the client does with a damaged stream). */
+  writeRaw(bytes: string | Buffer): void;
+  /** The daemon restarts: every stream ends, the events kept stay (a client reconnects with `since`). */
+  dropFollowers(): void;
+  close(): Promise<void>;
+}
+
+/** Wings' labels on a server's container. */
+const WINGS_LABELS = { ContainerType: "server_process", Service: "Pterodactyl" };
+const IMAGE = "ghcr.io/pterodactyl/yolks:java_21";
+/** How many events the daemon keeps for `since` (moby daemon/events: eventsLimit). */
+const KEPT = 256;
+
+export async function startDockerStandIn(options: DockerStandInOptions): Promise<DockerStandIn> {
+  const socket = join(options.dir, "docker.sock");
+  const kept: DockerEvent[] = [];
+  const followers = new Map<ServerResponse, (event: DockerEvent) => boolean>();
+  const requests: URLSearchParams[] = [];
+  const started = new Map<string, number>();
+  let lastNano = 0;
+
+  const idOf = (name: string) => createHash("sha256").update(name).digest("hex");
+
+  function emit(name: string, action: string, attributes: Record<string, string> = {}): DockerEvent {
+    // Nanoseconds from the wall clock, kept increasing (two events in one millisecond still differ). Docker's int64 is
+    // above 2^53: a step of 1 would vanish in a double, so two events a microsecond apart, as a client reads them.
+    const nano = Math.max(Date.now() * 1_000_000, lastNano + 1000);
+    lastNano = nano;
+    const event: DockerEvent = {
+      Type: "container",
+      Action: action,
+      Actor: { ID: idOf(name), Attributes: { ...WINGS_LABELS, image: IMAGE, name, ...attributes } },
+      scope: "local",
+      time: Math.floor(nano / 1e9),
+      timeNano: nano,
+    };
+    kept.push(event);
+    if (kept.length > KEPT) kept.shift();
+    if (action === "start") started.set(name, Date.now());
+    for (const [res, wants] of followers) if (wants(event)) res.write(`${JSON.stringify(event)}\n`);
+    return event;
+  }
+
+  function exit(name: string, exitCode: number): void {
+    const execDuration = Math.floor((Date.now() - (started.get(name) ?? Date.now())) / 1000);
+    emit(name, "die", { exitCode: String(exitCode), execDuration: String(execDuration) });
+  }
+
+  function events(req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void {
+    requests.push(query);
+    const filters = parseFilters(query.get("filters"));
+    if ("error" in filters) {
+      sendJson(res, 400, { message: filters.error });
+      return;
+    }
+    const since = query.get("since");
+    const sinceNano = since === null ? undefined : Number(since) * 1e9;
+    if (sinceNano !== undefined && !Number.isFinite(sinceNano)) {
+      sendJson(res, 400, { message: `failed to parse value ${since} as a timestamp` });
+      return;
+    }
+    const wants = (event: DockerEvent) => matches(filters.value, event);
+    res.writeHead(200, { "Content-Type": "application/json", ...daemonHeaders() });
+    res.flushHeaders();
+    if (sinceNano !== undefined) {
+      for (const event of kept)
+        if (event.timeNano >= sinceNano && wants(event)) res.write(`${JSON.stringify(event)}\n`);
+    }
+    followers.set(res, wants);
+    req.on("close", () => followers.delete(res));
+  }
+
+  const server = await listenDaemon(socket, events);
+
+  return {
+    socket,
+    get followers() {
+      return followers.size;
+    },
+    requests,
+    oomKill(name) {
+      emit(name, "oom");
+      exit(name, 137);
+    },
+    exit,
+    emit,
+    writeRaw(bytes) {
+      for (const res of followers.keys()) res.write(bytes);
+    },
+    dropFollowers() {
+      for (const res of followers.keys()) res.socket?.destroy();
+      followers.clear();
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** The daemon's HTTP server on its Unix socket: /events, /_ping, and Docker's 404 for the rest. */
+async function listenDaemon(
+  socket: string,
+  events: (req: IncomingMessage, res: ServerResponse, query: URLSearchParams) => void,
+): Promise<Server> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://docker");
+    // Docker answers both /events and /v1.NN/events.
+    const path = url.pathname.replace(/^\/v1\.\d+(?=\/)/, "");
+    if (req.method === "GET" && path === "/events") return events(req, res, url.searchParams);
+    if ((req.method === "GET" || req.method === "HEAD") && path === "/_ping") {
+      res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", ...daemonHeaders() });
+      res.end("OK");
+      return;
+    }
+    sendJson(res, 404, { message: "page not found" });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(socket, () => resolve());
+  });
+  return server;
+}
+
+function daemonHeaders(): Record<string, string> {
+  return { "Api-Version": "1.51", "Docker-Experimental": "false", Ostype: "linux", Server: "Docker/28.3.3 (linux)" };
+}
+
+type Filters = Record<string, string[]>;
+const FILTER_KEYS = new Set(["container", "event", "image", "label", "type", "scope", "daemon", "network", "volume"]);
+
+/** The `filters` query as moby's filters.FromJSON reads it: `{"k":["v"]}` or `{"k":{"v":true}}`. */
+function parseFilters(text: string | null): { value: Filters } | { error: string } {
+  if (text === null || text === "") return { value: {} };
+  const parsed = parseJson(text);
+  if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
+    return { error: "invalid filter: invalid JSON" };
+  }
+  const value: Filters = {};
+  for (const [key, raw] of Object.entries(parsed.value as Record<string, unknown>)) {
+    if (!FILTER_KEYS.has(key)) return { error: `invalid filter '${key}'` };
+    if (Array.isArray(raw)) value[key] = raw.map(String);
+    else if (typeof raw === "object" && raw !== null) value[key] = Object.keys(raw);
+    else return { error: "invalid filter: invalid JSON" };
+  }
+  return { value };
+}
+
+/** moby daemon/events/filter.go: every key given must match; values of one key are alternatives. */
+function matches(filters: Filters, event: DockerEvent): boolean {
+  const any = (key: string, values: string[]) => {
+    const wanted = filters[key];
+    return !wanted || wanted.length === 0 || wanted.some((w) => values.includes(w));
+  };
+  const labels = Object.entries(event.Actor.Attributes).flatMap(([k, v]) => [k, `${k}=${v}`]);
+  return (
+    any("type", [event.Type]) &&
+    any("event", [event.Action]) &&
+    any("scope", [event.scope]) &&
+    any("container", [event.Actor.ID, event.Actor.Attributes.name ?? ""]) &&
+    any("label", labels)
+  );
+}
