@@ -12,10 +12,12 @@ import {
   startCloudflareStandIn,
   startDigitalOceanStandIn,
   startDiscordStandIn,
+  startDockerStandIn,
   startDownloadStandIn,
   startGameServer,
   startPanelStandIn,
   toolEnv,
+  waitUntil,
 } from "@mcops/testkit";
 
 /**
@@ -23,7 +25,7 @@ import {
  * the morning backup, the server starting, players joining (real protocol clients and the lines the game logs), a
  * death, the countdown restart, everyone leaving, the idle backup, restores after griefing (the whole world, one
  * area, one player), and a crash loop caught. Part 2 shows the rest:
- * the webhook's edge cases, a jar update with its safety snapshot, downgrade refusal and rollback, hibernate and
+ * the kernel's out-of-memory kill seen on Docker's events, the webhook's edge cases, a jar update with its safety snapshot, downgrade refusal and rollback, hibernate and
  * revive, the dashboard. Everything runs on 127.0.0.1 in a temporary directory;
  * nothing leaves the machine.
  */
@@ -40,6 +42,8 @@ const env = toolEnv(root, {
 });
 
 const discord = await startDiscordStandIn();
+// Docker's event stream, on a socket in the demo's directory (what is /var/run/docker.sock on the VM).
+const docker = await startDockerStandIn({ dir: root });
 const uuid = randomUUID();
 const worldDir = join(root, "var", "lib", "pterodactyl", "volumes", uuid);
 const panel = await startPanelStandIn({
@@ -130,6 +134,7 @@ try {
     "TPS_EVERY=1s",
     `IDLE_BACKUP_COMMAND=${bin("backup")}`,
     "CRASH_LOOP_STOP=yes",
+    `DOCKER_SOCKET=${docker.socket}`,
   ];
   writeSecret("backup.env", `${backupEnv.join("\n")}\n`);
   writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`);
@@ -141,6 +146,7 @@ try {
 
   heading("07:30 — the log-tailer follows latest.log; the server is (re)started and says Done");
   tailer = spawn(bin("log-tailer"), [], { env, stdio: ["ignore", "ignore", "pipe"] });
+  docker.emit(uuid, "start"); // Wings' new container for the server
   await pause(600);
   writeFileSync(latest, gameLine('Done (3.512s)! For help, type "help"'), { flag: "a" });
   await channel(1);
@@ -289,6 +295,17 @@ try {
   console.log("\n\x1b[1mPart 2: the rest of the toolkit\x1b[0m");
   heading("log-tailer scan: the day's log as events (prints, posts nothing)");
   await run("log-tailer", ["scan", latest]);
+
+  heading(
+    "log-tailer: a chicken farm fills the memory and the kernel kills the game; the log cannot say it, Docker can",
+  );
+  tailer = spawn(bin("log-tailer"), [], { env, stdio: ["ignore", "ignore", "pipe"] });
+  await waitUntil(() => docker.followers === 1, "the log-tailer to follow Docker's events", 30_000);
+  docker.oomKill(uuid); // oom, then die with exit code 137: Wings then starts a new container
+  await channel(1);
+  tailer.kill("SIGTERM");
+  await new Promise((r) => tailer?.on("close", r));
+  tailer = undefined;
 
   heading("webhook: a preview, a wrong colour, an insecure webhook.env, and Discord's 429 waited out");
   await run("webhook", ["Preview", "not sent", "info", "--dry-run"]);
@@ -498,5 +515,6 @@ try {
   await game.close();
   await discord.close();
   await panel.close();
+  await docker.close();
   rmSync(root, { recursive: true, force: true });
 }

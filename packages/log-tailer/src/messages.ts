@@ -63,7 +63,7 @@ const OOM_KILL_HINT =
  * it is counted, goes through the crash-loop watch, and is posted like any crash.
  */
 export function oomKillEvent(kill: OomKill, clock: Clock): GameEvent {
-  const ran = kill.ranSeconds === undefined ? "" : ` after ${formatSpan(kill.ranSeconds * 1000)}`;
+  const ran = !kill.ranSeconds ? "" : ` after ${formatSpan(kill.ranSeconds * 1000)}`;
   return {
     type: "crash",
     message: `Out of memory: the kernel killed the server's container${ran} (exit code ${kill.exitCode})`,

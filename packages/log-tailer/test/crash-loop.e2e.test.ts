@@ -147,12 +147,12 @@ describe("log-tailer: crash loops", () => {
     await discord.waitForMessages(1, 10_000);
     // The game writes nothing: Docker says oom, then die with 137; Wings starts a new container, the game a new log.
     docker.emit(uuid, "start");
-    docker.oomKill(uuid);
+    docker.oomKill(uuid, 7_815);
     await discord.waitForMessages(2, 10_000);
     const kill = discord.messages[1]?.body.embeds[0];
     expect(kill).toMatchObject({ title: "Server crashed: out of memory", color: 15548997 });
     expect(kill?.description).toMatch(
-      /^Out of memory: the kernel killed the server's container after \d+ s \\\(exit code 137\\\)\nThe game cannot log this/,
+      /^Out of memory: the kernel killed the server's container after 2 h 10 min \\\(exit code 137\\\)\nThe game cannot log this/,
     );
     // A plain stop and another server's kill say nothing; the next kill and a logged crash make a loop.
     docker.exit(uuid, 0);
@@ -181,12 +181,31 @@ describe("log-tailer: crash loops", () => {
     );
   });
 
+  it("takes a kill for memory right after a crash the log showed as that crash: one post", async () => {
+    service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "inherit"] });
+    await waitUntil(() => docker.followers === 1, "the service to follow Docker's events", 10_000);
+    appendFileSync(log, CRASHES.oom);
+    await discord.waitForMessages(1, 10_000);
+    docker.oomKill(uuid);
+    const tailerLog = () => readFileSync(join(root, "log", "mc-log-tailer.log"), "utf8");
+    await waitUntil(() => tailerLog().includes("after the crash the log showed: already posted"), "the kill logged");
+    appendFileSync(log, started);
+    await discord.waitForMessages(2, 10_000);
+    expect(titles()).toEqual(["Server crashed: out of memory", "Server started"]);
+  });
+
   it("says in one line what is wrong with CRASH_LOOP, and that CRASH_LOOP_STOP needs the panel (exit 78)", async () => {
     const worldDir = join(root, "volumes");
     backupEnv([`WORLD_DIR=${worldDir}`, "CRASH_LOOP=3"]);
     const bad = await runTool(BIN, [], { env });
     expect(bad.code).toBe(78);
     expect(bad.stderr).toMatch(/^log-tailer: CRASH_LOOP is not a crash count and a time .*3\/10m.*\n$/);
+    backupEnv([`WORLD_DIR=${worldDir}`, "DOCKER_SOCKET=docker.sock"]);
+    const socket = await runTool(BIN, [], { env });
+    expect(socket.code).toBe(78);
+    expect(socket.stderr).toMatch(
+      /^log-tailer: DOCKER_SOCKET must be the path of Docker's socket or off \(got "docker.sock"\).*\/var\/run\/docker.sock\n$/,
+    );
     backupEnv([`WORLD_DIR=${worldDir}`, "CRASH_LOOP_STOP=yes"]);
     const noPanel = await runTool(BIN, [], { env });
     expect(noPanel).toMatchObject({

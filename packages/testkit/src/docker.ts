@@ -62,10 +62,13 @@ export interface DockerStandIn {
   readonly followers: number;
   /** Every GET /events received, with its query. */
   readonly requests: URLSearchParams[];
-  /** The kernel kills the container's process for memory: `oom`, then `die` with exit code 137, as Docker says it. */
-  oomKill(name: string): void;
+  /**
+   * The kernel kills the container's process for memory: `oom`, then `die` with exit code 137, as Docker says it.
+   * `ranSeconds`: the die's execDuration (default: since this container's last `start` event).
+   */
+  oomKill(name: string, ranSeconds?: number): void;
   /** The process ends by itself (a stop from the panel, a crash the game logs): `die` with that exit code. */
-  exit(name: string, exitCode: number): void;
+  exit(name: string, exitCode: number, ranSeconds?: number): void;
   /** Any container event (`start`, `destroy`…), with extra attributes. */
   emit(name: string, action: string, attributes?: Record<string, string>): DockerEvent;
   /** Writes raw bytes to every follower (a test of what the client does with a damaged stream). */
@@ -111,8 +114,8 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
     return event;
   }
 
-  function exit(name: string, exitCode: number): void {
-    const execDuration = Math.floor((Date.now() - (started.get(name) ?? Date.now())) / 1000);
+  function exit(name: string, exitCode: number, ranSeconds?: number): void {
+    const execDuration = ranSeconds ?? Math.floor((Date.now() - (started.get(name) ?? Date.now())) / 1000);
     emit(name, "die", { exitCode: String(exitCode), execDuration: String(execDuration) });
   }
 
@@ -148,9 +151,9 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
       return followers.size;
     },
     requests,
-    oomKill(name) {
+    oomKill(name, ranSeconds) {
       emit(name, "oom");
-      exit(name, 137);
+      exit(name, 137, ranSeconds);
     },
     exit,
     emit,
