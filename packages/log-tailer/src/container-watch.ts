@@ -1,4 +1,4 @@
-import { request } from "node:http";
+import { type IncomingMessage, request } from "node:http";
 import type { Clock } from "@mcops/core/clock";
 import type { Logger } from "@mcops/core/log";
 
@@ -24,6 +24,9 @@ export interface ContainerWatchOptions {
   onOomKill(kill: OomKill): void;
   /** Between a failed or ended stream and the next try (default 30 s). */
   retryMs?: number;
+  /** Where the stream got to when the tailer last stopped, and where to save it as it goes. */
+  mark?: StreamMark | undefined;
+  onMark?: ((mark: StreamMark) => void) | undefined;
 }
 
 export interface OomKill {
@@ -33,8 +36,6 @@ export interface OomKill {
 
 /** Docker's events are a few hundred bytes; a line longer than this is not one of them and is skipped whole. */
 const MAX_EVENT_BYTES = 64 * 1024;
-/** Events remembered to skip on a replay: more than one second of a server's own container events. */
-const SEEN_KEPT = 64;
 /** The start of an error answer kept for the message. */
 const MAX_ERROR_BYTES = 4096;
 /** Only the actions that matter are asked for: the rest of a busy host's events never cross the socket. */
@@ -47,16 +48,21 @@ export async function watchContainer(options: ContainerWatchOptions): Promise<vo
   const stream = new EventReader(options);
   let problem: string | undefined;
   let announced = false;
+  const ended = "Docker's event stream ended (the daemon restarted?)";
   while (!signal.aborted) {
+    let since = 0;
     try {
       await stream.follow(() => {
-        if (!announced || problem !== undefined) logger.info(`following Docker's events for container ${who}`);
+        // A stream that keeps ending at once is said once, not each time it is followed again.
+        if (!announced || (problem !== undefined && problem !== ended)) {
+          logger.info(`following Docker's events for container ${who}`);
+        }
         announced = true;
-        problem = undefined;
+        if (problem !== ended) problem = undefined;
+        since = clock.now();
       });
       if (signal.aborted) return;
-      const ended = "Docker's event stream ended (the daemon restarted?)";
-      if (problem !== ended) logger.warn(`${ended}; following it again`);
+      if (problem !== ended || clock.now() - since > 60_000) logger.warn(`${ended}; following it again`);
       problem = ended;
     } catch (error) {
       if (signal.aborted) return;
@@ -88,73 +94,134 @@ interface ContainerEvent {
   timeNano: number;
 }
 
+/**
+ * Where the stream got to, kept across the tailer's restarts (a kill while it was down is still posted): the newest
+ * event's time and the keys of the events read lately. timeNano is above 2^53 and events of different containers can
+ * reach the stream a little out of time order, so what was read is known by its key, never by comparing times.
+ */
+export interface StreamMark {
+  sinceNano: number;
+  seen: string[];
+}
+
+/** Events remembered by key: as many as Docker keeps for `since` (moby daemon/events: eventsLimit 256). */
+const SEEN_KEPT = 256;
+/** An `oom` and a `die` of one container this close together are one kill, in either order (containerd can send the
+ * oom after the exit: containerd#12372). */
+const PAIR_NANO = 10e9;
+/** Exit code of a process the OOM killer ended (SIGKILL). */
+const KILLED = 137;
+/** How long Docker may take to answer the request's headers. */
+const ANSWER_MS = 30_000;
+/** A saved mark older than this is not asked from again: the kill it could still find is old news. */
+const MARK_MAX_AGE_NANO = 3600e9;
+
 class EventReader {
   readonly #o: ContainerWatchOptions;
-  /**
-   * The newest event read: a reconnection asks from its second again and skips what it already had. timeNano is above
-   * 2^53, so events close together can read as the same number: what was read is also known by its key.
-   */
-  #lastNano = 0;
-  readonly #seen: string[] = [];
-  /** Containers (by id) with an `oom` since they started. */
-  readonly #oom = new Set<string>();
+  #mark: StreamMark;
+  /** The last `oom` and the last `die` with exit code 137 not yet paired, by container id. */
+  readonly #ooms = new Map<string, number>();
+  readonly #dies = new Map<string, { nano: number; attributes: Record<string, unknown> }>();
 
   constructor(options: ContainerWatchOptions) {
     this.#o = options;
+    const saved = options.mark;
+    const fresh = saved && saved.sinceNano > options.clock.now() * 1e6 - MARK_MAX_AGE_NANO;
+    this.#mark = fresh
+      ? { sinceNano: saved.sinceNano, seen: saved.seen.slice(-SEEN_KEPT) }
+      : { sinceNano: 0, seen: [] };
   }
 
   /** Reads the stream until it ends (resolves) or fails (rejects); `connected` once Docker answered 200. */
   follow(connected: () => void): Promise<void> {
     const query = new URLSearchParams({ filters: FILTERS });
-    if (this.#lastNano > 0) query.set("since", String(Math.floor(this.#lastNano / 1e9)));
+    if (this.#mark.sinceNano > 0) query.set("since", String(Math.floor(this.#mark.sinceNano / 1e9)));
     return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const settle = (error?: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(unanswered);
+        if (error) reject(error);
+        else resolve();
+      };
       const req = request(
         { socketPath: this.#o.socket, path: `/events?${query}`, method: "GET", signal: this.#o.signal },
         (res) => {
-          if (res.statusCode !== 200) {
-            let body = "";
-            res.on("data", (chunk: Buffer) => {
-              if (body.length < MAX_ERROR_BYTES) body += chunk.toString("utf8").slice(0, MAX_ERROR_BYTES);
-            });
-            res.on("end", () => reject(new Error(`answered ${res.statusCode}: ${errorMessage(body)}`)));
-            return;
-          }
+          clearTimeout(unanswered);
+          if (res.statusCode !== 200) return this.#refused(res, settle);
+          // From now on nothing is missed: a reconnection asks from here even when no event came.
+          if (this.#mark.sinceNano === 0) this.#setSince(this.#o.clock.now() * 1e6 - 1e9);
           connected();
           const lines = new LineSplitter((line) => this.#line(line));
           res.on("data", (chunk: Buffer) => lines.push(chunk));
           // However it ends (the daemon stopping closes it mid-chunk), a stream that was followed has ended.
-          res.on("end", () => resolve());
-          res.on("error", () => resolve());
-          res.on("close", () => resolve());
+          res.on("error", () => settle());
+          res.on("close", () => settle());
         },
       );
-      req.on("error", reject);
+      // Only until the headers: a stream that was answered may then be quiet for days.
+      const unanswered = setTimeout(() => req.destroy(new Error("it did not answer within 30 s")), ANSWER_MS);
+      req.on("error", (error) => settle(error));
       req.end();
     });
   }
 
+  /** An answer that is not the stream: its message (bounded), however the answer ends. */
+  #refused(res: IncomingMessage, settle: (error?: Error) => void): void {
+    let body = "";
+    const fail = () => settle(new Error(`answered ${res.statusCode}: ${errorMessage(body)}`));
+    res.on("data", (chunk: Buffer) => {
+      if (body.length < MAX_ERROR_BYTES) body += chunk.toString("utf8").slice(0, MAX_ERROR_BYTES);
+    });
+    res.on("end", fail);
+    res.on("error", fail);
+    res.on("close", fail);
+  }
+
+  #setSince(nano: number): void {
+    this.#mark.sinceNano = nano;
+    this.#o.onMark?.(this.#mark);
+  }
+
   #line(line: Buffer): void {
     const event = parseEvent(line);
-    if (!event || event.timeNano < this.#lastNano) return;
+    if (!event) return;
     const key = `${event.timeNano} ${event.action} ${event.id}`;
-    if (this.#seen.includes(key)) return;
-    this.#seen.push(key);
-    if (this.#seen.length > SEEN_KEPT) this.#seen.shift();
-    this.#lastNano = event.timeNano;
-    if (!this.#ours(event)) return;
-    if (event.action === "oom") this.#oom.add(event.id);
-    else if (event.action === "start" || event.action === "destroy") this.#oom.delete(event.id);
-    else if (event.action === "die" && this.#oom.delete(event.id)) {
-      const exitCode = Number(event.attributes.exitCode);
-      const ran = Number(event.attributes.execDuration);
-      this.#o.logger.error(
-        `Docker: the server's container was killed for memory (oom, then die with exit code ${event.attributes.exitCode})`,
-      );
-      this.#o.onOomKill({
-        exitCode: Number.isInteger(exitCode) ? exitCode : 137,
-        ranSeconds: Number.isFinite(ran) && ran >= 0 ? ran : undefined,
-      });
+    if (this.#mark.seen.includes(key)) return;
+    this.#mark.seen.push(key);
+    if (this.#mark.seen.length > SEEN_KEPT) this.#mark.seen.shift();
+    this.#setSince(Math.max(this.#mark.sinceNano, event.timeNano));
+    if (this.#ours(event)) this.#pair(event);
+  }
+
+  /** An `oom` and a `die` with exit code 137 of the container, close together in either order, are one kill. */
+  #pair(event: ContainerEvent): void {
+    const { id, timeNano } = event;
+    if (event.action === "start" || event.action === "destroy") {
+      this.#ooms.delete(id);
+      this.#dies.delete(id);
+    } else if (event.action === "oom") {
+      const die = this.#dies.get(id);
+      if (die && Math.abs(timeNano - die.nano) <= PAIR_NANO) {
+        this.#dies.delete(id);
+        this.#killed(die.attributes);
+      } else this.#ooms.set(id, timeNano);
+    } else if (event.action === "die" && Number(event.attributes.exitCode) === KILLED) {
+      const oom = this.#ooms.get(id);
+      this.#ooms.delete(id);
+      if (oom !== undefined && Math.abs(timeNano - oom) <= PAIR_NANO) this.#killed(event.attributes);
+      else this.#dies.set(id, { nano: timeNano, attributes: event.attributes });
+    } else if (event.action === "die") {
+      // A plain exit: an earlier oom was a child process the game outlived.
+      this.#ooms.delete(id);
     }
+  }
+
+  #killed(attributes: Record<string, unknown>): void {
+    const ran = Number(attributes.execDuration);
+    this.#o.logger.error("Docker: the server's container was killed for memory (oom, and its process ended with 137)");
+    this.#o.onOomKill({ exitCode: KILLED, ranSeconds: Number.isFinite(ran) && ran >= 0 ? ran : undefined });
   }
 
   /** Wings' server container, named by this server's UUID. */

@@ -13,7 +13,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { type GameEvent, GameLogParser } from "@mcops/game-log/game-log";
 import { type FollowPosition, LogFollower, MAX_LINE_BYTES } from "@mcops/game-log/log-follower";
-import { type OomKill, watchContainer } from "./container-watch.ts";
+import { type OomKill, type StreamMark, watchContainer } from "./container-watch.ts";
 import { CrashLoop } from "./crash-loop.ts";
 import { after, BurstThrottle, ErrorDigest, oomKillEvent } from "./messages.ts";
 import { fields } from "./settings.ts";
@@ -36,6 +36,9 @@ interface Log {
 
 /** How long after the last line an entry that could still get stack lines is taken as complete. */
 const SETTLE_MS = 500;
+
+/** A kill for memory this soon after a crash the log showed is that crash ending, not another. */
+const SAME_CRASH_MS = 60_000;
 
 /** Between two posts about a log that is not followed (a volume that keeps swapping it must not flood the channel). */
 const PROBLEM_POST_EVERY_MS = 10 * 60_000;
@@ -65,10 +68,11 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
   const follower = follow(ctx, log, options, { logger, posts, position });
   logger.info(`following ${log.file}`);
   follower.start();
-  const container = containerWatch(ctx, logger, settings, posts);
+  const container = containerWatch(ctx, logger, settings, posts, log.file);
   await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
   follower.stop();
-  await container;
+  // The watch ends with the signal; whatever Docker does, the stop never waits on it for long.
+  await Promise.race([container, ctx.clock.sleep(5000).catch(() => undefined)]);
   await posts.flush();
   position.save(follower.position);
   log.dir.close();
@@ -134,22 +138,19 @@ function announcer(ctx: TailerContext, logger: Logger, settings: ReturnType<type
   const errors = new ErrorDigest(ctx.clock, send);
   const loop = crashLoopFor(ctx, logger, settings, send);
   const crashes = crashCounter(logger, settings);
-  /** A crash was posted since the last start: a kill for memory that follows it is the same crash. */
-  let crashed = false;
+  /** When the log last showed a crash: a kill for memory right after it is the same crash. */
+  let loggedCrashAt = Number.NEGATIVE_INFINITY;
   const offer = (event: GameEvent) => {
     const where = event.line > 0 ? `line ${event.line}` : "Docker's events";
     logger.info(`${event.type}${event.player ? ` ${event.player}` : ""}: ${event.message} (${where})`);
     if (event.type === "crash") {
       crashes.count();
-      crashed = true;
+      if (event.line > 0) loggedCrashAt = ctx.clock.now();
     }
     if (event.type === "error") errors.offer(event);
     else if (event.type === "crash" && loop?.crashed(event)) return;
     else {
-      if (event.type === "start") {
-        crashed = false;
-        loop?.started();
-      }
+      if (event.type === "start") loop?.started();
       if (event.type === "stop") loop?.stopped();
       bursts.offer(event);
     }
@@ -159,8 +160,11 @@ function announcer(ctx: TailerContext, logger: Logger, settings: ReturnType<type
     parser,
     send,
     oomKilled(kill) {
-      if (crashed) logger.info("the container was killed for memory after the crash the log showed: already posted");
-      else offer(oomKillEvent(kill, ctx.clock));
+      if (ctx.clock.now() - loggedCrashAt < SAME_CRASH_MS) {
+        logger.info(
+          "the container was killed for memory right after the crash the log showed: that crash, already posted",
+        );
+      } else offer(oomKillEvent(kill, ctx.clock));
     },
     async flush() {
       parser.flush();
@@ -224,6 +228,7 @@ async function containerWatch(
   logger: Logger,
   settings: ReturnType<typeof loadTailerSettings>,
   posts: Announcer,
+  logFile: string,
 ): Promise<void> {
   const socket = settings.DOCKER_SOCKET;
   if (!socket) return;
@@ -235,6 +240,8 @@ async function containerWatch(
     );
     return;
   }
+  // Where Docker's stream got to, beside the log position: a kill while the tailer was restarting is still seen.
+  const markFile = stateFile(ctx.paths, logFile, "docker");
   await watchContainer({
     socket,
     uuid,
@@ -243,6 +250,8 @@ async function containerWatch(
     signal: ctx.signal,
     logger,
     onOomKill: (kill) => posts.oomKilled(kill),
+    mark: readJson<StreamMark>(markFile),
+    onMark: (mark) => saveJson(markFile, mark, logger),
   });
 }
 
@@ -253,31 +262,41 @@ interface PositionStore {
   save(position: FollowPosition): void;
 }
 
-function positionStore(paths: Paths, logFile: string, logger: Logger): PositionStore {
-  const file = join(
-    paths.stateDir,
-    `log-tailer-${createHash("sha256").update(logFile).digest("hex").slice(0, 12)}.json`,
-  );
+/** A state file of the tailer for this log: `log-tailer-<hash of the log's path>[-<what>].json`. */
+function stateFile(paths: Paths, logFile: string, what?: string): string {
   mkdirSync(paths.stateDir, { recursive: true });
+  const hash = createHash("sha256").update(logFile).digest("hex").slice(0, 12);
+  return join(paths.stateDir, `log-tailer-${hash}${what ? `-${what}` : ""}.json`);
+}
+
+function readJson<T>(file: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes a state file (atomically, flushed); a failure is one WARN line, and the service goes on. */
+function saveJson(file: string, value: unknown, logger: Logger): boolean {
+  try {
+    writeFileAtomic(file, JSON.stringify(value), STATE_MODE);
+    return true;
+  } catch (error) {
+    logger.warn(`cannot save ${file} (${(error as NodeJS.ErrnoException).code})`);
+    return false;
+  }
+}
+
+function positionStore(paths: Paths, logFile: string, logger: Logger): PositionStore {
+  const file = stateFile(paths, logFile);
   // The follower reports its position on every poll; the file (written and flushed to disk) changes only when it did.
   let saved: string | undefined;
   return {
-    read() {
-      try {
-        return JSON.parse(readFileSync(file, "utf8")) as FollowPosition;
-      } catch {
-        return undefined;
-      }
-    },
+    read: () => readJson<FollowPosition>(file),
     save(position) {
       const text = JSON.stringify(position);
-      if (text === saved) return;
-      try {
-        writeFileAtomic(file, text, STATE_MODE);
-        saved = text;
-      } catch (error) {
-        logger.warn(`cannot save the position in ${file} (${(error as NodeJS.ErrnoException).code})`);
-      }
+      if (text !== saved && saveJson(file, position, logger)) saved = text;
     },
   };
 }

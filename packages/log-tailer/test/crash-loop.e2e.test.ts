@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -181,6 +182,81 @@ describe("log-tailer: crash loops", () => {
     );
   });
 
+  it("counts every kill for memory while the world loads, before Done, and catches the loop", async () => {
+    service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "inherit"] });
+    await waitUntil(() => docker.followers === 1, "the service to follow Docker's events", 10_000);
+    appendFileSync(log, started);
+    docker.emit(uuid, "start");
+    docker.oomKill(uuid, 3600);
+    await discord.waitForMessages(2, 10_000);
+    // -Xmx above the container's limit: Wings starts it again and the kernel kills it while the world loads.
+    for (let i = 0; i < 2; i++) {
+      docker.emit(uuid, "destroy");
+      docker.emit(uuid, "start");
+      appendFileSync(log, at("Starting minecraft server version 1.21.4") + at('Preparing level "world"'));
+      docker.oomKill(uuid, 40);
+    }
+    await discord.waitForMessages(4, 10_000);
+    expect(titles()).toEqual([
+      "Server started",
+      "Server crashed: out of memory",
+      "Server crashed: out of memory",
+      expect.stringMatching(/^Crash loop: the server crashed 3 times in \d+ s$/),
+    ]);
+    await waitUntil(() => panel.signals().length > 0, "the stop through the panel");
+    expect(readFileSync(join(root, "textfiles", "mcops_log_tailer.prom"), "utf8")).toMatch(
+      /^mcops_crashes_total\{server="\w+"\} 3$/m,
+    );
+  });
+
+  it("posts a kill that happened while the service itself was restarting, once", async () => {
+    service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "inherit"] });
+    await waitUntil(() => docker.followers === 1, "the service to follow Docker's events", 10_000);
+    appendFileSync(log, started);
+    await discord.waitForMessages(1, 10_000);
+    service.kill("SIGTERM");
+    expect(await new Promise((resolve) => service?.once("exit", resolve))).toBe(0);
+    docker.emit(uuid, "start");
+    docker.oomKill(uuid); // in the 5 s before systemd starts it again
+    service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "inherit"] });
+    await discord.waitForMessages(2, 10_000);
+    expect(titles()).toEqual(["Server started", "Server crashed: out of memory"]);
+    // Restarted again: the kill is not posted twice.
+    service.kill("SIGTERM");
+    await new Promise((resolve) => service?.once("exit", resolve));
+    service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "inherit"] });
+    await waitUntil(() => docker.followers === 1 && docker.requests.length === 3, "the third start to follow", 10_000);
+    appendFileSync(log, started);
+    await discord.waitForMessages(3, 10_000);
+    expect(titles()).toEqual(["Server started", "Server crashed: out of memory", "Server started"]);
+  });
+
+  it("stops at once on SIGTERM, saving its position, while Docker's answer is cut midway", async () => {
+    const socket = join(root, "cut.sock");
+    let asked = 0;
+    const cut = createServer((_req, res) => {
+      asked++;
+      res.writeHead(500, { "Content-Type": "application/json", "Content-Length": "1000" });
+      res.write('{"message":"starting');
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    await new Promise<void>((resolve) => cut.listen(socket, resolve));
+    const file = join(root, "etc", "backup.env");
+    writeFileSync(file, readFileSync(file, "utf8").replace(/DOCKER_SOCKET=.*/, `DOCKER_SOCKET=${socket}`));
+    service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "inherit"] });
+    try {
+      await waitUntil(() => asked === 1, "the request to Docker", 10_000);
+      appendFileSync(log, started);
+      await discord.waitForMessages(1, 10_000);
+      service.kill("SIGTERM");
+      expect(await new Promise((resolve) => service?.once("exit", resolve))).toBe(0);
+      expect(readFileSync(join(root, "log", "mc-log-tailer.log"), "utf8")).toMatch(/INFO stopped\n$/);
+    } finally {
+      cut.closeAllConnections();
+      cut.close();
+    }
+  });
+
   it("takes a kill for memory right after a crash the log showed as that crash: one post", async () => {
     service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "inherit"] });
     await waitUntil(() => docker.followers === 1, "the service to follow Docker's events", 10_000);
@@ -188,7 +264,7 @@ describe("log-tailer: crash loops", () => {
     await discord.waitForMessages(1, 10_000);
     docker.oomKill(uuid);
     const tailerLog = () => readFileSync(join(root, "log", "mc-log-tailer.log"), "utf8");
-    await waitUntil(() => tailerLog().includes("after the crash the log showed: already posted"), "the kill logged");
+    await waitUntil(() => tailerLog().includes("right after the crash the log showed: that crash, already posted"), "the kill logged");
     appendFileSync(log, started);
     await discord.waitForMessages(2, 10_000);
     expect(titles()).toEqual(["Server crashed: out of memory", "Server started"]);
