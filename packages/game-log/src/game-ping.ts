@@ -1,4 +1,7 @@
 import { status } from "minecraft-server-util";
+import { parseGameAddress } from "./list-ping.ts";
+
+export { parseGameAddress };
 
 /**
  * Who plays, asked of the game itself: the Minecraft Server List Ping on the game port, through minecraft-server-util
@@ -10,12 +13,6 @@ export interface GamePing {
   max: number;
   /** The sample of names the server sends (often not all, or none). */
   names: string[];
-}
-
-/** `host:port`, port defaulting to 25565. */
-export function parseGameAddress(address: string): { host: string; port: number } {
-  const match = /^(.+?)(?::(\d{1,5}))?$/.exec(address.trim());
-  return { host: match?.[1] ?? "127.0.0.1", port: Number(match?.[2] ?? 25565) };
 }
 
 /**

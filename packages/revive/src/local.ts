@@ -10,7 +10,6 @@ import { createNotifier, type Notifier } from "@mcops/core/http";
 import { createLogger } from "@mcops/core/log";
 import { resolvePaths } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
-import type { DigitalOcean, Droplet, Snapshot } from "./digitalocean.ts";
 import { type Field, loadLocalSettings } from "./settings.ts";
 
 /**
@@ -58,7 +57,7 @@ export function pollMs(ctx: Waits): number {
   return ctx.pollMs ?? 5000;
 }
 
-function envFilePath(ctx: LocalFiles): string {
+export function envFilePath(ctx: LocalFiles): string {
   return resolve(ctx.envFile ?? ctx.env.MCOPS_ENV_FILE ?? ".env");
 }
 
@@ -105,47 +104,6 @@ export function writeLocalState(ctx: LocalFiles, state: LocalState): void {
   const file = statePath(ctx);
   mkdirSync(dirname(file), { recursive: true });
   writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`, 0o600);
-}
-
-const SNAPSHOT_PREFIX = "mcops-";
-
-/** `mcops-2026-11-21-0612`: sorts by time, names the day. */
-export function snapshotName(now: number): string {
-  const iso = new Date(now).toISOString();
-  return `${SNAPSHOT_PREFIX}${iso.slice(0, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}`;
-}
-
-/** The snapshots hibernate took, newest first. */
-export function mcopsSnapshots(snapshots: Snapshot[]): Snapshot[] {
-  return snapshots
-    .filter((s) => s.name.startsWith(SNAPSHOT_PREFIX))
-    .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at));
-}
-
-/** The game VM: by DROPLET_NAME, else the one droplet tagged DROPLET_TAG (default mcops); undefined when none. */
-export async function findDroplet(
-  digitalocean: DigitalOcean,
-  env: { DROPLET_NAME?: string | undefined; DROPLET_TAG?: string | undefined },
-): Promise<Droplet | undefined> {
-  if (env.DROPLET_NAME) {
-    const named = (await digitalocean.droplets()).filter((d) => d.name === env.DROPLET_NAME);
-    if (named.length > 1) {
-      throw new JobError(`${named.length} droplets are named ${env.DROPLET_NAME}`, {
-        where: "DROPLET_NAME",
-        hint: "rename the others in the DigitalOcean control panel",
-      });
-    }
-    return named[0];
-  }
-  const tag = env.DROPLET_TAG ?? "mcops";
-  const tagged = await digitalocean.droplets(tag);
-  if (tagged.length > 1) {
-    throw new JobError(`${tagged.length} droplets carry the tag ${tag}: ${tagged.map((d) => d.name).join(", ")}`, {
-      where: "DROPLET_TAG",
-      hint: "set DROPLET_NAME in .env to the game VM's name",
-    });
-  }
-  return tagged[0];
 }
 
 /** Destructive steps: asked on a terminal, `--yes` otherwise. Checked before anything is done. */

@@ -1,8 +1,9 @@
 import { ExitCode, UsageError } from "@mcops/core/errors";
 import type { ToolContext } from "@mcops/core/tool";
-import { createCloudflare, type DnsChange, dnsNames, syncDns } from "../cloudflare.ts";
-import { createDigitalOcean, publicIpv4 } from "../digitalocean.ts";
-import { findDroplet, type LocalFiles, loadEnv } from "../local.ts";
+import { createCloudflare, type DnsChange, dnsNames, syncDns } from "../cloud/cloudflare.ts";
+import { createDigitalOcean, publicIpv4 } from "../cloud/digitalocean.ts";
+import { findDroplet } from "../cloud/snapshots.ts";
+import { type LocalFiles, loadEnv } from "../local.ts";
 
 export interface DnsOptions {
   ip?: string | undefined;

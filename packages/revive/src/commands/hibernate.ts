@@ -12,21 +12,19 @@ import {
   publicIpv4,
   SNAPSHOT_PRICE_PER_GB,
   type Snapshot,
-} from "../digitalocean.ts";
+} from "../cloud/digitalocean.ts";
+import { findDroplet, mcopsSnapshots, snapshotName } from "../cloud/snapshots.ts";
 import {
   type Ask,
   confirm,
-  findDroplet,
   type LocalContext,
   type LocalState,
   loadEnv,
   localNotifier,
-  mcopsSnapshots,
   pollMs,
   readLocalState,
   requireConsent,
   type Steps,
-  snapshotName,
   steps,
   timeouts,
   writeLocalState,

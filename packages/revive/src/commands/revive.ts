@@ -2,15 +2,14 @@ import { ExitCode, JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { COLOURS, createPanelClient } from "@mcops/core/http";
 import { parseGameAddress, pingGame } from "@mcops/game-log/game-ping";
-import { createCloudflare, dnsNames, syncDns } from "../cloudflare.ts";
-import { createDigitalOcean, type DigitalOcean, type Droplet, publicIpv4 } from "../digitalocean.ts";
+import { createCloudflare, dnsNames, syncDns } from "../cloud/cloudflare.ts";
+import { createDigitalOcean, type DigitalOcean, type Droplet, publicIpv4 } from "../cloud/digitalocean.ts";
+import { findDroplet, mcopsSnapshots } from "../cloud/snapshots.ts";
 import {
-  findDroplet,
   type LocalContext,
   type LocalState,
   loadEnv,
   localNotifier,
-  mcopsSnapshots,
   pollMs,
   readLocalState,
   type Steps,

@@ -1,6 +1,6 @@
 import type { Clock } from "@mcops/core/clock";
 import type { JobError } from "@mcops/core/errors";
-import { exchange, parseBody, type RequestPolicy } from "@mcops/core/http";
+import { exchange, parseBody, type RequestPolicy } from "@mcops/core/http/request";
 import { USER_AGENT } from "@mcops/core/version";
 import ky from "ky";
 import type * as z from "zod/mini";

@@ -1,7 +1,7 @@
 import type { Clock } from "@mcops/core/clock";
 import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { POLICIES } from "@mcops/core/http";
+import { POLICIES } from "@mcops/core/http/request";
 import * as z from "zod/mini";
 import { type ApiOptions, createApi } from "./api.ts";
 

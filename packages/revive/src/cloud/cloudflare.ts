@@ -1,7 +1,7 @@
 import type { Clock } from "@mcops/core/clock";
 import { ConfigError, JobError, UsageError } from "@mcops/core/errors";
-import { checkShape, POLICIES } from "@mcops/core/http";
-import { parseGameAddress } from "@mcops/game-log/game-ping";
+import { checkShape, POLICIES } from "@mcops/core/http/request";
+import { parseGameAddress } from "@mcops/game-log/list-ping";
 import { getDomain } from "tldts";
 import * as z from "zod/mini";
 import { type ApiOptions, createApi, type Method } from "./api.ts";

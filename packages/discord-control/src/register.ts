@@ -1,0 +1,83 @@
+import { baseUrlSchema, fail, field, loadSettings, setting } from "@mcops/core/config";
+import { ExitCode, JobError } from "@mcops/core/errors";
+import { exchange, POLICIES } from "@mcops/core/http/request";
+import type { ToolContext } from "@mcops/core/tool";
+import { USER_AGENT } from "@mcops/core/version";
+import { envFilePath } from "@mcops/revive/local";
+import * as z from "zod/mini";
+
+/**
+ * `discord-control register`: puts the slash commands into the Discord application (Bulk Overwrite Global Application
+ * Commands, or a guild's with --guild, which shows at once). On the operator's computer, with the application's id
+ * and its bot token from the local .env (or the environment); run it again after an update adds a command.
+ */
+export const COMMANDS = [
+  { name: "start", description: "Wake the server up (from hibernation: about two minutes)", type: 1 },
+  { name: "status", description: "Is the server up, who plays, when was the last backup", type: 1 },
+  {
+    name: "stop",
+    description: "Hibernate the server now (admins)",
+    type: 1,
+    options: [{ name: "force", description: "even while players are online", type: 5, required: false }],
+  },
+];
+
+const snowflake = field((value, ctx) => {
+  if (!/^\d{17,20}$/.test(value)) {
+    fail(
+      ctx,
+      "is not an application id (17 to 20 digits)",
+      "copy it from the Developer Portal: General Information → Application ID",
+    );
+  }
+});
+
+const fields = {
+  DISCORD_APPLICATION_ID: setting(snowflake),
+  DISCORD_BOT_TOKEN: setting(field(), { secret: true }),
+  DISCORD_API_URL: setting(z.optional(baseUrlSchema)),
+};
+
+export async function runRegister(
+  ctx: Pick<ToolContext, "env" | "clock" | "stdout"> & { envFile?: string | undefined },
+  options: { guild?: string | undefined },
+): Promise<number> {
+  const file = envFilePath(ctx);
+  const env = loadSettings(fields, { file, env: ctx.env, missingHint: `add {name}=... to ${file}` });
+  const base = env.DISCORD_API_URL ?? "https://discord.com/api/v10";
+  const path = options.guild
+    ? `/applications/${env.DISCORD_APPLICATION_ID}/guilds/${options.guild}/commands`
+    : `/applications/${env.DISCORD_APPLICATION_ID}/commands`;
+  const { response, errorText } = await exchange(POLICIES.discord, {
+    where: `PUT ${base}${path}`,
+    idempotent: true,
+    clock: ctx.clock,
+    send: (signal) =>
+      fetch(`${base}${path}`, {
+        method: "PUT",
+        signal,
+        headers: {
+          authorization: `Bot ${env.DISCORD_BOT_TOKEN}`,
+          "content-type": "application/json",
+          "user-agent": USER_AGENT,
+        },
+        body: JSON.stringify(COMMANDS),
+      }),
+  });
+  if (!response.ok) {
+    const said = errorText?.slice(0, 200) ?? "";
+    throw new JobError(`Discord answered ${response.status} ${said}`.trim(), {
+      where: `PUT ${base}${path}`,
+      hint:
+        response.status === 401
+          ? "DISCORD_BOT_TOKEN is not the application's bot token (Developer Portal → Bot → Reset Token)"
+          : "check DISCORD_APPLICATION_ID, then run it again",
+    });
+  }
+  await response.body?.cancel();
+  const where = options.guild
+    ? `in guild ${options.guild} (shown at once)`
+    : "globally (Discord shows them within a minute)";
+  ctx.stdout.write(`Registered ${COMMANDS.map((c) => `/${c.name}`).join(", ")} ${where}.\n`);
+  return ExitCode.ok;
+}

@@ -1,0 +1,285 @@
+import { DurableObject } from "cloudflare:workers";
+import { newReviveRun, type ReviveRun, reviveStep } from "@mcops/revive/cloud/revive-steps";
+import { verifyVmRequest } from "../vm-signature.ts";
+import { editReply, escapeMarkdown, relative } from "./discord.ts";
+import type { Env } from "./env.ts";
+import { type RememberedDroplet, reviveDeps } from "./runs.ts";
+
+/**
+ * One server's state and its runs (issue 19), in one Durable Object: Cloudflare runs at most one instance of it at a
+ * time, so two `/start` at once see the same state and join the same run (never a second droplet). A run advances
+ * one step per alarm; its state is stored after every step, so an error or an eviction resumes at the next alarm.
+ */
+
+/** What the VM says every few minutes (signed). */
+export interface Heartbeat {
+  at: number;
+  serverState: string;
+  players: string[];
+  lastBackup?: number | undefined;
+  lastDrill?: { at: number; ok: boolean } | undefined;
+}
+
+interface Run {
+  kind: "revive";
+  revive: ReviveRun;
+  /** Errors in a row: the next try waits longer. */
+  failures: number;
+  lastError?: string | undefined;
+}
+
+export interface ControlState {
+  /** The newest VM request accepted (replays are refused). */
+  lastVmAt: number;
+  heartbeat?: Heartbeat | undefined;
+  hibernated?: { since: number; snapshotGb?: number | undefined; droplet?: RememberedDroplet | undefined } | undefined;
+  stopAsked?: { at: number; by: string } | undefined;
+  run?: Run | undefined;
+  /** Interaction replies that follow the run: edited as each step ends (Discord keeps a token 15 minutes). */
+  replies: Array<{ token: string; since: number; shown?: string | undefined }>;
+  /** How the last run ended. */
+  lastRun?: { ok: boolean; at: number; text: string } | undefined;
+}
+
+/** A heartbeat older than this: the VM is not known to run. */
+const FRESH_MS = 15 * 60_000;
+/** Discord refuses edits after 15 minutes. */
+const REPLY_MS = 14 * 60_000;
+/** After an error, the next try: 15 s, doubling, at most 5 minutes. */
+const RETRY_MS = 15_000;
+const MAX_RETRY_MS = 5 * 60_000;
+/** DigitalOcean's price of snapshot storage, USD per GB-month. */
+const SNAPSHOT_PRICE_PER_GB = 0.06;
+
+export class ServerControl extends DurableObject<Env> {
+  async #load(): Promise<ControlState> {
+    return (await this.ctx.storage.get<ControlState>("state")) ?? { lastVmAt: 0, replies: [] };
+  }
+
+  async #save(state: ControlState): Promise<void> {
+    await this.ctx.storage.put("state", state);
+  }
+
+  /** /status, for everyone. */
+  async status(): Promise<string> {
+    return describe(await this.#load(), Date.now());
+  }
+
+  /** /start: the state when the server runs; else a revive begins (or is joined) and the reply follows it. */
+  async start(token: string, user: string): Promise<{ deferred: true } | { deferred: false; content: string }> {
+    const state = await this.#load();
+    const now = Date.now();
+    const beat = fresh(state, now);
+    if (!state.run && beat?.serverState === "running") {
+      return { deferred: false, content: `The server is already up. ${players(beat)}` };
+    }
+    state.replies = [...state.replies.filter((r) => now - r.since < REPLY_MS), { token, since: now }];
+    if (!state.run) {
+      state.run = { kind: "revive", revive: newReviveRun(now), failures: 0 };
+      state.stopAsked = undefined;
+      console.log(`revive asked by ${user}`);
+      await this.ctx.storage.setAlarm(now);
+    }
+    await this.#save(state);
+    return { deferred: true };
+  }
+
+  /** /stop, for admins: the VM is asked (at its next heartbeat) to stop the game, back up and hand itself over. */
+  async stop(user: string, force: boolean): Promise<string> {
+    const state = await this.#load();
+    const now = Date.now();
+    if (state.run) return "The server is waking up: use /stop once it is up.";
+    if (state.hibernated) return `The server is already hibernated (since ${relative(state.hibernated.since)}).`;
+    const beat = fresh(state, now);
+    if (!beat) return "No word from the VM for a while: it cannot be asked to hibernate. Is it up?";
+    if (beat.players.length > 0 && !force) {
+      return `${players(beat)} Type \`/stop force:true\` to hibernate it anyway.`;
+    }
+    state.stopAsked = { at: now, by: user };
+    await this.#save(state);
+    return "Asked the VM to hibernate: at its next heartbeat (within 5 minutes) it stops the game, backs up, and is snapshotted and destroyed.";
+  }
+
+  /** A signed request of the VM: a heartbeat (answered with what it is asked to do), or a hibernate request. */
+  async fromVm(
+    kind: "heartbeat" | "hibernate",
+    body: string,
+    headers: { timestamp: string | null; signature: string | null },
+  ): Promise<{ status: number; json: string }> {
+    const answer = await this.#fromVm(kind, body, headers);
+    return { status: answer.status, json: JSON.stringify(answer.body) };
+  }
+
+  async #fromVm(
+    kind: "heartbeat" | "hibernate",
+    body: string,
+    headers: { timestamp: string | null; signature: string | null },
+  ): Promise<{ status: number; body: unknown }> {
+    const state = await this.#load();
+    const now = Date.now();
+    const check = await verifyVmRequest(
+      this.env.VM_SECRET,
+      body,
+      { get: (name) => (name.endsWith("timestamp") ? headers.timestamp : headers.signature) },
+      now,
+      state.lastVmAt,
+    );
+    if (!check.ok) return { status: 401, body: { error: check.reason } };
+    state.lastVmAt = check.timestamp;
+    if (kind === "hibernate") {
+      await this.#save(state);
+      return { status: 501, body: { error: "hibernation by the Worker is not built yet" } };
+    }
+    const beat = readHeartbeat(body, now);
+    if (!beat) {
+      await this.#save(state);
+      return { status: 400, body: { error: "not a heartbeat" } };
+    }
+    state.heartbeat = beat;
+    state.hibernated = undefined;
+    await this.#save(state);
+    return {
+      status: 200,
+      body: { hibernate: state.stopAsked !== undefined, start: state.run?.revive.phase === "game" },
+    };
+  }
+
+  /** One step of the run under way; then the replies that follow it are edited. */
+  override async alarm(): Promise<void> {
+    const state = await this.#load();
+    const run = state.run;
+    if (!run) return;
+    let waitMs: number | undefined;
+    try {
+      const deps = reviveDeps(this.env, state.hibernated?.droplet);
+      const step = await reviveStep(run.revive, deps);
+      run.revive = step.run;
+      run.failures = 0;
+      run.lastError = undefined;
+      waitMs = step.waitMs;
+      if (waitMs === undefined) {
+        const took = formatSeconds(Date.now() - run.revive.startedAt);
+        state.lastRun = { ok: true, at: Date.now(), text: `Server is up at ${hostOf(this.env.SERVER_ADDR)} (${took})` };
+        state.run = undefined;
+        state.hibernated = undefined;
+      }
+    } catch (error) {
+      const message = (error as Error).message;
+      run.failures++;
+      run.lastError = message;
+      waitMs = Math.min(Number(this.env.RETRY_MS ?? RETRY_MS) * 2 ** (run.failures - 1), MAX_RETRY_MS);
+      console.log(`revive step failed (${run.failures}): ${message}`);
+    }
+    if (waitMs !== undefined) await this.ctx.storage.setAlarm(Date.now() + waitMs);
+    await this.#save(state);
+    await this.#follow(state);
+  }
+
+  /** Edits each following reply to the run's progress (only when it changed). */
+  async #follow(state: ControlState): Promise<void> {
+    const now = Date.now();
+    const text = progress(state, now);
+    const keep: ControlState["replies"] = [];
+    for (const reply of state.replies) {
+      if (now - reply.since >= REPLY_MS) continue;
+      if (reply.shown !== text && !(await editReply(this.env, reply.token, text).catch(() => false))) continue;
+      if (state.run) keep.push({ ...reply, shown: text });
+    }
+    state.replies = keep;
+    await this.#save(state);
+  }
+}
+
+function fresh(state: ControlState, now: number): Heartbeat | undefined {
+  const beat = state.heartbeat;
+  return beat && now - beat.at < FRESH_MS ? beat : undefined;
+}
+
+function players(beat: Heartbeat): string {
+  if (beat.players.length === 0) return "Nobody is online.";
+  const names = beat.players.map(escapeMarkdown).join(", ");
+  return `${beat.players.length} player${beat.players.length === 1 ? "" : "s"} online: ${names}.`;
+}
+
+function hostOf(serverAddr: string): string {
+  return serverAddr.replace(/:25565$/, "");
+}
+
+function formatSeconds(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** The run's steps so far, as the reply shows them. */
+function progress(state: ControlState, now: number): string {
+  const run = state.run;
+  if (!run) return state.lastRun?.text ?? describe(state, now);
+  const lines = run.revive.done.map((d) => `✅ ${d.text}`);
+  const waiting: Record<string, string> = {
+    droplet: "Creating the VM from the newest snapshot…",
+    active: "Waiting for the VM to boot…",
+    dns: "Repointing DNS…",
+    game: "Waiting for the game to answer…",
+    done: "",
+  };
+  lines.push(`⏳ ${waiting[run.revive.phase]}`);
+  if (run.lastError) lines.push(`⚠️ ${run.lastError.slice(0, 300)} (trying again)`);
+  return `Waking the server up (${formatSeconds(now - run.revive.startedAt)} so far)\n${lines.join("\n")}`;
+}
+
+/** /status: hibernated, running, or not known. */
+function describe(state: ControlState, now: number): string {
+  if (state.run) return progress(state, now);
+  const beat = fresh(state, now);
+  const backups = (b: Heartbeat | undefined) =>
+    [
+      b?.lastBackup ? `Last backup ${relative(b.lastBackup)}.` : "",
+      b?.lastDrill ? `Last restore drill ${relative(b.lastDrill.at)}: ${b.lastDrill.ok ? "passed" : "FAILED"}.` : "",
+    ]
+      .filter(Boolean)
+      .join(" ");
+  if (state.hibernated) {
+    const gb = state.hibernated.snapshotGb;
+    const cost =
+      gb === undefined
+        ? ""
+        : ` Asleep it costs $${(gb * SNAPSHOT_PRICE_PER_GB).toFixed(2)} a month (${gb} GB snapshot).`;
+    return `💤 Hibernated since ${relative(state.hibernated.since)}.${cost} ${backups(state.heartbeat)} Type /start to wake it.`.replace(
+      / {2,}/g,
+      " ",
+    );
+  }
+  if (beat) return `🟢 Running. ${players(beat)} ${backups(beat)}`.trim();
+  if (state.heartbeat)
+    return `❔ No word from the VM since ${relative(state.heartbeat.at)}: it may be down. Type /start to bring it up.`;
+  return "❔ No word from the VM yet: its idle monitor sends one every few minutes once CONTROL_URL is set.";
+}
+
+const NAME = /^[A-Za-z0-9_.*]{1,16}$/;
+
+/** The VM's heartbeat, checked field by field (it is signed, but never trusted to be well-formed). */
+function readHeartbeat(body: string, now: number): Heartbeat | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const b = value as {
+    serverState?: unknown;
+    players?: unknown;
+    lastBackup?: unknown;
+    lastDrill?: { at?: unknown; ok?: unknown };
+  };
+  if (typeof b?.serverState !== "string" || !Array.isArray(b.players)) return undefined;
+  const time = (t: unknown) =>
+    typeof t === "number" && Number.isFinite(t) && t > 0 && t <= now + 60_000 ? t : undefined;
+  const drillAt = time(b.lastDrill?.at);
+  return {
+    at: now,
+    serverState: b.serverState.slice(0, 20),
+    players: b.players.filter((p): p is string => typeof p === "string" && NAME.test(p)).slice(0, 100),
+    lastBackup: time(b.lastBackup),
+    lastDrill: drillAt === undefined ? undefined : { at: drillAt, ok: b.lastDrill?.ok === true },
+  };
+}

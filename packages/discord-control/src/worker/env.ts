@@ -1,0 +1,40 @@
+import type { ServerControl } from "./control.ts";
+
+/**
+ * The Worker's bindings (wrangler.toml): the Durable Object namespace, the settings in [vars], and the secrets put
+ * with `wrangler secret put` (never in wrangler.toml or the repository).
+ */
+export interface Env {
+  CONTROL: DurableObjectNamespace<ServerControl>;
+  /** Secrets. */
+  DISCORD_PUBLIC_KEY: string;
+  DISCORD_APPLICATION_ID: string;
+  VM_SECRET: string;
+  DIGITALOCEAN_ACCESS_TOKEN: string;
+  CLOUDFLARE_API_TOKEN: string;
+  /** [vars]: the play host (maybe with its port) and the panel's address, as in the operator's .env. */
+  SERVER_ADDR: string;
+  PANEL_URL: string;
+  /** Role ids: who may /start, who may /stop (admins may /start too). */
+  START_ROLE?: string;
+  ADMIN_ROLE?: string;
+  DROPLET_NAME?: string;
+  DROPLET_TAG?: string;
+  /** The VM to create when no hibernation of this Worker remembers one (a VM hibernated with the local CLI). */
+  DROPLET_SIZE?: string;
+  DROPLET_REGION?: string;
+  /** How often a run looks while it waits, ms (default 5000; tests make it short). */
+  POLL_MS?: string;
+  /** The first wait after an error, ms (default 15000, doubling up to 5 minutes; tests make it short). */
+  RETRY_MS?: string;
+  /** How many mcops snapshots to keep after a hibernation (default 2). */
+  KEEP_SNAPSHOTS?: string;
+  /** The game's address when it is not SERVER_ADDR at the VM's new address (tests). */
+  GAME_ADDRESS?: string;
+  /** The vendors' API bases (default their real addresses; tests point them at the stand-ins). */
+  DISCORD_API_URL?: string;
+  DIGITALOCEAN_API_URL?: string;
+  CLOUDFLARE_API_URL?: string;
+}
+
+export const DISCORD_API = "https://discord.com/api/v10";

@@ -1,0 +1,83 @@
+import { connect } from "cloudflare:sockets";
+import type { Clock } from "@mcops/core/clock";
+import { listPing, parseGameAddress } from "@mcops/game-log/list-ping";
+import { createCloudflare } from "@mcops/revive/cloud/cloudflare";
+import { createDigitalOcean } from "@mcops/revive/cloud/digitalocean";
+import type { DropletSpec, ReviveDeps } from "@mcops/revive/cloud/revive-steps";
+import type { Env } from "./env.ts";
+
+/** The Worker's clock: real time (in a Durable Object, setTimeout waits while the call lasts). */
+export const workerClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const timer = setTimeout(resolve, ms);
+      signal?.addEventListener("abort", () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      });
+    }),
+};
+
+/** The VM as hibernation remembered it (the Durable Object's own hibernate, or nothing). */
+export interface RememberedDroplet {
+  name: string;
+  size: string;
+  region: string;
+  tags: string[];
+  priceMonthly?: number | undefined;
+}
+
+/** The players answering at `address`, or undefined when the game does not answer within 3 s. */
+export async function pingFromWorker(address: string): Promise<{ online: number; names: string[] } | undefined> {
+  const { host, port } = parseGameAddress(address);
+  let socket: ReturnType<typeof connect> | undefined;
+  const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3000));
+  try {
+    socket = connect({ hostname: host, port });
+    const open = socket;
+    return await Promise.race([listPing(open, host, port), timeout]);
+  } catch {
+    return undefined;
+  } finally {
+    await socket?.close().catch(() => undefined);
+  }
+}
+
+export function clouds(env: Env) {
+  return {
+    digitalocean: createDigitalOcean({
+      base: env.DIGITALOCEAN_API_URL,
+      token: env.DIGITALOCEAN_ACCESS_TOKEN,
+      clock: workerClock,
+    }),
+    cloudflare: createCloudflare({ base: env.CLOUDFLARE_API_URL, token: env.CLOUDFLARE_API_TOKEN, clock: workerClock }),
+  };
+}
+
+/** What the revive steps need, from the Worker's settings and what the Durable Object remembers. */
+export function reviveDeps(env: Env, remembered: RememberedDroplet | undefined): ReviveDeps {
+  const { digitalocean, cloudflare } = clouds(env);
+  const tag = env.DROPLET_TAG ?? "mcops";
+  return {
+    digitalocean,
+    cloudflare,
+    serverAddr: env.SERVER_ADDR,
+    panelUrl: env.PANEL_URL,
+    find: { DROPLET_NAME: env.DROPLET_NAME, DROPLET_TAG: env.DROPLET_TAG },
+    async spec(): Promise<DropletSpec> {
+      return {
+        name: env.DROPLET_NAME ?? remembered?.name ?? "mcops",
+        size: remembered?.size ?? env.DROPLET_SIZE,
+        region: remembered?.region ?? env.DROPLET_REGION,
+        tags: [...new Set([...(remembered?.tags ?? []), tag])],
+        sshKeys: await digitalocean.sshKeyIds(),
+      };
+    },
+    gameAddress: (ip) => env.GAME_ADDRESS ?? `${ip}:${parseGameAddress(env.SERVER_ADDR).port}`,
+    answers: async (address) => (await pingFromWorker(address)) !== undefined,
+    now: () => Date.now(),
+    pollMs: Number(env.POLL_MS ?? 5000),
+  };
+}

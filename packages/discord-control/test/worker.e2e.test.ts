@@ -1,0 +1,192 @@
+import {
+  type CloudflareStandIn,
+  type DigitalOceanStandIn,
+  type DiscordAppStandIn,
+  type GameServer,
+  startCloudflareStandIn,
+  startDigitalOceanStandIn,
+  startDiscordAppStandIn,
+  startGameServer,
+  waitUntil,
+} from "@mcops/testkit";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { signVmRequest } from "../src/vm-signature.ts";
+import { type RunningWorker, startWorker } from "./worker.ts";
+
+/**
+ * The Worker in workerd (wrangler dev), against the Discord application stand-in (which signs interactions with a
+ * test key and records the reply edits), DigitalOcean and Cloudflare stand-ins, and a real protocol game server.
+ */
+const PLAY = "play.example.co.uk";
+const PANEL = "panel.example.co.uk";
+const OLD_IP = "198.51.100.20";
+const SECRET = "a test secret shared by the VM and the Worker";
+
+let discord: DiscordAppStandIn;
+let game: GameServer;
+let digitalocean: DigitalOceanStandIn;
+let cloudflare: CloudflareStandIn;
+let worker: RunningWorker;
+let endpoint: string;
+
+beforeAll(async () => {
+  discord = await startDiscordAppStandIn();
+  game = await startGameServer();
+});
+afterAll(async () => {
+  await game.close();
+  await discord.close();
+});
+
+beforeEach(async () => {
+  // Hibernated: no droplet, the snapshot hibernate took.
+  digitalocean = await startDigitalOceanStandIn({
+    droplets: [],
+    snapshots: [{ name: "mcops-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" }],
+    timings: { createMs: 300, powerOnMs: 100 },
+  });
+  cloudflare = await startCloudflareStandIn({
+    zones: [{ name: "example.co.uk" }],
+    records: [
+      { zone: "example.co.uk", name: PANEL, content: OLD_IP, proxied: true },
+      { zone: "example.co.uk", name: PLAY, content: OLD_IP, proxied: false },
+    ],
+  });
+  worker = await startWorker({
+    SERVER_ADDR: PLAY,
+    PANEL_URL: `https://${PANEL}`,
+    START_ROLE: discord.roles.start,
+    ADMIN_ROLE: discord.roles.admin,
+    GAME_ADDRESS: game.address,
+    POLL_MS: "100",
+    RETRY_MS: "300",
+    DISCORD_API_URL: discord.api,
+    DIGITALOCEAN_API_URL: digitalocean.url,
+    CLOUDFLARE_API_URL: cloudflare.url,
+    DISCORD_PUBLIC_KEY: discord.publicKey,
+    DISCORD_APPLICATION_ID: discord.applicationId,
+    VM_SECRET: SECRET,
+    DIGITALOCEAN_ACCESS_TOKEN: digitalocean.token,
+    CLOUDFLARE_API_TOKEN: cloudflare.token,
+  });
+  endpoint = `${worker.url}/interactions`;
+});
+
+afterEach(async () => {
+  await worker.close();
+  await Promise.all([digitalocean.close(), cloudflare.close()]);
+});
+
+/** A request of the VM, signed as its idle monitor signs it. */
+async function fromVm(path: string, body: unknown, at = Date.now(), secret = SECRET) {
+  const text = JSON.stringify(body);
+  const headers = await signVmRequest(secret, text, at);
+  const response = await fetch(`${worker.url}${path}`, { method: "POST", body: text, headers });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers, text };
+}
+
+describe("discord-control Worker: who may ask", () => {
+  it("answers a PING with a PONG, and anything unsigned, forged, altered or stale with 401", async () => {
+    expect(await discord.ping(endpoint)).toMatchObject({ status: 200, body: { type: 1 } });
+    const body = JSON.stringify({ type: 1 });
+    expect((await discord.send(endpoint, body, {})).status).toBe(401);
+    const signed = discord.sign(body);
+    expect((await discord.send(endpoint, JSON.stringify({ type: 2 }), signed)).status).toBe(401);
+    const forged = { ...signed, "x-signature-ed25519": "ab".repeat(64) };
+    expect((await discord.send(endpoint, body, forged)).status).toBe(401);
+    const stale = discord.sign(body, Math.floor(Date.now() / 1000) - 600);
+    expect((await discord.send(endpoint, body, stale)).status).toBe(401);
+    expect((await discord.send(endpoint, `{"type":1,"pad":"${"x".repeat(70_000)}"}`, {})).status).toBe(413);
+  });
+
+  it("refuses /start and /stop privately to a member without the role", async () => {
+    const start = await discord.command(endpoint, { name: "start", roles: [] });
+    expect(start.body).toMatchObject({
+      type: 4,
+      data: { content: `You need the <@&${discord.roles.start}> role to start the server.`, flags: 64 },
+    });
+    const stop = await discord.command(endpoint, { name: "stop", roles: [discord.roles.start] });
+    expect(stop.body?.data).toMatchObject({ flags: 64, content: expect.stringMatching(/role to stop the server/) });
+    expect(digitalocean.requests).toEqual([]);
+  });
+
+  it("takes heartbeats only when signed, fresh and newer than the last; /status shows the latest", async () => {
+    expect((await discord.command(endpoint, { name: "status" })).body?.data?.content).toMatch(
+      /^❔ No word from the VM yet/,
+    );
+    const backup = Date.now() - 3 * 3600_000;
+    const beat = { serverState: "running", players: ["Steve", "Alex_2", "<@everyone>"], lastBackup: backup };
+    const sent = await fromVm("/vm/heartbeat", beat);
+    expect(sent).toMatchObject({ status: 200, body: { hibernate: false, start: false } });
+    // The same request again (a replay), a forged one, one from a clock ten minutes off.
+    const replay = await fetch(`${worker.url}/vm/heartbeat`, {
+      method: "POST",
+      body: sent.text,
+      headers: sent.headers,
+    });
+    expect(replay.status).toBe(401);
+    expect((await fromVm("/vm/heartbeat", beat, Date.now(), "another secret")).status).toBe(401);
+    expect((await fromVm("/vm/heartbeat", beat, Date.now() - 10 * 60_000)).status).toBe(401);
+    const status = (await discord.command(endpoint, { name: "status" })).body?.data?.content;
+    expect(status).toBe(
+      `🟢 Running. 2 players online: Steve, Alex\\_2. Last backup <t:${Math.floor(backup / 1000)}:R>.`,
+    );
+  });
+
+  it("refuses /stop while players are online unless forced, then asks the VM at its next heartbeat", async () => {
+    await fromVm("/vm/heartbeat", { serverState: "running", players: ["Steve"] });
+    const admin = [discord.roles.admin];
+    const refused = await discord.command(endpoint, { name: "stop", roles: admin });
+    expect(refused.body?.data?.content).toBe("1 player online: Steve. Type `/stop force:true` to hibernate it anyway.");
+    expect((await fromVm("/vm/heartbeat", { serverState: "running", players: ["Steve"] })).body.hibernate).toBe(false);
+    const forced = await discord.command(endpoint, { name: "stop", roles: admin, options: { force: true } });
+    expect(forced.body?.data?.content).toMatch(/^Asked the VM to hibernate/);
+    expect((await fromVm("/vm/heartbeat", { serverState: "running", players: [] })).body.hibernate).toBe(true);
+  });
+});
+
+describe("discord-control Worker: /start", () => {
+  it("revives a hibernated server: one droplet, DNS, the game answered, the reply edited as each step ends", async () => {
+    const answer = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    expect(answer).toMatchObject({ status: 200, body: { type: 5 } });
+    await waitUntil(() => /^Server is up at /.test(discord.reply(answer.token) ?? ""), "the last edit", 60_000);
+    expect(discord.reply(answer.token)).toMatch(new RegExp(`^Server is up at ${PLAY} \\(\\d+ s\\)$`));
+    const edits = discord.edits.filter((e) => e.token === answer.token).map((e) => e.content);
+    expect(edits.length).toBeGreaterThanOrEqual(4);
+    expect(edits.join("\n")).toMatch(/✅ Created droplet mcops \(s-2vcpu-4gb, fra1\) from mcops-2026-11-20-0300/);
+    expect(edits.join("\n")).toMatch(/✅ DNS points at 203\.0\.113\.\d+/);
+    const droplets = digitalocean.droplets();
+    expect(droplets).toHaveLength(1);
+    const ip = droplets[0]?.networks.v4.find((n) => n.type === "public")?.ip_address;
+    expect(cloudflare.records().map((r) => [r.name, r.content, r.proxied])).toEqual(
+      expect.arrayContaining([
+        [PANEL, ip, true],
+        [PLAY, ip, false],
+      ]),
+    );
+  });
+
+  it("joins two /start at once into one run: one droplet, both replies followed to the end", async () => {
+    const roles = [discord.roles.start];
+    const [a, b] = await Promise.all([
+      discord.command(endpoint, { name: "start", roles }),
+      discord.command(endpoint, { name: "start", roles, user: "alex" }),
+    ]);
+    expect([a.body?.type, b.body?.type]).toEqual([5, 5]);
+    await waitUntil(
+      () => [a, b].every((x) => /^Server is up/.test(discord.reply(x.token) ?? "")),
+      "both replies at the end",
+      60_000,
+    );
+    expect(digitalocean.droplets()).toHaveLength(1);
+    expect(digitalocean.requests.filter((r) => r.method === "POST" && r.path === "/v2/droplets")).toHaveLength(1);
+  });
+
+  it("carries on at the next alarm after a DigitalOcean error midway", async () => {
+    digitalocean.inject({ kind: "status", status: 500, route: "GET /v2/droplets/:id", times: 2 });
+    const answer = await discord.command(endpoint, { name: "start", roles: [discord.roles.admin] });
+    await waitUntil(() => /⚠️ .*500/.test(discord.reply(answer.token) ?? ""), "the error shown", 60_000);
+    await waitUntil(() => /^Server is up/.test(discord.reply(answer.token) ?? ""), "the end", 60_000);
+    expect(digitalocean.droplets()).toHaveLength(1);
+  });
+});

@@ -1,0 +1,65 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The Worker as a user runs it locally: `wrangler dev` (wrangler.toml, the real workerd runtime shipped in the npm
+ * packages), on 127.0.0.1 with an ephemeral port, its Durable Object state in a temporary directory. Settings and
+ * the test's secrets are given as `--var`, the stand-ins' addresses among them.
+ */
+export interface RunningWorker {
+  url: string;
+  /** What wrangler and the Worker printed (console.log of the Durable Object included). */
+  output(): string;
+  close(): Promise<void>;
+}
+
+const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
+const WRANGLER = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
+
+export async function startWorker(vars: Record<string, string>): Promise<RunningWorker> {
+  const state = mkdtempSync(join(tmpdir(), "mcops-worker-"));
+  const args = ["dev", "--ip", "127.0.0.1", "--port", "0", "--inspector-port", "0", "--persist-to", state];
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+  const child: ChildProcess = spawn(process.execPath, [WRANGLER, ...args], {
+    cwd: PACKAGE,
+    env: {
+      ...process.env,
+      CI: "1",
+      WRANGLER_SEND_METRICS: "false",
+      XDG_CONFIG_HOME: join(state, "config"),
+      NO_COLOR: "1",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let text = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    text += chunk.toString("utf8");
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    text += chunk.toString("utf8");
+  });
+  const close = async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+    rmSync(state, { recursive: true, force: true });
+  };
+  // Bounded: 1200 looks of 50 ms (60 s or more on a loaded machine).
+  let url: string | undefined;
+  for (let i = 0; i < 1200 && !url && child.exitCode === null; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    url = /Ready on (http:\/\/127\.0\.0\.1:\d+)/.exec(text)?.[1];
+  }
+  if (!url) {
+    await close();
+    throw new Error(`wrangler dev did not start:\n${text}`);
+  }
+  return { url, output: () => text, close };
+}
