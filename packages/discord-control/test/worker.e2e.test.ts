@@ -190,3 +190,82 @@ describe("discord-control Worker: /start", () => {
     expect(digitalocean.droplets()).toHaveLength(1);
   });
 });
+
+describe("discord-control Worker: hibernation asked by the VM", () => {
+  /** The game VM, running: made through DigitalOcean's API as a user would. */
+  async function runningVm(): Promise<number> {
+    const response = await fetch(`${digitalocean.url}/v2/droplets`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${digitalocean.token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        name: "mc",
+        region: "fra1",
+        size: "s-2vcpu-4gb",
+        image: "ubuntu-22-04-x64",
+        tags: ["mcops"],
+      }),
+    });
+    const { droplet } = (await response.json()) as { droplet: { id: number } };
+    await waitUntil(() => digitalocean.droplets()[0]?.status === "active", "the VM to run", 10_000);
+    return droplet.id;
+  }
+
+  it("refuses a hibernate request with a bad, stale or replayed signature", async () => {
+    await runningVm();
+    expect((await fromVm("/vm/hibernate", { players: 0 }, Date.now(), "not the secret")).status).toBe(401);
+    expect((await fromVm("/vm/hibernate", { players: 0 }, Date.now() - 6 * 60_000)).status).toBe(401);
+    const first = await fromVm("/vm/heartbeat", { serverState: "offline", players: [] });
+    const replay = await fetch(`${worker.url}/vm/hibernate`, {
+      method: "POST",
+      body: first.text,
+      headers: first.headers,
+    });
+    expect(replay.status).toBe(401);
+    expect(digitalocean.requests.filter((r) => r.method === "POST" && r.path.includes("/actions"))).toEqual([]);
+  });
+
+  it("snapshots, then destroys, keeps the newest snapshots, and /status says what it costs asleep", async () => {
+    await runningVm();
+    await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
+    const stop = await discord.command(endpoint, { name: "stop", roles: [discord.roles.admin] });
+    expect((await fromVm("/vm/heartbeat", { serverState: "offline", players: [] })).body.hibernate).toBe(true);
+    expect(await fromVm("/vm/hibernate", { players: 0 })).toMatchObject({ status: 202 });
+    await waitUntil(() => /^💤 Hibernated in/.test(discord.reply(stop.token) ?? ""), "the hibernation's end", 60_000);
+    expect(digitalocean.droplets()).toEqual([]);
+    const snapshots = digitalocean.snapshots().map((s) => s.name);
+    expect(snapshots).toHaveLength(2);
+    expect(snapshots).toContain("mcops-2026-11-20-0300");
+    const edits = discord.edits
+      .filter((e) => e.token === stop.token)
+      .map((e) => e.content)
+      .join("\n");
+    expect(edits).toMatch(/✅ Shut mc down[\s\S]*✅ Snapshot mcops-\S+ taken[\s\S]*✅ Snapshot mcops-\S+ listed/);
+    // The destroy came after the snapshot was listed.
+    const paths = digitalocean.requests.map((r) => `${r.method} ${r.path.replace(/\?.*/, "")}`);
+    expect(paths.indexOf("GET /v2/snapshots")).toBeGreaterThan(-1);
+    expect(paths.indexOf("GET /v2/snapshots")).toBeLessThan(paths.findIndex((p) => /^DELETE \/v2\/droplets/.test(p)));
+    const status = (await discord.command(endpoint, { name: "status" })).body?.data?.content;
+    expect(status).toMatch(
+      /^💤 Hibernated since <t:\d+:R>\. Asleep it costs \$\d+\.\d\d a month \(\d+ GB snapshot\)\. Type \/start to wake it\.$/,
+    );
+  });
+
+  it("aborts when a player is online before the shutdown: nothing undone, the droplet kept", async () => {
+    await runningVm();
+    await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
+    const stop = await discord.command(endpoint, { name: "stop", roles: [discord.roles.admin] });
+    // Someone starts the game again from the panel and joins before the VM's request is acted on.
+    const steve = await game.join("Steve");
+    try {
+      expect(await fromVm("/vm/hibernate", { players: 0 })).toMatchObject({ status: 202 });
+      await waitUntil(() => /^Not hibernated/.test(discord.reply(stop.token) ?? ""), "the run's end", 60_000);
+      expect(discord.reply(stop.token)).toBe(
+        "Not hibernated: 1 player online before the shutdown: hibernation aborted, the droplet is kept.",
+      );
+      expect(digitalocean.droplets()).toHaveLength(1);
+      expect(digitalocean.requests.filter((r) => r.method === "POST" && r.path.includes("/actions"))).toEqual([]);
+    } finally {
+      await steve.leave();
+    }
+  });
+});

@@ -1,9 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
+import { type HibernateRun, hibernateStep, newHibernateRun } from "@mcops/revive/cloud/hibernate-steps";
 import { newReviveRun, type ReviveRun, reviveStep } from "@mcops/revive/cloud/revive-steps";
 import { verifyVmRequest } from "../vm-signature.ts";
 import { editReply, escapeMarkdown, relative } from "./discord.ts";
 import type { Env } from "./env.ts";
-import { type RememberedDroplet, reviveDeps } from "./runs.ts";
+import { hibernateDeps, type RememberedDroplet, reviveDeps } from "./runs.ts";
 
 /**
  * One server's state and its runs (issue 19), in one Durable Object: Cloudflare runs at most one instance of it at a
@@ -20,12 +21,15 @@ export interface Heartbeat {
   lastDrill?: { at: number; ok: boolean } | undefined;
 }
 
-interface Run {
-  kind: "revive";
-  revive: ReviveRun;
+type Run = ({ kind: "revive"; revive: ReviveRun } | { kind: "hibernate"; hibernate: HibernateRun }) & {
   /** Errors in a row: the next try waits longer. */
   failures: number;
   lastError?: string | undefined;
+};
+
+/** The steps done so far, and when the run began, whatever its kind. */
+function stepsOf(run: Run): { startedAt: number; done: Array<{ text: string }>; phase: string } {
+  return run.kind === "revive" ? run.revive : run.hibernate;
 }
 
 export interface ControlState {
@@ -85,7 +89,7 @@ export class ServerControl extends DurableObject<Env> {
   }
 
   /** /stop, for admins: the VM is asked (at its next heartbeat) to stop the game, back up and hand itself over. */
-  async stop(user: string, force: boolean): Promise<string> {
+  async stop(token: string, user: string, force: boolean): Promise<string> {
     const state = await this.#load();
     const now = Date.now();
     if (state.run) return "The server is waking up: use /stop once it is up.";
@@ -96,6 +100,8 @@ export class ServerControl extends DurableObject<Env> {
       return `${players(beat)} Type \`/stop force:true\` to hibernate it anyway.`;
     }
     state.stopAsked = { at: now, by: user };
+    // The reply follows the hibernation the VM will ask for.
+    state.replies = [...state.replies.filter((r) => now - r.since < REPLY_MS), { token, since: now }];
     await this.#save(state);
     return "Asked the VM to hibernate: at its next heartbeat (within 5 minutes) it stops the game, backs up, and is snapshotted and destroyed.";
   }
@@ -126,10 +132,7 @@ export class ServerControl extends DurableObject<Env> {
     );
     if (!check.ok) return { status: 401, body: { error: check.reason } };
     state.lastVmAt = check.timestamp;
-    if (kind === "hibernate") {
-      await this.#save(state);
-      return { status: 501, body: { error: "hibernation by the Worker is not built yet" } };
-    }
+    if (kind === "hibernate") return this.#hibernate(state, body, now);
     const beat = readHeartbeat(body, now);
     if (!beat) {
       await this.#save(state);
@@ -140,8 +143,36 @@ export class ServerControl extends DurableObject<Env> {
     await this.#save(state);
     return {
       status: 200,
-      body: { hibernate: state.stopAsked !== undefined, start: state.run?.revive.phase === "game" },
+      body: {
+        hibernate: state.stopAsked !== undefined,
+        start: state.run?.kind === "revive" && state.run.revive.phase === "game",
+      },
     };
+  }
+
+  /** The VM stopped the game and backed up: it asks to be snapshotted and destroyed. */
+  async #hibernate(state: ControlState, body: string, now: number): Promise<{ status: number; body: unknown }> {
+    let players = 0;
+    try {
+      const value = JSON.parse(body) as { players?: unknown };
+      players = typeof value.players === "number" ? value.players : 0;
+    } catch {
+      await this.#save(state);
+      return { status: 400, body: { error: "not JSON" } };
+    }
+    if (state.run) {
+      await this.#save(state);
+      return { status: 409, body: { error: `a ${state.run.kind} is under way` } };
+    }
+    if (players > 0) {
+      await this.#save(state);
+      return { status: 409, body: { error: `${players} players online` } };
+    }
+    state.run = { kind: "hibernate", hibernate: newHibernateRun(now), failures: 0 };
+    state.stopAsked = undefined;
+    await this.ctx.storage.setAlarm(now);
+    await this.#save(state);
+    return { status: 202, body: { hibernating: true } };
   }
 
   /** One step of the run under way; then the replies that follow it are edited. */
@@ -151,28 +182,53 @@ export class ServerControl extends DurableObject<Env> {
     if (!run) return;
     let waitMs: number | undefined;
     try {
-      const deps = reviveDeps(this.env, state.hibernated?.droplet);
-      const step = await reviveStep(run.revive, deps);
-      run.revive = step.run;
+      waitMs = await this.#step(state, run);
       run.failures = 0;
       run.lastError = undefined;
-      waitMs = step.waitMs;
-      if (waitMs === undefined) {
-        const took = formatSeconds(Date.now() - run.revive.startedAt);
-        state.lastRun = { ok: true, at: Date.now(), text: `Server is up at ${hostOf(this.env.SERVER_ADDR)} (${took})` };
-        state.run = undefined;
-        state.hibernated = undefined;
-      }
     } catch (error) {
       const message = (error as Error).message;
       run.failures++;
       run.lastError = message;
       waitMs = Math.min(Number(this.env.RETRY_MS ?? RETRY_MS) * 2 ** (run.failures - 1), MAX_RETRY_MS);
-      console.log(`revive step failed (${run.failures}): ${message}`);
+      console.log(`${run.kind} step failed (${run.failures}): ${message}`);
     }
     if (waitMs !== undefined) await this.ctx.storage.setAlarm(Date.now() + waitMs);
     await this.#save(state);
     await this.#follow(state);
+  }
+
+  /** One step of the run; undefined when it has ended (and the state says how). */
+  async #step(state: ControlState, run: Run): Promise<number | undefined> {
+    const now = () => Date.now();
+    if (run.kind === "revive") {
+      const step = await reviveStep(run.revive, reviveDeps(this.env, state.hibernated?.droplet));
+      run.revive = step.run;
+      if (step.waitMs !== undefined) return step.waitMs;
+      const took = formatSeconds(now() - run.revive.startedAt);
+      state.lastRun = { ok: true, at: now(), text: `Server is up at ${hostOf(this.env.SERVER_ADDR)} (${took})` };
+      state.run = undefined;
+      state.hibernated = undefined;
+      return undefined;
+    }
+    const step = await hibernateStep(run.hibernate, hibernateDeps(this.env));
+    run.hibernate = step.run;
+    if (step.waitMs !== undefined) return step.waitMs;
+    const h = run.hibernate;
+    state.run = undefined;
+    if (h.aborted) {
+      state.lastRun = { ok: false, at: now(), text: `Not hibernated: ${h.aborted}.` };
+      return undefined;
+    }
+    const gb = h.snapshot?.sizeGb;
+    state.hibernated = { since: now(), snapshotGb: gb, droplet: h.droplet };
+    state.heartbeat = undefined;
+    const cost = gb === undefined ? "" : `; asleep it costs ${(gb * SNAPSHOT_PRICE_PER_GB).toFixed(2)} a month`;
+    state.lastRun = {
+      ok: true,
+      at: now(),
+      text: `💤 Hibernated in ${formatSeconds(now() - h.startedAt)}: snapshot ${h.snapshot?.name}${cost}. Type /start to wake it.`,
+    };
+    return undefined;
   }
 
   /** Edits each following reply to the run's progress (only when it changed). */
@@ -210,21 +266,31 @@ function formatSeconds(ms: number): string {
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
+/** What a run is waiting for, by phase. */
+const WAITING: Record<string, string> = {
+  droplet: "Creating the VM from the newest snapshot…",
+  active: "Waiting for the VM to boot…",
+  dns: "Repointing DNS…",
+  game: "Waiting for the game to answer…",
+  find: "Finding the VM…",
+  shutdown: "Shutting the VM down…",
+  off: "Waiting for the VM to be off…",
+  snapshot: "Taking the snapshot (a few minutes)…",
+  listed: "Waiting for the snapshot to be listed…",
+  destroy: "Destroying the VM…",
+  prune: "Deleting older snapshots…",
+};
+
 /** The run's steps so far, as the reply shows them. */
 function progress(state: ControlState, now: number): string {
   const run = state.run;
   if (!run) return state.lastRun?.text ?? describe(state, now);
-  const lines = run.revive.done.map((d) => `✅ ${d.text}`);
-  const waiting: Record<string, string> = {
-    droplet: "Creating the VM from the newest snapshot…",
-    active: "Waiting for the VM to boot…",
-    dns: "Repointing DNS…",
-    game: "Waiting for the game to answer…",
-    done: "",
-  };
-  lines.push(`⏳ ${waiting[run.revive.phase]}`);
+  const steps = stepsOf(run);
+  const lines = steps.done.map((d) => `✅ ${d.text}`);
+  lines.push(`⏳ ${WAITING[steps.phase] ?? "…"}`);
   if (run.lastError) lines.push(`⚠️ ${run.lastError.slice(0, 300)} (trying again)`);
-  return `Waking the server up (${formatSeconds(now - run.revive.startedAt)} so far)\n${lines.join("\n")}`;
+  const what = run.kind === "revive" ? "Waking the server up" : "Hibernating the server";
+  return `${what} (${formatSeconds(now - steps.startedAt)} so far)\n${lines.join("\n")}`;
 }
 
 /** /status: hibernated, running, or not known. */

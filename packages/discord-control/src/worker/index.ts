@@ -61,7 +61,7 @@ async function command(interaction: NonNullable<ReturnType<typeof readInteractio
     }
     case "stop": {
       if (!has(env.ADMIN_ROLE)) return reply(refusal(roles, "stop the server", env.ADMIN_ROLE), { private: true });
-      return reply(await control(env).stop(interaction.user, interaction.options.force === true));
+      return reply(await control(env).stop(interaction.token, interaction.user, interaction.options.force === true));
     }
     default:
       return reply(`Unknown command /${interaction.command}: run \`discord-control register\` again.`, {

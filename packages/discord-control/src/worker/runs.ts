@@ -3,6 +3,7 @@ import type { Clock } from "@mcops/core/clock";
 import { listPing, parseGameAddress } from "@mcops/game-log/list-ping";
 import { createCloudflare } from "@mcops/revive/cloud/cloudflare";
 import { createDigitalOcean } from "@mcops/revive/cloud/digitalocean";
+import type { HibernateDeps } from "@mcops/revive/cloud/hibernate-steps";
 import type { DropletSpec, ReviveDeps } from "@mcops/revive/cloud/revive-steps";
 import type { Env } from "./env.ts";
 
@@ -77,6 +78,20 @@ export function reviveDeps(env: Env, remembered: RememberedDroplet | undefined):
     },
     gameAddress: (ip) => env.GAME_ADDRESS ?? `${ip}:${parseGameAddress(env.SERVER_ADDR).port}`,
     answers: async (address) => (await pingFromWorker(address)) !== undefined,
+    now: () => Date.now(),
+    pollMs: Number(env.POLL_MS ?? 5000),
+  };
+}
+
+/** What the hibernate steps need: DigitalOcean, the VM, and the game pinged from the Worker before anything is undone. */
+export function hibernateDeps(env: Env): HibernateDeps {
+  const { digitalocean } = clouds(env);
+  const gameAddress = (ip: string) => env.GAME_ADDRESS ?? `${ip}:${parseGameAddress(env.SERVER_ADDR).port}`;
+  return {
+    digitalocean,
+    find: { DROPLET_NAME: env.DROPLET_NAME, DROPLET_TAG: env.DROPLET_TAG },
+    players: async (ip) => (await pingFromWorker(gameAddress(ip)))?.online,
+    keep: Number(env.KEEP_SNAPSHOTS ?? 2),
     now: () => Date.now(),
     pollMs: Number(env.POLL_MS ?? 5000),
   };

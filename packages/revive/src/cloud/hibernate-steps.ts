@@ -1,0 +1,222 @@
+import { JobError } from "@mcops/core/errors";
+import { formatDuration } from "@mcops/core/format";
+import { type DigitalOcean, type Droplet, publicIpv4 } from "./digitalocean.ts";
+import { findDroplet, mcopsSnapshots, snapshotName } from "./snapshots.ts";
+
+/**
+ * Hibernate as steps (issue 19), for a caller that cannot wait an hour in one call (the Worker's Durable Object): the
+ * VM has already stopped the game and backed up when it asks; the steps shut the droplet down, snapshot it, find the
+ * snapshot listed, destroy the droplet and keep the newest snapshots. The run's state goes in and comes out. Never a
+ * destroy without a completed, listed snapshot; and right before the shutdown and the destroy the game is pinged: a
+ * player online aborts the run and the droplet is kept. Fetch only.
+ */
+export type HibernatePhase = "find" | "shutdown" | "off" | "snapshot" | "listed" | "destroy" | "prune" | "done";
+
+export interface HibernateRun {
+  phase: HibernatePhase;
+  startedAt: number;
+  phaseSince: number;
+  droplet?: {
+    id: number;
+    name: string;
+    size: string;
+    region: string;
+    tags: string[];
+    priceMonthly?: number | undefined;
+  };
+  ip?: string | undefined;
+  actionId?: number;
+  /** The snapshot asked for, then found listed. */
+  snapshot?: { name: string; id?: string; sizeGb?: number };
+  done: Array<{ at: number; text: string }>;
+  /** Set when the run ended without destroying anything (a player came back). */
+  aborted?: string;
+}
+
+export interface HibernateDeps {
+  digitalocean: DigitalOcean;
+  find: { DROPLET_NAME?: string | undefined; DROPLET_TAG?: string | undefined };
+  /** The players answering at the VM's `ip` (undefined: the game does not answer). */
+  players(ip: string): Promise<number | undefined>;
+  /** mcops snapshots to keep (the new one counted). */
+  keep: number;
+  now(): number;
+  pollMs?: number;
+  timeouts?: Partial<HibernateTimeouts>;
+}
+
+export interface HibernateTimeouts {
+  shutdownMs: number;
+  snapshotMs: number;
+}
+
+const TIMEOUTS: HibernateTimeouts = { shutdownMs: 3 * 60_000, snapshotMs: 90 * 60_000 };
+
+export function newHibernateRun(now: number): HibernateRun {
+  return { phase: "find", startedAt: now, phaseSince: now, done: [] };
+}
+
+export interface HibernateStep {
+  run: HibernateRun;
+  waitMs: number | undefined;
+}
+
+export async function hibernateStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
+  switch (run.phase) {
+    case "find":
+      return findStep(run, deps);
+    case "shutdown":
+      return shutdownStep(run, deps);
+    case "off":
+      return offStep(run, deps);
+    case "snapshot":
+      return snapshotStep(run, deps);
+    case "listed":
+      return listedStep(run, deps);
+    case "destroy":
+      return destroyStep(run, deps);
+    case "prune":
+      return pruneStep(run, deps);
+    case "done":
+      return { run, waitMs: undefined };
+  }
+}
+
+function next(
+  run: HibernateRun,
+  deps: HibernateDeps,
+  phase: HibernatePhase,
+  text: string,
+  more: Partial<HibernateRun> = {},
+) {
+  const now = deps.now();
+  return {
+    run: { ...run, ...more, phase, phaseSince: now, done: [...run.done, { at: now, text }] },
+    waitMs: phase === "done" ? undefined : 0,
+  };
+}
+
+function wait(run: HibernateRun, deps: HibernateDeps, timeout: keyof HibernateTimeouts, what: string): HibernateStep {
+  const limit = { ...TIMEOUTS, ...deps.timeouts }[timeout];
+  if (deps.now() - run.phaseSince >= limit) {
+    throw new JobError(`${what} within ${formatDuration(limit)}`, {
+      hint: "nothing was destroyed; look at the DigitalOcean control panel",
+    });
+  }
+  return { run, waitMs: deps.pollMs ?? 5000 };
+}
+
+/** A player online: the run ends here, nothing destroyed. */
+async function someonePlays(
+  run: HibernateRun,
+  deps: HibernateDeps,
+  before: string,
+): Promise<HibernateStep | undefined> {
+  if (!run.ip) return undefined;
+  const online = await deps.players(run.ip);
+  if (!online) return undefined;
+  const why = `${online} player${online === 1 ? "" : "s"} online ${before}: hibernation aborted, the droplet is kept`;
+  return {
+    run: { ...run, phase: "done", aborted: why, done: [...run.done, { at: deps.now(), text: why }] },
+    waitMs: undefined,
+  };
+}
+
+async function findStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
+  const droplet: Droplet | undefined = await findDroplet(deps.digitalocean, deps.find);
+  if (!droplet) {
+    return {
+      run: { ...run, phase: "done", aborted: "no droplet to hibernate: already hibernated?" },
+      waitMs: undefined,
+    };
+  }
+  const remembered = {
+    id: droplet.id,
+    name: droplet.name,
+    size: droplet.size_slug,
+    region: droplet.region.slug,
+    tags: droplet.tags,
+    priceMonthly: droplet.size?.price_monthly,
+  };
+  const phase = droplet.status === "off" ? "snapshot" : "shutdown";
+  return next(run, deps, phase, `Found droplet ${droplet.name} (${droplet.status})`, {
+    droplet: remembered,
+    ip: publicIpv4(droplet),
+  });
+}
+
+async function shutdownStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
+  const stop = await someonePlays(run, deps, "before the shutdown");
+  if (stop) return stop;
+  const action = await deps.digitalocean.action(run.droplet?.id as number, "shutdown");
+  return { run: { ...run, phase: "off", phaseSince: deps.now(), actionId: action.id }, waitMs: deps.pollMs ?? 5000 };
+}
+
+/** Waits for the clean shutdown; when it fails or does not finish, powers the droplet off. */
+async function offStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
+  const droplet = await deps.digitalocean.droplet(run.droplet?.id as number);
+  if (!droplet)
+    throw new JobError(`droplet ${run.droplet?.name} is gone before its snapshot`, {
+      hint: "look at the DigitalOcean control panel",
+    });
+  if (droplet.status === "off") return next(run, deps, "snapshot", `Shut ${droplet.name} down`);
+  const action = run.actionId === undefined ? undefined : await deps.digitalocean.getAction(run.actionId);
+  const late = deps.now() - run.phaseSince >= { ...TIMEOUTS, ...deps.timeouts }.shutdownMs;
+  if (action?.status === "errored" || late) {
+    const off = await deps.digitalocean.action(droplet.id, "power_off");
+    return { run: { ...run, actionId: off.id, phaseSince: deps.now() }, waitMs: deps.pollMs ?? 5000 };
+  }
+  return { run, waitMs: deps.pollMs ?? 5000 };
+}
+
+/** Asks for the snapshot once, then waits for its action. */
+async function snapshotStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
+  const id = run.droplet?.id as number;
+  if (!run.snapshot) {
+    const name = snapshotName(deps.now());
+    const action = await deps.digitalocean.action(id, "snapshot", { name });
+    return {
+      run: { ...run, snapshot: { name }, actionId: action.id, phaseSince: deps.now() },
+      waitMs: deps.pollMs ?? 5000,
+    };
+  }
+  const action = await deps.digitalocean.getAction(run.actionId as number);
+  if (action.status === "completed") return next(run, deps, "listed", `Snapshot ${run.snapshot.name} taken`);
+  if (action.status === "errored") {
+    throw new JobError(`the snapshot ${run.snapshot.name} failed`, {
+      hint: "nothing was destroyed; the droplet is off: power it on, or try again",
+    });
+  }
+  return wait(run, deps, "snapshotMs", `the snapshot ${run.snapshot.name} did not finish`);
+}
+
+/** Only a snapshot DigitalOcean lists, of this droplet, lets the destroy happen. */
+async function listedStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
+  const name = run.snapshot?.name;
+  const listed = (await deps.digitalocean.snapshots()).find(
+    (s) => s.name === name && s.resource_id === String(run.droplet?.id),
+  );
+  if (!listed) return wait(run, deps, "snapshotMs", `the snapshot ${name} is not listed`);
+  return next(run, deps, "destroy", `Snapshot ${listed.name} listed (${listed.size_gigabytes} GB)`, {
+    snapshot: { name: listed.name, id: listed.id, sizeGb: listed.size_gigabytes },
+  });
+}
+
+async function destroyStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
+  const stop = await someonePlays(run, deps, "before the destroy");
+  if (stop) return stop;
+  const id = run.droplet?.id as number;
+  if (await deps.digitalocean.droplet(id)) await deps.digitalocean.deleteDroplet(id);
+  return next(run, deps, "prune", `Destroyed droplet ${run.droplet?.name}`);
+}
+
+async function pruneStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
+  const old = mcopsSnapshots(await deps.digitalocean.snapshots())
+    .filter((s) => s.id !== run.snapshot?.id)
+    .slice(Math.max(0, deps.keep - 1));
+  for (const s of old) await deps.digitalocean.deleteSnapshot(s.id);
+  const text = old.length
+    ? `Deleted ${old.length} older snapshot${old.length === 1 ? "" : "s"} (keeping ${deps.keep})`
+    : "Hibernated";
+  return next(run, deps, "done", text);
+}
