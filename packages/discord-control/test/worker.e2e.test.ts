@@ -1,3 +1,4 @@
+import { signVmRequest } from "@mcops/core/vm-signature";
 import {
   type CloudflareStandIn,
   type DigitalOceanStandIn,
@@ -10,7 +11,6 @@ import {
   waitUntil,
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { signVmRequest } from "../src/vm-signature.ts";
 import { type RunningWorker, startWorker } from "./worker.ts";
 
 /**

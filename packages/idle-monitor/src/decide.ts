@@ -41,6 +41,9 @@ export interface IdleState {
   memoryHighSince?: number | undefined;
   /** When the memory warning was posted; unset once it is below again. */
   memoryAlert?: number | undefined;
+  /** When the last heartbeat went to the Worker (worker-link.ts), and when a hibernation was last asked and accepted. */
+  heartbeatAt?: number | undefined;
+  hibernateAsked?: number | undefined;
   /** The disks below DISK_WARN, and when each level was last posted (disk-watch.ts). */
   disks?: Partial<Record<"volume" | "cache", { warn?: string | undefined; critical?: string | undefined }>> | undefined;
 }

@@ -14,6 +14,7 @@ import { checkMemory } from "./memory-watch.ts";
 import { backupLogFacts, type GameLogReporter, gameLogReporter, observe } from "./observe.ts";
 import { loadSettings, type MonitorSettings } from "./settings.ts";
 import { readState, writeState } from "./state.ts";
+import { talkToWorker } from "./worker-link.ts";
 
 type MonitorContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "runner" | "signal">;
 
@@ -90,6 +91,7 @@ async function tick(parts: Parts): Promise<Decision & { error?: Error }> {
     const decision = decide(parts.state, observation, parts.settings, now, backupLog.done);
     parts.state = decision.state;
     const action = await act(parts, decision, now);
+    if (parts.settings.worker) await talkToWorker(parts, parts.settings.worker, observation, backupLog.drill, now);
     await watchBackupAge(parts, backupLog.end);
     const health = [
       ...(await watchDisks(parts)),

@@ -1,7 +1,7 @@
 import type { McopsError } from "@mcops/core/errors";
 import { COLOURS, type Notifier, type PanelClient, PanelError } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
-import { lastBackupDone, lastBackupEnd, toolLogPath } from "@mcops/core/log-events";
+import { type DrillResult, lastBackupDone, lastBackupEnd, lastDrill, toolLogPath } from "@mcops/core/log-events";
 import { readLogTail } from "@mcops/core/log-lines";
 import type { Paths } from "@mcops/core/paths";
 import { UnsafePathError, VolumeDir } from "@mcops/core/volume";
@@ -78,12 +78,16 @@ function playersByLog(
 }
 
 /** What mc-backup.log (its last 256 KiB) says: the newest successful backup, and the newest run's end. */
-export function backupLogFacts(paths: Pick<Paths, "logDir">): { done: number | undefined; end: BackupEnd | undefined } {
+export function backupLogFacts(paths: Pick<Paths, "logDir">): {
+  done: number | undefined;
+  end: BackupEnd | undefined;
+  drill: DrillResult | undefined;
+} {
   try {
     const lines = readLogTail(toolLogPath(paths, "backup"));
-    return { done: lastBackupDone(lines), end: lastBackupEnd(lines) };
+    return { done: lastBackupDone(lines), end: lastBackupEnd(lines), drill: lastDrill(lines) };
   } catch {
-    return { done: undefined, end: undefined };
+    return { done: undefined, end: undefined, drill: undefined };
   }
 }
 

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import {
   absolutePathSchema,
   backupMaxAgeField,
+  baseUrlSchema,
   diskCriticalField,
   diskLimits,
   diskWarnField,
@@ -19,10 +20,12 @@ import {
   worldDirField,
 } from "@mcops/core/config";
 import { type DiskLimits, resticCacheDir } from "@mcops/core/disk";
+import { ConfigError } from "@mcops/core/errors";
 import { IDLE_STATE_FILE } from "@mcops/core/health";
 import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
 import type { IdleSettings } from "./decide.ts";
+import type { WorkerSettings } from "./worker-link.ts";
 
 /** Ticks a second: above 0, at most 20 (the game's rate). */
 const tpsSchema = z.pipe(
@@ -33,6 +36,11 @@ const tpsSchema = z.pipe(
   }),
   z.transform((value: string) => Number(value)),
 );
+
+/** The secret the Worker checks the VM's signatures with: long enough that it cannot be guessed. */
+const workerSecretSchema = field((value, ctx) => {
+  if (value.length < 32) fail(ctx, `is too short (${value.length} characters)`, "make one with: openssl rand -hex 32");
+});
 
 /**
  * What the idle monitor reads from backup.env (docs/system.md 2.1, packages/idle-monitor/README.md), each field declared
@@ -90,6 +98,13 @@ export const fields = {
   DISK_WARN: diskWarnField,
   /** Below this a red one (default 5 %); backup does not begin then. */
   DISK_CRITICAL: diskCriticalField,
+  /** discord-control's Worker (its workers.dev or custom address) and the secret it shares with the VM. */
+  WORKER_URL: setting(z.optional(baseUrlSchema)),
+  WORKER_SECRET: setting(z.optional(workerSecretSchema), { secret: true }),
+  /** How often the VM tells the Worker how the server is. */
+  HEARTBEAT_EVERY: setting(durationSchema, { default: "5m" }),
+  /** Nobody played this long and backed up since: stop the game and ask the Worker to hibernate the VM (off). */
+  IDLE_HIBERNATE_AFTER: setting(durationOrOffSchema, { default: "off" }),
   /** An executable run after an idle stop (e.g. the hibernate tool); none by default. */
   IDLE_STOP_COMMAND: setting(z.optional(absolutePathSchema), {
     flag: { name: "stop-command", describe: "run after an idle stop (IDLE_STOP_COMMAND)" },
@@ -113,6 +128,8 @@ export interface MonitorSettings extends IdleSettings {
   lag: { everyMs: number | undefined; warnTps: number };
   /** restic's cache directory (RESTIC_CACHE_DIR, else restic's default for this user). */
   resticCache: string;
+  /** discord-control's Worker, when WORKER_URL is set. */
+  worker: WorkerSettings | undefined;
 }
 
 /**
@@ -148,6 +165,29 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
     disk: diskLimits(env),
     lag: { everyMs: env.TPS_EVERY, warnTps: env.TPS_WARN },
     resticCache: resticCacheDir(ctx.env),
+    worker: workerSettings(env),
   };
   return { env, settings };
+}
+
+/** WORKER_URL and WORKER_SECRET go together; IDLE_HIBERNATE_AFTER needs both. One line when they do not. */
+function workerSettings(env: {
+  WORKER_URL?: string | undefined;
+  WORKER_SECRET?: string | undefined;
+  HEARTBEAT_EVERY: number;
+  IDLE_HIBERNATE_AFTER: number | undefined;
+  file: string;
+}): WorkerSettings | undefined {
+  const { WORKER_URL: url, WORKER_SECRET: secret } = env;
+  if (url && secret) {
+    return { url, secret, heartbeatMs: env.HEARTBEAT_EVERY, hibernateAfterMs: env.IDLE_HIBERNATE_AFTER };
+  }
+  if (url || secret || env.IDLE_HIBERNATE_AFTER !== undefined) {
+    const what = env.IDLE_HIBERNATE_AFTER !== undefined ? "IDLE_HIBERNATE_AFTER needs" : "the Worker needs";
+    throw new ConfigError(`${what} both WORKER_URL and WORKER_SECRET`, {
+      where: env.file,
+      hint: "set both (packages/discord-control/README.md), or neither",
+    });
+  }
+  return undefined;
 }

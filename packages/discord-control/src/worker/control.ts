@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
+import { verifyVmRequest } from "@mcops/core/vm-signature";
 import { type HibernateRun, hibernateStep, newHibernateRun } from "@mcops/revive/cloud/hibernate-steps";
 import { newReviveRun, type ReviveRun, reviveStep } from "@mcops/revive/cloud/revive-steps";
-import { verifyVmRequest } from "../vm-signature.ts";
 import { editReply, escapeMarkdown, relative } from "./discord.ts";
 import type { Env } from "./env.ts";
 import { hibernateDeps, type RememberedDroplet, reviveDeps } from "./runs.ts";
@@ -16,6 +16,8 @@ import { hibernateDeps, type RememberedDroplet, reviveDeps } from "./runs.ts";
 export interface Heartbeat {
   at: number;
   serverState: string;
+  /** Players online, and the names the game showed (often fewer). */
+  online: number;
   players: string[];
   lastBackup?: number | undefined;
   lastDrill?: { at: number; ok: boolean } | undefined;
@@ -96,7 +98,7 @@ export class ServerControl extends DurableObject<Env> {
     if (state.hibernated) return `The server is already hibernated (since ${relative(state.hibernated.since)}).`;
     const beat = fresh(state, now);
     if (!beat) return "No word from the VM for a while: it cannot be asked to hibernate. Is it up?";
-    if (beat.players.length > 0 && !force) {
+    if (beat.online > 0 && !force) {
       return `${players(beat)} Type \`/stop force:true\` to hibernate it anyway.`;
     }
     state.stopAsked = { at: now, by: user };
@@ -252,9 +254,9 @@ function fresh(state: ControlState, now: number): Heartbeat | undefined {
 }
 
 function players(beat: Heartbeat): string {
-  if (beat.players.length === 0) return "Nobody is online.";
-  const names = beat.players.map(escapeMarkdown).join(", ");
-  return `${beat.players.length} player${beat.players.length === 1 ? "" : "s"} online: ${names}.`;
+  if (beat.online === 0) return "Nobody is online.";
+  const names = beat.players.length ? `: ${beat.players.map(escapeMarkdown).join(", ")}` : "";
+  return `${beat.online} player${beat.online === 1 ? "" : "s"} online${names}.`;
 }
 
 function hostOf(serverAddr: string): string {
@@ -334,17 +336,23 @@ function readHeartbeat(body: string, now: number): Heartbeat | undefined {
   const b = value as {
     serverState?: unknown;
     players?: unknown;
+    online?: unknown;
     lastBackup?: unknown;
     lastDrill?: { at?: unknown; ok?: unknown };
   };
   if (typeof b?.serverState !== "string" || !Array.isArray(b.players)) return undefined;
+  const names = b.players.filter((p): p is string => typeof p === "string" && NAME.test(p)).slice(0, 100);
   const time = (t: unknown) =>
     typeof t === "number" && Number.isFinite(t) && t > 0 && t <= now + 60_000 ? t : undefined;
   const drillAt = time(b.lastDrill?.at);
   return {
     at: now,
     serverState: b.serverState.slice(0, 20),
-    players: b.players.filter((p): p is string => typeof p === "string" && NAME.test(p)).slice(0, 100),
+    players: names,
+    online:
+      typeof b.online === "number" && Number.isInteger(b.online) && b.online >= names.length && b.online <= 100_000
+        ? b.online
+        : names.length,
     lastBackup: time(b.lastBackup),
     lastDrill: drillAt === undefined ? undefined : { at: drillAt, ok: b.lastDrill?.ok === true },
   };

@@ -1,4 +1,4 @@
-import { fromHex } from "../vm-signature.ts";
+import { fromHex } from "@mcops/core/vm-signature";
 import { DISCORD_API, type Env } from "./env.ts";
 
 /**

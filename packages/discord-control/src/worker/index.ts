@@ -1,4 +1,4 @@
-import { VM_HEADERS } from "../vm-signature.ts";
+import { VM_HEADERS } from "@mcops/core/vm-signature";
 import { boundedText, DEFERRED, json, PONG, readInteraction, reply, verifyInteraction } from "./discord.ts";
 import type { Env } from "./env.ts";
 

@@ -1,0 +1,164 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type CloudflareStandIn,
+  type DigitalOceanStandIn,
+  type DiscordAppStandIn,
+  type DiscordStandIn,
+  type GameServer,
+  type PanelStandIn,
+  runTool,
+  startCloudflareStandIn,
+  startDigitalOceanStandIn,
+  startDiscordAppStandIn,
+  startDiscordStandIn,
+  startGameServer,
+  startPanelStandIn,
+  type TempDir,
+  tempDir,
+  toolEnv,
+  waitUntil,
+} from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type RunningWorker, startWorker } from "./worker.ts";
+
+/**
+ * The VM's side as it runs: the built idle monitor (`--once`, its backup.env, its state file) talks to the Worker in
+ * workerd: heartbeats that /status shows, and hibernation on autopilot that ends with the droplet destroyed.
+ */
+const IDLE_MONITOR = fileURLToPath(new URL("../../idle-monitor/dist/idle-monitor.mjs", import.meta.url));
+const SECRET = "0123456789abcdef0123456789abcdef-test-only";
+const PLAY = "play.example.co.uk";
+
+let dir: TempDir;
+let app: DiscordAppStandIn;
+let channel: DiscordStandIn;
+let game: GameServer;
+let panel: PanelStandIn;
+let digitalocean: DigitalOceanStandIn;
+let cloudflare: CloudflareStandIn;
+let worker: RunningWorker;
+let env: NodeJS.ProcessEnv;
+let calls: string;
+
+beforeEach(async () => {
+  dir = tempDir("mcops-vm-");
+  [app, channel, game] = await Promise.all([startDiscordAppStandIn(), startDiscordStandIn(), startGameServer()]);
+  panel = await startPanelStandIn({ servers: [{ state: "running" }], timings: { startMs: 50, stopMs: 50 } });
+  digitalocean = await startDigitalOceanStandIn({
+    droplets: [{ name: "mc", size: "s-2vcpu-4gb", region: "fra1", tags: ["mcops"], sizeGigabytes: 30 }],
+    timings: { shutdownMs: 100, snapshotMs: 200 },
+  });
+  cloudflare = await startCloudflareStandIn({ zones: [{ name: "example.co.uk" }] });
+  worker = await startWorker({
+    SERVER_ADDR: PLAY,
+    PANEL_URL: "https://panel.example.co.uk",
+    START_ROLE: app.roles.start,
+    ADMIN_ROLE: app.roles.admin,
+    GAME_ADDRESS: game.address,
+    POLL_MS: "100",
+    RETRY_MS: "300",
+    DISCORD_API_URL: app.api,
+    DIGITALOCEAN_API_URL: digitalocean.url,
+    CLOUDFLARE_API_URL: cloudflare.url,
+    DISCORD_PUBLIC_KEY: app.publicKey,
+    DISCORD_APPLICATION_ID: app.applicationId,
+    VM_SECRET: SECRET,
+    DIGITALOCEAN_ACCESS_TOKEN: digitalocean.token,
+    CLOUDFLARE_API_TOKEN: cloudflare.token,
+  });
+  env = toolEnv(dir.path);
+  const etc = env.MCOPS_CONFIG_DIR as string;
+  mkdirSync(etc, { recursive: true });
+  writeFileSync(join(etc, "webhook.env"), `WEBHOOK_URL=${channel.webhookUrl()}\n`);
+  chmodSync(join(etc, "webhook.env"), 0o600);
+  calls = join(dir.path, "backups.txt");
+  const backup = join(dir.path, "backup-stand-in");
+  writeFileSync(backup, `#!/bin/sh\necho backup >> '${calls}'\n`);
+  chmodSync(backup, 0o755);
+  mkdirSync(join(dir.path, "volume", "logs"), { recursive: true });
+  backupEnv({
+    CONTROL_URL: panel.url,
+    CONTROL_KEY: panel.apiKey,
+    SERVER_ID: panel.server.identifier,
+    WORLD_DIR: join(dir.path, "volume"),
+    GAME_ADDRESS: game.address,
+    IDLE_BACKUP_COMMAND: backup,
+    WORKER_URL: worker.url,
+    WORKER_SECRET: SECRET,
+    TPS_EVERY: "off",
+  });
+});
+
+afterEach(async () => {
+  await worker.close();
+  await game.close();
+  await Promise.all([app.close(), channel.close(), panel.close(), digitalocean.close(), cloudflare.close()]);
+  dir.cleanup();
+});
+
+function backupEnv(fields: Record<string, string>): void {
+  const file = join(env.MCOPS_CONFIG_DIR as string, "backup.env");
+  const old = existsSync(file) ? readFileSync(file, "utf8") : "";
+  writeFileSync(
+    file,
+    old +
+      Object.entries(fields)
+        .map(([k, v]) => `${k}=${v}\n`)
+        .join(""),
+  );
+  chmodSync(file, 0o600);
+}
+
+const status = async () =>
+  (await app.command(`${worker.url}/interactions`, { name: "status" })).body?.data?.content ?? "";
+
+describe("the VM and the Worker", () => {
+  it("sends a signed heartbeat that /status shows, with the players", async () => {
+    const steve = await game.join("Steve");
+    try {
+      const run = await runTool(IDLE_MONITOR, ["--once"], { env });
+      expect(run.code, run.stderr).toBe(0);
+      // The protocol server sends no sample of names: the count is what the Worker shows.
+      expect(await status()).toBe("🟢 Running. 1 player online.");
+    } finally {
+      await steve.leave();
+    }
+  });
+
+  it("hibernates on autopilot: nobody played for IDLE_HIBERNATE_AFTER, backed up: game stopped, last backup, VM destroyed", async () => {
+    const now = Date.now();
+    const state = { lastActivity: now - 3 * 3600_000, idleSince: now - 2 * 3600_000, lastBackupOk: now - 3600_000 };
+    mkdirSync(env.MCOPS_STATE_DIR as string, { recursive: true });
+    writeFileSync(join(env.MCOPS_STATE_DIR as string, "idle-monitor.json"), JSON.stringify(state));
+    backupEnv({ IDLE_HIBERNATE_AFTER: "1h" });
+    const run = await runTool(IDLE_MONITOR, ["--once"], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(panel.signals()).toEqual(["stop"]);
+    expect(readFileSync(calls, "utf8")).toBe("backup\n");
+    await waitUntil(() => digitalocean.droplets().length === 0, "the droplet destroyed", 60_000);
+    await waitUntil(() => digitalocean.snapshots().length === 1, "the snapshot kept", 10_000);
+    for (let i = 0; i < 100 && !/^💤/.test(await status()); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await status()).toMatch(/^💤 Hibernated since <t:\d+:R>\. Asleep it costs \$\d+\.\d\d a month/);
+    await channel.waitForMessages(1, 10_000);
+    expect(channel.messages.map((m) => m.body.embeds[0].title)).toContain("Server hibernating");
+  });
+
+  it("says in one line that IDLE_HIBERNATE_AFTER needs the Worker, and that the secret is too short (exit 78)", async () => {
+    const file = join(env.MCOPS_CONFIG_DIR as string, "backup.env");
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8")
+        .replace(/^WORKER_SECRET=.*\n/m, "")
+        .concat("IDLE_HIBERNATE_AFTER=1h\n"),
+    );
+    const alone = await runTool(IDLE_MONITOR, ["--once"], { env });
+    expect(alone.code).toBe(78);
+    expect(alone.stderr).toMatch(/^idle-monitor: IDLE_HIBERNATE_AFTER needs both WORKER_URL and WORKER_SECRET .*\n$/);
+    backupEnv({ WORKER_SECRET: "short" });
+    const short = await runTool(IDLE_MONITOR, ["--once"], { env });
+    expect(short.code).toBe(78);
+    expect(short.stderr).toMatch(/^idle-monitor: WORKER_SECRET is too short \(5 characters\).*openssl rand -hex 32\n$/);
+  });
+});

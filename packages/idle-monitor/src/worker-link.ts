@@ -1,0 +1,137 @@
+import { ExitCode } from "@mcops/core/errors";
+import { formatDuration } from "@mcops/core/format";
+import { COLOURS } from "@mcops/core/http";
+import type { DrillResult } from "@mcops/core/log-events";
+import { signVmRequest } from "@mcops/core/vm-signature";
+import type { Actor } from "./act.ts";
+import type { Observation } from "./decide.ts";
+
+/**
+ * The VM's side of discord-control (issue 19): every HEARTBEAT_EVERY the idle monitor tells the Worker how the server
+ * is (signed with WORKER_SECRET), and the Worker answers what the group asked from Discord: start the game (a `/start`
+ * is waiting for it), or hibernate (`/stop`). With IDLE_HIBERNATE_AFTER, once nobody has played that long and a
+ * backup since the last play succeeded, the VM asks for hibernation itself. Hibernation from here: the game stopped
+ * through the panel, a last backup, then the signed request; the Worker snapshots and destroys the VM.
+ */
+export interface WorkerSettings {
+  url: string;
+  secret: string;
+  heartbeatMs: number;
+  /** undefined: no hibernation on autopilot. */
+  hibernateAfterMs: number | undefined;
+}
+
+/** How long the Worker has to answer. */
+const ANSWER_MS = 15_000;
+/** After a hibernation was asked and accepted, no second one for this long (the VM is about to go). */
+const HIBERNATE_AGAIN_MS = 30 * 60_000;
+
+async function send(link: WorkerSettings, path: string, body: unknown, now: number): Promise<Response> {
+  const text = JSON.stringify(body);
+  const headers = await signVmRequest(link.secret, text, now);
+  return fetch(`${link.url}${path}`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+    body: text,
+    signal: AbortSignal.timeout(ANSWER_MS),
+  });
+}
+
+/** The heartbeat when it is due, what the Worker asks, and hibernation on autopilot. */
+export async function talkToWorker(
+  actor: Actor,
+  link: WorkerSettings,
+  observation: Observation,
+  drill: DrillResult | undefined,
+  now: number,
+): Promise<void> {
+  const { state, logger } = actor;
+  const idleFor = state.idleSince === undefined ? 0 : now - state.idleSince;
+  const backedUp =
+    state.lastBackupOk !== undefined && (state.lastActivity === undefined || state.lastBackupOk > state.lastActivity);
+  const autopilot =
+    link.hibernateAfterMs !== undefined && observation.players === 0 && idleFor >= link.hibernateAfterMs && backedUp;
+  if (autopilot) {
+    return hibernate(actor, link, `nobody has played for ${formatDuration(idleFor)} (IDLE_HIBERNATE_AFTER)`, now);
+  }
+  if (state.heartbeatAt !== undefined && now - state.heartbeatAt < link.heartbeatMs) return;
+  state.heartbeatAt = now;
+  let answer: { hibernate?: unknown; start?: unknown };
+  try {
+    const response = await send(
+      link,
+      "/vm/heartbeat",
+      {
+        serverState: observation.state,
+        players: observation.names,
+        online: observation.players ?? 0,
+        lastBackup: state.lastBackupOk,
+        lastDrill: drill && { at: drill.time, ok: drill.ok },
+      },
+      now,
+    );
+    if (!response.ok) {
+      logger.warn(`the Worker refused the heartbeat (${response.status}): check WORKER_SECRET`, { echo: false });
+      return;
+    }
+    answer = (await response.json()) as typeof answer;
+  } catch (error) {
+    logger.warn(`no heartbeat to the Worker: ${(error as Error).message}`, { echo: false });
+    return;
+  }
+  if (answer.start === true && observation.state === "offline") await startGame(actor);
+  if (answer.hibernate === true) await hibernate(actor, link, "asked with /stop in Discord", now);
+}
+
+/** A `/start` waits for the game: it is started through the panel. */
+async function startGame(actor: Actor): Promise<void> {
+  actor.logger.info("the Worker asks for the game (/start): starting it through the panel");
+  try {
+    await actor.panel.power("start");
+  } catch (error) {
+    actor.fail(`starting the game for /start failed: ${(error as Error).message}`);
+  }
+}
+
+/** The game stopped, a last backup, then the signed request: nothing is asked when either fails. */
+async function hibernate(actor: Actor, link: WorkerSettings, why: string, now: number): Promise<void> {
+  const { ctx, state, logger, panel, settings } = actor;
+  if (state.hibernateAsked !== undefined && now - state.hibernateAsked < HIBERNATE_AGAIN_MS) return;
+  logger.info(`hibernating: ${why}; stopping the game, backing up, then asking the Worker`);
+  try {
+    if ((await panel.resources()).state !== "offline") {
+      await panel.power("stop");
+      await panel.waitForState("offline", { timeoutMs: 5 * 60_000, signal: ctx.signal });
+    }
+  } catch (error) {
+    actor.fail(`hibernation: stopping the game failed: ${(error as Error).message}; not hibernating`);
+    return;
+  }
+  const backup = await ctx.runner.run(settings.backupCommand, [], { signal: ctx.signal });
+  if (backup.code !== ExitCode.ok) {
+    const said = backup.stderr.trim().split("\n").at(-1);
+    actor.fail(
+      `hibernation: the last backup failed (exit ${backup.code ?? backup.signal})${said ? `: ${said}` : ""}; not hibernating`,
+    );
+    return;
+  }
+  state.lastBackupOk = ctx.clock.now();
+  try {
+    const response = await send(link, "/vm/hibernate", { players: 0, reason: why }, ctx.clock.now());
+    if (response.status !== 202) {
+      actor.fail(`hibernation: the Worker answered ${response.status} ${(await response.text()).slice(0, 200)}`);
+      return;
+    }
+  } catch (error) {
+    actor.fail(`hibernation: the Worker did not answer: ${(error as Error).message}`);
+    return;
+  }
+  state.hibernateAsked = now;
+  logger.info("hibernation asked: the Worker snapshots and destroys the VM");
+  await actor.notifier.send({
+    title: "Server hibernating",
+    description: `${why[0]?.toUpperCase()}${why.slice(1)}: the world is backed up, and the VM is snapshotted and destroyed. \`/start\` in Discord wakes it.`,
+    colour: COLOURS.info,
+    category: "idle",
+  });
+}
