@@ -106,7 +106,10 @@ async function dropletStep(run: ReviveRun, deps: ReviveDeps): Promise<StepResult
   const existing = await findDroplet(digitalocean, deps.find);
   if (existing) {
     if (existing.status === "off") await digitalocean.action(existing.id, "power_on");
-    const text = `Droplet ${existing.name} is already there (${existing.status}): not creating another`;
+    const text =
+      existing.status === "off"
+        ? `Powered ${existing.name} on (it was there, off: not creating another)`
+        : `Droplet ${existing.name} is already there (${existing.status}): not creating another`;
     return advance(run, deps, "active", text, { dropletId: existing.id, dropletName: existing.name });
   }
   const snapshot = mcopsSnapshots(await digitalocean.snapshots())[0];

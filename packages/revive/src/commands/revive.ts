@@ -2,9 +2,9 @@ import { ExitCode, JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { COLOURS, createPanelClient } from "@mcops/core/http";
 import { parseGameAddress, pingGame } from "@mcops/game-log/game-ping";
-import { createCloudflare, dnsNames, syncDns } from "../cloud/cloudflare.ts";
-import { createDigitalOcean, type DigitalOcean, type Droplet, publicIpv4 } from "../cloud/digitalocean.ts";
-import { findDroplet, mcopsSnapshots } from "../cloud/snapshots.ts";
+import { createCloudflare, dnsNames } from "../cloud/cloudflare.ts";
+import { createDigitalOcean, type DigitalOcean } from "../cloud/digitalocean.ts";
+import { type DropletSpec, newReviveRun, type ReviveDeps, type ReviveRun, reviveStep } from "../cloud/revive-steps.ts";
 import {
   type LocalContext,
   type LocalState,
@@ -44,8 +44,9 @@ interface Revival {
 /**
  * Brings the VM back from the newest mcops snapshot with the size, region and tags hibernate remembered (overridable),
  * waits until it runs with an IPv4 address, repoints DNS, waits for the panel, starts the game server and waits until
- * the game answers a Server List Ping, printing how long each step took. Re-run after an interruption, it carries on:
- * a droplet already there is not created again.
+ * the game answers a Server List Ping, printing how long each step took. The steps are revive-steps.ts, the ones the
+ * Discord Worker runs too; here they run one after the other in this process. Re-run after an interruption, it
+ * carries on: a droplet already there is not created again.
  */
 export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}): Promise<number> {
   const env = loadEnv(ctx, FIELDS);
@@ -60,83 +61,75 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
   await digitalocean.verify();
   await cf.verify((names[0] as (typeof names)[number]).zone);
   const state = readLocalState(ctx);
-
-  const droplet = (await existingDroplet(run)) ?? (await createDroplet(run, state, options));
-  const ip = await waitActive(run, droplet.id);
-  const changes = await syncDns(cf, names, ip, false);
-  run.step.done(`DNS points at ${ip}:\n${describeChanges(changes)}`);
-  if (env.SERVER_ID) await startServer(run, env.SERVER_ID);
-  await waitForGame(run, ip);
-  await report(run, ip);
+  const deps: ReviveDeps = {
+    digitalocean,
+    cloudflare: cf,
+    serverAddr: env.SERVER_ADDR,
+    panelUrl: env.PANEL_URL,
+    find: env,
+    spec: () => dropletSpec(run, state, options),
+    gameAddress: (ip) => gameAddress(env, ip),
+    answers: async (address) => (await pingGame(address, 3000, 1)).ping !== undefined,
+    now: () => ctx.clock.now(),
+    timeouts: { activeMs: timeouts(ctx).activeMs, gameMs: run.waitMs },
+    pollMs: pollMs(ctx),
+  };
+  let revive = newReviveRun(ctx.clock.now());
+  for (;;) {
+    if (revive.phase === "game" && env.SERVER_ID) {
+      await startServer(run, env.SERVER_ID);
+      // The game's wait counts from here, as long as the panel's did.
+      revive = { ...revive, phaseSince: ctx.clock.now() };
+    }
+    const result = await reviveStep(revive, deps);
+    if (result.said)
+      run.step.done(result.changes ? `${result.said}:\n${describeChanges(result.changes)}` : result.said);
+    if (result.run.phase !== revive.phase && revive.phase === "droplet") rememberCreated(run, state, result.run);
+    revive = result.run;
+    if (result.waitMs === undefined) break;
+    if (result.waitMs > 0) await ctx.clock.sleep(result.waitMs);
+  }
+  await report(run, revive.ip as string);
   return ExitCode.ok;
 }
 
-/** The game VM when it is still there (an earlier run, or a hibernate that kept it), powered on if it was off. */
-async function existingDroplet({ ctx, digitalocean, env, step }: Revival): Promise<Droplet | undefined> {
-  const droplet = await findDroplet(digitalocean, env);
-  if (!droplet) return undefined;
-  step.note(`Droplet ${droplet.name} is already there (${droplet.status}): not creating another`);
-  if (droplet.status === "off") {
-    const on = await digitalocean.action(droplet.id, "power_on");
-    const done = await digitalocean.waitAction(on.id, timeouts(ctx).activeMs, pollMs(ctx));
-    if (done.status !== "completed") {
-      throw new JobError(`droplet ${droplet.name} did not power on (${done.status})`, {
-        hint: "power it on in the DigitalOcean control panel, then run revive again",
-      });
-    }
-    step.done(`Powered ${droplet.name} on`);
-  }
-  return droplet;
-}
-
-/** A new droplet from the newest mcops snapshot, as hibernate remembered it (or as the options say); noted in the state. */
-async function createDroplet(
-  { ctx, digitalocean, env, step }: Revival,
+/** The droplet to create: the options, else what hibernate remembered (the snapshot's region last). */
+async function dropletSpec(
+  { digitalocean, env }: Revival,
   state: LocalState,
   options: ReviveOptions,
-): Promise<Droplet> {
-  const snapshot = mcopsSnapshots(await digitalocean.snapshots())[0];
-  if (!snapshot) {
-    throw new JobError("there is no mcops snapshot to revive from", {
-      hint: "hibernate makes one; the snapshots are under Images → Snapshots in the DigitalOcean control panel",
-    });
-  }
+): Promise<DropletSpec> {
   const remembered = state.droplet;
   const size = options.size ?? remembered?.size;
-  const region = options.region ?? remembered?.region ?? snapshot.regions[0];
-  if (!size || !region) {
+  if (!size) {
     throw new UsageError("which droplet size (and region)? hibernate's state file is missing", {
       hint: "e.g. revive --size s-2vcpu-4gb --region fra1 (docs/system.md 1: s-2vcpu-4gb is the recommended size)",
     });
   }
-  const tags = [...new Set([...(remembered?.tags ?? []), env.DROPLET_TAG ?? "mcops"])];
-  const sshKeys = options.sshKeys?.length ? options.sshKeys : await digitalocean.sshKeyIds();
-  const droplet = await digitalocean.createDroplet({
+  return {
     name: env.DROPLET_NAME ?? remembered?.name ?? "mcops",
-    region,
     size,
-    image: Number(snapshot.id),
-    ssh_keys: sshKeys,
-    tags,
-  });
-  state.droplet = { id: droplet.id, name: droplet.name, size, region, tags, priceMonthly: remembered?.priceMonthly };
-  writeLocalState(ctx, state);
-  step.done(`Created droplet ${droplet.name} (${size}, ${region}) from ${snapshot.name}`);
-  return droplet;
+    region: options.region ?? remembered?.region,
+    tags: [...new Set([...(remembered?.tags ?? []), env.DROPLET_TAG ?? "mcops"])],
+    sshKeys: options.sshKeys?.length ? options.sshKeys : await digitalocean.sshKeyIds(),
+  };
 }
 
-/** Waits until the droplet is active with a public IPv4 address; that address. */
-async function waitActive({ ctx, digitalocean, step }: Revival, id: number): Promise<string> {
-  const droplet = await digitalocean.waitDroplet(
-    id,
-    (d) => d.status === "active" && !!publicIpv4(d),
-    timeouts(ctx).activeMs,
-    pollMs(ctx),
-    "active with an IPv4 address",
-  );
-  const ip = publicIpv4(droplet) as string;
-  step.done(`Droplet ${droplet.name} is active at ${ip}`);
-  return ip;
+/** A droplet the run created is written down, so that hibernate and a re-run know it. */
+function rememberCreated({ ctx }: Revival, state: LocalState, revive: ReviveRun): void {
+  if (revive.dropletId === undefined || state.droplet?.id === revive.dropletId) return;
+  const created = revive.done.at(-1)?.text.match(/^Created droplet (\S+) \((\S+), (\S+)\)/);
+  if (!created) return;
+  const remembered = state.droplet;
+  state.droplet = {
+    id: revive.dropletId,
+    name: created[1] as string,
+    size: created[2] as string,
+    region: created[3] as string,
+    tags: remembered?.tags ?? [],
+    priceMonthly: remembered?.priceMonthly,
+  };
+  writeLocalState(ctx, state);
 }
 
 /** Waits until the panel answers, then starts the game server when it is offline. */
@@ -171,23 +164,6 @@ async function startServer({ ctx, env, waitMs, step }: Revival, serverId: string
 function gameAddress(env: ReviveEnv, ip: string): string {
   // The new address itself, not the name: a resolver may still hand out the destroyed droplet's for a few minutes.
   return env.GAME_ADDRESS ?? `${ip}:${parseGameAddress(env.SERVER_ADDR).port}`;
-}
-
-/** Waits until the game answers a Server List Ping on the new VM. */
-async function waitForGame({ ctx, env, waitMs, step }: Revival, ip: string): Promise<void> {
-  const address = gameAddress(env, ip);
-  const deadline = ctx.clock.now() + waitMs;
-  for (;;) {
-    const { ping } = await pingGame(address, 3000, 1);
-    if (ping) break;
-    if (ctx.clock.now() >= deadline) {
-      throw new JobError(`the game did not answer on ${address} within ${formatDuration(waitMs)}`, {
-        hint: "look at the panel console, and at the VM's firewall for the game port",
-      });
-    }
-    await ctx.clock.sleep(pollMs(ctx));
-  }
-  step.done(`The game answers on ${address}`);
 }
 
 /** The last line, and the webhook's message when .env names one. */
