@@ -1,4 +1,5 @@
 import { benchBackup } from "./backup.ts";
+import { benchDiscordControl } from "./discord-control.ts";
 import { benchDrill } from "./drill.ts";
 import { benchIdleMonitor } from "./idle-monitor.ts";
 import { benchLogTailer } from "./log-tailer.ts";
@@ -14,6 +15,7 @@ const benches: Record<string, () => void | Promise<void>> = {
   drill: () => benchDrill(),
   "log-tailer": () => benchLogTailer(),
   "idle-monitor": () => benchIdleMonitor(),
+  "discord-control": () => benchDiscordControl(),
 };
 
 const wanted = process.argv.slice(2);

@@ -182,6 +182,7 @@ export class ServerControl extends DurableObject<Env> {
     const state = await this.#load();
     const run = state.run;
     if (!run) return;
+    console.log(`${run.kind} step: ${stepsOf(run).phase}`);
     let waitMs: number | undefined;
     try {
       waitMs = await this.#step(state, run);
