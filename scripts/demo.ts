@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ import {
   type ReceivedMessage,
   startCloudflareStandIn,
   startDigitalOceanStandIn,
+  startDiscordAppStandIn,
   startDiscordStandIn,
   startDockerStandIn,
   startDownloadStandIn,
@@ -29,6 +30,8 @@ import {
  * revive, the dashboard. Everything runs on 127.0.0.1 in a temporary directory;
  * nothing leaves the machine.
  */
+import { startWorker } from "../packages/discord-control/test/worker.ts";
+
 /** packages/<tool>/dist/<tool>.mjs; hibernate is built by the revive package. */
 const bin = (tool: string) =>
   fileURLToPath(new URL(`../packages/${tool === "hibernate" ? "revive" : tool}/dist/${tool}.mjs`, import.meta.url));
@@ -499,6 +502,8 @@ try {
     }
   }
 
+  await discordControl();
+
   heading("webhook: the webhook was deleted in Discord");
   discord.deleteWebhook(0);
   await run("webhook", ["Backup failed", "restic: wrong password", "error"]);
@@ -517,4 +522,97 @@ try {
   await panel.close();
   await docker.close();
   rmSync(root, { recursive: true, force: true });
+}
+
+/**
+ * The end: the server hibernates on autopilot and a group member wakes it from Discord. The Worker runs in the real
+ * workerd runtime (wrangler dev) against the stand-ins; the VM's side is the idle monitor with WORKER_URL set.
+ */
+async function discordControl(): Promise<void> {
+  heading(
+    "Saturday — nobody has played for 2 hours: the idle monitor stops the game, backs up, and the Worker hibernates the VM",
+  );
+  const app = await startDiscordAppStandIn();
+  const cloud = await startDigitalOceanStandIn({
+    droplets: [{ name: "mc", size: "s-2vcpu-4gb", region: "fra1", tags: ["mcops"], sizeGigabytes: 7 }],
+    timings: { createMs: 1500, shutdownMs: 600, snapshotMs: 1500, powerOnMs: 300 },
+  });
+  const dns = await startCloudflareStandIn({
+    zones: [{ name: "example.co.uk" }],
+    records: [
+      { zone: "example.co.uk", name: "panel.example.co.uk", content: "198.51.100.20", proxied: true },
+      { zone: "example.co.uk", name: "play.example.co.uk", content: "198.51.100.20" },
+    ],
+  });
+  const secret = randomBytes(32).toString("hex");
+  const worker = await startWorker({
+    SERVER_ADDR: "play.example.co.uk",
+    PANEL_URL: "https://panel.example.co.uk",
+    START_ROLE: app.roles.start,
+    ADMIN_ROLE: app.roles.admin,
+    GAME_ADDRESS: game.address,
+    POLL_MS: "400",
+    DISCORD_API_URL: app.api,
+    DIGITALOCEAN_API_URL: cloud.url,
+    CLOUDFLARE_API_URL: dns.url,
+    DISCORD_PUBLIC_KEY: app.publicKey,
+    DISCORD_APPLICATION_ID: app.applicationId,
+    VM_SECRET: secret,
+    DIGITALOCEAN_ACCESS_TOKEN: cloud.token,
+    CLOUDFLARE_API_TOKEN: dns.token,
+  });
+  const endpoint = `${worker.url}/interactions`;
+  const say = (who: string, text: string | undefined) => console.log(indent(`${who}: ${text ?? "(nothing)"}`, "    "));
+  try {
+    const file = join(configDir, "backup.env");
+    writeSecret(
+      "backup.env",
+      `${readFileSync(file, "utf8")}WORKER_URL=${worker.url}\nWORKER_SECRET=${secret}\nIDLE_HIBERNATE_AFTER=2h\n`,
+    );
+    // Two hours pass here in a moment: the idle monitor's state says nobody has played since, and it backed up.
+    const stateFile = join(root, "state", "idle-monitor.json");
+    const state = JSON.parse(readFileSync(stateFile, "utf8")) as Record<string, number>;
+    const now = Date.now();
+    writeFileSync(
+      stateFile,
+      JSON.stringify({
+        ...state,
+        lastActivity: now - 3 * 3600_000,
+        idleSince: now - 2 * 3600_000,
+        lastBackupOk: now - 3600_000,
+      }),
+    );
+    panel.setState("running");
+    await run("idle-monitor", ["--once"]);
+    await waitUntil(() => cloud.droplets().length === 0, "the droplet destroyed", 60_000);
+    console.log(
+      `  \x1b[2mDigitalOcean now: no droplet; snapshots ${cloud
+        .snapshots()
+        .map((x) => x.name)
+        .join(", ")}\x1b[0m`,
+    );
+    say("/status", (await app.command(endpoint, { name: "status" })).body?.data?.content);
+
+    heading("… Steve, without the role, types /start; then Alex types /start and the reply follows the revive");
+    say(
+      "/start (Steve, only him sees it)",
+      (await app.command(endpoint, { name: "start", user: "steve" })).body?.data?.content,
+    );
+    const start = await app.command(endpoint, { name: "start", user: "alex", roles: [app.roles.start] });
+    let shown = "";
+    for (let i = 0; i < 1200 && !/^Server is up/.test(shown); i++) {
+      const latest = app.reply(start.token) ?? "";
+      if (latest !== shown) {
+        shown = latest;
+        say("/start (Alex) — reply edited", latest);
+      }
+      await pause(50);
+    }
+    console.log(
+      `  \x1b[2mdroplets: ${cloud.droplets().length}; play.example.co.uk → ${dns.records("example.co.uk").find((r) => r.name === "play.example.co.uk")?.content}\x1b[0m`,
+    );
+  } finally {
+    await worker.close();
+    await Promise.all([app.close(), cloud.close(), dns.close()]);
+  }
 }

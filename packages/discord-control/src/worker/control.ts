@@ -293,7 +293,8 @@ function progress(state: ControlState, now: number): string {
   lines.push(`⏳ ${WAITING[steps.phase] ?? "…"}`);
   if (run.lastError) lines.push(`⚠️ ${run.lastError.slice(0, 300)} (trying again)`);
   const what = run.kind === "revive" ? "Waking the server up" : "Hibernating the server";
-  return `${what} (${formatSeconds(now - steps.startedAt)} so far)\n${lines.join("\n")}`;
+  // No running clock in it: the reply is edited when a step ends, not at every look.
+  return `${what}…\n${lines.join("\n")}`;
 }
 
 /** /status: hibernated, running, or not known. */
