@@ -182,6 +182,24 @@ describe("discord-control Worker: /start", () => {
     expect(digitalocean.requests.filter((r) => r.method === "POST" && r.path === "/v2/droplets")).toHaveLength(1);
   });
 
+  it("gives up after six failed tries and says why, in the reply and in /status", async () => {
+    for (const snapshot of digitalocean.snapshots()) {
+      await fetch(`${digitalocean.url}/v2/snapshots/${snapshot.id}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${digitalocean.token}` },
+      });
+    }
+    const answer = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    await waitUntil(() => /^Could not/.test(discord.reply(answer.token) ?? ""), "the run to give up", 60_000);
+    expect(discord.reply(answer.token)).toBe(
+      "Could not wake the server up: there is no mcops snapshot to revive from (6 tries).",
+    );
+    expect(digitalocean.droplets()).toEqual([]);
+    expect((await discord.command(endpoint, { name: "status" })).body?.data?.content).toMatch(
+      /^❔ No word from the VM yet/,
+    );
+  });
+
   it("carries on at the next alarm after a DigitalOcean error midway", async () => {
     digitalocean.inject({ kind: "status", status: 500, route: "GET /v2/droplets/:id", times: 2 });
     const answer = await discord.command(endpoint, { name: "start", roles: [discord.roles.admin] });

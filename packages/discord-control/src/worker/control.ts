@@ -54,6 +54,8 @@ const REPLY_MS = 14 * 60_000;
 /** After an error, the next try: 15 s, doubling, at most 5 minutes. */
 const RETRY_MS = 15_000;
 const MAX_RETRY_MS = 5 * 60_000;
+/** Errors in a row after which a run gives up (about 15 minutes of tries at the real waits). */
+const MAX_FAILURES = 6;
 /** DigitalOcean's price of snapshot storage, USD per GB-month. */
 const SNAPSHOT_PRICE_PER_GB = 0.06;
 
@@ -192,8 +194,19 @@ export class ServerControl extends DurableObject<Env> {
       const message = (error as Error).message;
       run.failures++;
       run.lastError = message;
-      waitMs = Math.min(Number(this.env.RETRY_MS ?? RETRY_MS) * 2 ** (run.failures - 1), MAX_RETRY_MS);
       console.log(`${run.kind} step failed (${run.failures}): ${message}`);
+      if (run.failures >= MAX_FAILURES) {
+        // Given up: said in the replies and /status; a new /start (or the VM's next request) begins again.
+        const what = run.kind === "revive" ? "Could not wake the server up" : "Could not hibernate the server";
+        state.lastRun = {
+          ok: false,
+          at: Date.now(),
+          text: `${what}: ${message.slice(0, 500)} (${run.failures} tries).`,
+        };
+        state.run = undefined;
+      } else {
+        waitMs = Math.min(Number(this.env.RETRY_MS ?? RETRY_MS) * 2 ** (run.failures - 1), MAX_RETRY_MS);
+      }
     }
     if (waitMs !== undefined) await this.ctx.storage.setAlarm(Date.now() + waitMs);
     await this.#save(state);
@@ -300,6 +313,13 @@ function progress(state: ControlState, now: number): string {
 /** /status: hibernated, running, or not known. */
 function describe(state: ControlState, now: number): string {
   if (state.run) return progress(state, now);
+  const last = state.lastRun;
+  // A run that failed or was aborted in the last day is said under the state.
+  const failed = last && !last.ok && now - last.at < 24 * 3600_000 ? `\n⚠️ ${last.text}` : "";
+  return `${describeServer(state, now)}${failed}`;
+}
+
+function describeServer(state: ControlState, now: number): string {
   const beat = fresh(state, now);
   const backups = (b: Heartbeat | undefined) =>
     [
@@ -314,15 +334,14 @@ function describe(state: ControlState, now: number): string {
       gb === undefined
         ? ""
         : ` Asleep it costs $${(gb * SNAPSHOT_PRICE_PER_GB).toFixed(2)} a month (${gb} GB snapshot).`;
-    return `💤 Hibernated since ${relative(state.hibernated.since)}.${cost} ${backups(state.heartbeat)} Type /start to wake it.`.replace(
-      / {2,}/g,
-      " ",
-    );
+    const text = `💤 Hibernated since ${relative(state.hibernated.since)}.${cost} ${backups(state.heartbeat)} Type /start to wake it.`;
+    return text.replace(/ {2,}/g, " ");
   }
   if (beat) return `🟢 Running. ${players(beat)} ${backups(beat)}`.trim();
-  if (state.heartbeat)
+  if (state.heartbeat) {
     return `❔ No word from the VM since ${relative(state.heartbeat.at)}: it may be down. Type /start to bring it up.`;
-  return "❔ No word from the VM yet: its idle monitor sends one every few minutes once CONTROL_URL is set.";
+  }
+  return "❔ No word from the VM yet: its idle monitor sends one every few minutes once WORKER_URL is set.";
 }
 
 const NAME = /^[A-Za-z0-9_.*]{1,16}$/;

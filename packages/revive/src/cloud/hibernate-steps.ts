@@ -26,6 +26,8 @@ export interface HibernateRun {
   };
   ip?: string | undefined;
   actionId?: number;
+  /** Set once the droplet was powered off after its clean shutdown failed or did not finish: which. */
+  poweredOff?: "failed" | "did not finish";
   /** The snapshot asked for, then found listed. */
   snapshot?: { name: string; id?: string; sizeGb?: number };
   done: Array<{ at: number; text: string }>;
@@ -159,12 +161,23 @@ async function offStep(run: HibernateRun, deps: HibernateDeps): Promise<Hibernat
     throw new JobError(`droplet ${run.droplet?.name} is gone before its snapshot`, {
       hint: "look at the DigitalOcean control panel",
     });
-  if (droplet.status === "off") return next(run, deps, "snapshot", `Shut ${droplet.name} down`);
+  if (droplet.status === "off") {
+    const how = run.poweredOff
+      ? `Powered ${droplet.name} off (the clean shutdown ${run.poweredOff})`
+      : `Shut ${droplet.name} down`;
+    return next(run, deps, "snapshot", how);
+  }
   const action = run.actionId === undefined ? undefined : await deps.digitalocean.getAction(run.actionId);
   const late = deps.now() - run.phaseSince >= { ...TIMEOUTS, ...deps.timeouts }.shutdownMs;
   if (action?.status === "errored" || late) {
+    if (run.poweredOff) {
+      throw new JobError(`${droplet.name} would not power off`, {
+        hint: "nothing was destroyed; power it off in the DigitalOcean control panel",
+      });
+    }
     const off = await deps.digitalocean.action(droplet.id, "power_off");
-    return { run: { ...run, actionId: off.id, phaseSince: deps.now() }, waitMs: deps.pollMs ?? 5000 };
+    const poweredOff = action?.status === "errored" ? "failed" : "did not finish";
+    return { run: { ...run, actionId: off.id, phaseSince: deps.now(), poweredOff }, waitMs: deps.pollMs ?? 5000 };
   }
   return { run, waitMs: deps.pollMs ?? 5000 };
 }
@@ -180,11 +193,15 @@ async function snapshotStep(run: HibernateRun, deps: HibernateDeps): Promise<Hib
       waitMs: deps.pollMs ?? 5000,
     };
   }
+  const { name } = run.snapshot;
   const action = await deps.digitalocean.getAction(run.actionId as number);
-  if (action.status === "completed") return next(run, deps, "listed", `Snapshot ${run.snapshot.name} taken`);
+  if (action.status === "completed") return next(run, deps, "listed", `Snapshot ${name} taken`);
   if (action.status === "errored") {
-    throw new JobError(`the snapshot ${run.snapshot.name} failed`, {
-      hint: "nothing was destroyed; the droplet is off: power it on, or try again",
+    // Forgotten: the next try (the next alarm, or the next run) takes a new snapshot.
+    delete run.snapshot;
+    delete run.actionId;
+    throw new JobError(`the snapshot ${name} failed`, {
+      hint: "nothing was destroyed; the droplet is off: a new snapshot is taken at the next try",
     });
   }
   return wait(run, deps, "snapshotMs", `the snapshot ${run.snapshot.name} did not finish`);
