@@ -257,7 +257,7 @@ describe("discord-control Worker: hibernation asked by the VM", () => {
       .filter((e) => e.token === stop.token)
       .map((e) => e.content)
       .join("\n");
-    expect(edits).toMatch(/✅ Shut mc down[\s\S]*✅ Snapshot mcops-\S+ taken[\s\S]*✅ Snapshot mcops-\S+ listed/);
+    expect(edits).toMatch(/✅ Shut mc down[\s\S]*✅ Snapshot mcops-\S+ taken \(\d+ GB\)[\s\S]*✅ Destroyed droplet mc/);
     // The destroy came after the snapshot was listed.
     const paths = digitalocean.requests.map((r) => `${r.method} ${r.path.replace(/\?.*/, "")}`);
     expect(paths.indexOf("GET /v2/snapshots")).toBeGreaterThan(-1);

@@ -42,6 +42,8 @@ export interface HibernateDeps {
   players(ip: string): Promise<number | undefined>;
   /** mcops snapshots to keep (the new one counted). */
   keep: number;
+  /** Called right before the destroy, the snapshot listed (the CLI asks the operator; throwing stops the run). */
+  beforeDestroy?: (run: HibernateRun) => Promise<void>;
   now(): number;
   pollMs?: number;
   timeouts?: Partial<HibernateTimeouts>;
@@ -101,8 +103,8 @@ function next(
 function wait(run: HibernateRun, deps: HibernateDeps, timeout: keyof HibernateTimeouts, what: string): HibernateStep {
   const limit = { ...TIMEOUTS, ...deps.timeouts }[timeout];
   if (deps.now() - run.phaseSince >= limit) {
-    throw new JobError(`${what} within ${formatDuration(limit)}`, {
-      hint: "nothing was destroyed; look at the DigitalOcean control panel",
+    throw new JobError(`${what} in ${formatDuration(limit)}`, {
+      hint: `the droplet ${run.droplet?.name} was kept: try again to keep waiting, or look at the DigitalOcean control panel`,
     });
   }
   return { run, waitMs: deps.pollMs ?? 5000 };
@@ -147,10 +149,22 @@ async function findStep(run: HibernateRun, deps: HibernateDeps): Promise<Hiberna
   });
 }
 
+/** DigitalOcean refuses a new action while one is pending (a shutdown that has not finished): said plainly. */
+async function dropletAction(run: HibernateRun, deps: HibernateDeps, type: string) {
+  try {
+    return await deps.digitalocean.action(run.droplet?.id as number, type);
+  } catch (error) {
+    if (!/pending event/.test((error as Error).message)) throw error;
+    throw new JobError(`${run.droplet?.name} is still shutting down (DigitalOcean has the shutdown pending)`, {
+      hint: "nothing was destroyed; run hibernate again in a few minutes: it carries on",
+    });
+  }
+}
+
 async function shutdownStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
   const stop = await someonePlays(run, deps, "before the shutdown");
   if (stop) return stop;
-  const action = await deps.digitalocean.action(run.droplet?.id as number, "shutdown");
+  const action = await dropletAction(run, deps, "shutdown");
   return { run: { ...run, phase: "off", phaseSince: deps.now(), actionId: action.id }, waitMs: deps.pollMs ?? 5000 };
 }
 
@@ -175,7 +189,7 @@ async function offStep(run: HibernateRun, deps: HibernateDeps): Promise<Hibernat
         hint: "nothing was destroyed; power it off in the DigitalOcean control panel",
       });
     }
-    const off = await deps.digitalocean.action(droplet.id, "power_off");
+    const off = await dropletAction(run, deps, "power_off");
     const poweredOff = action?.status === "errored" ? "failed" : "did not finish";
     return { run: { ...run, actionId: off.id, phaseSince: deps.now(), poweredOff }, waitMs: deps.pollMs ?? 5000 };
   }
@@ -195,13 +209,14 @@ async function snapshotStep(run: HibernateRun, deps: HibernateDeps): Promise<Hib
   }
   const { name } = run.snapshot;
   const action = await deps.digitalocean.getAction(run.actionId as number);
-  if (action.status === "completed") return next(run, deps, "listed", `Snapshot ${name} taken`);
+  // Said once it is listed, with its size.
+  if (action.status === "completed") return { run: { ...run, phase: "listed", phaseSince: deps.now() }, waitMs: 0 };
   if (action.status === "errored") {
     // Forgotten: the next try (the next alarm, or the next run) takes a new snapshot.
     delete run.snapshot;
     delete run.actionId;
     throw new JobError(`the snapshot ${name} failed`, {
-      hint: "nothing was destroyed; the droplet is off: a new snapshot is taken at the next try",
+      hint: `the droplet ${run.droplet?.name} was kept (powered off): run hibernate again to take a new snapshot, or power it on from the control panel`,
     });
   }
   return wait(run, deps, "snapshotMs", `the snapshot ${run.snapshot.name} did not finish`);
@@ -214,7 +229,7 @@ async function listedStep(run: HibernateRun, deps: HibernateDeps): Promise<Hiber
     (s) => s.name === name && s.resource_id === String(run.droplet?.id),
   );
   if (!listed) return wait(run, deps, "snapshotMs", `the snapshot ${name} is not listed`);
-  return next(run, deps, "destroy", `Snapshot ${listed.name} listed (${listed.size_gigabytes} GB)`, {
+  return next(run, deps, "destroy", `Snapshot ${listed.name} taken (${listed.size_gigabytes} GB)`, {
     snapshot: { name: listed.name, id: listed.id, sizeGb: listed.size_gigabytes },
   });
 }
@@ -223,6 +238,14 @@ async function destroyStep(run: HibernateRun, deps: HibernateDeps): Promise<Hibe
   const stop = await someonePlays(run, deps, "before the destroy");
   if (stop) return stop;
   const id = run.droplet?.id as number;
+  // The rule: never destroy a droplet unless a completed snapshot of it is listed. Checked once more, right before.
+  const listed = (await deps.digitalocean.snapshots()).some(
+    (s) => s.id === run.snapshot?.id && s.resource_id === String(id),
+  );
+  if (!listed) {
+    throw new JobError(`the snapshot ${run.snapshot?.name} is not listed any more`, { hint: "nothing was destroyed" });
+  }
+  await deps.beforeDestroy?.(run);
   if (await deps.digitalocean.droplet(id)) await deps.digitalocean.deleteDroplet(id);
   return next(run, deps, "prune", `Destroyed droplet ${run.droplet?.name}`);
 }
@@ -233,7 +256,7 @@ async function pruneStep(run: HibernateRun, deps: HibernateDeps): Promise<Hibern
     .slice(Math.max(0, deps.keep - 1));
   for (const s of old) await deps.digitalocean.deleteSnapshot(s.id);
   const text = old.length
-    ? `Deleted ${old.length} older snapshot${old.length === 1 ? "" : "s"} (keeping ${deps.keep})`
+    ? `Deleted ${old.length} older snapshot${old.length === 1 ? "" : "s"} (keeping ${deps.keep}): ${old.map((s) => s.name).join(", ")}`
     : "Hibernated";
   return next(run, deps, "done", text);
 }

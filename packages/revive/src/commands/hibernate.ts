@@ -1,5 +1,4 @@
 import { BusyError, ExitCode, JobError, UsageError } from "@mcops/core/errors";
-import { formatDuration } from "@mcops/core/format";
 import { COLOURS, createPanelClient } from "@mcops/core/http";
 import { LOG_FILES } from "@mcops/core/log-events";
 import { type Runner, zxRunner } from "@mcops/core/runner";
@@ -11,9 +10,15 @@ import {
   type Droplet,
   publicIpv4,
   SNAPSHOT_PRICE_PER_GB,
-  type Snapshot,
 } from "../cloud/digitalocean.ts";
-import { findDroplet, mcopsSnapshots, snapshotName } from "../cloud/snapshots.ts";
+import {
+  type HibernateDeps,
+  type HibernateRun,
+  type HibernateStep,
+  hibernateStep,
+  newHibernateRun,
+} from "../cloud/hibernate-steps.ts";
+import { findDroplet } from "../cloud/snapshots.ts";
 import {
   type Ask,
   confirm,
@@ -89,11 +94,10 @@ export async function runHibernate(ctx: HibernateContext, options: HibernateOpti
   }
   const priceMonthly = rememberDroplet(run, droplet);
   await bringDown(run, env, droplet, options);
-  const snapshot = await takeSnapshot(run, droplet);
-  const destroyed = await destroy(run, droplet, snapshot, options.yes ?? false);
-  noteHibernated(run, snapshot);
-  await pruneSnapshots(run, snapshot, options.keep ?? env.KEEP_SNAPSHOTS ?? 2);
-  await report(run, env, snapshot, destroyed, costLine(snapshot.size_gigabytes, priceMonthly));
+  const done = await hibernateSteps(run, env, droplet, options);
+  const snapshot = done.snapshot as { name: string; sizeGb?: number };
+  const cost = costLine(snapshot.sizeGb ?? 0, priceMonthly);
+  await report(run, env, snapshot.name, `droplet ${droplet.name} destroyed, snapshot ${snapshot.name} kept`, cost);
   return ExitCode.ok;
 }
 
@@ -155,49 +159,115 @@ async function bringDown(run: Hibernation, env: HibernateEnv, droplet: Droplet, 
   const { state, step } = run;
   const snapshotting = state.snapshot?.dropletId === droplet.id;
   if (droplet.status !== "active" || snapshotting) return;
-  const stopping = state.powerDown?.dropletId === droplet.id ? state.powerDown : undefined;
-  if (stopping) {
-    step.note(`Carrying on with the shutdown asked for at ${stopping.since}`);
-  } else {
-    await stopGame(run.ctx, env, options.force ?? false, step);
-    if (!options.skipBackup) await lastBackup(env, publicIpv4(droplet), options.runner ?? zxRunner, step);
+  // A shutdown an earlier run asked for is carried on with (hibernateSteps), without stopping or backing up again.
+  if (state.powerDown?.dropletId === droplet.id) return;
+  await stopGame(run.ctx, env, options.force ?? false, step);
+  if (!options.skipBackup) await lastBackup(env, publicIpv4(droplet), options.runner ?? zxRunner, step);
+}
+
+/**
+ * The shared steps (cloud/hibernate-steps.ts, the ones the Discord Worker runs) from the shutdown on, one after the
+ * other: shutdown (power off when it fails or does not finish), snapshot, listed, the operator's yes, destroy, keep
+ * the newest snapshots. What is under way is written in the state file as it goes (powerDown, snapshot), so a re-run
+ * carries on with it.
+ */
+async function hibernateSteps(run: Hibernation, env: HibernateEnv, droplet: Droplet, options: HibernateOptions) {
+  const { ctx, digitalocean, step } = run;
+  const now = () => ctx.clock.now();
+  const limits = timeouts(ctx);
+  const deps: HibernateDeps = {
+    digitalocean,
+    find: env,
+    // The game was stopped (and nobody played) before: it is not pinged again here.
+    players: async () => undefined,
+    keep: options.keep ?? env.KEEP_SNAPSHOTS ?? 2,
+    now,
+    pollMs: Math.max(pollMs(ctx), 1),
+    timeouts: { shutdownMs: limits.shutdownMs, snapshotMs: limits.snapshotMs },
+    beforeDestroy: (r) =>
+      confirm(
+        ctx,
+        options.yes ?? false,
+        `Destroy droplet ${droplet.name} (${publicIpv4(droplet) ?? "no address"})? Snapshot ${r.snapshot?.name} is listed.`,
+      ),
+  };
+  let hib = resumeRun(run, droplet, now());
+  for (;;) {
+    const said = hib.done.length;
+    let result: HibernateStep;
+    try {
+      result = await hibernateStep(hib, deps);
+    } catch (error) {
+      noteProgress(run, droplet, hib);
+      throw error;
+    }
+    for (const d of result.run.done.slice(said)) step.done(d.text);
+    if (hib.phase === "destroy" && result.run.phase === "prune") noteHibernated(run, result.run);
+    hib = result.run;
+    noteProgress(run, droplet, hib);
+    if (result.waitMs === undefined) return hib;
+    if (result.waitMs > 0) await ctx.clock.sleep(result.waitMs);
   }
-  await powerDown(run, droplet);
+}
+
+/** Where an earlier run stopped (the state file), else the shutdown, or the snapshot of a droplet already off. */
+function resumeRun({ state, step }: Hibernation, droplet: Droplet, now: number): HibernateRun {
+  const base: HibernateRun = {
+    ...newHibernateRun(now),
+    droplet: {
+      id: droplet.id,
+      name: droplet.name,
+      size: droplet.size_slug,
+      region: droplet.region.slug,
+      tags: droplet.tags,
+    },
+    ip: publicIpv4(droplet),
+  };
+  const pending = state.snapshot?.dropletId === droplet.id ? state.snapshot : undefined;
+  if (pending) return { ...base, phase: "snapshot", snapshot: { name: pending.name }, actionId: pending.actionId };
+  if (droplet.status !== "active") return { ...base, phase: "snapshot" };
+  const stopping = state.powerDown?.dropletId === droplet.id ? state.powerDown : undefined;
+  if (!stopping) return { ...base, phase: "shutdown" };
+  step.note(`Carrying on with the shutdown asked for at ${stopping.since}`);
+  return { ...base, phase: "off", actionId: stopping.actionId };
+}
+
+/** The shutdown and the snapshot under way, in the state file, for a re-run. */
+function noteProgress({ ctx, state }: Hibernation, droplet: Droplet, hib: HibernateRun): void {
+  const before = JSON.stringify([state.powerDown, state.snapshot]);
+  if (hib.phase === "off" && hib.actionId !== undefined && state.powerDown?.actionId !== hib.actionId) {
+    const since = state.powerDown?.since ?? new Date(ctx.clock.now()).toISOString();
+    state.powerDown = { dropletId: droplet.id, actionId: hib.actionId, since };
+  }
+  if (hib.phase === "snapshot" && hib.snapshot && hib.actionId !== undefined) {
+    state.snapshot = { dropletId: droplet.id, name: hib.snapshot.name, actionId: hib.actionId };
+  } else if (hib.phase === "snapshot" && !hib.snapshot) {
+    delete state.snapshot;
+  }
+  if (JSON.stringify([state.powerDown, state.snapshot]) !== before) writeLocalState(ctx, state);
 }
 
 /** The snapshot is kept and the droplet gone: the state file says hibernated. */
-function noteHibernated({ ctx, state }: Hibernation, snapshot: Snapshot): void {
+function noteHibernated({ ctx, state }: Hibernation, hib: HibernateRun): void {
   state.hibernatedAt = new Date(ctx.clock.now()).toISOString();
-  state.snapshotId = snapshot.id;
+  state.snapshotId = hib.snapshot?.id;
   delete state.snapshot;
   delete state.powerDown;
   writeLocalState(ctx, state);
-}
-
-/** Deletes the older mcops snapshots beyond `keep` (the new one counted); no other snapshot is touched. */
-async function pruneSnapshots({ digitalocean, step }: Hibernation, snapshot: Snapshot, keep: number): Promise<void> {
-  const old = mcopsSnapshots(await digitalocean.snapshots())
-    .filter((s) => s.id !== snapshot.id)
-    .slice(Math.max(0, keep - 1));
-  for (const s of old) await digitalocean.deleteSnapshot(s.id);
-  if (old.length)
-    step.done(
-      `Deleted ${old.length} older snapshot${old.length === 1 ? "" : "s"} (keeping ${keep}): ${old.map((s) => s.name).join(", ")}`,
-    );
 }
 
 /** The last line, and the webhook's message when .env names one. */
 async function report(
   { ctx, step }: Hibernation,
   env: HibernateEnv,
-  snapshot: Snapshot,
+  snapshot: string,
   destroyed: string,
   cost: string,
 ): Promise<void> {
   step.note(`Hibernated in ${step.total()}: ${destroyed}; ${cost}. Bring it back with: revive`);
   await localNotifier(ctx, env)?.send({
     title: "Server hibernated",
-    description: `The VM was snapshotted (${snapshot.name}) and destroyed; it ${cost}. \`revive\` brings it back.`,
+    description: `The VM was snapshotted (${snapshot}) and destroyed; it ${cost}. \`revive\` brings it back.`,
     colour: COLOURS.info,
     category: "idle",
   });
@@ -273,103 +343,4 @@ async function lastBackup(env: HibernateEnv, ip: string | undefined, runner: Run
     );
   }
   step.done("Last backup on the VM done");
-}
-
-/** DigitalOcean refuses a new action while one is pending (a shutdown that has not finished): say so plainly. */
-async function stillPending<T>(droplet: Droplet, start: () => Promise<T>): Promise<T> {
-  try {
-    return await start();
-  } catch (error) {
-    if (!/pending event/.test((error as Error).message)) throw error;
-    throw new JobError(`${droplet.name} is still shutting down (DigitalOcean has the shutdown pending)`, {
-      hint: "nothing was destroyed; run hibernate again in a few minutes: it carries on",
-    });
-  }
-}
-
-/** A clean shutdown, and a power-off when it does not finish. */
-async function powerDown({ ctx, digitalocean, state, step }: Hibernation, droplet: Droplet): Promise<void> {
-  const limits = timeouts(ctx);
-  // A shutdown asked for by an earlier run is waited for again, not asked twice (DigitalOcean would refuse it).
-  let shutdownId = state.powerDown?.dropletId === droplet.id ? state.powerDown.actionId : undefined;
-  if (shutdownId === undefined) {
-    const shutdown = await stillPending(droplet, () => digitalocean.action(droplet.id, "shutdown"));
-    shutdownId = shutdown.id;
-    state.powerDown = { dropletId: droplet.id, actionId: shutdown.id, since: new Date(ctx.clock.now()).toISOString() };
-    writeLocalState(ctx, state);
-  }
-  const clean = await digitalocean.waitAction(shutdownId, limits.shutdownMs, pollMs(ctx));
-  if (clean.status === "completed") {
-    step.done(`Shut ${droplet.name} down`);
-    return;
-  }
-  const off = await stillPending(droplet, () => digitalocean.action(droplet.id, "power_off"));
-  const hard = await digitalocean.waitAction(off.id, limits.powerOffMs, pollMs(ctx));
-  if (hard.status !== "completed") {
-    throw new JobError(`${droplet.name} would not power off (shutdown ${clean.status}, power_off ${hard.status})`, {
-      hint: "nothing was destroyed; power it off in the DigitalOcean control panel, then run hibernate again",
-    });
-  }
-  step.done(
-    `Powered ${droplet.name} off (the clean shutdown ${clean.status === "errored" ? "failed" : "did not finish"})`,
-  );
-}
-
-/** Takes the snapshot (or waits for the one asked for by an earlier run) and finds it listed. */
-async function takeSnapshot({ ctx, digitalocean, state, step }: Hibernation, droplet: Droplet): Promise<Snapshot> {
-  let pending = state.snapshot?.dropletId === droplet.id ? state.snapshot : undefined;
-  if (!pending) {
-    const name = snapshotName(ctx.clock.now());
-    const action = await digitalocean.action(droplet.id, "snapshot", { name });
-    pending = { dropletId: droplet.id, name, actionId: action.id };
-    state.snapshot = pending;
-    writeLocalState(ctx, state);
-  }
-  const limit = timeouts(ctx).snapshotMs;
-  const done = await digitalocean.waitAction(pending.actionId, limit, Math.max(pollMs(ctx), 1));
-  if (done.status !== "completed") {
-    if (done.status === "errored") {
-      delete state.snapshot;
-      writeLocalState(ctx, state);
-    }
-    throw new JobError(
-      `the snapshot ${pending.name} ${done.status === "errored" ? "failed" : `did not finish in ${formatDuration(limit)}`}`,
-      {
-        hint: `the droplet ${droplet.name} was kept (powered off): run hibernate again${done.status === "errored" ? " to take a new snapshot" : " to keep waiting"}, or power it on from the control panel`,
-      },
-    );
-  }
-  const listed = (await digitalocean.snapshots()).find(
-    (s) => s.name === pending.name && s.resource_id === String(droplet.id),
-  );
-  if (!listed) {
-    throw new JobError(`the snapshot ${pending.name} finished but is not listed`, {
-      hint: `the droplet ${droplet.name} was kept; look at Images → Snapshots in the control panel before anything else`,
-    });
-  }
-  step.done(`Snapshot ${listed.name} taken (${listed.size_gigabytes} GB)`);
-  return listed;
-}
-
-/** Destroys the droplet, once its snapshot is seen listed again and the operator agreed. */
-async function destroy(
-  { ctx, digitalocean, step }: Hibernation,
-  droplet: Droplet,
-  snapshot: Snapshot,
-  yes: boolean,
-): Promise<string> {
-  // The rule of this tool: never destroy a droplet unless a completed snapshot of it is listed. Checked once more.
-  const listed = (await digitalocean.snapshots()).some(
-    (s) => s.id === snapshot.id && s.resource_id === String(droplet.id),
-  );
-  if (!listed)
-    throw new JobError(`the snapshot ${snapshot.name} is not listed any more`, { hint: "nothing was destroyed" });
-  await confirm(
-    ctx,
-    yes,
-    `Destroy droplet ${droplet.name} (${publicIpv4(droplet) ?? "no address"})? Snapshot ${snapshot.name} is listed.`,
-  );
-  await digitalocean.deleteDroplet(droplet.id);
-  step.done(`Destroyed droplet ${droplet.name}`);
-  return `droplet ${droplet.name} destroyed, snapshot ${snapshot.name} kept`;
 }
