@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -143,6 +144,55 @@ describe("the VM and the Worker", () => {
     expect(await status()).toMatch(/^💤 Hibernated since <t:\d+:R>\. Asleep it costs \$\d+\.\d\d a month/);
     await channel.waitForMessages(1, 10_000);
     expect(channel.messages.map((m) => m.body.embeds[0].title)).toContain("Server hibernating");
+  });
+
+  it("does not stop the game for a /stop without force when someone joined since", async () => {
+    await runTool(IDLE_MONITOR, ["--once"], { env }); // a heartbeat: nobody online
+    const stop = await app.command(`${worker.url}/interactions`, { name: "stop", roles: [app.roles.admin] });
+    expect(stop.body?.data?.content).toMatch(
+      /^Asked the VM to hibernate.* If someone is playing by then, it does not\.$/,
+    );
+    const steve = await game.join("Steve");
+    try {
+      const state = join(env.MCOPS_STATE_DIR as string, "idle-monitor.json");
+      writeFileSync(state, JSON.stringify({ ...JSON.parse(readFileSync(state, "utf8")), heartbeatAt: 0 }));
+      const run = await runTool(IDLE_MONITOR, ["--once"], { env });
+      expect(run.code, run.stderr).toBe(0);
+      expect(panel.signals()).toEqual([]);
+      expect(existsSync(calls)).toBe(false);
+      expect(readFileSync(join(dir.path, "log", "mc-idle-monitor.log"), "utf8")).toMatch(
+        /INFO \/stop asked to hibernate, but 1 player is online now: not hibernating/,
+      );
+    } finally {
+      await steve.leave();
+    }
+  });
+
+  it("asks a Worker that refuses at most once per 30 minutes: one stop, one backup, not one per poll", async () => {
+    const refusing = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        const hibernate = req.url === "/vm/hibernate";
+        res.writeHead(hibernate ? 503 : 200, { "content-type": "application/json" });
+        res.end(hibernate ? '{"error":"down"}' : '{"hibernate":false,"start":false}');
+      });
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", () => resolve()));
+    try {
+      const now = Date.now();
+      const state = { lastActivity: now - 3 * 3600_000, idleSince: now - 2 * 3600_000, lastBackupOk: now - 3600_000 };
+      mkdirSync(env.MCOPS_STATE_DIR as string, { recursive: true });
+      writeFileSync(join(env.MCOPS_STATE_DIR as string, "idle-monitor.json"), JSON.stringify(state));
+      const port = (refusing.address() as { port: number }).port;
+      backupEnv({ IDLE_HIBERNATE_AFTER: "1h", WORKER_URL: `http://127.0.0.1:${port}` });
+      const runs = [];
+      for (let i = 0; i < 3; i++) runs.push(await runTool(IDLE_MONITOR, ["--once"], { env }));
+      expect(runs[0]?.stderr).toBe('idle-monitor: hibernation: the Worker answered 503 {"error":"down"}\n');
+      expect(readFileSync(calls, "utf8")).toBe("backup\n");
+      expect(panel.signals()).toEqual(["stop"]);
+    } finally {
+      refusing.close();
+    }
   });
 
   it("says in one line that IDLE_HIBERNATE_AFTER needs the Worker, and that the secret is too short (exit 78)", async () => {

@@ -141,7 +141,9 @@ describe("discord-control Worker: who may ask", () => {
     expect((await fromVm("/vm/heartbeat", { serverState: "running", players: ["Steve"] })).body.hibernate).toBe(false);
     const forced = await discord.command(endpoint, { name: "stop", roles: admin, options: { force: true } });
     expect(forced.body?.data?.content).toMatch(/^Asked the VM to hibernate/);
-    expect((await fromVm("/vm/heartbeat", { serverState: "running", players: [] })).body.hibernate).toBe(true);
+    expect((await fromVm("/vm/heartbeat", { serverState: "running", players: [] })).body.hibernate).toEqual({
+      force: true,
+    });
   });
 });
 
@@ -246,7 +248,9 @@ describe("discord-control Worker: hibernation asked by the VM", () => {
     await runningVm();
     await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
     const stop = await discord.command(endpoint, { name: "stop", roles: [discord.roles.admin] });
-    expect((await fromVm("/vm/heartbeat", { serverState: "offline", players: [] })).body.hibernate).toBe(true);
+    expect((await fromVm("/vm/heartbeat", { serverState: "offline", players: [] })).body.hibernate).toEqual({
+      force: false,
+    });
     expect(await fromVm("/vm/hibernate", { players: 0 })).toMatchObject({ status: 202 });
     await waitUntil(() => /^💤 Hibernated in/.test(discord.reply(stop.token) ?? ""), "the hibernation's end", 60_000);
     expect(digitalocean.droplets()).toEqual([]);

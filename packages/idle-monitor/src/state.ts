@@ -39,6 +39,8 @@ export function readState(file: string): IdleState {
       health:
         typeof value.health === "object" && value.health !== null ? (value.health as IdleState["health"]) : undefined,
       memoryAlert: time("memoryAlert"),
+      heartbeatAt: time("heartbeatAt"),
+      hibernateAsked: time("hibernateAsked"),
       disks: diskAlerts(value.disks),
     };
   } catch {

@@ -56,7 +56,7 @@ export async function talkToWorker(
   }
   if (state.heartbeatAt !== undefined && now - state.heartbeatAt < link.heartbeatMs) return;
   state.heartbeatAt = now;
-  let answer: { hibernate?: unknown; start?: unknown };
+  let answer: { hibernate?: { force?: unknown } | false; start?: unknown };
   try {
     const response = await send(
       link,
@@ -80,7 +80,17 @@ export async function talkToWorker(
     return;
   }
   if (answer.start === true && observation.state === "offline") await startGame(actor);
-  if (answer.hibernate === true) await hibernate(actor, link, "asked with /stop in Discord", now);
+  const stop = answer.hibernate;
+  if (stop && typeof stop === "object") {
+    const online = observation.players ?? 0;
+    // Someone joined since the /stop: only a forced one goes on.
+    if (online > 0 && stop.force !== true) {
+      logger.info(
+        `/stop asked to hibernate, but ${online} player${online === 1 ? " is" : "s are"} online now: not hibernating`,
+      );
+    } else
+      await hibernate(actor, link, "asked with /stop in Discord", now, { players: online, force: stop.force === true });
+  }
 }
 
 /** A `/start` waits for the game: it is started through the panel. */
@@ -94,9 +104,17 @@ async function startGame(actor: Actor): Promise<void> {
 }
 
 /** The game stopped, a last backup, then the signed request: nothing is asked when either fails. */
-async function hibernate(actor: Actor, link: WorkerSettings, why: string, now: number): Promise<void> {
+async function hibernate(
+  actor: Actor,
+  link: WorkerSettings,
+  why: string,
+  now: number,
+  asked: { players: number; force: boolean } = { players: 0, force: false },
+): Promise<void> {
   const { ctx, state, logger, panel, settings } = actor;
   if (state.hibernateAsked !== undefined && now - state.hibernateAsked < HIBERNATE_AGAIN_MS) return;
+  // Once per HIBERNATE_AGAIN_MS whatever comes of it: a Worker that refuses is not asked (nor a backup run) every poll.
+  state.hibernateAsked = now;
   logger.info(`hibernating: ${why}; stopping the game, backing up, then asking the Worker`);
   try {
     if ((await panel.resources()).state !== "offline") {
@@ -117,7 +135,7 @@ async function hibernate(actor: Actor, link: WorkerSettings, why: string, now: n
   }
   state.lastBackupOk = ctx.clock.now();
   try {
-    const response = await send(link, "/vm/hibernate", { players: 0, reason: why }, ctx.clock.now());
+    const response = await send(link, "/vm/hibernate", { ...asked, reason: why }, ctx.clock.now());
     if (response.status !== 202) {
       actor.fail(`hibernation: the Worker answered ${response.status} ${(await response.text()).slice(0, 200)}`);
       return;
@@ -126,7 +144,6 @@ async function hibernate(actor: Actor, link: WorkerSettings, why: string, now: n
     actor.fail(`hibernation: the Worker did not answer: ${(error as Error).message}`);
     return;
   }
-  state.hibernateAsked = now;
   logger.info("hibernation asked: the Worker snapshots and destroys the VM");
   await actor.notifier.send({
     title: "Server hibernating",

@@ -24,6 +24,8 @@ export interface Heartbeat {
 }
 
 type Run = ({ kind: "revive"; revive: ReviveRun } | { kind: "hibernate"; hibernate: HibernateRun }) & {
+  /** When it began: which run a step belongs to. */
+  startedAt: number;
   /** Errors in a row: the next try waits longer. */
   failures: number;
   lastError?: string | undefined;
@@ -39,7 +41,9 @@ export interface ControlState {
   lastVmAt: number;
   heartbeat?: Heartbeat | undefined;
   hibernated?: { since: number; snapshotGb?: number | undefined; droplet?: RememberedDroplet | undefined } | undefined;
-  stopAsked?: { at: number; by: string } | undefined;
+  stopAsked?: { at: number; by: string; force: boolean } | undefined;
+  /** A /start came during a hibernation: a revive begins when it ends. */
+  wakeAfter?: boolean | undefined;
   run?: Run | undefined;
   /** Interaction replies that follow the run: edited as each step ends (Discord keeps a token 15 minutes). */
   replies: Array<{ token: string; since: number; shown?: string | undefined }>;
@@ -54,11 +58,19 @@ const REPLY_MS = 14 * 60_000;
 /** After an error, the next try: 15 s, doubling, at most 5 minutes. */
 const RETRY_MS = 15_000;
 const MAX_RETRY_MS = 5 * 60_000;
+/** A /stop not acted on within this is forgotten (the VM asks at its next heartbeat, every 5 minutes). */
+const STOP_ASKED_MS = 15 * 60_000;
 /** Errors in a row after which a run gives up (about 15 minutes of tries at the real waits). */
 const MAX_FAILURES = 6;
 /** DigitalOcean's price of snapshot storage, USD per GB-month. */
 const SNAPSHOT_PRICE_PER_GB = 0.06;
 
+/**
+ * How the object's state stays whole: a Durable Object may let other requests in while one waits on the network (a
+ * DigitalOcean call, a Discord edit, WebCrypto), but not while it waits on its own storage. So every handler does its
+ * network work first, then reads, changes and writes the state with nothing but storage in between; the alarm, whose
+ * step waits on the network, reads the state again after it and changes only what the step decided.
+ */
 export class ServerControl extends DurableObject<Env> {
   async #load(): Promise<ControlState> {
     return (await this.ctx.storage.get<ControlState>("state")) ?? { lastVmAt: 0, replies: [] };
@@ -73,18 +85,23 @@ export class ServerControl extends DurableObject<Env> {
     return describe(await this.#load(), Date.now());
   }
 
-  /** /start: the state when the server runs; else a revive begins (or is joined) and the reply follows it. */
+  /**
+   * /start: the state when the server runs; else a revive begins (or is joined) and the reply follows it. During a
+   * hibernation the reply follows it, and a revive begins as soon as it ends. It takes back a /stop not yet acted on.
+   */
   async start(token: string, user: string): Promise<{ deferred: true } | { deferred: false; content: string }> {
     const state = await this.#load();
     const now = Date.now();
+    state.stopAsked = undefined;
     const beat = fresh(state, now);
     if (!state.run && beat?.serverState === "running") {
+      await this.#save(state);
       return { deferred: false, content: `The server is already up. ${players(beat)}` };
     }
     state.replies = [...state.replies.filter((r) => now - r.since < REPLY_MS), { token, since: now }];
+    if (state.run?.kind === "hibernate") state.wakeAfter = true;
     if (!state.run) {
-      state.run = { kind: "revive", revive: newReviveRun(now), failures: 0 };
-      state.stopAsked = undefined;
+      state.run = newRun("revive", now);
       console.log(`revive asked by ${user}`);
       await this.ctx.storage.setAlarm(now);
     }
@@ -96,18 +113,19 @@ export class ServerControl extends DurableObject<Env> {
   async stop(token: string, user: string, force: boolean): Promise<string> {
     const state = await this.#load();
     const now = Date.now();
-    if (state.run) return "The server is waking up: use /stop once it is up.";
+    if (state.run) return `A ${state.run.kind} is under way: use /stop once it has ended.`;
     if (state.hibernated) return `The server is already hibernated (since ${relative(state.hibernated.since)}).`;
     const beat = fresh(state, now);
     if (!beat) return "No word from the VM for a while: it cannot be asked to hibernate. Is it up?";
     if (beat.online > 0 && !force) {
       return `${players(beat)} Type \`/stop force:true\` to hibernate it anyway.`;
     }
-    state.stopAsked = { at: now, by: user };
+    state.stopAsked = { at: now, by: user, force };
     // The reply follows the hibernation the VM will ask for.
     state.replies = [...state.replies.filter((r) => now - r.since < REPLY_MS), { token, since: now }];
     await this.#save(state);
-    return "Asked the VM to hibernate: at its next heartbeat (within 5 minutes) it stops the game, backs up, and is snapshotted and destroyed.";
+    const unless = force ? "" : " If someone is playing by then, it does not.";
+    return `Asked the VM to hibernate: at its next heartbeat (within 5 minutes) it stops the game, backs up, and is snapshotted and destroyed.${unless}`;
   }
 
   /** A signed request of the VM: a heartbeat (answered with what it is asked to do), or a hibernate request. */
@@ -125,30 +143,35 @@ export class ServerControl extends DurableObject<Env> {
     body: string,
     headers: { timestamp: string | null; signature: string | null },
   ): Promise<{ status: number; body: unknown }> {
-    const state = await this.#load();
     const now = Date.now();
+    // The signature and the clock first (WebCrypto lets other requests in); the replay check with the state after.
     const check = await verifyVmRequest(
       this.env.VM_SECRET,
       body,
       { get: (name) => (name.endsWith("timestamp") ? headers.timestamp : headers.signature) },
       now,
-      state.lastVmAt,
+      0,
     );
     if (!check.ok) return { status: 401, body: { error: check.reason } };
+    const state = await this.#load();
+    if (check.timestamp <= state.lastVmAt) return { status: 401, body: { error: "replayed" } };
     state.lastVmAt = check.timestamp;
-    if (kind === "hibernate") return this.#hibernate(state, body, now);
+    const answer = kind === "hibernate" ? await this.#hibernate(state, body, now) : this.#heartbeat(state, body, now);
+    await this.#save(state);
+    return answer;
+  }
+
+  #heartbeat(state: ControlState, body: string, now: number): { status: number; body: unknown } {
     const beat = readHeartbeat(body, now);
-    if (!beat) {
-      await this.#save(state);
-      return { status: 400, body: { error: "not a heartbeat" } };
-    }
+    if (!beat) return { status: 400, body: { error: "not a heartbeat" } };
     state.heartbeat = beat;
     state.hibernated = undefined;
-    await this.#save(state);
+    const stop = state.stopAsked && now - state.stopAsked.at < STOP_ASKED_MS ? state.stopAsked : undefined;
+    if (!stop) state.stopAsked = undefined;
     return {
       status: 200,
       body: {
-        hibernate: state.stopAsked !== undefined,
+        hibernate: stop ? { force: stop.force } : false,
         start: state.run?.kind === "revive" && state.run.revive.phase === "game",
       },
     };
@@ -156,110 +179,136 @@ export class ServerControl extends DurableObject<Env> {
 
   /** The VM stopped the game and backed up: it asks to be snapshotted and destroyed. */
   async #hibernate(state: ControlState, body: string, now: number): Promise<{ status: number; body: unknown }> {
-    let players = 0;
+    let asked: { players?: unknown; force?: unknown };
     try {
-      const value = JSON.parse(body) as { players?: unknown };
-      players = typeof value.players === "number" ? value.players : 0;
+      asked = JSON.parse(body) as typeof asked;
     } catch {
-      await this.#save(state);
       return { status: 400, body: { error: "not JSON" } };
     }
-    if (state.run) {
-      await this.#save(state);
-      return { status: 409, body: { error: `a ${state.run.kind} is under way` } };
-    }
-    if (players > 0) {
-      await this.#save(state);
-      return { status: 409, body: { error: `${players} players online` } };
-    }
-    state.run = { kind: "hibernate", hibernate: newHibernateRun(now), failures: 0 };
+    const online = typeof asked?.players === "number" ? asked.players : 0;
+    if (state.run) return { status: 409, body: { error: `a ${state.run.kind} is under way` } };
+    if (online > 0 && asked.force !== true) return { status: 409, body: { error: `${online} players online` } };
+    state.run = newRun("hibernate", now);
     state.stopAsked = undefined;
     await this.ctx.storage.setAlarm(now);
-    await this.#save(state);
     return { status: 202, body: { hibernating: true } };
   }
 
   /** One step of the run under way; then the replies that follow it are edited. */
   override async alarm(): Promise<void> {
-    const state = await this.#load();
-    const run = state.run;
+    const before = await this.#load();
+    const run = before.run;
     if (!run) return;
     console.log(`${run.kind} step: ${stepsOf(run).phase}`);
-    let waitMs: number | undefined;
+    let outcome: Outcome;
     try {
-      waitMs = await this.#step(state, run);
-      run.failures = 0;
-      run.lastError = undefined;
+      outcome = await this.#step(run, before.hibernated?.droplet);
     } catch (error) {
-      const message = (error as Error).message;
-      run.failures++;
-      run.lastError = message;
-      console.log(`${run.kind} step failed (${run.failures}): ${message}`);
-      if (run.failures >= MAX_FAILURES) {
-        // Given up: said in the replies and /status; a new /start (or the VM's next request) begins again.
-        const what = run.kind === "revive" ? "Could not wake the server up" : "Could not hibernate the server";
-        state.lastRun = {
-          ok: false,
-          at: Date.now(),
-          text: `${what}: ${message.slice(0, 500)} (${run.failures} tries).`,
-        };
-        state.run = undefined;
-      } else {
-        waitMs = Math.min(Number(this.env.RETRY_MS ?? RETRY_MS) * 2 ** (run.failures - 1), MAX_RETRY_MS);
-      }
+      outcome = this.#failed(run, (error as Error).message);
     }
-    if (waitMs !== undefined) await this.ctx.storage.setAlarm(Date.now() + waitMs);
+    // What came in meanwhile (a heartbeat, a /start joining, a wake after hibernation) is kept.
+    const state = await this.#load();
+    if (state.run?.startedAt !== run.startedAt) return;
+    Object.assign(state, outcome.changes);
+    state.run = outcome.run;
+    if (!outcome.run && state.wakeAfter) {
+      state.wakeAfter = undefined;
+      state.run = newRun("revive", Date.now());
+      outcome.waitMs = 0;
+    }
+    if (state.run) await this.ctx.storage.setAlarm(Date.now() + (outcome.waitMs ?? 0));
     await this.#save(state);
-    await this.#follow(state);
+    await this.#follow();
   }
 
-  /** One step of the run; undefined when it has ended (and the state says how). */
-  async #step(state: ControlState, run: Run): Promise<number | undefined> {
+  /** A step that threw: tried again later, or given up after MAX_FAILURES in a row. */
+  #failed(run: Run, message: string): Outcome {
+    const failures = run.failures + 1;
+    console.log(`${run.kind} step failed (${failures}): ${message}`);
+    if (failures < MAX_FAILURES) {
+      const waitMs = Math.min(Number(this.env.RETRY_MS ?? RETRY_MS) * 2 ** (failures - 1), MAX_RETRY_MS);
+      return { run: { ...run, failures, lastError: message }, waitMs, changes: {} };
+    }
+    // Given up: said in the replies and /status; a new /start (or the VM's next request) begins again.
+    const what = run.kind === "revive" ? "Could not wake the server up" : "Could not hibernate the server";
+    const text = `${what}: ${message.slice(0, 500)} (${failures} tries).`;
+    return { run: undefined, changes: { lastRun: { ok: false, at: Date.now(), text } } };
+  }
+
+  /** One step of the run: the run as it is after it, and what the state learns when it ends. */
+  async #step(run: Run, remembered: RememberedDroplet | undefined): Promise<Outcome> {
     const now = () => Date.now();
     if (run.kind === "revive") {
-      const step = await reviveStep(run.revive, reviveDeps(this.env, state.hibernated?.droplet));
-      run.revive = step.run;
-      if (step.waitMs !== undefined) return step.waitMs;
+      const step = await reviveStep(run.revive, reviveDeps(this.env, remembered));
+      if (step.waitMs !== undefined)
+        return {
+          run: { ...run, revive: step.run, failures: 0, lastError: undefined },
+          waitMs: step.waitMs,
+          changes: {},
+        };
       const took = formatSeconds(now() - run.revive.startedAt);
-      state.lastRun = { ok: true, at: now(), text: `Server is up at ${hostOf(this.env.SERVER_ADDR)} (${took})` };
-      state.run = undefined;
-      state.hibernated = undefined;
-      return undefined;
+      const text = `Server is up at ${hostOf(this.env.SERVER_ADDR)} (${took})`;
+      return { run: undefined, changes: { lastRun: { ok: true, at: now(), text }, hibernated: undefined } };
     }
     const step = await hibernateStep(run.hibernate, hibernateDeps(this.env));
-    run.hibernate = step.run;
-    if (step.waitMs !== undefined) return step.waitMs;
-    const h = run.hibernate;
-    state.run = undefined;
-    if (h.aborted) {
-      state.lastRun = { ok: false, at: now(), text: `Not hibernated: ${h.aborted}.` };
-      return undefined;
-    }
+    if (step.waitMs !== undefined)
+      return {
+        run: { ...run, hibernate: step.run, failures: 0, lastError: undefined },
+        waitMs: step.waitMs,
+        changes: {},
+      };
+    const h = step.run;
+    if (h.aborted)
+      return { run: undefined, changes: { lastRun: { ok: false, at: now(), text: `Not hibernated: ${h.aborted}.` } } };
     const gb = h.snapshot?.sizeGb;
-    state.hibernated = { since: now(), snapshotGb: gb, droplet: h.droplet };
-    state.heartbeat = undefined;
-    const cost = gb === undefined ? "" : `; asleep it costs ${(gb * SNAPSHOT_PRICE_PER_GB).toFixed(2)} a month`;
-    state.lastRun = {
-      ok: true,
-      at: now(),
-      text: `💤 Hibernated in ${formatSeconds(now() - h.startedAt)}: snapshot ${h.snapshot?.name}${cost}. Type /start to wake it.`,
+    const cost = gb === undefined ? "" : `; asleep it costs $${(gb * SNAPSHOT_PRICE_PER_GB).toFixed(2)} a month`;
+    const text = `💤 Hibernated in ${formatSeconds(now() - h.startedAt)}: snapshot ${h.snapshot?.name}${cost}. Type /start to wake it.`;
+    return {
+      run: undefined,
+      changes: {
+        hibernated: { since: now(), snapshotGb: gb, droplet: h.droplet },
+        heartbeat: undefined,
+        lastRun: { ok: true, at: now(), text },
+      },
     };
-    return undefined;
   }
 
-  /** Edits each following reply to the run's progress (only when it changed). */
-  async #follow(state: ControlState): Promise<void> {
+  /**
+   * Edits each following reply to the run's progress (only when it changed); then, with the state read again, notes
+   * what each shows and forgets those that ended, keeping replies that joined meanwhile.
+   */
+  async #follow(): Promise<void> {
+    const state = await this.#load();
     const now = Date.now();
     const text = progress(state, now);
-    const keep: ControlState["replies"] = [];
+    const results = new Map<string, boolean>();
     for (const reply of state.replies) {
-      if (now - reply.since >= REPLY_MS) continue;
-      if (reply.shown !== text && !(await editReply(this.env, reply.token, text).catch(() => false))) continue;
-      if (state.run) keep.push({ ...reply, shown: text });
+      if (now - reply.since >= REPLY_MS) results.set(reply.token, false);
+      else if (reply.shown !== text)
+        results.set(reply.token, await editReply(this.env, reply.token, text).catch(() => false));
     }
-    state.replies = keep;
-    await this.#save(state);
+    const after = await this.#load();
+    after.replies = after.replies.flatMap((reply) => {
+      const edited = results.get(reply.token);
+      if (edited === undefined) return [reply];
+      // A reply stops following once it shows the end, or once Discord refused it (expired).
+      return edited && after.run ? [{ ...reply, shown: text }] : [];
+    });
+    await this.#save(after);
   }
+}
+
+/** What a step decided: the run after it (undefined: ended), when to look again, and what the state learns. */
+interface Outcome {
+  run: Run | undefined;
+  waitMs?: number | undefined;
+  changes: Partial<Pick<ControlState, "lastRun" | "hibernated" | "heartbeat">>;
+}
+
+function newRun(kind: "revive" | "hibernate", now: number): Run {
+  return kind === "revive"
+    ? { kind, revive: newReviveRun(now), failures: 0, startedAt: now }
+    : { kind, hibernate: newHibernateRun(now), failures: 0, startedAt: now };
 }
 
 function fresh(state: ControlState, now: number): Heartbeat | undefined {
@@ -269,7 +318,10 @@ function fresh(state: ControlState, now: number): Heartbeat | undefined {
 
 function players(beat: Heartbeat): string {
   if (beat.online === 0) return "Nobody is online.";
-  const names = beat.players.length ? `: ${beat.players.map(escapeMarkdown).join(", ")}` : "";
+  // At most 20 names: a reply has 2000 characters.
+  const shown = beat.players.slice(0, 20).map(escapeMarkdown).join(", ");
+  const more = beat.players.length > 20 ? ` and ${beat.online - 20} more` : "";
+  const names = beat.players.length ? `: ${shown}${more}` : "";
   return `${beat.online} player${beat.online === 1 ? "" : "s"} online${names}.`;
 }
 

@@ -109,7 +109,11 @@ export function json(body: unknown, status = 200): Response {
 export function reply(content: string, options: { private?: boolean } = {}): Response {
   return json({
     type: MESSAGE,
-    data: { content, allowed_mentions: { parse: [] }, ...(options.private ? { flags: EPHEMERAL } : {}) },
+    data: {
+      content: content.slice(0, 2000),
+      allowed_mentions: { parse: [] },
+      ...(options.private ? { flags: EPHEMERAL } : {}),
+    },
   });
 }
 

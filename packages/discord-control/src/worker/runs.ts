@@ -91,8 +91,17 @@ export function hibernateDeps(env: Env): HibernateDeps {
     digitalocean,
     find: { DROPLET_NAME: env.DROPLET_NAME, DROPLET_TAG: env.DROPLET_TAG },
     players: async (ip) => (await pingFromWorker(gameAddress(ip)))?.online,
-    keep: Number(env.KEEP_SNAPSHOTS ?? 2),
+    keep: keepSnapshots(env.KEEP_SNAPSHOTS),
     now: () => Date.now(),
     pollMs: Number(env.POLL_MS ?? 5000),
   };
+}
+
+/** KEEP_SNAPSHOTS: a whole number of 1 or more; anything else keeps 2 (a setting that does not parse deletes nothing). */
+export function keepSnapshots(value: string | undefined): number {
+  const keep = Number(value);
+  if (value !== undefined && value.trim() !== "" && Number.isInteger(keep) && keep >= 1) return keep;
+  if (value !== undefined)
+    console.log(`KEEP_SNAPSHOTS=${JSON.stringify(value)} is not a number of snapshots of 1 or more: keeping 2`);
+  return 2;
 }

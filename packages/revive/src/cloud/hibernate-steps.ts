@@ -171,10 +171,11 @@ async function shutdownStep(run: HibernateRun, deps: HibernateDeps): Promise<Hib
 /** Waits for the clean shutdown; when it fails or does not finish, powers the droplet off. */
 async function offStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
   const droplet = await deps.digitalocean.droplet(run.droplet?.id as number);
-  if (!droplet)
-    throw new JobError(`droplet ${run.droplet?.name} is gone before its snapshot`, {
-      hint: "look at the DigitalOcean control panel",
-    });
+  if (!droplet) {
+    // Destroyed by hand meanwhile: nothing left to hibernate; the run ends, said as such.
+    const why = `droplet ${run.droplet?.name} is gone before its snapshot: nothing to hibernate`;
+    return { run: { ...run, phase: "done", aborted: why }, waitMs: undefined };
+  }
   if (droplet.status === "off") {
     const how = run.poweredOff
       ? `Powered ${droplet.name} off (the clean shutdown ${run.poweredOff})`
@@ -251,6 +252,9 @@ async function destroyStep(run: HibernateRun, deps: HibernateDeps): Promise<Hibe
 }
 
 async function pruneStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
+  if (!(Number.isInteger(deps.keep) && deps.keep >= 1)) {
+    throw new JobError(`keep ${deps.keep} snapshots? nothing deleted`, { hint: "give a whole number of 1 or more" });
+  }
   const old = mcopsSnapshots(await deps.digitalocean.snapshots())
     .filter((s) => s.id !== run.snapshot?.id)
     .slice(Math.max(0, deps.keep - 1));

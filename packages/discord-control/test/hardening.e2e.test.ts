@@ -1,0 +1,285 @@
+import { createHmac } from "node:crypto";
+import { signVmRequest } from "@mcops/core/vm-signature";
+import {
+  type CloudflareStandIn,
+  type DigitalOceanStandIn,
+  type DiscordAppStandIn,
+  type GameServer,
+  startCloudflareStandIn,
+  startDigitalOceanStandIn,
+  startDiscordAppStandIn,
+  startGameServer,
+  waitUntil,
+} from "@mcops/testkit";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type RunningWorker, startWorker } from "./worker.ts";
+
+const PLAY = "play.example.co.uk";
+const PANEL = "panel.example.co.uk";
+const SECRET = "a test secret shared by the VM and the Worker";
+
+let discord: DiscordAppStandIn;
+let game: GameServer;
+let digitalocean: DigitalOceanStandIn | undefined;
+let cloudflare: CloudflareStandIn | undefined;
+let worker: RunningWorker | undefined;
+
+beforeAll(async () => {
+  discord = await startDiscordAppStandIn();
+  game = await startGameServer();
+});
+afterAll(async () => {
+  await game.close();
+  await discord.close();
+});
+afterEach(async () => {
+  await worker?.close();
+  await Promise.all([digitalocean?.close(), cloudflare?.close()]);
+  worker = undefined;
+});
+
+async function setUp(
+  opts: {
+    droplets?: Parameters<typeof startDigitalOceanStandIn>[0] extends infer O
+      ? O extends { droplets?: infer D }
+        ? D
+        : never
+      : never;
+    snapshots?: Array<{ name: string; sizeGigabytes?: number; region?: string; createdAt?: string }>;
+    vars?: Record<string, string>;
+    omit?: string[];
+  } = {},
+) {
+  digitalocean = await startDigitalOceanStandIn({
+    droplets: opts.droplets ?? [],
+    snapshots: opts.snapshots ?? [{ name: "mcops-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" }],
+    timings: { createMs: 300, powerOnMs: 100, shutdownMs: 100, snapshotMs: 200 },
+  });
+  cloudflare = await startCloudflareStandIn({
+    zones: [{ name: "example.co.uk" }],
+    records: [
+      { zone: "example.co.uk", name: PANEL, content: "198.51.100.20", proxied: true },
+      { zone: "example.co.uk", name: PLAY, content: "198.51.100.20", proxied: false },
+    ],
+  });
+  const vars: Record<string, string> = {
+    SERVER_ADDR: PLAY,
+    PANEL_URL: `https://${PANEL}`,
+    START_ROLE: discord.roles.start,
+    ADMIN_ROLE: discord.roles.admin,
+    GAME_ADDRESS: game.address,
+    POLL_MS: "100",
+    RETRY_MS: "300",
+    DISCORD_API_URL: discord.api,
+    DIGITALOCEAN_API_URL: digitalocean.url,
+    CLOUDFLARE_API_URL: cloudflare.url,
+    DISCORD_PUBLIC_KEY: discord.publicKey,
+    DISCORD_APPLICATION_ID: discord.applicationId,
+    VM_SECRET: SECRET,
+    DIGITALOCEAN_ACCESS_TOKEN: digitalocean.token,
+    CLOUDFLARE_API_TOKEN: cloudflare.token,
+    ...opts.vars,
+  };
+  for (const k of opts.omit ?? []) delete vars[k];
+  worker = await startWorker(vars);
+  return { endpoint: `${worker.url}/interactions`, url: worker.url };
+}
+
+async function fromVm(path: string, body: unknown, at = Date.now(), secret = SECRET) {
+  const text = JSON.stringify(body);
+  const headers = await signVmRequest(secret, text, at);
+  const response = await fetch(`${worker?.url}${path}`, { method: "POST", body: text, headers });
+  return { status: response.status, body: await response.text(), headers, text };
+}
+
+async function runningVm(): Promise<number> {
+  const response = await fetch(`${digitalocean?.url}/v2/droplets`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${digitalocean?.token}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      name: "mc",
+      region: "fra1",
+      size: "s-2vcpu-4gb",
+      image: "ubuntu-22-04-x64",
+      tags: ["mcops"],
+    }),
+  });
+  const { droplet } = (await response.json()) as { droplet: { id: number } };
+  await waitUntil(() => digitalocean?.droplets()[0]?.status === "active", "the VM to run", 10_000);
+  return droplet.id;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
+    await sleep(100);
+  }
+}
+const status = async (endpoint: string) =>
+  (await discord.command(endpoint, { name: "status" })).body?.data?.content ?? "";
+
+/**
+ * What an attack on the Worker found (races between a step and the requests that come in meanwhile, runs that never
+ * ended, settings that do not parse), each kept as a test of the behaviour that replaced it.
+ */
+describe("a VM secret that is not set", () => {
+  for (const [label, opts] of [
+    ["empty", { vars: { VM_SECRET: "" } }],
+    ["unset", { omit: ["VM_SECRET"] }],
+  ] as const) {
+    it(`refuses a request signed with the empty key (VM_SECRET ${label})`, async () => {
+      const { endpoint } = await setUp({ ...opts, omit: "omit" in opts ? [...opts.omit] : [] });
+      const text = JSON.stringify({ serverState: "running", players: [] });
+      const at = String(Date.now());
+      const sig = createHmac("sha256", Buffer.alloc(0)).update(`${at}.${text}`).digest("hex");
+      const response = await fetch(`${worker?.url}/vm/heartbeat`, {
+        method: "POST",
+        body: text,
+        headers: { "x-mcops-timestamp": at, "x-mcops-signature": sig },
+      });
+      // WebCrypto refuses a zero-length HMAC key: the Worker fails closed.
+      expect(response.status).not.toBe(200);
+      expect(await status(endpoint)).toMatch(/^❔ No word from the VM yet/);
+    });
+  }
+});
+
+describe("runs end", () => {
+  it("takes a failed snapshot again, and a /start during the hibernation wakes the server once it ends", async () => {
+    const { endpoint } = await setUp();
+    await runningVm();
+    digitalocean?.inject({ kind: "action-errors", actionType: "snapshot" });
+    expect((await fromVm("/vm/hibernate", { players: 0 })).status).toBe(202);
+    await waitFor(async () => /⚠️ the snapshot .* failed/.test(await status(endpoint)), "the snapshot error", 30_000);
+    const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    expect(start.body?.type).toBe(5);
+    await waitUntil(() => /^Server is up/.test(discord.reply(start.token) ?? ""), "the server up again", 60_000);
+    const snapshots = digitalocean?.actions().filter((a) => a.type === "snapshot");
+    expect(snapshots?.map((a) => a.status)).toEqual(["errored", "completed"]);
+    expect(digitalocean?.droplets()).toHaveLength(1);
+    expect(digitalocean?.droplets()[0]?.status).toBe("active");
+  });
+
+  it("ends a hibernation whose droplet was destroyed by hand; a /start meanwhile makes the VM again", async () => {
+    const { endpoint } = await setUp();
+    const id = await runningVm();
+    digitalocean?.inject({ kind: "action-hangs", actionType: "shutdown" });
+    expect((await fromVm("/vm/hibernate", { players: 0 })).status).toBe(202);
+    await waitFor(
+      async () => /Waiting for the VM to be off/.test(await status(endpoint)),
+      "the shutdown asked",
+      30_000,
+    );
+    const shutdown = digitalocean?.actions().find((a) => a.type === "shutdown");
+    digitalocean?.settleAction(shutdown?.id as number, "errored");
+    await fetch(`${digitalocean?.url}/v2/droplets/${id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${digitalocean?.token}` },
+    });
+    const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    await waitUntil(() => /^Server is up/.test(discord.reply(start.token) ?? ""), "the server up again", 60_000);
+    expect(digitalocean?.droplets()).toHaveLength(1);
+    expect(digitalocean?.droplets()[0]?.id).not.toBe(id);
+  });
+});
+
+describe("requests that come in while a step waits", () => {
+  it("keeps a /start and a heartbeat that arrive while the alarm waits on DigitalOcean; a replay stays refused", async () => {
+    const { endpoint } = await setUp();
+    digitalocean?.inject({ kind: "delay", ms: 3000, route: "POST /v2/droplets" });
+    const a = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    await waitUntil(
+      () => (digitalocean?.requests ?? []).some((r) => r.method === "POST" && r.path === "/v2/droplets"),
+      "the create under way",
+      20_000,
+    );
+    const b = await discord.command(endpoint, { name: "start", roles: [discord.roles.start], user: "alex" });
+    expect(b.body?.type).toBe(5);
+    const beat = await fromVm("/vm/heartbeat", { serverState: "offline", players: [] });
+    expect(beat.status).toBe(200);
+    await waitUntil(
+      () => [a, b].every((x) => /^Server is up/.test(discord.reply(x.token) ?? "")),
+      "both replies at the end",
+      60_000,
+    );
+    const replay = await fetch(`${worker?.url}/vm/heartbeat`, {
+      method: "POST",
+      body: beat.text,
+      headers: beat.headers,
+    });
+    expect(replay.status).toBe(401);
+  });
+
+  it("keeps a /start that arrives while the ended run's replies are being edited", async () => {
+    const { createServer } = await import("node:http");
+    // Discord slow to take the edits: the run has ended and its replies are still being edited.
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", async () => {
+        if (req.method === "PATCH") await sleep(2500);
+        const r = await fetch(`${discord.url}${req.url}`, {
+          method: req.method,
+          headers: { "content-type": "application/json" },
+          body: chunks.length ? Buffer.concat(chunks) : undefined,
+        });
+        res.writeHead(r.status, { "content-type": "application/json" });
+        res.end(await r.text());
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    const port = (proxy.address() as { port: number }).port;
+    try {
+      const { endpoint } = await setUp({ vars: { DISCORD_API_URL: `http://127.0.0.1:${port}/api/v10` } });
+      const a = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+      await waitFor(async () => !/^Waking/.test(await status(endpoint)), "the run's end", 30_000);
+      const b = await discord.command(endpoint, { name: "start", roles: [discord.roles.start], user: "alex" });
+      expect(b.body?.type).toBe(5);
+      await waitUntil(() => /^Server is up/.test(discord.reply(b.token) ?? ""), "B's reply at the end", 90_000);
+      expect(discord.reply(a.token)).toMatch(/^Server is up/);
+    } finally {
+      proxy.close();
+    }
+  }, 120_000);
+});
+
+describe("settings and state", () => {
+  it("keeps 2 snapshots when KEEP_SNAPSHOTS is not a number, and deletes no other", async () => {
+    const day = 86_400_000;
+    const { endpoint } = await setUp({
+      vars: { KEEP_SNAPSHOTS: "two" },
+      snapshots: [
+        { name: "mcops-2026-11-18-0300", region: "fra1", createdAt: new Date(Date.now() - 3 * day).toISOString() },
+        { name: "mcops-2026-11-19-0300", region: "fra1", createdAt: new Date(Date.now() - 2 * day).toISOString() },
+      ],
+    });
+    await runningVm();
+    expect((await fromVm("/vm/hibernate", { players: 0 })).status).toBe(202);
+    await waitFor(async () => /^💤/.test(await status(endpoint)), "hibernated", 30_000);
+    expect(digitalocean?.snapshots().map((x) => x.name)).toContain("mcops-2026-11-19-0300");
+    expect(digitalocean?.snapshots()).toHaveLength(2);
+    expect(worker?.output()).toContain('KEEP_SNAPSHOTS="two" is not a number of snapshots of 1 or more: keeping 2');
+  });
+
+  it("takes back a /stop when someone types /start while the server is up", async () => {
+    const { endpoint } = await setUp();
+    await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
+    const stop = await discord.command(endpoint, { name: "stop", roles: [discord.roles.admin] });
+    expect(stop.body?.data?.content).toMatch(/^Asked the VM/);
+    const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    expect(start.body?.data?.content).toMatch(/already up/);
+    const beat = await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
+    expect(JSON.parse(beat.body).hibernate).toBe(false);
+  });
+
+  it("keeps /status within Discord's 2000 characters however many play", async () => {
+    const { endpoint } = await setUp();
+    const names = Array.from({ length: 100 }, (_, i) => `_a_a_a_a_a_a_${String(i).padStart(3, "0")}`);
+    expect((await fromVm("/vm/heartbeat", { serverState: "running", players: names, online: 100 })).status).toBe(200);
+    const content = await status(endpoint);
+    expect(content.length).toBeLessThanOrEqual(2000);
+    expect(content).toMatch(/^🟢 Running\. 100 players online: .* and 80 more\./);
+  });
+});
