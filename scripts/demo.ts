@@ -30,7 +30,7 @@ import {
  * revive, the dashboard. Everything runs on 127.0.0.1 in a temporary directory;
  * nothing leaves the machine.
  */
-import { startWorker } from "../packages/discord-control/test/worker.ts";
+import { startWorker, workerVars } from "../packages/discord-control/test/worker.ts";
 
 /** packages/<tool>/dist/<tool>.mjs; hibernate is built by the revive package. */
 const bin = (tool: string) =>
@@ -545,22 +545,9 @@ async function discordControl(): Promise<void> {
     ],
   });
   const secret = randomBytes(32).toString("hex");
-  const worker = await startWorker({
-    SERVER_ADDR: "play.example.co.uk",
-    PANEL_URL: "https://panel.example.co.uk",
-    START_ROLE: app.roles.start,
-    ADMIN_ROLE: app.roles.admin,
-    GAME_ADDRESS: game.address,
-    POLL_MS: "400",
-    DISCORD_API_URL: app.api,
-    DIGITALOCEAN_API_URL: cloud.url,
-    CLOUDFLARE_API_URL: dns.url,
-    DISCORD_PUBLIC_KEY: app.publicKey,
-    DISCORD_APPLICATION_ID: app.applicationId,
-    VM_SECRET: secret,
-    DIGITALOCEAN_ACCESS_TOKEN: cloud.token,
-    CLOUDFLARE_API_TOKEN: dns.token,
-  });
+  const worker = await startWorker(
+    workerVars({ app, digitalocean: cloud, cloudflare: dns, gameAddress: game.address, secret }, { POLL_MS: "400" }),
+  );
   const endpoint = `${worker.url}/interactions`;
   const say = (who: string, text: string | undefined) => console.log(indent(`${who}: ${text ?? "(nothing)"}`, "    "));
   try {

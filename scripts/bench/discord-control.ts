@@ -8,7 +8,7 @@ import {
   startGameServer,
   waitUntil,
 } from "@mcops/testkit";
-import { type RunningWorker, startWorker } from "../../packages/discord-control/test/worker.ts";
+import { type RunningWorker, startWorker, workerVars } from "../../packages/discord-control/test/worker.ts";
 import { cpuMs } from "./lib.ts";
 
 /**
@@ -27,22 +27,9 @@ export async function benchDiscordControl(requests = 200): Promise<void> {
   });
   const cloudflare = await startCloudflareStandIn({ zones: [{ name: "example.co.uk" }] });
   const secret = "0123456789abcdef0123456789abcdef-bench";
-  const worker = await startWorker({
-    SERVER_ADDR: "play.example.co.uk",
-    PANEL_URL: "https://panel.example.co.uk",
-    START_ROLE: app.roles.start,
-    ADMIN_ROLE: app.roles.admin,
-    GAME_ADDRESS: game.address,
-    POLL_MS: "100",
-    DISCORD_API_URL: app.api,
-    DIGITALOCEAN_API_URL: digitalocean.url,
-    CLOUDFLARE_API_URL: cloudflare.url,
-    DISCORD_PUBLIC_KEY: app.publicKey,
-    DISCORD_APPLICATION_ID: app.applicationId,
-    VM_SECRET: secret,
-    DIGITALOCEAN_ACCESS_TOKEN: digitalocean.token,
-    CLOUDFLARE_API_TOKEN: cloudflare.token,
-  });
+  const worker = await startWorker(
+    workerVars({ app, digitalocean, cloudflare, gameAddress: game.address, secret }, { RETRY_MS: "15000" }),
+  );
   try {
     const pid = workerdPid();
     // First a whole revive (the VM is destroyed and no heartbeat says otherwise), one alarm per step.

@@ -12,7 +12,7 @@ import {
   waitUntil,
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RunningWorker, startWorker } from "./worker.ts";
+import { type RunningWorker, startWorker, workerVars } from "./worker.ts";
 
 const PLAY = "play.example.co.uk";
 const PANEL = "panel.example.co.uk";
@@ -62,24 +62,10 @@ async function setUp(
       { zone: "example.co.uk", name: PLAY, content: "198.51.100.20", proxied: false },
     ],
   });
-  const vars: Record<string, string> = {
-    SERVER_ADDR: PLAY,
-    PANEL_URL: `https://${PANEL}`,
-    START_ROLE: discord.roles.start,
-    ADMIN_ROLE: discord.roles.admin,
-    GAME_ADDRESS: game.address,
-    POLL_MS: "100",
-    RETRY_MS: "300",
-    DISCORD_API_URL: discord.api,
-    DIGITALOCEAN_API_URL: digitalocean.url,
-    CLOUDFLARE_API_URL: cloudflare.url,
-    DISCORD_PUBLIC_KEY: discord.publicKey,
-    DISCORD_APPLICATION_ID: discord.applicationId,
-    VM_SECRET: SECRET,
-    DIGITALOCEAN_ACCESS_TOKEN: digitalocean.token,
-    CLOUDFLARE_API_TOKEN: cloudflare.token,
-    ...opts.vars,
-  };
+  const vars = workerVars(
+    { app: discord, digitalocean, cloudflare, gameAddress: game.address, secret: SECRET },
+    opts.vars,
+  );
   for (const k of opts.omit ?? []) delete vars[k];
   worker = await startWorker(vars);
   return { endpoint: `${worker.url}/interactions`, url: worker.url };

@@ -22,7 +22,7 @@ import {
   waitUntil,
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type RunningWorker, startWorker } from "./worker.ts";
+import { type RunningWorker, startWorker, workerVars } from "./worker.ts";
 
 /**
  * The VM's side as it runs: the built idle monitor (`--once`, its backup.env, its state file) talks to the Worker in
@@ -30,7 +30,6 @@ import { type RunningWorker, startWorker } from "./worker.ts";
  */
 const IDLE_MONITOR = fileURLToPath(new URL("../../idle-monitor/dist/idle-monitor.mjs", import.meta.url));
 const SECRET = "0123456789abcdef0123456789abcdef-test-only";
-const PLAY = "play.example.co.uk";
 
 let dir: TempDir;
 let app: DiscordAppStandIn;
@@ -52,23 +51,7 @@ beforeEach(async () => {
     timings: { shutdownMs: 100, snapshotMs: 200 },
   });
   cloudflare = await startCloudflareStandIn({ zones: [{ name: "example.co.uk" }] });
-  worker = await startWorker({
-    SERVER_ADDR: PLAY,
-    PANEL_URL: "https://panel.example.co.uk",
-    START_ROLE: app.roles.start,
-    ADMIN_ROLE: app.roles.admin,
-    GAME_ADDRESS: game.address,
-    POLL_MS: "100",
-    RETRY_MS: "300",
-    DISCORD_API_URL: app.api,
-    DIGITALOCEAN_API_URL: digitalocean.url,
-    CLOUDFLARE_API_URL: cloudflare.url,
-    DISCORD_PUBLIC_KEY: app.publicKey,
-    DISCORD_APPLICATION_ID: app.applicationId,
-    VM_SECRET: SECRET,
-    DIGITALOCEAN_ACCESS_TOKEN: digitalocean.token,
-    CLOUDFLARE_API_TOKEN: cloudflare.token,
-  });
+  worker = await startWorker(workerVars({ app, digitalocean, cloudflare, gameAddress: game.address, secret: SECRET }));
   env = toolEnv(dir.path);
   const etc = env.MCOPS_CONFIG_DIR as string;
   mkdirSync(etc, { recursive: true });

@@ -11,7 +11,7 @@ import {
   waitUntil,
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type RunningWorker, startWorker } from "./worker.ts";
+import { type RunningWorker, startWorker, workerVars } from "./worker.ts";
 
 /**
  * The Worker in workerd (wrangler dev), against the Discord application stand-in (which signs interactions with a
@@ -52,23 +52,9 @@ beforeEach(async () => {
       { zone: "example.co.uk", name: PLAY, content: OLD_IP, proxied: false },
     ],
   });
-  worker = await startWorker({
-    SERVER_ADDR: PLAY,
-    PANEL_URL: `https://${PANEL}`,
-    START_ROLE: discord.roles.start,
-    ADMIN_ROLE: discord.roles.admin,
-    GAME_ADDRESS: game.address,
-    POLL_MS: "100",
-    RETRY_MS: "300",
-    DISCORD_API_URL: discord.api,
-    DIGITALOCEAN_API_URL: digitalocean.url,
-    CLOUDFLARE_API_URL: cloudflare.url,
-    DISCORD_PUBLIC_KEY: discord.publicKey,
-    DISCORD_APPLICATION_ID: discord.applicationId,
-    VM_SECRET: SECRET,
-    DIGITALOCEAN_ACCESS_TOKEN: digitalocean.token,
-    CLOUDFLARE_API_TOKEN: cloudflare.token,
-  });
+  worker = await startWorker(
+    workerVars({ app: discord, digitalocean, cloudflare, gameAddress: game.address, secret: SECRET }),
+  );
   endpoint = `${worker.url}/interactions`;
 });
 

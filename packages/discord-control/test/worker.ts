@@ -63,3 +63,35 @@ export async function startWorker(vars: Record<string, string>): Promise<Running
   }
   return { url, output: () => text, close };
 }
+
+/** The stand-ins a Worker is pointed at in the tests, the benchmark and the demo. */
+export interface WorkerWorld {
+  app: { api: string; publicKey: string; applicationId: string; roles: { start: string; admin: string } };
+  digitalocean: { url: string; token: string };
+  cloudflare: { url: string; token: string };
+  /** The game, at the address every VM the stand-in makes answers on. */
+  gameAddress: string;
+  secret: string;
+}
+
+/** The Worker's settings and secrets for the stand-ins (play.example.co.uk, quick polls); `more` overrides. */
+export function workerVars(world: WorkerWorld, more: Record<string, string> = {}): Record<string, string> {
+  return {
+    SERVER_ADDR: "play.example.co.uk",
+    PANEL_URL: "https://panel.example.co.uk",
+    START_ROLE: world.app.roles.start,
+    ADMIN_ROLE: world.app.roles.admin,
+    GAME_ADDRESS: world.gameAddress,
+    POLL_MS: "100",
+    RETRY_MS: "300",
+    DISCORD_API_URL: world.app.api,
+    DIGITALOCEAN_API_URL: world.digitalocean.url,
+    CLOUDFLARE_API_URL: world.cloudflare.url,
+    DISCORD_PUBLIC_KEY: world.app.publicKey,
+    DISCORD_APPLICATION_ID: world.app.applicationId,
+    VM_SECRET: world.secret,
+    DIGITALOCEAN_ACCESS_TOKEN: world.digitalocean.token,
+    CLOUDFLARE_API_TOKEN: world.cloudflare.token,
+    ...more,
+  };
+}
