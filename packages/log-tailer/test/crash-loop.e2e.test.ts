@@ -186,6 +186,7 @@ describe("log-tailer: crash loops", () => {
     service = spawn(BIN, [], { env, stdio: ["ignore", "ignore", "inherit"] });
     await waitUntil(() => docker.followers === 1, "the service to follow Docker's events", 10_000);
     appendFileSync(log, started);
+    await discord.waitForMessages(1, 10_000); // the start is read before the kill comes
     docker.emit(uuid, "start");
     docker.oomKill(uuid, 3600);
     await discord.waitForMessages(2, 10_000);
