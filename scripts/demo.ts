@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomInt, randomUUID } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,7 +44,9 @@ const env = toolEnv(root, {
   RCLONE_CONFIG_GDRIVE_TYPE: "local",
 });
 
-const discord = await startDiscordStandIn();
+// Two webhooks in the channel: the second is the one the operator makes after the first is deleted (Part 2).
+const hook = () => ({ id: String(randomInt(1e8, 1e9)).repeat(2), token: randomBytes(51).toString("base64url") });
+const discord = await startDiscordStandIn({ webhooks: [hook(), hook()] });
 // Docker's event stream, on a socket in the demo's directory (what is /var/run/docker.sock on the VM).
 const docker = await startDockerStandIn({ dir: root });
 const uuid = randomUUID();
@@ -502,11 +504,13 @@ try {
     }
   }
 
-  await discordControl();
-
   heading("webhook: the webhook was deleted in Discord");
   discord.deleteWebhook(0);
   await run("webhook", ["Backup failed", "restic: wrong password", "error"]);
+  console.log("  \x1b[2m(the operator makes a new webhook in the channel and puts its address in webhook.env)\x1b[0m");
+  writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl(1)}\nPLAY_HOST=play.example.com\n`);
+
+  await discordControl();
 
   heading("summary");
   const statuses = new Map<number, number>();
