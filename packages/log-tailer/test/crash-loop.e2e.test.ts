@@ -265,7 +265,10 @@ describe("log-tailer: crash loops", () => {
     await discord.waitForMessages(1, 10_000);
     docker.oomKill(uuid);
     const tailerLog = () => readFileSync(join(root, "log", "mc-log-tailer.log"), "utf8");
-    await waitUntil(() => tailerLog().includes("right after the crash the log showed: that crash, already posted"), "the kill logged");
+    await waitUntil(
+      () => tailerLog().includes("right after the crash the log showed: that crash, already posted"),
+      "the kill logged",
+    );
     appendFileSync(log, started);
     await discord.waitForMessages(2, 10_000);
     expect(titles()).toEqual(["Server crashed: out of memory", "Server started"]);
