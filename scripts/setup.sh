@@ -36,6 +36,8 @@ command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 [ -x /usr/bin/python3 ] || missing+=(python3)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+# The certs tests make their certificates with openssl (the tool itself parses them with Node's crypto).
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # The deploy checks run logrotate -d on the shipped config (systemd-analyze comes with systemd).
 command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
 if [ ${#missing[@]} -gt 0 ]; then

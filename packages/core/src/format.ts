@@ -30,11 +30,12 @@ export function formatBytes(bytes: number): string {
   return `${unit === 0 ? value : value.toFixed(value < 10 ? 2 : 1)} ${units[unit]}`;
 }
 
-/** `2h`, `30m`, `90s`, `1m30s`, `300` (seconds) in milliseconds; undefined when it is not a duration. */
+/** `14d`, `2h`, `30m`, `90s`, `1m30s`, `300` (seconds) in milliseconds; undefined when it is not a duration. */
 export function durationMs(text: string): number | undefined {
-  const match = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s?)?$/.exec(text.trim());
-  if (!match || (!match[1] && !match[2] && !match[3])) return undefined;
-  return ((Number(match[1] ?? 0) * 60 + Number(match[2] ?? 0)) * 60 + Number(match[3] ?? 0)) * 1000;
+  const match = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s?)?$/.exec(text.trim());
+  if (!match || (!match[1] && !match[2] && !match[3] && !match[4])) return undefined;
+  const hours = Number(match[1] ?? 0) * 24 + Number(match[2] ?? 0);
+  return ((hours * 60 + Number(match[3] ?? 0)) * 60 + Number(match[4] ?? 0)) * 1000;
 }
 
 /** A duration given on the command line; a usage error (exit 2) when it is not one. */

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 /**
@@ -6,12 +6,14 @@ import { basename, dirname, join } from "node:path";
  * it, created with `mode` (never wider, whatever the umask), flushed to disk, renamed over the file, then the directory
  * flushed. A failure leaves the old file as it was and no temporary file behind.
  */
-export function writeFileAtomic(file: string, text: string, mode: number): void {
+export function writeFileAtomic(file: string, text: string, mode: number, options: { exactMode?: boolean } = {}): void {
   const dir = dirname(file);
   const tmp = join(dir, `.${basename(file)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`);
   const fd = openSync(tmp, "wx", mode);
   try {
     try {
+      // exactMode: that mode whatever the umask (a certificate others must read), set on the descriptor.
+      if (options.exactMode) fchmodSync(fd, mode);
       writeSync(fd, text);
       fsyncSync(fd);
     } finally {

@@ -15,9 +15,14 @@ export interface Gauge {
   value: number;
   /** Fixed decimals (3 for seconds with their milliseconds); integers are written as they are otherwise. */
   digits?: number;
+  /** More labels beside `server` (several gauges of one name, e.g. one per certificate). */
+  labels?: Record<string, string>;
 }
 
-/** A gauge's three lines: HELP, TYPE and the value with its `server` label. */
+/** A label's value as the text format takes it: quotes, backslashes and newlines replaced. */
+const labelValue = (value: string) => value.replaceAll(/["\\\n]/g, "_");
+
+/** A gauge's three lines: HELP, TYPE and the value with its `server` label (and its own). */
 export function gaugeLines(gauge: Gauge, serverId: string): string[] {
   const value =
     gauge.digits !== undefined
@@ -28,8 +33,15 @@ export function gaugeLines(gauge: Gauge, serverId: string): string[] {
   return [
     `# HELP ${gauge.name} ${gauge.help}`,
     `# TYPE ${gauge.name} gauge`,
-    `${gauge.name}{server="${serverId.replaceAll(/["\\\n]/g, "_")}"} ${value}`,
+    `${gauge.name}{${labels(gauge, serverId)}} ${value}`,
   ];
+}
+
+function labels(gauge: Gauge, serverId: string): string {
+  const all = { server: serverId, ...gauge.labels };
+  return Object.entries(all)
+    .map(([name, value]) => `${name}="${labelValue(value)}"`)
+    .join(",");
 }
 
 export interface TextfileOptions {
@@ -51,7 +63,14 @@ export function writeGauges(gauges: readonly Gauge[], options: TextfileOptions):
   const { dir, file, serverId, logger, keep = [] } = options;
   if (!dir) return;
   const path = join(dir, file);
-  const lines = gauges.flatMap((gauge) => gaugeLines(gauge, serverId));
+  // HELP and TYPE once per name: a second gauge of the same name (other labels) is its value line alone.
+  const seen = new Set<string>();
+  const lines = gauges.flatMap((gauge) => {
+    const all = gaugeLines(gauge, serverId);
+    if (seen.has(gauge.name)) return all.slice(2);
+    seen.add(gauge.name);
+    return all;
+  });
   const written = new Set(gauges.map((gauge) => gauge.name));
   lines.push(
     ...carriedOver(

@@ -20,6 +20,8 @@ describe("format", () => {
 
   it("reads durations and says sizes", () => {
     expect(durationMs("1m30s")).toBe(90_000);
+    expect(durationMs("14d")).toBe(14 * 86_400_000);
+    expect(durationMs("1d12h")).toBe(36 * 3_600_000);
     expect(durationMs("ten")).toBeUndefined();
     expect(formatBytes(1536)).toBe("1.50 KiB");
   });

@@ -43,6 +43,27 @@ describe("writeGauges", () => {
     expect(gaugeValue(text, "mcops_drill_chunks")).toBeUndefined();
   });
 
+  it("writes several gauges of one name with their own labels, HELP and TYPE once", () => {
+    const dir = tempDir();
+    const help = "Seconds until the certificate expires.";
+    writeGauges(
+      [
+        { name: "mcops_cert_expiry_seconds", help, value: 100, labels: { cert: "origin", name: "example.com" } },
+        { name: "mcops_cert_expiry_seconds", help, value: 7, labels: { cert: "wings", name: 'a"b\\c' } },
+      ],
+      { dir, file: "c.prom", serverId: "s", logger },
+    );
+    expect(readFileSync(join(dir, "c.prom"), "utf8")).toBe(
+      [
+        `# HELP mcops_cert_expiry_seconds ${help}`,
+        "# TYPE mcops_cert_expiry_seconds gauge",
+        'mcops_cert_expiry_seconds{server="s",cert="origin",name="example.com"} 100',
+        'mcops_cert_expiry_seconds{server="s",cert="wings",name="a_b_c"} 7',
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("keeps the named gauges of the previous file that this write does not carry", () => {
     const dir = tempDir();
     const options = { dir, file: "x.prom", serverId: "s", logger, keep: ["mcops_last_ok", "mcops_gone"] };

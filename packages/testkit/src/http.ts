@@ -420,10 +420,13 @@ export interface ToolRun {
 export function startTool(
   bin: string,
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; cwd?: string },
+  options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string | Buffer },
 ): { child: ChildProcess; done: Promise<ToolRun> } {
   const started = Date.now();
-  const child = spawn(bin, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  const stdin = options.input === undefined ? "ignore" : "pipe";
+  const child = spawn(bin, args, { cwd: options.cwd, env: options.env, stdio: [stdin, "pipe", "pipe"] });
+  // What a user pastes or pipes in: written whole, then the end of input.
+  if (options.input !== undefined) child.stdin?.end(options.input);
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (d) => (stdout += d));
@@ -439,7 +442,7 @@ export function startTool(
 export function runTool(
   bin: string,
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; cwd?: string },
+  options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string | Buffer },
 ): Promise<ToolRun> {
   return startTool(bin, args, options).done;
 }

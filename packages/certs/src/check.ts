@@ -1,0 +1,192 @@
+import { X509Certificate } from "node:crypto";
+import { closeSync, fstatSync, openSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { connect } from "node:tls";
+import {
+  durationSchema,
+  fromBackupEnv,
+  pickFields,
+  serverIdSchema,
+  setting,
+  textfileDirField,
+} from "@mcops/core/config";
+import { ExitCode } from "@mcops/core/errors";
+import { formatDuration } from "@mcops/core/format";
+import { toolLogger } from "@mcops/core/log";
+import { writeGauges } from "@mcops/core/textfile";
+import type { ToolContext } from "@mcops/core/tool";
+import { readRange } from "@mcops/core/volume";
+import * as z from "zod/mini";
+
+/**
+ * `certs check`: when the origin certificate and Wings' certificate expire, as lines and as Prometheus textfile
+ * gauges (`mcops_cert_expiry_seconds{cert,name}` in mcops_certs.prom); exit 1 when one expires within CERT_WARN
+ * (default 14 days), is expired, or cannot be read. Wings' certificate is the file its config names (`api.ssl.cert`
+ * in /etc/pterodactyl/config.yml), else the one it serves (`--wings host:port`, a TLS handshake).
+ */
+export const fields = {
+  CERT_WARN: setting(durationSchema, { default: "14d" }),
+  BACKUP_TEXTFILE_DIR: textfileDirField,
+  SERVER_ID: setting(z.optional(serverIdSchema)),
+};
+
+export interface CheckOptions {
+  sslDir: string;
+  /** Only this domain's origin certificate (default: every .crt in the directory). */
+  domain?: string | undefined;
+  wingsConfig: string;
+  /** host:port for a TLS handshake with Wings, when its config names no certificate file. */
+  wings?: string | undefined;
+}
+
+export interface Expiry {
+  cert: "origin" | "wings";
+  name: string;
+  /** Epoch ms; undefined when it could not be read (why in `error`). */
+  until?: number | undefined;
+  error?: string | undefined;
+}
+
+export async function runCheck(
+  ctx: Pick<ToolContext, "paths" | "env" | "stdout" | "stderr" | "clock">,
+  options: CheckOptions,
+): Promise<number> {
+  const settings = fromBackupEnv(pickFields(fields, ["CERT_WARN", "BACKUP_TEXTFILE_DIR", "SERVER_ID"]), {
+    paths: ctx.paths,
+    env: ctx.env,
+  });
+  const expiries = [...originExpiries(options), ...(await wingsExpiries(options))];
+  const now = ctx.clock.now();
+  let bad = false;
+  for (const e of expiries) {
+    const line = describe(e, now, settings.CERT_WARN);
+    bad ||= line.bad;
+    ctx.stdout.write(`${line.text}\n`);
+  }
+  if (expiries.length === 0) {
+    ctx.stdout.write(`no certificate found (${options.sslDir}, ${options.wingsConfig})\n`);
+    bad = true;
+  }
+  const logger = toolLogger({
+    logDir: ctx.paths.logDir,
+    file: "mc-certs.log",
+    stderr: ctx.stderr,
+    env: ctx.env,
+    clock: ctx.clock,
+  });
+  writeGauges(
+    expiries
+      .filter((e) => e.until !== undefined)
+      .map((e) => ({
+        name: "mcops_cert_expiry_seconds",
+        help: "Seconds until the certificate expires (negative: expired).",
+        value: Math.round(((e.until as number) - now) / 1000),
+        labels: { cert: e.cert, name: e.name },
+      })),
+    { dir: settings.BACKUP_TEXTFILE_DIR, file: "mcops_certs.prom", serverId: settings.SERVER_ID ?? "", logger },
+  );
+  return bad ? ExitCode.failed : ExitCode.ok;
+}
+
+function describe(e: Expiry, now: number, warnMs: number): { text: string; bad: boolean } {
+  const what = `${e.cert} ${e.name}`;
+  if (e.until === undefined) return { text: `${what}: cannot read it (${e.error})`, bad: true };
+  const day = new Date(e.until).toISOString().slice(0, 10);
+  const left = e.until - now;
+  if (left <= 0) return { text: `${what}: EXPIRED on ${day}`, bad: true };
+  const within = left < warnMs;
+  const days = Math.floor(left / 86_400_000);
+  const warn = within ? ` — within CERT_WARN (${formatDuration(warnMs)}): renew it` : "";
+  return { text: `${what}: valid until ${day} (${days} days)${warn}`, bad: within };
+}
+
+/** A small file of root's, read whole if it is a regular file of at most 1 MiB. */
+function readSmall(file: string): string {
+  const fd = openSync(file, "r");
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error("not a regular file");
+    return readRange(fd, 0, 1024 * 1024).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fileExpiry(cert: Expiry["cert"], name: string, file: string): Expiry {
+  try {
+    return { cert, name, until: Date.parse(new X509Certificate(readSmall(file)).validTo) };
+  } catch (error) {
+    return { cert, name, error: `${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+  }
+}
+
+function originExpiries(options: CheckOptions): Expiry[] {
+  let names: string[];
+  try {
+    names = options.domain ? [`${options.domain}.crt`] : readdirSync(options.sslDir).filter((n) => n.endsWith(".crt"));
+  } catch {
+    return options.domain ? [{ cert: "origin", name: options.domain, error: `${options.sslDir} cannot be read` }] : [];
+  }
+  return names.map((n) => fileExpiry("origin", n.replace(/\.crt$/, ""), join(options.sslDir, n)));
+}
+
+/** Wings' `api.ssl` as its config.yml writes it (enabled, cert), by indentation: only these two keys are read. */
+export function wingsCertFile(configText: string): string | undefined {
+  const lines = configText.split("\n");
+  const api = lines.findIndex((l) => /^api:\s*$/.test(l));
+  if (api < 0) return undefined;
+  let inSsl = false;
+  let enabled = false;
+  let cert: string | undefined;
+  for (const line of lines.slice(api + 1)) {
+    if (/^\S/.test(line)) break;
+    if (/^ {2}ssl:\s*$/.test(line)) inSsl = true;
+    else if (/^ {2}\S/.test(line)) inSsl = false;
+    else if (inSsl) {
+      const value = /^ {4}(enabled|cert):\s*"?([^"#\s]*)"?/.exec(line);
+      if (value?.[1] === "enabled") enabled = value[2] === "true";
+      if (value?.[1] === "cert") cert = value[2];
+    }
+  }
+  return enabled && cert ? cert : undefined;
+}
+
+async function wingsExpiries(options: CheckOptions): Promise<Expiry[]> {
+  let file: string | undefined;
+  try {
+    file = wingsCertFile(readSmall(options.wingsConfig));
+  } catch {
+    file = undefined;
+  }
+  if (file) return [fileExpiry("wings", file, file)];
+  if (!options.wings) return [];
+  return [await handshakeExpiry(options.wings)];
+}
+
+/** The certificate Wings serves, by a TLS handshake (not verified: only its date is read), within 10 s. */
+function handshakeExpiry(address: string): Promise<Expiry> {
+  const match = /^(.+?):(\d{1,5})$/.exec(address);
+  const host = match?.[1] ?? address;
+  const port = Number(match?.[2] ?? 8080);
+  return new Promise((resolve) => {
+    const socket = connect({
+      host,
+      port,
+      servername: /^[\d.]+$/.test(host) ? undefined : host,
+      rejectUnauthorized: false,
+    });
+    const done = (e: Expiry) => {
+      socket.destroy();
+      resolve(e);
+    };
+    socket.setTimeout(10_000, () => done({ cert: "wings", name: address, error: "no answer within 10 s" }));
+    socket.once("error", (error) => done({ cert: "wings", name: address, error: error.message }));
+    socket.once("secureConnect", () => {
+      const validTo = socket.getPeerCertificate().valid_to;
+      done(
+        validTo
+          ? { cert: "wings", name: address, until: Date.parse(validTo) }
+          : { cert: "wings", name: address, error: "no certificate" },
+      );
+    });
+  });
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+import { command, runTool } from "@mcops/core/cli";
+
+/** Where the CDN's origin certificates live (docs/system.md 5). */
+const SSL_DIR = "/etc/ssl/cloudflare";
+const WINGS_CONFIG = "/etc/pterodactyl/config.yml";
+
+await runTool({
+  name: "certs",
+  usage:
+    "$0 origin --domain DOMAIN [--cert FILE --key FILE] [--host HOST]\n$0 check [--domain DOMAIN] [--wings HOST:PORT]\n\nThe panel's origin certificate installed safely (pasted on standard input, or from files), and both certificates' expiry checked (docs/system.md 5).",
+  commands: [
+    command({
+      command: "origin",
+      describe: "check and install the CDN's origin certificate and key (pasted, or --cert/--key)",
+      options: (y) =>
+        y
+          .option("domain", { type: "string", demandOption: true, describe: "the zone, e.g. example.com" })
+          .option("cert", { type: "string", describe: "the certificate file (default: pasted on standard input)" })
+          .option("key", { type: "string", describe: "the private key file (default: pasted on standard input)" })
+          .option("host", { type: "string", describe: "the panel's host the certificate must cover (default: DOMAIN)" })
+          .option("ssl-dir", { type: "string", default: SSL_DIR, describe: "where the pair goes" })
+          .option("nginx-test", {
+            type: "string",
+            describe: 'the configuration test (default "nginx -t" when installed)',
+          }),
+      run: async (ctx, args) =>
+        (await import("./origin.ts")).runOrigin(ctx, {
+          domain: args.domain,
+          cert: args.cert,
+          key: args.key,
+          host: args.host,
+          sslDir: args.sslDir,
+          nginxTest: args.nginxTest,
+        }),
+    }),
+    command({
+      command: "check",
+      describe: "when the origin and Wings certificates expire (exit 1 within CERT_WARN)",
+      options: (y) =>
+        y
+          .option("domain", { type: "string", describe: "only this origin certificate (default: all in --ssl-dir)" })
+          .option("ssl-dir", { type: "string", default: SSL_DIR, describe: "where the origin certificates are" })
+          .option("wings-config", { type: "string", default: WINGS_CONFIG, describe: "Wings' config.yml" })
+          .option("wings", { type: "string", describe: "host:port to ask Wings' certificate of (TLS handshake)" }),
+      run: async (ctx, args) =>
+        (await import("./check.ts")).runCheck(ctx, {
+          sslDir: args.sslDir,
+          domain: args.domain,
+          wingsConfig: args.wingsConfig,
+          wings: args.wings,
+        }),
+    }),
+  ],
+});

@@ -1,0 +1,158 @@
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runTool, type TempDir, tempDir, toolEnv } from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+/**
+ * The built `certs origin`, with certificates and keys the test makes with Debian's openssl (in the test only): what
+ * an operator pastes from a browser on Windows is installed byte-clean, and every refusal leaves the files as they were.
+ */
+const BIN = fileURLToPath(new URL("../dist/certs.mjs", import.meta.url));
+let dir: TempDir;
+let ssl: string;
+let env: NodeJS.ProcessEnv;
+
+/** A self-signed certificate like Cloudflare's origin certificate, and its key, as PEM text. */
+function makePair(name: string, options: { days?: number; names?: string[] } = {}): { cert: string; key: string } {
+  const key = join(dir.path, `${name}.key`);
+  const cert = join(dir.path, `${name}.crt`);
+  const names = (options.names ?? ["*.example.com", "example.com"]).map((n) => `DNS:${n}`).join(",");
+  const csr = join(dir.path, `${name}.csr`);
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-new",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      csr,
+      "-subj",
+      "/O=CloudFlare, Inc./CN=CloudFlare Origin Certificate",
+    ],
+    { stdio: "ignore" },
+  );
+  const ext = join(dir.path, `${name}.ext`);
+  writeFileSync(ext, `subjectAltName=${names}\n`);
+  execFileSync(
+    "openssl",
+    ["x509", "-req", "-in", csr, "-signkey", key, "-days", String(options.days ?? 5475), "-extfile", ext, "-out", cert],
+    { stdio: "ignore" },
+  );
+  return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
+}
+
+/** What a browser on Windows gives: a byte-order mark, CRLF line ends, a trailing space here and there. */
+const windows = (text: string) => `\uFEFF${text.replace(/\n/g, " \r\n")}`;
+
+/** No nginx here: no configuration test unless a test gives its own stand-in. */
+const origin = (args: string[], input?: string) =>
+  runTool(
+    BIN,
+    [
+      "origin",
+      ...["--domain", "example.com", "--host", "panel.example.com", "--ssl-dir", ssl],
+      ...(args.includes("--nginx-test") ? [] : ["--nginx-test", ""]),
+      ...args,
+    ],
+    { env, input },
+  );
+
+/** The directory's files and their bytes, to compare before and after a refusal. */
+function snapshot(): Record<string, string> {
+  if (!existsSync(ssl)) return {};
+  return Object.fromEntries(readdirSync(ssl).map((n) => [n, readFileSync(join(ssl, n), "utf8")]));
+}
+
+beforeEach(() => {
+  dir = tempDir("mcops-certs-");
+  ssl = join(dir.path, "ssl", "cloudflare");
+  env = toolEnv(dir.path);
+});
+afterEach(() => dir.cleanup());
+
+describe("certs origin", () => {
+  it("installs a CRLF + BOM paste byte-clean, the key 600 and the certificate 644", async () => {
+    const pair = makePair("a");
+    const run = await origin([], windows(pair.cert + pair.key));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(
+      /^Installed .*\/example\.com\.crt \(644\) and .*\/example\.com\.key \(600\): for \*\.example\.com, example\.com, valid until \d{4}-\d\d-\d\d \(15 years\); /,
+    );
+    expect(readFileSync(join(ssl, "example.com.crt"), "utf8")).toBe(pair.cert);
+    expect(readFileSync(join(ssl, "example.com.key"), "utf8")).toBe(pair.key);
+    expect(statSync(join(ssl, "example.com.crt")).mode & 0o777).toBe(0o644);
+    expect(statSync(join(ssl, "example.com.key")).mode & 0o777).toBe(0o600);
+  });
+
+  it("takes the pair from files too, and keeps the pair before as .previous", async () => {
+    const first = makePair("a");
+    expect((await origin([], first.cert + first.key)).code).toBe(0);
+    const second = makePair("b");
+    writeFileSync(join(dir.path, "new.crt"), windows(second.cert));
+    writeFileSync(join(dir.path, "new.key"), windows(second.key));
+    const run = await origin(["--cert", join(dir.path, "new.crt"), "--key", join(dir.path, "new.key")]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(snapshot()).toEqual({
+      "example.com.crt": second.cert,
+      "example.com.key": second.key,
+      "example.com.crt.previous": first.cert,
+      "example.com.key.previous": first.key,
+    });
+  });
+
+  it("refuses, in one line and writing nothing, a key that does not match, an expired certificate, another host, not PEM", async () => {
+    const good = makePair("a");
+    expect((await origin([], good.cert + good.key)).code).toBe(0);
+    const before = snapshot();
+    const other = makePair("b");
+    const expired = makePair("c", { days: -1 });
+    const elsewhere = makePair("d", { names: ["*.example.org"] });
+    const cases: Array<[string, RegExp]> = [
+      [good.cert + other.key, /^certs: the key does not match the certificate \(their public keys differ\) — /],
+      [
+        expired.cert + expired.key,
+        /^certs: the certificate expired on \d{4}-\d\d-\d\d — create a new origin certificate\n$/,
+      ],
+      [
+        elsewhere.cert + elsewhere.key,
+        /^certs: the certificate is for \*\.example\.org, not for panel\.example\.com — /,
+      ],
+      ["hello\r\n", /^certs: the paste holds no PEM certificate/],
+      [good.cert, /^certs: the paste holds no PEM private key/],
+    ];
+    for (const [paste, said] of cases) {
+      const run = await origin([], paste);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(said);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      expect(snapshot()).toEqual(before);
+    }
+  });
+
+  it("puts the previous pair back when nginx -t fails, and removes a first pair", async () => {
+    const nginx = join(dir.path, "nginx-stand-in");
+    writeFileSync(nginx, '#!/bin/sh\necho "nginx: [emerg] cannot load certificate key: PEM lib" >&2\nexit 1\n');
+    chmodSync(nginx, 0o755);
+    const first = makePair("a");
+    const refused = await origin(["--nginx-test", `${nginx} -t`], first.cert + first.key);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /nginx: \[emerg\] cannot load certificate key: PEM lib — the new files were removed/,
+    );
+    expect(snapshot()).toEqual({});
+    expect((await origin([], first.cert + first.key)).code).toBe(0);
+    const before = snapshot();
+    const second = makePair("b");
+    const again = await origin(["--nginx-test", `${nginx} -t`], second.cert + second.key);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/the previous certificate and key are back in place; nginx was not reloaded/);
+    expect(readFileSync(join(ssl, "example.com.crt"), "utf8")).toBe(before["example.com.crt"]);
+    expect(readFileSync(join(ssl, "example.com.key"), "utf8")).toBe(before["example.com.key"]);
+  });
+});

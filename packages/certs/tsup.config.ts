@@ -1,0 +1,3 @@
+import { toolConfig } from "../../tsup.shared.ts";
+
+export default toolConfig("certs");
