@@ -55,7 +55,7 @@ PREFIX="$(realpath -ms -- "$PREFIX")"
 ROOT="${ROOT%/}"
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
-TOOLS=(webhook backup restart-with-warning idle-monitor log-tailer jar-download revive hibernate dashboard)
+TOOLS=(webhook backup restart-with-warning idle-monitor log-tailer jar-download revive hibernate dashboard certs)
 # docs/contract.md: the names the old scripts had, so existing cron lines and units keep working.
 DROPINS=(backup.sh:backup restart-with-warning.sh:restart-with-warning webhook.sh:webhook idle-monitor.py:idle-monitor
   log-tailer.py:log-tailer revive.py:revive)
@@ -321,6 +321,11 @@ if [ ! -e "$password" ]; then
   else
     say "next: create the repository password: install -m 600 /dev/null $password && openssl rand -base64 32 > $password"
   fi
+fi
+
+# Where certbot is set up (Wings' certificate): the deploy hook that restarts Wings after a renewal (docs/system.md 5).
+if [ -d "$ROOT/etc/letsencrypt" ]; then
+  run "$DEST/certs" wings-hook --hooks-dir "$ROOT/etc/letsencrypt/renewal-hooks/deploy" --prefix "$PREFIX"
 fi
 
 if [ "$units_changed" = 1 ] && have_systemd; then run "$SYSTEMCTL" daemon-reload; fi

@@ -22,6 +22,7 @@ const TOOLS: Record<string, string> = {
   revive: "revive",
   hibernate: "revive",
   dashboard: "dashboard",
+  certs: "certs",
 };
 
 export function stage(dir: string): void {

@@ -26,6 +26,7 @@ const TOOLS = [
   "revive",
   "hibernate",
   "dashboard",
+  "certs",
 ];
 const DROPINS = ["backup.sh", "restart-with-warning.sh", "webhook.sh", "idle-monitor.py", "log-tailer.py", "revive.py"];
 
@@ -142,6 +143,22 @@ describe("install.sh", () => {
     const password = join(root, "root", ".restic-password");
     expect(lstatSync(password).mode & 0o777).toBe(0o600);
     expect(readFileSync(password, "utf8").trim()).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+  }, 60_000);
+
+  it("installs the Wings renewal hook (mode 755, calling the installed tools) where certbot is set up, and only there", () => {
+    const root = join(work.path, "root-le");
+    mkdirSync(join(root, "etc", "letsencrypt"), { recursive: true });
+    const result = install(root, "--prefix", "/srv/mcops");
+    expect(result.status, result.stderr).toBe(0);
+    const hook = join(root, "etc", "letsencrypt", "renewal-hooks", "deploy", "restart-wings.sh");
+    expect(result.stdout).toContain(`Installed ${hook}: after each renewal certbot runs it`);
+    expect(statSync(hook).mode & 0o777).toBe(0o755);
+    expect(readFileSync(hook, "utf8")).toMatch(/^MCOPS=\$\{MCOPS_PREFIX:-'\/srv\/mcops'\}$/m);
+    expect(spawnSync("bash", ["-n", hook]).status).toBe(0);
+    expect(install(root, "--prefix", "/srv/mcops").stdout).toContain(`${hook} is installed already`);
+    const without = join(work.path, "root-no-le");
+    install(without);
+    expect(existsSync(join(without, "etc", "letsencrypt"))).toBe(false);
   }, 60_000);
 
   it("changes nothing the second time, and never overwrites config", () => {

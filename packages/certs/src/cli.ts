@@ -4,12 +4,38 @@ import { command, runTool } from "@mcops/core/cli";
 /** Where the CDN's origin certificates live (docs/system.md 5). */
 const SSL_DIR = "/etc/ssl/cloudflare";
 const WINGS_CONFIG = "/etc/pterodactyl/config.yml";
+const HOOKS_DIR = "/etc/letsencrypt/renewal-hooks/deploy";
 
 await runTool({
   name: "certs",
   usage:
-    "$0 origin --domain DOMAIN [--cert FILE --key FILE] [--host HOST]\n$0 check [--domain DOMAIN] [--wings HOST:PORT]\n\nThe panel's origin certificate installed safely (pasted on standard input, or from files), and both certificates' expiry checked (docs/system.md 5).",
+    "$0 origin --domain DOMAIN [--cert FILE --key FILE] [--host HOST]\n$0 check [--domain DOMAIN] [--wings HOST:PORT]\n$0 wings-hook [--prefix DIR]\n$0 expiry FILE\n\nThe panel's origin certificate installed safely (pasted on standard input, or from files), and both certificates' expiry checked (docs/system.md 5).",
   commands: [
+    command({
+      command: "wings-hook",
+      describe: "install the Let's Encrypt deploy hook that restarts Wings after a renewal and tells the channel",
+      options: (y) =>
+        y
+          .option("hooks-dir", { type: "string", default: HOOKS_DIR, describe: "certbot's deploy hooks" })
+          .option("prefix", {
+            type: "string",
+            default: "/opt/mc-tools",
+            describe: "where the mcops tools are installed",
+          })
+          .option("wings-url", { type: "string", default: "https://127.0.0.1:8080", describe: "where Wings answers" }),
+      run: async (ctx, args) =>
+        (await import("./wings-hook.ts")).runWingsHook(ctx, {
+          hooksDir: args.hooksDir,
+          prefix: args.prefix,
+          wingsUrl: args.wingsUrl,
+        }),
+    }),
+    command({
+      command: "expiry <file>",
+      describe: "the day a certificate file expires (YYYY-MM-DD)",
+      options: (y) => y.positional("file", { type: "string", demandOption: true }),
+      run: async (ctx, args) => (await import("./wings-hook.ts")).runExpiry(ctx, args.file),
+    }),
     command({
       command: "origin",
       describe: "check and install the CDN's origin certificate and key (pasted, or --cert/--key)",

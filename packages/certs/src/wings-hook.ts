@@ -1,0 +1,108 @@
+import { X509Certificate } from "node:crypto";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ExitCode, UsageError } from "@mcops/core/errors";
+import { writeFileAtomic } from "@mcops/core/fs";
+import type { ToolContext } from "@mcops/core/tool";
+import { readRange } from "@mcops/core/volume";
+
+/**
+ * `certs wings-hook` (docs/system.md 5, "Node daemon TLS"): the Let's Encrypt deploy hook certbot runs after it renewed
+ * the play host's certificate. Wings reads its certificate only when it starts, so without the hook it goes on
+ * serving the old one until it expires, and the panel's console stops loading. The hook restarts Wings, waits until it
+ * answers, and posts "Wings certificate renewed (valid until …)" through the webhook tool, or a red message saying
+ * what failed.
+ */
+export const HOOK_NAME = "restart-wings.sh";
+
+/** The script, for tools installed under `prefix` and Wings answering at `wingsUrl`. */
+export function hookScript(prefix: string, wingsUrl: string): string {
+  const q = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+  return `#!/usr/bin/env bash
+# Installed by mcops (certs wings-hook). certbot runs it after it renewed a certificate, with RENEWED_LINEAGE set to
+# the certificate's directory: Wings reads its certificate only at start, so it is restarted, and the channel is told.
+set -uo pipefail
+MCOPS=\${MCOPS_PREFIX:-${q(prefix)}}
+WINGS_URL=\${WINGS_URL:-${q(wingsUrl)}}
+WAIT=\${WINGS_WAIT:-120}
+cert="\${RENEWED_LINEAGE:-/nonexistent}/fullchain.pem"
+valid_until=$("$MCOPS/certs" expiry "$cert" 2>/dev/null) || valid_until="an unknown date"
+
+if ! out=$(systemctl restart wings 2>&1); then
+  "$MCOPS/webhook" "Wings certificate renewed, but Wings did not restart" \\
+    "systemctl restart wings failed: \${out:-no output}. The panel's console uses the old certificate until Wings restarts (journalctl -u wings)." error
+  exit 1
+fi
+for ((i = 0; i < WAIT; i += 2)); do
+  # Any HTTP answer (401 without a token) is Wings up; 000 is nothing listening yet.
+  code=$(curl -sk -o /dev/null -w '%{http_code}' --max-time 2 "$WINGS_URL/api/system" 2>/dev/null || true)
+  if [ -n "$code" ] && [ "$code" != "000" ]; then
+    "$MCOPS/webhook" "Wings certificate renewed (valid until $valid_until)" "Wings restarted and answers at $WINGS_URL." success
+    exit 0
+  fi
+  sleep 2
+done
+"$MCOPS/webhook" "Wings certificate renewed, but Wings does not answer" \\
+  "Wings was restarted, but nothing answered at $WINGS_URL within $WAIT s (journalctl -u wings)." error
+exit 1
+`;
+}
+
+export interface WingsHookOptions {
+  hooksDir: string;
+  prefix: string;
+  wingsUrl: string;
+}
+
+export async function runWingsHook(ctx: Pick<ToolContext, "stdout">, options: WingsHookOptions): Promise<number> {
+  if (!/^https?:\/\/[^\s'"]+$/.test(options.wingsUrl)) {
+    throw new UsageError(`--wings-url ${JSON.stringify(options.wingsUrl)} is not an address`, {
+      hint: "e.g. https://127.0.0.1:8080",
+    });
+  }
+  mkdirSync(options.hooksDir, { recursive: true, mode: 0o755 });
+  const file = join(options.hooksDir, HOOK_NAME);
+  const script = hookScript(options.prefix, options.wingsUrl);
+  let current: string | undefined;
+  try {
+    current = readFileSync(file, "utf8");
+  } catch {
+    current = undefined;
+  }
+  if (current === script && (fstatMode(file) & 0o777) === 0o755) {
+    ctx.stdout.write(`${file} is installed already\n`);
+    return ExitCode.ok;
+  }
+  writeFileAtomic(file, script, 0o755, { exactMode: true });
+  ctx.stdout.write(
+    `Installed ${file}: after each renewal certbot runs it: it restarts Wings, waits until it answers at ${options.wingsUrl}, and posts to the channel\n`,
+  );
+  return ExitCode.ok;
+}
+
+function fstatMode(file: string): number {
+  const fd = openSync(file, "r");
+  try {
+    return fstatSync(fd).mode;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `certs expiry FILE`: the day a certificate expires (YYYY-MM-DD), for the hook's message. */
+export async function runExpiry(ctx: Pick<ToolContext, "stdout">, file: string): Promise<number> {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (error) {
+    throw new UsageError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code})`);
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new UsageError(`${file} is not a regular file`);
+    const certificate = new X509Certificate(readRange(fd, 0, 1024 * 1024));
+    ctx.stdout.write(`${new Date(certificate.validTo).toISOString().slice(0, 10)}\n`);
+    return ExitCode.ok;
+  } finally {
+    closeSync(fd);
+  }
+}

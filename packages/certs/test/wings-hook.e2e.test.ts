@@ -1,0 +1,169 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:https";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type DiscordStandIn, runTool, startDiscordStandIn, type TempDir, tempDir, toolEnv } from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+/**
+ * The deploy hook as certbot runs it: the built `certs wings-hook` installs it; it is run with RENEWED_LINEAGE set,
+ * a `systemctl` stand-in on the PATH (it records the call, and restarting Wings brings the Wings stand-in up), the
+ * built webhook and certs tools as the installed ones, and the Discord stand-in as the channel.
+ */
+const CERTS = fileURLToPath(new URL("../dist/certs.mjs", import.meta.url));
+const WEBHOOK = fileURLToPath(new URL("../../webhook/dist/webhook.mjs", import.meta.url));
+let dir: TempDir;
+let discord: DiscordStandIn;
+let wings: Server | undefined;
+let env: NodeJS.ProcessEnv;
+let prefix: string;
+let hook: string;
+let lineage: string;
+
+function makeCert(days: number): { cert: string; key: string } {
+  const key = join(dir.path, "wings.key");
+  const cert = join(dir.path, "wings.pem");
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      String(days),
+      "-subj",
+      "/CN=play.example.com",
+    ],
+    { stdio: "ignore" },
+  );
+  return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
+}
+
+/** An executable script. */
+function script(file: string, text: string): void {
+  writeFileSync(file, text);
+  chmodSync(file, 0o755);
+}
+
+beforeEach(async () => {
+  dir = tempDir("mcops-wings-hook-");
+  discord = await startDiscordStandIn();
+  env = toolEnv(dir.path);
+  mkdirSync(env.MCOPS_CONFIG_DIR as string, { recursive: true });
+  writeFileSync(join(env.MCOPS_CONFIG_DIR as string, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+  chmodSync(join(env.MCOPS_CONFIG_DIR as string, "webhook.env"), 0o600);
+  // The installed tools, as install.sh lays them out: a launcher per tool.
+  prefix = join(dir.path, "opt", "mc-tools");
+  mkdirSync(prefix, { recursive: true });
+  script(join(prefix, "webhook"), `#!/bin/sh\nexec "${process.execPath}" "${WEBHOOK}" "$@"\n`);
+  script(join(prefix, "certs"), `#!/bin/sh\nexec "${process.execPath}" "${CERTS}" "$@"\n`);
+  lineage = join(dir.path, "letsencrypt", "live", "play.example.com");
+  mkdirSync(lineage, { recursive: true });
+  hook = join(dir.path, "letsencrypt", "renewal-hooks", "deploy", "restart-wings.sh");
+});
+
+afterEach(async () => {
+  wings?.close();
+  wings = undefined;
+  await discord.close();
+  dir.cleanup();
+});
+
+/** Installs the hook for a Wings answering at `url`. */
+async function install(url: string): Promise<void> {
+  const run = await runTool(
+    CERTS,
+    [
+      "wings-hook",
+      "--hooks-dir",
+      join(dir.path, "letsencrypt", "renewal-hooks", "deploy"),
+      "--prefix",
+      prefix,
+      "--wings-url",
+      url,
+    ],
+    { env },
+  );
+  expect(run.code, run.stderr).toBe(0);
+}
+
+/** Runs the hook as certbot does, with `systemctl` answered by `systemctl` (a script body). */
+async function runHook(systemctl: string, extra: Record<string, string> = {}) {
+  const bin = join(dir.path, "bin");
+  mkdirSync(bin, { recursive: true });
+  script(join(bin, "systemctl"), systemctl);
+  // Not spawnSync: the Discord stand-in answers the hook's posts from this very process.
+  return runTool("bash", [hook], {
+    env: { ...env, ...extra, PATH: `${bin}:${process.env.PATH}`, RENEWED_LINEAGE: lineage },
+  });
+}
+
+describe("certs wings-hook", () => {
+  it("installs a script bash accepts, mode 755, once", async () => {
+    await install("https://127.0.0.1:8080");
+    expect(statSync(hook).mode & 0o777).toBe(0o755);
+    expect(spawnSync("bash", ["-n", hook]).status).toBe(0);
+    expect(readFileSync(hook, "utf8")).toContain(`MCOPS=\${MCOPS_PREFIX:-'${prefix}'}`);
+    const again = await runTool(
+      CERTS,
+      [
+        "wings-hook",
+        "--hooks-dir",
+        join(dir.path, "letsencrypt", "renewal-hooks", "deploy"),
+        "--prefix",
+        prefix,
+        "--wings-url",
+        "https://127.0.0.1:8080",
+      ],
+      { env },
+    );
+    expect(again.stdout).toMatch(/is installed already\n$/);
+  });
+
+  it("restarts Wings, waits until it answers, and posts the renewal with the new expiry", async () => {
+    const served = makeCert(90);
+    writeFileSync(join(lineage, "fullchain.pem"), served.cert);
+    wings = createServer({ cert: served.cert, key: served.key }, (_req, res) => {
+      res.writeHead(401);
+      res.end('{"errors":[{"code":"Unauthorized"}]}');
+    });
+    // The Wings stand-in listens; the hook asks it once the systemctl stand-in has "restarted" it.
+    const ready = join(dir.path, "restarted");
+    await new Promise<void>((resolve) => wings?.listen(0, "127.0.0.1", () => resolve()));
+    const port = (wings.address() as { port: number }).port;
+    await install(`https://127.0.0.1:${port}`);
+    const result = await runHook(`#!/bin/sh\necho "$@" > '${ready}'\n`, { WINGS_WAIT: "20" });
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(ready, "utf8")).toBe("restart wings\n");
+    await discord.waitForMessages(1, 10_000);
+    const day = new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 10);
+    expect(discord.messages[0]?.body.embeds[0]).toMatchObject({
+      title: `Wings certificate renewed (valid until ${day})`,
+      color: 5763719,
+    });
+  });
+
+  it("posts in red when Wings does not restart, or does not answer", async () => {
+    writeFileSync(join(lineage, "fullchain.pem"), makeCert(90).cert);
+    await install("https://127.0.0.1:9");
+    const failed = await runHook('#!/bin/sh\necho "Job for wings.service failed" >&2\nexit 1\n');
+    expect(failed.code).toBe(1);
+    await discord.waitForMessages(1, 10_000);
+    expect(discord.messages[0]?.body.embeds[0]).toMatchObject({
+      title: "Wings certificate renewed, but Wings did not restart",
+      color: 15548997,
+    });
+    expect(discord.messages[0]?.body.embeds[0].description).toContain("Job for wings.service failed");
+    const silent = await runHook("#!/bin/sh\nexit 0\n", { WINGS_WAIT: "2" });
+    expect(silent.code).toBe(1);
+    await discord.waitForMessages(2, 10_000);
+    expect(discord.messages[1]?.body.embeds[0].title).toBe("Wings certificate renewed, but Wings does not answer");
+  });
+});
