@@ -41,6 +41,8 @@ export interface IdleState {
   memoryHighSince?: number | undefined;
   /** When the memory warning was posted; unset once it is below again. */
   memoryAlert?: number | undefined;
+  /** The UTC day (2026-11-25) of the last daily certificate check (cert-watch.ts). */
+  certsCheckedDay?: string | undefined;
   /** When the last heartbeat went to the Worker (worker-link.ts), and when a hibernation was last asked and accepted. */
   heartbeatAt?: number | undefined;
   hibernateAsked?: number | undefined;

@@ -7,6 +7,7 @@ import { type Gauge, writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { type Actor, act } from "./act.ts";
 import { type BackupEnd, checkBackupAge } from "./backup-age.ts";
+import { watchCerts } from "./cert-watch.ts";
 import { type Decision, decide, type IdleState, type Observation } from "./decide.ts";
 import { checkDisks, watchedDisks } from "./disk-watch.ts";
 import { sampleTps } from "./lag-watch.ts";
@@ -92,6 +93,7 @@ async function tick(parts: Parts): Promise<Decision & { error?: Error }> {
     parts.state = decision.state;
     const action = await act(parts, decision, now);
     if (parts.settings.worker) await talkToWorker(parts, parts.settings.worker, observation, backupLog.drill, now);
+    await watchCerts(parts, parts.settings.certsCommand, now, (warning) => postHealth(parts, warning, "warn"));
     await watchBackupAge(parts, backupLog.end);
     const health = [
       ...(await watchDisks(parts)),

@@ -105,6 +105,8 @@ export const fields = {
   HEARTBEAT_EVERY: setting(durationSchema, { default: "5m" }),
   /** Nobody played this long and backed up since: stop the game and ask the Worker to hibernate the VM (off). */
   IDLE_HIBERNATE_AFTER: setting(durationOrOffSchema, { default: "off" }),
+  /** What `certs check` is run as once a day (default: the certs tool beside this one; none: no check). */
+  CERT_CHECK_COMMAND: setting(z.optional(absolutePathSchema)),
   /** An executable run after an idle stop (e.g. the hibernate tool); none by default. */
   IDLE_STOP_COMMAND: setting(z.optional(absolutePathSchema), {
     flag: { name: "stop-command", describe: "run after an idle stop (IDLE_STOP_COMMAND)" },
@@ -130,6 +132,8 @@ export interface MonitorSettings extends IdleSettings {
   resticCache: string;
   /** discord-control's Worker, when WORKER_URL is set. */
   worker: WorkerSettings | undefined;
+  /** The certs tool for the daily check; undefined: not installed, no check. */
+  certsCommand: string | undefined;
 }
 
 /**
@@ -138,8 +142,19 @@ export interface MonitorSettings extends IdleSettings {
  * (the default prefix) when there is none, as when run from a clone.
  */
 export function defaultBackupCommand(self: string = import.meta.url): string {
-  const beside = fileURLToPath(new URL("../backup", self));
-  return existsSync(beside) ? beside : "/opt/mc-tools/backup";
+  return besideThisTool("backup", self) ?? "/opt/mc-tools/backup";
+}
+
+/** An mcops executable installed beside this tool (<prefix>/<name>, see defaultBackupCommand), if there is one. */
+export function besideThisTool(name: string, self: string = import.meta.url): string | undefined {
+  const beside = fileURLToPath(new URL(`../${name}`, self));
+  return existsSync(beside) ? beside : undefined;
+}
+
+/** The certs tool for the daily certificate check: CERT_CHECK_COMMAND, else the one installed beside this tool. */
+function certsCommand(configured: string | undefined): string | undefined {
+  if (configured) return configured;
+  return besideThisTool("certs") ?? (existsSync("/opt/mc-tools/certs") ? "/opt/mc-tools/certs" : undefined);
 }
 
 /**
@@ -166,6 +181,7 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
     lag: { everyMs: env.TPS_EVERY, warnTps: env.TPS_WARN },
     resticCache: resticCacheDir(ctx.env),
     worker: workerSettings(env),
+    certsCommand: certsCommand(env.CERT_CHECK_COMMAND),
   };
   return { env, settings };
 }

@@ -41,6 +41,10 @@ export function readState(file: string): IdleState {
       memoryAlert: time("memoryAlert"),
       heartbeatAt: time("heartbeatAt"),
       hibernateAsked: time("hibernateAsked"),
+      certsCheckedDay:
+        typeof value.certsCheckedDay === "string" && /^\d{4}-\d\d-\d\d$/.test(value.certsCheckedDay)
+          ? value.certsCheckedDay
+          : undefined,
       disks: diskAlerts(value.disks),
     };
   } catch {

@@ -399,6 +399,37 @@ describe("health: free disk space", () => {
   });
 });
 
+describe("health: the certificates, once a day", () => {
+  it("runs certs check once a UTC day and posts one yellow warning per certificate that needs the operator", async () => {
+    const calls = join(root.path, "certs-calls.txt");
+    const certs = join(root.path, "certs-stand-in");
+    // certs check's own lines: the origin is fine, Wings' expires in 2 days (exit 1).
+    writeFileSync(
+      certs,
+      `#!/bin/sh\necho "$@" >> '${calls}'\necho "origin example.com: valid until 2041-11-21 (5474 days)"\necho "wings /etc/letsencrypt/live/play.example.com/fullchain.pem: valid until 2026-11-23 (2 days) — within CERT_WARN (14 d): renew it"\nexit 1\n`,
+    );
+    chmodSync(certs, 0o755);
+    const m = monitor({ CERT_CHECK_COMMAND: certs, BACKUP_MAX_AGE: "1000h" });
+    const warnings = () =>
+      discord.messages.map((msg) => msg.body.embeds[0]).filter((embed) => /^Certificate/.test(embed.title));
+    for (let i = 0; i < 3; i++) {
+      expect((await m.tick()).error).toBeUndefined();
+      clock.advance(60 * MIN);
+    }
+    expect(readFileSync(calls, "utf8")).toBe("check\n");
+    expect(warnings().map((e) => [e.title, e.color])).toEqual([
+      ["Certificate expires in 2 days: wings /etc/letsencrypt/live/play.example.com/fullchain.pem", COLOURS.warning],
+    ]);
+    expect(warnings()[0]?.description).toMatch(
+      /^Wings' certificate \(.*\) is valid until 2026-11-23\. Let's Encrypt renews it/,
+    );
+    clock.advance(24 * 60 * MIN); // the next day
+    await m.tick();
+    expect(readFileSync(calls, "utf8")).toBe("check\ncheck\n");
+    expect(warnings()).toHaveLength(2);
+  });
+});
+
 describe("the idle stop, with the panel's real timing", () => {
   it("says the server stopped, and runs the stop command, only once the panel says offline", async () => {
     const stopCommand = join(root.path, "stop-command");
