@@ -1,5 +1,5 @@
 import { X509Certificate } from "node:crypto";
-import { closeSync, fstatSync, openSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "node:tls";
 import {
@@ -15,8 +15,8 @@ import { formatDuration } from "@mcops/core/format";
 import { toolLogger } from "@mcops/core/log";
 import { writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
-import { readRange } from "@mcops/core/volume";
 import * as z from "zod/mini";
+import { readRegular } from "./files.ts";
 
 /**
  * `certs check`: when the origin certificate and Wings' certificate expire, as lines and as Prometheus textfile
@@ -100,20 +100,9 @@ function describe(e: Expiry, now: number, warnMs: number): { text: string; bad: 
   return { text: `${what}: valid until ${day} (${days} days)${warn}`, bad: within };
 }
 
-/** A small file of root's, read whole if it is a regular file of at most 1 MiB. */
-function readSmall(file: string): string {
-  const fd = openSync(file, "r");
-  try {
-    if (!fstatSync(fd).isFile()) throw new Error("not a regular file");
-    return readRange(fd, 0, 1024 * 1024).toString("utf8");
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function fileExpiry(cert: Expiry["cert"], name: string, file: string): Expiry {
   try {
-    return { cert, name, until: Date.parse(new X509Certificate(readSmall(file)).validTo) };
+    return { cert, name, until: Date.parse(new X509Certificate(readRegular(file)).validTo) };
   } catch (error) {
     return { cert, name, error: `${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
   }
@@ -153,7 +142,7 @@ export function wingsCertFile(configText: string): string | undefined {
 async function wingsExpiries(options: CheckOptions): Promise<Expiry[]> {
   let file: string | undefined;
   try {
-    file = wingsCertFile(readSmall(options.wingsConfig));
+    file = wingsCertFile(readRegular(options.wingsConfig));
   } catch {
     file = undefined;
   }

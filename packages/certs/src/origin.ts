@@ -1,9 +1,9 @@
-import { closeSync, existsSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ExitCode, JobError, UsageError } from "@mcops/core/errors";
 import { writeFileAtomic } from "@mcops/core/fs";
 import type { ToolContext } from "@mcops/core/tool";
-import { readRange } from "@mcops/core/volume";
+import { readRegular } from "./files.ts";
 import { certificateNames, readPair } from "./pem.ts";
 
 /**
@@ -89,19 +89,13 @@ function isoDay(ms: number): string {
 
 /** A file of the operator's, at most MAX_BYTES, refused when it is not a regular file (a FIFO would block). */
 function readBounded(file: string): string {
-  let fd: number;
   try {
-    fd = openSync(file, "r");
+    return readRegular(file, MAX_BYTES);
   } catch (error) {
-    throw new UsageError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code})`);
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new UsageError(`${file} is not a regular file`);
-    if (stat.size > MAX_BYTES) throw new UsageError(`${file} is ${stat.size} bytes: not a certificate or a key`);
-    return readRange(fd, 0, MAX_BYTES).toString("utf8");
-  } finally {
-    closeSync(fd);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOTREG") throw new UsageError(`${file} is not a regular file`);
+    if (code === "EFBIG") throw new UsageError(`${file} is larger than 1 MiB: not a certificate or a key`);
+    throw new UsageError(`cannot read ${file} (${code})`);
   }
 }
 
@@ -131,18 +125,29 @@ function install(sslDir: string, domain: string, certPem: string, keyPem: string
   mkdirSync(sslDir, { recursive: true, mode: 0o755 });
   const crt = join(sslDir, `${domain}.crt`);
   const key = join(sslDir, `${domain}.key`);
-  const hadPrevious = existsSync(crt) && existsSync(key);
-  for (const [file, text, mode] of [
-    [key, keyPem, 0o600],
-    [crt, certPem, 0o644],
-  ] as const) {
-    if (existsSync(file)) {
-      rmSync(`${file}.previous`, { force: true });
-      linkSync(file, `${file}.previous`);
+  const installed = { crt, key, hadPrevious: existsSync(crt) && existsSync(key) };
+  try {
+    for (const [file, text, mode] of [
+      [key, keyPem, 0o600],
+      [crt, certPem, 0o644],
+    ] as const) {
+      if (existsSync(file)) {
+        rmSync(`${file}.previous`, { force: true });
+        linkSync(file, `${file}.previous`);
+      }
+      writeFileAtomic(file, text, mode, { exactMode: true });
     }
-    writeFileAtomic(file, text, mode, { exactMode: true });
+  } catch (error) {
+    // A failure between the two (a full disk): the pair before comes back, never a new key with an old certificate.
+    restore(installed);
+    throw new JobError(
+      `installing the pair in ${sslDir} failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      {
+        hint: installed.hadPrevious ? "the previous certificate and key are back in place" : "nothing was installed",
+      },
+    );
   }
-  return { crt, key, hadPrevious };
+  return installed;
 }
 
 /** `nginx -t` (or the configured test) when there is one; a failure puts the previous pair back and is the error. */
@@ -167,8 +172,8 @@ async function testNginx(
 
 function restore(files: Installed): void {
   for (const file of [files.crt, files.key]) {
-    if (files.hadPrevious) renameSync(`${file}.previous`, file);
-    else rmSync(file, { force: true });
+    if (files.hadPrevious && existsSync(`${file}.previous`)) renameSync(`${file}.previous`, file);
+    else if (!files.hadPrevious) rmSync(file, { force: true });
   }
 }
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { ExitCode, UsageError } from "@mcops/core/errors";
 import { writeFileAtomic } from "@mcops/core/fs";
 import type { ToolContext } from "@mcops/core/tool";
-import { readRange } from "@mcops/core/volume";
+import { readRegular } from "./files.ts";
 
 /**
  * `certs wings-hook` (docs/system.md 5, "Node daemon TLS"): the Let's Encrypt deploy hook certbot runs after it renewed
@@ -91,18 +91,13 @@ function fstatMode(file: string): number {
 
 /** `certs expiry FILE`: the day a certificate expires (YYYY-MM-DD), for the hook's message. */
 export async function runExpiry(ctx: Pick<ToolContext, "stdout">, file: string): Promise<number> {
-  let fd: number;
+  let text: string;
   try {
-    fd = openSync(file, "r");
+    text = readRegular(file);
   } catch (error) {
     throw new UsageError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code})`);
   }
-  try {
-    if (!fstatSync(fd).isFile()) throw new UsageError(`${file} is not a regular file`);
-    const certificate = new X509Certificate(readRange(fd, 0, 1024 * 1024));
-    ctx.stdout.write(`${new Date(certificate.validTo).toISOString().slice(0, 10)}\n`);
-    return ExitCode.ok;
-  } finally {
-    closeSync(fd);
-  }
+  const certificate = new X509Certificate(text);
+  ctx.stdout.write(`${new Date(certificate.validTo).toISOString().slice(0, 10)}\n`);
+  return ExitCode.ok;
 }

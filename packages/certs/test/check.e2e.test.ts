@@ -97,11 +97,13 @@ describe("certs check", () => {
     }
   });
 
-  it("says what it cannot read (exit 1), and that CERT_WARN is not a duration (exit 78)", async () => {
+  it("says what it cannot read (exit 1), never waiting on a FIFO, and that CERT_WARN is not a duration (exit 78)", async () => {
     writeFileSync(join(ssl, "example.com.crt"), "not a certificate\n");
+    execFileSync("mkfifo", [join(ssl, "pipe.example.com.crt")]);
     const run = await check();
     expect(run).toMatchObject({ code: 1 });
-    expect(run.stdout).toMatch(/^origin example\.com: cannot read it \(.*example\.com\.crt: .*\)\n$/);
+    expect(run.stdout).toMatch(/^origin example\.com: cannot read it \(.*example\.com\.crt: .*\)\n/m);
+    expect(run.stdout).toMatch(/^origin pipe\.example\.com: cannot read it \(.*pipe\.example\.com\.crt: ENOTREG\)$/m);
     backupEnv(["CERT_WARN=soon"]);
     const bad = await check();
     expect(bad.code).toBe(78);

@@ -12,6 +12,8 @@ export interface CertWarning {
 }
 
 const LINE = /^(origin|wings) (\S+): (.*)$/;
+/** How long the daily check may take. */
+const CHECK_TIMEOUT_MS = 60_000;
 
 /** The warnings in `certs check`'s lines: the certificates that need the operator. */
 export function certWarnings(stdout: string): CertWarning[] {
@@ -60,7 +62,9 @@ export async function watchCerts(
   const day = new Date(now).toISOString().slice(0, 10);
   if (!command || actor.state.certsCheckedDay === day) return;
   actor.state.certsCheckedDay = day;
-  const result = await actor.ctx.runner.run(command, ["check"], { signal: actor.ctx.signal });
+  // Bounded: a certs check that hangs (an NFS mount, a TLS peer that never answers) must not stop the monitor.
+  const signal = AbortSignal.any([actor.ctx.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)]);
+  const result = await actor.ctx.runner.run(command, ["check"], { signal });
   if (result.code !== 0 && result.code !== 1) {
     const said = result.stderr.trim().split("\n").at(-1);
     actor.logger.warn(
