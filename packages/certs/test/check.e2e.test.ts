@@ -5,37 +5,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runTool, type TempDir, tempDir, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { makeCert } from "./openssl.ts";
 
 /** The built `certs check` on certificates the test makes with Debian's openssl, and on a TLS server it serves one with. */
 const BIN = fileURLToPath(new URL("../dist/certs.mjs", import.meta.url));
 let dir: TempDir;
 let ssl: string;
 let env: NodeJS.ProcessEnv;
-
-function makeCert(name: string, days: number): { cert: string; key: string; certFile: string } {
-  const key = join(dir.path, `${name}.key`);
-  const certFile = join(dir.path, `${name}.pem`);
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      certFile,
-      "-days",
-      String(days),
-      "-subj",
-      `/CN=${name}`,
-    ],
-    { stdio: "ignore" },
-  );
-  return { cert: readFileSync(certFile, "utf8"), key: readFileSync(key, "utf8"), certFile };
-}
 
 function backupEnv(lines: string[]): void {
   const etc = env.MCOPS_CONFIG_DIR as string;
@@ -57,8 +33,11 @@ const check = (args: string[] = []) =>
 
 describe("certs check", () => {
   it("says when each certificate expires, writes the gauges, and exits 1 inside CERT_WARN", async () => {
-    writeFileSync(join(ssl, "example.com.crt"), makeCert("example.com", 5475).cert);
-    const wings = makeCert("play.example.com", 3);
+    writeFileSync(
+      join(ssl, "example.com.crt"),
+      makeCert(dir.path, "example.com", { days: 5475, names: ["example.com"] }).cert,
+    );
+    const wings = makeCert(dir.path, "play.example.com", { days: 3, names: ["play.example.com"] });
     writeFileSync(
       join(dir.path, "config.yml"),
       `debug: false\napi:\n  host: 0.0.0.0\n  port: 8080\n  ssl:\n    enabled: true\n    cert: ${wings.certFile}\n    key: /etc/letsencrypt/live/play.example.com/privkey.pem\n  upload_limit: 100\nsystem:\n  data: /var/lib/pterodactyl/volumes\n`,
@@ -82,7 +61,7 @@ describe("certs check", () => {
   });
 
   it("asks Wings for its certificate over TLS when its config names none", async () => {
-    const served = makeCert("play.example.com", 30);
+    const served = makeCert(dir.path, "play.example.com", { days: 30, names: ["play.example.com"] });
     const server: Server = createServer({ cert: served.cert, key: served.key }, (_req, res) => res.end("{}"));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
     try {

@@ -1,9 +1,9 @@
-import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runTool, type TempDir, tempDir, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { makeCert } from "./openssl.ts";
 
 /**
  * The built `certs origin`, with certificates and keys the test makes with Debian's openssl (in the test only): what
@@ -13,39 +13,6 @@ const BIN = fileURLToPath(new URL("../dist/certs.mjs", import.meta.url));
 let dir: TempDir;
 let ssl: string;
 let env: NodeJS.ProcessEnv;
-
-/** A self-signed certificate like Cloudflare's origin certificate, and its key, as PEM text. */
-function makePair(name: string, options: { days?: number; names?: string[] } = {}): { cert: string; key: string } {
-  const key = join(dir.path, `${name}.key`);
-  const cert = join(dir.path, `${name}.crt`);
-  const names = (options.names ?? ["*.example.com", "example.com"]).map((n) => `DNS:${n}`).join(",");
-  const csr = join(dir.path, `${name}.csr`);
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-new",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      csr,
-      "-subj",
-      "/O=CloudFlare, Inc./CN=CloudFlare Origin Certificate",
-    ],
-    { stdio: "ignore" },
-  );
-  const ext = join(dir.path, `${name}.ext`);
-  writeFileSync(ext, `subjectAltName=${names}\n`);
-  execFileSync(
-    "openssl",
-    ["x509", "-req", "-in", csr, "-signkey", key, "-days", String(options.days ?? 5475), "-extfile", ext, "-out", cert],
-    { stdio: "ignore" },
-  );
-  return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
-}
 
 /** What a browser on Windows gives: a byte-order mark, CRLF line ends, a trailing space here and there. */
 const windows = (text: string) => `\uFEFF${text.replace(/\n/g, " \r\n")}`;
@@ -78,7 +45,7 @@ afterEach(() => dir.cleanup());
 
 describe("certs origin", () => {
   it("installs a CRLF + BOM paste byte-clean, the key 600 and the certificate 644", async () => {
-    const pair = makePair("a");
+    const pair = makeCert(dir.path, "a");
     const run = await origin([], windows(pair.cert + pair.key));
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(
@@ -91,9 +58,9 @@ describe("certs origin", () => {
   });
 
   it("takes the pair from files too, and keeps the pair before as .previous", async () => {
-    const first = makePair("a");
+    const first = makeCert(dir.path, "a");
     expect((await origin([], first.cert + first.key)).code).toBe(0);
-    const second = makePair("b");
+    const second = makeCert(dir.path, "b");
     writeFileSync(join(dir.path, "new.crt"), windows(second.cert));
     writeFileSync(join(dir.path, "new.key"), windows(second.key));
     const run = await origin(["--cert", join(dir.path, "new.crt"), "--key", join(dir.path, "new.key")]);
@@ -107,12 +74,12 @@ describe("certs origin", () => {
   });
 
   it("refuses, in one line and writing nothing, a key that does not match, an expired certificate, another host, not PEM", async () => {
-    const good = makePair("a");
+    const good = makeCert(dir.path, "a");
     expect((await origin([], good.cert + good.key)).code).toBe(0);
     const before = snapshot();
-    const other = makePair("b");
-    const expired = makePair("c", { days: -1 });
-    const elsewhere = makePair("d", { names: ["*.example.org"] });
+    const other = makeCert(dir.path, "b");
+    const expired = makeCert(dir.path, "c", { days: -1 });
+    const elsewhere = makeCert(dir.path, "d", { names: ["*.example.org"] });
     const cases: Array<[string, RegExp]> = [
       [good.cert + other.key, /^certs: the key does not match the certificate \(their public keys differ\) — /],
       [
@@ -139,7 +106,7 @@ describe("certs origin", () => {
     const nginx = join(dir.path, "nginx-stand-in");
     writeFileSync(nginx, '#!/bin/sh\necho "nginx: [emerg] cannot load certificate key: PEM lib" >&2\nexit 1\n');
     chmodSync(nginx, 0o755);
-    const first = makePair("a");
+    const first = makeCert(dir.path, "a");
     const refused = await origin(["--nginx-test", `${nginx} -t`], first.cert + first.key);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(
@@ -148,7 +115,7 @@ describe("certs origin", () => {
     expect(snapshot()).toEqual({});
     expect((await origin([], first.cert + first.key)).code).toBe(0);
     const before = snapshot();
-    const second = makePair("b");
+    const second = makeCert(dir.path, "b");
     const again = await origin(["--nginx-test", `${nginx} -t`], second.cert + second.key);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/the previous certificate and key are back in place; nginx was not reloaded/);

@@ -1,10 +1,11 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type DiscordStandIn, runTool, startDiscordStandIn, type TempDir, tempDir, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { makeCert } from "./openssl.ts";
 
 /**
  * The deploy hook as certbot runs it: the built `certs wings-hook` installs it; it is run with RENEWED_LINEAGE set,
@@ -20,31 +21,6 @@ let env: NodeJS.ProcessEnv;
 let prefix: string;
 let hook: string;
 let lineage: string;
-
-function makeCert(days: number): { cert: string; key: string } {
-  const key = join(dir.path, "wings.key");
-  const cert = join(dir.path, "wings.pem");
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      cert,
-      "-days",
-      String(days),
-      "-subj",
-      "/CN=play.example.com",
-    ],
-    { stdio: "ignore" },
-  );
-  return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
-}
 
 /** An executable script. */
 function script(file: string, text: string): void {
@@ -76,8 +52,8 @@ afterEach(async () => {
   dir.cleanup();
 });
 
-/** Installs the hook for a Wings answering at `url`. */
-async function install(url: string): Promise<void> {
+/** Installs the hook for a Wings answering at `url`; what the tool said. */
+async function install(url: string) {
   const run = await runTool(
     CERTS,
     [
@@ -92,6 +68,7 @@ async function install(url: string): Promise<void> {
     { env },
   );
   expect(run.code, run.stderr).toBe(0);
+  return run;
 }
 
 /** Runs the hook as certbot does, with `systemctl` answered by `systemctl` (a script body). */
@@ -111,24 +88,12 @@ describe("certs wings-hook", () => {
     expect(statSync(hook).mode & 0o777).toBe(0o755);
     expect(spawnSync("bash", ["-n", hook]).status).toBe(0);
     expect(readFileSync(hook, "utf8")).toContain(`MCOPS=\${MCOPS_PREFIX:-'${prefix}'}`);
-    const again = await runTool(
-      CERTS,
-      [
-        "wings-hook",
-        "--hooks-dir",
-        join(dir.path, "letsencrypt", "renewal-hooks", "deploy"),
-        "--prefix",
-        prefix,
-        "--wings-url",
-        "https://127.0.0.1:8080",
-      ],
-      { env },
-    );
+    const again = await install("https://127.0.0.1:8080");
     expect(again.stdout).toMatch(/is installed already\n$/);
   });
 
   it("restarts Wings, waits until it answers, and posts the renewal with the new expiry", async () => {
-    const served = makeCert(90);
+    const served = makeCert(dir.path, "wings", { days: 90, names: ["play.example.com"] });
     writeFileSync(join(lineage, "fullchain.pem"), served.cert);
     wings = createServer({ cert: served.cert, key: served.key }, (_req, res) => {
       res.writeHead(401);
@@ -151,7 +116,10 @@ describe("certs wings-hook", () => {
   });
 
   it("posts in red when Wings does not restart, or does not answer", async () => {
-    writeFileSync(join(lineage, "fullchain.pem"), makeCert(90).cert);
+    writeFileSync(
+      join(lineage, "fullchain.pem"),
+      makeCert(dir.path, "wings", { days: 90, names: ["play.example.com"] }).cert,
+    );
     await install("https://127.0.0.1:9");
     const failed = await runHook('#!/bin/sh\necho "Job for wings.service failed" >&2\nexit 1\n');
     expect(failed.code).toBe(1);
