@@ -15,6 +15,7 @@ import { formatDuration } from "@mcops/core/format";
 import { toolLogger } from "@mcops/core/log";
 import { writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
+import { parse as parseYaml } from "yaml";
 import * as z from "zod/mini";
 import { readRegular } from "./files.ts";
 
@@ -118,37 +119,39 @@ function originExpiries(options: CheckOptions): Expiry[] {
   return names.map((n) => fileExpiry("origin", n.replace(/\.crt$/, ""), join(options.sslDir, n)));
 }
 
-/** Wings' `api.ssl` as its config.yml writes it (enabled, cert), by indentation: only these two keys are read. */
-export function wingsCertFile(configText: string): string | undefined {
-  const lines = configText.split("\n");
-  const api = lines.findIndex((l) => /^api:\s*$/.test(l));
-  if (api < 0) return undefined;
-  let inSsl = false;
-  let enabled = false;
-  let cert: string | undefined;
-  for (const line of lines.slice(api + 1)) {
-    if (/^\S/.test(line)) break;
-    if (/^ {2}ssl:\s*$/.test(line)) inSsl = true;
-    else if (/^ {2}\S/.test(line)) inSsl = false;
-    else if (inSsl) {
-      const value = /^ {4}(enabled|cert):\s*"?([^"#\s]*)"?/.exec(line);
-      if (value?.[1] === "enabled") enabled = value[2] === "true";
-      if (value?.[1] === "cert") cert = value[2];
-    }
+/**
+ * Wings' TLS as its config.yml says it (`api.ssl.enabled`, `api.ssl.cert`), read with a YAML parser: any indentation,
+ * quotes, comments, `yes`/`true`. `off`: TLS is not enabled; undefined: the file says nothing of it.
+ */
+export function wingsCertFile(configText: string): string | "off" | undefined {
+  let config: unknown;
+  try {
+    config = parseYaml(configText, { maxAliasCount: 10 });
+  } catch {
+    return undefined;
   }
-  return enabled && cert ? cert : undefined;
+  const ssl = (config as { api?: { ssl?: { enabled?: unknown; cert?: unknown } } } | null)?.api?.ssl;
+  if (!ssl || typeof ssl !== "object") return undefined;
+  const enabled = ssl.enabled === true || (typeof ssl.enabled === "string" && /^(yes|true|on)$/i.test(ssl.enabled));
+  if (!enabled) return "off";
+  return typeof ssl.cert === "string" && ssl.cert ? ssl.cert : undefined;
 }
 
 async function wingsExpiries(options: CheckOptions): Promise<Expiry[]> {
-  let file: string | undefined;
+  let text: string | undefined;
   try {
-    file = wingsCertFile(readRegular(options.wingsConfig));
+    text = readRegular(options.wingsConfig);
   } catch {
-    file = undefined;
+    text = undefined; // no Wings here (or not readable): only a handshake, when asked for
   }
-  if (file) return [fileExpiry("wings", file, file)];
-  if (!options.wings) return [];
-  return [await handshakeExpiry(options.wings)];
+  const file = text === undefined ? undefined : wingsCertFile(text);
+  if (file && file !== "off") return [fileExpiry("wings", file, file)];
+  if (options.wings) return [await handshakeExpiry(options.wings)];
+  // A config that exists but does not say where the certificate is: said, not silently skipped.
+  if (text !== undefined && file === undefined) {
+    return [{ cert: "wings", name: options.wingsConfig, error: "no api.ssl.cert in it" }];
+  }
+  return [];
 }
 
 /** The certificate Wings serves, by a TLS handshake (not verified: only its date is read), within 10 s. */

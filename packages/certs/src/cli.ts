@@ -31,6 +31,13 @@ await runTool({
         }),
     }),
     command({
+      command: "wings-cert",
+      describe: "the certificate file Wings' config names (for the renewal hook)",
+      options: (y) =>
+        y.option("wings-config", { type: "string", default: WINGS_CONFIG, describe: "Wings' config.yml" }),
+      run: async (ctx, args) => (await import("./wings-hook.ts")).runWingsCert(ctx, args.wingsConfig),
+    }),
+    command({
       command: "expiry <file>",
       describe: "the day a certificate file expires (YYYY-MM-DD)",
       options: (y) => y.positional("file", { type: "string", demandOption: true }),

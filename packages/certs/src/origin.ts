@@ -110,11 +110,14 @@ async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** The paths of the pair, and what was there before (kept as .previous). */
+/** The paths of the pair, and which of them had a file before (linked as .previous). */
 interface Installed {
   crt: string;
   key: string;
   hadPrevious: boolean;
+  previous: Set<string>;
+  /** The files the new pair was written to, so far. */
+  written: Set<string>;
 }
 
 /**
@@ -125,17 +128,25 @@ function install(sslDir: string, domain: string, certPem: string, keyPem: string
   mkdirSync(sslDir, { recursive: true, mode: 0o755 });
   const crt = join(sslDir, `${domain}.crt`);
   const key = join(sslDir, `${domain}.key`);
-  const installed = { crt, key, hadPrevious: existsSync(crt) && existsSync(key) };
+  const installed: Installed = {
+    crt,
+    key,
+    hadPrevious: existsSync(crt) && existsSync(key),
+    previous: new Set(),
+    written: new Set(),
+  };
   try {
     for (const [file, text, mode] of [
       [key, keyPem, 0o600],
       [crt, certPem, 0o644],
     ] as const) {
       if (existsSync(file)) {
-        rmSync(`${file}.previous`, { force: true });
+        rmSync(`${file}.previous`, { force: true, recursive: true });
         linkSync(file, `${file}.previous`);
+        installed.previous.add(file);
       }
       writeFileAtomic(file, text, mode, { exactMode: true });
+      installed.written.add(file);
     }
   } catch (error) {
     // A failure between the two (a full disk): the pair before comes back, never a new key with an old certificate.
@@ -156,9 +167,10 @@ async function testNginx(
   command: string | undefined,
   files: Installed,
 ): Promise<string> {
-  const test = command ?? (onPath("nginx") ? "nginx -t" : "");
+  const test = (command ?? (onPath("nginx") ? "nginx -t" : "")).trim();
   if (!test) return "nginx is not installed here, so no configuration test ran";
-  const [program, ...args] = test.split(/\s+/) as [string, ...string[]];
+  // Words separated by spaces (no shell, no quotes): "nginx -t -c /etc/nginx/nginx.conf".
+  const [program, ...args] = test.trim().split(/\s+/) as [string, ...string[]];
   const result = await ctx.runner.run(program, args, {});
   if (result.code === ExitCode.ok) return `${test} passed; reload nginx: systemctl reload nginx`;
   const said = `${result.stderr}${result.stdout}`.trim().split("\n").filter(Boolean).at(-1) ?? `exit ${result.code}`;
@@ -170,10 +182,11 @@ async function testNginx(
   });
 }
 
+/** Each file written as it was: its .previous back where one was made, else the new file removed. */
 function restore(files: Installed): void {
-  for (const file of [files.crt, files.key]) {
-    if (files.hadPrevious && existsSync(`${file}.previous`)) renameSync(`${file}.previous`, file);
-    else if (!files.hadPrevious) rmSync(file, { force: true });
+  for (const file of files.written) {
+    if (files.previous.has(file)) renameSync(`${file}.previous`, file);
+    else rmSync(file, { force: true });
   }
 }
 

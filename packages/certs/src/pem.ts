@@ -13,7 +13,12 @@ export function cleanPaste(text: string): string {
     .replace(/^\uFEFF/, "")
     .replace(/\r\n?/g, "\n")
     .split("\n")
-    .map((line) => line.replace(/[ \t]+$/, ""))
+    // White space a browser or an editor adds (indentation, no-break spaces, tabs): none belongs in a PEM line but in
+    // the BEGIN/END labels, whose inner spaces stay.
+    .map((line) => {
+      const trimmed = line.replace(/^[\s\u00A0]+|[\s\u00A0]+$/g, "");
+      return trimmed.startsWith("-----") ? trimmed : trimmed.replace(/[\s\u00A0]+/g, "");
+    })
     .join("\n")
     .trim()}\n`;
 }
@@ -42,6 +47,11 @@ export function readPair(certText: string, keyText: string, where: { cert: strin
       hint: "paste the Origin Certificate exactly as Cloudflare shows it (SSL/TLS → Origin Server)",
     });
   }
+  if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: *4, *ENCRYPTED/.test(keyText)) {
+    throw new UsageError(`${where.key}'s private key is encrypted`, {
+      hint: "nginx could not read it at boot without a passphrase: use the unencrypted key Cloudflare showed",
+    });
+  }
   if (keyBlocks.length !== 1) {
     throw new UsageError(
       keyBlocks.length === 0
@@ -66,6 +76,10 @@ export function readPair(certText: string, keyText: string, where: { cert: strin
       hint: "copy it again; an encrypted key is not taken (nginx could not read it at boot)",
     });
   }
+  checkChain(
+    certBlocks.map((b) => b.text),
+    where.cert,
+  );
   return {
     certificate,
     key,
@@ -83,4 +97,23 @@ export function certificateNames(certificate: X509Certificate): string[] {
   if (alt.length) return alt;
   const cn = /(?:^|\n)CN=([^\n]+)/.exec(certificate.subject)?.[1];
   return cn ? [cn] : [];
+}
+
+/** Certificates after the first must be its chain: each issued the one before it. */
+function checkChain(blocks: string[], where: string): void {
+  for (let i = 1; i < blocks.length; i++) {
+    let child: X509Certificate;
+    let parent: X509Certificate;
+    try {
+      child = new X509Certificate(blocks[i - 1] as string);
+      parent = new X509Certificate(blocks[i] as string);
+    } catch (error) {
+      throw new UsageError(`${where}'s certificate number ${i + 1} does not parse (${(error as Error).message})`);
+    }
+    if (!child.checkIssued(parent) || !child.verify(parent.publicKey)) {
+      throw new UsageError(`${where}'s certificate number ${i + 1} did not issue the one before it: not a chain`, {
+        hint: "paste the origin certificate alone (Cloudflare's has no chain)",
+      });
+    }
+  }
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { ExitCode, UsageError } from "@mcops/core/errors";
 import { writeFileAtomic } from "@mcops/core/fs";
 import type { ToolContext } from "@mcops/core/tool";
+import { wingsCertFile } from "./check.ts";
 import { readRegular } from "./files.ts";
 
 /**
@@ -25,13 +26,27 @@ set -uo pipefail
 MCOPS=\${MCOPS_PREFIX:-${q(prefix)}}
 WINGS_URL=\${WINGS_URL:-${q(wingsUrl)}}
 WAIT=\${WINGS_WAIT:-120}
+[[ "$WAIT" =~ ^[0-9]{1,4}$ ]] || WAIT=120
 cert="\${RENEWED_LINEAGE:-/nonexistent}/fullchain.pem"
+
+# certbot runs every deploy hook for every certificate it renewed: only Wings' own (its config's api.ssl.cert) counts.
+if [ -n "\${RENEWED_LINEAGE:-}" ]; then
+  wings_cert=$("$MCOPS/certs" wings-cert \${WINGS_CONFIG:+--wings-config "$WINGS_CONFIG"} 2>/dev/null) || wings_cert=""
+  if [ -n "$wings_cert" ] && [ "$(dirname -- "$(realpath -ms -- "$wings_cert")")" != "$(realpath -ms -- "$RENEWED_LINEAGE")" ]; then
+    exit 0
+  fi
+fi
 valid_until=$("$MCOPS/certs" expiry "$cert" 2>/dev/null) || valid_until="an unknown date"
 
 if ! out=$(systemctl restart wings 2>&1); then
   "$MCOPS/webhook" "Wings certificate renewed, but Wings did not restart" \\
     "systemctl restart wings failed: \${out:-no output}. The panel's console uses the old certificate until Wings restarts (journalctl -u wings)." error
   exit 1
+fi
+if ! command -v curl >/dev/null 2>&1; then
+  "$MCOPS/webhook" "Wings certificate renewed (valid until $valid_until)" \
+    "Wings was restarted; curl is not installed here, so whether it answers was not checked." warning
+  exit 0
 fi
 for ((i = 0; i < WAIT; i += 2)); do
   # Any HTTP answer (401 without a token) is Wings up; 000 is nothing listening yet.
@@ -87,6 +102,19 @@ function fstatMode(file: string): number {
   } finally {
     closeSync(fd);
   }
+}
+
+/** `certs wings-cert`: the certificate file Wings' config names (exit 1 when it names none), for the hook. */
+export async function runWingsCert(ctx: Pick<ToolContext, "stdout">, config: string): Promise<number> {
+  let file: string | "off" | undefined;
+  try {
+    file = wingsCertFile(readRegular(config));
+  } catch (error) {
+    throw new UsageError(`cannot read ${config} (${(error as NodeJS.ErrnoException).code})`);
+  }
+  if (!file || file === "off") throw new UsageError(`${config} names no TLS certificate for Wings (api.ssl)`);
+  ctx.stdout.write(`${file}\n`);
+  return ExitCode.ok;
 }
 
 /** `certs expiry FILE`: the day a certificate expires (YYYY-MM-DD), for the hook's message. */

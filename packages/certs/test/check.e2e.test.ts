@@ -60,6 +60,25 @@ describe("certs check", () => {
     expect((await check()).code).toBe(0);
   });
 
+  it("reads Wings' config as YAML (any indentation, comments, quotes, yes), and says when it names no certificate", async () => {
+    const wings = makeCert(dir.path, "play.example.com", { days: 60, names: ["play.example.com"] });
+    const config = join(dir.path, "config.yml");
+    for (const text of [
+      `api: # the daemon's API\n    host: 0.0.0.0\n    ssl:\n        enabled: yes\n        cert: '${wings.certFile}'\n`,
+      `api:\n\tssl: {enabled: True, cert: "${wings.certFile}"}\n`.replace("\t", "  "),
+    ]) {
+      writeFileSync(config, text);
+      const run = await check();
+      expect(run.stdout).toMatch(/^wings .*play\.example\.com\.pem: valid until \d{4}-\d\d-\d\d \(59 days\)\n$/);
+    }
+    writeFileSync(config, "api:\n  host: 0.0.0.0\n");
+    const none = await check();
+    expect(none.code).toBe(1);
+    expect(none.stdout).toMatch(/^wings .*config\.yml: cannot read it \(no api\.ssl\.cert in it\)\n$/);
+    writeFileSync(config, "api:\n  ssl:\n    enabled: false\n");
+    expect(await check()).toMatchObject({ code: 1, stdout: `no certificate found (${ssl}, ${config})\n` });
+  });
+
   it("asks Wings for its certificate over TLS when its config names none", async () => {
     const served = makeCert(dir.path, "play.example.com", { days: 30, names: ["play.example.com"] });
     const server: Server = createServer({ cert: served.cert, key: served.key }, (_req, res) => res.end("{}"));

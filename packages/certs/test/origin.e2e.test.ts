@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runTool, type TempDir, tempDir, toolEnv } from "@mcops/testkit";
@@ -100,6 +101,49 @@ describe("certs origin", () => {
       expect(run.stderr.trim().split("\n")).toHaveLength(1);
       expect(snapshot()).toEqual(before);
     }
+  });
+
+  it("takes a paste indented, with no-break spaces and tabs; refuses an encrypted key and certificates that are not a chain", async () => {
+    const pair = makeCert(dir.path, "a");
+    const messy = (pair.cert + pair.key)
+      .split("\n")
+      .map((line, i) =>
+        i % 3 === 0
+          ? `  ${line}\u00A0`
+          : i % 3 === 1 && !line.startsWith("-----")
+            ? line.replace(/^(.{10})/, "$1\t")
+            : line,
+      )
+      .join("\r\n");
+    const run = await origin([], messy);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(join(ssl, "example.com.crt"), "utf8")).toBe(pair.cert);
+    const before = snapshot();
+    const encrypted = execFileSync("openssl", ["pkcs8", "-topk8", "-in", pair.keyFile, "-passout", "pass:secret"], {
+      encoding: "utf8",
+    });
+    const refused = await origin([], pair.cert + encrypted);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^certs: the paste's private key is encrypted — nginx could not read it at boot/);
+    const other = makeCert(dir.path, "b");
+    const notChain = await origin([], pair.cert + other.cert + pair.key);
+    expect(notChain.code).toBe(2);
+    expect(notChain.stderr).toMatch(
+      /^certs: the paste's certificate number 2 did not issue the one before it: not a chain/,
+    );
+    expect(snapshot()).toEqual(before);
+  });
+
+  it("puts back only what it replaced when nginx -t fails and only the old certificate was there", async () => {
+    const nginx = join(dir.path, "nginx-fails");
+    writeFileSync(nginx, "#!/bin/sh\nexit 1\n");
+    chmodSync(nginx, 0o755);
+    const old = makeCert(dir.path, "old");
+    mkdirSync(ssl, { recursive: true });
+    writeFileSync(join(ssl, "example.com.crt"), old.cert);
+    const pair = makeCert(dir.path, "a");
+    expect((await origin(["--nginx-test", ` ${nginx}   -t `], pair.cert + pair.key)).code).toBe(1);
+    expect(snapshot()).toEqual({ "example.com.crt": old.cert });
   });
 
   it("puts the previous pair back when nginx -t fails, and removes a first pair", async () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -78,7 +78,7 @@ async function runHook(systemctl: string, extra: Record<string, string> = {}) {
   script(join(bin, "systemctl"), systemctl);
   // Not spawnSync: the Discord stand-in answers the hook's posts from this very process.
   return runTool("bash", [hook], {
-    env: { ...env, ...extra, PATH: `${bin}:${process.env.PATH}`, RENEWED_LINEAGE: lineage },
+    env: { ...env, PATH: `${bin}:${process.env.PATH}`, RENEWED_LINEAGE: lineage, ...extra },
   });
 }
 
@@ -115,6 +115,22 @@ describe("certs wings-hook", () => {
     });
   });
 
+  it("does nothing for a certificate that is not Wings' (certbot runs every hook for every renewal)", async () => {
+    const config = join(dir.path, "config.yml");
+    writeFileSync(config, `api:\n  ssl:\n    enabled: true\n    cert: ${lineage}/fullchain.pem\n`);
+    await install("https://127.0.0.1:9");
+    const calls = join(dir.path, "systemctl-calls");
+    const panel = join(dir.path, "letsencrypt", "live", "panel.example.com");
+    mkdirSync(panel, { recursive: true });
+    const result = await runHook(`#!/bin/sh\necho "$@" >> '${calls}'\n`, {
+      WINGS_CONFIG: config,
+      RENEWED_LINEAGE: panel,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(calls)).toBe(false);
+    expect(discord.messages).toEqual([]);
+  });
+
   it("posts in red when Wings does not restart, or does not answer", async () => {
     writeFileSync(
       join(lineage, "fullchain.pem"),
@@ -129,7 +145,9 @@ describe("certs wings-hook", () => {
       color: 15548997,
     });
     expect(discord.messages[0]?.body.embeds[0].description).toContain("Job for wings.service failed");
+    // A WINGS_WAIT that is not a number of seconds is 120; here 2.
     const silent = await runHook("#!/bin/sh\nexit 0\n", { WINGS_WAIT: "2" });
+    expect(readFileSync(hook, "utf8")).toContain('[[ "$WAIT" =~ ^[0-9]{1,4}$ ]] || WAIT=120');
     expect(silent.code).toBe(1);
     await discord.waitForMessages(2, 10_000);
     expect(discord.messages[1]?.body.embeds[0].title).toBe("Wings certificate renewed, but Wings does not answer");

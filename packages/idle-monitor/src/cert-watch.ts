@@ -11,7 +11,8 @@ export interface CertWarning {
   description: string;
 }
 
-const LINE = /^(origin|wings) (\S+): (.*)$/;
+// The name may hold spaces (a file "old site.crt"): it ends at the last ": " before what certs check says of it.
+const LINE = /^(origin|wings) (.+?): (valid until .*|EXPIRED.*|cannot read it.*)$/;
 /** How long the daily check may take. */
 const CHECK_TIMEOUT_MS = 60_000;
 
@@ -58,12 +59,13 @@ export async function watchCerts(
   command: string | undefined,
   now: number,
   post: (warning: CertWarning) => Promise<void>,
+  timeoutMs = CHECK_TIMEOUT_MS,
 ): Promise<void> {
   const day = new Date(now).toISOString().slice(0, 10);
   if (!command || actor.state.certsCheckedDay === day) return;
   actor.state.certsCheckedDay = day;
   // Bounded: a certs check that hangs (an NFS mount, a TLS peer that never answers) must not stop the monitor.
-  const signal = AbortSignal.any([actor.ctx.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)]);
+  const signal = AbortSignal.any([actor.ctx.signal, AbortSignal.timeout(timeoutMs)]);
   const result = await actor.ctx.runner.run(command, ["check"], { signal });
   if (result.code !== 0 && result.code !== 1) {
     const said = result.stderr.trim().split("\n").at(-1);

@@ -1,10 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { zxRunner } from "@mcops/core/runner";
 import { runTool, type TempDir, tempDir, toolEnv } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { certWarnings } from "../src/cert-watch.ts";
+import type { Actor } from "../src/act.ts";
+import { certWarnings, watchCerts } from "../src/cert-watch.ts";
 
 /** The monitor reads what the built `certs check` writes: its real lines, on certificates made with openssl. */
 const CERTS = fileURLToPath(new URL("../../certs/dist/certs.mjs", import.meta.url));
@@ -32,6 +34,27 @@ function cert(file: string, days: number): void {
 }
 
 describe("certWarnings", () => {
+  it("takes a certificate's name with spaces up to what certs check says of it", () => {
+    const lines = "origin old site: valid until 2026-11-26 (0 days) — within CERT_WARN (14 d): renew it\n";
+    expect(certWarnings(lines).map((w) => w.title)).toEqual(["Certificate expires in 0 days: origin old site"]);
+  });
+
+  it("gives up on a certs check that hangs, with one warning line, and does not hold the monitor", async () => {
+    const hang = join(dir.path, "certs-hangs");
+    writeFileSync(hang, "#!/bin/sh\nexec sleep 30\n");
+    chmodSync(hang, 0o755);
+    const lines: string[] = [];
+    const actor = {
+      ctx: { runner: zxRunner, signal: new AbortController().signal },
+      state: {},
+      logger: { warn: (l: string) => lines.push(l), info: (l: string) => lines.push(l) },
+    } as unknown as Actor;
+    const started = Date.now();
+    await watchCerts(actor, hang, Date.now(), async () => undefined, 300);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(lines).toEqual([expect.stringMatching(/^the daily certificate check failed \(exit/)]);
+  });
+
   it("finds a certificate within CERT_WARN, an expired one and an unreadable one in certs check's own lines", async () => {
     const ssl = join(dir.path, "ssl");
     mkdirSync(ssl);
