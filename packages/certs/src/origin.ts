@@ -182,11 +182,16 @@ async function testNginx(
   });
 }
 
-/** Each file written as it was: its .previous back where one was made, else the new file removed. */
+/**
+ * Each file written as it was: its .previous back where one was made, else the new file removed; a .previous linked
+ * to a file that was then not replaced is dropped (the file itself is the one it was).
+ */
 function restore(files: Installed): void {
-  for (const file of files.written) {
-    if (files.previous.has(file)) renameSync(`${file}.previous`, file);
-    else rmSync(file, { force: true });
+  for (const file of [files.key, files.crt]) {
+    if (files.written.has(file)) {
+      if (files.previous.has(file)) renameSync(`${file}.previous`, file);
+      else rmSync(file, { force: true });
+    } else if (files.previous.has(file)) rmSync(`${file}.previous`, { force: true });
   }
 }
 

@@ -134,6 +134,37 @@ describe("certs origin", () => {
     expect(snapshot()).toEqual(before);
   });
 
+  it("puts the pair before back when the disk fills between the key and the certificate", async () => {
+    const old = makeCert(dir.path, "old");
+    const pair = makeCert(dir.path, "a");
+    writeFileSync(join(dir.path, "paste"), pair.cert + pair.key);
+    // In a mount namespace of its own, the ssl directory is a 12 KiB tmpfs holding the old pair (a page each): the
+    // new key fills it, and the certificate cannot be written.
+    const script = [
+      'mount -t tmpfs -o size=12k tmpfs "$SSL"',
+      'cp "$OLD_CRT" "$SSL/example.com.crt" && cp "$OLD_KEY" "$SSL/example.com.key"',
+      '"$CERTS" origin --domain example.com --ssl-dir "$SSL" --nginx-test "" < "$PASTE"; code=$?',
+      'for f in "$SSL"/*; do echo "== $(basename "$f")"; cat "$f"; done',
+      "exit $code",
+    ].join("; ");
+    mkdirSync(ssl, { recursive: true });
+    const run = await runTool("unshare", ["--mount", "--propagation", "private", "sh", "-c", script], {
+      env: {
+        ...env,
+        SSL: ssl,
+        OLD_CRT: old.certFile,
+        OLD_KEY: old.keyFile,
+        CERTS: BIN,
+        PASTE: join(dir.path, "paste"),
+      },
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /^certs: installing the pair in .* failed \(ENOSPC\) — the previous certificate and key are back in place\n$/,
+    );
+    expect(run.stdout).toBe(`== example.com.crt\n${old.cert}== example.com.key\n${old.key}`);
+  });
+
   it("puts back only what it replaced when nginx -t fails and only the old certificate was there", async () => {
     const nginx = join(dir.path, "nginx-fails");
     writeFileSync(nginx, "#!/bin/sh\nexit 1\n");
