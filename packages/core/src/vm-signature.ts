@@ -1,7 +1,7 @@
 /**
  * How the VM and the Worker trust each other (issue 19): each request the VM sends (a heartbeat, a hibernate request)
  * carries the time it was made, in milliseconds, and an HMAC-SHA256 of `<time>.<body>` under the secret they share
- * (VM_SECRET in the Worker, CONTROL_SECRET on the VM). The Worker refuses a request whose signature does not verify,
+ * (VM_SECRET in the Worker, WORKER_SECRET in the VM's backup.env). The Worker refuses a request whose signature does not verify,
  * that is more than five minutes from its own clock, or that is not newer than the last one it accepted: a request
  * seen on the wire cannot be sent again. WebCrypto only, so the same code runs on Node and in workerd.
  */
