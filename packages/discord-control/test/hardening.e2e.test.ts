@@ -1,5 +1,4 @@
 import { createHmac } from "node:crypto";
-import { signVmRequest } from "@mcops/core/vm-signature";
 import {
   type CloudflareStandIn,
   type DigitalOceanStandIn,
@@ -12,7 +11,7 @@ import {
   waitUntil,
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RunningWorker, startWorker, workerVars } from "./worker.ts";
+import { type RunningWorker, sendFromVm, runningVm as startedVm, startWorker, workerVars } from "./worker.ts";
 
 const PLAY = "play.example.co.uk";
 const PANEL = "panel.example.co.uk";
@@ -71,29 +70,9 @@ async function setUp(
   return { endpoint: `${worker.url}/interactions`, url: worker.url };
 }
 
-async function fromVm(path: string, body: unknown, at = Date.now(), secret = SECRET) {
-  const text = JSON.stringify(body);
-  const headers = await signVmRequest(secret, text, at);
-  const response = await fetch(`${worker?.url}${path}`, { method: "POST", body: text, headers });
-  return { status: response.status, body: await response.text(), headers, text };
-}
-
-async function runningVm(): Promise<number> {
-  const response = await fetch(`${digitalocean?.url}/v2/droplets`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${digitalocean?.token}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      name: "mc",
-      region: "fra1",
-      size: "s-2vcpu-4gb",
-      image: "ubuntu-22-04-x64",
-      tags: ["mcops"],
-    }),
-  });
-  const { droplet } = (await response.json()) as { droplet: { id: number } };
-  await waitUntil(() => digitalocean?.droplets()[0]?.status === "active", "the VM to run", 10_000);
-  return droplet.id;
-}
+const fromVm = (path: string, body: unknown, at = Date.now(), secret = SECRET) =>
+  sendFromVm(worker?.url ?? "", secret, path, body, at);
+const runningVm = () => startedVm(digitalocean as DigitalOceanStandIn);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
@@ -257,7 +236,7 @@ describe("settings and state", () => {
     const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
     expect(start.body?.data?.content).toMatch(/already up/);
     const beat = await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
-    expect(JSON.parse(beat.body).hibernate).toBe(false);
+    expect(beat.body.hibernate).toBe(false);
   });
 
   it("keeps /status within Discord's 2000 characters however many play", async () => {

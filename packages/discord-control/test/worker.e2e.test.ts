@@ -1,4 +1,3 @@
-import { signVmRequest } from "@mcops/core/vm-signature";
 import {
   type CloudflareStandIn,
   type DigitalOceanStandIn,
@@ -11,7 +10,7 @@ import {
   waitUntil,
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type RunningWorker, startWorker, workerVars } from "./worker.ts";
+import { type RunningWorker, sendFromVm, runningVm as startedVm, startWorker, workerVars } from "./worker.ts";
 
 /**
  * The Worker in workerd (wrangler dev), against the Discord application stand-in (which signs interactions with a
@@ -64,12 +63,8 @@ afterEach(async () => {
 });
 
 /** A request of the VM, signed as its idle monitor signs it. */
-async function fromVm(path: string, body: unknown, at = Date.now(), secret = SECRET) {
-  const text = JSON.stringify(body);
-  const headers = await signVmRequest(secret, text, at);
-  const response = await fetch(`${worker.url}${path}`, { method: "POST", body: text, headers });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers, text };
-}
+const fromVm = (path: string, body: unknown, at = Date.now(), secret = SECRET) =>
+  sendFromVm(worker.url, secret, path, body, at);
 
 describe("discord-control Worker: who may ask", () => {
   it("answers a PING with a PONG, and anything unsigned, forged, altered or stale with 401", async () => {
@@ -198,23 +193,7 @@ describe("discord-control Worker: /start", () => {
 });
 
 describe("discord-control Worker: hibernation asked by the VM", () => {
-  /** The game VM, running: made through DigitalOcean's API as a user would. */
-  async function runningVm(): Promise<number> {
-    const response = await fetch(`${digitalocean.url}/v2/droplets`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${digitalocean.token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        name: "mc",
-        region: "fra1",
-        size: "s-2vcpu-4gb",
-        image: "ubuntu-22-04-x64",
-        tags: ["mcops"],
-      }),
-    });
-    const { droplet } = (await response.json()) as { droplet: { id: number } };
-    await waitUntil(() => digitalocean.droplets()[0]?.status === "active", "the VM to run", 10_000);
-    return droplet.id;
-  }
+  const runningVm = () => startedVm(digitalocean);
 
   it("refuses a hibernate request with a bad, stale or replayed signature", async () => {
     await runningVm();

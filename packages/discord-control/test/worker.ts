@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { signVmRequest } from "@mcops/core/vm-signature";
 
 /**
  * The Worker as a user runs it locally: `wrangler dev` (wrangler.toml, the real workerd runtime shipped in the npm
@@ -94,4 +95,33 @@ export function workerVars(world: WorkerWorld, more: Record<string, string> = {}
     CLOUDFLARE_API_TOKEN: world.cloudflare.token,
     ...more,
   };
+}
+
+/** A request of the VM, signed as its idle monitor signs it; the answer's status and JSON body, and what was sent. */
+export async function sendFromVm(url: string, secret: string, path: string, body: unknown, at = Date.now()) {
+  const text = JSON.stringify(body);
+  const headers = await signVmRequest(secret, text, at);
+  const response = await fetch(`${url}${path}`, { method: "POST", body: text, headers });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers, text };
+}
+
+/** The game VM, running: a droplet tagged mcops made through DigitalOcean's API (the stand-in's), as a user would. */
+export async function runningVm(digitalocean: { url: string; token: string; droplets(): Array<{ status: string }> }) {
+  const response = await fetch(`${digitalocean.url}/v2/droplets`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${digitalocean.token}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      name: "mc",
+      region: "fra1",
+      size: "s-2vcpu-4gb",
+      image: "ubuntu-22-04-x64",
+      tags: ["mcops"],
+    }),
+  });
+  const { droplet } = (await response.json()) as { droplet: { id: number } };
+  for (let i = 0; i < 500 && digitalocean.droplets()[0]?.status !== "active"; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  if (digitalocean.droplets()[0]?.status !== "active") throw new Error("the VM did not get active");
+  return droplet.id;
 }
