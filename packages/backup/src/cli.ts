@@ -1,147 +1,171 @@
 #!/usr/bin/env node
+import { isMainThread, workerData } from "node:worker_threads";
 import { command, runTool } from "@mcops/core/cli";
 import { flagOptions, pickFields } from "@mcops/core/config";
 import { ExitCode } from "@mcops/core/errors";
 import { parseDuration } from "@mcops/core/format";
 import { LOG_FILES } from "@mcops/core/log-events";
+import { CHECKER, serveChecks } from "./drill/check-worker.ts";
 import { fields } from "./settings.ts";
 
-await runTool({
-  name: "backup",
-  usage: `$0 [command]\n\nEncrypted, deduplicated restic backups of the world (drop-in for backup.sh). Reads /etc/mc-backup/backup.env; logs to /var/log/${LOG_FILES.backup}.`,
-  commands: [
-    command({
-      command: "$0",
-      describe: "take one backup now: save-off, save-all flush, restic backup, save-on, retention",
-      // One options() call: yargs' types of the options before a flagOptions() (keyed by any string) would be lost.
-      options: (y) =>
-        y.options({
-          wait: {
-            type: "boolean",
-            default: false,
-            describe: `wait (up to 2 h) for a running backup instead of exiting ${ExitCode.busy}`,
-          },
-          ...flagOptions(pickFields(fields, ["BACKUP_EXTRA_PATHS", "BACKUP_EXCLUDE"])),
-        }),
-      run: async (ctx, args) => (await import("./commands/run.ts")).runBackup(ctx, { wait: args.wait, args }),
-    }),
-    command({
-      command: "restore [snapshot]",
-      describe:
-        "put a snapshot's world back, or one player, an area or a dimension of it (what it replaces is kept aside, and snapshotted first)",
-      options: (y) =>
-        y
-          .options({
-            player: {
-              type: "string",
-              describe: "only this player's data, advancements and statistics (name or UUID); the server keeps running",
-            },
-            area: {
-              type: "string",
-              // One value even when it starts with a minus: --area -100,-100,600,250.
-              requiresArg: true,
-              describe: "only the region files covering X1,Z1,X2,Z2 (block coordinates) in region/, entities/, poi/",
-            },
-            dimension: {
-              type: "string",
-              describe: "overworld, nether or end: that dimension whole, or the dimension of --area",
-            },
-            tag: { type: "string", describe: "the newest snapshot with this tag, e.g. pre-upgrade" },
-            backup: {
-              type: "boolean",
-              default: true,
-              describe: "snapshot the current world first, tagged pre-restore (--no-backup skips it)",
-            },
-            "dry-run": { type: "boolean", default: false, describe: "print the plan and the entries, change nothing" },
-            start: {
-              type: "boolean",
-              default: true,
-              describe: "start the server afterwards (--no-start leaves it stopped)",
-            },
-            ...flagOptions(pickFields(fields, ["BACKUP_OWNER"])),
-            wait: {
-              type: "boolean",
-              default: false,
-              describe: `wait for a running backup instead of exiting ${ExitCode.busy}`,
-            },
-          })
-          .positional("snapshot", {
-            type: "string",
-            describe: "snapshot id, or latest (the default for --player, --area and --dimension)",
-          }),
-      run: async (ctx, args) =>
-        (await import("./commands/restore.ts")).runRestore(ctx, {
-          snapshot: args.snapshot ?? ((args.player ?? args.area ?? args.dimension) && !args.tag ? "latest" : undefined),
-          tag: args.tag,
-          player: args.player,
-          area: args.area,
-          dimension: args.dimension,
-          backup: args.backup,
-          dryRun: args.dryRun,
-          noStart: args.start === false,
-          wait: args.wait,
-          args,
-        }),
-    }),
-    command({
-      command: "snapshots",
-      describe: "list the snapshots",
-      options: (y) => y.option("json", { type: "boolean", default: false, describe: "restic's JSON" }),
-      run: async (ctx, args) => (await import("./commands/snapshots.ts")).runSnapshots(ctx, { json: args.json }),
-    }),
-    command({
-      command: "drill [snapshot]",
-      describe: "prove a snapshot restores into a world the game can open (a scratch copy, removed afterwards)",
-      options: (y) =>
-        y
-          .options({
-            scratch: {
-              type: "string",
-              describe: "make the scratch copy in this directory (default: the state directory's drill/)",
-            },
-            budget: {
-              type: "string",
-              default: "10m",
-              describe: "check every chunk for this long, then a sample of the rest",
-            },
+// The drill's checker threads run this same file (one executable): a thread marked as a checker serves checks only.
+if (!isMainThread && (workerData as { role?: string } | undefined)?.role === CHECKER) serveChecks();
+else
+  await runTool({
+    name: "backup",
+    usage: `$0 [command]\n\nEncrypted, deduplicated restic backups of the world (drop-in for backup.sh). Reads /etc/mc-backup/backup.env; logs to /var/log/${LOG_FILES.backup}.`,
+    commands: [
+      command({
+        command: "$0",
+        describe: "take one backup now: save-off, save-all flush, restic backup, save-on, retention",
+        // One options() call: yargs' types of the options before a flagOptions() (keyed by any string) would be lost.
+        options: (y) =>
+          y.options({
             wait: {
               type: "boolean",
               default: false,
               describe: `wait (up to 2 h) for a running backup instead of exiting ${ExitCode.busy}`,
             },
-          })
-          .positional("snapshot", { type: "string", describe: "snapshot id (default: the newest of this server)" }),
-      run: async (ctx, args) =>
-        (await import("./commands/drill.ts")).runDrill(ctx, {
-          snapshot: args.snapshot,
-          scratch: args.scratch,
-          budgetMs: parseDuration(args.budget),
-          wait: args.wait,
-        }),
-    }),
-    command({
-      command: "status",
-      describe: `the newest backup, the last drill, the repository; exit ${ExitCode.failed} when the newest is older than BACKUP_MAX_AGE`,
-      options: (y) => y.option("json", { type: "boolean", default: false, describe: "for scripts" }),
-      run: async (ctx, args) => (await import("./commands/status.ts")).runStatus(ctx, { json: args.json }),
-    }),
-    command({
-      command: "check",
-      describe: "check the repository's integrity",
-      options: (y) =>
-        y.option("read-data-subset", { type: "string", describe: "also read this part of the data, e.g. 10% or 1/5" }),
-      run: async (ctx, args) =>
-        (await import("./commands/check.ts")).runCheck(ctx, { readDataSubset: args.readDataSubset }),
-    }),
-    command({
-      command: "prune",
-      describe: "forced clean: forget --keep-last 1 --keep-daily 30 --keep-weekly 12 --prune",
-      run: async (ctx) => (await import("./commands/prune.ts")).runPrune(ctx),
-    }),
-    command({
-      command: "init",
-      describe: "create the repository (refuses to touch an existing one)",
-      run: async (ctx) => (await import("./commands/init.ts")).runInit(ctx),
-    }),
-  ],
-});
+            ...flagOptions(pickFields(fields, ["BACKUP_EXTRA_PATHS", "BACKUP_EXCLUDE"])),
+          }),
+        run: async (ctx, args) => (await import("./commands/run.ts")).runBackup(ctx, { wait: args.wait, args }),
+      }),
+      command({
+        command: "restore [snapshot]",
+        describe:
+          "put a snapshot's world back, or one player, an area or a dimension of it (what it replaces is kept aside, and snapshotted first)",
+        options: (y) =>
+          y
+            .options({
+              player: {
+                type: "string",
+                describe:
+                  "only this player's data, advancements and statistics (name or UUID); the server keeps running",
+              },
+              area: {
+                type: "string",
+                // One value even when it starts with a minus: --area -100,-100,600,250.
+                requiresArg: true,
+                describe: "only the region files covering X1,Z1,X2,Z2 (block coordinates) in region/, entities/, poi/",
+              },
+              dimension: {
+                type: "string",
+                describe: "overworld, nether or end: that dimension whole, or the dimension of --area",
+              },
+              tag: { type: "string", describe: "the newest snapshot with this tag, e.g. pre-upgrade" },
+              backup: {
+                type: "boolean",
+                default: true,
+                describe: "snapshot the current world first, tagged pre-restore (--no-backup skips it)",
+              },
+              "dry-run": {
+                type: "boolean",
+                default: false,
+                describe: "print the plan and the entries, change nothing",
+              },
+              start: {
+                type: "boolean",
+                default: true,
+                describe: "start the server afterwards (--no-start leaves it stopped)",
+              },
+              ...flagOptions(pickFields(fields, ["BACKUP_OWNER"])),
+              wait: {
+                type: "boolean",
+                default: false,
+                describe: `wait for a running backup instead of exiting ${ExitCode.busy}`,
+              },
+            })
+            .positional("snapshot", {
+              type: "string",
+              describe: "snapshot id, or latest (the default for --player, --area and --dimension)",
+            }),
+        run: async (ctx, args) =>
+          (await import("./commands/restore.ts")).runRestore(ctx, {
+            snapshot:
+              args.snapshot ?? ((args.player ?? args.area ?? args.dimension) && !args.tag ? "latest" : undefined),
+            tag: args.tag,
+            player: args.player,
+            area: args.area,
+            dimension: args.dimension,
+            backup: args.backup,
+            dryRun: args.dryRun,
+            noStart: args.start === false,
+            wait: args.wait,
+            args,
+          }),
+      }),
+      command({
+        command: "snapshots",
+        describe: "list the snapshots",
+        options: (y) => y.option("json", { type: "boolean", default: false, describe: "restic's JSON" }),
+        run: async (ctx, args) => (await import("./commands/snapshots.ts")).runSnapshots(ctx, { json: args.json }),
+      }),
+      command({
+        command: "drill [snapshot]",
+        describe: "prove a snapshot restores into a world the game can open (a scratch copy, removed afterwards)",
+        options: (y) =>
+          y
+            .options({
+              scratch: {
+                type: "string",
+                describe: "make the scratch copy in this directory (default: the state directory's drill/)",
+              },
+              budget: {
+                type: "string",
+                default: "10m",
+                describe: "check every chunk for this long, then a sample of the rest",
+              },
+              wait: {
+                type: "boolean",
+                default: false,
+                describe: `wait (up to 2 h) for a running backup instead of exiting ${ExitCode.busy}`,
+              },
+              "list-dimensions": {
+                type: "boolean",
+                default: false,
+                describe: "only list the snapshot's dimensions, by the names restore --dimension takes",
+              },
+              ...flagOptions(pickFields(fields, ["DRILL_MEMORY"])),
+            })
+            .positional("snapshot", { type: "string", describe: "snapshot id (default: the newest of this server)" }),
+        run: async (ctx, args) => {
+          const drill = await import("./commands/drill.ts");
+          if (args.listDimensions) return drill.listDimensions(ctx, { snapshot: args.snapshot });
+          return drill.runDrill(ctx, {
+            snapshot: args.snapshot,
+            scratch: args.scratch,
+            budgetMs: parseDuration(args.budget),
+            wait: args.wait,
+            args,
+          });
+        },
+      }),
+      command({
+        command: "status",
+        describe: `the newest backup, the last drill, the repository; exit ${ExitCode.failed} when the newest is older than BACKUP_MAX_AGE`,
+        options: (y) => y.option("json", { type: "boolean", default: false, describe: "for scripts" }),
+        run: async (ctx, args) => (await import("./commands/status.ts")).runStatus(ctx, { json: args.json }),
+      }),
+      command({
+        command: "check",
+        describe: "check the repository's integrity",
+        options: (y) =>
+          y.option("read-data-subset", {
+            type: "string",
+            describe: "also read this part of the data, e.g. 10% or 1/5",
+          }),
+        run: async (ctx, args) =>
+          (await import("./commands/check.ts")).runCheck(ctx, { readDataSubset: args.readDataSubset }),
+      }),
+      command({
+        command: "prune",
+        describe: "forced clean: forget --keep-last 1 --keep-daily 30 --keep-weekly 12 --prune",
+        run: async (ctx) => (await import("./commands/prune.ts")).runPrune(ctx),
+      }),
+      command({
+        command: "init",
+        describe: "create the repository (refuses to touch an existing one)",
+        run: async (ctx) => (await import("./commands/init.ts")).runInit(ctx),
+      }),
+    ],
+  });

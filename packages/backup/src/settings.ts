@@ -83,6 +83,11 @@ export const fields = {
   BACKUP_MAX_AGE: backupMaxAgeField,
   /** Dead-man's switch, Healthchecks style: <url>/start, <url>, <url>/fail. */
   BACKUP_PING_URL: setting(z.optional(pingUrlSchema)),
+  /** The heap the restore drill's checker threads share; past it the drill fails naming the file (issue 28). */
+  DRILL_MEMORY: setting(sizeSchema, {
+    default: "512M",
+    flag: { name: "memory", describe: "the heap the drill's checker may use (default 512M)" },
+  }),
   /** node_exporter textfile collector directory for mcops_backup.prom and mcops_drill.prom. */
   BACKUP_TEXTFILE_DIR: textfileDirField,
   /** Free space on the volume's disk below which no backup begins (a full disk during a save corrupts the world). */

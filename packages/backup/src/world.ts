@@ -2,8 +2,7 @@ import { statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { JobError } from "@mcops/core/errors";
 import { checkVolumeName, kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
-import type nbt from "prismarine-nbt";
-import { parseGzipNbt } from "./drill/region.ts";
+import { MAX_SMALL_FILE, readLevelDat } from "./drill/level-dat.ts";
 
 /** server.properties is a few kilobytes; anything near this is not the game's. */
 const SERVER_PROPERTIES_MAX_BYTES = 1 << 20;
@@ -28,9 +27,6 @@ export function levelName(volume: VolumeDir): string {
   return "world";
 }
 
-/** level.dat and a player's file are a few KiB; anything near this is not the game's. */
-export const MAX_SMALL_FILE = 16 * 1024 * 1024;
-
 /** What level.dat says of the game that last saved the world. */
 export interface SavedBy {
   /** Data.DataVersion: the number each game version writes (1.21.4 writes 4189). */
@@ -41,30 +37,27 @@ export interface SavedBy {
 
 /**
  * Which game version last saved the world, from the level's level.dat (gzip NBT, read through the volume without
- * following a link, at most 16 MiB); undefined when there is no world yet. A level.dat that is not gzip NBT, or has no
+ * following a link, at most 16 MiB, walked without building a tree); undefined when there is no world yet. A level.dat that is not gzip NBT, or has no
  * DataVersion (a world older than 1.9), is an error that says so.
  */
 export async function savedBy(volume: VolumeDir): Promise<SavedBy | undefined> {
   const file = `${levelName(volume)}/level.dat`;
   const data = volume.readFile(file, MAX_SMALL_FILE);
   if (!data) return undefined;
-  const parsed = await parseGzipNbt(data);
-  if ("problem" in parsed) {
-    throw new JobError(`cannot tell which version saved the world: level.dat is ${parsed.problem}`, {
+  const read = readLevelDat(data);
+  if ("problem" in read) {
+    throw new JobError(`cannot tell which version saved the world: level.dat is ${read.problem}`, {
       where: volume.display(file),
       hint: "restore a snapshot whose world is whole (backup drill checks them)",
     });
   }
-  const fields = (parsed.value.value.Data as nbt.Compound | undefined)?.value;
-  const dataVersion = fields?.DataVersion?.value;
-  if (typeof dataVersion !== "number") {
+  if (read.dataVersion === undefined) {
     throw new JobError("cannot tell which version saved the world: level.dat has no Data.DataVersion", {
       where: volume.display(file),
       hint: "a world from before 1.9 has none: upgrade it with a release first",
     });
   }
-  const name = (fields?.Version?.value as nbt.Compound["value"] | undefined)?.Name?.value;
-  return { dataVersion, name: typeof name === "string" ? name : undefined };
+  return { dataVersion: read.dataVersion, name: read.versionName };
 }
 
 /** The world's directories that are there, by name: the main one must be, and none may be a link. */

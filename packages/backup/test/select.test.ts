@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { dimensionFolder } from "../src/dimensions.ts";
 import { closeMatches, parseUsercache } from "../src/restore/players.ts";
-import { describeSelection, dimensionFolder, parseArea, parseSelection } from "../src/restore/select.ts";
+import { describeSelection, parseArea, parseSelection } from "../src/restore/select.ts";
 
 describe("parseArea", () => {
   it("takes two corners in any order, in block coordinates", () => {

@@ -29,6 +29,7 @@ export {
   type BuiltWorld,
   buildWorld,
   type Compression,
+  compoundBomb,
   compressChunk,
   damage,
   lz4Blocks,

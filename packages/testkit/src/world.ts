@@ -107,6 +107,27 @@ function nbtBytes(root: unknown): Buffer {
 }
 
 function levelDat(level: string, saver: { name: string; dataVersion: number }): Buffer {
+  return gzipSync(levelDatNbt(level, saver));
+}
+
+/**
+ * Uncompressed NBT no game writes but a plugin can (issue 28): a compound holding the list `Bomb` of `count` empty
+ * compounds, one byte each, so 60 MB of them gzip to ~60 KiB and a parser that builds objects builds tens of millions.
+ * With `level`, it is a level.dat: the list sits in Data beside the real fields.
+ */
+export function compoundBomb(count: number, level?: { name: string; dataVersion: number }): Buffer {
+  const list = Buffer.alloc(1 + 2 + 4 + 1 + 4 + count);
+  list[0] = 9;
+  list.writeUInt16BE(4, 1);
+  list.write("Bomb", 3, "latin1");
+  list[7] = 10;
+  list.writeInt32BE(count, 8);
+  const root = level ? levelDatNbt(level.name, level) : Buffer.from([10, 0, 0, 0]);
+  const ends = level ? 2 : 1; // Data's end and the root's, or the root's
+  return Buffer.concat([root.subarray(0, root.length - ends), list, root.subarray(root.length - ends)]);
+}
+
+function levelDatNbt(level: string, saver: { name: string; dataVersion: number }): Buffer {
   const root = nbt.comp(
     {
       Data: nbt.comp({
@@ -122,7 +143,7 @@ function levelDat(level: string, saver: { name: string; dataVersion: number }): 
     },
     "",
   );
-  return gzipSync(nbtBytes(root));
+  return nbtBytes(root);
 }
 
 function playerDat(p: number): Buffer {
@@ -254,10 +275,18 @@ function regionFile(
 
 /** Damage done to a built world, as a disk, a bad copy or a crash would do it. */
 export const damage = {
-  /** Cuts the file short of a sector boundary. */
-  truncate(file: string, by = 100): void {
-    const size = readFileSync(file).length;
-    truncateSync(file, size - by);
+  /** Cuts the file in the middle of its last chunk's data, as a copy or a disk that ran out would. */
+  truncate(file: string): void {
+    const last = lastChunk(readFileSync(file));
+    truncateSync(file, last.start + 5 + Math.floor((last.length - 1) / 2));
+  },
+  /**
+   * Takes off the zeros after the last chunk's data, as the game leaves a region file it has not closed (it pads the
+   * last sector only when it closes it): a file every backup of a running server holds, and the game reads whole.
+   */
+  unpad(file: string): void {
+    const last = lastChunk(readFileSync(file));
+    truncateSync(file, last.start + 4 + last.length);
   },
   /** The header's first present entry points `sectors` past the end of the file. */
   pointPastEnd(file: string, sectors = 8): void {
@@ -287,10 +316,31 @@ export const damage = {
       closeSync(fd);
     }
   },
+  /** Puts `payload` (compressed as `compression` says) in new sectors at the end and points the first chunk at it. */
+  replaceChunk(file: string, payload: Buffer, compression: Compression): void {
+    const data = readFileSync(file);
+    const sectors = Math.ceil((payload.length + 5) / 4096);
+    const chunk = Buffer.alloc(sectors * 4096);
+    chunk.writeUInt32BE(payload.length + 1, 0);
+    chunk[4] = compression;
+    payload.copy(chunk, 5);
+    const start = Math.ceil(data.length / 4096);
+    const padded = Buffer.concat([data, Buffer.alloc(start * 4096 - data.length)]);
+    padded.writeUInt32BE(((start << 8) | sectors) >>> 0, firstPresent(data) * 4);
+    writeFileSync(file, Buffer.concat([padded, chunk]));
+  },
   removeLevelDat(worldDir: string, level = "world"): void {
     unlinkSync(join(worldDir, level, "level.dat"));
   },
 };
+
+/** The chunk that lies last in the file: where it starts and its declared length. */
+function lastChunk(data: Buffer): { start: number; length: number } {
+  let start = 0;
+  for (let index = 0; index < 1024; index++) start = Math.max(start, (data.readUInt32BE(index * 4) >>> 8) * 4096);
+  if (start === 0) throw new Error("no chunk in this region file");
+  return { start, length: data.readUInt32BE(start) };
+}
 
 function firstPresent(data: Buffer): number {
   for (let index = 0; index < 1024; index++) if (data.readUInt32BE(index * 4) !== 0) return index;

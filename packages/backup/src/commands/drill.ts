@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { BusyError, JobError, McopsError, UsageError } from "@mcops/core/errors";
+import { BusyError, ConfigError, JobError, McopsError, UsageError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
@@ -8,6 +8,9 @@ import { drillLine } from "@mcops/core/log-events";
 import { type Gauge, writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
+import { byDimension, dimensionFolder, dimensionsIn } from "../dimensions.ts";
+import { compareWithLast, type Drop, readLastDrill, writeLastDrill } from "../drill/last-drill.ts";
+import { CheckerOutOfMemory } from "../drill/pool.ts";
 import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
 import {
   backupLogger,
@@ -34,6 +37,8 @@ export interface DrillOptions {
   budgetMs: number;
   /** Wait for a running backup instead of exiting busy. */
   wait?: boolean | undefined;
+  /** The command line's settings (--memory). */
+  args?: Record<string, unknown> | undefined;
 }
 
 /** The scratch directories of drills are named so, in their parent: a drill killed with -9 leaves one, the next removes it. */
@@ -60,7 +65,8 @@ interface Drill {
  */
 export async function runDrill(ctx: DrillContext, options: DrillOptions): Promise<number> {
   const logger = backupLogger(ctx);
-  const settings = loadSettings(ctx);
+  const settings = loadSettings(ctx, options.args);
+  const memoryMiB = drillMemoryMiB(settings.DRILL_MEMORY);
   const scratchParent = scratchParentOf(ctx, settings, options.scratch);
   // docs/contract.md: a webhook.env others can read is refused (78) before anything is done.
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
@@ -87,6 +93,12 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions): Promis
         budgetMs: options.budgetMs,
         now: () => ctx.clock.now(),
         signal: ctx.signal,
+        memoryMiB,
+      }).catch((error: unknown) => {
+        if (!(error instanceof CheckerOutOfMemory)) throw error;
+        throw new JobError(error.message, {
+          hint: "something in that file is built to exhaust memory, or DRILL_MEMORY is too small for this world",
+        });
       });
     });
     stopIfAborted(ctx.signal);
@@ -199,24 +211,50 @@ async function checkSpace({ logger, snapshot }: Drill, restic: Restic, parent: s
   logger.info(`${formatBytes(free)} free in ${parent}; the drill needs ${formatBytes(needed)}`);
 }
 
-/** The done line, the green message and the gauges of a snapshot that verified. */
+/**
+ * The done line, the message and the gauges of a snapshot that verified: green, or yellow when a dimension holds fewer
+ * chunks or the level fewer players than at the last drill that verified (a zeroed header or a deleted player's file
+ * looks like a chunk never generated or a player who never joined).
+ */
 async function reportVerified(drill: Drill, report: WorldCheckReport): Promise<void> {
   const { ctx, logger, notifier } = drill;
   const snapshot = drill.snapshot as Snapshot;
   const tookMs = ctx.clock.now() - drill.started;
   const took = formatDuration(tookMs);
   const sampled = report.sampled ? `${report.chunks} of ${report.chunksPresent} chunks` : undefined;
+  const drops = compareWithLast(readLastDrill(ctx.paths, logger), report);
   logger.info(
     drillLine.done({ snapshot: snapshot.short_id, files: report.files, chunks: report.chunks, took, sampled }),
   );
+  for (const drop of drops) logger.warn(`fewer than at the last drill: ${describeDrop(drop)}`);
   const budget = sampled ? `\nThe time budget ran out: ${sampled} were checked, a sample of the rest.` : "";
+  const fewer = drops.length
+    ? `\nFewer than at the last drill (${drops[0]?.since}): ${drops.map(describeDrop).join("; ")}. If nobody trimmed the world, restore an older snapshot of what is missing.`
+    : "";
   await notifier.send({
-    title: "Backup verified",
-    description: `Snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)} restores into a world the game can open: ${report.files} files, ${report.chunks} chunks checked in ${took}.${budget}`,
-    colour: COLOURS.success,
+    title: drops.length ? "Backup verified, with fewer chunks or players" : "Backup verified",
+    description: `Snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)} restores into a world the game can open: ${report.files} files, ${report.chunks} chunks checked in ${took}.\n${describeWorld(report)}${budget}${fewer}`,
+    colour: drops.length ? COLOURS.warning : COLOURS.success,
     category: "backup",
+    // Dimension names come from the volume's folders: shown literally.
+    fromGame: true,
   });
-  writeDrillGauges(drill, { success: true, tookMs, chunks: report.chunks });
+  writeLastDrill(ctx.paths, { snapshot: snapshot.short_id, time: ctx.clock.now(), report });
+  writeDrillGauges(drill, { success: true, tookMs, chunks: report.chunks, report, drops: drops.length });
+}
+
+/** "overworld 1943 chunks, nether 120, DIM-6 40; 3 players" */
+export function describeWorld(report: WorldCheckReport): string {
+  const names = Object.keys(report.dimensions).sort(byDimension);
+  const dimensions = names.map((name, i) => `${name} ${report.dimensions[name]?.chunks}${i === 0 ? " chunks" : ""}`);
+  const players = `${report.players} player${report.players === 1 ? "" : "s"}`;
+  return `${dimensions.length ? `${dimensions.join(", ")}; ` : ""}${players}`;
+}
+
+function describeDrop(drop: Drop): string {
+  return drop.what === "players"
+    ? `players ${drop.before} → ${drop.now}`
+    : `${drop.what} ${drop.before} → ${drop.now} chunks`;
 }
 
 /** The failed line, the red message and the gauges of a drill that did not verify; returns what to throw. */
@@ -244,7 +282,7 @@ async function reportFailed(drill: Drill, error: unknown): Promise<McopsError> {
 /** mcops_drill.prom: when the last drill ran, whether it verified, how much it checked; a failed one keeps the last good time. */
 function writeDrillGauges(
   { ctx, settings, logger }: Drill,
-  result: { success: boolean; tookMs: number; chunks: number },
+  result: { success: boolean; tookMs: number; chunks: number; report?: WorldCheckReport; drops?: number },
 ): void {
   const now = Math.round(ctx.clock.now() / 1000);
   const gauges: Gauge[] = [
@@ -262,6 +300,26 @@ function writeDrillGauges(
       digits: 3,
     },
   ];
+  if (result.report) {
+    gauges.push({
+      name: "mcops_drill_fewer",
+      help: "Dimensions (and the players) with fewer chunks (players) than at the drill before; 0 when none.",
+      value: result.drops ?? 0,
+    });
+    for (const [dimension, count] of Object.entries(result.report.dimensions)) {
+      gauges.push({
+        name: "mcops_drill_dimension_chunks",
+        help: "Terrain chunks of each dimension of the snapshot the last drill verified.",
+        value: count.chunks,
+        labels: { dimension },
+      });
+    }
+    gauges.push({
+      name: "mcops_drill_players",
+      help: "Players' files in that snapshot.",
+      value: result.report.players,
+    });
+  }
   if (result.success) {
     gauges.push({
       name: "mcops_drill_last_success_timestamp_seconds",
@@ -276,4 +334,44 @@ function writeDrillGauges(
     logger,
     keep: ["mcops_drill_last_success_timestamp_seconds"],
   });
+}
+
+/** DRILL_MEMORY in MiB: at least 64, for the threads' own start. */
+function drillMemoryMiB(size: string): number {
+  const units: Record<string, number> = { k: 1 / 1024, m: 1, g: 1024, t: 1024 * 1024 };
+  const mib = Math.floor(Number(size.slice(0, -1)) * (units[size.slice(-1).toLowerCase()] ?? 0));
+  if (mib < 64) {
+    throw new ConfigError(`DRILL_MEMORY=${size} is less than the 64M the checker needs to start`, {
+      where: "DRILL_MEMORY",
+      hint: "leave it at 512M, or give at least 64M",
+    });
+  }
+  return mib;
+}
+
+/**
+ * `backup drill --list-dimensions [snapshot]`: the dimensions a snapshot's world holds, by the names `backup restore
+ * --dimension` takes, and their folders; read from the snapshot's listing, nothing restored.
+ */
+export async function listDimensions(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">,
+  options: { snapshot?: string | undefined },
+): Promise<number> {
+  const logger = backupLogger(ctx);
+  const settings = loadSettings(ctx);
+  const restic = resticFor(ctx, settings, logger);
+  const { snapshot, worlds } = await planDrill({ ctx, settings, logger } as Drill, restic, options.snapshot);
+  const nodes = await restic.ls(
+    snapshot.id,
+    worlds.map((name) => join(settings.WORLD_DIR, name)),
+    true,
+  );
+  const folders = nodes.filter((n) => n.type === "dir").map((n) => relative(settings.WORLD_DIR, n.path));
+  const [level] = worlds as [string];
+  const bukkit = (name: string) => worlds.includes(name === "end" ? `${level}_the_end` : `${level}_nether`);
+  const lines = dimensionsIn(folders, worlds).map(
+    (name) => `${name.padEnd(24)} ${dimensionFolder(level, name, bukkit(name))}`,
+  );
+  ctx.stdout.write(`Dimensions of snapshot ${snapshot.short_id}:\n${lines.map((l) => `  ${l}`).join("\n")}\n`);
+  return 0;
 }

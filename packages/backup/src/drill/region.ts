@@ -1,118 +1,211 @@
-import { promisify } from "node:util";
-import { gunzip, inflate } from "node:zlib";
-import nbt from "prismarine-nbt";
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { gunzipSync, inflateSync } from "node:zlib";
+import { isErrno } from "@mcops/core/fs";
+import { readRange } from "@mcops/core/volume";
 import { decompressLz4Blocks } from "./lz4-block.ts";
-import { nbtShapeProblem } from "./nbt-shape.ts";
+import { walkNbt } from "./nbt-walk.ts";
 
 /**
  * The Anvil region format as the game reads it (net.minecraft.world.level.chunk.storage.RegionFile): an 8 KiB header
  * of 1024 big-endian locations (the chunk's first 4 KiB sector << 8 | its sector count) and 1024 timestamps, then the
  * chunks, each a big-endian length (the bytes that follow, the compression byte included), a compression byte
  * (1 gzip, 2 zlib, 3 none, 4 LZ4; with 0x80 set the payload is in `c.<x>.<z>.mcc` beside the region file), the
- * payload. The whole file is a multiple of 4 KiB.
+ * payload.
+ *
+ * The game pads the file to whole sectors only when it closes it: a file saved while the server runs (every backup)
+ * or after a kill ends inside its last sector, and the game reads it whole. So this reads as the game does: a chunk is
+ * damaged when its header entry is one the game drops (into the header, no sectors, starting past the end of the
+ * file), or when the bytes at its sectors cannot hold what its length declares; never for the file's size alone.
  */
 export const SECTOR = 4096;
 export const HEADER_BYTES = 2 * SECTOR;
 
 /** A chunk decompresses to at most this much: vanilla's biggest chunks are a few MiB. */
 export const MAX_CHUNK_BYTES = 64 * 1024 * 1024;
+/** A region file up to this size is read in one go; a larger one chunk by chunk. */
+const READ_WHOLE = 32 * 1024 * 1024;
+/** When sampling, one chunk in this many is decompressed and walked; every header entry is still checked. */
+export const SAMPLE_EVERY = 16;
 
-/** A present chunk's place in the file, from the header. */
-export interface Location {
-  /** 0..1023: x + 32 z within the region. */
-  index: number;
-  sector: number;
-  count: number;
+export interface RegionJob {
+  /** Region coordinates, from the file's name `r.<x>.<z>.mca`. */
+  x: number;
+  z: number;
+  /** Decompress and walk one chunk in SAMPLE_EVERY only. */
+  sample: boolean;
 }
 
-/** The present chunks, or the first reason the header is not sane for a file of `size` bytes. */
-export function readLocations(header: Buffer, size: number): { locations: Location[] } | { problem: string } {
-  const sectors = size / SECTOR;
-  const locations: Location[] = [];
+export interface RegionResult {
+  /** Chunks the header lists. */
+  present: number;
+  /** Chunks decompressed and walked. */
+  checked: number;
+  /** External chunk files read. */
+  externals: number;
+  /** The first reason the file is damaged. */
+  damage?: string | undefined;
+}
+
+/** Opens `c.<x>.<z>.mcc` beside the region file without following a link: its descriptor, or why not. */
+export type OpenExternal = (name: string) => { fd: number; size: number } | string;
+
+/** Checks the region file open at `fd` (`size` bytes) as the game would read it. */
+export function checkRegionFile(fd: number, size: number, job: RegionJob, openExternal: OpenExternal): RegionResult {
+  const result: RegionResult = { present: 0, checked: 0, externals: 0 };
+  if (size === 0) return result; // the game makes empty region files and reads them as empty
+  if (size < HEADER_BYTES) return { ...result, damage: `truncated: ${size} bytes, shorter than the 8 KiB header` };
+  const whole = size <= READ_WHOLE ? readRange(fd, 0, size) : undefined;
+  const header = whole ?? readRange(fd, 0, HEADER_BYTES);
+  const locations = readLocations(header, size, job);
+  if ("problem" in locations) return { ...result, damage: locations.problem };
+  result.present = locations.list.length;
+  for (const [n, location] of locations.list.entries()) {
+    if (job.sample && n % SAMPLE_EVERY !== 0) continue;
+    const start = location.sector * SECTOR;
+    const length = Math.min(location.count * SECTOR, size - start);
+    const bytes = whole ? whole.subarray(start, start + length) : readRange(fd, start, length);
+    const reason = checkChunk(bytes, location, openExternal, result);
+    if (reason) return { ...result, damage: `chunk ${location.x},${location.z}: ${reason}` };
+    result.checked++;
+  }
+  return result;
+}
+
+/** A present chunk: its place in the file, from the header, and its world chunk coordinates. */
+export interface Location {
+  sector: number;
+  count: number;
+  x: number;
+  z: number;
+}
+
+/** The present chunks, or the first header entry the game would drop (losing that chunk). */
+export function readLocations(
+  header: Buffer,
+  size: number,
+  region: { x: number; z: number },
+): { list: Location[] } | { problem: string } {
+  const list: Location[] = [];
   for (let index = 0; index < 1024; index++) {
     const entry = header.readUInt32BE(index * 4);
     if (entry === 0) continue;
     const sector = entry >>> 8;
     const count = entry & 0xff;
-    const at = `chunk ${index & 31},${index >> 5}`;
-    if (count === 0) return { problem: `${at}: header gives sector ${sector} with a sector count of 0` };
+    const x = region.x * 32 + (index & 31);
+    const z = region.z * 32 + (index >> 5);
+    const at = `chunk ${x},${z}`;
     if (sector < 2) return { problem: `${at}: header points into the header (sector ${sector})` };
-    if (sector + count > sectors) {
-      return { problem: `${at}: header points past the end (sectors ${sector}+${count} of ${sectors})` };
+    if (count === 0) return { problem: `${at}: header gives sector ${sector} with a sector count of 0` };
+    if (sector * SECTOR >= size) {
+      return {
+        problem: `${at}: header points past the end (sector ${sector}, the file ends in sector ${sectorOf(size)})`,
+      };
     }
-    locations.push({ index, sector, count });
+    list.push({ sector, count, x, z });
   }
-  return { locations };
+  return { list };
 }
 
-/** What stands before a chunk's payload: its length and compression byte, or why they cannot be right. */
-export function chunkPrefix(
-  bytes: Buffer,
-  location: Location,
-): { length: number; compression: number; external: boolean } | { problem: string } {
-  const length = bytes.readUInt32BE(0);
-  const compression = bytes[4] as number;
-  const external = (compression & 0x80) !== 0;
-  if (length === 0 || length + 4 > location.count * SECTOR) {
-    return { problem: `length ${length} does not fit its ${location.count} sector(s)` };
-  }
-  if (external && length !== 1) return { problem: `an external chunk with ${length - 1} bytes in the region file` };
-  const kind = compression & 0x7f;
-  if (kind < 1 || kind > 4) return { problem: `unknown compression type ${kind}` };
-  return { length, compression: kind, external };
-}
+/** The sector a file of `size` bytes ends in. */
+const sectorOf = (size: number): number => Math.ceil(size / SECTOR) - 1;
 
-const gunzipAsync = promisify(gunzip);
-const inflateAsync = promisify(inflate);
 const NAMES: Record<number, string> = { 1: "gzip", 2: "zlib", 3: "uncompressed", 4: "LZ4" };
 
-/**
- * Decompresses a payload the way its compression byte says and parses it as NBT; the reason when either fails. zlib
- * and gzip run on libuv's threads, so several chunks in flight keep both cores busy while this thread parses NBT.
- */
-export async function checkPayload(payload: Buffer, compression: number): Promise<string | undefined> {
+/** Why the chunk in `bytes` (its sectors, as far as the file has them) would not load; undefined when it would. */
+function checkChunk(
+  bytes: Buffer,
+  location: Location,
+  openExternal: OpenExternal,
+  result: RegionResult,
+): string | undefined {
+  if (bytes.length < 5) return `truncated: ${bytes.length} bytes where its length and compression should be`;
+  const length = bytes.readInt32BE(0);
+  const version = bytes[4] as number;
+  if (length === 0) return "allocated, but its data is missing (length 0)";
+  if (length < 0) return `its length is negative (${length})`;
+  let payload: Buffer;
+  if ((version & 0x80) !== 0) {
+    // The game reads the external file whatever the region file holds after the compression byte.
+    const external = readExternal(openExternal, `c.${location.x}.${location.z}.mcc`);
+    if (typeof external === "string") return external;
+    result.externals++;
+    payload = external;
+  } else {
+    if (length - 1 > bytes.length - 5) {
+      return `truncated: its length says ${length - 1} bytes, the file has ${bytes.length - 5}`;
+    }
+    payload = bytes.subarray(5, 4 + length);
+  }
+  return checkPayload(payload, version & 0x7f);
+}
+
+function readExternal(openExternal: OpenExternal, name: string): Buffer | string {
+  const opened = openExternal(name);
+  if (typeof opened === "string") return `its ${name}: ${opened}`;
+  try {
+    if (opened.size > MAX_CHUNK_BYTES) return `its ${name}: ${opened.size} bytes, more than a chunk can be`;
+    return readRange(opened.fd, 0, opened.size);
+  } finally {
+    closeSync(opened.fd);
+  }
+}
+
+/** Decompresses a payload the way its compression byte says and walks it as NBT; the reason when either fails. */
+export function checkPayload(payload: Buffer, compression: number): string | undefined {
+  const name = NAMES[compression];
+  if (!name) return `unknown compression type ${compression}`;
   let data: Buffer;
   try {
-    if (compression === 1) data = await gunzipAsync(payload, { maxOutputLength: MAX_CHUNK_BYTES });
-    else if (compression === 2) data = await inflateAsync(payload, { maxOutputLength: MAX_CHUNK_BYTES });
+    if (compression === 1) data = gunzipSync(payload, { maxOutputLength: MAX_CHUNK_BYTES });
+    else if (compression === 2) data = inflateSync(payload, { maxOutputLength: MAX_CHUNK_BYTES });
     else if (compression === 4) data = decompressLz4Blocks(payload, MAX_CHUNK_BYTES);
     else data = payload;
   } catch (error) {
-    const why =
-      (error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE" ? "it is over 64 MiB" : errorText(error);
-    return `${NAMES[compression]} data does not decompress (${why})`;
+    const why = isErrno(error, "ERR_BUFFER_TOO_LARGE") ? "it is over 64 MiB" : errorText(error);
+    return `${name} data does not decompress (${why})`;
   }
-  return nbtProblem(data);
+  const problem = walkNbt(data);
+  return problem === undefined ? undefined : `not NBT (${problem})`;
 }
 
-/** Why `data` is not one whole NBT compound, or undefined when it is. */
-export function nbtProblem(data: Buffer): string | undefined {
-  if (data[0] !== 10) return `not NBT (starts with tag ${data[0] ?? "nothing"}, not a compound)`;
-  const shape = nbtShapeProblem(data);
-  if (shape) return `not NBT (${shape})`;
-  try {
-    nbt.parseUncompressed(data, "big");
-    return undefined;
-  } catch (error) {
-    return `not NBT (${errorText(error)})`;
-  }
-}
-
-/** The NBT root of a gzip file (level.dat, playerdata), or why it is not one. */
-export async function parseGzipNbt(data: Buffer): Promise<{ value: nbt.NBT } | { problem: string }> {
+/** The NBT of a gzip file (level.dat, playerdata), inflated to at most `maxBytes`; or why it is not one. */
+export function gunzipNbt(data: Buffer, maxBytes: number): { nbt: Buffer } | { problem: string } {
   let raw: Buffer;
   try {
-    raw = await gunzipAsync(data, { maxOutputLength: MAX_CHUNK_BYTES });
+    raw = gunzipSync(data, { maxOutputLength: maxBytes });
   } catch (error) {
+    if (isErrno(error, "ERR_BUFFER_TOO_LARGE")) return { problem: `more than ${maxBytes} bytes inflated` };
     return { problem: `not gzip (${errorText(error)})` };
   }
-  const shape = nbtShapeProblem(raw);
-  if (shape) return { problem: `not NBT (${shape})` };
+  return { nbt: raw };
+}
+
+/**
+ * Opens `name` in the directory held by `dirFd` without following a link and without blocking: a regular file's
+ * descriptor and size, or what is there instead ("missing" when nothing is).
+ */
+export function openRegularAt(dirFd: number, name: string): { fd: number; size: number } | string {
+  let fd: number;
   try {
-    return { value: nbt.parseUncompressed(raw, "big") };
+    fd = openSync(
+      `/proc/self/fd/${dirFd}/${name}`,
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY,
+    );
   } catch (error) {
-    return { problem: `not NBT (${errorText(error)})` };
+    if (isErrno(error, "ENOENT")) return "missing";
+    if (isErrno(error, "ELOOP")) return "is a symbolic link, not a file";
+    if (isErrno(error, "ENXIO")) return "is a socket or FIFO, not a file";
+    if (isErrno(error, "EAGAIN") || isErrno(error, "EWOULDBLOCK")) return "is held by a file lease, not opened";
+    throw error;
   }
+  const stat = fstatSync(fd);
+  if (stat.isFile()) return { fd, size: stat.size };
+  closeSync(fd);
+  return stat.isFIFO()
+    ? "is a FIFO, not a file"
+    : stat.isDirectory()
+      ? "is a directory, not a file"
+      : "is not a regular file";
 }
 
 function errorText(error: unknown): string {

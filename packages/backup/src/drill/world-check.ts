@@ -1,32 +1,32 @@
-import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync } from "node:fs";
-import { join } from "node:path";
-import { readRange } from "@mcops/core/volume";
-import type nbt from "prismarine-nbt";
-import { MAX_SMALL_FILE } from "../world.ts";
-import {
-  checkPayload,
-  chunkPrefix,
-  HEADER_BYTES,
-  type Location,
-  MAX_CHUNK_BYTES,
-  parseGzipNbt,
-  readLocations,
-  SECTOR,
-} from "./region.ts";
+import { closeSync, lstatSync, type Stats } from "node:fs";
+import { availableParallelism } from "node:os";
+import { kindOf, readRange, VolumeDir } from "@mcops/core/volume";
+import { dimensionKey } from "../dimensions.ts";
+import { MAX_SMALL_FILE, readLevelDat } from "./level-dat.ts";
+import { walkNbt } from "./nbt-walk.ts";
+import { CheckerPool, checkerEntry } from "./pool.ts";
+import { gunzipNbt, openRegularAt } from "./region.ts";
 
 /**
- * What the game reads of a restored world, checked (issue 16): level.dat, every region file of every dimension with
- * each present chunk decompressed and parsed, and the players' files. The tree comes from a snapshot of a volume the
- * game's user writes: it is walked without following a link, only regular files are opened (never a FIFO or a
- * device, never blocking), and every read is a bounded range.
+ * What the game reads of a restored world, checked (issues 16 and 28): level.dat, every region file of every dimension
+ * (the level's own, DIM<n> of any n, datapacks' dimensions/<ns>/<path>, Bukkit's `_nether` and `_the_end` folders)
+ * with each present chunk inflated and walked, and the players' files. The tree comes from a snapshot of a volume the
+ * game's user writes, links included: it is walked through directory descriptors with O_NOFOLLOW at every level, a
+ * link or anything else where a folder or file should be is damage by name, and only regular files are opened (never
+ * blocking). Region files go to checker threads (pool.ts), one file at a time each, under a heap limit.
  */
 export interface WorldCheckOptions {
   /** The world's folders present in the restored tree: the level's first, then its `_nether` and `_the_end`. */
   worlds: readonly string[];
-  /** Every chunk is checked for this long; after that every header still is, and one chunk in SAMPLE_EVERY. */
+  /** Every chunk is checked for this long; region files started after it are sampled (every header still whole). */
   budgetMs: number;
   now: () => number;
   signal?: AbortSignal | undefined;
+  /** The heap the checker threads share (default 512 MiB). */
+  memoryMiB?: number | undefined;
+  threads?: number | undefined;
+  /** The checker threads' script (default: this code's own, see pool.ts). */
+  entry?: URL | undefined;
 }
 
 export interface Damage {
@@ -35,26 +35,55 @@ export interface Damage {
   reason: string;
 }
 
+/** What one dimension holds: its region files and the chunks their headers list. */
+export interface DimensionCount {
+  /** Where it is, relative to WORLD_DIR: `world/DIM-6`. */
+  folder: string;
+  regionFiles: number;
+  chunks: number;
+}
+
 export interface WorldCheckReport {
   /** Files checked: level.dat, region files, external chunks, players. */
   files: number;
-  /** Chunks decompressed and parsed. */
+  /** Chunks inflated and walked. */
   chunks: number;
-  /** Chunks the region headers list. */
+  /** Chunks the region headers list (region/, entities/ and poi/). */
   chunksPresent: number;
   /** The budget ran out and the rest of the chunks were sampled. */
   sampled: boolean;
   levelName: string | undefined;
   dataVersion: number | undefined;
+  /** The terrain chunks (region/) of each dimension, by the name `backup restore --dimension` takes. */
+  dimensions: Record<string, DimensionCount>;
+  /** Players' files in the level's playerdata/. */
+  players: number;
   /** The damaged files, the first reason of each (at most MAX_DAMAGE). */
   damage: Damage[];
 }
 
-const SAMPLE_EVERY = 16;
 const MAX_DAMAGE = 50;
-/** Chunks in flight: their zlib runs on libuv's threads while this thread parses the NBT of the ones done. */
-const IN_FLIGHT = 4;
 const REGION_NAME = /^r\.(-?\d+)\.(-?\d+)\.mca$/;
+const REGION_FOLDERS = ["region", "entities", "poi"] as const;
+/** Datapacks' dimensions are `dimensions/<namespace>/<path>`, the path a few folders deep at most. */
+const MAX_DIMENSION_DEPTH = 8;
+const DEFAULT_MEMORY_MIB = 512;
+
+/** A folder of the restored tree, held open, and where it is (relative to WORLD_DIR, for messages). */
+interface Folder {
+  dir: VolumeDir;
+  rel: string;
+}
+
+/** A region file to check. */
+interface RegionFile {
+  folder: Folder;
+  name: string;
+  x: number;
+  z: number;
+  /** The dimension it counts for; terrain only (region/). */
+  dimension: string | undefined;
+}
 
 /** One check, as its steps share it. */
 class Check {
@@ -65,14 +94,17 @@ class Check {
     sampled: false,
     levelName: undefined,
     dataVersion: undefined,
+    dimensions: {},
+    players: 0,
     damage: [],
   };
-  readonly #options: WorldCheckOptions;
+  readonly options: WorldCheckOptions;
   readonly #started: number;
-  #seen = 0;
+  /** Every folder opened, closed at the end. */
+  readonly opened: VolumeDir[] = [];
 
   constructor(options: WorldCheckOptions) {
-    this.#options = options;
+    this.options = options;
     this.#started = options.now();
   }
 
@@ -80,240 +112,262 @@ class Check {
     if (this.report.damage.length < MAX_DAMAGE) this.report.damage.push({ file, reason });
   }
 
-  /** Whether this chunk is checked: all of them within the budget, one in SAMPLE_EVERY after it. */
-  takes(): boolean {
-    this.#seen++;
-    if (this.#options.now() - this.#started <= this.#options.budgetMs) return true;
-    if (this.#seen % SAMPLE_EVERY === 0) return true;
-    this.report.sampled = true;
-    return false;
+  /** Whether the time budget is spent: region files started from now on are sampled. */
+  budgetSpent(): boolean {
+    return this.options.now() - this.#started > this.options.budgetMs;
   }
 
   stopIfAborted(): void {
-    const { signal } = this.#options;
+    const { signal } = this.options;
     if (signal?.aborted) throw new Error(`interrupted by ${String(signal.reason)}`);
+  }
+
+  /**
+   * The entry `name` of `parent` as a folder: undefined when absent; damage by name, never followed, when it is a
+   * link or anything else.
+   */
+  folder(parent: Folder, name: string): Folder | undefined {
+    const rel = parent.rel ? `${parent.rel}/${name}` : name;
+    const stat = lstatSync(parent.dir.at(name), { throwIfNoEntry: false });
+    if (!stat) return undefined;
+    if (!stat.isDirectory()) {
+      this.damaged(rel, `is ${kindOf(stat)}, not a folder`);
+      return undefined;
+    }
+    let dir: VolumeDir | undefined;
+    try {
+      dir = parent.dir.tryDir(name);
+    } catch (error) {
+      this.damaged(rel, error instanceof Error ? error.message : String(error));
+    }
+    if (!dir) return undefined;
+    this.opened.push(dir);
+    return { dir, rel };
+  }
+
+  /** The entries of a folder with what each is (lstat: a link is a link), by name. */
+  entries(folder: Folder): Array<{ name: string; stat: Stats }> {
+    const found: Array<{ name: string; stat: Stats }> = [];
+    for (const name of folder.dir.list().sort()) {
+      const stat = lstatSync(folder.dir.at(name), { throwIfNoEntry: false });
+      if (stat) found.push({ name, stat });
+    }
+    return found;
+  }
+
+  /** A small regular file's bytes (level.dat, a player's), or undefined after recording why it cannot be read. */
+  smallFile(folder: Folder, name: string, missing?: string): Buffer | undefined {
+    const rel = `${folder.rel}/${name}`;
+    const opened = openRegularAt(folder.dir.fd, name);
+    if (typeof opened === "string") {
+      if (opened !== "missing") this.damaged(rel, opened);
+      else if (missing) this.damaged(rel, missing);
+      return undefined;
+    }
+    try {
+      if (opened.size > MAX_SMALL_FILE) {
+        this.damaged(rel, `${opened.size} bytes, more than this file can be`);
+        return undefined;
+      }
+      this.report.files++;
+      return readRange(opened.fd, 0, opened.size);
+    } finally {
+      closeSync(opened.fd);
+    }
   }
 }
 
 export async function checkWorld(root: string, options: WorldCheckOptions): Promise<WorldCheckReport> {
   const check = new Check(options);
-  const [level] = options.worlds;
-  if (level) await checkLevelDat(check, root, level);
-  for (const world of options.worlds) {
-    for (const dimension of dimensionsOf(root, world)) {
-      for (const kind of ["region", "entities", "poi"]) await checkRegionDir(check, root, join(dimension, kind));
+  const top: Folder = { dir: VolumeDir.open(root, "the restored world"), rel: "" };
+  check.opened.push(top.dir);
+  try {
+    const regions: RegionFile[] = [];
+    for (const [i, name] of options.worlds.entries()) {
+      const world = check.folder(top, name);
+      if (!world) continue;
+      if (i === 0) {
+        checkLevelDat(check, world);
+        checkPlayers(check, world);
+      }
+      for (const dimension of dimensionsOf(check, world, i === 0)) regions.push(...regionFiles(check, dimension));
     }
-    await checkPlayers(check, root, join(world, "playerdata"));
+    await checkRegions(check, regions);
+    // Threads finish in any order: the damage is listed by file.
+    check.report.damage.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+    return check.report;
+  } finally {
+    for (const dir of check.opened) dir.close();
   }
-  return check.report;
 }
 
-/** A world folder's dimensions: the folder itself, DIM-1 and DIM1 inside it, and datapacks' dimensions/<ns>/<name>. */
-function dimensionsOf(root: string, world: string): string[] {
-  const found = [world];
-  for (const name of ["DIM-1", "DIM1"]) if (isDirectory(root, join(world, name))) found.push(join(world, name));
-  for (const namespace of directories(root, join(world, "dimensions"))) {
-    for (const name of directories(root, join(world, "dimensions", namespace))) {
-      found.push(join(world, "dimensions", namespace, name));
-    }
+interface DimensionFolder extends Folder {
+  /** The name `backup restore --dimension` takes (overworld, nether, end, DIM7, aether:the_aether). */
+  key: string | undefined;
+}
+
+/**
+ * A world folder's dimensions: the folder itself (the overworld for the level), DIM<n> inside it for any integer n
+ * (DIM-1 the nether, DIM1 the end, the rest Forge's and older mods'), and datapacks' dimensions/<namespace>/<path>.
+ */
+function dimensionsOf(check: Check, world: Folder, isLevel: boolean): DimensionFolder[] {
+  const found: DimensionFolder[] = [{ ...world, key: isLevel ? "overworld" : undefined }];
+  for (const { name } of check.entries(world)) {
+    const key = dimensionKey([name]);
+    if (key === undefined) continue;
+    const folder = check.folder(world, name);
+    if (folder) found.push({ ...folder, key });
+  }
+  const datapacks = check.folder(world, "dimensions");
+  if (datapacks) found.push(...datapackDimensions(check, datapacks, []));
+  return found;
+}
+
+/** The folders below dimensions/ that hold region folders (a namespace, then a path a few folders deep at most). */
+function datapackDimensions(check: Check, folder: Folder, path: string[]): DimensionFolder[] {
+  const found: DimensionFolder[] = [];
+  const entries = check.entries(folder);
+  const isDimension = path.length >= 2 && entries.some((e) => isRegionFolder(e.name));
+  if (isDimension) found.push({ ...folder, key: dimensionKey(["dimensions", ...path]) });
+  if (path.length >= MAX_DIMENSION_DEPTH) return found;
+  for (const { name, stat } of entries) {
+    if (isDimension && isRegionFolder(name)) continue;
+    // A link where a folder could be is damage by name (check.folder says so); plain files are the datapack's own.
+    if (!stat.isDirectory() && !stat.isSymbolicLink()) continue;
+    const sub = check.folder(folder, name);
+    if (sub) found.push(...datapackDimensions(check, sub, [...path, name]));
   }
   return found;
 }
 
-async function checkLevelDat(check: Check, root: string, level: string): Promise<void> {
-  const file = join(level, "level.dat");
-  const data = readSmallFile(check, root, file, "level.dat is missing");
-  if (!data) return;
-  const parsed = await parseGzipNbt(data);
-  if ("problem" in parsed) return check.damaged(file, parsed.problem);
-  const fields = (parsed.value.value.Data as nbt.Compound | undefined)?.value;
-  const levelName = fields?.LevelName?.value;
-  const dataVersion = fields?.DataVersion?.value;
-  if (typeof levelName !== "string") return check.damaged(file, "has no Data.LevelName");
-  if (typeof dataVersion !== "number") return check.damaged(file, "has no Data.DataVersion");
-  Object.assign(check.report, { levelName, dataVersion });
-}
+const isRegionFolder = (name: string): boolean => (REGION_FOLDERS as readonly string[]).includes(name);
 
-async function checkPlayers(check: Check, root: string, dir: string): Promise<void> {
-  for (const entry of entries(root, dir)) {
-    if (!entry.name.endsWith(".dat")) continue;
-    check.stopIfAborted();
-    const file = join(dir, entry.name);
-    const data = readSmallFile(check, root, file);
-    if (!data) continue;
-    const parsed = await parseGzipNbt(data);
-    if ("problem" in parsed) check.damaged(file, parsed.problem);
-  }
-}
-
-async function checkRegionDir(check: Check, root: string, dir: string): Promise<void> {
-  for (const entry of entries(root, dir)) {
-    const name = REGION_NAME.exec(entry.name);
-    if (!name) continue;
-    check.stopIfAborted();
-    const file = join(dir, entry.name);
-    if (!entry.isFile()) {
-      check.damaged(file, `is ${kind(entry)}, not a region file`);
-      continue;
+/** The region files of a dimension's region, entities and poi folders; anything else named like one is damage. */
+function regionFiles(check: Check, dimension: DimensionFolder): RegionFile[] {
+  const files: RegionFile[] = [];
+  for (const kind of REGION_FOLDERS) {
+    const folder = check.folder(dimension, kind);
+    if (!folder) continue;
+    const terrain = kind === "region" && dimension.key !== undefined;
+    if (terrain) countDimension(check, dimension);
+    for (const { name, stat } of check.entries(folder)) {
+      const match = REGION_NAME.exec(name);
+      if (!match) continue;
+      if (!stat.isFile()) {
+        check.damaged(`${folder.rel}/${name}`, `is ${kindOf(stat)}, not a region file`);
+        continue;
+      }
+      files.push({
+        folder,
+        name,
+        x: Number(match[1]),
+        z: Number(match[2]),
+        dimension: terrain ? dimension.key : undefined,
+      });
     }
-    const region = { file, dir, x: Number(name[1]), z: Number(name[2]) };
-    const reason = await withFile(root, file, (fd, size) => checkRegion(check, root, region, fd, size));
-    if (reason) check.damaged(file, reason);
   }
+  return files;
 }
 
-interface Region {
-  file: string;
-  dir: string;
-  x: number;
-  z: number;
-}
-
-/** The region file's header, then its chunks, a few in flight; the first reason it is damaged. */
-async function checkRegion(
-  check: Check,
-  root: string,
-  region: Region,
-  fd: number,
-  size: number,
-): Promise<string | undefined> {
-  check.report.files++;
-  if (size === 0) return undefined; // the game makes empty region files and reads them as empty
-  if (size < HEADER_BYTES) return `truncated: ${size} bytes, shorter than the 8 KiB header`;
-  if (size % SECTOR !== 0) return `truncated: ${size} bytes, not a multiple of 4096`;
-  const header = readLocations(readRange(fd, 0, HEADER_BYTES), size);
-  if ("problem" in header) return header.problem;
-  check.report.chunksPresent += header.locations.length;
-  let problem: string | undefined;
-  const inFlight = new Set<Promise<void>>();
-  for (const location of header.locations) {
-    if (problem) break;
-    check.stopIfAborted();
-    if (!check.takes()) continue;
-    const task = checkChunk(check, root, region, fd, location).then((reason) => {
-      problem ??= reason;
-    });
-    inFlight.add(task);
-    void task.finally(() => inFlight.delete(task));
-    if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
-  }
-  await Promise.all(inFlight);
-  return problem;
-}
-
-async function checkChunk(
-  check: Check,
-  root: string,
-  region: Region,
-  fd: number,
-  location: Location,
-): Promise<string | undefined> {
-  const x = region.x * 32 + (location.index & 31);
-  const z = region.z * 32 + (location.index >> 5);
-  const at = `chunk ${x},${z}`;
-  const bytes = readRange(fd, location.sector * SECTOR, location.count * SECTOR);
-  const prefix = chunkPrefix(bytes, location);
-  if ("problem" in prefix) return `${at}: ${prefix.problem}`;
-  let payload = bytes.subarray(5, 4 + prefix.length);
-  if (prefix.external) {
-    const external = join(region.dir, `c.${x}.${z}.mcc`);
-    const data = readBoundedFile(root, external, MAX_CHUNK_BYTES);
-    if (typeof data === "string") return `${at}: its ${external}: ${data}`;
-    check.report.files++;
-    payload = data;
-  }
-  const reason = await checkPayload(payload, prefix.compression);
-  check.report.chunks++;
-  return reason === undefined ? undefined : `${at}: ${reason}`;
-}
-
-/** A small file's bytes, or undefined after recording why it cannot be read (`missing`: what to say when it is absent). */
-function readSmallFile(check: Check, root: string, file: string, missing?: string): Buffer | undefined {
-  const data = readBoundedFile(root, file, MAX_SMALL_FILE);
-  if (typeof data === "string") {
-    if (data !== "missing" || missing) check.damaged(file, data === "missing" ? (missing as string) : data);
-    return undefined;
-  }
-  check.report.files++;
-  return data;
-}
-
-/** A regular file of at most `max` bytes, whole; otherwise why not ("missing" when it is not there). */
-function readBoundedFile(root: string, file: string, max: number): Buffer | string {
-  const opened = openRegular(root, file);
-  if (typeof opened === "string") return opened;
-  try {
-    return opened.size > max
-      ? `${opened.size} bytes, more than this file can be`
-      : readRange(opened.fd, 0, opened.size);
-  } finally {
-    closeSync(opened.fd);
-  }
-}
-
-async function withFile<T>(
-  root: string,
-  file: string,
-  use: (fd: number, size: number) => Promise<T>,
-): Promise<T | string> {
-  const opened = openRegular(root, file);
-  if (typeof opened === "string") return opened;
-  try {
-    return await use(opened.fd, opened.size);
-  } finally {
-    closeSync(opened.fd);
-  }
+function countDimension(check: Check, dimension: DimensionFolder): void {
+  const key = dimension.key as string;
+  check.report.dimensions[key] ??= { folder: dimension.rel, regionFiles: 0, chunks: 0 };
 }
 
 /**
- * Opens `file` below `root` without following a link at its end (the directories on the way were listed, not
- * followed, and the scratch directory is root's alone) and without blocking on a FIFO; anything but a regular file
- * is a reason, not a read ("missing" when there is nothing).
+ * Every region file on the checker threads, as many at a time as there are threads: each file is opened, and the
+ * budget looked at, just before a thread takes it (a world of thousands of files never holds them all open).
  */
-function openRegular(root: string, file: string): { fd: number; size: number } | string {
-  let fd: number;
+async function checkRegions(check: Check, regions: RegionFile[]): Promise<void> {
+  if (regions.length === 0) return;
+  const threads = Math.max(1, Math.min(check.options.threads ?? availableParallelism(), regions.length));
+  const pool = new CheckerPool({
+    entry: check.options.entry ?? checkerEntry(),
+    memoryMiB: check.options.memoryMiB ?? DEFAULT_MEMORY_MIB,
+    threads,
+  });
+  const onAbort = () => void pool.close();
+  check.options.signal?.addEventListener("abort", onAbort);
+  const queue = [...regions];
+  const lane = async (): Promise<void> => {
+    for (let region = queue.shift(); region; region = queue.shift()) {
+      check.stopIfAborted();
+      await checkRegion(check, pool, region);
+    }
+  };
   try {
-    fd = openSync(join(root, file), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    await Promise.all(Array.from({ length: threads }, lane));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return "missing";
-    if (code === "ELOOP") return "is a symbolic link, not a file";
-    if (code === "ENXIO") return "is a socket or FIFO, not a file";
+    check.stopIfAborted(); // a stopped pool's refusal is the signal's doing: say so
     throw error;
+  } finally {
+    check.options.signal?.removeEventListener("abort", onAbort);
+    await pool.close();
   }
-  const stat = fstatSync(fd);
-  if (stat.isFile()) return { fd, size: stat.size };
-  closeSync(fd);
-  return "is not a regular file";
+  check.stopIfAborted();
 }
 
-/** A directory's entries (none when it is not a directory: a link to one is not followed). */
-function entries(root: string, dir: string): Dirent[] {
+async function checkRegion(check: Check, pool: CheckerPool, region: RegionFile): Promise<void> {
+  const file = `${region.folder.rel}/${region.name}`;
+  const opened = openRegularAt(region.folder.dir.fd, region.name);
+  if (typeof opened === "string") return check.damaged(file, opened);
   try {
-    return readdirSync(join(root, dir), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return [];
-    throw error;
+    const sample = check.budgetSpent();
+    if (sample) check.report.sampled = true;
+    const request = { fd: opened.fd, size: opened.size, dirFd: region.folder.dir.fd, x: region.x, z: region.z, sample };
+    const result = await pool.check(request, file);
+    const { report } = check;
+    report.files += 1 + result.externals;
+    report.chunks += result.checked;
+    report.chunksPresent += result.present;
+    const counted = region.dimension === undefined ? undefined : report.dimensions[region.dimension];
+    if (counted) {
+      counted.regionFiles++;
+      counted.chunks += result.present;
+    }
+    if (result.damage) check.damaged(file, result.damage);
+  } finally {
+    closeSync(opened.fd);
   }
 }
 
-function directories(root: string, dir: string): string[] {
-  return entries(root, dir)
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name);
+function checkLevelDat(check: Check, level: Folder): void {
+  const file = `${level.rel}/level.dat`;
+  const data = check.smallFile(level, "level.dat", "level.dat is missing");
+  if (!data) return;
+  const read = readLevelDat(data);
+  const problem =
+    "problem" in read
+      ? read.problem
+      : read.levelName === undefined
+        ? "has no Data.LevelName"
+        : read.dataVersion === undefined
+          ? "has no Data.DataVersion"
+          : undefined;
+  if (problem || "problem" in read) check.damaged(file, problem as string);
+  else Object.assign(check.report, { levelName: read.levelName, dataVersion: read.dataVersion });
 }
 
-/** Whether `dir` below `root` is a directory itself (lstat: a link to one is not). */
-function isDirectory(root: string, dir: string): boolean {
-  const parent = dir.split("/").slice(0, -1).join("/");
-  const name = dir.split("/").at(-1);
-  return entries(root, parent).some((entry) => entry.name === name && entry.isDirectory());
-}
-
-function kind(entry: Dirent): string {
-  if (entry.isSymbolicLink()) return "a symbolic link";
-  if (entry.isFIFO()) return "a FIFO";
-  if (entry.isDirectory()) return "a directory";
-  return "not a regular file";
+function checkPlayers(check: Check, level: Folder): void {
+  const players = check.folder(level, "playerdata");
+  if (!players) return;
+  for (const { name, stat } of check.entries(players)) {
+    if (!name.endsWith(".dat")) continue;
+    check.stopIfAborted();
+    const file = `${players.rel}/${name}`;
+    if (!stat.isFile()) {
+      check.damaged(file, `is ${kindOf(stat)}, not a player's file`);
+      continue;
+    }
+    const data = check.smallFile(players, name);
+    if (!data) continue;
+    check.report.players++;
+    const inflated = gunzipNbt(data, MAX_SMALL_FILE);
+    if ("problem" in inflated) {
+      check.damaged(file, inflated.problem);
+      continue;
+    }
+    const problem = walkNbt(inflated.nbt);
+    if (problem) check.damaged(file, `not NBT (${problem})`);
+  }
 }

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { JobError, UsageError } from "@mcops/core/errors";
 import type { VolumeDir } from "@mcops/core/volume";
+import { type Dimension, dimensionFolder, parseDimension } from "../dimensions.ts";
 import type { Restic, Snapshot, SnapshotNode } from "../restic.ts";
 import { describePlayer, type Player } from "./players.ts";
 
@@ -9,8 +10,6 @@ import { describePlayer, type Player } from "./players.ts";
  * dimension. Each becomes a list of targets, paths relative to WORLD_DIR: what the snapshot holds there replaces what
  * the volume holds; what only the volume holds is moved aside too (the snapshot's world did not have it).
  */
-export type Dimension = "overworld" | "nether" | "end";
-export const DIMENSIONS: readonly Dimension[] = ["overworld", "nether", "end"];
 
 /** Block coordinates, the corners in any order. */
 export interface Area {
@@ -53,23 +52,6 @@ export function parseSelection(options: { player?: string; area?: string; dimens
   return dim === undefined ? { kind: "world" } : { kind: "dimension", dimension: dim };
 }
 
-function parseDimension(text: string): Dimension {
-  const name = text
-    .trim()
-    .toLowerCase()
-    .replace(/^minecraft:/, "");
-  const aliases: Record<string, Dimension> = {
-    overworld: "overworld",
-    nether: "nether",
-    the_nether: "nether",
-    end: "end",
-    the_end: "end",
-  };
-  const dimension = aliases[name];
-  if (!dimension) throw new UsageError(`unknown dimension "${text}"`, { hint: "use overworld, nether or end" });
-  return dimension;
-}
-
 /** `X1,Z1,X2,Z2` in block coordinates (what F3 shows), e.g. `-100,-100,600,250`. */
 export function parseArea(text: string): Area {
   const parts = text.split(",").map((p) => p.trim());
@@ -108,17 +90,6 @@ function inArea(name: string, area: Area): boolean {
   return rx >= region(area.x1) && rx <= region(area.x2) && rz >= region(area.z1) && rz <= region(area.z2);
 }
 
-/**
- * Where a dimension's region folders are: the level folder for the overworld; for the nether and the end, DIM-1 and
- * DIM1 inside `<level>_nether` and `<level>_the_end` on Bukkit-style servers (Paper, Spigot, Purpur), or inside the
- * level folder on vanilla and Fabric. The layout is the snapshot's: the Bukkit one when it holds `<level>_nether`.
- */
-export function dimensionFolder(level: string, dimension: Dimension, bukkit: boolean): string {
-  if (dimension === "overworld") return level;
-  const [suffix, dim] = dimension === "nether" ? ["_nether", "DIM-1"] : ["_the_end", "DIM1"];
-  return bukkit ? `${level}${suffix}/${dim}` : `${level}/${dim}`;
-}
-
 /** The selection in words, for the plan, the log and the message. */
 export function describeSelection(selection: Selection, player?: Player): string {
   switch (selection.kind) {
@@ -146,6 +117,7 @@ export interface Where {
 
 /** Whether the snapshot's world has the Bukkit layout (`<level>_nether` beside the level). */
 export function snapshotIsBukkit(where: Where, dimension: Dimension): boolean {
+  if (dimension !== "nether" && dimension !== "end") return false;
   const beside = dimension === "end" ? `${where.level}_the_end` : `${where.level}_nether`;
   return where.snapshot.paths.includes(join(where.worldDir, beside));
 }

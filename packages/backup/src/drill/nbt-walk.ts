@@ -1,0 +1,247 @@
+/**
+ * NBT as the game reads it (net.minecraft.nbt.NbtIo, the tag types' readers), walked over the inflated bytes without
+ * building anything: the game's files are the game user's, and prismarine-nbt turns a 60 KiB level.dat of lists of
+ * empty compounds into tens of millions of objects (V8 aborts at ~4.6 GB). This walker allocates nothing, takes time
+ * in proportion to the bytes, and refuses what the game would refuse or never writes:
+ *
+ * - a root that is not a compound, an unknown tag type, a negative length, bytes that end early;
+ * - nesting deeper than the game's own limit of 512 (NbtAccounter);
+ * - a list of TAG_End with elements ("Missing type on ListTag"), so every value takes at least one byte;
+ * - a string that is not Java's modified UTF-8 (DataInput.readUTF throws on it, and the chunk is lost);
+ * - more than `maxValues` values (every tag, every list element): the budget that bounds whatever would materialise
+ *   the tree, and a limit no world the game wrote comes near.
+ *
+ * `readNbtFields` reads a few named fields (level.dat's Data.DataVersion, Data.Version.Name) by the same walk.
+ */
+
+/** The game's NbtAccounter depth limit. */
+export const MAX_DEPTH = 512;
+/**
+ * Values in one NBT document. A 1.18+ chunk holds a few thousand (its arrays are one value each), a player's file with
+ * full shulker boxes a few tens of thousands, level.dat a few hundred; a bomb holds tens of millions.
+ */
+export const MAX_VALUES = 4 * 1024 * 1024;
+
+/** The sizes of byte, short, int, long, float and double (tags 1 to 6). */
+const FIXED = new Int8Array([-1, 1, 2, 4, 8, 4, 8, -1, -1, -1, -1, -1, -1]);
+const TAG_BYTE_ARRAY = 7;
+const TAG_STRING = 8;
+const TAG_LIST = 9;
+const TAG_COMPOUND = 10;
+const TAG_INT_ARRAY = 11;
+const TAG_LONG_ARRAY = 12;
+
+class NbtProblem extends Error {}
+
+/** A field's value: numbers for byte, short, int, float and double, bigint for long, text for strings. */
+export type NbtField = number | bigint | string;
+
+class Walker {
+  pos = 0;
+  values = 0;
+  readonly #data: Uint8Array;
+  readonly #view: DataView;
+  readonly #maxValues: number;
+  /** Dotted paths of the fields wanted (`Data.Version.Name`), and what was found of them. */
+  readonly #wanted: ReadonlySet<string> | undefined;
+  readonly found = new Map<string, NbtField>();
+
+  constructor(data: Uint8Array, maxValues: number, wanted?: ReadonlySet<string>) {
+    this.#data = data;
+    this.#view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    this.#maxValues = maxValues;
+    this.#wanted = wanted;
+  }
+
+  root(): void {
+    const data = this.#data;
+    if (data.length === 0) throw new NbtProblem("it is empty");
+    if (data[0] !== TAG_COMPOUND) throw new NbtProblem(`it starts with tag ${data[0]}, not a compound`);
+    this.pos = 1;
+    this.#string();
+    this.#compound(1, this.#wanted ? "" : undefined);
+  }
+
+  #need(n: number): void {
+    if (n > this.#data.length - this.pos) throw new NbtProblem("it ends early");
+  }
+
+  #count(n: number): void {
+    this.values += n;
+    if (this.values > this.#maxValues) {
+      throw new NbtProblem(`it holds more than ${this.#maxValues} values (the game writes far fewer)`);
+    }
+  }
+
+  #length(): number {
+    this.#need(4);
+    const n = this.#view.getInt32(this.pos);
+    this.pos += 4;
+    if (n < 0) throw new NbtProblem(`a length is negative (${n})`);
+    return n;
+  }
+
+  /** Skips a string after checking it is modified UTF-8; returns where its bytes start. */
+  #string(): number {
+    this.#need(2);
+    const data = this.#data;
+    const length = (data[this.pos] as number) * 256 + (data[this.pos + 1] as number);
+    const start = this.pos + 2;
+    this.pos = start;
+    this.#need(length);
+    const end = start + length;
+    let i = start;
+    while (i < end) {
+      const c = data[i] as number;
+      if (c < 0x80) i++;
+      else if ((c & 0xe0) === 0xc0) {
+        if (i + 1 >= end || ((data[i + 1] as number) & 0xc0) !== 0x80) throw this.#badString();
+        i += 2;
+      } else if ((c & 0xf0) === 0xe0) {
+        if (i + 2 >= end || ((data[i + 1] as number) & 0xc0) !== 0x80 || ((data[i + 2] as number) & 0xc0) !== 0x80) {
+          throw this.#badString();
+        }
+        i += 3;
+      } else throw this.#badString();
+    }
+    this.pos = end;
+    return start;
+  }
+
+  #badString(): NbtProblem {
+    return new NbtProblem(`a string at byte ${this.pos} is not modified UTF-8`);
+  }
+
+  /** A compound's entries up to its TAG_End; `path` (the compound's dotted path) only when fields are wanted. */
+  #compound(depth: number, path: string | undefined): void {
+    const data = this.#data;
+    for (;;) {
+      this.#need(1);
+      const type = data[this.pos++] as number;
+      if (type === 0) return;
+      const nameAt = this.#string();
+      const name = path === undefined ? undefined : `${path}${decodeName(data, nameAt, this.pos)}`;
+      if (name !== undefined && this.#wanted?.has(name)) this.#take(name, type);
+      this.#payload(type, depth, name === undefined ? undefined : `${name}.`);
+    }
+  }
+
+  #payload(type: number, depth: number, path: string | undefined): void {
+    this.#count(1);
+    const fixed = FIXED[type] ?? -1;
+    if (fixed > 0) {
+      this.#need(fixed);
+      this.pos += fixed;
+      return;
+    }
+    if (depth > MAX_DEPTH) throw new NbtProblem(`it is nested deeper than ${MAX_DEPTH}`);
+    switch (type) {
+      case TAG_BYTE_ARRAY:
+        this.#skipArray(1);
+        return;
+      case TAG_INT_ARRAY:
+        this.#skipArray(4);
+        return;
+      case TAG_LONG_ARRAY:
+        this.#skipArray(8);
+        return;
+      case TAG_STRING:
+        this.#string();
+        return;
+      case TAG_LIST:
+        this.#list(depth);
+        return;
+      case TAG_COMPOUND:
+        this.#compound(depth + 1, path);
+        return;
+      default:
+        throw new NbtProblem(`tag ${type} is not an NBT tag`);
+    }
+  }
+
+  #skipArray(size: number): void {
+    const n = this.#length();
+    this.#need(n * size);
+    this.pos += n * size;
+  }
+
+  #list(depth: number): void {
+    this.#need(1);
+    const element = this.#data[this.pos++] as number;
+    const count = this.#length();
+    if (count === 0) return;
+    if (element === 0) throw new NbtProblem(`a list of TAG_End holds ${count} elements`);
+    const fixed = FIXED[element] ?? -1;
+    if (fixed > 0) {
+      this.#count(count);
+      this.#need(count * fixed);
+      this.pos += count * fixed;
+      return;
+    }
+    if (element > TAG_LONG_ARRAY) throw new NbtProblem(`tag ${element} is not an NBT tag`);
+    // Every element takes at least a byte: the loop ends by the data's end at the latest.
+    for (let i = 0; i < count; i++) this.#payload(element, depth + 1, undefined);
+  }
+
+  /** The value of a wanted field that starts at `pos`: a number or a string; other types are not read. */
+  #take(name: string, type: number): void {
+    const fixed = FIXED[type] ?? -1;
+    if (fixed > 0 && fixed <= this.#data.length - this.pos) {
+      const view = this.#view;
+      const at = this.pos;
+      const values: Record<number, () => NbtField> = {
+        1: () => view.getInt8(at),
+        2: () => view.getInt16(at),
+        3: () => view.getInt32(at),
+        4: () => view.getBigInt64(at),
+        5: () => view.getFloat32(at),
+        6: () => view.getFloat64(at),
+      };
+      this.found.set(name, (values[type] as () => NbtField)());
+    } else if (type === TAG_STRING && this.pos + 2 <= this.#data.length) {
+      const length = view16(this.#data, this.pos);
+      if (this.pos + 2 + length <= this.#data.length) {
+        this.found.set(name, decodeName(this.#data, this.pos + 2, this.pos + 2 + length));
+      }
+    }
+  }
+}
+
+function view16(data: Uint8Array, at: number): number {
+  return (data[at] as number) * 256 + (data[at + 1] as number);
+}
+
+/** Modified UTF-8 (already checked) as text: the game's two-byte NUL and surrogate pairs decode as UTF-8 would. */
+function decodeName(data: Uint8Array, start: number, end: number): string {
+  return Buffer.from(data.buffer, data.byteOffset + start, end - start).toString("utf8");
+}
+
+/** Why `data` is not one NBT compound the game would read, or undefined when it is. */
+export function walkNbt(data: Uint8Array, maxValues = MAX_VALUES): string | undefined {
+  try {
+    new Walker(data, maxValues).root();
+    return undefined;
+  } catch (error) {
+    if (error instanceof NbtProblem) return error.message;
+    throw error;
+  }
+}
+
+/**
+ * The fields named by dotted paths (`Data.DataVersion`) of one NBT compound, read by the same walk that checks the
+ * whole of it; the first reason it is not NBT instead when it is not.
+ */
+export function readNbtFields(
+  data: Uint8Array,
+  paths: readonly string[],
+  maxValues = MAX_VALUES,
+): { fields: Map<string, NbtField> } | { problem: string } {
+  const walker = new Walker(data, maxValues, new Set(paths));
+  try {
+    walker.root();
+    return { fields: walker.found };
+  } catch (error) {
+    if (error instanceof NbtProblem) return { problem: error.message };
+    throw error;
+  }
+}
