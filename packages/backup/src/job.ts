@@ -5,7 +5,7 @@ import { type Logger, silentLogger, toolLogger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
 import { backupLockFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
-import { Restic, ResticError, type Snapshot } from "./restic.ts";
+import { isSafetySnapshot, Restic, ResticError, type Snapshot } from "./restic.ts";
 import { loadSettings, type Settings } from "./settings.ts";
 
 /** What every command of backup shares: its log, the backup lock, restic as the log hears it, the panel, the channel. */
@@ -160,7 +160,8 @@ export interface SnapshotWanted {
 
 /**
  * The snapshot `wanted` names: an id (short or full); the newest of this server with a tag; or for "latest" the newest
- * of this server that is not a pre-restore one (that is the world a restore replaced, not a backup to go back to).
+ * backup of this server, not a safety snapshot (pre-restore: the world a restore replaced; pre-upgrade: the world before
+ * an upgrade, which `--tag pre-upgrade` names).
  */
 export function pickSnapshot(snapshots: Snapshot[], wanted: SnapshotWanted, tags: string[]): Snapshot {
   const { id = "latest", tag } = wanted;
@@ -168,7 +169,7 @@ export function pickSnapshot(snapshots: Snapshot[], wanted: SnapshotWanted, tags
     const ours = snapshots.filter(
       (s) =>
         tags.every((t) => s.tags?.includes(t)) &&
-        (tag === undefined ? !s.tags?.includes("pre-restore") : s.tags?.includes(tag)),
+        (tag === undefined ? !isSafetySnapshot(s) : s.tags?.includes(tag)),
     );
     const latest = ours.sort((a, b) => Date.parse(b.time) - Date.parse(a.time))[0];
     if (!latest) {

@@ -422,3 +422,15 @@ class BackupMessages {
     return true;
   }
 }
+
+/** Why a safety snapshot was taken: its tag, besides this server's own. */
+export type SafetyTag = "pre-restore" | "pre-upgrade";
+export const SAFETY_TAGS: readonly SafetyTag[] = ["pre-restore", "pre-upgrade"];
+
+/**
+ * Whether a snapshot was taken for safety (the world a restore replaced, the world before an upgrade) rather than as
+ * a backup: "the newest backup" of `backup status`, `restore latest` and the drill is the newest that is not one.
+ */
+export function isSafetySnapshot(snapshot: { tags?: string[] | null | undefined }): boolean {
+  return SAFETY_TAGS.some((tag) => snapshot.tags?.includes(tag));
+}

@@ -5,7 +5,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
 import { pauseAutosave } from "./autosave.ts";
 import { panelFor, resticFor, stopIfAborted, unlockedOnce } from "./job.ts";
-import { type BackupSummary, isolationProblem, type Progress, type Restic } from "./restic.ts";
+import { type BackupSummary, isolationProblem, type Progress, type Restic, type SafetyTag } from "./restic.ts";
 import type { Settings } from "./settings.ts";
 import { backupPaths, levelName } from "./world.ts";
 
@@ -92,9 +92,6 @@ export async function takeSnapshot(ctx: SnapshotContext, request: SnapshotReques
   stopIfAborted(ctx.signal);
   return { summary, note: guard.note, autosaveOffMs, flushMs: guard.flushMs };
 }
-
-/** Why a safety snapshot was taken: its tag, besides this server's own. */
-export type SafetyTag = "pre-restore" | "pre-upgrade";
 
 /** A safety snapshot: restic's id and short id, and what it added. */
 export interface SafetySnapshot {

@@ -128,4 +128,23 @@ describe("backup status", () => {
     expect(result.code).toBe(1);
     expect((JSON.parse(result.stdout) as BackupStatus).newest).toBeNull();
   }, 60_000);
+
+  it("calls the newest regular snapshot the newest backup, and shows safety snapshots apart, as restore latest does", async () => {
+    const own = ["mcops", `server-${server.panel.server.identifier}`];
+    resticSnapshot(own, ["--time", "2026-11-20 06:00:00"]);
+    resticSnapshot([...own, "pre-restore"], ["--time", "2026-11-21 06:00:00"]);
+    resticSnapshot([...own, "pre-upgrade"], ["--time", "2026-11-21 07:00:00"]);
+    const status = JSON.parse((await server.run(["status", "--json"])).stdout) as BackupStatus;
+    expect(status.newest?.time).toBe("2026-11-20T06:00:00Z");
+    expect(status.safety.map((s) => [s.tag, s.time])).toEqual([
+      ["pre-restore", "2026-11-21T06:00:00Z"],
+      ["pre-upgrade", "2026-11-21T07:00:00Z"],
+    ]);
+    const text = (await server.run(["status"])).stdout;
+    expect(text).toMatch(/^Newest backup: +\w+ of 2026-11-20 06:00/m);
+    expect(text).toMatch(/^Newest pre-restore: +\w+ of 2026-11-21 06:00:00 UTC \(a safety snapshot\)$/m);
+    // restore latest takes the same one: its dry run names it.
+    const dry = await server.run(["restore", "latest", "--dry-run", "--no-backup"]);
+    expect(dry.stdout + dry.stderr).toContain(status.newest?.id as string);
+  }, 60_000);
 });

@@ -5,7 +5,7 @@ import { backupEventIn, type DrillResult, lastDrill } from "@mcops/core/log-even
 import { readLogTail } from "@mcops/core/log-lines";
 import type { ToolContext } from "@mcops/core/tool";
 import { repositoryJob, snapshotTime } from "../job.ts";
-import type { Snapshot } from "../restic.ts";
+import { isSafetySnapshot, SAFETY_TAGS, type Snapshot } from "../restic.ts";
 import type { Settings } from "../settings.ts";
 
 /** How much of the end of mc-backup.log is read for the newest backup's figures and the last drill: months of lines. */
@@ -14,7 +14,10 @@ const LOG_TAIL_BYTES = 2 * 1024 * 1024;
 /** `backup status --json`: what a monitor or a script reads. Times are ISO 8601 in UTC. */
 export interface BackupStatus {
   server: string;
+  /** The newest backup: the newest snapshot that is not a safety snapshot (what restore latest and the drill take). */
   newest: { id: string; time: string; ageSeconds: number; added: string | undefined } | null;
+  /** The newest safety snapshot of each kind (pre-restore, pre-upgrade), shown apart. */
+  safety: Array<{ tag: string; id: string; time: string }>;
   lastDrill:
     | { ok: true; time: string; snapshot: string; files: number; chunks: number; took: string; sampled?: string }
     | { ok: false; time: string; snapshot: string | undefined; reason: string }
@@ -42,7 +45,8 @@ export async function runStatus(
     return undefined;
   });
   const status = statusOf(settings, snapshots, bytes, readLogTail(settings.logFile, LOG_TAIL_BYTES), ctx.clock.now());
-  ctx.stdout.write(options.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status, snapshots[0]));
+  const newest = snapshots.find((s) => !isSafetySnapshot(s));
+  ctx.stdout.write(options.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status, newest));
   if (status.stale) {
     const age = status.newest ? `is ${formatDuration(status.newest.ageSeconds * 1000)} old` : "does not exist yet";
     throw new JobError(
@@ -62,7 +66,7 @@ export function statusOf(
   lines: Parameters<typeof lastDrill>[0],
   now: number,
 ): BackupStatus {
-  const newest = snapshots[0];
+  const newest = snapshots.find((s) => !isSafetySnapshot(s));
   const newestAt = newest ? Date.parse(newest.time) : undefined;
   const added = newest ? addedBy(lines, newest.short_id) : undefined;
   return {
@@ -71,6 +75,10 @@ export function statusOf(
       newest && newestAt !== undefined
         ? { id: newest.short_id, time: isoSeconds(newestAt), ageSeconds: Math.round((now - newestAt) / 1000), added }
         : null,
+    safety: SAFETY_TAGS.flatMap((tag) => {
+      const found = snapshots.find((s) => s.tags?.includes(tag));
+      return found ? [{ tag, id: found.short_id, time: isoSeconds(Date.parse(found.time)) }] : [];
+    }),
     lastDrill: drillStatus(lastDrill(lines)),
     repository: { bytes, snapshots: snapshots.length },
     retention: { ...settings.retention, prune: settings.BACKUP_PRUNE },
@@ -105,6 +113,9 @@ function formatStatus(status: BackupStatus, newest: Snapshot | undefined): strin
       `${status.newest.id} of ${snapshotTime(newest)} (${formatDuration(status.newest.ageSeconds * 1000)} ago${added})`,
     ]);
   } else rows.push(["Newest backup", "none yet"]);
+  for (const safety of status.safety) {
+    rows.push([`Newest ${safety.tag}`, `${safety.id} of ${safety.time.replace("T", " ").replace("Z", " UTC")} (a safety snapshot)`]);
+  }
   rows.push(["Last drill", formatDrill(status.lastDrill)]);
   const { bytes, snapshots } = status.repository;
   rows.push([
