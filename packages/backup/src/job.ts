@@ -168,8 +168,7 @@ export function pickSnapshot(snapshots: Snapshot[], wanted: SnapshotWanted, tags
   if (tag !== undefined || id === "latest") {
     const ours = snapshots.filter(
       (s) =>
-        tags.every((t) => s.tags?.includes(t)) &&
-        (tag === undefined ? !isSafetySnapshot(s) : s.tags?.includes(tag)),
+        tags.every((t) => s.tags?.includes(t)) && (tag === undefined ? !isSafetySnapshot(s) : s.tags?.includes(tag)),
     );
     const latest = ours.sort((a, b) => Date.parse(b.time) - Date.parse(a.time))[0];
     if (!latest) {

@@ -1,10 +1,20 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync } from "node:zlib";
-import { buildWorld, damage, lz4Blocks, type TempDir, tempDir } from "@mcops/testkit";
+import {
+  buildRealWorld,
+  buildWorld,
+  compoundBomb,
+  damage,
+  lz4Blocks,
+  type RealLayout,
+  type TempDir,
+  tempDir,
+} from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { decompressLz4Blocks } from "../src/drill/lz4-block.ts";
+import { CheckerOutOfMemory, CheckerPool } from "../src/drill/pool.ts";
 import { checkWorld, type WorldCheckOptions } from "../src/drill/world-check.ts";
 
 let root: TempDir;
@@ -53,7 +63,10 @@ describe("checkWorld", () => {
     damage.truncate(join(root.path, file));
     const { damage: found } = await check();
     expect(found).toEqual([
-      { file, reason: expect.stringMatching(/^chunk -?\d+,-?\d+: truncated: its length says \d+ bytes, the file has \d+$/) },
+      {
+        file,
+        reason: expect.stringMatching(/^chunk -?\d+,-?\d+: truncated: its length says \d+ bytes, the file has \d+$/),
+      },
     ]);
   });
 
@@ -64,7 +77,9 @@ describe("checkWorld", () => {
     expect(found).toEqual([
       {
         file: "world/region/r.0.0.mca",
-        reason: expect.stringMatching(/^chunk 0,0: header points past the end \(sector \d+, the file ends in sector \d+\)$/),
+        reason: expect.stringMatching(
+          /^chunk 0,0: header points past the end \(sector \d+, the file ends in sector \d+\)$/,
+        ),
       },
     ]);
     expect(built.regionFiles).toContain("world/region/r.0.0.mca");
@@ -182,4 +197,142 @@ describe("lz4-java's block stream", () => {
     );
     expect(() => decompressLz4Blocks(stream, 1000)).toThrow(/more than 1000 bytes/);
   });
+});
+
+describe("checkWorld on worlds of region files the game wrote (prismarine-provider-anvil's, 1.8.9 to 1.21.1)", () => {
+  const layouts: Array<[RealLayout, string[]]> = [
+    ["vanilla", ["world"]],
+    ["bukkit", ["world", "world_nether", "world_the_end"]],
+    ["forge", ["world"]],
+  ];
+
+  it.each(
+    layouts.flatMap(([layout, worlds]) => [
+      [layout, worlds, false],
+      [layout, worlds, true],
+    ]) as Array<[RealLayout, string[], boolean]>,
+  )(
+    "passes a %s world as found (%s), unpadded %s, counting each dimension's chunks",
+    async (layout, worlds, unpadded) => {
+      const world = buildRealWorld(root.path, { layout, unpadded, players: 3 });
+      expect(world.worlds).toEqual(worlds);
+      const report = await checkWorld(root.path, { worlds, budgetMs: 60_000, now: Date.now });
+      expect(report.damage).toEqual([]);
+      expect(report.chunks).toBe(world.chunks);
+      expect(report.players).toBe(3);
+      expect(
+        Object.fromEntries(Object.entries(report.dimensions).map(([name, d]) => [name, [d.folder, d.chunks]])),
+      ).toEqual(Object.fromEntries(Object.entries(world.dimensions).map(([name, d]) => [name, [d.folder, d.chunks]])));
+    },
+  );
+
+  it("knows Forge's DIM<n> and a datapack's dimensions/<namespace>/<path>, and catches damage there", async () => {
+    const world = buildRealWorld(root.path, { layout: "forge" });
+    const real = join(root.path, world.regionFiles[0] as string);
+    mkdirSync(join(root.path, "world/dimensions/aether/the_aether/region"), { recursive: true });
+    writeFileSync(join(root.path, "world/dimensions/aether/the_aether/region/r.0.0.mca"), readFileSync(real));
+    let report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(Object.keys(report.dimensions).sort()).toEqual([
+      "DIM-6",
+      "DIM7",
+      "aether:the_aether",
+      "nether",
+      "overworld",
+    ]);
+    expect(report.damage).toEqual([]);
+    const dim6 = world.regionFiles.find((f) => f.startsWith("world/DIM-6/")) as string;
+    damage.truncate(join(root.path, dim6));
+    damage.corruptChunk(join(root.path, "world/dimensions/aether/the_aether/region/r.0.0.mca"));
+    report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([
+      { file: dim6, reason: expect.stringMatching(/^chunk -\d+,-\d+: truncated: its length says \d+ bytes/) },
+      {
+        file: "world/dimensions/aether/the_aether/region/r.0.0.mca",
+        reason: expect.stringMatching(/^chunk \d+,\d+: zlib data does not decompress/),
+      },
+    ]);
+  });
+
+  it("names a link anywhere in the restored world and never follows it: playerdata, region, DIM-1/region, dimensions, .mcc", async () => {
+    buildRealWorld(root.path, { layout: "vanilla" });
+    // What the links point at would be damage if it were read: a player's file and a region file that are not.
+    const host = join(root.path, "host");
+    mkdirSync(join(host, "aether", "x", "region"), { recursive: true });
+    writeFileSync(join(host, "secret.dat"), "root only");
+    writeFileSync(join(host, "r.9.9.mca"), Buffer.alloc(100, 1));
+    writeFileSync(join(host, "aether", "x", "region", "r.0.0.mca"), Buffer.alloc(100, 1));
+    const swap = (rel: string) => {
+      execFileSync("rm", ["-rf", join(root.path, rel)]);
+      symlinkSync(host, join(root.path, rel));
+    };
+    swap("world/playerdata");
+    swap("world/DIM1/region");
+    mkdirSync(join(root.path, "world/DIM-1"), { recursive: true });
+    swap("world/dimensions");
+    const report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([
+      { file: "world/DIM1/region", reason: "is a symbolic link, not a folder" },
+      { file: "world/dimensions", reason: "is a symbolic link, not a folder" },
+      { file: "world/playerdata", reason: "is a symbolic link, not a folder" },
+    ]);
+    expect(JSON.stringify(report)).not.toContain("secret");
+    expect(report.players).toBe(0);
+
+    // The overworld's region folder itself, and an external chunk's .mcc.
+    const external = tempDir("mcops-world-check-mcc-");
+    try {
+      buildWorld(external.path, { external: true, layout: "vanilla" });
+      const mcc = readdirSync(join(external.path, "world/region")).find((n) => n.endsWith(".mcc")) as string;
+      execFileSync("rm", [join(external.path, "world/region", mcc)]);
+      symlinkSync(join(host, "secret.dat"), join(external.path, "world/region", mcc));
+      let r = await checkWorld(external.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+      expect(r.damage).toEqual([
+        {
+          file: "world/region/r.0.0.mca",
+          reason: expect.stringMatching(`: its ${mcc}: is a symbolic link, not a file$`),
+        },
+      ]);
+      execFileSync("rm", ["-rf", join(external.path, "world/region")]);
+      symlinkSync(host, join(external.path, "world/region"));
+      r = await checkWorld(external.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+      expect(r.damage).toEqual([{ file: "world/region", reason: "is a symbolic link, not a folder" }]);
+    } finally {
+      external.cleanup();
+    }
+  });
+
+  it("calls a chunk of millions of empty compounds damage by its budget, quickly and without building them", async () => {
+    buildRealWorld(root.path, { layout: "vanilla" });
+    const file = join(root.path, "world/region/r.0.0.mca");
+    damage.replaceChunk(file, deflateSync(compoundBomb(60_000_000)), 2);
+    expect(statSync(file).size).toBeLessThan(2 * 1024 * 1024);
+    const report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([
+      {
+        file: "world/region/r.0.0.mca",
+        reason: expect.stringMatching(/^chunk \d+,\d+: not NBT \(it holds more than \d+ values/),
+      },
+    ]);
+  });
+});
+
+describe("the checker threads' heap limit", () => {
+  it("fails with the file the thread was on when a thread runs out of its share", async () => {
+    const pool = new CheckerPool({
+      entry: new URL("./fixtures/hungry-checker.ts", import.meta.url),
+      memoryMiB: 64,
+      threads: 1,
+    });
+    try {
+      const checking = pool.check({ fd: 0, size: 0, dirFd: 0, x: 5, z: 5, sample: false }, "world/region/r.5.5.mca");
+      await expect(checking).rejects.toThrow(CheckerOutOfMemory);
+      await expect(checking).rejects.toThrow("the checker ran out of its 64 MiB on world/region/r.5.5.mca");
+      // Once one thread is gone, the pool takes no more work.
+      await expect(pool.check({ fd: 0, size: 0, dirFd: 0, x: 0, z: 0, sample: false }, "x")).rejects.toThrow(
+        CheckerOutOfMemory,
+      );
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
 });

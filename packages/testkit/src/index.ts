@@ -25,6 +25,7 @@ export type { TempDir, ToolRun } from "./http.ts";
 export { runTool, startTool, tempDir, toolEnv } from "./http.ts";
 export type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
 export { PANEL_ROUTES, startPanelStandIn } from "./panel.ts";
+export { buildRealWorld, type RealLayout, type RealRegion, type RealWorld, realRegions } from "./real-world.ts";
 export {
   type BuiltWorld,
   buildWorld,
@@ -32,6 +33,7 @@ export {
   compoundBomb,
   compressChunk,
   damage,
+  levelDatNbt,
   lz4Blocks,
   type WorldOptions,
 } from "./world.ts";

@@ -115,19 +115,20 @@ function levelDat(level: string, saver: { name: string; dataVersion: number }): 
  * compounds, one byte each, so 60 MB of them gzip to ~60 KiB and a parser that builds objects builds tens of millions.
  * With `level`, it is a level.dat: the list sits in Data beside the real fields.
  */
-export function compoundBomb(count: number, level?: { name: string; dataVersion: number }): Buffer {
+export function compoundBomb(count: number, level?: { level?: string; name: string; dataVersion: number }): Buffer {
   const list = Buffer.alloc(1 + 2 + 4 + 1 + 4 + count);
   list[0] = 9;
   list.writeUInt16BE(4, 1);
   list.write("Bomb", 3, "latin1");
   list[7] = 10;
   list.writeInt32BE(count, 8);
-  const root = level ? levelDatNbt(level.name, level) : Buffer.from([10, 0, 0, 0]);
+  const root = level ? levelDatNbt(level.level ?? "world", level) : Buffer.from([10, 0, 0, 0]);
   const ends = level ? 2 : 1; // Data's end and the root's, or the root's
   return Buffer.concat([root.subarray(0, root.length - ends), list, root.subarray(root.length - ends)]);
 }
 
-function levelDatNbt(level: string, saver: { name: string; dataVersion: number }): Buffer {
+/** level.dat's NBT, uncompressed: Data with the level's name and the version that saved it. */
+export function levelDatNbt(level: string, saver: { name: string; dataVersion: number }): Buffer {
   const root = nbt.comp(
     {
       Data: nbt.comp({

@@ -114,7 +114,10 @@ function formatStatus(status: BackupStatus, newest: Snapshot | undefined): strin
     ]);
   } else rows.push(["Newest backup", "none yet"]);
   for (const safety of status.safety) {
-    rows.push([`Newest ${safety.tag}`, `${safety.id} of ${safety.time.replace("T", " ").replace("Z", " UTC")} (a safety snapshot)`]);
+    rows.push([
+      `Newest ${safety.tag}`,
+      `${safety.id} of ${safety.time.replace("T", " ").replace("Z", " UTC")} (a safety snapshot)`,
+    ]);
   }
   rows.push(["Last drill", formatDrill(status.lastDrill)]);
   const { bytes, snapshots } = status.repository;
