@@ -38,6 +38,8 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 # The certs tests make their certificates with openssl (the tool itself parses them with Node's crypto).
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+# The drill's attack tests measure its peak memory with GNU time.
+[ -x /usr/bin/time ] || missing+=(time)
 # The deploy checks run logrotate -d on the shipped config (systemd-analyze comes with systemd).
 command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
 if [ ${#missing[@]} -gt 0 ]; then

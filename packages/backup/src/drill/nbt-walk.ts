@@ -69,7 +69,7 @@ class Walker {
   #count(n: number): void {
     this.values += n;
     if (this.values > this.#maxValues) {
-      throw new NbtProblem(`it holds more than ${this.#maxValues} values (the game writes far fewer)`);
+      throw new NbtProblem(`it holds more than ${this.#maxValues} values, far more than the game writes`);
     }
   }
 

@@ -1,0 +1,167 @@
+import { existsSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { deflateSync, gzipSync } from "node:zlib";
+import { COLOURS } from "@mcops/core/http";
+import { gaugeValue } from "@mcops/core/textfile";
+import { buildRealWorld, compoundBomb, damage, type RealWorld, startTool } from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { BIN, type Server, startServer } from "./harness.ts";
+
+/**
+ * The built `backup drill` on worlds of region files the game wrote (issue 28), in Forge's layout with DIM<n> folders,
+ * unpadded as a running server leaves them: it verifies them, lists their dimensions for restore, warns when a later
+ * snapshot holds fewer chunks or players, and ends an object bomb with one line, its memory bounded.
+ */
+let server: Server;
+let world: RealWorld;
+const WORLDS = ["world", "world_nether", "world_the_end"];
+
+beforeEach(async () => {
+  server = await startServer({ state: "offline" });
+  for (const dir of WORLDS) rmSync(join(server.worldDir, dir), { recursive: true, force: true });
+  world = buildRealWorld(server.worldDir, { layout: "forge", unpadded: true, players: 2 });
+  server.backupEnv({ BACKUP_TEXTFILE_DIR: join(server.root, "textfiles") });
+  expect((await server.run(["init"])).code).toBe(0);
+  expect((await server.run()).code).toBe(0);
+  server.discord.reset();
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+const drillEmbeds = () =>
+  server.discord.messages.map((m) => m.body.embeds[0]).filter((e) => /drill|verified/i.test(e.title as string));
+const prom = () => readFileSync(join(server.root, "textfiles", "mcops_drill.prom"), "utf8");
+const scratchLeft = () => {
+  const parent = join(server.root, "state", "drill");
+  return existsSync(parent) ? readdirSync(parent) : [];
+};
+const dim6 = () => world.regionFiles.find((f) => f.startsWith("world/DIM-6/")) as string;
+
+describe("backup drill on a real Forge world", () => {
+  it("verifies it unpadded, names every dimension with its chunks, and restore takes the names it lists", async () => {
+    const result = await server.run(["drill"]);
+    expect(result.code, result.stderr).toBe(0);
+    const [embed] = drillEmbeds();
+    expect(embed.title).toBe("Backup verified");
+    expect(embed.color).toBe(COLOURS.success);
+    const d = world.dimensions;
+    expect(embed.description).toContain(
+      `overworld ${d.overworld?.chunks} chunks, nether ${d.nether?.chunks}, DIM-6 ${d["DIM-6"]?.chunks}, DIM7 ${d.DIM7?.chunks}; 2 players`,
+    );
+    expect(prom()).toContain(
+      `mcops_drill_dimension_chunks{server="${server.panel.server.identifier}",dimension="DIM-6"} ${d["DIM-6"]?.chunks}`,
+    );
+    expect(gaugeValue(prom(), "mcops_drill_fewer")).toBe(0);
+
+    const listed = await server.run(["drill", "--list-dimensions"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(
+      listed.stdout
+        .split("\n")
+        .slice(1, -1)
+        .map((l) => l.trim().split(/\s+/)),
+    ).toEqual([
+      ["overworld", "world"],
+      ["nether", "world/DIM-1"],
+      ["DIM-6", "world/DIM-6"],
+      ["DIM7", "world/DIM7"],
+    ]);
+    const dry = await server.run(["restore", "--dimension", "DIM-6", "--dry-run", "--no-backup"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain("world/DIM-6");
+    const unknown = await server.run(["restore", "--dimension", "DIM-99", "--dry-run", "--no-backup"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/holds no DIM-99 \(world\/DIM-99\)/);
+  }, 120_000);
+
+  it("catches a chunk cut short in DIM-6, naming the file and the chunk in world coordinates", async () => {
+    damage.truncate(join(server.worldDir, dim6()));
+    expect((await server.run()).code).toBe(0);
+    const result = await server.run(["drill"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      new RegExp(`^backup: ${dim6()}: chunk -\\d+,-\\d+: truncated: its length says \\d+ bytes, the file has \\d+`),
+    );
+    expect(scratchLeft()).toEqual([]);
+  }, 120_000);
+
+  it("warns in yellow when a dimension holds fewer chunks or the level fewer players than at the last drill", async () => {
+    expect((await server.run(["drill"])).code).toBe(0);
+    // A zeroed header entry and a deleted player's file pass every check: only the counts show them.
+    const file = join(server.worldDir, dim6());
+    const data = readFileSync(file);
+    const index = [...Array(1024).keys()].find((i) => data.readUInt32BE(i * 4) !== 0) as number;
+    data.writeUInt32BE(0, index * 4);
+    writeFileSync(file, data);
+    const players = join(server.worldDir, "world", "playerdata");
+    unlinkSync(join(players, readdirSync(players)[0] as string));
+    expect((await server.run()).code).toBe(0);
+    server.discord.reset();
+
+    const result = await server.run(["drill"]);
+    expect(result.code).toBe(0);
+    const [embed] = drillEmbeds();
+    expect(embed.color).toBe(COLOURS.warning);
+    const before = world.dimensions["DIM-6"]?.chunks as number;
+    // Shown as game text: the notifier escapes Markdown (a dimension's name can hold `_`).
+    expect(embed.description.replaceAll("\\", "")).toMatch(
+      new RegExp(`Fewer than at the last drill \\(.+\\): DIM-6 ${before} → ${before - 1} chunks; players 2 → 1\\.`),
+    );
+    expect(gaugeValue(prom(), "mcops_drill_fewer")).toBe(2);
+    expect(server.backupLog()).toMatch(/WARN fewer than at the last drill: DIM-6 \d+ → \d+ chunks/);
+    // The next drill compares with this one: nothing fewer.
+    server.discord.reset();
+    expect((await server.run(["drill"])).code).toBe(0);
+    expect(drillEmbeds()[0]?.color).toBe(COLOURS.success);
+  }, 180_000);
+});
+
+describe("object bombs in the world", () => {
+  /** The drill under GNU time: its exit, its line, and its peak resident memory in KiB. */
+  async function drillMeasured(): Promise<{ code: number | null; stderr: string; maxRssKiB: number; ms: number }> {
+    const run = await startTool("/usr/bin/time", ["-q", "-f", "maxrss=%M", BIN, "drill"], {
+      cwd: server.root,
+      env: server.env,
+    }).done;
+    const maxRssKiB = Number(/maxrss=(\d+)/.exec(run.stderr)?.[1]);
+    return { code: run.code, stderr: run.stderr.replace(/maxrss=\d+\n$/, ""), maxRssKiB, ms: run.ms };
+  }
+
+  it.each([
+    [
+      "a chunk of 60 million empty compounds",
+      () =>
+        damage.replaceChunk(join(server.worldDir, "world/region/r.0.-1.mca"), deflateSync(compoundBomb(60_000_000)), 2),
+      /^backup: world\/region\/r\.0\.-1\.mca: chunk \d+,-\d+: not NBT \(it holds more than \d+ values/,
+    ],
+    [
+      "a level.dat of 10 million empty compounds",
+      () =>
+        writeFileSync(
+          join(server.worldDir, "world/level.dat"),
+          gzipSync(compoundBomb(10_000_000, { name: "1.12.2", dataVersion: 1343 })),
+        ),
+      /^backup: world\/level\.dat: not NBT \(it holds more than \d+ values/,
+    ],
+  ])(
+    "ends %s with one line and exit 1, well within memory and a minute, scratch removed",
+    async (_what, plant, line) => {
+      plant();
+      expect((await server.run()).code).toBe(0);
+      server.discord.reset();
+      const result = await drillMeasured();
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(line);
+      expect(result.stderr.trim().split("\n"), result.stderr).toHaveLength(1);
+      expect(result.ms).toBeLessThan(60_000);
+      // The whole process, restic's restore of the world excluded (another process), stays far below the checker's limit.
+      expect(result.maxRssKiB).toBeLessThan(512 * 1024);
+      expect(drillEmbeds()[0]?.title).toBe("Backup drill failed");
+      expect(gaugeValue(prom(), "mcops_drill_success")).toBe(0);
+      expect(scratchLeft()).toEqual([]);
+    },
+    120_000,
+  );
+});

@@ -1,0 +1,13 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+const m = await import("./drill.ts") as any;
+const a = mkdtempSync(join(tmpdir(), "try-a-")); const b = mkdtempSync(join(tmpdir(), "try-b-"));
+let t = Date.now();
+const wa = m.makeWorld(a, Number(process.argv[2] ?? 300)); console.log("testkit world", Date.now() - t, "ms", wa.bytes);
+t = Date.now();
+const wb = await m.makeGeneratedWorld(b, Number(process.argv[3] ?? 100)); console.log("generated world", Date.now() - t, "ms", wb.bytes, wb.regionFiles.length, wb.chunks);
+t = Date.now();
+await m.benchNbtThroughput([["testkit", a, wa], ["generated", b, wb]], Number(process.argv[4] ?? 5));
+console.log("part1", Date.now() - t, "ms");
+rmSync(a, { recursive: true }); rmSync(b, { recursive: true });
