@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import {
   buildWorld,
+  compoundBomb,
   type DiscordStandIn,
   type DownloadStandIn,
   type PanelStandIn,
@@ -151,6 +152,26 @@ describe("jar-download: safe upgrades", () => {
     expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("purpur-1.21.4-2400.jar"));
     const plan = await jar("1.21.4", "--dry-run");
     expect(plan.stdout).toContain("  first:    a snapshot of the world, tagged pre-upgrade\n");
+  });
+
+  it("refuses a level.dat built to exhaust memory with one line, before any request (issue 28)", async () => {
+    buildWorld(volume, { players: 1 });
+    // 10 million empty compounds beside the real fields: ~10 KiB on disk, tens of millions of objects to a tree parser.
+    writeFileSync(
+      join(volume, "world", "level.dat"),
+      gzipSync(compoundBomb(10_000_000, { name: "1.21.4", dataVersion: 4189 })),
+    );
+    for (const args of [["1.21.4", "--dry-run"], ["1.21.4"]]) {
+      const result = await jar(...args);
+      expect(result, args.join(" ")).toMatchObject({
+        code: 1,
+        stdout: "",
+        stderr: `jar-download: cannot tell which version saved the world: level.dat is not NBT (it holds more than 4194304 values, far more than the game writes) (${join(volume, "world", "level.dat")}) — restore a snapshot whose world is whole (backup drill checks them)\n`,
+      });
+    }
+    expect(stand.requests).toEqual([]);
+    expect(panel.calls).toEqual([]);
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
   });
 
   it("rolls back to a jar it did not install (the egg's) by what the jar's version.json says", async () => {
