@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { giveToGame, leaseSwapWorld, swapForLink, waitUntil } from "@mcops/testkit";
+import { buildWorld, giveToGame, leaseSwapWorld, swapForLink, waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorld, type Server, startServer, treeHash } from "./harness.ts";
 
@@ -273,4 +273,55 @@ describe("a world swapped for a link while restic walks it (the red team's lease
     },
     120_000,
   );
+});
+
+describe("the restore drill on a world the game filled with links (issue 28)", () => {
+  it("names every link in the restored world and never opens or names what they point at", async () => {
+    for (const dir of WORLDS) rmSync(join(server.worldDir, dir), { recursive: true, force: true });
+    buildWorld(server.worldDir, { layout: "vanilla", external: true, players: 2 });
+    // Root-only files outside the volume, as the host has them: a player's file and a region file the drill would
+    // call damaged if it ever read them (so reading them would show), and a world of another server.
+    writeFileSync(join(canary, "6f4b2c1e-0000-4000-8000-000000000009.dat"), "root only\n", { mode: 0o600 });
+    writeFileSync(join(canary, "r.0.0.mca"), Buffer.alloc(100, 7), { mode: 0o600 });
+    mkdirSync(join(canary, "othersrv", "world", "region"), { recursive: true });
+    const region = join(server.worldDir, "world", "region");
+    const mcc = readdirSync(region).find((n) => n.endsWith(".mcc")) as string;
+    // The game's user owns its world and plants the links itself.
+    execFileSync("chown", ["-R", "988:988", server.worldDir]);
+    const asGame = (...args: string[]) =>
+      execFileSync("setpriv", ["--reuid=988", "--regid=988", "--clear-groups", ...args]);
+    for (const rel of ["world/playerdata", "world/entities", "world/DIM-1/region", `world/region/${mcc}`]) {
+      asGame("rm", "-rf", join(server.worldDir, rel));
+      asGame("ln", "-s", rel.endsWith(".mcc") ? join(canary, "secret") : canary, join(server.worldDir, rel));
+    }
+    asGame("ln", "-s", join(canary, "othersrv"), join(server.worldDir, "world", "dimensions"));
+    expect((await server.run()).code).toBe(0);
+    server.discord.reset();
+    const before = canaryState();
+
+    const result = await server.run(["drill"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^backup: world\/DIM-1\/region: is a symbolic link, not a folder \(and 4 more damaged\)/,
+    );
+    const damaged = server
+      .backupLog()
+      .split("\n")
+      .filter((l) => l.includes("WARN damaged: "))
+      .map((l) => l.slice(l.indexOf("damaged: ") + 9));
+    expect(damaged).toEqual([
+      "world/DIM-1/region: is a symbolic link, not a folder",
+      "world/dimensions: is a symbolic link, not a folder",
+      "world/entities: is a symbolic link, not a folder",
+      "world/playerdata: is a symbolic link, not a folder",
+      expect.stringMatching(
+        new RegExp(
+          `^world/region/r\\.0\\.0\\.mca: chunk -?\\d+,-?\\d+: its ${mcc.replaceAll(".", "\\.")}: is a symbolic link, not a file$`,
+        ),
+      ),
+    ]);
+    const said = [result.stderr, server.backupLog(), JSON.stringify(server.discord.messages)].join("\n");
+    for (const secret of ["root only", "othersrv/world", "000000000009", canary]) expect(said).not.toContain(secret);
+    expect(canaryState()).toEqual(before);
+  }, 120_000);
 });
