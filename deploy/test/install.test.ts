@@ -186,7 +186,7 @@ describe("install.sh", () => {
     const text = readFileSync(cron, "utf8");
     expect(text.startsWith(mine)).toBe(true);
     expect(text).toMatch(
-      /\n0 7 \* \* 0 root \/opt\/mc-tools\/backup drill --wait >> \/var\/log\/mc-backup-cron.log 2>&1\n$/,
+      /\n0 7 \* \* 0 root systemd-run --scope --quiet --collect -p MemoryMax=1536M \/opt\/mc-tools\/backup drill --wait >> \/var\/log\/mc-backup-cron.log 2>&1\n$/,
     );
     expect(install(root).stdout).toMatch(/nothing changed$/m);
     expect(readFileSync(cron, "utf8")).toBe(text);

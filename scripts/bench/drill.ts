@@ -1,14 +1,5 @@
 import { spawn } from "node:child_process";
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -148,11 +139,17 @@ class NbtWriter {
   byte = (name: string, v: number) => this.tag(TAG_BYTE, name).u8(v);
   short = (name: string, v: number) => this.tag(TAG_SHORT, name).i16(v);
   int = (name: string, v: number) => this.tag(TAG_INT, name).i32(v);
-  long = (name: string, v: number) => this.tag(TAG_LONG, name).i32(Math.floor(v / 2 ** 32)).i32(v % 2 ** 32);
+  long = (name: string, v: number) =>
+    this.tag(TAG_LONG, name)
+      .i32(Math.floor(v / 2 ** 32))
+      .i32(v % 2 ** 32);
   string = (name: string, v: string) => this.tag(TAG_STRING, name).text(v);
   compound = (name: string) => this.tag(TAG_COMPOUND, name);
   end = () => this.u8(0);
-  list = (name: string, element: number, count: number) => this.tag(TAG_LIST, name).u8(count ? element : 0).i32(count);
+  list = (name: string, element: number, count: number) =>
+    this.tag(TAG_LIST, name)
+      .u8(count ? element : 0)
+      .i32(count);
   bytes(name: string, data: Uint8Array): this {
     this.tag(TAG_BYTE_ARRAY, name).i32(data.length);
     this.#room(data.length);
@@ -381,7 +378,13 @@ function section(out: NbtWriter, c: ChunkBlocks, s: number, rand: () => number):
   out.list("palette", TAG_STRING, deep ? 2 : 1).text(deep ? "minecraft:dripstone_caves" : "minecraft:plains");
   if (deep) {
     out.text("minecraft:lush_caves");
-    out.longs("data", pack(Array.from({ length: 64 }, (_, i) => ((i >> 3) + (rand() < 0.2 ? 1 : 0)) & 1), 1));
+    out.longs(
+      "data",
+      pack(
+        Array.from({ length: 64 }, (_, i) => ((i >> 3) + (rand() < 0.2 ? 1 : 0)) & 1),
+        1,
+      ),
+    );
   }
   out.end();
   const top = Math.max(...c.heights);
@@ -457,8 +460,15 @@ function generatedChunk(out: NbtWriter, cx: number, cz: number, rand: () => numb
   const ticks = Math.floor(rand() * 6);
   out.list("fluid_ticks", TAG_COMPOUND, ticks);
   for (let i = 0; i < ticks; i++) {
-    out.string("i", "minecraft:water").int("p", 0).int("t", 1 + i);
-    out.int("x", cx * 16 + i).int("y", 62).int("z", cz * 16).end();
+    out
+      .string("i", "minecraft:water")
+      .int("p", 0)
+      .int("t", 1 + i)
+      .int("x", cx * 16 + i);
+    out
+      .int("y", 62)
+      .int("z", cz * 16)
+      .end();
   }
   out.list("block_ticks", TAG_COMPOUND, 0).list("PostProcessing", TAG_LIST, 24);
   for (let s = 0; s < 24; s++) out.u8(0).i32(0);
@@ -517,25 +527,32 @@ function zlibPayloads(dir: string, regionFiles: string[]): Buffer[] {
 
 type Validator = { name: string; check: (data: Buffer) => string | undefined };
 
-/**
- * The drill's NBT validator: `walkNbt` of nbt-walk.ts when it is there, else `nbtShapeProblem` of nbt-shape.ts (the
- * one before it). Imported by a computed URL, so that this file typechecks whichever of them exists.
- */
-async function loadValidator(): Promise<Validator> {
-  const drill = "../../packages/backup/src/drill/";
+/** A module of the drill's source by a computed URL (this file typechecks whichever exists); undefined when missing. */
+async function drillModule(name: string): Promise<Record<string, unknown> | undefined> {
   try {
-    const walk = (await import(new URL(`${drill}nbt-walk.ts`, import.meta.url).href)) as {
-      walkNbt?: (data: Uint8Array) => string | undefined;
-    };
-    const walkNbt = walk.walkNbt;
-    if (typeof walkNbt === "function") return { name: "walkNbt (nbt-walk.ts)", check: (data) => walkNbt(data) };
+    return (await import(new URL(`../../packages/backup/src/drill/${name}`, import.meta.url).href)) as Record<
+      string,
+      unknown
+    >;
   } catch (error) {
-    if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    if ((error as { code?: string }).code === "ERR_MODULE_NOT_FOUND") return undefined;
+    throw error;
   }
-  const shape = (await import(new URL(`${drill}nbt-shape.ts`, import.meta.url).href)) as {
-    nbtShapeProblem: (data: Buffer) => string | undefined;
-  };
-  return { name: "nbtShapeProblem (nbt-shape.ts; nbt-walk.ts missing)", check: shape.nbtShapeProblem };
+}
+
+/** The drill's NBT validator: `walkNbt` of nbt-walk.ts when it is there, else `nbtShapeProblem` of nbt-shape.ts. */
+async function loadValidator(): Promise<Validator> {
+  const walkNbt = (await drillModule("nbt-walk.ts"))?.walkNbt;
+  if (typeof walkNbt === "function") {
+    const walk = walkNbt as (data: Uint8Array) => string | undefined;
+    return { name: "walkNbt of nbt-walk.ts", check: (data) => walk(data) };
+  }
+  const nbtShapeProblem = (await drillModule("nbt-shape.ts"))?.nbtShapeProblem;
+  if (typeof nbtShapeProblem === "function") {
+    const shape = nbtShapeProblem as (data: Buffer) => string | undefined;
+    return { name: "nbtShapeProblem of nbt-shape.ts (no walkNbt in nbt-walk.ts yet)", check: (data) => shape(data) };
+  }
+  throw new Error("packages/backup/src/drill has neither nbt-walk.ts's walkNbt nor nbt-shape.ts's nbtShapeProblem");
 }
 
 function elapsedMs(fn: () => void): number {
@@ -558,9 +575,21 @@ function timeNbt(payloads: Buffer[], validator: Validator, rounds: number) {
   const times = { inflate: [] as number[], walk: [] as number[], both: [] as number[] };
   let refused = 0;
   for (let round = 0; round < rounds; round++) {
-    times.inflate.push(elapsedMs(() => payloads.forEach((p) => inflateSync(p))));
-    times.walk.push(elapsedMs(() => inflated.forEach((b) => (refused += validator.check(b) ? 1 : 0))));
-    times.both.push(elapsedMs(() => payloads.forEach((p) => (refused += validator.check(inflateSync(p)) ? 1 : 0))));
+    times.inflate.push(
+      elapsedMs(() => {
+        for (const p of payloads) inflateSync(p);
+      }),
+    );
+    times.walk.push(
+      elapsedMs(() => {
+        for (const b of inflated) if (validator.check(b) !== undefined) refused++;
+      }),
+    );
+    times.both.push(
+      elapsedMs(() => {
+        for (const p of payloads) if (validator.check(inflateSync(p)) !== undefined) refused++;
+      }),
+    );
   }
   if (refused) throw new Error(`${validator.name} refused ${refused} chunks it had passed`);
   return {
@@ -670,7 +699,9 @@ function describe(repo: Repo, what: string): string {
 
 async function benchLocal(repo: Repo, rounds: number): Promise<void> {
   const { restore, drill, chunks } = await drillRounds(repo, rounds, 1);
-  console.log(`backup drill of ${describe(repo, "generated (testkit)")}, local rclone remote, ${rounds} rounds, medians`);
+  console.log(
+    `backup drill of ${describe(repo, "generated (testkit)")}, local rclone remote, ${rounds} rounds, medians`,
+  );
   console.log(`  restic restore alone          ${fmt(restore)}`);
   console.log(`  backup drill                  ${fmt(drill)}   ratio ${ratio(drill, restore)} (target <= 4x)`);
   console.log(
@@ -713,4 +744,3 @@ export async function benchDrill(size = 300, rounds = 3, limitedSize = 100, limi
     if (limited) await close(limited);
   }
 }
-
