@@ -57,10 +57,28 @@ describe("walkNbt", () => {
     expect(walkNbt(compoundBomb(1000), 500)).toBe("it holds more than 500 values, far more than the game writes");
   });
 
-  it("counts the elements of a list of numbers against the budget, though it skips them whole", () => {
-    const ints = Buffer.from([10, 0, 0, 9, 0, 1, 0x61, 3, 0, 0, 0x10, 0, ...new Array(4096 * 4).fill(0), 0]);
-    expect(walkNbt(ints)).toBeUndefined();
-    expect(walkNbt(ints, 4000)).toMatch(/^it holds more than 4000 values/);
+  it("skips a list of numbers whole, as one value: the game reads one of millions of bytes, and nothing is built", () => {
+    const bytes = Buffer.from([10, 0, 0, 9, 0, 1, 0x61, 1, 0, 0x50, 0, 0, ...new Array(0x500000).fill(0), 0]);
+    expect(walkNbt(bytes)).toBeUndefined();
+    // A list of strings is counted element by element: each would be a string to a tree parser.
+    const strings = Buffer.from([10, 0, 0, 9, 0, 1, 0x61, 8, 0, 0, 0x10, 0, ...new Array(4096 * 2).fill(0), 0]);
+    expect(walkNbt(strings)).toBeUndefined();
+    expect(walkNbt(strings, 4000)).toMatch(/^it holds more than 4000 values/);
+  });
+
+  it("takes 512 compounds and lists nested, the root included, and refuses the 513th, as the game does (1.20.2+)", () => {
+    const nested = (compounds: number, tail: number[] = []) =>
+      Buffer.concat([
+        Buffer.from([10, 0, 0]),
+        ...Array.from({ length: compounds - 1 }, () => Buffer.from([10, 0, 1, 0x61])),
+        Buffer.from(tail),
+        Buffer.alloc(compounds, 0),
+      ]);
+    expect(walkNbt(nested(512))).toBeUndefined();
+    expect(walkNbt(nested(513))).toBe("it is nested deeper than 512");
+    // 511 compounds and a list of ints: 512; a list of an empty list inside: 513.
+    expect(walkNbt(nested(511, [9, 0, 1, 0x62, 3, 0, 0, 0, 1, 0, 0, 0, 7]))).toBeUndefined();
+    expect(walkNbt(nested(511, [9, 0, 1, 0x62, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0]))).toBe("it is nested deeper than 512");
   });
 
   it("refuses nesting deeper than the game's 512, negative lengths, unknown tags, an early end, a non-compound root", () => {
@@ -117,8 +135,17 @@ describe("readNbtFields and readLevelDat", () => {
       versionName: undefined,
     });
     const bytes = written(nbt.comp({ a: nbt.byte(-2), b: nbt.short(300), c: nbt.float(1.5), d: nbt.long([0, 7]) }));
-    const read = readNbtFields(bytes, ["a", "b", "c", "d"]);
+    const read = readNbtFields(bytes, [["a"], ["b"], ["c"], ["d"]]);
     expect("fields" in read && Object.fromEntries(read.fields)).toEqual({ a: -2, b: 300, c: 1.5, d: 7n });
+  });
+
+  it("reads a field by its names, not by a name with dots in it", () => {
+    const forged = gzipSync(
+      written(
+        nbt.comp({ "Data.DataVersion": nbt.int(4189), "Data.LevelName": nbt.string("world"), Data: nbt.comp({}) }),
+      ),
+    );
+    expect(readLevelDat(forged)).toEqual({ levelName: undefined, dataVersion: undefined, versionName: undefined });
   });
 
   it("says why a level.dat bomb is not a level.dat, without building it", () => {

@@ -1,5 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { deflateSync } from "node:zlib";
 import {
@@ -15,6 +25,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { decompressLz4Blocks } from "../src/drill/lz4-block.ts";
 import { CheckerOutOfMemory, CheckerPool } from "../src/drill/pool.ts";
+import { checkRegionFile, type RegionJob } from "../src/drill/region.ts";
 import { checkWorld, type WorldCheckOptions } from "../src/drill/world-check.ts";
 
 let root: TempDir;
@@ -313,6 +324,53 @@ describe("checkWorld on worlds of region files the game wrote (prismarine-provid
         reason: expect.stringMatching(/^chunk \d+,\d+: not NBT \(it holds more than \d+ values/),
       },
     ]);
+  });
+});
+
+describe("checkRegionFile against a file built to be slow", () => {
+  /** A region file whose 1024 header entries all point at one chunk of ~8 MB of valid NBT (16 KiB of zlib). */
+  function sharedChunkRegion(): string {
+    const strings = Buffer.concat([
+      Buffer.from([10, 0, 0, 9, 0, 1, 0x73, 8, 0, 0, 0, 128]),
+      ...Array.from({ length: 128 }, () => Buffer.concat([Buffer.from([0xff, 0xff]), Buffer.alloc(0xffff, 0x61)])),
+      Buffer.from([0]),
+    ]);
+    const payload = deflateSync(strings, { level: 9 });
+    const sectors = Math.ceil((payload.length + 5) / 4096);
+    const file = Buffer.alloc(8192 + sectors * 4096);
+    for (let i = 0; i < 1024; i++) file.writeUInt32BE((2 << 8) | sectors, i * 4);
+    file.writeUInt32BE(payload.length + 1, 8192);
+    file[8196] = 2;
+    payload.copy(file, 8197);
+    const path = join(root.path, "r.0.0.mca");
+    writeFileSync(path, file);
+    return path;
+  }
+
+  const checkFile = (path: string, job: Partial<RegionJob> = {}) => {
+    const fd = openSync(path, "r");
+    try {
+      return checkRegionFile(fd, fstatSync(fd).size, { x: 0, z: 0, sample: false, ...job }, () => "missing");
+    } finally {
+      closeSync(fd);
+    }
+  };
+
+  it("inflates entries that share their sectors once", () => {
+    const result = checkFile(sharedChunkRegion());
+    expect(result).toMatchObject({ present: 1024, checked: 1024, inflated: 1 });
+    expect(result.damage).toBeUndefined();
+  });
+
+  it("samples past the budget's end and reads only the header past twice the budget, whatever file it is on", () => {
+    const path = sharedChunkRegion();
+    expect(checkFile(path, { sampleAt: Date.now() - 1 })).toMatchObject({ present: 1024, checked: 64, sampled: true });
+    expect(checkFile(path, { stopAt: Date.now() - 1 })).toMatchObject({ present: 1024, checked: 0, sampled: true });
+    // The header is still read whole: an entry past the end is found without inflating anything.
+    const data = readFileSync(path);
+    data.writeUInt32BE((900 << 8) | 1, 1023 * 4);
+    writeFileSync(path, data);
+    expect(checkFile(path, { stopAt: Date.now() - 1 }).damage).toMatch(/^chunk 31,31: header points past the end/);
   });
 });
 

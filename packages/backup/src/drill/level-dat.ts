@@ -20,7 +20,11 @@ export interface LevelDat {
 export function readLevelDat(data: Buffer): LevelDat | { problem: string } {
   const inflated = gunzipNbt(data, MAX_SMALL_FILE);
   if ("problem" in inflated) return inflated;
-  const read = readNbtFields(inflated.nbt, ["Data.LevelName", "Data.DataVersion", "Data.Version.Name"]);
+  const read = readNbtFields(inflated.nbt, [
+    ["Data", "LevelName"],
+    ["Data", "DataVersion"],
+    ["Data", "Version", "Name"],
+  ]);
   if ("problem" in read) return { problem: `not NBT (${read.problem})` };
   const text = (value: unknown) => (typeof value === "string" ? value : undefined);
   const dataVersion = read.fields.get("Data.DataVersion");

@@ -5,16 +5,18 @@
  * in proportion to the bytes, and refuses what the game would refuse or never writes:
  *
  * - a root that is not a compound, an unknown tag type, a negative length, bytes that end early;
- * - nesting deeper than the game's own limit of 512 (NbtAccounter);
+ * - nesting deeper than the game's own limit: 512 compounds and lists, the root included (NbtAccounter.pushDepth,
+ *   1.20.2 and later, refuses the 513th);
  * - a list of TAG_End with elements ("Missing type on ListTag"), so every value takes at least one byte;
  * - a string that is not Java's modified UTF-8 (DataInput.readUTF throws on it, and the chunk is lost);
- * - more than `maxValues` values (every tag, every list element): the budget that bounds whatever would materialise
- *   the tree, and a limit no world the game wrote comes near.
+ * - more than `maxValues` values (every tag, every element of a list of compounds, lists or strings; a list of numbers
+ *   and an array are one value each, skipped whole): the budget that bounds whatever would materialise the tree, and a
+ *   limit no world the game wrote comes near.
  *
  * `readNbtFields` reads a few named fields (level.dat's Data.DataVersion, Data.Version.Name) by the same walk.
  */
 
-/** The game's NbtAccounter depth limit. */
+/** The game's NbtAccounter depth limit: compounds and lists nested, the root one included. */
 export const MAX_DEPTH = 512;
 /**
  * Values in one NBT document. A 1.18+ chunk holds a few thousand (its arrays are one value each), a player's file with
@@ -42,7 +44,7 @@ class Walker {
   readonly #data: Uint8Array;
   readonly #view: DataView;
   readonly #maxValues: number;
-  /** Dotted paths of the fields wanted (`Data.Version.Name`), and what was found of them. */
+  /** The fields wanted, by pathKey() of their names (`["Data", "Version", "Name"]`), and what was found of them. */
   readonly #wanted: ReadonlySet<string> | undefined;
   readonly found = new Map<string, NbtField>();
 
@@ -59,7 +61,8 @@ class Walker {
     if (data[0] !== TAG_COMPOUND) throw new NbtProblem(`it starts with tag ${data[0]}, not a compound`);
     this.pos = 1;
     this.#string();
-    this.#compound(1, this.#wanted ? "" : undefined);
+    this.#count(1);
+    this.#compound(1, this.#wanted ? [] : undefined);
   }
 
   #need(n: number): void {
@@ -112,29 +115,35 @@ class Walker {
     return new NbtProblem(`a string at byte ${this.pos} is not modified UTF-8`);
   }
 
-  /** A compound's entries up to its TAG_End; `path` (the compound's dotted path) only when fields are wanted. */
-  #compound(depth: number, path: string | undefined): void {
+  /**
+   * A compound's entries up to its TAG_End; `depth`: the compounds and lists it is in, itself included. `path` (the
+   * names leading to it) only when fields are wanted.
+   */
+  #compound(depth: number, path: readonly string[] | undefined): void {
     const data = this.#data;
     for (;;) {
       this.#need(1);
       const type = data[this.pos++] as number;
       if (type === 0) return;
       const nameAt = this.#string();
-      const name = path === undefined ? undefined : `${path}${decodeName(data, nameAt, this.pos)}`;
-      if (name !== undefined && this.#wanted?.has(name)) this.#take(name, type);
-      this.#payload(type, depth, name === undefined ? undefined : `${name}.`);
+      const name = path === undefined ? undefined : [...path, decodeName(data, nameAt, this.pos)];
+      if (name !== undefined && this.#wanted?.has(pathKey(name))) this.#take(pathKey(name), type);
+      this.#count(1);
+      this.#payload(type, depth, name);
     }
   }
 
-  #payload(type: number, depth: number, path: string | undefined): void {
-    this.#count(1);
+  /** A value inside `depth` compounds and lists; a compound or a list is one more. */
+  #payload(type: number, depth: number, path: readonly string[] | undefined): void {
     const fixed = FIXED[type] ?? -1;
     if (fixed > 0) {
       this.#need(fixed);
       this.pos += fixed;
       return;
     }
-    if (depth > MAX_DEPTH) throw new NbtProblem(`it is nested deeper than ${MAX_DEPTH}`);
+    if ((type === TAG_LIST || type === TAG_COMPOUND) && depth >= MAX_DEPTH) {
+      throw new NbtProblem(`it is nested deeper than ${MAX_DEPTH}`);
+    }
     switch (type) {
       case TAG_BYTE_ARRAY:
         this.#skipArray(1);
@@ -149,7 +158,7 @@ class Walker {
         this.#string();
         return;
       case TAG_LIST:
-        this.#list(depth);
+        this.#list(depth + 1);
         return;
       case TAG_COMPOUND:
         this.#compound(depth + 1, path);
@@ -165,6 +174,7 @@ class Walker {
     this.pos += n * size;
   }
 
+  /** A list's elements; `depth`: the compounds and lists it is in, itself included. */
   #list(depth: number): void {
     this.#need(1);
     const element = this.#data[this.pos++] as number;
@@ -173,14 +183,17 @@ class Walker {
     if (element === 0) throw new NbtProblem(`a list of TAG_End holds ${count} elements`);
     const fixed = FIXED[element] ?? -1;
     if (fixed > 0) {
-      this.#count(count);
+      // Skipped whole, like an array: nothing is made of its elements, so they are not counted one by one.
       this.#need(count * fixed);
       this.pos += count * fixed;
       return;
     }
     if (element > TAG_LONG_ARRAY) throw new NbtProblem(`tag ${element} is not an NBT tag`);
     // Every element takes at least a byte: the loop ends by the data's end at the latest.
-    for (let i = 0; i < count; i++) this.#payload(element, depth + 1, undefined);
+    for (let i = 0; i < count; i++) {
+      this.#count(1);
+      this.#payload(element, depth, undefined);
+    }
   }
 
   /** The value of a wanted field that starts at `pos`: a number or a string; other types are not read. */
@@ -207,6 +220,9 @@ class Walker {
   }
 }
 
+/** A field's path as a key no name can forge (a name may hold dots, or anything else). */
+const pathKey = (names: readonly string[]): string => JSON.stringify(names);
+
 function view16(data: Uint8Array, at: number): number {
   return (data[at] as number) * 256 + (data[at + 1] as number);
 }
@@ -228,18 +244,24 @@ export function walkNbt(data: Uint8Array, maxValues = MAX_VALUES): string | unde
 }
 
 /**
- * The fields named by dotted paths (`Data.DataVersion`) of one NBT compound, read by the same walk that checks the
- * whole of it; the first reason it is not NBT instead when it is not.
+ * The fields at `paths` (each the names from the root, `["Data", "DataVersion"]`) of one NBT compound, read by the same
+ * walk that checks the whole of it, by the same dotted names (`Data.DataVersion`); the first reason it is not NBT
+ * instead when it is not.
  */
 export function readNbtFields(
   data: Uint8Array,
-  paths: readonly string[],
+  paths: ReadonlyArray<readonly string[]>,
   maxValues = MAX_VALUES,
 ): { fields: Map<string, NbtField> } | { problem: string } {
-  const walker = new Walker(data, maxValues, new Set(paths));
+  const walker = new Walker(data, maxValues, new Set(paths.map(pathKey)));
   try {
     walker.root();
-    return { fields: walker.found };
+    const fields = new Map<string, NbtField>();
+    for (const path of paths) {
+      const value = walker.found.get(pathKey(path));
+      if (value !== undefined) fields.set(path.join("."), value);
+    }
+    return { fields };
   } catch (error) {
     if (error instanceof NbtProblem) return { problem: error.message };
     throw error;

@@ -33,6 +33,13 @@ export interface RegionJob {
   z: number;
   /** Decompress and walk one chunk in SAMPLE_EVERY only. */
   sample: boolean;
+  /**
+   * When the time budget runs out (Date.now()): from then on one chunk in SAMPLE_EVERY, whatever file this is; from
+   * `stopAt` on, the header only. A file built to be slow (1024 entries on a chunk that inflates to 64 MiB) cannot
+   * hold the drill, and the backup lock with it, past the budget.
+   */
+  sampleAt?: number | undefined;
+  stopAt?: number | undefined;
 }
 
 export interface RegionResult {
@@ -42,6 +49,10 @@ export interface RegionResult {
   checked: number;
   /** External chunk files read. */
   externals: number;
+  /** Some chunks were not inflated: sampled, or the budget ran out twice over. */
+  sampled: boolean;
+  /** Payloads inflated and walked: fewer than `checked` when entries share their sectors. */
+  inflated: number;
   /** The first reason the file is damaged. */
   damage?: string | undefined;
 }
@@ -51,7 +62,7 @@ export type OpenExternal = (name: string) => { fd: number; size: number } | stri
 
 /** Checks the region file open at `fd` (`size` bytes) as the game would read it. */
 export function checkRegionFile(fd: number, size: number, job: RegionJob, openExternal: OpenExternal): RegionResult {
-  const result: RegionResult = { present: 0, checked: 0, externals: 0 };
+  const result: RegionResult = { present: 0, checked: 0, externals: 0, sampled: false, inflated: 0 };
   if (size === 0) return result; // the game makes empty region files and reads them as empty
   if (size < HEADER_BYTES) return { ...result, damage: `truncated: ${size} bytes, shorter than the 8 KiB header` };
   const whole = size <= READ_WHOLE ? readRange(fd, 0, size) : undefined;
@@ -59,12 +70,19 @@ export function checkRegionFile(fd: number, size: number, job: RegionJob, openEx
   const locations = readLocations(header, size, job);
   if ("problem" in locations) return { ...result, damage: locations.problem };
   result.present = locations.list.length;
+  // Entries that share a sector share their bytes: inflated and walked once (the game reads each; the result is one).
+  const payloads = new Map<number, string | undefined>();
   for (const [n, location] of locations.list.entries()) {
-    if (job.sample && n % SAMPLE_EVERY !== 0) continue;
+    const now = job.sampleAt === undefined && job.stopAt === undefined ? 0 : Date.now();
+    const sample = job.sample || (job.sampleAt !== undefined && now >= job.sampleAt);
+    if ((sample && n % SAMPLE_EVERY !== 0) || (job.stopAt !== undefined && now >= job.stopAt)) {
+      result.sampled = true;
+      continue;
+    }
     const start = location.sector * SECTOR;
     const length = Math.min(location.count * SECTOR, size - start);
     const bytes = whole ? whole.subarray(start, start + length) : readRange(fd, start, length);
-    const reason = checkChunk(bytes, location, openExternal, result);
+    const reason = checkChunk(bytes, location, openExternal, result, payloads);
     if (reason) return { ...result, damage: `chunk ${location.x},${location.z}: ${reason}` };
     result.checked++;
   }
@@ -117,6 +135,7 @@ function checkChunk(
   location: Location,
   openExternal: OpenExternal,
   result: RegionResult,
+  payloads: Map<number, string | undefined>,
 ): string | undefined {
   if (bytes.length < 5) return `truncated: ${bytes.length} bytes where its length and compression should be`;
   const length = bytes.readInt32BE(0);
@@ -135,8 +154,12 @@ function checkChunk(
       return `truncated: its length says ${length - 1} bytes, the file has ${bytes.length - 5}`;
     }
     payload = bytes.subarray(5, 4 + length);
+    if (payloads.has(location.sector)) return payloads.get(location.sector);
   }
-  return checkPayload(payload, version & 0x7f);
+  const reason = checkPayload(payload, version & 0x7f);
+  result.inflated++;
+  if ((version & 0x80) === 0) payloads.set(location.sector, reason);
+  return reason;
 }
 
 function readExternal(openExternal: OpenExternal, name: string): Buffer | string {

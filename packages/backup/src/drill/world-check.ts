@@ -117,6 +117,16 @@ class Check {
     return this.options.now() - this.#started > this.options.budgetMs;
   }
 
+  /**
+   * When, on the checker threads' clock (Date.now()), a file under way switches to sampling (the budget's end), and
+   * when it stops inflating at all (twice the budget): no file holds the drill much past its budget.
+   */
+  deadlines(): { sampleAt: number; stopAt: number } {
+    const left = this.options.budgetMs - (this.options.now() - this.#started);
+    const sampleAt = Date.now() + Math.max(0, left);
+    return { sampleAt, stopAt: sampleAt + this.options.budgetMs };
+  }
+
   stopIfAborted(): void {
     const { signal } = this.options;
     if (signal?.aborted) throw new Error(`interrupted by ${String(signal.reason)}`);
@@ -314,9 +324,18 @@ async function checkRegion(check: Check, pool: CheckerPool, region: RegionFile):
   try {
     const sample = check.budgetSpent();
     if (sample) check.report.sampled = true;
-    const request = { fd: opened.fd, size: opened.size, dirFd: region.folder.dir.fd, x: region.x, z: region.z, sample };
+    const request = {
+      fd: opened.fd,
+      size: opened.size,
+      dirFd: region.folder.dir.fd,
+      x: region.x,
+      z: region.z,
+      sample,
+      ...check.deadlines(),
+    };
     const result = await pool.check(request, file);
     const { report } = check;
+    if (result.sampled) report.sampled = true;
     report.files += 1 + result.externals;
     report.chunks += result.checked;
     report.chunksPresent += result.present;
