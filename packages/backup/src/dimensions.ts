@@ -14,7 +14,9 @@ import { UsageError } from "@mcops/core/errors";
  */
 export type Dimension = string;
 
-const DIM = /^DIM(-?\d{1,9})$/;
+const DIM = /^DIM(-?\d{1,10})$/;
+/** Datapacks' dimensions are `dimensions/<namespace>/<path>`, the path at most this many folders deep here. */
+export const MAX_DIMENSION_DEPTH = 8;
 const NAMESPACE = /^[a-z0-9_.-]+$/;
 const PATH_PART = /^[a-z0-9_.-]+$/;
 
@@ -24,11 +26,14 @@ export function dimensionKey(parts: readonly string[]): Dimension | undefined {
     const dim = DIM.exec(parts[0] as string);
     if (!dim) return undefined;
     const n = Number(dim[1]);
-    if (String(n) !== dim[1]) return undefined; // DIM01, DIM-0: not a folder the game names
+    // DIM01, DIM-0: not a folder the game names; the id is a Java int.
+    if (String(n) !== dim[1] || n < -(2 ** 31) || n >= 2 ** 31) return undefined;
     return n === -1 ? "nether" : n === 1 ? "end" : `DIM${n}`;
   }
   const [top, namespace, ...path] = parts;
-  if (top !== "dimensions" || namespace === undefined || path.length === 0) return undefined;
+  if (top !== "dimensions" || namespace === undefined || path.length === 0 || path.length > MAX_DIMENSION_DEPTH) {
+    return undefined;
+  }
   const key = `${namespace}:${path.join("/")}`;
   return isResourceName(namespace, path) ? key : undefined;
 }

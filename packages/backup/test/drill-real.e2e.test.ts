@@ -118,6 +118,43 @@ describe("backup drill on a real Forge world", () => {
   }, 180_000);
 });
 
+describe("the drill's counts against an older snapshot", () => {
+  const newestSnapshot = () =>
+    /=== Backup done === .*snapshot (\w+)/.exec(
+      server
+        .backupLog()
+        .split("\n")
+        .findLast((l) => l.includes("Backup done")) ?? "",
+    )?.[1] as string;
+
+  it("neither compares nor keeps a drill of an older snapshot, so a later loss is still seen", async () => {
+    const older = newestSnapshot(); // 2 players
+    // Retention keeps it (one a day otherwise: the same day's later backups would replace it).
+    server.backupEnv({ BACKUP_TEXTFILE_DIR: join(server.root, "textfiles"), BACKUP_KEEP_LAST: "10" });
+    const players = join(server.worldDir, "world", "playerdata");
+    const [first] = readdirSync(players) as [string];
+    writeFileSync(join(players, "8667ba71-b85a-4004-af54-000000000003.dat"), readFileSync(join(players, first)));
+    expect((await server.run()).code).toBe(0); // 3 players
+    expect((await server.run(["drill"])).code).toBe(0);
+    server.discord.reset();
+
+    expect((await server.run(["drill", older])).code).toBe(0);
+    expect(drillEmbeds()[0]?.color).toBe(COLOURS.success);
+    expect(server.backupLog()).toMatch(
+      new RegExp(
+        `snapshot ${older} is older than \\w+, which the last drill verified: its counts are neither compared nor kept`,
+      ),
+    );
+
+    unlinkSync(join(players, first));
+    expect((await server.run()).code).toBe(0); // 2 players
+    server.discord.reset();
+    expect((await server.run(["drill"])).code).toBe(0);
+    expect(drillEmbeds()[0]?.color).toBe(COLOURS.warning);
+    expect(drillEmbeds()[0]?.description).toContain("players 3 → 2");
+  }, 180_000);
+});
+
 describe("object bombs in the world", () => {
   /** The drill under GNU time: its exit, its line, and its peak resident memory in KiB. */
   async function drillMeasured(): Promise<{ code: number | null; stderr: string; maxRssKiB: number; ms: number }> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dimensionFolder } from "../src/dimensions.ts";
+import { dimensionFolder, dimensionKey, dimensionsIn, parseDimension } from "../src/dimensions.ts";
 import { closeMatches, parseUsercache } from "../src/restore/players.ts";
 import { describeSelection, parseArea, parseSelection } from "../src/restore/select.ts";
 
@@ -49,6 +49,53 @@ describe("dimensionFolder", () => {
     expect(dimensionFolder("world", "end", true)).toBe("world_the_end/DIM1");
     expect(dimensionFolder("survival", "nether", false)).toBe("survival/DIM-1");
     expect(dimensionFolder("survival", "end", false)).toBe("survival/DIM1");
+  });
+});
+
+describe("dimensions by name", () => {
+  it("names DIM<n> folders for any Java int n, and nothing else", () => {
+    expect(dimensionKey(["DIM-1"])).toBe("nether");
+    expect(dimensionKey(["DIM1"])).toBe("end");
+    expect(dimensionKey(["DIM-6"])).toBe("DIM-6");
+    expect(dimensionKey(["DIM2147483647"])).toBe("DIM2147483647");
+    expect(dimensionKey(["DIM-2147483648"])).toBe("DIM-2147483648");
+    for (const name of ["DIM2147483648", "DIM01", "DIM-0", "DIM", "DIMx", "dim7", "DIM7 "]) {
+      expect(dimensionKey([name]), name).toBeUndefined();
+    }
+  });
+
+  it("takes every name the drill lists, and refuses one that would leave the level", () => {
+    expect(parseDimension("DIM-6")).toBe("DIM-6");
+    expect(parseDimension("dim7")).toBe("DIM7");
+    expect(parseDimension("DIM-1")).toBe("nether");
+    expect(parseDimension("aether:the_aether")).toBe("aether:the_aether");
+    expect(parseDimension("mod:deep/dark")).toBe("mod:deep/dark");
+    expect(dimensionFolder("world", "DIM-6", true)).toBe("world/DIM-6");
+    expect(dimensionFolder("world", "mod:deep/dark", false)).toBe("world/dimensions/mod/deep/dark");
+    for (const text of ["ns:../x", "../x:y", "ns:a//b", "ns:", ":x", "NS:x", "a:b:c", "ns:a/./b", "DIM01"]) {
+      expect(() => parseDimension(text), text).toThrow(expect.objectContaining({ exitCode: 2 }));
+    }
+  });
+
+  it("lists a snapshot's dimensions from its folders, as deep as the drill checks them", () => {
+    const deep = `world/dimensions/ns/${Array.from({ length: 9 }, (_, i) => `p${i}`).join("/")}/region`;
+    const folders = [
+      "world/region",
+      "world/DIM-6/region",
+      "world_nether/DIM-1/poi",
+      "world/dimensions/aether/the_aether/entities",
+      "world/dimensions/ns/a/b/c/d/e/f/g/h/region",
+      deep,
+      "world_nether/region",
+      "other/region",
+    ];
+    expect(dimensionsIn(folders, ["world", "world_nether"])).toEqual([
+      "overworld",
+      "nether",
+      "DIM-6",
+      "aether:the_aether",
+      "ns:a/b/c/d/e/f/g/h",
+    ]);
   });
 });
 

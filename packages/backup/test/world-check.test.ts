@@ -208,6 +208,34 @@ describe("lz4-java's block stream", () => {
     );
     expect(() => decompressLz4Blocks(stream, 1000)).toThrow(/more than 1000 bytes/);
   });
+
+  it("refuses a block whose match runs past its size or reaches before its start, without decoding it", () => {
+    /** One LZ4Block of `block` bytes that says it decodes to `size` bytes (method LZ4, 64 KiB blocks). */
+    const framed = (block: Buffer, size: number) => {
+      const header = Buffer.alloc(21);
+      header.write("LZ4Block", 0, "latin1");
+      header[8] = 0x20 | 6;
+      header.writeInt32LE(block.length, 9);
+      header.writeInt32LE(size, 13);
+      const end = Buffer.alloc(21);
+      end.write("LZ4Block", 0, "latin1");
+      end[8] = 0x10 | 6;
+      return Buffer.concat([header, block, end]);
+    };
+    // One literal, then a match of 15 + 255 * 100,000 bytes: 25 MB from 100 KB, for a block of 64 KiB.
+    const long = Buffer.concat([Buffer.from([0x1f, 0x61, 1, 0]), Buffer.alloc(100_000, 0xff), Buffer.from([0])]);
+    expect(() => decompressLz4Blocks(framed(long, 65536), 1 << 20)).toThrow(
+      "LZ4 block decompresses to more than 65536 bytes",
+    );
+    // A match before anything was written.
+    expect(() => decompressLz4Blocks(framed(Buffer.from([0x0f, 1, 0, 0]), 100), 1 << 20)).toThrow(
+      "an LZ4 match reaches before the start of the block",
+    );
+    // Literals that claim more bytes than the block has.
+    expect(() => decompressLz4Blocks(framed(Buffer.from([0xf0, 200, 0x61]), 300), 1 << 20)).toThrow(
+      "LZ4 literals run past the block",
+    );
+  });
 });
 
 describe("checkWorld on worlds of region files the game wrote (prismarine-provider-anvil's, 1.8.9 to 1.21.1)", () => {
@@ -310,6 +338,22 @@ describe("checkWorld on worlds of region files the game wrote (prismarine-provid
     } finally {
       external.cleanup();
     }
+  });
+
+  it("says what it does not check: folders deeper than a dimension can be, and shows a name's line break visibly", async () => {
+    const world = buildRealWorld(root.path, { layout: "vanilla" });
+    const real = readFileSync(join(root.path, world.regionFiles[0] as string));
+    const deepest = "world/dimensions/ns/a/b/c/d/e/f/g/h";
+    mkdirSync(join(root.path, deepest, "region"), { recursive: true });
+    writeFileSync(join(root.path, deepest, "region/r.0.0.mca"), real);
+    mkdirSync(join(root.path, deepest, "i", "region"), { recursive: true });
+    symlinkSync("/etc", join(root.path, "world/dimensions/ns\nlevel.dat: is fine"));
+    const report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(report.dimensions["ns:a/b/c/d/e/f/g/h"]?.chunks).toBe(world.dimensions.overworld?.chunks);
+    expect(report.damage).toEqual([
+      { file: "world/dimensions/ns | level.dat: is fine", reason: "is a symbolic link, not a folder" },
+      { file: deepest, reason: "holds folders deeper than a dimension can be here: not checked" },
+    ]);
   });
 
   it("calls a chunk of millions of empty compounds damage by its budget, quickly and without building them", async () => {

@@ -9,7 +9,7 @@ import { type Gauge, writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { byDimension, dimensionFolder, dimensionsIn } from "../dimensions.ts";
-import { compareWithLast, type Drop, readLastDrill, writeLastDrill } from "../drill/last-drill.ts";
+import { compareWithLast, type Drop, olderThanLast, readLastDrill, writeLastDrill } from "../drill/last-drill.ts";
 import { CheckerOutOfMemory } from "../drill/pool.ts";
 import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
 import {
@@ -222,7 +222,9 @@ async function reportVerified(drill: Drill, report: WorldCheckReport): Promise<v
   const tookMs = ctx.clock.now() - drill.started;
   const took = formatDuration(tookMs);
   const sampled = report.sampled ? `${report.chunks} of ${report.chunksPresent} chunks` : undefined;
-  const drops = compareWithLast(readLastDrill(ctx.paths, logger), report);
+  const last = readLastDrill(ctx.paths, logger);
+  const older = olderThanLast(last, snapshot.time);
+  const drops = older ? [] : compareWithLast(last, report);
   logger.info(
     drillLine.done({ snapshot: snapshot.short_id, files: report.files, chunks: report.chunks, took, sampled }),
   );
@@ -239,7 +241,17 @@ async function reportVerified(drill: Drill, report: WorldCheckReport): Promise<v
     // Dimension names come from the volume's folders: shown literally.
     fromGame: true,
   });
-  writeLastDrill(ctx.paths, { snapshot: snapshot.short_id, time: ctx.clock.now(), report });
+  if (older) {
+    logger.info(
+      `snapshot ${snapshot.short_id} is older than ${last?.snapshot}, which the last drill verified: its counts are neither compared nor kept`,
+    );
+  } else
+    writeLastDrill(ctx.paths, {
+      snapshot: snapshot.short_id,
+      snapshotTime: snapshot.time,
+      time: ctx.clock.now(),
+      report,
+    });
   writeDrillGauges(drill, { success: true, tookMs, chunks: report.chunks, report, drops: drops.length });
 }
 

@@ -16,6 +16,8 @@ const FILE = "drill-last.json";
 
 const lastDrillSchema = z.object({
   snapshot: z.string(),
+  /** When the snapshot was taken (ISO 8601): a drill of an older one is neither compared nor kept. */
+  snapshotTime: z.optional(z.string()),
   /** ISO 8601, UTC. */
   time: z.string(),
   /** Terrain chunks of each dimension, by name. */
@@ -51,15 +53,25 @@ export function readLastDrill(paths: Pick<Paths, "stateDir">, logger: Pick<Logge
 
 export function writeLastDrill(
   paths: Pick<Paths, "stateDir">,
-  drill: { snapshot: string; time: number; report: WorldCheckReport },
+  drill: { snapshot: string; snapshotTime: string; time: number; report: WorldCheckReport },
 ): void {
   const record: LastDrill = {
     snapshot: drill.snapshot,
+    snapshotTime: drill.snapshotTime,
     time: isoSeconds(drill.time),
     dimensions: Object.fromEntries(Object.entries(drill.report.dimensions).map(([name, d]) => [name, d.chunks])),
     players: drill.report.players,
   };
   writeFileAtomic(join(paths.stateDir, FILE), `${JSON.stringify(record, null, 2)}\n`, 0o644);
+}
+
+/**
+ * Whether a snapshot taken at `snapshotTime` is older than the one the last drill verified: a drill of an older
+ * snapshot (`backup drill <id>`) says nothing of what was lost since, and must not become what the next one is
+ * compared with.
+ */
+export function olderThanLast(last: LastDrill | undefined, snapshotTime: string): boolean {
+  return last?.snapshotTime !== undefined && Date.parse(snapshotTime) < Date.parse(last.snapshotTime);
 }
 
 /** The dimensions (and the players) that hold fewer now than at the last drill; none without a last drill. */

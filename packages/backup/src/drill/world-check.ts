@@ -1,7 +1,8 @@
 import { closeSync, lstatSync, type Stats } from "node:fs";
 import { availableParallelism } from "node:os";
+import { oneLine } from "@mcops/core/log";
 import { kindOf, readRange, VolumeDir } from "@mcops/core/volume";
-import { dimensionKey } from "../dimensions.ts";
+import { dimensionKey, MAX_DIMENSION_DEPTH } from "../dimensions.ts";
 import { MAX_SMALL_FILE, readLevelDat } from "./level-dat.ts";
 import { walkNbt } from "./nbt-walk.ts";
 import { CheckerPool, checkerEntry } from "./pool.ts";
@@ -65,8 +66,6 @@ export interface WorldCheckReport {
 const MAX_DAMAGE = 50;
 const REGION_NAME = /^r\.(-?\d+)\.(-?\d+)\.mca$/;
 const REGION_FOLDERS = ["region", "entities", "poi"] as const;
-/** Datapacks' dimensions are `dimensions/<namespace>/<path>`, the path a few folders deep at most. */
-const MAX_DIMENSION_DEPTH = 8;
 const DEFAULT_MEMORY_MIB = 512;
 
 /** A folder of the restored tree, held open, and where it is (relative to WORLD_DIR, for messages). */
@@ -109,7 +108,7 @@ class Check {
   }
 
   damaged(file: string, reason: string): void {
-    if (this.report.damage.length < MAX_DAMAGE) this.report.damage.push({ file, reason });
+    if (this.report.damage.length < MAX_DAMAGE) this.report.damage.push({ file: oneLine(file), reason });
   }
 
   /** Whether the time budget is spent: region files started from now on are sampled. */
@@ -239,7 +238,12 @@ function datapackDimensions(check: Check, folder: Folder, path: string[]): Dimen
   const entries = check.entries(folder);
   const isDimension = path.length >= 2 && entries.some((e) => isRegionFolder(e.name));
   if (isDimension) found.push({ ...folder, key: dimensionKey(["dimensions", ...path]) });
-  if (path.length >= MAX_DIMENSION_DEPTH) return found;
+  const deeper = entries.filter((e) => e.stat.isDirectory() && !(isDimension && isRegionFolder(e.name)));
+  // The namespace and a path of MAX_DIMENSION_DEPTH folders: what is below is not a dimension the drill names.
+  if (path.length > MAX_DIMENSION_DEPTH) {
+    if (deeper.length) check.damaged(folder.rel, `holds folders deeper than a dimension can be here: not checked`);
+    return found;
+  }
   for (const { name, stat } of entries) {
     if (isDimension && isRegionFolder(name)) continue;
     // A link where a folder could be is damage by name (check.folder says so); plain files are the datapack's own.
