@@ -10,7 +10,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { byDimension, dimensionFolder, dimensionsIn } from "../dimensions.ts";
 import { compareWithLast, type Drop, olderThanLast, readLastDrill, writeLastDrill } from "../drill/last-drill.ts";
-import { CheckerOutOfMemory } from "../drill/pool.ts";
+import { CheckerOutOfMemory, CheckerPool, checkerEntry } from "../drill/pool.ts";
 import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
 import {
   backupLogger,
@@ -72,6 +72,8 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions): Promis
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const lock = await takeBackupLock(ctx, "backup drill", options.wait ?? false);
   const drill: Drill = { ctx, settings, logger, notifier, started: ctx.clock.now() };
+  // The checker threads start now: they load while restic opens the repository and restores.
+  const pool = new CheckerPool({ entry: checkerEntry(), memoryMiB });
   try {
     const restic = resticFor(ctx, settings, logger);
     const { snapshot, worlds } = await planDrill(drill, restic, options.snapshot);
@@ -93,7 +95,7 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions): Promis
         budgetMs: options.budgetMs,
         now: () => ctx.clock.now(),
         signal: ctx.signal,
-        memoryMiB,
+        pool,
       }).catch((error: unknown) => {
         if (!(error instanceof CheckerOutOfMemory)) throw error;
         throw new JobError(error.message, {
@@ -109,6 +111,7 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions): Promis
   } catch (error) {
     throw await reportFailed(drill, error);
   } finally {
+    await pool.close();
     lock.release();
   }
 }

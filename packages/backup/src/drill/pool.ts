@@ -69,6 +69,11 @@ export class CheckerPool {
     }
   }
 
+  /** How many threads it has. */
+  get size(): number {
+    return this.#threads.length;
+  }
+
   /** Checks one region file on the next free thread. */
   check(request: Omit<CheckRequest, "id">, file: string): Promise<RegionResult> {
     return new Promise((resolve, reject) => {

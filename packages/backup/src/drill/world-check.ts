@@ -26,6 +26,11 @@ export interface WorldCheckOptions {
   /** The heap the checker threads share (default 512 MiB). */
   memoryMiB?: number | undefined;
   threads?: number | undefined;
+  /**
+   * Checker threads already started (the drill starts them while restic restores, so their start costs nothing);
+   * the caller closes them. Without: started here, with `memoryMiB`, `threads` and `entry`.
+   */
+  pool?: CheckerPool | undefined;
   /** The checker threads' script (default: this code's own, see pool.ts). */
   entry?: URL | undefined;
 }
@@ -294,12 +299,15 @@ function countDimension(check: Check, dimension: DimensionFolder): void {
  */
 async function checkRegions(check: Check, regions: RegionFile[]): Promise<void> {
   if (regions.length === 0) return;
-  const threads = Math.max(1, Math.min(check.options.threads ?? availableParallelism(), regions.length));
-  const pool = new CheckerPool({
-    entry: check.options.entry ?? checkerEntry(),
-    memoryMiB: check.options.memoryMiB ?? DEFAULT_MEMORY_MIB,
-    threads,
-  });
+  const given = check.options.pool;
+  const pool =
+    given ??
+    new CheckerPool({
+      entry: check.options.entry ?? checkerEntry(),
+      memoryMiB: check.options.memoryMiB ?? DEFAULT_MEMORY_MIB,
+      threads: Math.max(1, Math.min(check.options.threads ?? availableParallelism(), regions.length)),
+    });
+  const threads = pool.size;
   const onAbort = () => void pool.close();
   check.options.signal?.addEventListener("abort", onAbort);
   const queue = [...regions];
@@ -316,7 +324,7 @@ async function checkRegions(check: Check, regions: RegionFile[]): Promise<void> 
     throw error;
   } finally {
     check.options.signal?.removeEventListener("abort", onAbort);
-    await pool.close();
+    if (!given) await pool.close();
   }
   check.stopIfAborted();
 }
