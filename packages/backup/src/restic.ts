@@ -323,8 +323,10 @@ export class Restic {
   }
 
   /** What restoring a snapshot writes, in bytes (restic stats --mode restore-size). */
-  async restoreSize(snapshotId: string): Promise<number> {
-    const { stdout } = await this.#run(["stats", "--json", "--mode", "restore-size", snapshotId]);
+  /** What restoring a snapshot takes, in bytes; with `tags`, of "latest" among the snapshots carrying them. */
+  async restoreSize(snapshotId: string, tags: string[] = []): Promise<number> {
+    const filter = tags.length ? ["--tag", tags.join(",")] : [];
+    const { stdout } = await this.#run(["stats", "--json", "--mode", "restore-size", ...filter, snapshotId]);
     return Number((JSON.parse(stdout) as { total_size?: number }).total_size ?? 0);
   }
 

@@ -76,11 +76,19 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions): Promis
   const pool = new CheckerPool({ entry: checkerEntry(), memoryMiB });
   try {
     const restic = resticFor(ctx, settings, logger);
-    const { snapshot, worlds } = await planDrill(drill, restic, options.snapshot);
+    // restic opens the repository (a key derivation of its own) for each command: the size of the snapshot most likely
+    // drilled is asked while the snapshots are listed, and asked again only if another one is picked.
+    const early = settled(restic.restoreSize(options.snapshot ?? "latest", options.snapshot ? [] : settings.tags));
+    const { snapshot, worlds, newest } = await planDrill(drill, restic, options.snapshot);
     drill.snapshot = snapshot;
     logger.info(drillLine.started(snapshot.short_id));
+    const size = async () => {
+      const measured = await early;
+      if ((options.snapshot !== undefined || newest === snapshot.id) && "value" in measured) return measured.value;
+      return restic.restoreSize(snapshot.id);
+    };
     const report = await inScratch(drill, scratchParent, async (scratch) => {
-      await checkSpace(drill, restic, scratchParent);
+      await checkSpace(drill, await size(), scratchParent);
       await unlockedOnce(restic, logger, () =>
         restic.restore(
           snapshot.id,
@@ -147,7 +155,7 @@ async function planDrill(
   { settings }: Drill,
   restic: Restic,
   wanted: string | undefined,
-): Promise<{ snapshot: Snapshot; worlds: string[] }> {
+): Promise<{ snapshot: Snapshot; worlds: string[]; newest: string | undefined }> {
   const volume = VolumeDir.open(settings.WORLD_DIR);
   let level: string;
   try {
@@ -155,7 +163,12 @@ async function planDrill(
   } finally {
     volume.close();
   }
-  const snapshot = pickSnapshot(await restic.snapshots(), { id: wanted }, settings.tags);
+  const all = await restic.snapshots();
+  const snapshot = pickSnapshot(all, { id: wanted }, settings.tags);
+  // What restic calls "latest" among this server's snapshots (a safety snapshot included).
+  const newest = all
+    .filter((s) => settings.tags.every((t) => s.tags?.includes(t)))
+    .sort((a, b) => Date.parse(b.time) - Date.parse(a.time))[0]?.id;
   const worlds = [level, `${level}_nether`, `${level}_the_end`].filter((name) =>
     snapshot.paths.includes(join(settings.WORLD_DIR, name)),
   );
@@ -164,7 +177,15 @@ async function planDrill(
       hint: `it holds ${snapshot.paths.join(", ")}`,
     });
   }
-  return { snapshot, worlds };
+  return { snapshot, worlds, newest };
+}
+
+/** A promise's outcome, never a rejection left unhandled (it may not be awaited when what runs beside it fails). */
+function settled<T>(promise: Promise<T>): Promise<{ value: T } | { error: unknown }> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
 }
 
 /**
@@ -201,8 +222,8 @@ function removeLeftovers(parent: string, logger: Logger): void {
 }
 
 /** Stops (exit 75) before restoring when the snapshot and a tenth more would not fit where the scratch copy goes. */
-async function checkSpace({ logger, snapshot }: Drill, restic: Restic, parent: string): Promise<void> {
-  const needed = Math.ceil((await restic.restoreSize((snapshot as Snapshot).id)) * SPACE_MARGIN);
+async function checkSpace({ logger }: Drill, restoreSize: number, parent: string): Promise<void> {
+  const needed = Math.ceil(restoreSize * SPACE_MARGIN);
   const stats = statfsSync(parent);
   const free = stats.bavail * stats.bsize;
   if (free < needed) {
