@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deflate, inflateSync } from "node:zlib";
 import { type BuiltWorld, buildWorld, type PanelStandIn, startPanelStandIn, toolEnv } from "@mcops/testkit";
+import { TAG } from "../../packages/backup/src/drill/nbt-walk.ts";
 import { fmt, median, ratio, writeBackupEnv } from "./lib.ts";
 
 /**
@@ -104,14 +105,16 @@ async function makeGeneratedWorld(worldDir: string, size: number): Promise<Built
 // the game's (4 to 8x).
 // ---------------------------------------------------------------------------------------------------------------
 
-const TAG_BYTE = 1;
-const TAG_INT = 3;
-const TAG_LONG = 4;
-const TAG_BYTE_ARRAY = 7;
-const TAG_STRING = 8;
-const TAG_LIST = 9;
-const TAG_COMPOUND = 10;
-const TAG_LONG_ARRAY = 12;
+const {
+  BYTE: TAG_BYTE,
+  INT: TAG_INT,
+  LONG: TAG_LONG,
+  BYTE_ARRAY: TAG_BYTE_ARRAY,
+  STRING: TAG_STRING,
+  LIST: TAG_LIST,
+  COMPOUND: TAG_COMPOUND,
+  LONG_ARRAY: TAG_LONG_ARRAY,
+} = TAG;
 
 /** Big-endian NBT written straight into a growing buffer (names and strings are ASCII: modified UTF-8 as is). */
 class NbtWriter {

@@ -24,14 +24,33 @@ export const MAX_DEPTH = 512;
  */
 export const MAX_VALUES = 4 * 1024 * 1024;
 
+/** The NBT tag types by their ids. */
+export const TAG = {
+  END: 0,
+  BYTE: 1,
+  SHORT: 2,
+  INT: 3,
+  LONG: 4,
+  FLOAT: 5,
+  DOUBLE: 6,
+  BYTE_ARRAY: 7,
+  STRING: 8,
+  LIST: 9,
+  COMPOUND: 10,
+  INT_ARRAY: 11,
+  LONG_ARRAY: 12,
+} as const;
+
 /** The sizes of byte, short, int, long, float and double (tags 1 to 6). */
 const FIXED = new Int8Array([-1, 1, 2, 4, 8, 4, 8, -1, -1, -1, -1, -1, -1]);
-const TAG_BYTE_ARRAY = 7;
-const TAG_STRING = 8;
-const TAG_LIST = 9;
-const TAG_COMPOUND = 10;
-const TAG_INT_ARRAY = 11;
-const TAG_LONG_ARRAY = 12;
+const {
+  BYTE_ARRAY: TAG_BYTE_ARRAY,
+  STRING: TAG_STRING,
+  LIST: TAG_LIST,
+  COMPOUND: TAG_COMPOUND,
+  INT_ARRAY: TAG_INT_ARRAY,
+  LONG_ARRAY: TAG_LONG_ARRAY,
+} = TAG;
 
 class NbtProblem extends Error {}
 
