@@ -323,10 +323,8 @@ export class Restic {
   }
 
   /** What restoring a snapshot writes, in bytes (restic stats --mode restore-size). */
-  /** What restoring a snapshot takes, in bytes; with `tags`, of "latest" among the snapshots carrying them. */
-  async restoreSize(snapshotId: string, tags: string[] = []): Promise<number> {
-    const filter = tags.length ? ["--tag", tags.join(",")] : [];
-    const { stdout } = await this.#run(["stats", "--json", "--mode", "restore-size", ...filter, snapshotId]);
+  async restoreSize(snapshotId: string): Promise<number> {
+    const { stdout } = await this.#run(["stats", "--json", "--mode", "restore-size", snapshotId]);
     return Number((JSON.parse(stdout) as { total_size?: number }).total_size ?? 0);
   }
 

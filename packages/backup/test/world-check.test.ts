@@ -22,10 +22,11 @@ import {
   type TempDir,
   tempDir,
 } from "@mcops/testkit";
+import nbt from "prismarine-nbt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { decompressLz4Blocks } from "../src/drill/lz4-block.ts";
-import { CheckerOutOfMemory, CheckerPool } from "../src/drill/pool.ts";
-import { checkRegionFile, type RegionJob } from "../src/drill/region.ts";
+import { CheckerOutOfMemory, CheckerPool, threadsFor } from "../src/drill/pool.ts";
+import { checkRegionFile, openRegularAt, type RegionJob } from "../src/drill/region.ts";
 import { checkWorld, type WorldCheckOptions } from "../src/drill/world-check.ts";
 
 let root: TempDir;
@@ -418,7 +419,83 @@ describe("checkRegionFile against a file built to be slow", () => {
   });
 });
 
+describe("checkRegionFile where the game is lenient", () => {
+  const checkBytes = (data: Buffer, job: Partial<RegionJob> = {}, external?: Buffer) => {
+    const path = join(root.path, "r.0.0.mca");
+    writeFileSync(path, data);
+    if (external) writeFileSync(join(root.path, "c.0.0.mcc"), external);
+    const dir = openSync(root.path, "r");
+    const fd = openSync(path, "r");
+    try {
+      return checkRegionFile(fd, data.length, { x: 0, z: 0, sample: false, ...job }, (name) =>
+        openRegularAt(dir, name),
+      );
+    } finally {
+      closeSync(fd);
+      closeSync(dir);
+    }
+  };
+  const chunk = (body: Buffer, version = 2) => {
+    const payload = deflateSync(body);
+    const data = Buffer.alloc(8192 + Math.ceil((payload.length + 5) / 4096) * 4096);
+    data.writeUInt32BE((2 << 8) | ((data.length - 8192) / 4096), 0);
+    data.writeUInt32BE(payload.length + 1, 8192);
+    data[8196] = version;
+    payload.copy(data, 8197);
+    return data;
+  };
+  const nbtOf = (root: Record<string, unknown>) =>
+    nbt.writeUncompressed(nbt.comp(root as Record<string, nbt.Tags[nbt.TagType]>, "") as nbt.NBT, "big");
+
+  it("reads a header cut short as zeros: no damage unless what is there points past the end", () => {
+    expect(checkBytes(Buffer.alloc(100)).damage).toBeUndefined();
+    const cut = Buffer.alloc(100);
+    cut.writeUInt32BE((2 << 8) | 1, 4);
+    expect(checkBytes(cut).damage).toMatch(/^chunk 1,0: header points past the end/);
+  });
+
+  it("reads an external chunk whatever length the region file gives it, as the game does", () => {
+    const data = chunk(Buffer.alloc(0));
+    data.writeInt32BE(-5, 8192);
+    data[8196] = 0x82;
+    const external = deflateSync(nbtOf({ Status: nbt.string("minecraft:full") }));
+    expect(checkBytes(data, {}, external)).toMatchObject({ checked: 1, externals: 1 });
+    expect(checkBytes(data, {}, external).damage).toBeUndefined();
+  });
+
+  it("calls a terrain chunk without level data damage (the game makes it anew), not an entities one", () => {
+    const bare = chunk(nbtOf({ DataVersion: nbt.int(3953), xPos: nbt.int(0) }));
+    expect(checkBytes(bare, { terrain: true }).damage).toBe(
+      "chunk 0,0: has no level data (no Status, no Level): the game skips it and generates the chunk anew",
+    );
+    expect(checkBytes(bare, { terrain: false }).damage).toBeUndefined();
+    const old = chunk(nbtOf({ Level: nbt.comp({ xPos: nbt.int(0) }) }));
+    expect(checkBytes(old, { terrain: true }).damage).toBeUndefined();
+  });
+});
+
+describe("a world of thousands of dimension folders", () => {
+  it("holds a few folders open at a time, not one per folder (EMFILE)", async () => {
+    const world = buildRealWorld(root.path, { layout: "vanilla" });
+    for (let n = 2; n < 5200; n++) {
+      for (const kind of ["region", "entities", "poi"])
+        mkdirSync(join(root.path, `world/DIM${n}/${kind}`), { recursive: true });
+    }
+    const report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([]);
+    expect(Object.keys(report.dimensions)).toHaveLength(3 + 5198);
+    expect(report.chunks).toBe(world.chunks);
+  }, 60_000);
+});
+
 describe("the checker threads' heap limit", () => {
+  it("starts no more threads than DRILL_MEMORY holds at 160 MiB each (buffers are outside V8's heap limit)", () => {
+    expect(threadsFor(64, 16)).toBe(1);
+    expect(threadsFor(512, 16)).toBe(3);
+    expect(threadsFor(512, 2)).toBe(2);
+    expect(threadsFor(4096, 16)).toBe(16);
+  });
+
   it("fails with the file the thread was on when a thread runs out of its share", async () => {
     const pool = new CheckerPool({
       entry: new URL("./fixtures/hungry-checker.ts", import.meta.url),

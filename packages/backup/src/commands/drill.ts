@@ -10,7 +10,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { byDimension, dimensionFolder, dimensionsIn } from "../dimensions.ts";
 import { compareWithLast, type Drop, olderThanLast, readLastDrill, writeLastDrill } from "../drill/last-drill.ts";
-import { CheckerOutOfMemory, CheckerPool, checkerEntry } from "../drill/pool.ts";
+import { CheckerOutOfMemory, CheckerPool, checkerEntry, threadsFor } from "../drill/pool.ts";
 import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
 import {
   backupLogger,
@@ -72,23 +72,17 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions): Promis
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const lock = await takeBackupLock(ctx, "backup drill", options.wait ?? false);
   const drill: Drill = { ctx, settings, logger, notifier, started: ctx.clock.now() };
-  // The checker threads start now: they load while restic opens the repository and restores.
-  const pool = new CheckerPool({ entry: checkerEntry(), memoryMiB });
+  let pool: CheckerPool | undefined;
   try {
+    // The checker threads start now: they load while restic opens the repository and restores.
+    pool = new CheckerPool({ entry: checkerEntry(), memoryMiB, threads: threadsFor(memoryMiB) });
     const restic = resticFor(ctx, settings, logger);
-    // restic opens the repository (a key derivation of its own) for each command: the size of the snapshot most likely
-    // drilled is asked while the snapshots are listed, and asked again only if another one is picked.
-    const early = settled(restic.restoreSize(options.snapshot ?? "latest", options.snapshot ? [] : settings.tags));
-    const { snapshot, worlds, newest } = await planDrill(drill, restic, options.snapshot);
+    const { snapshot, worlds } = await planDrill(drill, restic, options.snapshot);
     drill.snapshot = snapshot;
     logger.info(drillLine.started(snapshot.short_id));
-    const size = async () => {
-      const measured = await early;
-      if ((options.snapshot !== undefined || newest === snapshot.id) && "value" in measured) return measured.value;
-      return restic.restoreSize(snapshot.id);
-    };
+    const checkers = pool;
     const report = await inScratch(drill, scratchParent, async (scratch) => {
-      await checkSpace(drill, await size(), scratchParent);
+      await checkSpace(drill, await restic.restoreSize(snapshot.id), scratchParent);
       await unlockedOnce(restic, logger, () =>
         restic.restore(
           snapshot.id,
@@ -103,7 +97,7 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions): Promis
         budgetMs: options.budgetMs,
         now: () => ctx.clock.now(),
         signal: ctx.signal,
-        pool,
+        pool: checkers,
       }).catch((error: unknown) => {
         if (!(error instanceof CheckerOutOfMemory)) throw error;
         throw new JobError(error.message, {
@@ -119,7 +113,7 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions): Promis
   } catch (error) {
     throw await reportFailed(drill, error);
   } finally {
-    await pool.close();
+    await pool?.close();
     lock.release();
   }
 }
@@ -155,7 +149,7 @@ async function planDrill(
   { settings }: Drill,
   restic: Restic,
   wanted: string | undefined,
-): Promise<{ snapshot: Snapshot; worlds: string[]; newest: string | undefined }> {
+): Promise<{ snapshot: Snapshot; worlds: string[] }> {
   const volume = VolumeDir.open(settings.WORLD_DIR);
   let level: string;
   try {
@@ -163,12 +157,7 @@ async function planDrill(
   } finally {
     volume.close();
   }
-  const all = await restic.snapshots();
-  const snapshot = pickSnapshot(all, { id: wanted }, settings.tags);
-  // What restic calls "latest" among this server's snapshots (a safety snapshot included).
-  const newest = all
-    .filter((s) => settings.tags.every((t) => s.tags?.includes(t)))
-    .sort((a, b) => Date.parse(b.time) - Date.parse(a.time))[0]?.id;
+  const snapshot = pickSnapshot(await restic.snapshots(), { id: wanted }, settings.tags);
   const worlds = [level, `${level}_nether`, `${level}_the_end`].filter((name) =>
     snapshot.paths.includes(join(settings.WORLD_DIR, name)),
   );
@@ -177,15 +166,7 @@ async function planDrill(
       hint: `it holds ${snapshot.paths.join(", ")}`,
     });
   }
-  return { snapshot, worlds, newest };
-}
-
-/** A promise's outcome, never a rejection left unhandled (it may not be awaited when what runs beside it fails). */
-function settled<T>(promise: Promise<T>): Promise<{ value: T } | { error: unknown }> {
-  return promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
+  return { snapshot, worlds };
 }
 
 /**

@@ -66,12 +66,15 @@ class Walker {
   /** The fields wanted, by pathKey() of their names (`["Data", "Version", "Name"]`), and what was found of them. */
   readonly #wanted: ReadonlySet<string> | undefined;
   readonly found = new Map<string, NbtField>();
+  /** The root compound's entries by name and tag type, when asked for (a chunk's `Status`, `Level`). */
+  readonly #rootTypes: Map<string, number> | undefined;
 
-  constructor(data: Uint8Array, maxValues: number, wanted?: ReadonlySet<string>) {
+  constructor(data: Uint8Array, maxValues: number, wanted?: ReadonlySet<string>, rootTypes?: Map<string, number>) {
     this.#data = data;
     this.#view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     this.#maxValues = maxValues;
     this.#wanted = wanted;
+    this.#rootTypes = rootTypes;
   }
 
   root(): void {
@@ -145,6 +148,7 @@ class Walker {
       const type = data[this.pos++] as number;
       if (type === 0) return;
       const nameAt = this.#string();
+      if (depth === 1 && this.#rootTypes) this.#rootTypes.set(decodeName(data, nameAt, this.pos), type);
       const name = path === undefined ? undefined : [...path, decodeName(data, nameAt, this.pos)];
       if (name !== undefined && this.#wanted?.has(pathKey(name))) this.#take(pathKey(name), type);
       this.#count(1);
@@ -251,10 +255,13 @@ function decodeName(data: Uint8Array, start: number, end: number): string {
   return Buffer.from(data.buffer, data.byteOffset + start, end - start).toString("utf8");
 }
 
-/** Why `data` is not one NBT compound the game would read, or undefined when it is. */
-export function walkNbt(data: Uint8Array, maxValues = MAX_VALUES): string | undefined {
+/**
+ * Why `data` is not one NBT compound the game would read, or undefined when it is; `rootTypes`, when given, gets the
+ * root compound's entries by name and tag type.
+ */
+export function walkNbt(data: Uint8Array, maxValues = MAX_VALUES, rootTypes?: Map<string, number>): string | undefined {
   try {
-    new Walker(data, maxValues).root();
+    new Walker(data, maxValues, undefined, rootTypes).root();
     return undefined;
   } catch (error) {
     if (error instanceof NbtProblem) return error.message;

@@ -16,6 +16,18 @@ export interface PoolOptions {
   threads?: number | undefined;
 }
 
+/** What one checker thread can hold at most: its heap's share, a region file read whole, an inflated chunk, zlib's. */
+export const THREAD_MIB = 160;
+
+/**
+ * Checker threads for a drill: one per core, but no more than `memoryMiB` holds. The heap limit covers V8's heap
+ * only; what a thread holds besides (a region file read whole, up to 32 MiB; a chunk inflated, up to 64 MiB; zlib's
+ * own buffers) is bounded per thread, so each thread is counted at THREAD_MIB.
+ */
+export function threadsFor(memoryMiB: number, cores = availableParallelism()): number {
+  return Math.max(1, Math.min(cores, Math.floor(memoryMiB / THREAD_MIB)));
+}
+
 /** A checker thread ran out of its heap on `file`. */
 export class CheckerOutOfMemory extends Error {
   readonly file: string;

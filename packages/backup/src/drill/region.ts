@@ -3,7 +3,7 @@ import { gunzipSync, inflateSync } from "node:zlib";
 import { isErrno } from "@mcops/core/fs";
 import { readRange } from "@mcops/core/volume";
 import { decompressLz4Blocks } from "./lz4-block.ts";
-import { walkNbt } from "./nbt-walk.ts";
+import { TAG, walkNbt } from "./nbt-walk.ts";
 
 /**
  * The Anvil region format as the game reads it (net.minecraft.world.level.chunk.storage.RegionFile): an 8 KiB header
@@ -33,6 +33,8 @@ export interface RegionJob {
   z: number;
   /** Decompress and walk one chunk in SAMPLE_EVERY only. */
   sample: boolean;
+  /** A terrain chunk (region/): the game skips one without level data (no `Status`, no `Level`) and makes it anew. */
+  terrain?: boolean | undefined;
   /**
    * When the time budget runs out (Date.now()): from then on one chunk in SAMPLE_EVERY, whatever file this is; from
    * `stopAt` on, the header only. A file built to be slow (1024 entries on a chunk that inflates to 64 MiB) cannot
@@ -64,9 +66,11 @@ export type OpenExternal = (name: string) => { fd: number; size: number } | stri
 export function checkRegionFile(fd: number, size: number, job: RegionJob, openExternal: OpenExternal): RegionResult {
   const result: RegionResult = { present: 0, checked: 0, externals: 0, sampled: false, inflated: 0 };
   if (size === 0) return result; // the game makes empty region files and reads them as empty
-  if (size < HEADER_BYTES) return { ...result, damage: `truncated: ${size} bytes, shorter than the 8 KiB header` };
   const whole = size <= READ_WHOLE ? readRange(fd, 0, size) : undefined;
-  const header = whole ?? readRange(fd, 0, HEADER_BYTES);
+  // A header cut short is read as the game reads it: what is missing is zeros (no chunk), what is there must point
+  // inside the file.
+  const read = whole ? whole.subarray(0, HEADER_BYTES) : readRange(fd, 0, HEADER_BYTES);
+  const header = read.length < HEADER_BYTES ? Buffer.concat([read, Buffer.alloc(HEADER_BYTES - read.length)]) : read;
   const locations = readLocations(header, size, job);
   if ("problem" in locations) return { ...result, damage: locations.problem };
   result.present = locations.list.length;
@@ -82,7 +86,7 @@ export function checkRegionFile(fd: number, size: number, job: RegionJob, openEx
     const start = location.sector * SECTOR;
     const length = Math.min(location.count * SECTOR, size - start);
     const bytes = whole ? whole.subarray(start, start + length) : readRange(fd, start, length);
-    const reason = checkChunk(bytes, location, openExternal, result, payloads);
+    const reason = checkChunk(bytes, location, openExternal, result, payloads, job.terrain === true);
     if (reason) return { ...result, damage: `chunk ${location.x},${location.z}: ${reason}` };
     result.checked++;
   }
@@ -136,12 +140,12 @@ function checkChunk(
   openExternal: OpenExternal,
   result: RegionResult,
   payloads: Map<number, string | undefined>,
+  terrain: boolean,
 ): string | undefined {
   if (bytes.length < 5) return `truncated: ${bytes.length} bytes where its length and compression should be`;
   const length = bytes.readInt32BE(0);
   const version = bytes[4] as number;
   if (length === 0) return "allocated, but its data is missing (length 0)";
-  if (length < 0) return `its length is negative (${length})`;
   let payload: Buffer;
   if ((version & 0x80) !== 0) {
     // The game reads the external file whatever the region file holds after the compression byte.
@@ -150,13 +154,14 @@ function checkChunk(
     result.externals++;
     payload = external;
   } else {
+    if (length < 0) return `its length is negative (${length})`;
     if (length - 1 > bytes.length - 5) {
       return `truncated: its length says ${length - 1} bytes, the file has ${bytes.length - 5}`;
     }
     payload = bytes.subarray(5, 4 + length);
     if (payloads.has(location.sector)) return payloads.get(location.sector);
   }
-  const reason = checkPayload(payload, version & 0x7f);
+  const reason = checkPayload(payload, version & 0x7f, terrain);
   result.inflated++;
   if ((version & 0x80) === 0) payloads.set(location.sector, reason);
   return reason;
@@ -173,8 +178,12 @@ function readExternal(openExternal: OpenExternal, name: string): Buffer | string
   }
 }
 
-/** Decompresses a payload the way its compression byte says and walks it as NBT; the reason when either fails. */
-export function checkPayload(payload: Buffer, compression: number): string | undefined {
+/**
+ * Decompresses a payload the way its compression byte says and walks it as NBT; the reason when either fails, or when
+ * a terrain chunk has no level data (the game's ChunkMap skips it: "missing level data" — 1.18+ chunks carry a root
+ * `Status`, older ones a `Level` compound).
+ */
+export function checkPayload(payload: Buffer, compression: number, terrain = false): string | undefined {
   const name = NAMES[compression];
   if (!name) return `unknown compression type ${compression}`;
   let data: Buffer;
@@ -187,8 +196,13 @@ export function checkPayload(payload: Buffer, compression: number): string | und
     const why = isErrno(error, "ERR_BUFFER_TOO_LARGE") ? "it is over 64 MiB" : errorText(error);
     return `${name} data does not decompress (${why})`;
   }
-  const problem = walkNbt(data);
-  return problem === undefined ? undefined : `not NBT (${problem})`;
+  const root = terrain ? new Map<string, number>() : undefined;
+  const problem = walkNbt(data, undefined, root);
+  if (problem !== undefined) return `not NBT (${problem})`;
+  if (root && root.get("Status") !== TAG.STRING && root.get("Level") !== TAG.COMPOUND) {
+    return "has no level data (no Status, no Level): the game skips it and generates the chunk anew";
+  }
+  return undefined;
 }
 
 /** The NBT of a gzip file (level.dat, playerdata), inflated to at most `maxBytes`; or why it is not one. */

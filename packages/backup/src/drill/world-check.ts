@@ -81,7 +81,8 @@ interface Folder {
 
 /** A region file to check. */
 interface RegionFile {
-  folder: Folder;
+  /** Its folder, relative to the top (`world/DIM-6/region`), opened again when the file is checked. */
+  folder: string;
   name: string;
   x: number;
   z: number;
@@ -104,8 +105,6 @@ class Check {
   };
   readonly options: WorldCheckOptions;
   readonly #started: number;
-  /** Every folder opened, closed at the end. */
-  readonly opened: VolumeDir[] = [];
 
   constructor(options: WorldCheckOptions) {
     this.options = options;
@@ -155,8 +154,18 @@ class Check {
       this.damaged(rel, error instanceof Error ? error.message : String(error));
     }
     if (!dir) return undefined;
-    this.opened.push(dir);
     return { dir, rel };
+  }
+
+  /** `use(folder)` on the entry `name` of `parent` as a folder (see folder()), closed afterwards; undefined if none. */
+  inFolder<T>(parent: Folder, name: string, use: (folder: Folder) => T): T | undefined {
+    const folder = this.folder(parent, name);
+    if (!folder) return undefined;
+    try {
+      return use(folder);
+    } finally {
+      folder.dir.close();
+    }
   }
 
   /** The entries of a folder with what each is (lstat: a link is a link), by name. */
@@ -194,24 +203,25 @@ class Check {
 export async function checkWorld(root: string, options: WorldCheckOptions): Promise<WorldCheckReport> {
   const check = new Check(options);
   const top: Folder = { dir: VolumeDir.open(root, "the restored world"), rel: "" };
-  check.opened.push(top.dir);
   try {
+    // Folders are held open only while they are looked at (a world may have thousands): what is checked later is
+    // found again by its path, walked with O_NOFOLLOW from the top.
     const regions: RegionFile[] = [];
     for (const [i, name] of options.worlds.entries()) {
-      const world = check.folder(top, name);
-      if (!world) continue;
-      if (i === 0) {
-        checkLevelDat(check, world);
-        checkPlayers(check, world);
-      }
-      for (const dimension of dimensionsOf(check, world, i === 0)) regions.push(...regionFiles(check, dimension));
+      check.inFolder(top, name, (world) => {
+        if (i === 0) {
+          checkLevelDat(check, world);
+          checkPlayers(check, world);
+        }
+        dimensionsOf(check, world, i === 0, (dimension) => regions.push(...regionFiles(check, dimension)));
+      });
     }
-    await checkRegions(check, regions);
+    await checkRegions(check, top, regions);
     // Threads finish in any order: the damage is listed by file.
     check.report.damage.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
     return check.report;
   } finally {
-    for (const dir of check.opened) dir.close();
+    top.dir.close();
   }
 }
 
@@ -221,42 +231,46 @@ interface DimensionFolder extends Folder {
 }
 
 /**
- * A world folder's dimensions: the folder itself (the overworld for the level), DIM<n> inside it for any integer n
- * (DIM-1 the nether, DIM1 the end, the rest Forge's and older mods'), and datapacks' dimensions/<namespace>/<path>.
+ * A world folder's dimensions, each given to `visit` while it is open: the folder itself (the overworld for the
+ * level), DIM<n> inside it for any integer n (DIM-1 the nether, DIM1 the end, the rest Forge's and older mods'), and
+ * datapacks' dimensions/<namespace>/<path>.
  */
-function dimensionsOf(check: Check, world: Folder, isLevel: boolean): DimensionFolder[] {
-  const found: DimensionFolder[] = [{ ...world, key: isLevel ? "overworld" : undefined }];
+function dimensionsOf(
+  check: Check,
+  world: Folder,
+  isLevel: boolean,
+  visit: (dimension: DimensionFolder) => void,
+): void {
+  visit({ ...world, key: isLevel ? "overworld" : undefined });
   for (const { name } of check.entries(world)) {
     const key = dimensionKey([name]);
-    if (key === undefined) continue;
-    const folder = check.folder(world, name);
-    if (folder) found.push({ ...folder, key });
+    if (key !== undefined) check.inFolder(world, name, (folder) => visit({ ...folder, key }));
   }
-  const datapacks = check.folder(world, "dimensions");
-  if (datapacks) found.push(...datapackDimensions(check, datapacks, []));
-  return found;
+  check.inFolder(world, "dimensions", (datapacks) => datapackDimensions(check, datapacks, [], visit));
 }
 
 /** The folders below dimensions/ that hold region folders (a namespace, then a path a few folders deep at most). */
-function datapackDimensions(check: Check, folder: Folder, path: string[]): DimensionFolder[] {
-  const found: DimensionFolder[] = [];
+function datapackDimensions(
+  check: Check,
+  folder: Folder,
+  path: string[],
+  visit: (dimension: DimensionFolder) => void,
+): void {
   const entries = check.entries(folder);
   const isDimension = path.length >= 2 && entries.some((e) => isRegionFolder(e.name));
-  if (isDimension) found.push({ ...folder, key: dimensionKey(["dimensions", ...path]) });
+  if (isDimension) visit({ ...folder, key: dimensionKey(["dimensions", ...path]) });
   const deeper = entries.filter((e) => e.stat.isDirectory() && !(isDimension && isRegionFolder(e.name)));
   // The namespace and a path of MAX_DIMENSION_DEPTH folders: what is below is not a dimension the drill names.
   if (path.length > MAX_DIMENSION_DEPTH) {
     if (deeper.length) check.damaged(folder.rel, `holds folders deeper than a dimension can be here: not checked`);
-    return found;
+    return;
   }
   for (const { name, stat } of entries) {
     if (isDimension && isRegionFolder(name)) continue;
     // A link where a folder could be is damage by name (check.folder says so); plain files are the datapack's own.
     if (!stat.isDirectory() && !stat.isSymbolicLink()) continue;
-    const sub = check.folder(folder, name);
-    if (sub) found.push(...datapackDimensions(check, sub, [...path, name]));
+    check.inFolder(folder, name, (sub) => datapackDimensions(check, sub, [...path, name], visit));
   }
-  return found;
 }
 
 const isRegionFolder = (name: string): boolean => (REGION_FOLDERS as readonly string[]).includes(name);
@@ -265,25 +279,20 @@ const isRegionFolder = (name: string): boolean => (REGION_FOLDERS as readonly st
 function regionFiles(check: Check, dimension: DimensionFolder): RegionFile[] {
   const files: RegionFile[] = [];
   for (const kind of REGION_FOLDERS) {
-    const folder = check.folder(dimension, kind);
-    if (!folder) continue;
-    const terrain = kind === "region" && dimension.key !== undefined;
-    if (terrain) countDimension(check, dimension);
-    for (const { name, stat } of check.entries(folder)) {
-      const match = REGION_NAME.exec(name);
-      if (!match) continue;
-      if (!stat.isFile()) {
-        check.damaged(`${folder.rel}/${name}`, `is ${kindOf(stat)}, not a region file`);
-        continue;
+    check.inFolder(dimension, kind, (folder) => {
+      const terrain = kind === "region" && dimension.key !== undefined;
+      if (terrain) countDimension(check, dimension);
+      for (const { name, stat } of check.entries(folder)) {
+        const match = REGION_NAME.exec(name);
+        if (!match) continue;
+        if (!stat.isFile()) {
+          check.damaged(`${folder.rel}/${name}`, `is ${kindOf(stat)}, not a region file`);
+          continue;
+        }
+        const dimensionKey = terrain ? dimension.key : undefined;
+        files.push({ folder: folder.rel, name, x: Number(match[1]), z: Number(match[2]), dimension: dimensionKey });
       }
-      files.push({
-        folder,
-        name,
-        x: Number(match[1]),
-        z: Number(match[2]),
-        dimension: terrain ? dimension.key : undefined,
-      });
-    }
+    });
   }
   return files;
 }
@@ -297,7 +306,7 @@ function countDimension(check: Check, dimension: DimensionFolder): void {
  * Every region file on the checker threads, as many at a time as there are threads: each file is opened, and the
  * budget looked at, just before a thread takes it (a world of thousands of files never holds them all open).
  */
-async function checkRegions(check: Check, regions: RegionFile[]): Promise<void> {
+async function checkRegions(check: Check, top: Folder, regions: RegionFile[]): Promise<void> {
   if (regions.length === 0) return;
   const given = check.options.pool;
   const pool =
@@ -314,7 +323,7 @@ async function checkRegions(check: Check, regions: RegionFile[]): Promise<void> 
   const lane = async (): Promise<void> => {
     for (let region = queue.shift(); region; region = queue.shift()) {
       check.stopIfAborted();
-      await checkRegion(check, pool, region);
+      await checkRegion(check, top, pool, region);
     }
   };
   try {
@@ -329,37 +338,51 @@ async function checkRegions(check: Check, regions: RegionFile[]): Promise<void> 
   check.stopIfAborted();
 }
 
-async function checkRegion(check: Check, pool: CheckerPool, region: RegionFile): Promise<void> {
-  const file = `${region.folder.rel}/${region.name}`;
-  const opened = openRegularAt(region.folder.dir.fd, region.name);
-  if (typeof opened === "string") return check.damaged(file, opened);
+async function checkRegion(check: Check, top: Folder, pool: CheckerPool, region: RegionFile): Promise<void> {
+  const file = `${region.folder}/${region.name}`;
+  let dir: VolumeDir | undefined;
   try {
-    const sample = check.budgetSpent();
-    if (sample) check.report.sampled = true;
-    const request = {
-      fd: opened.fd,
-      size: opened.size,
-      dirFd: region.folder.dir.fd,
-      x: region.x,
-      z: region.z,
-      sample,
-      ...check.deadlines(),
-    };
-    const result = await pool.check(request, file);
-    const { report } = check;
-    if (result.sampled) report.sampled = true;
-    report.files += 1 + result.externals;
-    report.chunks += result.checked;
-    report.chunksPresent += result.present;
-    const counted = region.dimension === undefined ? undefined : report.dimensions[region.dimension];
-    if (counted) {
-      counted.regionFiles++;
-      counted.chunks += result.present;
-    }
-    if (result.damage) check.damaged(file, result.damage);
-  } finally {
-    closeSync(opened.fd);
+    dir = top.dir.tryDir(region.folder);
+  } catch (error) {
+    return check.damaged(region.folder, error instanceof Error ? error.message : String(error));
   }
+  if (!dir) return check.damaged(file, "missing");
+  try {
+    const opened = openRegularAt(dir.fd, region.name);
+    if (typeof opened === "string") return check.damaged(file, opened);
+    try {
+      await checkOpenRegion(check, pool, region, file, { fd: opened.fd, size: opened.size, dirFd: dir.fd });
+    } finally {
+      closeSync(opened.fd);
+    }
+  } finally {
+    dir.close();
+  }
+}
+
+async function checkOpenRegion(
+  check: Check,
+  pool: CheckerPool,
+  region: RegionFile,
+  file: string,
+  open: { fd: number; size: number; dirFd: number },
+): Promise<void> {
+  const sample = check.budgetSpent();
+  if (sample) check.report.sampled = true;
+  const terrain = region.folder.endsWith("/region");
+  const request = { ...open, x: region.x, z: region.z, sample, terrain, ...check.deadlines() };
+  const result = await pool.check(request, file);
+  const { report } = check;
+  if (result.sampled) report.sampled = true;
+  report.files += 1 + result.externals;
+  report.chunks += result.checked;
+  report.chunksPresent += result.present;
+  const counted = region.dimension === undefined ? undefined : report.dimensions[region.dimension];
+  if (counted) {
+    counted.regionFiles++;
+    counted.chunks += result.present;
+  }
+  if (result.damage) check.damaged(file, result.damage);
 }
 
 function checkLevelDat(check: Check, level: Folder): void {
@@ -380,8 +403,10 @@ function checkLevelDat(check: Check, level: Folder): void {
 }
 
 function checkPlayers(check: Check, level: Folder): void {
-  const players = check.folder(level, "playerdata");
-  if (!players) return;
+  check.inFolder(level, "playerdata", (players) => checkPlayerFiles(check, players));
+}
+
+function checkPlayerFiles(check: Check, players: Folder): void {
   for (const { name, stat } of check.entries(players)) {
     if (!name.endsWith(".dat")) continue;
     check.stopIfAborted();
