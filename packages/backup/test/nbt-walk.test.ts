@@ -139,6 +139,23 @@ describe("readNbtFields and readLevelDat", () => {
     expect("fields" in read && Object.fromEntries(read.fields)).toEqual({ a: -2, b: 300, c: 1.5, d: 7n });
   });
 
+  it("reads the first gzip member and ignores what follows, as Java's GZIPInputStream does; checks its CRC-32", () => {
+    const data = levelDat({ DataVersion: nbt.int(4189), LevelName: nbt.string("world") });
+    const expected = { levelName: "world", dataVersion: 4189, versionName: undefined };
+    expect(readLevelDat(Buffer.concat([data, Buffer.from("trailing bytes a plugin left")]))).toEqual(expected);
+    // A header with a file name and a comment, as other gzip writers make.
+    const named = Buffer.from(data);
+    named[3] = 8 | 16;
+    const withName = Buffer.concat([named.subarray(0, 10), Buffer.from("level.dat\0a comment\0"), named.subarray(10)]);
+    expect(readLevelDat(withName)).toEqual(expected);
+    const bad = Buffer.from(data);
+    bad.writeUInt32LE((bad.readUInt32LE(bad.length - 8) ^ 1) >>> 0, bad.length - 8);
+    expect(readLevelDat(bad)).toEqual({ problem: "not gzip (its CRC-32 does not match)" });
+    expect(readLevelDat(data.subarray(0, data.length - 4))).toEqual({
+      problem: "not gzip (it ends before its checksum)",
+    });
+  });
+
   it("reads a field by its names, not by a name with dots in it", () => {
     const forged = gzipSync(
       written(

@@ -83,6 +83,7 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions): Promis
     const checkers = pool;
     const report = await inScratch(drill, scratchParent, async (scratch) => {
       await checkSpace(drill, await restic.restoreSize(snapshot.id), scratchParent);
+      if (checkers.failure) throw checkers.failure; // threads that could not start: no restore for nothing
       await unlockedOnce(restic, logger, () =>
         restic.restore(
           snapshot.id,

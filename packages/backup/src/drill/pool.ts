@@ -81,6 +81,11 @@ export class CheckerPool {
     }
   }
 
+  /** Why the threads can take no more work (one died), if so. */
+  get failure(): Error | undefined {
+    return this.#failed;
+  }
+
   /** How many threads it has. */
   get size(): number {
     return this.#threads.length;
