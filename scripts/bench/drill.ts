@@ -1,22 +1,12 @@
 import { spawn } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deflate, inflateSync } from "node:zlib";
 import { type BuiltWorld, buildWorld, type PanelStandIn, startPanelStandIn, toolEnv } from "@mcops/testkit";
-import { TAG } from "../../packages/backup/src/drill/nbt-walk.ts";
+import { TAG, walkNbt } from "../../packages/backup/src/drill/nbt-walk.ts";
 import { fmt, median, ratio, writeBackupEnv } from "./lib.ts";
 
 /**
@@ -549,30 +539,6 @@ function zlibPayloads(dir: string, regionFiles: string[]): Buffer[] {
   return payloads;
 }
 
-type Validator = { name: string; check: (data: Buffer) => string | undefined };
-
-/** A module of the drill's source by a computed URL (this file typechecks whichever exists); undefined when missing. */
-async function drillModule(name: string): Promise<Record<string, unknown> | undefined> {
-  const url = new URL(`../../packages/backup/src/drill/${name}`, import.meta.url);
-  if (!existsSync(url)) return undefined;
-  return (await import(url.href)) as Record<string, unknown>;
-}
-
-/** The drill's NBT validator: `walkNbt` of nbt-walk.ts when it is there, else `nbtShapeProblem` of nbt-shape.ts. */
-async function loadValidator(): Promise<Validator> {
-  const walkNbt = (await drillModule("nbt-walk.ts"))?.walkNbt;
-  if (typeof walkNbt === "function") {
-    const walk = walkNbt as (data: Uint8Array) => string | undefined;
-    return { name: "walkNbt of nbt-walk.ts", check: (data) => walk(data) };
-  }
-  const nbtShapeProblem = (await drillModule("nbt-shape.ts"))?.nbtShapeProblem;
-  if (typeof nbtShapeProblem === "function") {
-    const shape = nbtShapeProblem as (data: Buffer) => string | undefined;
-    return { name: "nbtShapeProblem of nbt-shape.ts (no walkNbt in nbt-walk.ts yet)", check: (data) => shape(data) };
-  }
-  throw new Error("packages/backup/src/drill has neither nbt-walk.ts's walkNbt nor nbt-shape.ts's nbtShapeProblem");
-}
-
 function elapsedMs(fn: () => void): number {
   const started = process.hrtime.bigint();
   fn();
@@ -584,11 +550,11 @@ function elapsedMs(fn: () => void): number {
  * beforehand, and both one chunk after the other (what a checker thread does, the chunk still in the cache). The first
  * pass, which inflates the chunks kept and checks each is valid, warms both up.
  */
-function timeNbt(payloads: Buffer[], validator: Validator, rounds: number) {
+function timeNbt(payloads: Buffer[], rounds: number) {
   const inflated = payloads.map((p) => inflateSync(p));
   for (const [i, b] of inflated.entries()) {
-    const problem = validator.check(b);
-    if (problem !== undefined) throw new Error(`${validator.name} refuses chunk ${i}: ${problem}`);
+    const problem = walkNbt(b);
+    if (problem !== undefined) throw new Error(`walkNbt refuses chunk ${i}: ${problem}`);
   }
   const times = { inflate: [] as number[], walk: [] as number[], both: [] as number[] };
   let refused = 0;
@@ -600,16 +566,16 @@ function timeNbt(payloads: Buffer[], validator: Validator, rounds: number) {
     );
     times.walk.push(
       elapsedMs(() => {
-        for (const b of inflated) if (validator.check(b) !== undefined) refused++;
+        for (const b of inflated) if (walkNbt(b) !== undefined) refused++;
       }),
     );
     times.both.push(
       elapsedMs(() => {
-        for (const p of payloads) if (validator.check(inflateSync(p)) !== undefined) refused++;
+        for (const p of payloads) if (walkNbt(inflateSync(p)) !== undefined) refused++;
       }),
     );
   }
-  if (refused) throw new Error(`${validator.name} refused ${refused} chunks it had passed`);
+  if (refused) throw new Error(`walkNbt refused ${refused} chunks it had passed`);
   return {
     bytes: inflated.reduce((sum, b) => sum + b.length, 0),
     inflate: median(times.inflate),
@@ -618,8 +584,8 @@ function timeNbt(payloads: Buffer[], validator: Validator, rounds: number) {
   };
 }
 
-function benchNbt(label: string, payloads: Buffer[], validator: Validator, rounds: number): void {
-  const { bytes, inflate, walk, both } = timeNbt(payloads, validator, rounds);
+function benchNbt(label: string, payloads: Buffer[], rounds: number): void {
+  const { bytes, inflate, walk, both } = timeNbt(payloads, rounds);
   const compressed = payloads.reduce((sum, b) => sum + b.length, 0);
   const mbps = (ms: number) => `${(bytes / 1e6 / (ms / 1000)).toFixed(0).padStart(5)} MB/s`;
   const ms = (t: number) => fmt(t).padStart(10);
@@ -635,9 +601,8 @@ function benchNbt(label: string, payloads: Buffer[], validator: Validator, round
 
 /** `sets`: a label, a directory, its region files. */
 async function benchNbtThroughput(sets: Array<[string, string, string[]]>, rounds = 3): Promise<void> {
-  const validator = await loadValidator();
-  console.log(`NBT validation throughput: ${validator.name}, ${rounds} rounds, medians, MB/s of inflated NBT`);
-  for (const [label, dir, files] of sets) benchNbt(label, zlibPayloads(dir, files), validator, rounds);
+  console.log(`NBT validation throughput: walkNbt of nbt-walk.ts, ${rounds} rounds, medians, MB/s of inflated NBT`);
+  for (const [label, dir, files] of sets) benchNbt(label, zlibPayloads(dir, files), rounds);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

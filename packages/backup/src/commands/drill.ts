@@ -262,7 +262,7 @@ async function reportVerified(drill: Drill, report: WorldCheckReport): Promise<v
 }
 
 /** "overworld 1943 chunks, nether 120, DIM-6 40; 3 players" */
-export function describeWorld(report: WorldCheckReport): string {
+function describeWorld(report: WorldCheckReport): string {
   const names = Object.keys(report.dimensions).sort(byDimension);
   const dimensions = names.map((name, i) => `${name} ${report.dimensions[name]?.chunks}${i === 0 ? " chunks" : ""}`);
   const players = `${report.players} player${report.players === 1 ? "" : "s"}`;

@@ -17,7 +17,7 @@
  */
 
 /** The game's NbtAccounter depth limit: compounds and lists nested, the root one included. */
-export const MAX_DEPTH = 512;
+const MAX_DEPTH = 512;
 /**
  * Values in one NBT document. A 1.18+ chunk holds a few thousand (its arrays are one value each), a player's file with
  * full shulker boxes a few tens of thousands, level.dat a few hundred; a bomb holds tens of millions.

@@ -17,7 +17,7 @@ export interface PoolOptions {
 }
 
 /** What one checker thread can hold at most: its heap's share, a region file read whole, an inflated chunk, zlib's. */
-export const THREAD_MIB = 160;
+const THREAD_MIB = 160;
 
 /**
  * Checker threads for a drill: one per core, but no more than `memoryMiB` holds. The heap limit covers V8's heap

@@ -17,15 +17,15 @@ import { TAG, walkNbt } from "./nbt-walk.ts";
  * damaged when its header entry is one the game drops (into the header, no sectors, starting past the end of the
  * file), or when the bytes at its sectors cannot hold what its length declares; never for the file's size alone.
  */
-export const SECTOR = 4096;
-export const HEADER_BYTES = 2 * SECTOR;
+const SECTOR = 4096;
+const HEADER_BYTES = 2 * SECTOR;
 
 /** A chunk decompresses to at most this much: vanilla's biggest chunks are a few MiB. */
-export const MAX_CHUNK_BYTES = 64 * 1024 * 1024;
+const MAX_CHUNK_BYTES = 64 * 1024 * 1024;
 /** A region file up to this size is read in one go; a larger one chunk by chunk. */
 const READ_WHOLE = 32 * 1024 * 1024;
 /** When sampling, one chunk in this many is decompressed and walked; every header entry is still checked. */
-export const SAMPLE_EVERY = 16;
+const SAMPLE_EVERY = 16;
 
 export interface RegionJob {
   /** Region coordinates, from the file's name `r.<x>.<z>.mca`. */
@@ -94,7 +94,7 @@ export function checkRegionFile(fd: number, size: number, job: RegionJob, openEx
 }
 
 /** A present chunk: its place in the file, from the header, and its world chunk coordinates. */
-export interface Location {
+interface Location {
   sector: number;
   count: number;
   x: number;
@@ -102,7 +102,7 @@ export interface Location {
 }
 
 /** The present chunks, or the first header entry the game would drop (losing that chunk). */
-export function readLocations(
+function readLocations(
   header: Buffer,
   size: number,
   region: { x: number; z: number },
@@ -183,7 +183,7 @@ function readExternal(openExternal: OpenExternal, name: string): Buffer | string
  * a terrain chunk has no level data (the game's ChunkMap skips it: "missing level data" — 1.18+ chunks carry a root
  * `Status`, older ones a `Level` compound).
  */
-export function checkPayload(payload: Buffer, compression: number, terrain = false): string | undefined {
+function checkPayload(payload: Buffer, compression: number, terrain = false): string | undefined {
   const name = NAMES[compression];
   if (!name) return `unknown compression type ${compression}`;
   let data: Buffer;

@@ -1,11 +1,10 @@
 import { closeSync, lstatSync, type Stats } from "node:fs";
-import { availableParallelism } from "node:os";
 import { oneLine } from "@mcops/core/log";
 import { kindOf, readRange, VolumeDir } from "@mcops/core/volume";
 import { dimensionKey, MAX_DIMENSION_DEPTH } from "../dimensions.ts";
 import { MAX_SMALL_FILE, readLevelDat } from "./level-dat.ts";
 import { walkNbt } from "./nbt-walk.ts";
-import { CheckerPool, checkerEntry } from "./pool.ts";
+import { CheckerPool, checkerEntry, threadsFor } from "./pool.ts";
 import { gunzipNbt, openRegularAt } from "./region.ts";
 
 /**
@@ -23,16 +22,11 @@ export interface WorldCheckOptions {
   budgetMs: number;
   now: () => number;
   signal?: AbortSignal | undefined;
-  /** The heap the checker threads share (default 512 MiB). */
-  memoryMiB?: number | undefined;
-  threads?: number | undefined;
   /**
    * Checker threads already started (the drill starts them while restic restores, so their start costs nothing);
-   * the caller closes them. Without: started here, with `memoryMiB`, `threads` and `entry`.
+   * the caller closes them. Without: started here, under DEFAULT_MEMORY_MIB.
    */
   pool?: CheckerPool | undefined;
-  /** The checker threads' script (default: this code's own, see pool.ts). */
-  entry?: URL | undefined;
 }
 
 export interface Damage {
@@ -41,11 +35,10 @@ export interface Damage {
   reason: string;
 }
 
-/** What one dimension holds: its region files and the chunks their headers list. */
+/** What one dimension holds: the chunks its region files' headers list. */
 export interface DimensionCount {
   /** Where it is, relative to WORLD_DIR: `world/DIM-6`. */
   folder: string;
-  regionFiles: number;
   chunks: number;
 }
 
@@ -71,6 +64,7 @@ export interface WorldCheckReport {
 const MAX_DAMAGE = 50;
 const REGION_NAME = /^r\.(-?\d+)\.(-?\d+)\.mca$/;
 const REGION_FOLDERS = ["region", "entities", "poi"] as const;
+/** DRILL_MEMORY's default, for a check that starts its own threads (the tests). */
 const DEFAULT_MEMORY_MIB = 512;
 
 /** A folder of the restored tree, held open, and where it is (relative to WORLD_DIR, for messages). */
@@ -299,7 +293,7 @@ function regionFiles(check: Check, dimension: DimensionFolder): RegionFile[] {
 
 function countDimension(check: Check, dimension: DimensionFolder): void {
   const key = dimension.key as string;
-  check.report.dimensions[key] ??= { folder: dimension.rel, regionFiles: 0, chunks: 0 };
+  check.report.dimensions[key] ??= { folder: dimension.rel, chunks: 0 };
 }
 
 /**
@@ -312,9 +306,9 @@ async function checkRegions(check: Check, top: Folder, regions: RegionFile[]): P
   const pool =
     given ??
     new CheckerPool({
-      entry: check.options.entry ?? checkerEntry(),
-      memoryMiB: check.options.memoryMiB ?? DEFAULT_MEMORY_MIB,
-      threads: Math.max(1, Math.min(check.options.threads ?? availableParallelism(), regions.length)),
+      entry: checkerEntry(),
+      memoryMiB: DEFAULT_MEMORY_MIB,
+      threads: Math.min(threadsFor(DEFAULT_MEMORY_MIB), regions.length),
     });
   const threads = pool.size;
   const onAbort = () => void pool.close();
@@ -378,10 +372,7 @@ async function checkOpenRegion(
   report.chunks += result.checked;
   report.chunksPresent += result.present;
   const counted = region.dimension === undefined ? undefined : report.dimensions[region.dimension];
-  if (counted) {
-    counted.regionFiles++;
-    counted.chunks += result.present;
-  }
+  if (counted) counted.chunks += result.present;
   if (result.damage) check.damaged(file, result.damage);
 }
 
