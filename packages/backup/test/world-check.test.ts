@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   closeSync,
   fstatSync,
@@ -35,6 +35,7 @@ beforeEach(() => {
 });
 afterEach(() => root.cleanup());
 
+const CHILD = new URL("./fixtures/check-world-child.ts", import.meta.url).pathname;
 const WORLDS = ["world", "world_nether", "world_the_end"];
 const check = (extra: Partial<WorldCheckOptions> = {}) =>
   checkWorld(root.path, { worlds: WORLDS, budgetMs: 60_000, now: Date.now, ...extra });
@@ -476,17 +477,39 @@ describe("checkRegionFile where the game is lenient", () => {
   });
 });
 
-describe("a world of thousands of dimension folders", () => {
-  it("holds a few folders open at a time, not one per folder (EMFILE)", async () => {
+describe("a world of more dimension folders than descriptors", () => {
+  // The check runs in its own process under a limit of 64 descriptors (Node itself holds about 30), so that 400
+  // dimensions of 3 folders each are far more than it could hold open, whatever this machine's own limit is.
+  const run = (limit: number) =>
+    spawnSync("prlimit", [`--nofile=${limit}:${limit}`, "--", process.execPath, CHILD, root.path, "world"], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+
+  it("holds a few folders open at a time, not one per folder (EMFILE)", () => {
     const world = buildRealWorld(root.path, { layout: "vanilla" });
-    for (let n = 2; n < 5200; n++) {
+    for (let n = 2; n < 402; n++) {
       for (const kind of ["region", "entities", "poi"])
         mkdirSync(join(root.path, `world/DIM${n}/${kind}`), { recursive: true });
     }
-    const report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    const child = run(64);
+    expect(child.stderr).toBe("");
+    expect(child.status).toBe(0);
+    const report = JSON.parse(child.stdout);
     expect(report.damage).toEqual([]);
-    expect(Object.keys(report.dimensions)).toHaveLength(3 + 5198);
+    expect(Object.keys(report.dimensions)).toHaveLength(3 + 400);
     expect(report.chunks).toBe(world.chunks);
+  }, 60_000);
+
+  it("would run out under that limit if it held one descriptor per folder (the limit binds)", () => {
+    for (let n = 2; n < 402; n++) mkdirSync(join(root.path, `world/DIM${n}/region`), { recursive: true });
+    const holdAll = `const fs = require("node:fs"); const held = [];
+      for (const d of fs.readdirSync(process.argv[1] + "/world")) held.push(fs.openSync(process.argv[1] + "/world/" + d, "r"));`;
+    const child = spawnSync("prlimit", ["--nofile=64:64", "--", process.execPath, "-e", holdAll, root.path], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(child.stderr).toContain("EMFILE");
   }, 60_000);
 });
 
