@@ -102,11 +102,15 @@ put_text() {
   rm -f "$tmp"
 }
 
-# config FILE MODE SRC: only when absent; never overwritten.
+# config SRC DEST MODE [SHIPPED [OURS...]]: only when absent; never overwritten. SHIPPED names the shipped file in
+# messages (SRC may be a temporary file); a DEST equal to SRC or to one of OURS (what install.sh itself may have written
+# there) is not the operator's.
 config() {
-  local src="$1" dest="$2" mode="$3"
+  local src="$1" dest="$2" mode="$3" shipped="${4:-$1}" ours
   if [ -e "$dest" ]; then
-    cmp -s "$src" "$dest" || say "keep $dest (yours; the shipped one is $src)"
+    cmp -s "$src" "$dest" && return
+    for ours in "${@:5}"; do cmp -s "$ours" "$dest" && return; done
+    say "keep $dest (yours; the shipped one is $shipped)"
     return
   fi
   changed=1
@@ -196,6 +200,37 @@ instances() {
 
 DEST="$ROOT$PREFIX"
 UNITDIR="$ROOT/etc/systemd/system"
+# An upgrade (the prefix holds an install): its version, for the last line.
+PREVIOUS=""
+[ -f "$DEST/VERSION" ] && PREVIOUS="$(head -c 64 "$DEST/VERSION" | head -n 1)"
+[ -z "$PREVIOUS" ] && [ -f "$DEST/lib/backup.mjs" ] && PREVIOUS="an earlier version"
+VERSION_NOW="unknown"
+if [ -f "$FILES/VERSION" ]; then VERSION_NOW="$(head -n 1 "$FILES/VERSION")"
+elif [ -n "${REPO:-}" ]; then VERSION_NOW="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$REPO/package.json")"; fi
+
+# repository_dropin CONFIGDIR DROPIN: DROPIN allows the folder of CONFIGDIR/backup.env's RESTIC_REPOSITORY when it is
+# on this disk (backup repository-folder says which); it is removed when the repository is elsewhere.
+repository_dropin() {
+  local configdir="$1" dropin="$2" folder
+  [ -f "$configdir/backup.env" ] && grep -q '^RESTIC_REPOSITORY=.' "$configdir/backup.env" || return 0
+  local with=(MCOPS_CONFIG_DIR="$configdir")
+  [ -n "$ROOT" ] && [ -f "$ROOT/root/.config/rclone/rclone.conf" ] && with+=(RCLONE_CONFIG="$ROOT/root/.config/rclone/rclone.conf")
+  if ! folder="$(env "${with[@]}" "$RUNTIME" "$(tool_source backup)" repository-folder 2>&1)"; then
+    say "note: ${folder##*$'\n'}"
+    return 0
+  fi
+  if [ -z "$folder" ]; then
+    remove "$dropin"
+    return 0
+  fi
+  put_text "$dropin" 0644 <<EOF
+# Written by install.sh from RESTIC_REPOSITORY in ${configdir#"$ROOT"}/backup.env: the repository is on this disk, and
+# the backups the idle monitor starts run in its sandbox (ProtectSystem=strict). Run install.sh again when it moves.
+[Service]
+ReadWritePaths=-$folder
+EOF
+  [ -d "$ROOT$folder" ] || say "note: $folder does not exist yet: create the repository (backup init) before starting the idle monitor"
+}
 
 if [ "$UNINSTALL" = 1 ]; then
   for unit in "${UNITS[@]}"; do
@@ -215,8 +250,16 @@ if [ "$UNINSTALL" = 1 ]; then
     fi
     remove "$UNITDIR/$unit"
   done
+  # The repository drop-ins install.sh wrote (the folders only once empty: the operator may keep their own there).
+  for dropin in "$UNITDIR"/idle-monitor.service.d/repository.conf "$UNITDIR"/idle-monitor@*.service.d/repository.conf; do
+    [ -f "$dropin" ] && grep -q '^# Written by install.sh' "$dropin" || continue
+    remove "$dropin"
+    remove_dir "$(dirname "${dropin#"$ROOT"}")"
+  done
   remove "$ROOT/etc/cron.d/mc-backup"
   remove "$ROOT/etc/logrotate.d/mc-tools"
+  hook="$ROOT/etc/letsencrypt/renewal-hooks/deploy/restart-wings.sh"
+  if [ -f "$hook" ] && sed -n 2p "$hook" | grep -q '^# Installed by mcops'; then remove "$hook"; fi
   # The prefix may be shared (--prefix /usr/local): only the files this script writes there, each checked to be ours
   # where the name alone could be someone else's; then the directories, once empty.
   for tool in "${TOOLS[@]}"; do
@@ -232,7 +275,15 @@ if [ "$UNINSTALL" = 1 ]; then
   if [ -f "$DEST/README.md" ] && grep -q mcops "$DEST/README.md"; then remove "$DEST/README.md"; fi
   remove "$DEST/runtime/node"
   remove "$DEST/nginx/mc-dashboard.conf"
-  for dir in lib runtime nginx; do remove_dir "$PREFIX/$dir"; done
+  [ -f "$DEST/VERSION" ] && remove "$DEST/VERSION"
+  # The shipped documents, by the names this release ships (the prefix may be shared), then their folders once empty.
+  if [ -d "$FILES/docs" ] && [ -d "$DEST/docs" ] && [ ! -L "$DEST/docs" ]; then
+    while IFS= read -r -d '' doc; do
+      [ -L "$DEST/docs" ] || remove "$DEST/${doc#"$FILES/"}"
+    done < <(find "$FILES/docs" -type f -name '*.md' -print0 | sort -z)
+    while IFS= read -r -d '' dir; do remove_dir "$PREFIX/${dir#"$FILES/"}"; done < <(find "$FILES/docs" -mindepth 1 -type d -print0 | sort -rz)
+  fi
+  for dir in lib runtime nginx docs; do remove_dir "$PREFIX/$dir"; done
   remove_dir "$PREFIX"
   if [ "$changed" = 1 ] && have_systemd; then run "$SYSTEMCTL" daemon-reload; fi
   say "kept: $ROOT/etc/mc-backup (config), /var/log/mc-*.log (logs), $ROOT/var/lib/mc-tools (state), the backups"
@@ -261,6 +312,11 @@ EOF
 done
 for pair in "${DROPINS[@]}"; do link "${pair#*:}" "$DEST/${pair%%:*}"; done
 [ -f "$FILES/README.md" ] && put "$FILES/README.md" "$DEST/README.md" 0644
+# The documents the tools' messages cite (docs/system.md 2.1, a tool's README), and the version, for upgrades.
+if [ -d "$FILES/docs" ]; then
+  while IFS= read -r -d '' doc; do put "$doc" "$DEST/${doc#"$FILES/"}" 0644; done < <(find "$FILES/docs" -type f -name '*.md' -print0 | sort -z)
+fi
+put_text "$DEST/VERSION" 0644 <<<"$VERSION_NOW"
 [ -f "$FILES/nginx/mc-dashboard.conf" ] && put "$FILES/nginx/mc-dashboard.conf" "$DEST/nginx/mc-dashboard.conf" 0644
 
 # systemd units (paths follow --prefix), cron, logrotate.
@@ -268,16 +324,27 @@ program_changed=$changed
 changed=0
 for unit in "${UNITS[@]}"; do
   [ -f "$FILES/systemd/$unit" ] || continue
-  with_prefix "$FILES/systemd/$unit" | put_text "$UNITDIR/$unit" 0644
+  # Not a pipeline: put_text would run in a subshell, and its changed=1 (daemon-reload, try-restart) would be lost.
+  put_text "$UNITDIR/$unit" 0644 < <(with_prefix "$FILES/systemd/$unit")
+done
+# The idle monitor's units may write only what they list (ProtectSystem=strict); the backups they start write the
+# repository, so a repository on this disk is allowed by a drop-in, read from each server's backup.env.
+repository_dropin "$ROOT/etc/mc-backup" "$UNITDIR/idle-monitor.service.d/repository.conf"
+for envdir in "$ROOT"/etc/mc-backup/*/; do
+  name="$(basename "$envdir")"
+  [ -f "$envdir/backup.env" ] && [[ "$name" =~ ^[A-Za-z0-9_.-]+$ ]] || continue
+  repository_dropin "${envdir%/}" "$UNITDIR/idle-monitor@$name.service.d/repository.conf"
 done
 units_changed=$changed
 [ "$program_changed" = 1 ] && changed=1
-cron="$(mktemp)"
+# The cron file as shipped (paths follow --prefix), with and without the restart line: either is install.sh's own.
+cron="$(mktemp)" cron_other="$(mktemp)"
 with_prefix "$FILES/cron.d/mc-backup" > "$cron"
-[ "$WITH_RESTART" = 1 ] && sed -i 's/^#\(55 4,10,16,22 .*\)$/\1/' "$cron"
-config "$cron" "$ROOT/etc/cron.d/mc-backup" 0644
+sed 's/^#\(55 4,10,16,22 .*\)$/\1/' "$cron" > "$cron_other"
+if [ "$WITH_RESTART" = 1 ]; then cp "$cron_other" "$cron" && with_prefix "$FILES/cron.d/mc-backup" > "$cron_other"; fi
+config "$cron" "$ROOT/etc/cron.d/mc-backup" 0644 "cron.d/mc-backup in the release" "$cron_other"
 add_drill "$cron" "$ROOT/etc/cron.d/mc-backup"
-rm -f "$cron"
+rm -f "$cron" "$cron_other"
 put "$FILES/logrotate.d/mc-tools" "$ROOT/etc/logrotate.d/mc-tools" 0644
 
 # Config templates, mode 600, never overwritten.
@@ -287,8 +354,11 @@ if [ "$(stat -c %a "$ROOT/etc/mc-backup" 2>/dev/null || echo 700)" != 700 ] && [
 
 # PaperMC asks every client for a contact in its User-Agent; jar-download --type paper|folia asks nothing without it.
 envfile="$ROOT/etc/mc-backup/backup.env"
-if [ "$DRY" = 0 ] && [ -f "$envfile" ] && ! grep -q '^DOWNLOAD_CONTACT=.' "$envfile"; then
-  if [ -z "$DOWNLOAD_CONTACT" ] && [ -t 0 ] && [ -t 1 ]; then
+# A dry run plans on the template when backup.env is not there yet (it would be created above).
+envplan="$envfile"
+[ "$DRY" = 1 ] && [ ! -f "$envfile" ] && envplan="$FILES/env/backup.env"
+if [ -f "$envplan" ] && ! grep -q '^DOWNLOAD_CONTACT=.' "$envplan"; then
+  if [ -z "$DOWNLOAD_CONTACT" ] && [ "$DRY" = 0 ] && [ -t 0 ] && [ -t 1 ]; then
     read -r -p "Your e-mail or web address for PaperMC's downloads (jar-download sends it; empty to skip): " \
       DOWNLOAD_CONTACT || DOWNLOAD_CONTACT=""
   fi
@@ -296,7 +366,7 @@ if [ "$DRY" = 0 ] && [ -f "$envfile" ] && ! grep -q '^DOWNLOAD_CONTACT=.' "$envf
     check_contact
     changed=1
     say "add DOWNLOAD_CONTACT=$DOWNLOAD_CONTACT to $envfile"
-    printf 'DOWNLOAD_CONTACT=%s\n' "$DOWNLOAD_CONTACT" >> "$envfile"
+    [ "$DRY" = 1 ] || printf 'DOWNLOAD_CONTACT=%s\n' "$DOWNLOAD_CONTACT" >> "$envfile"
   else
     say "next: add DOWNLOAD_CONTACT=<your e-mail or web address> to $envfile (PaperMC asks every client for one)"
   fi
@@ -323,9 +393,13 @@ if [ ! -e "$password" ]; then
   fi
 fi
 
-# Where certbot is set up (Wings' certificate): the deploy hook that restarts Wings after a renewal (docs/system.md 5).
+# Where certbot is set up (Wings' certificate): the deploy hook that restarts Wings after a renewal (docs/system.md 5),
+# written by certs wings-hook into a scratch folder and installed like any other file (said, counted, dry-run aware).
 if [ -d "$ROOT/etc/letsencrypt" ]; then
-  run "$DEST/certs" wings-hook --hooks-dir "$ROOT/etc/letsencrypt/renewal-hooks/deploy" --prefix "$PREFIX"
+  hooks="$(mktemp -d)"
+  "$RUNTIME" "$(tool_source certs)" wings-hook --hooks-dir "$hooks" --prefix "$PREFIX" >/dev/null
+  put "$hooks/restart-wings.sh" "$ROOT/etc/letsencrypt/renewal-hooks/deploy/restart-wings.sh" 0755
+  rm -rf "$hooks"
 fi
 
 if [ "$units_changed" = 1 ] && have_systemd; then run "$SYSTEMCTL" daemon-reload; fi
@@ -342,7 +416,10 @@ for need in restic rclone; do command -v "$need" >/dev/null 2>&1 || missing+=("$
 [ ${#missing[@]} -eq 0 ] || say "note: backup needs ${missing[*]}: apt-get install ${missing[*]}"
 
 if [ "$changed" = 0 ]; then
-  say "mcops is installed in $DEST; nothing changed"
+  say "mcops $VERSION_NOW is installed in $DEST; nothing changed"
+elif [ -n "$PREVIOUS" ]; then
+  if [ "$PREVIOUS" = "$VERSION_NOW" ]; then say "mcops $VERSION_NOW in $DEST: brought up to date"
+  else say "mcops upgraded in $DEST: $PREVIOUS -> $VERSION_NOW"; fi
 else
   say "mcops installed in $DEST. Next: fill in $ROOT/etc/mc-backup/backup.env and webhook.env, then"
   say "  systemctl enable --now log-tailer idle-monitor   (and: dashboard passwd; see $PREFIX/README.md)"

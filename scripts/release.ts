@@ -1,5 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -8,7 +18,8 @@ import { fileURLToPath } from "node:url";
  * network: the tools' bundles, the Node runtime (the pinned toolchain Node; VMs with Ubuntu 22.04 have no Node 22),
  * install.sh, the systemd units, the cron and logrotate files, the env templates, the dashboard's nginx site and the
  * deploy README.
- * `node scripts/release.ts --stage DIR` only lays the tree out in DIR (the deploy tests install from it).
+ * `node scripts/release.ts --stage DIR` only lays the tree out in DIR (the deploy tests install from it);
+ * `--tarball DIR` makes the tarball in DIR instead of release/ (the system test installs it in a booted Debian).
  */
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const { version } = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string };
@@ -39,6 +50,16 @@ export function stage(dir: string): void {
   for (const part of ["install.sh", "README.md", "systemd", "cron.d", "logrotate.d", "env", "nginx"]) {
     cpSync(join(repo, "deploy", part), join(dir, part), { recursive: true });
   }
+  // The documents the tools' messages and units cite (docs/system.md 2.1, SECURITY.md, a tool's README), as they are
+  // named in the repository, under docs/ (install.sh puts them in <prefix>/docs/).
+  cpSync(join(repo, "docs"), join(dir, "docs"), { recursive: true, filter: (path) => !/\.(?!md$)[^/]+$/.test(path) });
+  copyFileSync(join(repo, "SECURITY.md"), join(dir, "docs", "SECURITY.md"));
+  for (const pkg of readdirSync(join(repo, "packages"))) {
+    const readme = join(repo, "packages", pkg, "README.md");
+    if (!existsSync(readme)) continue;
+    mkdirSync(join(dir, "docs", "packages", pkg), { recursive: true });
+    copyFileSync(readme, join(dir, "docs", "packages", pkg, "README.md"));
+  }
   writeFileSync(join(dir, "VERSION"), `${version}\n`);
 }
 
@@ -47,12 +68,13 @@ if (args[0] === "--stage") {
   stage(args[1] ?? join(repo, ".release", "stage"));
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   const name = `mcops-${version}-linux-x64`;
-  const work = join(repo, ".release");
+  const out = args[0] === "--tarball" && args[1] ? args[1] : join(repo, "release");
+  const work = join(out, ".release");
   stage(join(work, name));
-  mkdirSync(join(repo, "release"), { recursive: true });
-  const tarball = join(repo, "release", `${name}.tar.gz`);
+  mkdirSync(out, { recursive: true });
+  const tarball = join(out, `${name}.tar.gz`);
   execFileSync("tar", ["-czf", tarball, "-C", work, "--owner=0", "--group=0", name]);
   rmSync(work, { recursive: true, force: true });
   const size = (readFileSync(tarball).length / 1024 / 1024).toFixed(1);
-  console.log(`release/${name}.tar.gz (${size} MiB): unpack on the VM and run ./${name}/install.sh`);
+  console.log(`${tarball} (${size} MiB): unpack on the VM and run ./${name}/install.sh`);
 }

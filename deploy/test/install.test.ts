@@ -151,11 +151,19 @@ describe("install.sh", () => {
     const result = install(root, "--prefix", "/srv/mcops");
     expect(result.status, result.stderr).toBe(0);
     const hook = join(root, "etc", "letsencrypt", "renewal-hooks", "deploy", "restart-wings.sh");
-    expect(result.stdout).toContain(`Installed ${hook}: after each renewal certbot runs it`);
+    expect(result.stdout).toMatch(new RegExp(`^install ${hook}$`, "m"));
     expect(statSync(hook).mode & 0o777).toBe(0o755);
     expect(readFileSync(hook, "utf8")).toMatch(/^MCOPS=\$\{MCOPS_PREFIX:-'\/srv\/mcops'\}$/m);
     expect(spawnSync("bash", ["-n", hook]).status).toBe(0);
-    expect(install(root, "--prefix", "/srv/mcops").stdout).toContain(`${hook} is installed already`);
+    // Part of the plan like any other file: a second run changes nothing, a dry run says it, --uninstall removes it.
+    expect(install(root, "--prefix", "/srv/mcops").stdout).toMatch(/nothing changed$/m);
+    const fresh = join(work.path, "root-le-dry");
+    mkdirSync(join(fresh, "etc", "letsencrypt"), { recursive: true });
+    expect(install(fresh, "--dry-run").stdout).toContain("restart-wings.sh");
+    expect(existsSync(join(fresh, "etc", "letsencrypt", "renewal-hooks"))).toBe(false);
+    const gone = install(root, "--uninstall", "--prefix", "/srv/mcops");
+    expect(gone.stdout).toContain(`remove ${hook}`);
+    expect(existsSync(hook)).toBe(false);
     const without = join(work.path, "root-no-le");
     install(without);
     expect(existsSync(join(without, "etc", "letsencrypt"))).toBe(false);
@@ -171,7 +179,77 @@ describe("install.sh", () => {
     expect(again.status).toBe(0);
     expect(again.stdout).toMatch(/nothing changed$/m);
     expect(again.stdout).toContain(`keep ${env} (yours; the shipped one is`);
+    expect(again.stdout).not.toMatch(/\/tmp\/tmp\./);
     expect(snapshot(root)).toEqual(before);
+  }, 60_000);
+
+  it("ships every document the tools' messages cite, under <prefix>/docs/, and --uninstall takes them away", () => {
+    const root = join(work.path, "root-docs");
+    install(root);
+    const docs = join(root, "opt", "mc-tools", "docs");
+    const cited = new Set<string>();
+    for (const name of readdirSync(join(release, "lib"))) {
+      const text = readFileSync(join(release, "lib", name), "utf8");
+      for (const [, doc] of text.matchAll(/\b(docs\/[a-z-]+\.md|SECURITY\.md|packages\/[a-z-]+\/README\.md)/g))
+        cited.add((doc as string).replace(/^docs\//, ""));
+    }
+    expect([...cited]).toEqual(expect.arrayContaining(["system.md", "SECURITY.md"]));
+    for (const doc of cited) expect(existsSync(join(docs, doc)), doc).toBe(true);
+    install(root, "--uninstall");
+    expect(existsSync(join(root, "opt", "mc-tools"))).toBe(false);
+  }, 60_000);
+
+  it("takes a cron file it wrote itself, with or without --with-restart, as its own, and names no temporary file", () => {
+    const root = join(work.path, "root-cron");
+    install(root, "--with-restart");
+    const again = install(root);
+    expect(again.stdout).not.toContain("keep");
+    expect(again.stdout).toMatch(/nothing changed$/m);
+    const cron = join(root, "etc", "cron.d", "mc-backup");
+    writeFileSync(cron, `${readFileSync(cron, "utf8")}# mine\n`);
+    expect(install(root).stdout).toContain(`keep ${cron} (yours; the shipped one is cron.d/mc-backup in the release)`);
+  }, 60_000);
+
+  it("allows the idle monitor to write a repository on this disk (a drop-in per server), and only such a one", () => {
+    const root = join(work.path, "root-repo");
+    install(root);
+    const env = join(root, "etc", "mc-backup", "backup.env");
+    const dropin = join(root, "etc", "systemd", "system", "idle-monitor.service.d", "repository.conf");
+    writeFileSync(env, "RESTIC_REPOSITORY=rclone:disk:/srv/restic/../restic\n", { mode: 0o600 });
+    mkdirSync(join(root, "root", ".config", "rclone"), { recursive: true });
+    writeFileSync(join(root, "root", ".config", "rclone", "rclone.conf"), "[disk]\ntype = local\n");
+    const first = install(root);
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toContain(`install ${dropin}`);
+    expect(first.stdout).toContain("note: /srv/restic does not exist yet");
+    expect(readFileSync(dropin, "utf8")).toMatch(/^\[Service\]\nReadWritePaths=-\/srv\/restic\n$/m);
+    expect(install(root).stdout).toMatch(/nothing changed$/m);
+
+    // A second server's own repository: its own instance's drop-in.
+    mkdirSync(join(root, "etc", "mc-backup", "beta"));
+    writeFileSync(join(root, "etc", "mc-backup", "beta", "backup.env"), "RESTIC_REPOSITORY=/srv/beta-restic\n", {
+      mode: 0o600,
+    });
+    install(root);
+    const beta = join(root, "etc", "systemd", "system", "idle-monitor@beta.service.d", "repository.conf");
+    expect(readFileSync(beta, "utf8")).toContain("ReadWritePaths=-/srv/beta-restic\n");
+
+    // Moved to the cloud: the drop-in goes. A folder a unit file cannot hold is said, and written nowhere.
+    writeFileSync(env, "RESTIC_REPOSITORY=rclone:gdrive:restic\n");
+    writeFileSync(join(root, "etc", "mc-backup", "beta", "backup.env"), "RESTIC_REPOSITORY=/srv/restic%i\n", {
+      mode: 0o600,
+    });
+    const moved = install(root);
+    expect(moved.stdout).toContain(`remove ${dropin}`);
+    expect(existsSync(dropin)).toBe(false);
+    expect(moved.stdout).toMatch(
+      /^note: backup: the repository's folder "\/srv\/restic%i" cannot be written into a unit file/m,
+    );
+    expect(readFileSync(beta, "utf8")).toContain("ReadWritePaths=-/srv/beta-restic\n");
+
+    const gone = install(root, "--uninstall");
+    expect(gone.status).toBe(0);
+    expect(existsSync(join(root, "etc", "systemd", "system", "idle-monitor@beta.service.d"))).toBe(false);
   }, 60_000);
 
   it("adds the weekly drill to a cron file from before it, once, and leaves one whose drill line is commented out", () => {
@@ -221,6 +299,10 @@ describe("install.sh", () => {
     expect(dry.status).toBe(0);
     expect(dry.stdout).toMatch(/^install .*\/opt\/mc-tools\/runtime\/node$/m);
     expect(dry.stdout).toMatch(/would: install -m 0755/);
+    const planned = install(root, "--dry-run", "--download-contact", "ops@example.com", "--create-restic-password");
+    expect(planned.stdout).toContain("add DOWNLOAD_CONTACT=ops@example.com to");
+    expect(planned.stdout).toContain("create ");
+    expect(planned.stdout).toMatch(/^create .*\/etc\/cron\.d\/mc-backup/m);
     expect(existsSync(root)).toBe(false);
 
     install(root);
@@ -327,7 +409,21 @@ describe("install.sh", () => {
     const upgrade = installWith({ MCOPS_SYSTEMCTL: systemctl }, root);
     expect(upgrade).toMatchObject({ status: 0, stderr: "" });
     expect(upgrade.stdout).toMatch(/^restart the running services with the new program$/m);
+    expect(upgrade.stdout).toMatch(/^mcops \S+ in .*: brought up to date$/m);
+    expect(upgrade.stdout).not.toContain("Next:");
     expect(readFileSync(calls, "utf8").split("\n").filter(Boolean)).toEqual([
+      "try-restart log-tailer.service idle-monitor.service dashboard.service log-tailer@*.service idle-monitor@*.service",
+    ]);
+    // A unit that changed (an older MemoryMax): systemd reloads the units before the restart.
+    writeFileSync(calls, "");
+    const unit = join(root, "etc", "systemd", "system", "log-tailer.service");
+    writeFileSync(unit, readFileSync(unit, "utf8").replace(/^MemoryMax=.*$/m, "MemoryMax=128M"));
+    writeFileSync(join(root, "opt", "mc-tools", "VERSION"), "0.0.1\n");
+    const units = installWith({ MCOPS_SYSTEMCTL: systemctl }, root);
+    expect(units.stdout).toContain(`install ${unit}`);
+    expect(units.stdout).toMatch(/^mcops upgraded in .*: 0\.0\.1 -> \S+$/m);
+    expect(readFileSync(calls, "utf8").split("\n").filter(Boolean)).toEqual([
+      "daemon-reload",
       "try-restart log-tailer.service idle-monitor.service dashboard.service log-tailer@*.service idle-monitor@*.service",
     ]);
     writeFileSync(calls, "");

@@ -163,6 +163,12 @@ else
         run: async (ctx) => (await import("./commands/prune.ts")).runPrune(ctx),
       }),
       command({
+        command: "repository-folder",
+        describe:
+          "print the folder on this disk that RESTIC_REPOSITORY writes to (nothing for a remote one); install.sh uses it",
+        run: async (ctx) => (await import("./commands/repository-folder.ts")).runRepositoryFolder(ctx),
+      }),
+      command({
         command: "init",
         describe: "create the repository (refuses to touch an existing one)",
         run: async (ctx) => (await import("./commands/init.ts")).runInit(ctx),

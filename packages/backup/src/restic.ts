@@ -49,6 +49,7 @@ export type ResticFailure =
   | "no-repository"
   | "wrong-password"
   | "locked"
+  | "not-writable"
   | "remote"
   | "no-password"
   | "failed"
@@ -76,6 +77,30 @@ function lastWords(stderr: string): string {
     .filter((l) => l && !/^rclone: .* NOTICE: /.test(l) && !l.startsWith("reading repository password"));
   const fatal = lines.find((l) => l.startsWith("Fatal: "));
   return (fatal ?? lines.at(-1) ?? "no output").replace(/^Fatal: /, "");
+}
+
+/**
+ * restic's (or rclone's) own line when it could not write the repository because the file system is read-only, as
+ * `open <file>: read-only file system`. restic retries such a write for about 90 s and then says only "unable to create
+ * lock in backend"; rclone's reason is in its ERROR lines.
+ */
+const READ_ONLY = /(?:Save\(<[^>]*>\) returned error|Post request \w+ error).*?(open \S+: read-only file system)\s*$/;
+
+function notWritable(stderr: string): string | undefined {
+  for (const line of stderr.split("\n")) {
+    const match = READ_ONLY.exec(line);
+    if (match) return match[1];
+  }
+  return undefined;
+}
+
+function notWritableError(reason: string, repository: string): ResticError {
+  return new ResticError(
+    "not-writable",
+    `restic cannot write the repository: ${reason}`,
+    "a repository on this machine's disk must be writable where the backup runs: under idle-monitor.service, run install.sh again once RESTIC_REPOSITORY is set (it allows the repository's folder); otherwise remount it read-write",
+    repository,
+  );
 }
 
 function describeErrno(errno: number | undefined): string {
@@ -130,6 +155,8 @@ export function classifyFailure(
       repository,
     );
   }
+  const readOnly = notWritable(stderr);
+  if (readOnly) return notWritableError(readOnly, repository);
   if (code === 11 || /repository is already locked|unable to create lock/.test(stderr)) {
     return new ResticError(
       "locked",
@@ -219,13 +246,32 @@ export class Restic {
     const { runner, env, logFile } = this.#options;
     const { isolate, okCodes = [0], onStdoutLine, onStderrLine = this.#options.onStderr } = invocation;
     const [command, argv] = isolate ? ["unshare", isolated(isolate, "restic", args)] : ["restic", args];
-    const result = await runner.run(command, argv, {
-      env: this.#childEnv,
-      onStdoutLine,
-      onStderrLine,
-      onSpawn: this.#options.onSpawn,
-      signal: this.#options.signal,
-    });
+    // A read-only repository is said at the first refused write: restic would retry it for 90 s (with autosave off),
+    // and a retry cannot succeed.
+    const stop = new AbortController();
+    const outer = this.#options.signal;
+    const onAbort = () => stop.abort();
+    outer?.addEventListener("abort", onAbort, { once: true });
+    if (outer?.aborted) stop.abort();
+    let readOnly: string | undefined;
+    let result: RunResult;
+    try {
+      result = await runner.run(command, argv, {
+        env: this.#childEnv,
+        onStdoutLine,
+        onStderrLine: (line) => {
+          onStderrLine?.(line);
+          if (readOnly !== undefined) return;
+          readOnly = notWritable(line);
+          if (readOnly) stop.abort();
+        },
+        onSpawn: this.#options.onSpawn,
+        signal: stop.signal,
+      });
+    } finally {
+      outer?.removeEventListener("abort", onAbort);
+    }
+    if (readOnly && !outer?.aborted) throw notWritableError(readOnly, env.RESTIC_REPOSITORY);
     if (result.code === null && result.signal === null) {
       throw new ResticError("failed", "restic could not be started", "install it: apt-get install restic");
     }

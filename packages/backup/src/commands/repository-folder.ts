@@ -1,0 +1,43 @@
+import { fromBackupEnv, pickFields } from "@mcops/core/config";
+import { ConfigError } from "@mcops/core/errors";
+import type { ToolContext } from "@mcops/core/tool";
+import * as z from "zod/mini";
+import { type RcloneRemote, repositoryFolder, unitSafe } from "../repository-folder.ts";
+import { fields } from "../settings.ts";
+
+const dumpSchema = z.record(z.string(), z.object({ type: z.optional(z.string()), remote: z.optional(z.string()) }));
+
+/**
+ * `backup repository-folder`: prints the folder on this machine's disk that RESTIC_REPOSITORY writes to, and nothing
+ * for a repository elsewhere. install.sh allows the idle monitor's unit to write there (a drop-in with ReadWritePaths).
+ */
+export async function runRepositoryFolder(
+  ctx: Pick<ToolContext, "paths" | "env" | "stdout" | "runner">,
+): Promise<number> {
+  const settings = fromBackupEnv(pickFields(fields, ["RESTIC_REPOSITORY"]), { paths: ctx.paths, env: ctx.env });
+  const repository = settings.RESTIC_REPOSITORY;
+  let remotes: Record<string, RcloneRemote> = {};
+  if (repository.startsWith("rclone:")) {
+    const dump = await ctx.runner.run("rclone", ["config", "dump"], {});
+    const parsed = dump.code === 0 ? dumpSchema.safeParse(safeJson(dump.stdout)) : undefined;
+    if (parsed?.success) remotes = parsed.data;
+  }
+  const folder = repositoryFolder(repository, remotes);
+  if (folder === undefined) return 0;
+  if (!unitSafe(folder)) {
+    throw new ConfigError(`the repository's folder ${JSON.stringify(folder)} cannot be written into a unit file`, {
+      where: settings.file,
+      hint: "move the repository to a folder whose name has no spaces, quotes or %, or add ReadWritePaths= to the idle monitor's unit by hand",
+    });
+  }
+  ctx.stdout.write(`${folder}\n`);
+  return 0;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
