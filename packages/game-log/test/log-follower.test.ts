@@ -155,7 +155,12 @@ describe("LogFollower", () => {
           fs.appendFileSync(path, batch);
           if (n % 100 === 0) {
             ops++;
-            if (ops % 2) fs.renameSync(path, path + "." + ops);
+            if (ops % 2) {
+              // The first rotation waits until the follower has the file open: a file rotated away before anything
+              // looked at it cannot be found by anyone (under load the follower's first look came after it).
+              if (ops === 1) await ask(n);
+              fs.renameSync(path, path + "." + ops);
+            }
             else { await ask(n); fs.truncateSync(path, 0); }
           }
           const ahead = n / 5 - (Date.now() - started); // 5 lines per ms
