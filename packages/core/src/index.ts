@@ -7,6 +7,7 @@ export * from "./errors.ts";
 export * from "./format.ts";
 export * from "./fs.ts";
 export * from "./http/index.ts";
+export * from "./journal.ts";
 export * from "./lock.ts";
 export * from "./log.ts";
 export * from "./log-events.ts";

@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type Clock, isoSeconds, systemClock } from "./clock.ts";
+import { journalStream, withPriority } from "./journal.ts";
 import { redact } from "./secrets.ts";
 
 /**
@@ -34,6 +35,8 @@ interface LoggerOptions {
   echo?: Writer | undefined;
   /** Lowest level written to echo; default INFO. */
   echoLevel?: LogLevel | undefined;
+  /** Echo is the systemd journal: echoed lines start with their level's priority (`<3>` ERROR to `<7>` DEBUG). */
+  journal?: boolean | undefined;
   /** Write DEBUG lines to the file too (MCOPS_DEBUG=1). */
   debug?: boolean | undefined;
   clock?: Clock | undefined;
@@ -53,14 +56,15 @@ export function oneLine(text: string): string {
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const { file, echo, echoLevel = "INFO", debug = false, clock = systemClock } = options;
+  const { file, echo, echoLevel = "INFO", journal = false, debug = false, clock = systemClock } = options;
   let fileBroken = false;
   let dirReady = false;
+  const echoed = (level: LogLevel, line: string) => (journal ? withPriority(level, line) : line);
 
   function write(level: LogLevel, message: string, options: LogOptions = {}): void {
     const text = oneLine(redact(message));
     const line = `${isoSeconds(clock.now())} ${level} ${text}\n`;
-    if (echo && options.echo !== false && RANK[level] >= RANK[echoLevel]) echo.write(line);
+    if (echo && options.echo !== false && RANK[level] >= RANK[echoLevel]) echo.write(echoed(level, line));
     if (!file || fileBroken || (level === "DEBUG" && !debug)) return;
     try {
       if (!dirReady) {
@@ -71,7 +75,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     } catch (error) {
       fileBroken = true;
       const code = (error as NodeJS.ErrnoException).code ?? String(error);
-      (echo ?? process.stderr).write(`${isoSeconds(clock.now())} WARN cannot write ${file} (${code}); going on\n`);
+      const warning = `${isoSeconds(clock.now())} WARN cannot write ${file} (${code}); going on\n`;
+      (echo ?? process.stderr).write(echoed("WARN", warning));
     }
   }
 
@@ -88,12 +93,14 @@ export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() 
 /**
  * A tool's logger as every tool wants it: its file in the log dir; every line on stderr when run by hand (a
  * terminal), only warnings and errors under cron or systemd (so their logs show what went wrong while the file keeps
- * the whole story); DEBUG lines with MCOPS_DEBUG=1.
+ * the whole story), with their priority when stderr is the journal (`journalctl -p warning` finds them); DEBUG lines
+ * with MCOPS_DEBUG=1.
  */
 export function toolLogger(options: {
   logDir: string;
   file: string;
-  stderr: Writer & { isTTY?: boolean };
+  /** process.stderr, or a test's stand-in: without an `fd` it is never the journal. */
+  stderr: Writer & { isTTY?: boolean; fd?: number };
   env: NodeJS.ProcessEnv;
   clock?: Clock | undefined;
 }): Logger {
@@ -101,6 +108,7 @@ export function toolLogger(options: {
     file: join(options.logDir, options.file),
     echo: options.stderr,
     echoLevel: options.stderr.isTTY ? "INFO" : "WARN",
+    journal: options.stderr.fd !== undefined && journalStream(options.env, options.stderr.fd),
     debug: options.env.MCOPS_DEBUG === "1",
     clock: options.clock,
   });

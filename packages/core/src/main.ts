@@ -1,23 +1,36 @@
 import yargs, { type Argv } from "yargs";
 import { formatErrorLine, McopsError, UsageError } from "./errors.ts";
-import { oneLine, type Writer } from "./log.ts";
+import { journalStream, withPriority } from "./journal.ts";
+import { type LogLevel, oneLine, type Writer } from "./log.ts";
 import { redact } from "./secrets.ts";
 import { VERSION } from "./version.ts";
 
 /**
  * The one place that turns what a tool's body returned or threw into an exit code and, for errors, the one line of
  * docs/contract.md: `<tool>: <what is wrong> (<file or field>) — <what to do>`. Stack traces only with MCOPS_DEBUG=1.
+ * When stderr is the journal the line carries `<3>` (`journalctl -p err` finds it) and each line of a stack `<7>`:
+ * the stack is MCOPS_DEBUG's output, so it files as debug, right after its error.
  */
-export function reportError(tool: string, error: unknown, stderr: Writer, debug: boolean): number {
+export function reportError(
+  tool: string,
+  error: unknown,
+  stderr: Writer,
+  options: { debug?: boolean; journal?: boolean } = {},
+): number {
+  const { debug = false, journal = false } = options;
+  const write = (level: LogLevel, text: string) => stderr.write(journal ? withPriority(level, text) : text);
   if (error instanceof McopsError) {
     // One line, and game text in it (a level-name, a file name) cannot reach the terminal as control characters.
-    stderr.write(`${oneLine(redact(formatErrorLine(tool, error)))}\n`);
-    if (debug && error.stack) stderr.write(`${redact(error.stack)}\n`);
+    write("ERROR", `${oneLine(redact(formatErrorLine(tool, error)))}\n`);
+    if (debug && error.stack) write("DEBUG", `${redact(error.stack)}\n`);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  stderr.write(`${tool}: unexpected error: ${oneLine(redact(message))} — run again with MCOPS_DEBUG=1 and report it\n`);
-  if (debug && error instanceof Error && error.stack) stderr.write(`${redact(error.stack)}\n`);
+  write(
+    "ERROR",
+    `${tool}: unexpected error: ${oneLine(redact(message))} — run again with MCOPS_DEBUG=1 and report it\n`,
+  );
+  if (debug && error instanceof Error && error.stack) write("DEBUG", `${redact(error.stack)}\n`);
   return 1;
 }
 
@@ -27,7 +40,10 @@ export async function runMain(tool: string, body: () => Promise<number | undefin
   try {
     code = (await body()) ?? 0;
   } catch (error) {
-    code = reportError(tool, error, process.stderr, process.env.MCOPS_DEBUG === "1");
+    code = reportError(tool, error, process.stderr, {
+      debug: process.env.MCOPS_DEBUG === "1",
+      journal: journalStream(process.env),
+    });
   }
   await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
   process.exit(code);

@@ -17,7 +17,8 @@ export interface ToolContext {
   env: NodeJS.ProcessEnv;
   clock: Clock;
   stdout: Writer & { isTTY?: boolean };
-  stderr: Writer & { isTTY?: boolean };
+  /** Its `fd` (process.stderr's is 2) lets toolLogger tell whether it is the journal; test stand-ins have none. */
+  stderr: Writer & { isTTY?: boolean; fd?: number };
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   runner: Runner;
   /** Aborted on the first SIGINT or SIGTERM; its reason is the signal's name. */

@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Clock } from "../src/clock.ts";
-import { createLogger } from "../src/log.ts";
+import { createLogger, toolLogger } from "../src/log.ts";
 import { clearSecrets, registerSecret } from "../src/secrets.ts";
 
 const clock: Clock = { now: () => Date.UTC(2026, 10, 21, 6, 0, 0, 123), sleep: async () => {} };
@@ -58,5 +58,112 @@ describe("createLogger", () => {
     }).not.toThrow();
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatch(/WARN cannot write \/proc\/version\/cannot\.log \(\w+\); going on/);
+  });
+});
+
+describe("createLogger with the journal as echo", () => {
+  it("starts each echoed line with its level's priority and writes the file as always", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "mcops-log-")), "mc-log-tailer.log");
+    const seen: string[] = [];
+    const log = createLogger({
+      file,
+      echo: { write: (t: string) => seen.push(t) },
+      echoLevel: "DEBUG",
+      journal: true,
+      debug: true,
+      clock,
+    });
+    log.error("idle backup failed");
+    log.warn("<6>backup is 27 h old");
+    log.info("server empty");
+    log.debug("poll");
+    expect(seen).toEqual([
+      "<3>2026-11-21T06:00:00Z ERROR idle backup failed\n",
+      "<4>2026-11-21T06:00:00Z WARN <6>backup is 27 h old\n",
+      "<6>2026-11-21T06:00:00Z INFO server empty\n",
+      "<7>2026-11-21T06:00:00Z DEBUG poll\n",
+    ]);
+    expect(readFileSync(file, "utf8")).toBe(
+      "2026-11-21T06:00:00Z ERROR idle backup failed\n" +
+        "2026-11-21T06:00:00Z WARN <6>backup is 27 h old\n" +
+        "2026-11-21T06:00:00Z INFO server empty\n" +
+        "2026-11-21T06:00:00Z DEBUG poll\n",
+    );
+  });
+
+  it("says a log file it cannot write as a warning", () => {
+    const seen: string[] = [];
+    const log = createLogger({
+      file: "/proc/version/cannot.log",
+      echo: { write: (t: string) => seen.push(t) },
+      journal: true,
+      clock,
+    });
+    log.info("one");
+    expect(seen).toEqual([
+      "<6>2026-11-21T06:00:00Z INFO one\n",
+      expect.stringMatching(
+        /^<4>2026-11-21T06:00:00Z WARN cannot write \/proc\/version\/cannot\.log \(\w+\); going on\n$/,
+      ),
+    ]);
+  });
+});
+
+describe("toolLogger", () => {
+  const logDir = mkdtempSync(join(tmpdir(), "mcops-log-"));
+
+  /** A stderr on a file, as process.stderr is one: it has a descriptor. */
+  function stderrOnFile(name: string) {
+    const path = join(logDir, name);
+    const fd = openSync(path, "w");
+    const stat = fstatSync(fd, { bigint: true });
+    return {
+      stream: { fd, write: (t: string) => writeSync(fd, t) },
+      devIno: `${stat.dev}:${stat.ino}`,
+      /** Closes it and returns what was written on it. */
+      done: () => {
+        closeSync(fd);
+        return readFileSync(path, "utf8");
+      },
+    };
+  }
+
+  it("prefixes its echo when JOURNAL_STREAM names its stderr", () => {
+    const stderr = stderrOnFile("journal");
+    const log = toolLogger({
+      logDir,
+      file: "a.log",
+      stderr: stderr.stream,
+      env: { JOURNAL_STREAM: stderr.devIno },
+      clock,
+    });
+    log.info("file only: not a terminal");
+    log.warn("slow");
+    expect(stderr.done()).toBe("<4>2026-11-21T06:00:00Z WARN slow\n");
+  });
+
+  it("writes its echo as before when JOURNAL_STREAM names another file, or stderr has no descriptor", () => {
+    const stderr = stderrOnFile("cron-mail");
+    const journal = stderrOnFile("the-journal");
+    const log = toolLogger({
+      logDir,
+      file: "b.log",
+      stderr: stderr.stream,
+      env: { JOURNAL_STREAM: journal.devIno },
+      clock,
+    });
+    log.warn("slow");
+    expect(stderr.done()).toBe("2026-11-21T06:00:00Z WARN slow\n");
+    const seen: string[] = [];
+    const standIn = toolLogger({
+      logDir,
+      file: "c.log",
+      stderr: { write: (t: string) => seen.push(t) },
+      env: { JOURNAL_STREAM: journal.devIno },
+      clock,
+    });
+    standIn.warn("slow");
+    expect(seen).toEqual(["2026-11-21T06:00:00Z WARN slow\n"]);
+    journal.done();
   });
 });

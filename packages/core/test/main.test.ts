@@ -3,9 +3,9 @@ import { BusyError, ConfigError, UsageError } from "../src/errors.ts";
 import { createCli, reportError } from "../src/main.ts";
 import { clearSecrets, registerSecret } from "../src/secrets.ts";
 
-function report(error: unknown, debug = false) {
+function report(error: unknown, debug = false, journal = false) {
   let text = "";
-  const code = reportError("backup", error, { write: (t: string) => (text += t) }, debug);
+  const code = reportError("backup", error, { write: (t: string) => (text += t) }, { debug, journal });
   return { code, text };
 }
 
@@ -39,6 +39,19 @@ describe("reportError", () => {
     });
     expect(report(new Error("boom"), true).text).toMatch(/\n\s+at /);
     clearSecrets();
+  });
+
+  it("prefixes the error line <3> and every line of the stack <7> when stderr is the journal", () => {
+    const error = new ConfigError("SERVER_ID is empty", { where: "backup.env line 3", hint: "give it a value" });
+    expect(report(error, false, true)).toEqual({
+      code: 78,
+      text: "<3>backup: SERVER_ID is empty (backup.env line 3) — give it a value\n",
+    });
+    const [line, ...stack] = report(new Error("boom\nsecond line"), true, true).text.split("\n");
+    expect(line).toBe("<3>backup: unexpected error: boom | second line — run again with MCOPS_DEBUG=1 and report it");
+    expect(stack.pop()).toBe("");
+    expect(stack.slice(0, 3)).toEqual(["<7>Error: boom", "<7>second line", expect.stringMatching(/^<7>\s+at /)]);
+    expect(stack.every((l) => l.startsWith("<7>"))).toBe(true);
   });
 });
 

@@ -416,6 +416,17 @@ export interface ToolRun {
   ms: number;
 }
 
+/**
+ * The test's environment without the JOURNAL_STREAM this runner inherited (a suite started by a systemd unit passes
+ * it on through `...process.env`): what a tool writes on stderr must not depend on how the suite was started. A value
+ * the test set itself is kept.
+ */
+function withoutInheritedJournal(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (env.JOURNAL_STREAM === undefined || env.JOURNAL_STREAM !== process.env.JOURNAL_STREAM) return env;
+  const { JOURNAL_STREAM: _, ...rest } = env;
+  return rest;
+}
+
 /** Starts a built executable with its output collected; `done` settles when it exits. */
 export function startTool(
   bin: string,
@@ -424,7 +435,8 @@ export function startTool(
 ): { child: ChildProcess; done: Promise<ToolRun> } {
   const started = Date.now();
   const stdin = options.input === undefined ? "ignore" : "pipe";
-  const child = spawn(bin, args, { cwd: options.cwd, env: options.env, stdio: [stdin, "pipe", "pipe"] });
+  const env = withoutInheritedJournal(options.env);
+  const child = spawn(bin, args, { cwd: options.cwd, env, stdio: [stdin, "pipe", "pipe"] });
   // What a user pastes or pipes in: written whole, then the end of input.
   if (options.input !== undefined) child.stdin?.end(options.input);
   let stdout = "";
