@@ -1,9 +1,7 @@
-import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fromBackupEnv, pickFields, SERVER_UUID } from "@mcops/core/config";
 import { ConfigError, type JobError, UsageError } from "@mcops/core/errors";
-import { writeFileAtomic } from "@mcops/core/fs";
 import { COLOURS, createPanelClient, type Notice, toolNotifier } from "@mcops/core/http";
 import { type Logger, toolLogger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
@@ -17,6 +15,7 @@ import { type OomKill, type StreamMark, watchContainer } from "./container-watch
 import { CrashLoop } from "./crash-loop.ts";
 import { after, BurstThrottle, ErrorDigest, oomKillEvent } from "./messages.ts";
 import { fields } from "./settings.ts";
+import { readJson, saveJson, stateFile } from "./state-files.ts";
 
 type TailerContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "signal">;
 
@@ -42,12 +41,6 @@ const SAME_CRASH_MS = 60_000;
 
 /** Between two posts about a log that is not followed (a volume that keeps swapping it must not flood the channel). */
 const PROBLEM_POST_EVERY_MS = 10 * 60_000;
-
-/**
- * The state file's mode is what writeFileSync gave it: 666 less the umask, so 600 under the unit's UMask=0077. It
- * holds only a position in the log.
- */
-const STATE_MODE = 0o666;
 
 /**
  * The service (docs/system.md 1.5, 6): follows latest.log and posts the game's events. Its position (file identity and offset) is
@@ -260,32 +253,6 @@ interface PositionStore {
   /** The saved position, if there is one that can be read. */
   read(): FollowPosition | undefined;
   save(position: FollowPosition): void;
-}
-
-/** A state file of the tailer for this log: `log-tailer-<hash of the log's path>[-<what>].json`. */
-function stateFile(paths: Paths, logFile: string, what?: string): string {
-  mkdirSync(paths.stateDir, { recursive: true });
-  const hash = createHash("sha256").update(logFile).digest("hex").slice(0, 12);
-  return join(paths.stateDir, `log-tailer-${hash}${what ? `-${what}` : ""}.json`);
-}
-
-function readJson<T>(file: string): T | undefined {
-  try {
-    return JSON.parse(readFileSync(file, "utf8")) as T;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Writes a state file (atomically, flushed); a failure is one WARN line, and the service goes on. */
-function saveJson(file: string, value: unknown, logger: Logger): boolean {
-  try {
-    writeFileAtomic(file, JSON.stringify(value), STATE_MODE);
-    return true;
-  } catch (error) {
-    logger.warn(`cannot save ${file} (${(error as NodeJS.ErrnoException).code})`);
-    return false;
-  }
 }
 
 function positionStore(paths: Paths, logFile: string, logger: Logger): PositionStore {
