@@ -7,7 +7,7 @@ import type { Paths } from "@mcops/core/paths";
 
 /**
  * The state files' mode is what writeFileSync gave them: 666 less the umask, so 600 under the unit's UMask=0077. They
- * hold a position in the log and where Docker's stream got to.
+ * hold a position in the log, where Docker's stream got to, and the messages a stop left unsent.
  */
 const STATE_MODE = 0o666;
 

@@ -16,6 +16,7 @@ import { CrashLoop } from "./crash-loop.ts";
 import { after, BurstThrottle, ErrorDigest, oomKillEvent } from "./messages.ts";
 import { fields } from "./settings.ts";
 import { readJson, saveJson, stateFile } from "./state-files.ts";
+import { type Pending, type UnsentStore, unsentStore } from "./unsent.ts";
 
 type TailerContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "signal">;
 
@@ -43,6 +44,14 @@ const SAME_CRASH_MS = 60_000;
 const PROBLEM_POST_EVERY_MS = 10 * 60_000;
 
 /**
+ * At SIGTERM, the time the posts still pending get, in all. systemd kills the service TimeoutStopSec (30 s) after
+ * SIGTERM, and the Docker watch may already have taken 5 s of it: waiting out each message's retries against a Discord
+ * that does not answer (up to 2 min each) would get the service killed, and its messages lost with no line saying so.
+ * What is not sent within this is not waited for: it is saved (unsent.ts) and posted first at the next start.
+ */
+const STOP_POSTS_MS = 10_000;
+
+/**
  * The service (docs/system.md 1.5, 6): follows latest.log and posts the game's events. Its position (file identity and offset) is
  * saved in the state dir, so a restart neither announces old lines again nor misses new ones.
  */
@@ -58,6 +67,8 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
   });
   const posts = announcer(ctx, logger, settings);
   const position = positionStore(ctx.paths, log.file, logger);
+  const unsent = unsentStore(ctx.paths, log.file, logger);
+  postUnsent(unsent, posts, logger);
   const follower = follow(ctx, log, options, { logger, posts, position });
   logger.info(`following ${log.file}`);
   follower.start();
@@ -65,8 +76,11 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
   await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
   follower.stop();
   // The watch ends with the signal; whatever Docker does, the stop never waits on it for long.
-  await Promise.race([container, ctx.clock.sleep(5000).catch(() => undefined)]);
-  await posts.flush();
+  const watchEnded = new AbortController();
+  await Promise.race([container, ctx.clock.sleep(5000, watchEnded.signal).catch(() => undefined)]);
+  watchEnded.abort();
+  // What is left is saved before the position: a kill in between loses no message (it may post one twice).
+  unsent.save(await posts.flush(STOP_POSTS_MS), STOP_POSTS_MS);
   position.save(follower.position);
   log.dir.close();
   logger.info("stopped");
@@ -116,16 +130,43 @@ interface Announcer {
   /** The server's container was killed for memory (Docker's events): a crash the log cannot show. */
   oomKilled(kill: OomKill): void;
   send(notice: Notice | Promise<Notice>): void;
-  /** Sends what is still held (at shutdown) and waits until every post has gone out. */
-  flush(): Promise<void>;
+  /** Runs `then` once every post queued so far has gone out (unless a stop gave up on them first). */
+  afterPosts(then: () => void): void;
+  /**
+   * Sends what is still held (at shutdown) and waits until every post has gone out, or `budgetMs` has passed: then
+   * the rest is given up (a post under way included) and returned, oldest first.
+   */
+  flush(budgetMs: number): Promise<Pending[]>;
 }
 
 function announcer(ctx: TailerContext, logger: Logger, settings: ReturnType<typeof loadTailerSettings>): Announcer {
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   let queue: Promise<unknown> = Promise.resolve();
+  /** The messages queued and not yet posted, oldest first (the first may be under way). */
+  const pending: Pending[] = [];
+  /** The stop's time ran out: nothing more is posted (what was pending is the caller's now). */
+  let givenUp = false;
+  const enqueue = (job: () => Promise<unknown>) => {
+    queue = queue.then(() => (givenUp ? undefined : job()));
+  };
   // In log order: a notice still being made (the crash loop's, while the server is stopped) holds its place.
   const send = (notice: Notice | Promise<Notice>) => {
-    queue = queue.then(async () => notifier.send(await notice));
+    const item: Pending = { notice: undefined, queuedAt: ctx.clock.now() };
+    if (notice instanceof Promise) {
+      notice.then(
+        (made) => {
+          item.notice = made;
+        },
+        () => undefined,
+      );
+    } else item.notice = notice;
+    pending.push(item);
+    enqueue(async () => {
+      const made = await notice;
+      if (givenUp) return;
+      await notifier.send(made);
+      if (!givenUp) pending.splice(pending.indexOf(item), 1);
+    });
   };
   const bursts = new BurstThrottle({ clock: ctx.clock, send });
   const errors = new ErrorDigest(ctx.clock, send);
@@ -159,12 +200,26 @@ function announcer(ctx: TailerContext, logger: Logger, settings: ReturnType<type
         );
       } else offer(oomKillEvent(kill, ctx.clock));
     },
-    async flush() {
+    afterPosts(then) {
+      enqueue(async () => then());
+    },
+    async flush(budgetMs) {
       parser.flush();
       bursts.flush();
       errors.flush();
       loop?.close();
-      await queue;
+      const budget = new AbortController();
+      const allSent = await Promise.race([
+        queue.then(() => true),
+        ctx.clock.sleep(budgetMs, budget.signal).then(
+          () => false,
+          () => true,
+        ),
+      ]);
+      budget.abort();
+      if (allSent) return [];
+      givenUp = true;
+      return pending.splice(0);
     },
   };
 }
@@ -246,6 +301,18 @@ async function containerWatch(
     mark: readJson<StreamMark>(markFile),
     onMark: (mark) => saveJson(markFile, mark, logger),
   });
+}
+
+/**
+ * The messages the last stop left unsent, queued before anything the log or Docker says now, so they go out first and
+ * in their order; the file goes once they have (a stop before that saves what is still left, them included).
+ */
+function postUnsent(unsent: UnsentStore, posts: Announcer, logger: Logger): void {
+  const notices = unsent.read();
+  if (notices.length === 0) return;
+  logger.info(`posting the ${notices.length} message(s) the last stop left unsent (${unsent.file})`);
+  for (const notice of notices) posts.send(notice);
+  posts.afterPosts(() => unsent.remove());
 }
 
 /** Where the follower got to in a log, kept in the state dir under a name from the log's path. */

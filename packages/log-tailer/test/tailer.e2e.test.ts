@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { realLogPath } from "@mcops/game-log/fixtures";
-import { type DiscordStandIn, runTool, startDiscordStandIn, toolEnv } from "@mcops/testkit";
+import { type DiscordStandIn, runTool, startDiscordStandIn, toolEnv, waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const BIN = fileURLToPath(new URL("../dist/log-tailer.mjs", import.meta.url));
@@ -18,6 +18,13 @@ let service: ChildProcess | undefined;
 
 const line = (message: string, level = "INFO") => `[12:00:00] [Server thread/${level}]: ${message}\n`;
 const titles = () => discord.messages.map((m) => m.body.embeds[0].title as string);
+const toolLog = () => {
+  try {
+    return readFileSync(join(root, "log", "mc-log-tailer.log"), "utf8");
+  } catch {
+    return "";
+  }
+};
 
 beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), "mcops-tailer-"));
@@ -186,6 +193,26 @@ describe("log-tailer (service)", () => {
     await settled();
     expect(titles()).toEqual(["Steve left the game"]);
   });
+
+  it("stops while Discord drops every post, and posts what it left at the next start, before new lines", async () => {
+    discord.inject({ kind: "drop", times: 10_000 });
+    start();
+    await waitUntil(() => toolLog().includes("INFO following "), "the service to follow the log", 10_000);
+    appendFileSync(log, line("Steve joined the game") + line("Alex joined the game"));
+    await waitUntil(() => discord.requests.length > 0, "the first post to be tried", 10_000);
+    // The stop gives its posts 10 s, then exits with the one under way abandoned: the notifier's retries alone
+    // would hold it 15 s per message.
+    expect(await stop()).toBe(0);
+    expect(discord.messages).toHaveLength(0);
+    expect(toolLog()).toMatch(/WARN notification "Steve joined the game" not sent: the service stopped before/);
+    expect(toolLog()).toMatch(/WARN notification "Alex joined the game" not sent: the service stopped before/);
+    expect(toolLog()).toContain(" INFO stopped\n");
+    discord.reset();
+    appendFileSync(log, line("Steve left the game"));
+    start();
+    await discord.waitForMessages(3, 10_000);
+    expect(titles()).toEqual(["Steve joined the game", "Alex joined the game", "Steve left the game"]);
+  }, 60_000);
 
   it("after a restart carries on where it stopped: nothing repeated, nothing missed", async () => {
     appendFileSync(log, line("Old joined the game"));
