@@ -256,6 +256,11 @@ if [ "$UNINSTALL" = 1 ]; then
     remove "$dropin"
     remove_dir "$(dirname "${dropin#"$ROOT"}")"
   done
+  # A unit that failed stays listed (not-found, failed) after its file is gone, until reset.
+  if [ "$changed" = 1 ] && have_systemd; then
+    run_quiet "$SYSTEMCTL" reset-failed log-tailer.service idle-monitor.service dashboard.service \
+      'log-tailer@*.service' 'idle-monitor@*.service'
+  fi
   remove "$ROOT/etc/cron.d/mc-backup"
   remove "$ROOT/etc/logrotate.d/mc-tools"
   hook="$ROOT/etc/letsencrypt/renewal-hooks/deploy/restart-wings.sh"
@@ -421,6 +426,7 @@ elif [ -n "$PREVIOUS" ]; then
   if [ "$PREVIOUS" = "$VERSION_NOW" ]; then say "mcops $VERSION_NOW in $DEST: brought up to date"
   else say "mcops upgraded in $DEST: $PREVIOUS -> $VERSION_NOW"; fi
 else
-  say "mcops installed in $DEST. Next: fill in $ROOT/etc/mc-backup/backup.env and webhook.env, then"
+  say "mcops installed in $DEST. Next: fill in $ROOT/etc/mc-backup/backup.env and webhook.env, run this install.sh"
+  say "  again (a repository on this disk is then allowed to the idle monitor), backup init, then"
   say "  systemctl enable --now log-tailer idle-monitor   (and: dashboard passwd; see $PREFIX/README.md)"
 fi

@@ -42,6 +42,10 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 [ -x /usr/bin/time ] || missing+=(time)
 # The deploy checks run logrotate -d on the shipped config (systemd-analyze comes with systemd).
 command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
+# The system test boots a Debian 12 built by debootstrap in systemd-nspawn (systemd-container) and runs commands in it
+# with nsenter (util-linux).
+[ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+command -v systemd-nspawn >/dev/null 2>&1 || missing+=(systemd-container)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: Debian packages: installing ${missing[*]}..." >&2
   if [ "$(id -u)" = 0 ]; then

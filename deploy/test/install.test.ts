@@ -395,6 +395,8 @@ describe("install.sh", () => {
       "disable --now idle-monitor@beta.service",
       "disable idle-monitor@.service",
       "disable --now dashboard.service",
+      // A failed unit (idle-monitor@beta) would stay listed as not-found and failed after its file is gone.
+      "reset-failed log-tailer.service idle-monitor.service dashboard.service log-tailer@*.service idle-monitor@*.service",
       "daemon-reload",
     ]);
   }, 60_000);

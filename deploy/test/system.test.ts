@@ -1,0 +1,330 @@
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import {
+  appendFileSync,
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import {
+  buildWorld,
+  type DiscordStandIn,
+  type GameServer,
+  type PanelStandIn,
+  startDiscordStandIn,
+  startGameServer,
+  startPanelStandIn,
+  type TempDir,
+  tempDir,
+} from "@mcops/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Container } from "./system/container.ts";
+import { cannotBoot, debianRootfs } from "./system/rootfs.ts";
+
+/**
+ * The release installed and run under real systemd: a Debian 12 booted with systemd-nspawn (systemd as PID 1), the
+ * release tarball installed by its own install.sh as deploy/README.md says, restic and rclone from Debian's packages
+ * inside, the panel, Discord and the game stand-ins on the host's loopback (the container shares its network). The
+ * steps run in order, each on what the one before left, as an operator's first day would.
+ */
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
+const WHY_NOT = cannotBoot();
+const VOLUMES = "/var/lib/pterodactyl/volumes";
+
+let work: TempDir;
+let box: Container;
+let panel: PanelStandIn;
+let discord: DiscordStandIn;
+let game: GameServer;
+let tarball: string;
+const uuid = randomUUID();
+const world = `${VOLUMES}/${uuid}`;
+
+let handSnapshot = "";
+const newestSnapshot = async () => {
+  const list = JSON.parse(await box.run("/opt/mc-tools/backup snapshots --json")) as { id: string; time: string }[];
+  return list.sort((a, b) => a.time.localeCompare(b.time)).at(-1)?.id ?? "";
+};
+
+const titles = () => discord.messages.map((m) => String(m.body.embeds?.[0]?.title ?? m.body.content));
+const count = (title: string) => titles().filter((t) => t === title).length;
+
+/** Waits (bounded) for a condition that may need the container to answer. */
+async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) {
+      const logs = await box.exec("tail -n 20 /var/log/mc-*.log; journalctl -n 30 --no-pager -o short-monotonic");
+      throw new Error(`waited ${timeoutMs / 1000} s for ${what}; Discord has: ${titles().join(" | ")}\n${logs.stdout}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** A line of the game's log, appended as the game does, to the volume of `dir` (inside the container). */
+function gameSays(dir: string, text: string): void {
+  appendFileSync(box.path(`${dir}/logs/latest.log`), `[12:00:00] [Server thread/INFO]: ${text}\n`);
+}
+
+/** A join, posted before the next (joins close together are posted as one message). */
+async function joins(dir: string, player: string): Promise<void> {
+  const before = count(`${player} joined the game`);
+  gameSays(dir, `${player} joined the game`);
+  await until(`${player}'s join posted`, () => count(`${player} joined the game`) > before);
+}
+
+function writeConfig(inside: string, text: string): void {
+  const file = box.path(inside);
+  mkdirSync(join(file, ".."), { recursive: true });
+  writeFileSync(file, text, { mode: 0o600 });
+  chmodSync(file, 0o600);
+}
+
+/** The release tarball, as `npm run release` makes it, with `edit` applied to its tree (an upgrade's changes). */
+function release(dir: string, version: string, edit: (tree: string) => void = () => {}): string {
+  mkdirSync(dir, { recursive: true });
+  execFileSync(process.execPath, [join(REPO, "scripts", "release.ts"), "--tarball", dir], { stdio: "ignore" });
+  const [name] = readdirSync(dir).filter((f) => f.endsWith(".tar.gz"));
+  const tree = join(dir, "tree");
+  mkdirSync(tree);
+  execFileSync("tar", ["-xzf", join(dir, name as string), "-C", tree]);
+  const [top] = readdirSync(tree);
+  writeFileSync(join(tree, top as string, "VERSION"), `${version}\n`);
+  edit(join(tree, top as string));
+  const out = join(dir, `mcops-${version}-linux-x64.tar.gz`);
+  execFileSync("tar", ["-czf", out, "-C", tree, "--owner=0", "--group=0", top as string]);
+  return out;
+}
+
+/** A server's volume as Wings makes it: the world, owned by the game's user (988), mode 700. */
+function volume(dir: string): void {
+  const host = box.path(dir);
+  mkdirSync(join(host, "logs"), { recursive: true });
+  buildWorld(host, { chunksPerRegion: 2 });
+  writeFileSync(join(host, "logs", "latest.log"), "");
+  execFileSync("chown", ["-R", "988:988", host]);
+  chmodSync(host, 0o700);
+}
+
+describe("the release on a booted Debian 12 (systemd-nspawn)", () => {
+  beforeAll(async () => {
+    // Fails, not skips, when the machine cannot boot a container: the reason is the test's error.
+    if (WHY_NOT) throw new Error(`the system test cannot run here: ${WHY_NOT}`);
+    const lower = debianRootfs((line) => process.stderr.write(`system test: ${line}\n`));
+    work = tempDir("mcops-system-");
+    tarball = release(join(work.path, "first"), "1.0.0");
+    box = await Container.boot(lower, `mcops-${process.pid}`);
+    volume(world);
+    panel = await startPanelStandIn({
+      servers: [{ uuid, state: "running" }],
+      logFile: box.path(`${world}/logs/latest.log`),
+    });
+    discord = await startDiscordStandIn();
+    game = await startGameServer();
+  }, 20 * 60_000);
+
+  afterAll(async () => {
+    await box?.close();
+    await Promise.all([panel?.close(), discord?.close(), game?.close()]);
+    work?.cleanup();
+  }, 120_000);
+
+  it("installs from the release tarball with its install.sh, as deploy/README.md says", async () => {
+    copyFileSync(tarball, box.path("/root/mcops-1.0.0-linux-x64.tar.gz"));
+    const out = await box.run(
+      "cd /root && tar -xzf mcops-1.0.0-linux-x64.tar.gz && ./mcops-*/install.sh --create-restic-password --download-contact admin@example.com",
+    );
+    expect(out).toMatch(/^mcops installed in \/opt\/mc-tools\. Next:/m);
+    expect(await box.run("systemctl cat log-tailer.service | head -n 1")).toContain(
+      "/etc/systemd/system/log-tailer.service",
+    );
+    expect(await box.run("ls /opt/mc-tools/docs")).toMatch(/system\.md/);
+  });
+
+  it("is configured, allows the idle monitor its local repository, initialises it and backs up by hand", async () => {
+    writeConfig(
+      "/etc/mc-backup/backup.env",
+      [
+        `CONTROL_URL=${panel.url}`,
+        `CONTROL_KEY=${panel.apiKey}`,
+        `SERVER_ID=${panel.server.identifier}`,
+        `WORLD_DIR=${world}`,
+        "RESTIC_REPOSITORY=rclone:local:/srv/restic",
+        "RESTIC_PASSWORD_FILE=/root/.restic-password",
+        `GAME_ADDRESS=${game.address}`,
+        "IDLE_POLL=2s",
+        "IDLE_AFTER=4s",
+        "DOWNLOAD_CONTACT=admin@example.com",
+        "",
+      ].join("\n"),
+    );
+    writeConfig("/etc/mc-backup/webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.test\n`);
+    writeConfig("/root/.config/rclone/rclone.conf", "[local]\ntype = local\n");
+    const again = await box.run("./mcops-*/install.sh");
+    expect(again).toMatch(/^install \/etc\/systemd\/system\/idle-monitor\.service\.d\/repository\.conf$/m);
+    expect(again).toMatch(/^note: \/srv\/restic does not exist yet/m);
+    await box.run("/opt/mc-tools/backup init");
+    await box.run("/opt/mc-tools/backup");
+    expect(titles()).toEqual(["Backup started", "Backup completed"]);
+    handSnapshot = await newestSnapshot();
+  }, 180_000);
+
+  it("runs log-tailer and idle-monitor; a join is posted; the idle backup writes the local repository from its sandbox", async () => {
+    // restic's cache folder is gone (a fresh /root): the unit makes it before its sandbox is set up.
+    rmSync(box.path("/root/.cache"), { recursive: true, force: true });
+    await box.run("systemctl enable --now log-tailer idle-monitor");
+    await joins(world, "Steve");
+    // Somebody plays (the game's ping says so), then leaves: IDLE_AFTER later the idle monitor backs up.
+    const steve = await game.join("Steve");
+    const monitorLog = () => readFileSync(box.path("/var/log/mc-idle-monitor.log"), "utf8");
+    await until("the idle monitor to see Steve", () => /1 player online/.test(monitorLog()));
+    await steve.leave();
+    await until("the idle backup", () => count("Backup completed") === 2, 180_000);
+    expect(count("Backup failed")).toBe(0);
+    // Retention keeps one a day: the idle backup's snapshot took the place of the one made by hand.
+    expect(await newestSnapshot()).not.toBe(handSnapshot);
+    expect(readdirSync(box.path("/root/.cache/restic"))).not.toEqual([]);
+    expect(await box.run("grep -c 'idle backup' /var/log/mc-idle-monitor.log")).not.toBe("0\n");
+  }, 300_000);
+
+  it("stops a unit whose config is wrong once (exit 78, no restarts), its error in the journal as an error", async () => {
+    await box.exec("systemctl start idle-monitor@nosuch");
+    await until(
+      "idle-monitor@nosuch failed",
+      async () => (await box.run("systemctl show -p ActiveState --value idle-monitor@nosuch")).trim() === "failed",
+    );
+    const show = await box.run("systemctl show -p NRestarts -p ExecMainStatus idle-monitor@nosuch");
+    expect(show).toContain("NRestarts=0");
+    expect(show).toContain("ExecMainStatus=78");
+    const errors = await box.run("journalctl -u idle-monitor@nosuch -p err -o cat --no-pager");
+    expect(errors).toMatch(/^idle-monitor: /m);
+  });
+
+  it("fires a cron line under cron's environment", async () => {
+    // The shipped backup line's environment, every minute, running `backup status` (a read of the repository).
+    writeFileSync(
+      box.path("/etc/cron.d/mcops-system-test"),
+      '* * * * * root /opt/mc-tools/backup status >> /var/log/mc-status-cron.log 2>&1; echo "exit $?" >> /var/log/mc-status-cron.log\n',
+    );
+    await until(
+      "cron to run backup status",
+      () => {
+        try {
+          return /^exit 0$/m.test(readFileSync(box.path("/var/log/mc-status-cron.log"), "utf8"));
+        } catch {
+          return false;
+        }
+      },
+      130_000,
+    );
+    rmSync(box.path("/etc/cron.d/mcops-system-test"));
+  }, 150_000);
+
+  it("loses no log line over forced logrotates, and posts each join once over restart, kill -9 and reboot", async () => {
+    const tailerLog = () =>
+      readdirSync(box.path("/var/log"))
+        .filter((f) => f.startsWith("mc-log-tailer.log"))
+        .map((f) => {
+          const bytes = readFileSync(box.path(`/var/log/${f}`));
+          return (f.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
+        })
+        .join("");
+    for (let i = 0; i < 3; i++) {
+      await joins(world, `Rot${i}`);
+      await box.run("logrotate -f /etc/logrotate.d/mc-tools");
+    }
+    await joins(world, "Rot3");
+    for (let i = 0; i < 4; i++) expect(tailerLog().match(new RegExp(`join Rot${i}:`, "g"))).toHaveLength(1);
+
+    await box.run("systemctl restart log-tailer");
+    await joins(world, "AfterRestart");
+    const pid = (await box.run("systemctl show -p MainPID --value log-tailer")).trim();
+    await box.run("systemctl kill -s KILL log-tailer");
+    await until("log-tailer restarted after kill -9", async () => {
+      const now = (await box.run("systemctl show -p MainPID -p ActiveState --value log-tailer")).split("\n");
+      return now[0] !== pid && now[0] !== "0" && now[1] === "active";
+    });
+    await joins(world, "AfterKill");
+
+    // Discord unreachable: the stop ends within TimeoutStopSec, says what it could not send, and the next start posts it.
+    discord.inject({ kind: "drop", times: 10_000 });
+    gameSays(world, "WhileDown joined the game");
+    await until("the tailer to read WhileDown's join", () => /join WhileDown:/.test(tailerLog()));
+    await box.run("systemctl stop log-tailer");
+    const stopped = await box.run("systemctl show -p Result --value log-tailer");
+    expect(stopped.trim()).toBe("success");
+    expect(tailerLog()).toMatch(/WARN notification "WhileDown joined the game" not sent/);
+    const posted = [...discord.messages];
+    discord.reset(); // the faults go; the messages so far are kept
+    discord.messages.push(...posted);
+    await box.run("systemctl start log-tailer");
+    await until("WhileDown's join posted after the start", () => count("WhileDown joined the game") === 1);
+    await box.reboot();
+    await joins(world, "AfterReboot");
+    const joined = titles().filter((t) => t.endsWith(" joined the game"));
+    expect(joined).toEqual([
+      "Steve joined the game",
+      "Rot0 joined the game",
+      "Rot1 joined the game",
+      "Rot2 joined the game",
+      "Rot3 joined the game",
+      "AfterRestart joined the game",
+      "AfterKill joined the game",
+      "WhileDown joined the game",
+      "AfterReboot joined the game",
+    ]);
+  }, 400_000);
+
+  it("upgrades: a unit that changed is reloaded and the running service has the new setting", async () => {
+    const upgrade = release(join(work.path, "second"), "1.0.1", (tree) => {
+      const unit = join(tree, "systemd", "log-tailer.service");
+      writeFileSync(unit, readFileSync(unit, "utf8").replace(/^MemoryMax=.*$/m, "MemoryMax=300M"));
+    });
+    copyFileSync(upgrade, box.path("/root/mcops-1.0.1-linux-x64.tar.gz"));
+    const before = (await box.run("systemctl show -p MainPID --value log-tailer")).trim();
+    const out = await box.run(
+      "cd /root && rm -rf up && mkdir up && tar -xzf mcops-1.0.1-linux-x64.tar.gz -C up && ./up/mcops-*/install.sh",
+    );
+    expect(out).toMatch(/^mcops upgraded in \/opt\/mc-tools: 1\.0\.0 -> 1\.0\.1$/m);
+    expect(out).not.toContain("Next:");
+    const show = await box.run("systemctl show -p MemoryMax -p NeedDaemonReload -p MainPID log-tailer");
+    expect(show).toContain(`MemoryMax=${300 * 1024 * 1024}`);
+    expect(show).toContain("NeedDaemonReload=no");
+    expect(show).not.toContain(`MainPID=${before}\n`);
+    await joins(world, "AfterUpgrade");
+  }, 180_000);
+
+  it("runs a second server's template instances", async () => {
+    const uuid2 = randomUUID();
+    const world2 = `${VOLUMES}/${uuid2}`;
+    volume(world2);
+    writeConfig("/etc/mc-backup/beta/backup.env", `WORLD_DIR=${world2}\n`);
+    writeConfig("/etc/mc-backup/beta/webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    await box.run("systemctl enable --now log-tailer@beta");
+    await until("log-tailer@beta following", () => {
+      try {
+        return readFileSync(box.path("/var/log/mc-tools/beta/mc-log-tailer.log"), "utf8").includes("following");
+      } catch {
+        return false;
+      }
+    });
+    await joins(world2, "Alex");
+    expect(readdirSync(box.path("/var/lib/mc-tools/beta")).some((f) => /^log-tailer-.*\.json$/.test(f))).toBe(true);
+  }, 120_000);
+
+  it("--uninstall stops and removes everything it installed, and keeps config, logs and backups", async () => {
+    const out = await box.run("./up/mcops-*/install.sh --uninstall");
+    expect(out).toMatch(/^stop and disable log-tailer@beta\.service$/m);
+    const units = await box.run("systemctl list-units --all --plain --no-legend 'log-tailer*' 'idle-monitor*'");
+    expect(units.trim()).toBe("");
+    expect(await box.run("ls /opt /etc/systemd/system")).not.toMatch(/mc-tools|log-tailer|idle-monitor/);
+    expect(await box.run("ls /etc/mc-backup /srv/restic")).toMatch(/backup\.env[\s\S]*config/);
+  }, 120_000);
+});
