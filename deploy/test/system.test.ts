@@ -205,6 +205,9 @@ describe("the release on a booted Debian 12 (systemd-nspawn)", () => {
     expect(show).toContain("ExecMainStatus=78");
     const errors = await box.run("journalctl -u idle-monitor@nosuch -p err -o cat --no-pager");
     expect(errors).toMatch(/^idle-monitor: /m);
+    // A running service's WARN line (no Docker socket in this container) at priority warning.
+    const warnings = await box.run("journalctl -u log-tailer -p warning -o cat --no-pager");
+    expect(warnings).toMatch(/ WARN no Docker socket at /);
   });
 
   it("fires a cron line under cron's environment", async () => {
@@ -301,13 +304,29 @@ describe("the release on a booted Debian 12 (systemd-nspawn)", () => {
     await joins(world, "AfterUpgrade");
   }, 180_000);
 
-  it("runs a second server's template instances", async () => {
+  it("runs a second server's template instances, each with its own config, state, logs and repository drop-in", async () => {
     const uuid2 = randomUUID();
     const world2 = `${VOLUMES}/${uuid2}`;
     volume(world2);
-    writeConfig("/etc/mc-backup/beta/backup.env", `WORLD_DIR=${world2}\n`);
+    writeConfig(
+      "/etc/mc-backup/beta/backup.env",
+      [
+        `CONTROL_URL=${panel.url}`,
+        `CONTROL_KEY=${panel.apiKey}`,
+        `SERVER_ID=${panel.server.identifier}`,
+        `WORLD_DIR=${world2}`,
+        "RESTIC_REPOSITORY=/srv/restic-beta",
+        "RESTIC_PASSWORD_FILE=/root/.restic-password",
+        `GAME_ADDRESS=${game.address}`,
+        "IDLE_POLL=2s",
+        "",
+      ].join("\n"),
+    );
     writeConfig("/etc/mc-backup/beta/webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\n`);
-    await box.run("systemctl enable --now log-tailer@beta");
+    await box.run("mkdir -p /srv/restic-beta");
+    const again = await box.run("./up/mcops-*/install.sh");
+    expect(again).toMatch(/^install \/etc\/systemd\/system\/idle-monitor@beta\.service\.d\/repository\.conf$/m);
+    await box.run("systemctl enable --now log-tailer@beta idle-monitor@beta");
     await until("log-tailer@beta following", () => {
       try {
         return readFileSync(box.path("/var/log/mc-tools/beta/mc-log-tailer.log"), "utf8").includes("following");
@@ -317,11 +336,24 @@ describe("the release on a booted Debian 12 (systemd-nspawn)", () => {
     });
     await joins(world2, "Alex");
     expect(readdirSync(box.path("/var/lib/mc-tools/beta")).some((f) => /^log-tailer-.*\.json$/.test(f))).toBe(true);
+    await until("idle-monitor@beta's first look", () => {
+      try {
+        return /players? online \[ping\]/.test(
+          readFileSync(box.path("/var/log/mc-tools/beta/mc-idle-monitor.log"), "utf8"),
+        );
+      } catch {
+        return false;
+      }
+    });
+    const sandbox = await box.run("systemctl show -p ReadWritePaths --value idle-monitor@beta");
+    expect(sandbox).toContain("/srv/restic-beta");
+    expect(sandbox).not.toContain("/srv/restic ");
   }, 120_000);
 
   it("--uninstall stops and removes everything it installed, and keeps config, logs and backups", async () => {
     const out = await box.run("./up/mcops-*/install.sh --uninstall");
     expect(out).toMatch(/^stop and disable log-tailer@beta\.service$/m);
+    expect(out).toMatch(/^stop and disable idle-monitor@beta\.service$/m);
     const units = await box.run("systemctl list-units --all --plain --no-legend 'log-tailer*' 'idle-monitor*'");
     expect(units.trim()).toBe("");
     expect(await box.run("ls /opt /etc/systemd/system")).not.toMatch(/mc-tools|log-tailer|idle-monitor/);

@@ -264,7 +264,10 @@ describe("createNotifier", () => {
 
   it("shares the rate limit between notifiers (as between processes) and never draws a 429", async () => {
     await discord.close();
-    discord = await startDiscordStandIn({ rateLimit: { limit: 3, windowMs: 600 } });
+    // The stand-in's window is shorter than the notifiers' by 200 ms: a post reserved at the window's end may reach it
+    // a little later or sooner than the first one did (a busy machine), and that is not what this test is about. Two
+    // notifiers that did not share the limit would post six at once, and draw 429s whatever the margin.
+    discord = await startDiscordStandIn({ rateLimit: { limit: 3, windowMs: 400 } });
     const rate = { limit: 3, windowMs: 600 };
     const a = notifier({ rate });
     const b = notifier({ rate });
@@ -278,7 +281,10 @@ describe("createNotifier", () => {
 
   it("shares it between the units of two servers (their own run dirs, one MCOPS_RATE_DIR)", async () => {
     await discord.close();
-    discord = await startDiscordStandIn({ rateLimit: { limit: 3, windowMs: 600 } });
+    // The stand-in's window is shorter than the notifiers' by 200 ms: a post reserved at the window's end may reach it
+    // a little later or sooner than the first one did (a busy machine), and that is not what this test is about. Two
+    // notifiers that did not share the limit would post six at once, and draw 429s whatever the margin.
+    discord = await startDiscordStandIn({ rateLimit: { limit: 3, windowMs: 400 } });
     const rate = { limit: 3, windowMs: 600 };
     const rateDir = join(paths.runDir, "shared");
     const a = notifier({ rate, paths: { ...paths, runDir: join(paths.runDir, "alpha"), rateDir } });
