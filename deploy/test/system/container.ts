@@ -106,11 +106,11 @@ export class Container {
   }
 
   /** Runs a shell command inside as root with a clean environment, like an operator's login shell. */
-  exec(command: string, options: { timeoutMs?: number; input?: string } = {}): Promise<Exec> {
+  exec(command: string, options: { timeoutMs?: number } = {}): Promise<Exec> {
     const args = ["--target", String(this.#pid), "--all", "--", "/usr/bin/env", "-i"];
     args.push(`PATH=${PATH}`, "HOME=/root", "LANG=C.UTF-8", "TERM=dumb", "/bin/bash", "-c", `cd /root && ${command}`);
     return new Promise((resolve) => {
-      const child = spawn("nsenter", args, { stdio: ["pipe", "pipe", "pipe"] });
+      const child = spawn("nsenter", args, { stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";
       let stderr = "";
       child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
@@ -120,12 +120,15 @@ export class Container {
         clearTimeout(timer);
         resolve({ code, stdout, stderr });
       });
-      child.stdin.end(options.input ?? "");
+      child.on("error", (error) => {
+        clearTimeout(timer);
+        resolve({ code: null, stdout, stderr: `${stderr}${error.message}` });
+      });
     });
   }
 
   /** exec() that must succeed; its output. */
-  async run(command: string, options: { timeoutMs?: number; input?: string } = {}): Promise<string> {
+  async run(command: string, options: { timeoutMs?: number } = {}): Promise<string> {
     const result = await this.exec(command, options);
     if (result.code !== 0) {
       throw new Error(`in the container: ${command}\nexit ${result.code}\n${result.stdout}\n${result.stderr}`);
