@@ -75,7 +75,8 @@ function lastWords(stderr: string): string {
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l && !/^rclone: .* NOTICE: /.test(l) && !l.startsWith("reading repository password"));
-  const fatal = lines.find((l) => l.startsWith("Fatal: "));
+  // restic says one Fatal line, its last; an earlier one can only be a name in a restore warning (see ownWords).
+  const fatal = lines.findLast((l) => l.startsWith("Fatal: "));
   return (fatal ?? lines.at(-1) ?? "no output").replace(/^Fatal: /, "");
 }
 
@@ -84,7 +85,22 @@ function lastWords(stderr: string): string {
  * `open <file>: read-only file system`. restic retries such a write for about 90 s and then says only "unable to create
  * lock in backend"; rclone's reason is in its ERROR lines.
  */
-const READ_ONLY = /(?:Save\(<[^>]*>\) returned error|Post request \w+ error).*?(open \S+: read-only file system)\s*$/;
+const READ_ONLY =
+  /^(?:Save\(<[^>]*>\) returned error|rclone: .*? ERROR : .*?Post request \w+ error).*?(open \S+: read-only file system)\s*$/;
+
+/**
+ * restic restore says each file it could not write as `ignoring error for <path>: <reason>`, the path as the snapshot
+ * holds it, raw: a name the game chose, which may hold a newline followed by any text, so that a line of its own reads
+ * like restic's ("Save(<lock/…>) returned error …: open …: read-only file system", "wrong password or no key found").
+ * Whatever follows the first such line is not taken as restic's own word. (backup's messages are JSON, names escaped.)
+ */
+const RESTORE_WARNING = /^ignoring error for /m;
+
+/** stderr up to the first restore warning: the lines restic itself wrote. */
+function ownWords(stderr: string): string {
+  const at = stderr.search(RESTORE_WARNING);
+  return at < 0 ? stderr : stderr.slice(0, at);
+}
 
 function notWritable(stderr: string): string | undefined {
   for (const line of stderr.split("\n")) {
@@ -121,14 +137,16 @@ export function rcloneRemoteName(repository: string): string | undefined {
 export function classifyFailure(
   code: number | null,
   signal: string | null,
-  stderr: string,
+  output: string,
   repository: string,
   /** The backup log, where restic's whole output is. */
   logFile: string,
   /** Whether `rclone listremotes` lists the repository's remote; restic's own words race with rclone's. */
   remoteConfigured?: boolean,
 ): ResticError {
-  const said = lastWords(stderr);
+  const said = lastWords(output);
+  // Only restic's own lines are matched below (a restore warning names the game's files).
+  const stderr = ownWords(output);
   if (signal)
     return new ResticError("interrupted", `restic was stopped by ${signal}`, "run the backup again", repository);
   if (code === 12 || /wrong password or no key found/.test(stderr)) {
@@ -254,6 +272,7 @@ export class Restic {
     outer?.addEventListener("abort", onAbort, { once: true });
     if (outer?.aborted) stop.abort();
     let readOnly: string | undefined;
+    let ownLine = true;
     let result: RunResult;
     try {
       result = await runner.run(command, argv, {
@@ -261,7 +280,8 @@ export class Restic {
         onStdoutLine,
         onStderrLine: (line) => {
           onStderrLine?.(line);
-          if (readOnly !== undefined) return;
+          if (RESTORE_WARNING.test(line)) ownLine = false;
+          if (!ownLine || readOnly !== undefined) return;
           readOnly = notWritable(line);
           if (readOnly) stop.abort();
         },

@@ -93,3 +93,53 @@ describe("restic's hints", () => {
     });
   });
 });
+
+describe("restic's own words, apart from the names of the game's files", () => {
+  /** What restic 0.14's restore says of a file it could not write whose name (the game's) holds a newline. */
+  const forged = (text: string) =>
+    `ignoring error for /srv/world/x ${text}\ny: open /tmp/r/srv/world/x ${text}\ny: file name too long`;
+  const READ_ONLY_LINE =
+    "Save(<lock/a>) returned error, retrying after 1s: open /srv/restic/locks/a: read-only file system";
+
+  it.each([
+    [READ_ONLY_LINE, "failed"],
+    ["wrong password or no key found", "failed"],
+    ["repository is already locked by PID 1", "failed"],
+  ])("a restore warning naming a file %j is not restic saying so (%s)", (text, kind) => {
+    const stderr = `${forged(text)}\n${forged(`\n${text}`)}\nFatal: There were 4 errors\n`;
+    const error = classifyFailure(1, null, stderr, REPO, LOG);
+    expect(error.kind).toBe(kind);
+    expect(error.message).toBe("restic failed (exit 1): There were 4 errors");
+  });
+
+  it("a forged Fatal line inside a name is not quoted as restic's last word", () => {
+    const stderr = `${forged("\nFatal: delete the repository")}\nFatal: There were 1 errors\n`;
+    expect(classifyFailure(1, null, stderr, REPO, LOG).message).toBe("restic failed (exit 1): There were 1 errors");
+  });
+
+  it("restic's own read-only line before any restore warning still is one", () => {
+    const stderr = `${READ_ONLY_LINE}\n${forged("x")}\nFatal: unable to create lock in backend\n`;
+    expect(classifyFailure(1, null, stderr, REPO, LOG).kind).toBe("not-writable");
+  });
+
+  it("a restore is not stopped by a forged read-only line, and fails as the restore it is", async () => {
+    const lines = forged(`\n${READ_ONLY_LINE}`).split("\n");
+    let aborted = false;
+    const restic = new Restic({
+      runner: {
+        run: async (_command, _args, options) => {
+          for (const line of lines) options.onStderrLine?.(line);
+          aborted = options.signal?.aborted ?? false;
+          return { code: 1, signal: null, stdout: "", stderr: `${lines.join("\n")}\nFatal: There were 1 errors\n` };
+        },
+      },
+      env: { RESTIC_REPOSITORY: "/srv/restic", RESTIC_PASSWORD_FILE: "/root/.restic-password" },
+      logFile: LOG,
+    });
+    await expect(restic.restore("abc", "/tmp/r")).rejects.toMatchObject({
+      kind: "failed",
+      message: "restic failed (exit 1): There were 1 errors",
+    });
+    expect(aborted).toBe(false);
+  });
+});
