@@ -53,6 +53,45 @@ function absolute(path: string): string | undefined {
   return isAbsolute(path) ? posix.normalize(path).replace(/(.)\/+$/, "$1") : undefined;
 }
 
+/**
+ * Folders the idle monitor's sandbox keeps read-only and that no repository belongs in: the system's (a repository in
+ * one, or one above it, would let the sandbox rewrite programs and configuration that root runs outside it).
+ */
+const SYSTEM = [
+  "/bin",
+  "/boot",
+  "/dev",
+  "/etc",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/proc",
+  "/run",
+  "/sbin",
+  "/sys",
+  "/usr",
+  "/root/.ssh",
+];
+/** Folders that hold others' files: a repository may be below them (/srv/restic, /root/restic), not them themselves. */
+const SHARED = ["/home", "/media", "/mnt", "/opt", "/root", "/srv", "/tmp", "/var", "/var/lib", "/var/log", "/var/tmp"];
+
+/**
+ * Why the idle monitor's unit must not be allowed to write `folder` (a normalised absolute path), or undefined: `/`,
+ * a system folder or one below it, a folder above one (`/var` holds /var/lib), or a shared folder itself. A typo such
+ * as `RESTIC_REPOSITORY=/srv/restic/..` or an alias to `/` would otherwise undo ProtectSystem=strict.
+ */
+export function tooWide(folder: string): string | undefined {
+  const within = (dir: string, parent: string) => dir === parent || dir.startsWith(`${parent}/`);
+  if (folder === "/") return "it is the whole file system";
+  const system = SYSTEM.find((dir) => within(folder, dir));
+  if (system) return `it is in ${system}, which the system keeps read-only`;
+  const above = [...SYSTEM, ...SHARED].find((dir) => dir !== folder && within(dir, folder));
+  if (above) return `it holds ${above}`;
+  if (SHARED.includes(folder)) return "it holds other software's files";
+  return undefined;
+}
+
 /** Whether `folder` can be written into a unit file as it is. */
 export function unitSafe(folder: string): boolean {
   return UNIT_SAFE.test(folder);

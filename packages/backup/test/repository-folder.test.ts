@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { repositoryFolder, unitSafe } from "../src/repository-folder.ts";
+import { repositoryFolder, tooWide, unitSafe } from "../src/repository-folder.ts";
 
 const remotes = {
   disk: { type: "local" },
@@ -45,5 +45,41 @@ describe("repositoryFolder", () => {
     expect(unitSafe("/srv/100%")).toBe(false);
     expect(unitSafe('/srv/"x"')).toBe(false);
     expect(unitSafe("/srv/x\nExecStartPre=/bin/sh")).toBe(false);
+  });
+
+  it("allows no folder that would open the system to the idle monitor's sandbox", () => {
+    const wide = { up: { type: "alias", remote: "/srv/backups" }, root: { type: "alias", remote: "/" } };
+    for (const repository of [
+      "/",
+      "/srv/restic/../..",
+      "rclone:up:../..",
+      "rclone:root:etc",
+      "/etc",
+      "/etc/mc-backup",
+    ]) {
+      const folder = repositoryFolder(repository, wide) as string;
+      expect(tooWide(folder), `${repository} (${folder})`).toBeDefined();
+    }
+    for (const folder of [
+      "/usr/local/restic",
+      "/var",
+      "/var/lib",
+      "/root",
+      "/root/.ssh/r",
+      "/mnt",
+      "/opt",
+      "/srv",
+      "/home",
+    ])
+      expect(tooWide(folder), folder).toBeDefined();
+    for (const folder of [
+      "/srv/restic",
+      "/mnt/backup/restic",
+      "/root/restic",
+      "/var/backups/restic",
+      "/backup",
+      "/data/r",
+    ])
+      expect(tooWide(folder), folder).toBeUndefined();
   });
 });

@@ -128,8 +128,8 @@ describe("restic's own words, apart from the names of the game's files", () => {
     const restic = new Restic({
       runner: {
         run: async (_command, _args, options) => {
-          for (const line of lines) options.onStderrLine?.(line);
-          aborted = options.signal?.aborted ?? false;
+          for (const line of lines) options?.onStderrLine?.(line);
+          aborted = options?.signal?.aborted ?? false;
           return { code: 1, signal: null, stdout: "", stderr: `${lines.join("\n")}\nFatal: There were 1 errors\n` };
         },
       },

@@ -2,7 +2,7 @@ import { fromBackupEnv, pickFields } from "@mcops/core/config";
 import { ConfigError } from "@mcops/core/errors";
 import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
-import { type RcloneRemote, repositoryFolder, unitSafe } from "../repository-folder.ts";
+import { type RcloneRemote, repositoryFolder, tooWide, unitSafe } from "../repository-folder.ts";
 import { fields } from "../settings.ts";
 
 const dumpSchema = z.record(z.string(), z.object({ type: z.optional(z.string()), remote: z.optional(z.string()) }));
@@ -28,6 +28,13 @@ export async function runRepositoryFolder(
     throw new ConfigError(`the repository's folder ${JSON.stringify(folder)} cannot be written into a unit file`, {
       where: settings.file,
       hint: "move the repository to a folder whose name has no spaces, quotes or %, or add ReadWritePaths= to the idle monitor's unit by hand",
+    });
+  }
+  const wide = tooWide(folder);
+  if (wide) {
+    throw new ConfigError(`the repository's folder ${folder} is not allowed to the idle monitor: ${wide}`, {
+      where: settings.file,
+      hint: "give the repository a folder of its own, e.g. /srv/restic or /mnt/backup/restic",
     });
   }
   ctx.stdout.write(`${folder}\n`);
