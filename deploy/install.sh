@@ -52,6 +52,13 @@ check_contact() {
 [ -z "$DOWNLOAD_CONTACT" ] || check_contact
 case "$PREFIX" in /*) ;; *) echo "install.sh: --prefix must be absolute ($PREFIX) — e.g. /opt/mc-tools" >&2; exit 2 ;; esac
 PREFIX="$(realpath -ms -- "$PREFIX")"
+# The prefix is written into unit files, the cron file and a sed replacement: nothing they would read otherwise (a space
+# splits ExecStart=, % is a specifier, & and # change the replacement).
+case "$PREFIX" in
+  *[!A-Za-z0-9._/+@,=~-]*)
+    echo "install.sh: --prefix may hold only letters, digits and . _ / + @ , = ~ - ($PREFIX) — e.g. /opt/mc-tools" >&2
+    exit 2 ;;
+esac
 ROOT="${ROOT%/}"
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -91,6 +98,24 @@ put() {
   say "install $dest"
   run mkdir -p "$(dirname "$dest")"
   run install -m "$mode" "$src" "$dest"
+}
+
+# The files with names another program could use too (docs/*.md, VERSION: the prefix may be shared, /usr/local) that
+# install.sh wrote, by their PREFIX-relative names, one a line, in this list (its own name is mcops's alone).
+MANIFEST_NAME=lib/mcops-files.txt
+declare -A OURS=()
+SHIPPED=()
+
+# put_ours SRC REL MODE: like put, for such a file: one that is there, differs and is not in the list is someone else's,
+# and is kept.
+put_ours() {
+  local src="$1" rel="$2" mode="$3"
+  if [ -e "$DEST/$rel" ] && [ -z "${OURS[$rel]:-}" ] && ! cmp -s "$src" "$DEST/$rel"; then
+    say "keep $DEST/$rel (not installed by mcops)"
+    return
+  fi
+  SHIPPED+=("$rel")
+  put "$src" "$DEST/$rel" "$mode"
 }
 
 # put_text DEST MODE <<<TEXT: like put, for generated text.
@@ -170,10 +195,22 @@ empty_after() {
   done
 }
 
+# no_link_below BASE PATH: no component of PATH below BASE (PATH itself included) is a symbolic link.
+no_link_below() {
+  local base="$1" path="$2"
+  while [ "${#path}" -gt "${#base}" ] && [ "$path" != / ]; do
+    [ -L "$path" ] && return 1
+    path="${path%/*}"
+  done
+  return 0
+}
+
 # remove_dir DIR: DIR (PREFIX-relative) once it is empty, unless other software shares it.
 remove_dir() {
   local dir="$1" path="$ROOT$1"
   if [ ! -d "$path" ] || [ -L "$path" ] || shared_dir "$dir"; then return 0; fi
+  # Below the prefix, never through a link (docs/packages -> elsewhere).
+  [[ "$dir" != "$PREFIX"/* ]] || no_link_below "$ROOT$PREFIX" "$path" || return 0
   if ! empty_after "$path"; then say "keep $path (holds files install.sh did not write)"; return 0; fi
   changed=1
   GONE["$path"]=1
@@ -201,9 +238,15 @@ instances() {
 DEST="$ROOT$PREFIX"
 UNITDIR="$ROOT/etc/systemd/system"
 # An upgrade (the prefix holds an install): its version, for the last line.
+if [ -f "$DEST/$MANIFEST_NAME" ] && [ ! -L "$DEST/$MANIFEST_NAME" ]; then
+  while IFS= read -r rel; do [ -n "$rel" ] && OURS["$rel"]=1; done < "$DEST/$MANIFEST_NAME"
+fi
 PREVIOUS=""
-[ -f "$DEST/VERSION" ] && PREVIOUS="$(head -c 64 "$DEST/VERSION" | head -n 1)"
-[ -z "$PREVIOUS" ] && [ -f "$DEST/lib/backup.mjs" ] && PREVIOUS="an earlier version"
+# A VERSION file counts only when install.sh wrote it (in a shared prefix it may be someone else's).
+if [ -f "$DEST/lib/backup.mjs" ]; then
+  [ -n "${OURS[VERSION]:-}" ] && PREVIOUS="$(head -c 64 "$DEST/VERSION" | head -n 1 | tr -cd '[:alnum:]._+~-')"
+  [ -n "$PREVIOUS" ] || PREVIOUS="an earlier version"
+fi
 VERSION_NOW="unknown"
 if [ -f "$FILES/VERSION" ]; then VERSION_NOW="$(head -n 1 "$FILES/VERSION")"
 elif [ -n "${REPO:-}" ]; then VERSION_NOW="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$REPO/package.json")"; fi
@@ -211,16 +254,31 @@ elif [ -n "${REPO:-}" ]; then VERSION_NOW="$(sed -n 's/^  "version": "\(.*\)",$/
 # repository_dropin CONFIGDIR DROPIN: DROPIN allows the folder of CONFIGDIR/backup.env's RESTIC_REPOSITORY when it is
 # on this disk (backup repository-folder says which); it is removed when the repository is elsewhere.
 repository_dropin() {
-  local configdir="$1" dropin="$2" folder
-  [ -f "$configdir/backup.env" ] && grep -q '^RESTIC_REPOSITORY=.' "$configdir/backup.env" || return 0
+  local configdir="$1" dropin="$2" folder errors
+  # As backup reads the file: leading blanks and "export " are allowed.
+  [ -f "$configdir/backup.env" ] && grep -Eq '^[[:space:]]*(export[[:space:]]+)?RESTIC_REPOSITORY=.' "$configdir/backup.env" ||
+    return 0
   local with=(MCOPS_CONFIG_DIR="$configdir")
   [ -n "$ROOT" ] && [ -f "$ROOT/root/.config/rclone/rclone.conf" ] && with+=(RCLONE_CONFIG="$ROOT/root/.config/rclone/rclone.conf")
-  if ! folder="$(env "${with[@]}" "$RUNTIME" "$(tool_source backup)" repository-folder 2>&1)"; then
-    say "note: ${folder##*$'\n'}"
+  # Only its standard output is the folder (a warning Node prints on stderr is not written into a unit file).
+  errors="$(mktemp)"
+  if ! folder="$(env "${with[@]}" "$RUNTIME" "$(tool_source backup)" repository-folder 2>"$errors")"; then
+    say "note: $(tail -n 1 "$errors")"
+    rm -f "$errors"
     return 0
   fi
+  rm -f "$errors"
   if [ -z "$folder" ]; then
     remove "$dropin"
+    return 0
+  fi
+  if [[ "$folder" == *$'\n'* ]]; then
+    say "note: backup repository-folder said more than one folder; no drop-in written"
+    return 0
+  fi
+  # The program root runs (cron, the units): never writable from the sandbox.
+  if [[ "$folder/" == "$PREFIX/"* || "$PREFIX/" == "$folder/"* ]]; then
+    say "note: the repository's folder $folder is not allowed to the idle monitor: it holds or is in $PREFIX — give the repository a folder of its own"
     return 0
   fi
   put_text "$dropin" 0644 <<EOF
@@ -280,14 +338,29 @@ if [ "$UNINSTALL" = 1 ]; then
   if [ -f "$DEST/README.md" ] && grep -q mcops "$DEST/README.md"; then remove "$DEST/README.md"; fi
   remove "$DEST/runtime/node"
   remove "$DEST/nginx/mc-dashboard.conf"
-  [ -f "$DEST/VERSION" ] && remove "$DEST/VERSION"
-  # The shipped documents, by the names this release ships (the prefix may be shared), then their folders once empty.
-  if [ -d "$FILES/docs" ] && [ -d "$DEST/docs" ] && [ ! -L "$DEST/docs" ]; then
-    while IFS= read -r -d '' doc; do
-      [ -L "$DEST/docs" ] || remove "$DEST/${doc#"$FILES/"}"
-    done < <(find "$FILES/docs" -type f -name '*.md' -print0 | sort -z)
-    while IFS= read -r -d '' dir; do remove_dir "$PREFIX/${dir#"$FILES/"}"; done < <(find "$FILES/docs" -mindepth 1 -type d -print0 | sort -rz)
+  [ -n "${OURS[VERSION]:-}" ] && remove "$DEST/VERSION"
+  # The documents install.sh wrote (its list) or this release ships, unchanged (the prefix may be shared), never through
+  # a link on the way (docs/packages -> elsewhere); then their folders once empty.
+  declare -A DOCS=()
+  for rel in "${!OURS[@]}"; do [[ "$rel" != docs/* ]] || DOCS["$rel"]=1; done
+  if [ -d "$FILES/docs" ]; then
+    while IFS= read -r -d '' doc; do DOCS["${doc#"$FILES/"}"]=1; done < <(find "$FILES/docs" -type f -name '*.md' -print0)
   fi
+  if [ -d "$DEST/docs" ] && [ ! -L "$DEST/docs" ]; then
+    while IFS= read -r rel; do
+      [ -n "$rel" ] && no_link_below "$DEST" "$(dirname "$DEST/$rel")" || continue
+      [ -e "$DEST/$rel" ] || [ -L "$DEST/$rel" ] || continue
+      if [ -z "${OURS[$rel]:-}" ] && ! cmp -s "$FILES/$rel" "$DEST/$rel"; then
+        say "keep $DEST/$rel (not installed by mcops)"
+        continue
+      fi
+      remove "$DEST/$rel"
+    done < <(printf '%s\n' "${!DOCS[@]}" | sort)
+    while IFS= read -r dir; do
+      [ -n "$dir" ] && remove_dir "$PREFIX/$dir"
+    done < <(for rel in "${!DOCS[@]}"; do d="${rel%/*}"; while [ "$d" != docs ] && [[ "$d" == docs/* ]]; do echo "$d"; d="${d%/*}"; done; done | sort -ru)
+  fi
+  [ -f "$DEST/$MANIFEST_NAME" ] && remove "$DEST/$MANIFEST_NAME"
   for dir in lib runtime nginx docs; do remove_dir "$PREFIX/$dir"; done
   remove_dir "$PREFIX"
   if [ "$changed" = 1 ] && have_systemd; then run "$SYSTEMCTL" daemon-reload; fi
@@ -319,9 +392,15 @@ for pair in "${DROPINS[@]}"; do link "${pair#*:}" "$DEST/${pair%%:*}"; done
 [ -f "$FILES/README.md" ] && put "$FILES/README.md" "$DEST/README.md" 0644
 # The documents the tools' messages cite (docs/system.md 2.1, a tool's README), and the version, for upgrades.
 if [ -d "$FILES/docs" ]; then
-  while IFS= read -r -d '' doc; do put "$doc" "$DEST/${doc#"$FILES/"}" 0644; done < <(find "$FILES/docs" -type f -name '*.md' -print0 | sort -z)
+  while IFS= read -r -d '' doc; do put_ours "$doc" "${doc#"$FILES/"}" 0644; done < <(find "$FILES/docs" -type f -name '*.md' -print0 | sort -z)
 fi
-put_text "$DEST/VERSION" 0644 <<<"$VERSION_NOW"
+version_file="$(mktemp)"
+echo "$VERSION_NOW" > "$version_file"
+put_ours "$version_file" VERSION 0644
+rm -f "$version_file"
+# What of those install.sh wrote, and an earlier install that this one did not write again (--uninstall takes them).
+for rel in "${!OURS[@]}"; do [ ! -e "$DEST/$rel" ] || SHIPPED+=("$rel"); done
+put_text "$DEST/$MANIFEST_NAME" 0644 < <(printf '%s\n' "${SHIPPED[@]}" | sort -u)
 [ -f "$FILES/nginx/mc-dashboard.conf" ] && put "$FILES/nginx/mc-dashboard.conf" "$DEST/nginx/mc-dashboard.conf" 0644
 
 # systemd units (paths follow --prefix), cron, logrotate.
@@ -400,11 +479,17 @@ fi
 
 # Where certbot is set up (Wings' certificate): the deploy hook that restarts Wings after a renewal (docs/system.md 5),
 # written by certs wings-hook into a scratch folder and installed like any other file (said, counted, dry-run aware).
+# A hook of that name that is not ours (its second line says so) is the operator's, and is kept.
+hook="$ROOT/etc/letsencrypt/renewal-hooks/deploy/restart-wings.sh"
 if [ -d "$ROOT/etc/letsencrypt" ]; then
-  hooks="$(mktemp -d)"
-  "$RUNTIME" "$(tool_source certs)" wings-hook --hooks-dir "$hooks" --prefix "$PREFIX" >/dev/null
-  put "$hooks/restart-wings.sh" "$ROOT/etc/letsencrypt/renewal-hooks/deploy/restart-wings.sh" 0755
-  rm -rf "$hooks"
+  if [ -e "$hook" ] && ! sed -n 2p "$hook" | grep -q '^# Installed by mcops'; then
+    say "keep $hook (yours; mcops's hook is not installed: see certs wings-hook --help)"
+  else
+    hooks="$(mktemp -d)"
+    "$RUNTIME" "$(tool_source certs)" wings-hook --hooks-dir "$hooks" --prefix "$PREFIX" >/dev/null
+    put "$hooks/restart-wings.sh" "$hook" 0755
+    rm -rf "$hooks"
+  fi
 fi
 
 if [ "$units_changed" = 1 ] && have_systemd; then run "$SYSTEMCTL" daemon-reload; fi

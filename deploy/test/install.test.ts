@@ -449,5 +449,76 @@ describe("install.sh", () => {
       stderr: "install.sh: unknown option --frobnicate — see install.sh --help\n",
     });
     expect(install(root, "--prefix", "opt")).toMatchObject({ status: 2 });
+    // What units, cron and sed would read otherwise: a space, %, & and #. Nothing is written.
+    for (const prefix of ["/opt/my tools", "/opt/50%", "/opt/a&b", "/opt/a#b"]) {
+      const refused = install(root, "--prefix", prefix);
+      expect(refused.status, prefix).toBe(2);
+      expect(refused.stderr).toMatch(/^install\.sh: --prefix may hold only letters, digits and/);
+    }
+    expect(existsSync(root)).toBe(false);
   });
+
+  it("keeps someone else's docs/, VERSION and restart-wings.sh in a shared prefix, installed over and uninstalled", () => {
+    const root = join(work.path, "root-foreign");
+    const local = join(root, "usr", "local");
+    const theirs = { [join(local, "docs", "system.md")]: "my notes\n", [join(local, "VERSION")]: "3.2.1\n" };
+    const hook = join(root, "etc", "letsencrypt", "renewal-hooks", "deploy", "restart-wings.sh");
+    theirs[hook] = "#!/bin/sh\n# the operator's own\nsystemctl restart wings\n";
+    for (const [file, text] of Object.entries(theirs)) {
+      mkdirSync(join(file, ".."), { recursive: true });
+      writeFileSync(file, text, { mode: 0o755 });
+    }
+    const first = install(root, "--prefix", "/usr/local");
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toContain(`keep ${join(local, "docs", "system.md")} (not installed by mcops)`);
+    expect(first.stdout).toContain(`keep ${hook} (yours;`);
+    expect(first.stdout).toMatch(/^mcops installed in /m);
+    expect(existsSync(join(local, "docs", "contract.md"))).toBe(true);
+    const again = install(root, "--prefix", "/usr/local");
+    expect(again.stdout).toMatch(/nothing changed$/m);
+    expect(install(root, "--prefix", "/usr/local", "--uninstall").status).toBe(0);
+    for (const [file, text] of Object.entries(theirs)) expect(readFileSync(file, "utf8"), file).toBe(text);
+    expect(existsSync(join(local, "docs", "contract.md"))).toBe(false);
+  }, 60_000);
+
+  it("--uninstall follows no link planted in <prefix>/docs", () => {
+    const root = join(work.path, "root-doclink");
+    install(root);
+    const docs = join(root, "opt", "mc-tools", "docs");
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(join(elsewhere, "backup"), { recursive: true });
+    writeFileSync(join(elsewhere, "backup", "README.md"), "precious\n");
+    execFileSync("rm", ["-rf", join(docs, "packages")]);
+    execFileSync("ln", ["-s", elsewhere, join(docs, "packages")]);
+    expect(install(root, "--uninstall").status).toBe(0);
+    expect(readFileSync(join(elsewhere, "backup", "README.md"), "utf8")).toBe("precious\n");
+  }, 60_000);
+
+  it("writes no drop-in that would open the system or the program to the idle monitor; reads backup.env as backup does", () => {
+    const root = join(work.path, "root-wide");
+    install(root);
+    const env = join(root, "etc", "mc-backup", "backup.env");
+    const dropin = join(root, "etc", "systemd", "system", "idle-monitor.service.d", "repository.conf");
+    for (const [repository, said] of [
+      [
+        "/",
+        /^note: backup: the repository's folder \/ is not allowed to the idle monitor: it is the whole file system/m,
+      ],
+      ["/srv/restic/../..", /^note: backup: the repository's folder \/ is not allowed/m],
+      ["/etc", /^note: backup: the repository's folder \/etc is not allowed/m],
+      ["/root", /^note: backup: the repository's folder \/root is not allowed/m],
+      [
+        "/opt/mc-tools/restic",
+        /^note: the repository's folder \/opt\/mc-tools\/restic is not allowed .* \/opt\/mc-tools/m,
+      ],
+    ] as const) {
+      writeFileSync(env, `RESTIC_REPOSITORY=${repository}\n`, { mode: 0o600 });
+      const result = install(root);
+      expect(result.stdout, repository).toMatch(said);
+      expect(existsSync(dropin), repository).toBe(false);
+    }
+    writeFileSync(env, "  export RESTIC_REPOSITORY=/srv/restic\n", { mode: 0o600 });
+    install(root);
+    expect(readFileSync(dropin, "utf8")).toContain("ReadWritePaths=-/srv/restic\n");
+  }, 60_000);
 });
