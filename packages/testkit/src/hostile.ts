@@ -28,16 +28,19 @@ export interface GameUserRun {
   stderr: string;
 }
 
-/** Runs a Node.js script as the game's user (uid and gid 988, no supplementary groups). */
+/**
+ * Runs a Python script as the game's user (uid and gid 988, no supplementary groups). Python, not Node: the toolchain
+ * Node lives in the clone, which the game's user cannot enter when the clone sits in a mode-700 directory.
+ */
 function runAsGameUser(script: string, args: string[] = [], timeoutMs = 30_000): Promise<GameUserRun> {
   return new Promise((resolve) => {
     execFile(
-      process.execPath,
-      ["--input-type=module", "-e", script, "--", ...args],
+      "/usr/bin/python3",
+      ["-c", script, ...args],
       { uid: GAME_UID, gid: GAME_GID, timeout: timeoutMs, cwd: "/" },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
+        resolve({ code, stdout, stderr: stderr || (error ? error.message : "") });
       },
     );
   });
@@ -53,19 +56,23 @@ export interface Swap {
 }
 
 const SWAP = `
-import { readdirSync, renameSync, symlinkSync } from "node:fs";
-import { join } from "node:path";
-const [dir, prefix, target] = process.argv.slice(-3);
-const name = readdirSync(dir).find((n) => n.startsWith(prefix));
-const out = { name, entered: false };
-if (name) {
-  try { readdirSync(join(dir, name)); out.entered = true; } catch {}
-  try {
-    renameSync(join(dir, name), join(dir, name + ".moved-by-game"));
-    symlinkSync(target, join(dir, name));
-  } catch (e) { out.error = e.code ?? String(e); }
-}
-console.log(JSON.stringify(out));
+import errno, json, os, sys
+dir, prefix, target = sys.argv[1:4]
+name = next((n for n in sorted(os.listdir(dir)) if n.startswith(prefix)), None)
+out = {"entered": False}
+if name is not None:
+    out["name"] = name
+    try:
+        os.listdir(os.path.join(dir, name))
+        out["entered"] = True
+    except OSError:
+        pass
+    try:
+        os.rename(os.path.join(dir, name), os.path.join(dir, name + ".moved-by-game"))
+        os.symlink(target, os.path.join(dir, name))
+    except OSError as e:
+        out["error"] = errno.errorcode.get(e.errno, str(e))
+print(json.dumps(out))
 `;
 
 /**
