@@ -79,7 +79,7 @@ async function measureRequests(
   const heartbeat = async () => {
     at = Math.max(at + 1, Date.now());
     const body = JSON.stringify({ serverState: "running", players: ["Steve"], online: 1, lastBackup: Date.now() });
-    const headers = await signVmRequest(secret, body, at);
+    const headers = await signVmRequest(secret, { method: "POST", path: "/vm/heartbeat", body }, at);
     await (await fetch(`${worker.url}/vm/heartbeat`, { method: "POST", body, headers })).text();
   };
   const forged = {

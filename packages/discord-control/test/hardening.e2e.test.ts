@@ -98,7 +98,7 @@ describe("a VM secret that is not set", () => {
       const { endpoint } = await setUp({ ...opts, omit: "omit" in opts ? [...opts.omit] : [] });
       const text = JSON.stringify({ serverState: "running", players: [] });
       const at = String(Date.now());
-      const sig = createHmac("sha256", Buffer.alloc(0)).update(`${at}.${text}`).digest("hex");
+      const sig = createHmac("sha256", Buffer.alloc(0)).update(`v2:POST\n/vm/heartbeat\n${at}\n${text}`).digest("hex");
       const response = await fetch(`${worker?.url}/vm/heartbeat`, {
         method: "POST",
         body: text,

@@ -10,6 +10,7 @@ import {
   waitUntil,
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { signVmRequest } from "@mcops/core/vm-signature";
 import { type RunningWorker, sendFromVm, runningVm as startedVm, startWorker, workerVars } from "./worker.ts";
 
 /**
@@ -194,6 +195,25 @@ describe("discord-control Worker: /start", () => {
 
 describe("discord-control Worker: hibernation asked by the VM", () => {
   const runningVm = () => startedVm(digitalocean);
+
+  it("refuses a heartbeat's signed body posted to /vm/hibernate: the signature covers the endpoint", async () => {
+    await runningVm();
+    // Signed for /vm/heartbeat (never sent there, so not a replay), with players online, posted to /vm/hibernate.
+    const beat = JSON.stringify({ serverState: "running", players: ["Steve", "Alex"], online: 2 });
+    const headers = await signVmRequest(SECRET, { method: "POST", path: "/vm/heartbeat", body: beat }, Date.now());
+    const moved = await fetch(`${worker.url}/vm/hibernate`, { method: "POST", body: beat, headers });
+    expect(moved.status).toBe(401);
+    expect(await moved.json()).toEqual({ error: expect.stringMatching(/^bad signature/) });
+    expect((await discord.command(endpoint, { name: "status" })).body?.data?.content).toMatch(/^❔ No word/);
+    expect(digitalocean.requests.filter((r) => r.method === "POST" && r.path.includes("/actions"))).toEqual([]);
+  });
+
+  it("refuses a request dated more than 30 s ahead without moving the replay mark", async () => {
+    const ahead = await fromVm("/vm/heartbeat", { serverState: "running", players: [] }, Date.now() + 299_000);
+    expect(ahead).toMatchObject({ status: 401, body: { error: expect.stringMatching(/^dated ahead/) } });
+    // The VM's real requests go on being taken.
+    expect((await fromVm("/vm/heartbeat", { serverState: "running", players: [] })).status).toBe(200);
+  });
 
   it("refuses a hibernate request with a bad, stale or replayed signature", async () => {
     await runningVm();

@@ -100,7 +100,7 @@ export function workerVars(world: WorkerWorld, more: Record<string, string> = {}
 /** A request of the VM, signed as its idle monitor signs it; the answer's status and JSON body, and what was sent. */
 export async function sendFromVm(url: string, secret: string, path: string, body: unknown, at = Date.now()) {
   const text = JSON.stringify(body);
-  const headers = await signVmRequest(secret, text, at);
+  const headers = await signVmRequest(secret, { method: "POST", path, body: text }, at);
   const response = await fetch(`${url}${path}`, { method: "POST", body: text, headers });
   return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers, text };
 }

@@ -28,8 +28,10 @@ const HIBERNATE_AGAIN_MS = 30 * 60_000;
 
 async function send(link: WorkerSettings, path: string, body: unknown, now: number): Promise<Response> {
   const text = JSON.stringify(body);
-  const headers = await signVmRequest(link.secret, text, now);
-  return fetch(`${link.url}${path}`, {
+  const url = `${link.url}${path}`;
+  // The signature covers the method and the path the Worker sees, so it is taken only at this endpoint.
+  const headers = await signVmRequest(link.secret, { method: "POST", path: new URL(url).pathname, body: text }, now);
+  return fetch(url, {
     method: "POST",
     headers: { ...headers, "content-type": "application/json" },
     body: text,

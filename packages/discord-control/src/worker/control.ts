@@ -145,9 +145,10 @@ export class ServerControl extends DurableObject<Env> {
   ): Promise<{ status: number; body: unknown }> {
     const now = Date.now();
     // The signature and the clock first (WebCrypto lets other requests in); the replay check with the state after.
+    // The signature covers the endpoint: a heartbeat's body posted to /vm/hibernate does not verify there.
     const check = await verifyVmRequest(
       this.env.VM_SECRET,
-      body,
+      { method: "POST", path: `/vm/${kind}`, body },
       { get: (name) => (name.endsWith("timestamp") ? headers.timestamp : headers.signature) },
       now,
       0,
