@@ -80,7 +80,8 @@ export async function verifyVmRequest(
   const valid = await crypto.subtle.verify("HMAC", await key(secret, "verify"), signature, signedText(request, stamp));
   if (!valid) return { ok: false, reason: "bad signature (not this secret, method, path or body)" };
   if (now - timestamp > VM_MAX_SKEW_MS) return { ok: false, reason: "stale (clocks more than 5 min apart?)" };
-  if (timestamp - now > VM_MAX_AHEAD_MS) return { ok: false, reason: "dated ahead (the VM's clock more than 30 s fast?)" };
+  if (timestamp - now > VM_MAX_AHEAD_MS)
+    return { ok: false, reason: "dated ahead (the VM's clock more than 30 s fast?)" };
   if (timestamp <= lastAccepted) return { ok: false, reason: "replayed" };
   return { ok: true, timestamp };
 }

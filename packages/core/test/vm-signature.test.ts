@@ -13,9 +13,7 @@ const check = async (signed: VmRequest, received: VmRequest, at = NOW, lastAccep
 describe("the VM's request signature", () => {
   it("is an HMAC-SHA256 of v2:<METHOD>\\n<path>\\n<time>\\n<body>, in hex", async () => {
     const headers = await signVmRequest(SECRET, BEAT, NOW);
-    const expected = createHmac("sha256", SECRET)
-      .update(`v2:POST\n/vm/heartbeat\n${NOW}\n${BEAT.body}`)
-      .digest("hex");
+    const expected = createHmac("sha256", SECRET).update(`v2:POST\n/vm/heartbeat\n${NOW}\n${BEAT.body}`).digest("hex");
     expect(headers).toEqual({ [VM_HEADERS.timestamp]: String(NOW), [VM_HEADERS.signature]: expected });
     expect(await check(BEAT, BEAT)).toEqual({ ok: true, timestamp: NOW });
   });
