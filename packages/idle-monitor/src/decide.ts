@@ -46,6 +46,8 @@ export interface IdleState {
   /** When the last heartbeat went to the Worker (worker-link.ts), and when a hibernation was last asked and accepted. */
   heartbeatAt?: number | undefined;
   hibernateAsked?: number | undefined;
+  /** The kernel's boot id when the state was last saved: a new one starts the idle clock again (state.ts, onBoot). */
+  bootId?: string | undefined;
   /** The disks below DISK_WARN, and when each level was last posted (disk-watch.ts). */
   disks?: Partial<Record<"volume" | "cache", { warn?: string | undefined; critical?: string | undefined }>> | undefined;
 }

@@ -14,7 +14,7 @@ import { sampleTps } from "./lag-watch.ts";
 import { checkMemory } from "./memory-watch.ts";
 import { backupLogFacts, type GameLogReporter, gameLogReporter, observe } from "./observe.ts";
 import { loadSettings, type MonitorSettings } from "./settings.ts";
-import { readState, writeState } from "./state.ts";
+import { onBoot, readBootId, readState, writeState } from "./state.ts";
 import { talkToWorker } from "./worker-link.ts";
 
 type MonitorContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "runner" | "signal">;
@@ -86,6 +86,7 @@ async function tick(parts: Parts): Promise<Decision & { error?: Error }> {
   parts.failure = undefined;
   try {
     const now = parts.ctx.clock.now();
+    watchBoot(parts);
     const observation = await observe(parts.panel, parts.settings, parts.gameLog.onLog);
     await parts.gameLog.posted();
     const backupLog = backupLogFacts(parts.ctx.paths);
@@ -120,6 +121,18 @@ async function tick(parts: Parts): Promise<Decision & { error?: Error }> {
     const error = thrown instanceof Error ? thrown : new Error(String(thrown));
     parts.fail(`no decision this time: ${error.message}`, error);
     return { state: parts.state, action: "none", line: error.message, error };
+  }
+}
+
+/** A new boot (a VM revived from a snapshot, or rebooted): the idle clock starts again (state.ts, onBoot). */
+function watchBoot(parts: Parts): void {
+  const bootId = readBootId(parts.settings.bootIdFile);
+  const boot = onBoot(parts.state, bootId);
+  parts.state = boot.state;
+  if (boot.newBoot) {
+    parts.logger.info(
+      `a new boot (${bootId}): the idle period starts again, a hibernation asked before it is forgotten`,
+    );
   }
 }
 

@@ -105,6 +105,8 @@ export const fields = {
   HEARTBEAT_EVERY: setting(durationSchema, { default: "5m" }),
   /** Nobody played this long and backed up since: stop the game and ask the Worker to hibernate the VM (off). */
   IDLE_HIBERNATE_AFTER: setting(durationOrOffSchema, { default: "off" }),
+  /** Where the kernel says which boot this is: a new boot (a revived VM) starts the idle clock again. */
+  BOOT_ID_FILE: setting(absolutePathSchema, { default: "/proc/sys/kernel/random/boot_id" }),
   /** What `certs check` is run as once a day (default: the certs tool beside this one; none: no check). */
   CERT_CHECK_COMMAND: setting(z.optional(absolutePathSchema)),
   /** An executable run after an idle stop (e.g. the hibernate tool); none by default. */
@@ -134,6 +136,8 @@ export interface MonitorSettings extends IdleSettings {
   worker: WorkerSettings | undefined;
   /** The certs tool for the daily check; undefined: not installed, no check. */
   certsCommand: string | undefined;
+  /** The file that holds the kernel's boot id (BOOT_ID_FILE). */
+  bootIdFile: string;
 }
 
 /**
@@ -182,6 +186,7 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
     resticCache: resticCacheDir(ctx.env),
     worker: workerSettings(env),
     certsCommand: certsCommand(env.CERT_CHECK_COMMAND),
+    bootIdFile: env.BOOT_ID_FILE,
   };
   return { env, settings };
 }

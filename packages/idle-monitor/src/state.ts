@@ -41,6 +41,7 @@ export function readState(file: string): IdleState {
       memoryAlert: time("memoryAlert"),
       heartbeatAt: time("heartbeatAt"),
       hibernateAsked: time("hibernateAsked"),
+      bootId: typeof value.bootId === "string" && BOOT_ID.test(value.bootId) ? value.bootId : undefined,
       certsCheckedDay:
         typeof value.certsCheckedDay === "string" && /^\d{4}-\d\d-\d\d$/.test(value.certsCheckedDay)
           ? value.certsCheckedDay
@@ -62,6 +63,46 @@ function diskAlerts(value: unknown): IdleState["disks"] {
     if (alert && typeof alert === "object") alerts[key] = { warn: day(alert.warn), critical: day(alert.critical) };
   }
   return Object.keys(alerts).length ? alerts : undefined;
+}
+
+/** A kernel boot id is a UUID; anything of that alphabet up to 64 characters is taken (the Worker takes the same). */
+const BOOT_ID = /^[A-Za-z0-9-]{1,64}$/;
+
+/**
+ * The kernel's boot id (BOOT_ID_FILE, /proc/sys/kernel/random/boot_id): a new one at every boot, so a VM revived from
+ * a snapshot, whose state file is the one the snapshot kept, knows it is not the VM that went to sleep. undefined
+ * when it cannot be read (not Linux) or is not one.
+ */
+export function readBootId(file: string): string | undefined {
+  try {
+    const id = readFileSync(file, "utf8").trim();
+    return BOOT_ID.test(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The state on this boot. Another boot than the one the state was saved on is a VM that was revived or rebooted: what
+ * the idle clock counted before does not hold on it. The idle period and a session of play start again at the next
+ * poll, a hibernation asked by the old boot is forgotten, and the heartbeat is due at once (a revive may be waiting
+ * for it). Backups, alerts and the rest are kept. An unknown boot id changes nothing; a state that has none yet
+ * (written before the boot was kept: the monitor was just upgraded, on this boot) takes this one as it is.
+ */
+export function onBoot(state: IdleState, bootId: string | undefined): { state: IdleState; newBoot: boolean } {
+  if (bootId === undefined || state.bootId === bootId) return { state, newBoot: false };
+  if (state.bootId === undefined) return { state: { ...state, bootId }, newBoot: false };
+  return {
+    state: {
+      ...state,
+      bootId,
+      idleSince: undefined,
+      activeSince: undefined,
+      hibernateAsked: undefined,
+      heartbeatAt: undefined,
+    },
+    newBoot: true,
+  };
 }
 
 export function writeState(file: string, state: IdleState): void {

@@ -12,6 +12,9 @@ import type { Observation } from "./decide.ts";
  * is waiting for it), or hibernate (`/stop`). With IDLE_HIBERNATE_AFTER, once nobody has played that long and a
  * backup since the last play succeeded, the VM asks for hibernation itself. Hibernation from here: the game stopped
  * through the panel, a last backup, then the signed request; the Worker snapshots and destroys the VM.
+ *
+ * Every request carries the boot id (state.bootId, see state.ts): the Worker refuses the requests of a boot it has
+ * hibernated, and a revived VM (a new boot, with the state file the snapshot kept) starts its idle clock again.
  */
 export interface WorkerSettings {
   url: string;
@@ -39,7 +42,16 @@ async function send(link: WorkerSettings, path: string, body: unknown, now: numb
   });
 }
 
-/** The heartbeat when it is due, what the Worker asks, and hibernation on autopilot. */
+/** What the Worker answers a heartbeat. */
+interface Answer {
+  hibernate?: { force?: unknown } | false;
+  start?: unknown;
+}
+
+/**
+ * The heartbeat when it is due, and always before a hibernation on autopilot; then what the Worker asks (a `/start`
+ * waiting for the game wins over the autopilot), then the autopilot, only once the Worker has answered.
+ */
 export async function talkToWorker(
   actor: Actor,
   link: WorkerSettings,
@@ -52,36 +64,21 @@ export async function talkToWorker(
   const backedUp =
     state.lastBackupOk !== undefined && (state.lastActivity === undefined || state.lastBackupOk > state.lastActivity);
   const autopilot =
-    link.hibernateAfterMs !== undefined && observation.players === 0 && idleFor >= link.hibernateAfterMs && backedUp;
-  if (autopilot) {
-    return hibernate(actor, link, `nobody has played for ${formatDuration(idleFor)} (IDLE_HIBERNATE_AFTER)`, now);
-  }
-  if (state.heartbeatAt !== undefined && now - state.heartbeatAt < link.heartbeatMs) return;
-  state.heartbeatAt = now;
-  let answer: { hibernate?: { force?: unknown } | false; start?: unknown };
-  try {
-    const response = await send(
-      link,
-      "/vm/heartbeat",
-      {
-        serverState: observation.state,
-        players: observation.names,
-        online: observation.players ?? 0,
-        lastBackup: state.lastBackupOk,
-        lastDrill: drill && { at: drill.time, ok: drill.ok },
-      },
-      now,
-    );
-    if (!response.ok) {
-      logger.warn(`the Worker refused the heartbeat (${response.status}): check WORKER_SECRET`, { echo: false });
-      return;
-    }
-    answer = (await response.json()) as typeof answer;
-  } catch (error) {
-    logger.warn(`no heartbeat to the Worker: ${(error as Error).message}`, { echo: false });
+    link.hibernateAfterMs !== undefined &&
+    observation.players === 0 &&
+    idleFor >= link.hibernateAfterMs &&
+    backedUp &&
+    !hibernatedLately(state, now);
+  const due = state.heartbeatAt === undefined || now - state.heartbeatAt >= link.heartbeatMs;
+  if (!due && !autopilot) return;
+  const answer = await heartbeat(actor, link, observation, drill, now);
+  if (!answer) return;
+  if (answer.start === true) {
+    // The group asked for the game: the idle period starts again, so the autopilot gives them their time to join.
+    state.idleSince = undefined;
+    if (observation.state === "offline") await startGame(actor);
     return;
   }
-  if (answer.start === true && observation.state === "offline") await startGame(actor);
   const stop = answer.hibernate;
   if (stop && typeof stop === "object") {
     const online = observation.players ?? 0;
@@ -92,7 +89,53 @@ export async function talkToWorker(
       );
     } else
       await hibernate(actor, link, "asked with /stop in Discord", now, { players: online, force: stop.force === true });
+    return;
   }
+  if (autopilot) {
+    await hibernate(actor, link, `nobody has played for ${formatDuration(idleFor)} (IDLE_HIBERNATE_AFTER)`, now);
+  }
+}
+
+/** The signed heartbeat; the Worker's answer, or undefined (a WARN line) when there is none. */
+async function heartbeat(
+  actor: Actor,
+  link: WorkerSettings,
+  observation: Observation,
+  drill: DrillResult | undefined,
+  now: number,
+): Promise<Answer | undefined> {
+  const { state, logger } = actor;
+  state.heartbeatAt = now;
+  try {
+    const response = await send(
+      link,
+      "/vm/heartbeat",
+      {
+        serverState: observation.state,
+        players: observation.names,
+        online: observation.players ?? 0,
+        lastBackup: state.lastBackupOk,
+        lastDrill: drill && { at: drill.time, ok: drill.ok },
+        bootId: state.bootId,
+      },
+      now,
+    );
+    if (!response.ok) {
+      const said = (await response.text()).slice(0, 200);
+      const hint = response.status === 401 ? ": check WORKER_SECRET, and that the Worker is as new as this VM" : "";
+      logger.warn(`the Worker refused the heartbeat (${response.status} ${said})${hint}`, { echo: false });
+      return undefined;
+    }
+    return (await response.json()) as Answer;
+  } catch (error) {
+    logger.warn(`no heartbeat to the Worker: ${(error as Error).message}`, { echo: false });
+    return undefined;
+  }
+}
+
+/** A hibernation was asked lately (the VM is about to go, or the Worker refused): not again yet. */
+function hibernatedLately(state: { hibernateAsked?: number | undefined }, now: number): boolean {
+  return state.hibernateAsked !== undefined && now - state.hibernateAsked < HIBERNATE_AGAIN_MS;
 }
 
 /** A `/start` waits for the game: it is started through the panel. */
@@ -114,7 +157,7 @@ async function hibernate(
   asked: { players: number; force: boolean } = { players: 0, force: false },
 ): Promise<void> {
   const { ctx, state, logger, panel, settings } = actor;
-  if (state.hibernateAsked !== undefined && now - state.hibernateAsked < HIBERNATE_AGAIN_MS) return;
+  if (hibernatedLately(state, now)) return;
   // Once per HIBERNATE_AGAIN_MS whatever comes of it: a Worker that refuses is not asked (nor a backup run) every poll.
   state.hibernateAsked = now;
   logger.info(`hibernating: ${why}; stopping the game, backing up, then asking the Worker`);
@@ -137,7 +180,8 @@ async function hibernate(
   }
   state.lastBackupOk = ctx.clock.now();
   try {
-    const response = await send(link, "/vm/hibernate", { ...asked, reason: why }, ctx.clock.now());
+    const body = { ...asked, reason: why, bootId: state.bootId };
+    const response = await send(link, "/vm/hibernate", body, ctx.clock.now());
     if (response.status !== 202) {
       actor.fail(`hibernation: the Worker answered ${response.status} ${(await response.text()).slice(0, 200)}`);
       return;

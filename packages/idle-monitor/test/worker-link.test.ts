@@ -1,0 +1,172 @@
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { resolvePaths } from "@mcops/core/paths";
+import { zxRunner } from "@mcops/core/runner";
+import { verifyVmRequest } from "@mcops/core/vm-signature";
+import {
+  type DiscordStandIn,
+  type PanelStandIn,
+  startDiscordStandIn,
+  startPanelStandIn,
+  type TempDir,
+  tempDir,
+  toolEnv,
+  type VirtualClock,
+  virtualClock,
+} from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createMonitor } from "../src/monitor.ts";
+
+const MIN = 60_000;
+const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
+const SECRET = "0123456789abcdef0123456789abcdef-test-only";
+const BOOT = "3b0c1f9e-2a4d-4c55-8e0b-7d9f6a1e2b01";
+
+let root: TempDir;
+let clock: VirtualClock;
+let panel: PanelStandIn;
+let discord: DiscordStandIn;
+let worker: Server;
+/** What the Worker stand-in took (signature verified on the monitor's clock), in order. */
+let taken: Array<{ path: string; body: Record<string, unknown> }>;
+/** What it answers a heartbeat. */
+let answer: { hibernate: false | { force: boolean }; start: boolean };
+
+/** A Worker stand-in on 127.0.0.1: checks the signature as the Worker does (for the path it was posted to). */
+async function startWorkerStandIn(): Promise<string> {
+  worker = createServer((req, res) => {
+    let text = "";
+    req.on("data", (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+    });
+    req.on("end", async () => {
+      const path = new URL(req.url ?? "/", "http://x").pathname;
+      const headers = { get: (name: string) => (req.headers[name] as string | undefined) ?? null };
+      const check = await verifyVmRequest(
+        SECRET,
+        { method: req.method ?? "", path, body: text },
+        headers,
+        clock.now(),
+        0,
+      );
+      if (!check.ok) {
+        res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: check.reason }));
+        return;
+      }
+      taken.push({ path, body: JSON.parse(text) });
+      const hibernate = path === "/vm/hibernate";
+      res.writeHead(hibernate ? 202 : 200, { "content-type": "application/json" });
+      res.end(JSON.stringify(hibernate ? { hibernating: true } : answer));
+    });
+  });
+  await new Promise<void>((resolve) => worker.listen(0, "127.0.0.1", () => resolve()));
+  return `http://127.0.0.1:${(worker.address() as { port: number }).port}`;
+}
+
+beforeEach(async () => {
+  root = tempDir("mcops-idle-worker-");
+  clock = virtualClock(T0);
+  taken = [];
+  answer = { hibernate: false, start: false };
+  panel = await startPanelStandIn({
+    servers: [{ state: "offline" }],
+    timings: { startMs: 20, stopMs: 20 },
+    now: () => clock.now(),
+  });
+  discord = await startDiscordStandIn();
+});
+
+afterEach(async () => {
+  worker?.close();
+  await panel.close();
+  await discord.close();
+  root.cleanup();
+});
+
+/** A monitor of an idle, backed-up VM on the boot BOOT, hibernating after an hour on autopilot. */
+async function idleMonitor() {
+  const env = toolEnv(root.path);
+  const etc = env.MCOPS_CONFIG_DIR as string;
+  mkdirSync(etc, { recursive: true });
+  mkdirSync(join(root.path, "volume", "logs"), { recursive: true });
+  writeFileSync(join(etc, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+  chmodSync(join(etc, "webhook.env"), 0o600);
+  const calls = join(root.path, "backups.txt");
+  const backup = join(root.path, "backup-stand-in");
+  writeFileSync(backup, `#!/bin/sh\necho backup >> '${calls}'\n`);
+  chmodSync(backup, 0o755);
+  const bootIdFile = join(root.path, "boot_id");
+  writeFileSync(bootIdFile, `${BOOT}\n`);
+  const fields = {
+    CONTROL_URL: panel.url,
+    CONTROL_KEY: panel.apiKey,
+    SERVER_ID: panel.server.identifier,
+    WORLD_DIR: join(root.path, "volume"),
+    // Nothing answers there: the game is off, the panel says offline.
+    GAME_ADDRESS: "127.0.0.1:1",
+    IDLE_BACKUP_COMMAND: backup,
+    WORKER_URL: await startWorkerStandIn(),
+    WORKER_SECRET: SECRET,
+    IDLE_HIBERNATE_AFTER: "1h",
+    BOOT_ID_FILE: bootIdFile,
+    TPS_EVERY: "off",
+    CERT_CHECK_COMMAND: "/bin/true",
+  };
+  const file = join(etc, "backup.env");
+  writeFileSync(
+    file,
+    Object.entries(fields)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(""),
+  );
+  chmodSync(file, 0o600);
+  const state = {
+    bootId: BOOT,
+    lastActivity: T0 - 3 * 60 * MIN,
+    idleSince: T0 - 2 * 60 * MIN,
+    lastBackupOk: T0 - 60 * MIN,
+    // A heartbeat a minute ago: the next is not due for four more.
+    heartbeatAt: T0 - MIN,
+  };
+  mkdirSync(env.MCOPS_STATE_DIR as string, { recursive: true });
+  writeFileSync(join(env.MCOPS_STATE_DIR as string, "idle-monitor.json"), JSON.stringify(state));
+  const ctx = {
+    paths: resolvePaths(env),
+    env,
+    clock,
+    stderr: { write: () => true },
+    runner: zxRunner,
+    signal: new AbortController().signal,
+  };
+  return { monitor: createMonitor(ctx), backedUp: () => existsSync(calls) };
+}
+
+describe("the heartbeat and the autopilot", () => {
+  it("sends the heartbeat, with the boot id, before the autopilot hibernates: a /start waiting for the game wins", async () => {
+    const { monitor, backedUp } = await idleMonitor();
+    answer = { hibernate: false, start: true };
+    const decision = await monitor.tick();
+    expect(decision.error).toBeUndefined();
+    expect(taken.map((t) => t.path)).toEqual(["/vm/heartbeat"]);
+    expect(taken[0]?.body).toMatchObject({ serverState: "offline", bootId: BOOT });
+    expect(panel.signals()).toEqual(["start"]);
+    expect(backedUp()).toBe(false);
+    // The group's time to join counts from now: the next poll does not hibernate.
+    expect(monitor.state.idleSince).toBeUndefined();
+    clock.advance(MIN);
+    answer = { hibernate: false, start: false };
+    await monitor.tick();
+    expect(taken.map((t) => t.path)).toEqual(["/vm/heartbeat"]);
+    expect(backedUp()).toBe(false);
+  });
+
+  it("hibernates on autopilot after the heartbeat, the request carrying the boot id", async () => {
+    const { monitor, backedUp } = await idleMonitor();
+    const decision = await monitor.tick();
+    expect(decision.error).toBeUndefined();
+    expect(taken.map((t) => t.path)).toEqual(["/vm/heartbeat", "/vm/hibernate"]);
+    expect(taken[1]?.body).toMatchObject({ players: 0, force: false, bootId: BOOT });
+    expect(backedUp()).toBe(true);
+  });
+});
