@@ -41,6 +41,8 @@ let cloudflare: CloudflareStandIn;
 let worker: RunningWorker;
 let env: NodeJS.ProcessEnv;
 let calls: string;
+/** The VM's kernel boot id, as the idle monitor reads it (BOOT_ID_FILE). */
+let bootIdFile: string;
 
 beforeEach(async () => {
   dir = tempDir("mcops-vm-");
@@ -62,7 +64,10 @@ beforeEach(async () => {
   writeFileSync(backup, `#!/bin/sh\necho backup >> '${calls}'\n`);
   chmodSync(backup, 0o755);
   mkdirSync(join(dir.path, "volume", "logs"), { recursive: true });
+  bootIdFile = join(dir.path, "boot_id");
+  writeFileSync(bootIdFile, "3b0c1f9e-2a4d-4c55-8e0b-7d9f6a1e2b01\n");
   backupEnv({
+    BOOT_ID_FILE: bootIdFile,
     CONTROL_URL: panel.url,
     CONTROL_KEY: panel.apiKey,
     SERVER_ID: panel.server.identifier,
@@ -128,6 +133,37 @@ describe("the VM and the Worker", () => {
     await channel.waitForMessages(1, 10_000);
     expect(channel.messages.map((m) => m.body.embeds[0].title)).toContain("Server hibernating");
   });
+
+  it("starts the game for /start on the VM revived after an autopilot hibernation: a new boot starts clean", async () => {
+    const now = Date.now();
+    const state = { lastActivity: now - 3 * 3600_000, idleSince: now - 2 * 3600_000, lastBackupOk: now - 3600_000 };
+    mkdirSync(env.MCOPS_STATE_DIR as string, { recursive: true });
+    writeFileSync(join(env.MCOPS_STATE_DIR as string, "idle-monitor.json"), JSON.stringify(state));
+    backupEnv({ IDLE_HIBERNATE_AFTER: "1h" });
+    const asleep = await runTool(IDLE_MONITOR, ["--once"], { env });
+    expect(asleep.code, asleep.stderr).toBe(0);
+    await waitUntil(() => digitalocean.droplets().length === 0, "the droplet destroyed", 60_000);
+    // The VM is gone, and its game with it: nothing answers where the Worker looks for the game.
+    await game.close();
+    game = await startGameServer();
+    const start = await app.command(`${worker.url}/interactions`, { name: "start", roles: [app.roles.start] });
+    expect(start.body?.type).toBe(5);
+    await waitUntil(
+      () => /Waiting for the game to answer/.test(app.reply(start.token) ?? ""),
+      "the revive waiting for the game",
+      60_000,
+    );
+    // The VM made from the snapshot: a new boot, with the state file the snapshot kept ("idle for 2 h").
+    writeFileSync(bootIdFile, "9d2e4a70-5c1b-4f3e-a6d8-0e1f2a3b4c5d\n");
+    const revived = await runTool(IDLE_MONITOR, ["--once"], { env });
+    expect(revived.code, revived.stderr).toBe(0);
+    expect(panel.signals()).toEqual(["stop", "start"]);
+    // No second backup, no hibernation asked of a Worker busy reviving.
+    expect(readFileSync(calls, "utf8")).toBe("backup\n");
+    const log = readFileSync(join(dir.path, "log", "mc-idle-monitor.log"), "utf8");
+    expect(log).toMatch(/INFO a new boot \(9d2e4a70-[^)]*\): the idle period starts again/);
+    expect(log).not.toMatch(/hibernation: the Worker answered/);
+  }, 120_000);
 
   it("does not stop the game for a /stop without force when someone joined since", async () => {
     await runTool(IDLE_MONITOR, ["--once"], { env }); // a heartbeat: nobody online

@@ -1,3 +1,4 @@
+import { signVmRequest } from "@mcops/core/vm-signature";
 import {
   type CloudflareStandIn,
   type DigitalOceanStandIn,
@@ -10,7 +11,6 @@ import {
   waitUntil,
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { signVmRequest } from "@mcops/core/vm-signature";
 import { type RunningWorker, sendFromVm, runningVm as startedVm, startWorker, workerVars } from "./worker.ts";
 
 /**
@@ -213,6 +213,25 @@ describe("discord-control Worker: hibernation asked by the VM", () => {
     expect(ahead).toMatchObject({ status: 401, body: { error: expect.stringMatching(/^dated ahead/) } });
     // The VM's real requests go on being taken.
     expect((await fromVm("/vm/heartbeat", { serverState: "running", players: [] })).status).toBe(200);
+  });
+
+  it("ignores the requests of the boot it hibernated: /status stays hibernated, /start revives", async () => {
+    await runningVm();
+    const boot = "0f6e6d1c-4b1e-4e57-9a8a-6f0d3f1b2c3d";
+    await fromVm("/vm/heartbeat", { serverState: "running", players: [], bootId: boot });
+    const stop = await discord.command(endpoint, { name: "stop", roles: [discord.roles.admin] });
+    expect((await fromVm("/vm/hibernate", { players: 0, bootId: boot })).status).toBe(202);
+    // The VM's last heartbeat, signed while it went to sleep, arrives once the droplet is destroyed.
+    const late = Date.now() + 1;
+    await waitUntil(() => /^💤 Hibernated in/.test(discord.reply(stop.token) ?? ""), "the hibernation's end", 60_000);
+    const beat = await fromVm("/vm/heartbeat", { serverState: "running", players: [], bootId: boot }, late);
+    expect(beat).toMatchObject({ status: 409, body: { error: expect.stringMatching(/boot was hibernated/) } });
+    expect((await discord.command(endpoint, { name: "status" })).body?.data?.content).toMatch(/^💤 Hibernated since/);
+    const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    expect(start.body?.type).toBe(5);
+    // The revived VM is a new boot: its heartbeat is taken.
+    const revived = await fromVm("/vm/heartbeat", { serverState: "offline", players: [], bootId: "a-new-boot" });
+    expect(revived.status).toBe(200);
   });
 
   it("refuses a hibernate request with a bad, stale or replayed signature", async () => {

@@ -21,6 +21,8 @@ export interface Heartbeat {
   players: string[];
   lastBackup?: number | undefined;
   lastDrill?: { at: number; ok: boolean } | undefined;
+  /** The VM's boot (its kernel's boot id), when it said it. */
+  bootId?: string | undefined;
 }
 
 type Run = ({ kind: "revive"; revive: ReviveRun } | { kind: "hibernate"; hibernate: HibernateRun }) & {
@@ -29,6 +31,8 @@ type Run = ({ kind: "revive"; revive: ReviveRun } | { kind: "hibernate"; hiberna
   /** Errors in a row: the next try waits longer. */
   failures: number;
   lastError?: string | undefined;
+  /** A hibernation: the boot of the VM that asked for it (its requests are refused once the VM is destroyed). */
+  bootId?: string | undefined;
 };
 
 /** The steps done so far, and when the run began, whatever its kind. */
@@ -39,6 +43,11 @@ function stepsOf(run: Run): { startedAt: number; done: Array<{ text: string }>; 
 export interface ControlState {
   /** The newest VM request accepted (replays are refused). */
   lastVmAt: number;
+  /**
+   * The boot of the VM the last hibernation destroyed: a request from it (signed before the destroy, arriving after)
+   * is refused, so it cannot make /status say Running with no droplet. A revived VM is a new boot.
+   */
+  hibernatedBoot?: string | undefined;
   heartbeat?: Heartbeat | undefined;
   hibernated?: { since: number; snapshotGb?: number | undefined; droplet?: RememberedDroplet | undefined } | undefined;
   stopAsked?: { at: number; by: string; force: boolean } | undefined;
@@ -157,6 +166,11 @@ export class ServerControl extends DurableObject<Env> {
     const state = await this.#load();
     if (check.timestamp <= state.lastVmAt) return { status: 401, body: { error: "replayed" } };
     state.lastVmAt = check.timestamp;
+    const boot = bootOf(body);
+    if (boot !== undefined && boot === state.hibernatedBoot) {
+      await this.#save(state);
+      return { status: 409, body: { error: "this VM's boot was hibernated (its droplet destroyed): request ignored" } };
+    }
     const answer = kind === "hibernate" ? await this.#hibernate(state, body, now) : this.#heartbeat(state, body, now);
     await this.#save(state);
     return answer;
@@ -189,7 +203,7 @@ export class ServerControl extends DurableObject<Env> {
     const online = typeof asked?.players === "number" ? asked.players : 0;
     if (state.run) return { status: 409, body: { error: `a ${state.run.kind} is under way` } };
     if (online > 0 && asked.force !== true) return { status: 409, body: { error: `${online} players online` } };
-    state.run = newRun("hibernate", now);
+    state.run = { ...newRun("hibernate", now), bootId: bootOf(body) };
     state.stopAsked = undefined;
     await this.ctx.storage.setAlarm(now);
     return { status: 202, body: { hibernating: true } };
@@ -268,6 +282,7 @@ export class ServerControl extends DurableObject<Env> {
       run: undefined,
       changes: {
         hibernated: { since: now(), snapshotGb: gb, droplet: h.droplet },
+        hibernatedBoot: run.bootId,
         heartbeat: undefined,
         lastRun: { ok: true, at: now(), text },
       },
@@ -303,7 +318,7 @@ export class ServerControl extends DurableObject<Env> {
 interface Outcome {
   run: Run | undefined;
   waitMs?: number | undefined;
-  changes: Partial<Pick<ControlState, "lastRun" | "hibernated" | "heartbeat">>;
+  changes: Partial<Pick<ControlState, "lastRun" | "hibernated" | "hibernatedBoot" | "heartbeat">>;
 }
 
 function newRun(kind: "revive" | "hibernate", now: number): Run {
@@ -398,6 +413,18 @@ function describeServer(state: ControlState, now: number): string {
 }
 
 const NAME = /^[A-Za-z0-9_.*]{1,16}$/;
+/** A kernel boot id is a UUID; anything of that alphabet up to 64 characters is taken. */
+const BOOT_ID = /^[A-Za-z0-9-]{1,64}$/;
+
+/** The boot id a VM request's body carries (`bootId`), if it carries a well-formed one. */
+function bootOf(body: string): string | undefined {
+  try {
+    const boot = (JSON.parse(body) as { bootId?: unknown } | null)?.bootId;
+    return typeof boot === "string" && BOOT_ID.test(boot) ? boot : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The VM's heartbeat, checked field by field (it is signed, but never trusted to be well-formed). */
 function readHeartbeat(body: string, now: number): Heartbeat | undefined {
@@ -429,5 +456,6 @@ function readHeartbeat(body: string, now: number): Heartbeat | undefined {
         : names.length,
     lastBackup: time(b.lastBackup),
     lastDrill: drillAt === undefined ? undefined : { at: drillAt, ok: b.lastDrill?.ok === true },
+    bootId: bootOf(body),
   };
 }
