@@ -15,15 +15,24 @@
  *   types 4 CHANNEL_MESSAGE_WITH_SOURCE and 5 DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE; message flag 64 EPHEMERAL; Edit
  *   Original Interaction Response: PATCH /webhooks/{application.id}/{interaction.token}/messages/@original, no
  *   Authorization header (the token is in the path), answers 200 with the message; an unknown or expired token is
- *   404 `{"message": "Unknown Webhook", "code": 10015}`.
+ *   404 `{"message": "Unknown Webhook", "code": 10015}`. Where an interaction comes from: `guild_id` and `member` in a
+ *   guild, `user` (no member) in a DM; `context` (0 GUILD, 1 BOT_DM, 2 PRIVATE_CHANNEL) and
+ *   `authorizing_integration_owners` (key "0" GUILD_INSTALL: the guild's id; "1" USER_INSTALL: the user's id).
+ * - developers/reference.mdx, "User Agent": a request without a valid `DiscordBot ($url, $versionNumber)` User-Agent
+ *   may be blocked (the stand-in records what each edit sent). developers/topics/rate-limits.mdx: a 429 carries
+ *   `retry_after` (seconds, a float) in the body and `Retry-After` (whole seconds); `inject` queues one for edits.
  * - developers/interactions/application-commands.mdx, "Bulk Overwrite Global Application Commands": PUT
  *   /applications/{application.id}/commands with `Authorization: Bot <token>`, a JSON array of commands, answers 200
  *   with the commands (ids added); a wrong token is 401 `{"message": "401: Unauthorized", "code": 0}`.
  */
-import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
+import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RouteSource } from "./contract.ts";
+import { injectedRateLimit } from "./discord.ts";
 import {
+  applyFault,
+  type Fault,
+  FaultQueue,
   isPlainObject,
   type Loopback,
   listenLoopback,
@@ -31,7 +40,10 @@ import {
   randomDigits,
   randomString,
   readBody,
+  reasonPhrase,
+  sendAny,
   sendJson,
+  TimerSet,
 } from "./http.ts";
 
 const DOCS = "discord/discord-api-docs";
@@ -56,6 +68,13 @@ export interface SlashCommand {
   /** Role ids of the member (default none). */
   roles?: string[];
   user?: string;
+  /**
+   * Where it is typed (default "guild": the stand-in's guild, the app installed there). "dm": a DM with the app (no
+   * guild, no member); "user-install": a guild where only the member installed the app (USER_INSTALL).
+   */
+  from?: "guild" | "dm" | "user-install";
+  /** Another guild's id (default the stand-in's `guildId`). */
+  guildId?: string;
 }
 
 /** One edit of an interaction's reply, in order. */
@@ -63,6 +82,15 @@ export interface ReplyEdit {
   token: string;
   content: string;
   at: number;
+  /** The User-Agent the edit was sent with. */
+  userAgent: string | undefined;
+}
+
+/** Every PATCH of a reply, answered or refused, in order. */
+export interface EditRequest {
+  token: string;
+  at: number;
+  status: number;
 }
 
 export interface DiscordAppStandIn extends Loopback {
@@ -72,7 +100,8 @@ export interface DiscordAppStandIn extends Loopback {
   /** The application's public key, hex (what the Developer Portal shows). */
   publicKey: string;
   botToken: string;
-  /** A guild's role ids, to hand to members. */
+  /** The guild the application is installed in, and its role ids, to hand to members. */
+  guildId: string;
   roles: { start: string; admin: string };
   /** Sends an interaction to `endpoint`, signed as Discord signs it. */
   command(endpoint: string, command: SlashCommand): Promise<InteractionAnswer>;
@@ -84,6 +113,10 @@ export interface DiscordAppStandIn extends Loopback {
   sign(body: string, timestamp?: number): Record<string, string>;
   /** Every reply edit received. */
   readonly edits: ReplyEdit[];
+  /** Every reply edit asked for, with the status it got (429s and 404s included). */
+  readonly editRequests: EditRequest[];
+  /** Queue a fault (a 429 with retry_after, a status, a drop, a delay) for the next reply edit(s). */
+  inject(fault: Fault): void;
   /** The latest content of each interaction's reply, by token. */
   reply(token: string): string | undefined;
   /** The commands registered, as last put. */
@@ -97,6 +130,8 @@ export interface InteractionAnswer {
   /** The interaction's token, for its reply's edits. */
   token: string;
   body: { type?: number; data?: { content?: string; flags?: number } } | undefined;
+  /** The bytes and headers sent, as someone who captured them could send them again (`send`). */
+  sent: { body: string; headers: Record<string, string> };
 }
 
 export async function startDiscordAppStandIn(): Promise<DiscordAppStandIn> {
@@ -110,6 +145,9 @@ export async function startDiscordAppStandIn(): Promise<DiscordAppStandIn> {
     applicationId,
     botToken,
     edits: [],
+    editRequests: [],
+    faults: new FaultQueue<Fault>(),
+    timers: new TimerSet(),
     expired: new Set(),
     issued: new Set(),
     commands: [],
@@ -148,13 +186,15 @@ export async function startDiscordAppStandIn(): Promise<DiscordAppStandIn> {
       version: 1,
       ...interaction,
     });
-    const response = await post(endpoint, body, signHeaders(body));
+    const headers = signHeaders(body);
+    const response = await post(endpoint, body, headers);
     const text = await response.text();
     const parsed = parseJson(text);
     return {
       status: response.status,
       token,
       body: parsed.ok ? (parsed.value as InteractionAnswer["body"]) : undefined,
+      sent: { body, headers },
     };
   }
 
@@ -164,8 +204,11 @@ export async function startDiscordAppStandIn(): Promise<DiscordAppStandIn> {
     applicationId,
     publicKey: publicHex,
     botToken,
+    guildId,
     roles,
     edits: app.edits,
+    editRequests: app.editRequests,
+    inject: (fault) => app.faults.push(fault),
     get commands() {
       return app.commands;
     },
@@ -179,6 +222,10 @@ export async function startDiscordAppStandIn(): Promise<DiscordAppStandIn> {
     expire(token) {
       app.expired.add(token);
     },
+    async close() {
+      app.timers.clearAll();
+      await server.close();
+    },
   };
 }
 
@@ -187,6 +234,10 @@ interface AppState {
   applicationId: string;
   botToken: string;
   edits: ReplyEdit[];
+  editRequests: EditRequest[];
+  /** Faults for the reply edits. */
+  faults: FaultQueue<Fault>;
+  timers: TimerSet;
   expired: Set<string>;
   issued: Set<string>;
   commands: unknown[];
@@ -200,15 +251,33 @@ async function editReply(
   token: string,
 ): Promise<void> {
   const parsed = parseJson(await readBody(req));
+  const at = Date.now();
+  const answer = (status: number, body: unknown) => {
+    app.editRequests.push({ token, at, status });
+    sendJson(res, status, body);
+  };
+  const fault = app.faults.take();
+  const faulted = await applyFault(fault, res, app.timers, {
+    status: (f) => {
+      app.editRequests.push({ token, at, status: f.status });
+      sendAny(res, f.status, f.body ?? { message: `${f.status}: ${reasonPhrase(f.status)}`, code: 0 }, f.headers ?? {});
+    },
+    rateLimit: (f) => {
+      app.editRequests.push({ token, at, status: 429 });
+      injectedRateLimit(res, f, EDIT_BUCKET, Date.now());
+    },
+    dropped: () => app.editRequests.push({ token, at, status: 0 }),
+  });
+  if (faulted === "handled") return;
   if (appId !== app.applicationId || !app.issued.has(token) || app.expired.has(token)) {
-    return sendJson(res, 404, { message: "Unknown Webhook", code: 10015 });
+    return answer(404, { message: "Unknown Webhook", code: 10015 });
   }
   if (!parsed.ok || !isPlainObject(parsed.value) || typeof parsed.value.content !== "string") {
-    return sendJson(res, 400, { message: "Cannot send an empty message", code: 50006 });
+    return answer(400, { message: "Cannot send an empty message", code: 50006 });
   }
   const content = parsed.value.content;
   if (content.length > 2000) {
-    return sendJson(res, 400, {
+    return answer(400, {
       message: "Invalid Form Body",
       code: 50035,
       errors: {
@@ -216,8 +285,9 @@ async function editReply(
       },
     });
   }
-  app.edits.push({ token, content, at: Date.now() });
-  sendJson(res, 200, { id: randomDigits(19), type: 20, content, channel_id: randomDigits(19), application_id: appId });
+  const userAgent = req.headers["user-agent"];
+  app.edits.push({ token, content, at: Date.now(), userAgent });
+  answer(200, { id: randomDigits(19), type: 20, content, channel_id: randomDigits(19), application_id: appId });
 }
 
 async function putCommands(app: AppState, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -239,12 +309,38 @@ async function putCommands(app: AppState, req: IncomingMessage, res: ServerRespo
   sendJson(res, 200, app.commands);
 }
 
-/** An APPLICATION_COMMAND interaction in a guild, as receiving-and-responding.mdx shows it (token and ids added). */
-function slashCommand(command: SlashCommand, guildId: string): Record<string, unknown> {
+/** The bucket of the edit route in an injected 429's headers. */
+const EDIT_BUCKET = createHash("sha256")
+  .update("PATCH /webhooks/{application.id}/{interaction.token}/messages/@original")
+  .digest("hex")
+  .slice(0, 32);
+
+/**
+ * An APPLICATION_COMMAND interaction, as receiving-and-responding.mdx shows it (token and ids added): in a guild the
+ * app is installed in (default), in a DM with the app, or in a guild where only the member installed it.
+ */
+function slashCommand(command: SlashCommand, ownGuildId: string): Record<string, unknown> {
   const user = command.user ?? "steve";
+  const userObject = { id: randomDigits(18), username: user, global_name: user };
+  const guildId = command.guildId ?? ownGuildId;
+  const from = command.from ?? "guild";
+  const where =
+    from === "dm"
+      ? { context: 1, user: userObject, authorizing_integration_owners: { "1": userObject.id } }
+      : {
+          guild_id: guildId,
+          context: 0,
+          authorizing_integration_owners: from === "user-install" ? { "1": userObject.id } : { "0": guildId },
+          guild_locale: "en-US",
+          member: {
+            user: userObject,
+            roles: command.roles ?? [],
+            permissions: "0",
+            joined_at: new Date().toISOString(),
+          },
+        };
   return {
     type: 2,
-    guild_id: guildId,
     channel_id: randomDigits(19),
     data: {
       id: randomDigits(19),
@@ -256,16 +352,9 @@ function slashCommand(command: SlashCommand, guildId: string): Record<string, un
         value,
       })),
     },
-    member: {
-      user: { id: randomDigits(18), username: user, global_name: user },
-      roles: command.roles ?? [],
-      permissions: "0",
-      joined_at: new Date().toISOString(),
-    },
     app_permissions: "0",
     locale: "en-US",
-    guild_locale: "en-US",
-    context: 0,
+    ...where,
   };
 }
 

@@ -446,7 +446,7 @@ function rateLimitHeaders(decision: RateDecision, bucket: string, at: number): H
 }
 
 /** An injected 429; `at` is now on the stand-in's clock. */
-function injectedRateLimit(res: ServerResponse, fault: RateLimitFault, bucket: string, at: number): void {
+export function injectedRateLimit(res: ServerResponse, fault: RateLimitFault, bucket: string, at: number): void {
   const global = fault.global === true;
   const retryAfter = Math.max(0, fault.retryAfterSeconds);
   const header = { "Retry-After": String(Math.ceil(retryAfter)) };

@@ -7,7 +7,7 @@ export type { DigitalOceanStandIn, DigitalOceanStandInOptions } from "./digitalo
 export { DIGITALOCEAN_ROUTES, startDigitalOceanStandIn } from "./digitalocean.ts";
 export type { DiscordStandIn, DiscordStandInOptions, ReceivedMessage } from "./discord.ts";
 export { computePings, DISCORD_ROUTES, describeMessage, startDiscordStandIn } from "./discord.ts";
-export type { DiscordAppStandIn, InteractionAnswer, ReplyEdit, SlashCommand } from "./discord-app.ts";
+export type { DiscordAppStandIn, EditRequest, InteractionAnswer, ReplyEdit, SlashCommand } from "./discord-app.ts";
 export { DISCORD_APP_ROUTES, startDiscordAppStandIn } from "./discord-app.ts";
 export type { DockerEvent, DockerStandIn, DockerStandInOptions } from "./docker.ts";
 export { DOCKER_ROUTES, startDockerStandIn } from "./docker.ts";
