@@ -43,6 +43,22 @@ describe("discord-control register", () => {
     expect(discord.commands).toEqual(COMMANDS.map((c) => expect.objectContaining(c)));
   });
 
+  it("registers the commands for guilds only, guild installs only, /stop for administrators", async () => {
+    const file = localEnv([
+      `DISCORD_APPLICATION_ID=${discord.applicationId}`,
+      `DISCORD_BOT_TOKEN=${discord.botToken}`,
+      `DISCORD_API_URL=${discord.api}`,
+    ]);
+    const run = await runTool(BIN, ["register", "--config", file], { env: { ...process.env, HOME: dir.path } });
+    expect(run.code).toBe(0);
+    const put = discord.commands as Array<Record<string, unknown>>;
+    expect(put.map((c) => [c.name, c.contexts, c.integration_types, c.default_member_permissions])).toEqual([
+      ["start", [0], [0], null],
+      ["status", [0], [0], null],
+      ["stop", [0], [0], "0"],
+    ]);
+  });
+
   it("says in one line that the token is refused (exit 1), or that the id is missing (exit 78)", async () => {
     const file = localEnv([
       `DISCORD_APPLICATION_ID=${discord.applicationId}`,
