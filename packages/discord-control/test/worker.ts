@@ -67,7 +67,13 @@ export async function startWorker(vars: Record<string, string>): Promise<Running
 
 /** The stand-ins a Worker is pointed at in the tests, the benchmark and the demo. */
 export interface WorkerWorld {
-  app: { api: string; publicKey: string; applicationId: string; roles: { start: string; admin: string } };
+  app: {
+    api: string;
+    publicKey: string;
+    applicationId: string;
+    guildId: string;
+    roles: { start: string; admin: string };
+  };
   digitalocean: { url: string; token: string };
   cloudflare: { url: string; token: string };
   /** The game, at the address every VM the stand-in makes answers on. */
@@ -80,6 +86,7 @@ export function workerVars(world: WorkerWorld, more: Record<string, string> = {}
   return {
     SERVER_ADDR: "play.example.co.uk",
     PANEL_URL: "https://panel.example.co.uk",
+    GUILD_ID: world.app.guildId,
     START_ROLE: world.app.roles.start,
     ADMIN_ROLE: world.app.roles.admin,
     GAME_ADDRESS: world.gameAddress,

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { verifyVmRequest } from "@mcops/core/vm-signature";
 import { type HibernateRun, hibernateStep, newHibernateRun } from "@mcops/revive/cloud/hibernate-steps";
 import { newReviveRun, type ReviveRun, reviveStep } from "@mcops/revive/cloud/revive-steps";
-import { editReply, escapeMarkdown, relative } from "./discord.ts";
+import { type Delivery, editReply, escapeMarkdown, postToChannel, relative } from "./discord.ts";
 import type { Env } from "./env.ts";
 import { hibernateDeps, type RememberedDroplet, reviveDeps } from "./runs.ts";
 
@@ -51,15 +51,21 @@ export interface ControlState {
   heartbeat?: Heartbeat | undefined;
   hibernated?: { since: number; snapshotGb?: number | undefined; droplet?: RememberedDroplet | undefined } | undefined;
   stopAsked?: { at: number; by: string; force: boolean } | undefined;
+  /** The last /start: the VM's hibernate request is refused for STOP_ASKED_MS after it (unless a /stop since). */
+  startAsked?: number | undefined;
   /** A /start came during a hibernation: a revive begins when it ends. */
   wakeAfter?: boolean | undefined;
   run?: Run | undefined;
   /** Interaction replies that follow the run: edited as each step ends (Discord keeps a token 15 minutes). */
   replies: Array<{ token: string; since: number; shown?: string | undefined }>;
-  /** How the last run ended. */
-  lastRun?: { ok: boolean; at: number; text: string } | undefined;
+  /** A reply stopped following the run before its end (Discord's 15 minutes): the outcome goes to the channel. */
+  toChannel?: boolean | undefined;
+  /** How the last run ended; `missed` when a reply that asked for it could not show it (/status says it then). */
+  lastRun?: { ok: boolean; at: number; text: string; missed?: boolean | undefined } | undefined;
 }
 
+/** Interaction ids are kept this long: a repeat is a replay (a signature is good for 5 minutes). */
+const SEEN_MS = 15 * 60_000;
 /** A heartbeat older than this: the VM is not known to run. */
 const FRESH_MS = 15 * 60_000;
 /** Discord refuses edits after 15 minutes. */
@@ -89,6 +95,18 @@ export class ServerControl extends DurableObject<Env> {
     await this.ctx.storage.put("state", state);
   }
 
+  /** True the first time an interaction id is seen in SEEN_MS; false for a repeat (a replay). */
+  async firstSeen(id: string): Promise<boolean> {
+    const now = Date.now();
+    const seen = (await this.ctx.storage.get<Record<string, number>>("interactions")) ?? {};
+    const at = seen[id];
+    if (at !== undefined && now - at < SEEN_MS) return false;
+    const kept = Object.fromEntries(Object.entries(seen).filter(([, t]) => now - t < SEEN_MS));
+    kept[id] = now;
+    await this.ctx.storage.put("interactions", kept);
+    return true;
+  }
+
   /** /status, for everyone. */
   async status(): Promise<string> {
     return describe(await this.#load(), Date.now());
@@ -101,13 +119,17 @@ export class ServerControl extends DurableObject<Env> {
   async start(token: string, user: string): Promise<{ deferred: true } | { deferred: false; content: string }> {
     const state = await this.#load();
     const now = Date.now();
+    // A heartbeat since the /stop was answered "hibernate": the VM is stopping the game and backing up, and its
+    // hibernate request is on its way. Not "already up" then: a revive run follows, and that request is refused.
+    const handedOver = state.stopAsked !== undefined && (state.heartbeat?.at ?? -1) >= state.stopAsked.at;
     state.stopAsked = undefined;
+    state.startAsked = now;
     const beat = fresh(state, now);
-    if (!state.run && beat?.serverState === "running") {
+    if (!state.run && !handedOver && beat?.serverState === "running") {
       await this.#save(state);
       return { deferred: false, content: `The server is already up. ${players(beat)}` };
     }
-    state.replies = [...state.replies.filter((r) => now - r.since < REPLY_MS), { token, since: now }];
+    this.#addReply(state, token, now);
     if (state.run?.kind === "hibernate") state.wakeAfter = true;
     if (!state.run) {
       state.run = newRun("revive", now);
@@ -130,8 +152,9 @@ export class ServerControl extends DurableObject<Env> {
       return `${players(beat)} Type \`/stop force:true\` to hibernate it anyway.`;
     }
     state.stopAsked = { at: now, by: user, force };
+    state.startAsked = undefined;
     // The reply follows the hibernation the VM will ask for.
-    state.replies = [...state.replies.filter((r) => now - r.since < REPLY_MS), { token, since: now }];
+    this.#addReply(state, token, now);
     await this.#save(state);
     const unless = force ? "" : " If someone is playing by then, it does not.";
     return `Asked the VM to hibernate: at its next heartbeat (within 5 minutes) it stops the game, backs up, and is snapshotted and destroyed.${unless}`;
@@ -202,6 +225,9 @@ export class ServerControl extends DurableObject<Env> {
     }
     const online = typeof asked?.players === "number" ? asked.players : 0;
     if (state.run) return { status: 409, body: { error: `a ${state.run.kind} is under way` } };
+    if (state.startAsked !== undefined && now - state.startAsked < STOP_ASKED_MS) {
+      return { status: 409, body: { error: "a /start asked for the server since" } };
+    }
     if (online > 0 && asked.force !== true) return { status: 409, body: { error: `${online} players online` } };
     state.run = { ...newRun("hibernate", now), bootId: bootOf(body) };
     state.stopAsked = undefined;
@@ -289,27 +315,63 @@ export class ServerControl extends DurableObject<Env> {
     };
   }
 
+  /** How long a reply follows a run (Discord keeps its token 15 minutes). */
+  #replyMs(): number {
+    const ms = Number(this.env.REPLY_MS ?? REPLY_MS);
+    return Number.isFinite(ms) && ms > 0 ? ms : REPLY_MS;
+  }
+
+  /** A reply that follows the run; one too old to edit any more is forgotten, and the outcome goes to the channel. */
+  #addReply(state: ControlState, token: string, now: number): void {
+    const kept = state.replies.filter((r) => now - r.since < this.#replyMs());
+    if (state.run && kept.length < state.replies.length) state.toChannel = true;
+    state.replies = [...kept, { token, since: now }];
+  }
+
   /**
    * Edits each following reply to the run's progress (only when it changed); then, with the state read again, notes
-   * what each shows and forgets those that ended, keeping replies that joined meanwhile.
+   * what each shows and forgets those that ended, keeping replies that joined meanwhile. A reply whose token expires
+   * before the next look says so in its last edit; then, and when the end could not be shown in a reply, the outcome
+   * goes to the channel through OUTCOME_WEBHOOK_URL, and /status keeps it.
    */
   async #follow(): Promise<void> {
     const state = await this.#load();
     const now = Date.now();
     const text = progress(state, now);
-    const results = new Map<string, boolean>();
+    const replyMs = this.#replyMs();
+    const nextLook = state.run ? ((await this.ctx.storage.getAlarm()) ?? now) : now;
+    const results = new Map<string, Delivery>();
+    const handedOver = new Set<string>();
     for (const reply of state.replies) {
-      if (now - reply.since >= REPLY_MS) results.set(reply.token, false);
-      else if (reply.shown !== text)
-        results.set(reply.token, await editReply(this.env, reply.token, text).catch(() => false));
+      if (now - reply.since >= replyMs) results.set(reply.token, "gone");
+      else if (state.run && nextLook - reply.since >= replyMs) {
+        handedOver.add(reply.token);
+        const where = this.env.OUTCOME_WEBHOOK_URL
+          ? "the outcome will be posted in this channel"
+          : "/status will say how it ended";
+        const last = `${text}\nThis reply can follow no longer (Discord allows 15 minutes): ${where}.`;
+        results.set(reply.token, await editReply(this.env, reply.token, last));
+      } else if (reply.shown !== text) results.set(reply.token, await editReply(this.env, reply.token, text));
+    }
+    const lost = [...results].some(([token, r]) => r === "gone" || handedOver.has(token) || (!state.run && r !== "ok"));
+    let posted: Delivery | undefined;
+    if (!state.run && (state.toChannel || lost)) {
+      posted = await postToChannel(this.env, text);
+      console.log(`outcome to the channel: ${posted}`);
     }
     const after = await this.#load();
     after.replies = after.replies.flatMap((reply) => {
       const edited = results.get(reply.token);
       if (edited === undefined) return [reply];
-      // A reply stops following once it shows the end, or once Discord refused it (expired).
-      return edited && after.run ? [{ ...reply, shown: text }] : [];
+      // A reply stops following once it shows the end, once Discord refused it (expired), or once handed over.
+      if (!after.run || edited === "gone" || handedOver.has(reply.token)) return [];
+      return edited === "ok" ? [{ ...reply, shown: text }] : [reply];
     });
+    if (state.run && lost) after.toChannel = true;
+    if (posted !== undefined) {
+      after.toChannel = undefined;
+      if (after.lastRun && after.lastRun.at === state.lastRun?.at) after.lastRun = { ...after.lastRun, missed: true };
+    }
     await this.#save(after);
   }
 }
@@ -382,9 +444,11 @@ function progress(state: ControlState, now: number): string {
 function describe(state: ControlState, now: number): string {
   if (state.run) return progress(state, now);
   const last = state.lastRun;
-  // A run that failed or was aborted in the last day is said under the state.
-  const failed = last && !last.ok && now - last.at < 24 * 3600_000 ? `\n⚠️ ${last.text}` : "";
-  return `${describeServer(state, now)}${failed}`;
+  // A run that failed or was aborted in the last day is said under the state, and one whose end a reply missed.
+  const recent = last && now - last.at < 24 * 3600_000;
+  const failed = recent && !last.ok ? `\n⚠️ ${last.text}` : "";
+  const missed = recent && last.ok && last.missed ? `\nLast run (${relative(last.at)}): ${last.text}` : "";
+  return `${describeServer(state, now)}${failed}${missed}`;
 }
 
 function describeServer(state: ControlState, now: number): string {
@@ -404,6 +468,10 @@ function describeServer(state: ControlState, now: number): string {
         : ` Asleep it costs $${(gb * SNAPSHOT_PRICE_PER_GB).toFixed(2)} a month (${gb} GB snapshot).`;
     const text = `💤 Hibernated since ${relative(state.hibernated.since)}.${cost} ${backups(state.heartbeat)} Type /start to wake it.`;
     return text.replace(/ {2,}/g, " ");
+  }
+  if (beat && beat.serverState !== "running") {
+    // The VM answers; the game does not run (offline, starting, stopping: the panel's state in the heartbeat).
+    return `🟡 The VM is up; the game is ${escapeMarkdown(beat.serverState)}. ${backups(beat)}`.trim();
   }
   if (beat) return `🟢 Running. ${players(beat)} ${backups(beat)}`.trim();
   if (state.heartbeat) {

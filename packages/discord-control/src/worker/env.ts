@@ -12,9 +12,16 @@ export interface Env {
   VM_SECRET: string;
   DIGITALOCEAN_ACCESS_TOKEN: string;
   CLOUDFLARE_API_TOKEN: string;
+  /**
+   * A channel webhook (Discord: channel settings → Integrations → Webhooks; the one the VM posts to): where a run's
+   * outcome goes when the reply that asked for it can no longer be edited (Discord keeps its token 15 minutes).
+   */
+  OUTCOME_WEBHOOK_URL?: string;
   /** [vars]: the play host (maybe with its port) and the panel's address, as in the operator's .env. */
   SERVER_ADDR: string;
   PANEL_URL: string;
+  /** The group's Discord server (guild) id: interactions from anywhere else (a DM, another guild) are refused. */
+  GUILD_ID?: string;
   /** Role ids: who may /start, who may /stop (admins may /start too). */
   START_ROLE?: string;
   ADMIN_ROLE?: string;
@@ -27,6 +34,8 @@ export interface Env {
   POLL_MS?: string;
   /** The first wait after an error, ms (default 15000, doubling up to 5 minutes; tests make it short). */
   RETRY_MS?: string;
+  /** How long a reply follows a run, ms (default 14 minutes: Discord keeps a token 15; tests make it short). */
+  REPLY_MS?: string;
   /** How many mcops snapshots to keep after a hibernation (default 2). */
   KEEP_SNAPSHOTS?: string;
   /** The game's address when it is not SERVER_ADDR at the VM's new address (tests). */

@@ -1,5 +1,5 @@
 import { VM_HEADERS } from "@mcops/core/vm-signature";
-import { boundedText, DEFERRED, json, PONG, readInteraction, reply, verifyInteraction } from "./discord.ts";
+import { boundedText, DEFERRED, json, outOfScope, PONG, readInteraction, reply, verifyInteraction } from "./discord.ts";
 import type { Env } from "./env.ts";
 
 export { ServerControl } from "./control.ts";
@@ -43,6 +43,13 @@ async function interactions(request: Request, env: Env): Promise<Response> {
   if (!interaction) return new Response("not an interaction\n", { status: 400 });
   if (interaction.type === 1) return json({ type: PONG });
   if (interaction.type !== 2) return reply("This application only answers its slash commands.", { private: true });
+  // Only the group's guild (a DM, another guild or a user install hear nothing of the server), and each interaction
+  // once: a captured one sent again within the 5 minutes its signature is good for is refused.
+  const elsewhere = outOfScope(interaction, env.GUILD_ID);
+  if (elsewhere) return reply(elsewhere, { private: true });
+  if (!(await control(env).firstSeen(interaction.id))) {
+    return reply("This interaction was answered already.", { private: true });
+  }
   return command(interaction, env);
 }
 
