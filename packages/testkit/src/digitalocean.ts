@@ -4,8 +4,11 @@
  * power_on, snapshot) that take time and end "completed" or "errored", actions, and droplet snapshots. The answers
  * keep DigitalOcean's shapes, status codes and error bodies (`{"id","message","request_id"}`), every answer carries
  * RateLimit-Limit / RateLimit-Remaining / RateLimit-Reset (a per-token sliding window, like DigitalOcean's per-request
- * expiry), and faults can be injected: per request (status, rate limit, drop, delay, optionally for one route) or per
- * action (the next action of a type errors, or hangs "in-progress" forever).
+ * expiry), and faults can be injected: per request (status, rate limit, drop, delay, optionally for one route; or the
+ * request done and then answered with an error status, as when DigitalOcean's answer is lost) or per action (the next
+ * action of a type errors, or hangs "in-progress" forever). The droplet list can lag behind creates (`listLag`): a
+ * droplet just created is missing from `GET /v2/droplets` for a number of list requests or milliseconds, as
+ * DigitalOcean's list sometimes is for a few seconds (Gamocosm #138).
  *
  * The API lives at `url + "/v2"`. Requests need `Authorization: Bearer <token>`.
  *
@@ -220,6 +223,8 @@ export interface DigitalOceanStandInOptions {
   timings?: { createMs?: number; shutdownMs?: number; powerOffMs?: number; powerOnMs?: number; snapshotMs?: number };
   /** Per token, sliding window. Default 5000 per hour, like DigitalOcean. */
   rateLimit?: RateLimitOptions;
+  /** Droplets created from now on are missing from list answers for a while (default: listed at once). */
+  listLag?: ListLag;
   /**
    * The clock of the rate limit (default Date.now): its window and the times its headers give (RateLimit-Reset,
    * Retry-After). A test that moves its own clock decides exactly which requests are still in the window, however slow
@@ -332,8 +337,32 @@ export interface ActionHangsFault {
   times?: number;
 }
 
-/** A request fault, optionally only for one route; or an action fault. */
-export type DigitalOceanFault = (Fault & { route?: DigitalOceanRoute }) | ActionErrorsFault | ActionHangsFault;
+/**
+ * The next request (of `route`, `times` of them, default 1) is done as asked, then answered with `status` and
+ * DigitalOcean's error body: a create answered 500 after making the droplet, as when DigitalOcean's answer is lost.
+ */
+export interface AfterEffectFault {
+  kind: "status-after-effect";
+  status: number;
+  route?: DigitalOceanRoute;
+  times?: number;
+}
+
+/**
+ * How long a droplet just created is missing from `GET /v2/droplets` (any filter): for its first `requests` list
+ * requests after the create, and until `ms` after it; both when both are given. `GET /v2/droplets/:id` finds it at once.
+ */
+export interface ListLag {
+  requests?: number;
+  ms?: number;
+}
+
+/** A request fault, optionally only for one route; a request done and answered with an error; or an action fault. */
+export type DigitalOceanFault =
+  | (Fault & { route?: DigitalOceanRoute })
+  | AfterEffectFault
+  | ActionErrorsFault
+  | ActionHangsFault;
 
 export interface DigitalOceanRequest {
   /** Date.now() when the request arrived. */
@@ -348,7 +377,7 @@ export interface DigitalOceanRequest {
   /** The route it matched, if any. */
   route?: DigitalOceanRoute;
   /** The injected fault that answered (or delayed) this request. */
-  fault?: Fault["kind"];
+  fault?: Fault["kind"] | AfterEffectFault["kind"];
 }
 
 export interface DigitalOceanStandIn {
@@ -366,6 +395,10 @@ export interface DigitalOceanStandIn {
   /** Every request, in arrival order, with the status answered. */
   requests: DigitalOceanRequest[];
   inject(fault: DigitalOceanFault): void;
+  /** Droplets created from now on lag in the list as `lag` says (undefined: listed at once). */
+  lagList(lag: ListLag | undefined): void;
+  /** The list catches up: every droplet created so far is listed from now on. */
+  catchUpList(): void;
   /** The token stops working (expired or revoked): every request is answered 401 from now on. */
   revokeToken(): void;
   /** Forget requests, rate-limit windows and pending faults (the droplets, snapshots and actions stay). */
@@ -569,6 +602,8 @@ function pathId(segment: string | undefined): number {
 
 interface DropletRecord {
   api: Droplet;
+  /** Missing from list answers while either is left: list requests still to miss it, and until when. */
+  unlisted?: { requests: number; until: number };
   /** What a snapshot of it weighs. */
   gigabytes: number;
   pending: ActionRecord | undefined;
@@ -596,6 +631,8 @@ interface DigitalOcean {
   clock: () => number;
   limiter: SlidingWindowLimiter;
   requestFaults: FaultQueue<Fault & { route?: DigitalOceanRoute }>;
+  afterEffectFaults: FaultQueue<AfterEffectFault>;
+  listLag: ListLag | undefined;
   actionFaults: FaultQueue<ActionErrorsFault | ActionHangsFault>;
   timers: TimerSet;
   requests: DigitalOceanRequest[];
@@ -627,6 +664,8 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
       now: clock,
     }),
     requestFaults: new FaultQueue<Fault & { route?: DigitalOceanRoute }>(),
+    afterEffectFaults: new FaultQueue<AfterEffectFault>(),
+    listLag: checkLag(options.listLag),
     actionFaults: new FaultQueue<ActionErrorsFault | ActionHangsFault>(),
     timers: new TimerSet(),
     requests: [],
@@ -655,6 +694,31 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
   const server = await listenLoopback((req, res) => handle(cloud, req, res));
   cloud.origin = server.url;
   return standIn(cloud, server);
+}
+
+function checkLag(lag: ListLag | undefined): ListLag | undefined {
+  if (lag === undefined) return undefined;
+  for (const [key, value] of Object.entries(lag)) {
+    if (value !== undefined && !(typeof value === "number" && value >= 0))
+      throw new RangeError(`listLag.${key} must be a number of 0 or more, got ${value}`);
+  }
+  return lag;
+}
+
+/** A list request: the droplets it shows, each lagging one counted as missed once more. */
+function listed(cloud: DigitalOcean): Droplet[] {
+  const now = Date.now();
+  const shown: Droplet[] = [];
+  for (const d of cloud.droplets) {
+    const lag = d.unlisted;
+    if (lag && (lag.requests > 0 || now < lag.until)) {
+      lag.requests -= 1;
+      continue;
+    }
+    delete d.unlisted;
+    shown.push(d.api);
+  }
+  return shown;
 }
 
 function newAccount(): Account {
@@ -694,13 +758,21 @@ function standIn(cloud: DigitalOcean, server: Loopback): DigitalOceanStandIn {
         if (!FAULTABLE.has(fault.actionType))
           throw new RangeError(`"${fault.kind}" needs an actionType of ${[...FAULTABLE]}, got "${fault.actionType}"`);
         cloud.actionFaults.push(fault);
-      } else {
-        if (fault.route !== undefined && !(ROUTES as readonly string[]).includes(fault.route))
-          throw new RangeError(
-            `the DigitalOcean stand-in has no route "${fault.route}" (routes: ${ROUTES.join(", ")})`,
-          );
-        cloud.requestFaults.push(fault);
+        return;
       }
+      if (fault.route !== undefined && !(ROUTES as readonly string[]).includes(fault.route))
+        throw new RangeError(`the DigitalOcean stand-in has no route "${fault.route}" (routes: ${ROUTES.join(", ")})`);
+      if (fault.kind === "status-after-effect") {
+        if (!(Number.isInteger(fault.status) && fault.status >= 400 && fault.status <= 599))
+          throw new RangeError(`"status-after-effect" needs an error status (400-599), got ${fault.status}`);
+        cloud.afterEffectFaults.push(fault);
+      } else cloud.requestFaults.push(fault);
+    },
+    lagList(lag) {
+      cloud.listLag = checkLag(lag);
+    },
+    catchUpList() {
+      for (const d of cloud.droplets) delete d.unlisted;
     },
     revokeToken() {
       cloud.revoked = true;
@@ -709,6 +781,7 @@ function standIn(cloud: DigitalOcean, server: Loopback): DigitalOceanStandIn {
       cloud.requests.length = 0;
       cloud.limiter.reset();
       cloud.requestFaults.clear();
+      cloud.afterEffectFaults.clear();
       cloud.actionFaults.clear();
     },
     async close() {
@@ -1007,6 +1080,9 @@ function createDroplet(cloud: DigitalOcean, input: Record<string, unknown>): Rep
   const ipv6 = input.ipv6 === true;
   const backups = input.backups === true;
   const d = newDroplet(cloud, spec);
+  if (cloud.listLag) {
+    d.unlisted = { requests: cloud.listLag.requests ?? 0, until: Date.now() + (cloud.listLag.ms ?? 0) };
+  }
   const action = startAction(cloud, d, "create", cloud.timings.createMs, () => {
     d.api.status = "active";
     assignNetworks(cloud, d.api, ipv6);
@@ -1138,9 +1214,9 @@ const ROUTE_HANDLERS: Record<DigitalOceanRoute, (cloud: DigitalOcean, r: RouteRe
   "GET /v2/droplets": (cloud, { url }) => {
     const tag = url.searchParams.get("tag_name");
     const name = url.searchParams.get("name");
-    const found = cloud.droplets
-      .map((d) => d.api)
-      .filter((d) => (tag === null || d.tags.includes(tag)) && (name === null || d.name === name));
+    const found = listed(cloud).filter(
+      (d) => (tag === null || d.tags.includes(tag)) && (name === null || d.name === name),
+    );
     return list(cloud, "droplets", found, url);
   },
   "POST /v2/droplets": (cloud, { input }) => createDroplet(cloud, input),
@@ -1235,7 +1311,15 @@ async function handle(cloud: DigitalOcean, req: IncomingMessage, res: ServerResp
   if (parsed && !parsed.ok) return x.answer(failure(400, "bad_request", "The request body is not valid JSON."));
   const input = parsed?.ok && isPlainObject(parsed.value) ? parsed.value : {};
   const serve = ROUTE_HANDLERS[target.route];
-  x.answer(serve(cloud, { id: pathId(target.params[0]), params: target.params, url: x.url, input }));
+  const reply = serve(cloud, { id: pathId(target.params[0]), params: target.params, url: x.url, input });
+  const after =
+    reply.status < 400
+      ? cloud.afterEffectFaults.take((f) => f.route === undefined || f.route === target.route)
+      : undefined;
+  if (!after) return x.answer(reply);
+  x.record.fault = after.kind;
+  const { id, message } = defaultError(after.status, x.requestId);
+  x.answer(failure(after.status, id, message));
 }
 
 async function receive(cloud: DigitalOcean, req: IncomingMessage, res: ServerResponse): Promise<Exchange> {

@@ -697,3 +697,51 @@ describe("lifecycle", () => {
     expect(d.droplets()[0]?.status).toBe("active");
   });
 });
+
+describe("a lagging list and a lost answer (issue 30)", () => {
+  const create = (d: DigitalOceanStandIn, name: string) =>
+    api(d, "/droplets", { body: { name, region: "fra1", size: "s-1vcpu-1gb", image: "ubuntu-22-04-x64", tags: ["t"] } });
+  const listedNames = async (d: DigitalOceanStandIn, query = "?tag_name=t") =>
+    (await json(await api(d, `/droplets${query}`))).droplets.map((x: { name: string }) => x.name);
+
+  it("misses a droplet just created from its first N list requests, while GET by id finds it at once", async () => {
+    const d = await start({ droplets: [], listLag: { requests: 2 } });
+    const { droplet } = await json(await create(d, "late"));
+    expect((await api(d, `/droplets/${droplet.id}`)).status).toBe(200);
+    expect(await listedNames(d)).toEqual([]);
+    expect(await listedNames(d, "")).toEqual([]);
+    expect(await listedNames(d)).toEqual(["late"]);
+    expect(d.droplets().map((x) => x.name)).toEqual(["late"]);
+  });
+
+  it("misses it until the list catches up, when told to lag without end", async () => {
+    const d = await start({ droplets: [] });
+    await create(d, "listed");
+    d.lagList({ requests: Number.POSITIVE_INFINITY });
+    await create(d, "late");
+    expect(await listedNames(d)).toEqual(["listed"]);
+    d.catchUpList();
+    expect(await listedNames(d)).toEqual(["listed", "late"]);
+  });
+
+  it("misses it for `ms` after the create", async () => {
+    const d = await start({ droplets: [], listLag: { ms: 60_000 } });
+    await create(d, "late");
+    expect(await listedNames(d)).toEqual([]);
+    expect(() => d.lagList({ ms: -1 })).toThrow(RangeError);
+  });
+
+  it("makes the droplet and answers the create 500 with a status-after-effect fault", async () => {
+    const d = await start({ droplets: [] });
+    d.inject({ kind: "status-after-effect", status: 500, route: "POST /v2/droplets" });
+    const res = await create(d, "made");
+    expect(res.status).toBe(500);
+    const body = await json(res);
+    expect(body).toEqual({ id: "server_error", message: "Unexpected server-side error", request_id: body.request_id });
+    expect(d.droplets().map((x) => x.name)).toEqual(["made"]);
+    expect(d.requests.at(-1)).toMatchObject({ status: 500, fault: "status-after-effect" });
+    // Once only: the next create is answered as usual.
+    expect((await create(d, "second")).status).toBe(202);
+    expect(() => d.inject({ kind: "status-after-effect", status: 200 })).toThrow(RangeError);
+  });
+});
