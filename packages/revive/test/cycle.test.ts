@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runDns } from "../src/commands/dns.ts";
 import { runHibernate } from "../src/commands/hibernate.ts";
 import { runRevive } from "../src/commands/revive.ts";
-import { OLD_IP, PANEL, PLAY, startWorld, type World } from "./harness.ts";
+import { OLD_IP, PANEL, PLAY, startWorld, type World, waitFor } from "./harness.ts";
 
 let world: World;
 afterEach(() => world?.close());
@@ -48,7 +48,8 @@ describe("hibernate → revive", () => {
     ]);
     expect(world.digitalocean.droplets()).toEqual([]);
     const [snapshot] = world.digitalocean.snapshots();
-    expect(snapshot?.name).toMatch(/^mcops-\d{4}-\d\d-\d\d-\d{4}$/);
+    // The server's identity (the play host) is in the snapshot's name.
+    expect(snapshot?.name).toMatch(/^mcops-play\.example\.co\.uk-\d{4}-\d\d-\d\d-\d{4}$/);
     const printed = world.out.join("");
     expect(printed).toMatch(/Snapshot mcops-.* taken \(30 GB\)/);
     expect(printed).toContain(
@@ -65,7 +66,14 @@ describe("hibernate → revive", () => {
     expect(await runRevive(world.ctx())).toBe(0);
     const [after] = world.digitalocean.droplets();
     expect(after).toMatchObject({ name: "mc", size_slug: "s-2vcpu-4gb", status: "active", region: { slug: "fra1" } });
-    expect(after?.tags.sort()).toEqual(["mcops", "minecraft"]);
+    // Its tags: hibernation's, the server's, and the run's own.
+    const tags = after?.tags ?? [];
+    expect(tags.filter((t) => !t.startsWith("mcops-run:")).sort()).toEqual([
+      "mcops",
+      "mcops-server:play_example_co_uk",
+      "minecraft",
+    ]);
+    expect(tags.filter((t) => t.startsWith("mcops-run:"))).toEqual([expect.stringMatching(/^mcops-run:[0-9a-f]{16}$/)]);
     expect(after?.image.id).toBe(Number(snapshot?.id));
     const ip = after?.networks.v4.find((n) => n.type === "public")?.ip_address as string;
     expect(aRecords()).toEqual([
@@ -245,9 +253,13 @@ describe("hibernate → revive", () => {
       { KEEP_SNAPSHOTS: "2" },
       {
         snapshots: [
-          { name: "mcops-2026-01-01-0000", createdAt: "2026-01-01T00:00:00Z" },
-          { name: "mcops-2026-02-01-0000", createdAt: "2026-02-01T00:00:00Z" },
+          { name: "mcops-play.example.co.uk-2026-01-01-0000", createdAt: "2026-01-01T00:00:00Z" },
+          { name: "mcops-play.example.co.uk-2026-02-01-0000", createdAt: "2026-02-01T00:00:00Z" },
           { name: "keep-me", createdAt: "2025-01-01T00:00:00Z" },
+          // The earlier naming, of a droplet this server does not know: another's (a test droplet's) world.
+          { name: "mcops-2025-06-01-0000", createdAt: "2025-06-01T00:00:00Z" },
+          // Another server's, on the same account.
+          { name: "mcops-play2.example.co.uk-2025-01-01-0000", createdAt: "2025-01-01T00:00:00Z" },
         ],
       },
     );
@@ -256,10 +268,38 @@ describe("hibernate → revive", () => {
       .snapshots()
       .map((s) => s.name)
       .sort();
-    expect(names).toHaveLength(3);
-    expect(names.slice(0, 2)).toEqual(["keep-me", "mcops-2026-02-01-0000"]);
-    expect(names[2]).toMatch(/^mcops-20\d\d-/);
-    expect(world.out.join("")).toMatch(/Deleted 1 older snapshot \(keeping 2\): mcops-2026-01-01-0000/);
+    const taken = names.filter(
+      (n) => /^mcops-play\.example\.co\.uk-20\d\d-\d\d-\d\d-\d{4}$/.test(n) && !n.includes("-2026-0"),
+    );
+    expect(taken).toHaveLength(1);
+    expect(names.filter((n) => !taken.includes(n))).toEqual([
+      "keep-me",
+      "mcops-2025-06-01-0000",
+      "mcops-play.example.co.uk-2026-02-01-0000",
+      "mcops-play2.example.co.uk-2025-01-01-0000",
+    ]);
+    expect(world.out.join("")).toMatch(
+      /Deleted 1 older snapshot \(keeping 2\): mcops-play\.example\.co\.uk-2026-01-01-0000 \(/,
+    );
+  });
+
+  it("prunes a snapshot of the earlier naming (mcops-<date>) taken of this server's droplet, and no other", async () => {
+    world = await startWorld({ KEEP_SNAPSHOTS: "1" }, { snapshots: [{ name: "mcops-2025-06-01-0000" }] });
+    const [droplet] = world.digitalocean.droplets();
+    // A snapshot an earlier version took of this very droplet.
+    const asked = await fetch(`${world.digitalocean.url}/v2/droplets/${droplet?.id}/actions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${world.digitalocean.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ type: "snapshot", name: "mcops-2026-01-01-0000" }),
+    });
+    expect(asked.status).toBe(201);
+    await waitFor(() => world.digitalocean.snapshots().some((s) => s.name === "mcops-2026-01-01-0000"));
+    expect(await runHibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    const names = world.digitalocean.snapshots().map((s) => s.name);
+    expect(names).toHaveLength(2);
+    expect(names[0]).toBe("mcops-2025-06-01-0000");
+    expect(names[1]).toMatch(/^mcops-play\.example\.co\.uk-/);
+    expect(world.out.join("")).toMatch(/Deleted 1 older snapshot \(keeping 1\): mcops-2026-01-01-0000 \(/);
   });
 
   it("powers on a droplet that is there but off, instead of creating another", async () => {
@@ -292,7 +332,7 @@ describe("hibernate → revive", () => {
     world.digitalocean.inject({ kind: "status", status: 200, body: renamed, route: "GET /v2/droplets" });
     await expect(runDns(world.ctx(), {})).rejects.toMatchObject({
       message:
-        "DigitalOcean answered GET /droplets?tag_name=mcops&page=1&per_page=200 in an unexpected shape: droplets.0.networks.v4: expected array, got missing",
+        "DigitalOcean answered GET /droplets?tag_name=mcops-server%3Aplay_example_co_uk&page=1&per_page=200 in an unexpected shape: droplets.0.networks.v4: expected array, got missing",
     });
     const zones = { success: true, errors: [], messages: [], result: [{ id: 7, name: "example.co.uk" }] };
     world.cloudflare.inject({ kind: "status", status: 200, body: zones, route: "zones" });

@@ -50,16 +50,14 @@ export const OLD_IP = "198.51.100.20";
 
 export async function startWorld(
   env: Record<string, string> = {},
-  seed: Pick<DigitalOceanStandInOptions, "snapshots"> = {},
+  seed: Pick<DigitalOceanStandInOptions, "snapshots" | "droplets"> = {},
   cloudflareOptions: Pick<CloudflareStandInOptions, "tokenOwner"> = {},
   panelOptions: Pick<PanelStandInOptions, "timings"> = {},
+  /** Another world's DigitalOcean (one account, two servers): not seeded, not closed by this world. */
+  shared: { digitalocean?: DigitalOceanStandIn } = {},
 ): Promise<World> {
   const dir = tempDir("mcops-revive-");
-  const digitalocean = await startDigitalOceanStandIn({
-    ...seed,
-    droplets: [{ name: "mc", size: "s-2vcpu-4gb", region: "fra1", tags: ["mcops", "minecraft"], sizeGigabytes: 30 }],
-    timings: { createMs: 80, shutdownMs: 60, powerOffMs: 30, powerOnMs: 30, snapshotMs: 80 },
-  });
+  const digitalocean = shared.digitalocean ?? (await startDigitalOcean(seed));
   const cloudflare = await startCloudflareStandIn({
     ...cloudflareOptions,
     zones: [{ name: "example.co.uk" }],
@@ -134,9 +132,34 @@ export async function startWorld(
     }),
     async close() {
       await game.close();
-      await Promise.all([digitalocean.close(), cloudflare.close(), panel.close(), discord.close()]);
+      await Promise.all([
+        shared.digitalocean ? undefined : digitalocean.close(),
+        cloudflare.close(),
+        panel.close(),
+        discord.close(),
+      ]);
       dir.cleanup();
     },
   };
   return world;
+}
+
+/** The account with the game VM `mc` (tagged mcops and minecraft, 30 GB snapshots), unless `seed` says other droplets. */
+export function startDigitalOcean(
+  seed: Pick<DigitalOceanStandInOptions, "snapshots" | "droplets"> = {},
+): Promise<DigitalOceanStandIn> {
+  return startDigitalOceanStandIn({
+    droplets: [{ name: "mc", size: "s-2vcpu-4gb", region: "fra1", tags: ["mcops", "minecraft"], sizeGigabytes: 30 }],
+    ...seed,
+    timings: { createMs: 80, shutdownMs: 60, powerOffMs: 30, powerOnMs: 30, snapshotMs: 80 },
+  });
+}
+
+/** Polls `test` every 10 ms until it holds; fails after `timeoutMs`. */
+export async function waitFor(test: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!test()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }

@@ -5,6 +5,7 @@ import { createCloudflare } from "@mcops/revive/cloud/cloudflare";
 import { createDigitalOcean } from "@mcops/revive/cloud/digitalocean";
 import type { HibernateDeps } from "@mcops/revive/cloud/hibernate-steps";
 import type { DropletSpec, ReviveDeps } from "@mcops/revive/cloud/revive-steps";
+import { serverKey } from "@mcops/revive/cloud/snapshots";
 import type { Env } from "./env.ts";
 
 /** The Worker's clock: real time (in a Durable Object, setTimeout waits while the call lasts). */
@@ -23,6 +24,8 @@ export const workerClock: Clock = {
 
 /** The VM as hibernation remembered it (the Durable Object's own hibernate, or nothing). */
 export interface RememberedDroplet {
+  /** Its id (what a snapshot of the earlier naming was taken of); absent in what was stored before it was read. */
+  id?: number | undefined;
   name: string;
   size: string;
   region: string;
@@ -67,6 +70,7 @@ export function reviveDeps(env: Env, remembered: RememberedDroplet | undefined):
     serverAddr: env.SERVER_ADDR,
     panelUrl: env.PANEL_URL,
     find: { DROPLET_NAME: env.DROPLET_NAME, DROPLET_TAG: env.DROPLET_TAG },
+    server: { key: serverKey(env.SERVER_ADDR), dropletIds: remembered?.id === undefined ? [] : [remembered.id] },
     async spec(): Promise<DropletSpec> {
       return {
         name: env.DROPLET_NAME ?? remembered?.name ?? "mcops",
@@ -90,6 +94,7 @@ export function hibernateDeps(env: Env): HibernateDeps {
   return {
     digitalocean,
     find: { DROPLET_NAME: env.DROPLET_NAME, DROPLET_TAG: env.DROPLET_TAG },
+    server: { key: serverKey(env.SERVER_ADDR) },
     players: async (ip) => (await pingFromWorker(gameAddress(ip)))?.online,
     keep: keepSnapshots(env.KEEP_SNAPSHOTS),
     now: () => Date.now(),

@@ -1,7 +1,7 @@
 import type { Clock } from "@mcops/core/clock";
 import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { POLICIES } from "@mcops/core/http/request";
+import { POLICIES, RequestFailure } from "@mcops/core/http/request";
 import * as z from "zod/mini";
 import { type ApiOptions, createApi } from "./api.ts";
 
@@ -63,6 +63,24 @@ export function publicIpv4(droplet: Droplet): string | undefined {
 
 type Request = ReturnType<typeof createApi>;
 
+/** DigitalOcean answered with an error status: which, so that a caller can tell "not done" from "maybe done". */
+export class DigitalOceanError extends JobError {
+  readonly status: number;
+  constructor(status: number, message: string, options: { where?: string; hint?: string }) {
+    super(message, options);
+    this.status = status;
+  }
+}
+
+/**
+ * A write whose outcome is not known: DigitalOcean answered 5xx, or did not answer at all (a reset, a timeout). It may
+ * have been done: a create is looked for (revive-steps.ts) before it is asked again.
+ */
+export function outcomeUnknown(error: unknown): boolean {
+  if (error instanceof DigitalOceanError) return error.status >= 500;
+  return error instanceof RequestFailure && error.kind !== "interrupted";
+}
+
 /** DigitalOcean's `{id, message}` error in one line, with what to do for a refused token, a scope, a rate limit. */
 function explainAnswer(base: string): ApiOptions["explain"] {
   return (status, body, method, path) => {
@@ -70,24 +88,24 @@ function explainAnswer(base: string): ApiOptions["explain"] {
     const said = `${status}${b.id ? ` ${b.id}` : ""}${b.message ? `: ${b.message}` : ""}`;
     const where = `${method} ${base}${path}`;
     if (status === 401) {
-      return new JobError(`DigitalOcean refused the token (${said})`, {
+      return new DigitalOceanError(status, `DigitalOcean refused the token (${said})`, {
         where: "DIGITALOCEAN_ACCESS_TOKEN",
         hint: "create a token with read and write scope (API → Tokens) and put it in .env; tokens can expire",
       });
     }
     if (status === 403) {
-      return new JobError(`DigitalOcean does not allow this token to do that (${said})`, {
+      return new DigitalOceanError(status, `DigitalOcean does not allow this token to do that (${said})`, {
         where,
         hint: "the token needs write scope",
       });
     }
     if (status === 429) {
-      return new JobError(`DigitalOcean is rate limiting this token (${said})`, {
+      return new DigitalOceanError(status, `DigitalOcean is rate limiting this token (${said})`, {
         where,
         hint: "wait a minute, then run the same command again: it carries on where it stopped",
       });
     }
-    return new JobError(`DigitalOcean answered ${said}`, {
+    return new DigitalOceanError(status, `DigitalOcean answered ${said}`, {
       where,
       hint: "run the same command again: it carries on where it stopped",
     });
@@ -126,7 +144,7 @@ function reads(request: Request) {
       try {
         return (await request("get", `/droplets/${id}`, dropletBodySchema)).droplet;
       } catch (error) {
-        if (/answered 404/.test((error as Error).message)) return undefined;
+        if (error instanceof DigitalOceanError && error.status === 404) return undefined;
         throw error;
       }
     },

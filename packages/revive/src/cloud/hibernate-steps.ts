@@ -1,12 +1,13 @@
 import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { type DigitalOcean, type Droplet, publicIpv4 } from "./digitalocean.ts";
-import { findDroplet, mcopsSnapshots, snapshotName } from "./snapshots.ts";
+import { type FindOptions, findDroplet, type ServerIdentity, serverSnapshots, snapshotName } from "./snapshots.ts";
 
 /**
  * Hibernate as steps (issue 19), for a caller that cannot wait an hour in one call (the Worker's Durable Object): the
  * VM has already stopped the game and backed up when it asks; the steps shut the droplet down, snapshot it, find the
- * snapshot listed, destroy the droplet and keep the newest snapshots. The run's state goes in and comes out. Never a
+ * snapshot listed, destroy the droplet and keep the newest snapshots of this server (snapshots.ts: its identity is in
+ * each snapshot's name; another server's snapshots are never touched). The run's state goes in and comes out. Never a
  * destroy without a completed, listed snapshot; and right before the shutdown and the destroy the game is pinged: a
  * player online aborts the run and the droplet is kept. Fetch only.
  */
@@ -37,10 +38,12 @@ export interface HibernateRun {
 
 export interface HibernateDeps {
   digitalocean: DigitalOcean;
-  find: { DROPLET_NAME?: string | undefined; DROPLET_TAG?: string | undefined };
+  find: FindOptions;
+  /** Which server this is: its droplet, the name of its snapshots, the snapshots pruned. */
+  server: ServerIdentity;
   /** The players answering at the VM's `ip` (undefined: the game does not answer). */
   players(ip: string): Promise<number | undefined>;
-  /** mcops snapshots to keep (the new one counted). */
+  /** This server's snapshots to keep (the new one counted). */
   keep: number;
   /** Called right before the destroy, the snapshot listed (the CLI asks the operator; throwing stops the run). */
   beforeDestroy?: (run: HibernateRun) => Promise<void>;
@@ -127,7 +130,7 @@ async function someonePlays(
 }
 
 async function findStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
-  const droplet: Droplet | undefined = await findDroplet(deps.digitalocean, deps.find);
+  const droplet: Droplet | undefined = await findDroplet(deps.digitalocean, deps.find, deps.server.key);
   if (!droplet) {
     return {
       run: { ...run, phase: "done", aborted: "no droplet to hibernate: already hibernated?" },
@@ -201,7 +204,7 @@ async function offStep(run: HibernateRun, deps: HibernateDeps): Promise<Hibernat
 async function snapshotStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
   const id = run.droplet?.id as number;
   if (!run.snapshot) {
-    const name = snapshotName(deps.now());
+    const name = snapshotName(deps.server.key, deps.now());
     const action = await deps.digitalocean.action(id, "snapshot", { name });
     return {
       run: { ...run, snapshot: { name }, actionId: action.id, phaseSince: deps.now() },
@@ -255,7 +258,9 @@ async function pruneStep(run: HibernateRun, deps: HibernateDeps): Promise<Hibern
   if (!(Number.isInteger(deps.keep) && deps.keep >= 1)) {
     throw new JobError(`keep ${deps.keep} snapshots? nothing deleted`, { hint: "give a whole number of 1 or more" });
   }
-  const old = mcopsSnapshots(await deps.digitalocean.snapshots())
+  // Only this server's: named for it, or of the earlier naming and taken of the droplet just destroyed (or one it knew).
+  const server = { ...deps.server, dropletIds: [...(deps.server.dropletIds ?? []), run.droplet?.id as number] };
+  const old = serverSnapshots(await deps.digitalocean.snapshots(), server)
     .filter((s) => s.id !== run.snapshot?.id)
     .slice(Math.max(0, deps.keep - 1));
   for (const s of old) await deps.digitalocean.deleteSnapshot(s.id);

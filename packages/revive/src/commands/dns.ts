@@ -2,7 +2,7 @@ import { ExitCode, UsageError } from "@mcops/core/errors";
 import type { ToolContext } from "@mcops/core/tool";
 import { createCloudflare, type DnsChange, dnsNames, syncDns } from "../cloud/cloudflare.ts";
 import { createDigitalOcean, publicIpv4 } from "../cloud/digitalocean.ts";
-import { findDroplet } from "../cloud/snapshots.ts";
+import { findDroplet, serverKey } from "../cloud/snapshots.ts";
 import { type LocalFiles, loadEnv } from "../local.ts";
 
 export interface DnsOptions {
@@ -32,13 +32,19 @@ function dnsWrites(changes: DnsChange[]): number {
 
 /** The running game VM's public address, for `revive dns` without `--ip`. */
 async function vmAddress(ctx: Pick<ToolContext, "clock"> & LocalFiles): Promise<string> {
-  const env = loadEnv(ctx, ["DIGITALOCEAN_ACCESS_TOKEN", "DROPLET_NAME", "DROPLET_TAG", "DIGITALOCEAN_API_URL"]);
+  const env = loadEnv(ctx, [
+    "DIGITALOCEAN_ACCESS_TOKEN",
+    "SERVER_ADDR",
+    "DROPLET_NAME",
+    "DROPLET_TAG",
+    "DIGITALOCEAN_API_URL",
+  ]);
   const digitalocean = createDigitalOcean({
     base: env.DIGITALOCEAN_API_URL,
     token: env.DIGITALOCEAN_ACCESS_TOKEN,
     clock: ctx.clock,
   });
-  const droplet = await findDroplet(digitalocean, env);
+  const droplet = await findDroplet(digitalocean, env, serverKey(env.SERVER_ADDR));
   const ip = droplet && publicIpv4(droplet);
   if (!ip) {
     throw new UsageError("there is no running droplet to take the address from", {

@@ -18,7 +18,7 @@ import {
   hibernateStep,
   newHibernateRun,
 } from "../cloud/hibernate-steps.ts";
-import { findDroplet } from "../cloud/snapshots.ts";
+import { findDroplet, serverKey } from "../cloud/snapshots.ts";
 import {
   type Ask,
   confirm,
@@ -87,7 +87,7 @@ export async function runHibernate(ctx: HibernateContext, options: HibernateOpti
   const step = steps(ctx);
   await digitalocean.verify();
   const run: Hibernation = { ctx, digitalocean, step, state: readLocalState(ctx) };
-  const droplet = await findDroplet(digitalocean, env);
+  const droplet = await findDroplet(digitalocean, env, serverKey(env.SERVER_ADDR));
   if (!droplet) {
     await alreadyHibernated(run, env);
     return ExitCode.ok;
@@ -178,6 +178,7 @@ async function hibernateSteps(run: Hibernation, env: HibernateEnv, droplet: Drop
   const deps: HibernateDeps = {
     digitalocean,
     find: env,
+    server: { key: serverKey(env.SERVER_ADDR) },
     // The game was stopped (and nobody played) before: it is not pinged again here.
     players: async () => undefined,
     keep: options.keep ?? env.KEEP_SNAPSHOTS ?? 2,

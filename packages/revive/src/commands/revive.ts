@@ -5,6 +5,7 @@ import { parseGameAddress, pingGame } from "@mcops/game-log/game-ping";
 import { createCloudflare, dnsNames } from "../cloud/cloudflare.ts";
 import { createDigitalOcean, type DigitalOcean } from "../cloud/digitalocean.ts";
 import { type DropletSpec, newReviveRun, type ReviveDeps, type ReviveRun, reviveStep } from "../cloud/revive-steps.ts";
+import { serverKey } from "../cloud/snapshots.ts";
 import {
   type LocalContext,
   type LocalState,
@@ -67,6 +68,8 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
     serverAddr: env.SERVER_ADDR,
     panelUrl: env.PANEL_URL,
     find: env,
+    // The droplet hibernation remembered: snapshots of the earlier naming taken of it are this server's too.
+    server: { key: serverKey(env.SERVER_ADDR), dropletIds: state.droplet ? [state.droplet.id] : [] },
     spec: () => dropletSpec(run, state, options),
     gameAddress: (ip) => gameAddress(env, ip),
     answers: async (address) => (await pingGame(address, 3000, 1)).ping !== undefined,
