@@ -51,7 +51,9 @@ async function setUp(
 ) {
   digitalocean = await startDigitalOceanStandIn({
     droplets: opts.droplets ?? [],
-    snapshots: opts.snapshots ?? [{ name: "mcops-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" }],
+    snapshots: opts.snapshots ?? [
+      { name: "mcops-play.example.co.uk-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" },
+    ],
     timings: { createMs: 300, powerOnMs: 100, shutdownMs: 100, snapshotMs: 200 },
   });
   cloudflare = await startCloudflareStandIn({
@@ -216,14 +218,22 @@ describe("settings and state", () => {
     const { endpoint } = await setUp({
       vars: { KEEP_SNAPSHOTS: "two" },
       snapshots: [
-        { name: "mcops-2026-11-18-0300", region: "fra1", createdAt: new Date(Date.now() - 3 * day).toISOString() },
-        { name: "mcops-2026-11-19-0300", region: "fra1", createdAt: new Date(Date.now() - 2 * day).toISOString() },
+        {
+          name: "mcops-play.example.co.uk-2026-11-18-0300",
+          region: "fra1",
+          createdAt: new Date(Date.now() - 3 * day).toISOString(),
+        },
+        {
+          name: "mcops-play.example.co.uk-2026-11-19-0300",
+          region: "fra1",
+          createdAt: new Date(Date.now() - 2 * day).toISOString(),
+        },
       ],
     });
     await runningVm();
     expect((await fromVm("/vm/hibernate", { players: 0 })).status).toBe(202);
     await waitFor(async () => /^💤/.test(await status(endpoint)), "hibernated", 30_000);
-    expect(digitalocean?.snapshots().map((x) => x.name)).toContain("mcops-2026-11-19-0300");
+    expect(digitalocean?.snapshots().map((x) => x.name)).toContain("mcops-play.example.co.uk-2026-11-19-0300");
     expect(digitalocean?.snapshots()).toHaveLength(2);
     expect(worker?.output()).toContain('KEEP_SNAPSHOTS="two" is not a number of snapshots of 1 or more: keeping 2');
   });

@@ -42,7 +42,16 @@ beforeEach(async () => {
   // Hibernated: no droplet, the snapshot hibernate took.
   digitalocean = await startDigitalOceanStandIn({
     droplets: [],
-    snapshots: [{ name: "mcops-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" }],
+    snapshots: [
+      { name: "mcops-play.example.co.uk-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" },
+      // Another server's world on the same account, newer: never revived here, never pruned.
+      {
+        name: "mcops-play2.example.co.uk-2026-11-20-0400",
+        sizeGigabytes: 5,
+        region: "fra1",
+        createdAt: new Date(Date.now() - 3_600_000).toISOString(),
+      },
+    ],
     timings: { createMs: 300, powerOnMs: 100 },
   });
   cloudflare = await startCloudflareStandIn({
@@ -137,7 +146,9 @@ describe("discord-control Worker: /start", () => {
     expect(discord.reply(answer.token)).toMatch(new RegExp(`^Server is up at ${PLAY} \\(\\d+ s\\)$`));
     const edits = discord.edits.filter((e) => e.token === answer.token).map((e) => e.content);
     expect(edits.length).toBeGreaterThanOrEqual(4);
-    expect(edits.join("\n")).toMatch(/✅ Created droplet mcops \(s-2vcpu-4gb, fra1\) from mcops-2026-11-20-0300/);
+    expect(edits.join("\n")).toMatch(
+      /✅ Created droplet mcops \(s-2vcpu-4gb, fra1\) from mcops-play\.example\.co\.uk-2026-11-20-0300/,
+    );
     expect(edits.join("\n")).toMatch(/✅ DNS points at 203\.0\.113\.\d+/);
     const droplets = digitalocean.droplets();
     expect(droplets).toHaveLength(1);
@@ -166,8 +177,22 @@ describe("discord-control Worker: /start", () => {
     expect(digitalocean.requests.filter((r) => r.method === "POST" && r.path === "/v2/droplets")).toHaveLength(1);
   });
 
+  it("makes one droplet when DigitalOcean answers the create 500 after making it and its list lags (Gamocosm #138)", async () => {
+    digitalocean.lagList({ requests: 4 });
+    digitalocean.inject({ kind: "status-after-effect", status: 500, route: "POST /v2/droplets" });
+    const answer = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    await waitUntil(() => /^Server is up at /.test(discord.reply(answer.token) ?? ""), "the last edit", 60_000);
+    expect(digitalocean.droplets()).toHaveLength(1);
+    expect(digitalocean.requests.filter((r) => r.method === "POST" && r.path === "/v2/droplets")).toHaveLength(1);
+    // The run looked for it by its own tag, and the list did not show it at first.
+    const lookups = digitalocean.requests.filter((r) => r.path.startsWith("/v2/droplets?tag_name=mcops-run%3A"));
+    expect(lookups.length).toBeGreaterThan(1);
+    expect(digitalocean.droplets()[0]?.tags).toContain("mcops-server:play_example_co_uk");
+  });
+
   it("gives up after six failed tries and says why, in the reply and in /status", async () => {
-    for (const snapshot of digitalocean.snapshots()) {
+    // This server's snapshot gone; another server's is still there, and is not taken for this one's.
+    for (const snapshot of digitalocean.snapshots().filter((s) => s.name.startsWith("mcops-play.example.co.uk-"))) {
       await fetch(`${digitalocean.url}/v2/snapshots/${snapshot.id}`, {
         method: "DELETE",
         headers: { authorization: `Bearer ${digitalocean.token}` },
@@ -176,7 +201,7 @@ describe("discord-control Worker: /start", () => {
     const answer = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
     await waitUntil(() => /^Could not/.test(discord.reply(answer.token) ?? ""), "the run to give up", 60_000);
     expect(discord.reply(answer.token)).toBe(
-      "Could not wake the server up: there is no mcops snapshot to revive from (6 tries).",
+      "Could not wake the server up: there is no snapshot of play.example.co.uk to revive from (6 tries).",
     );
     expect(digitalocean.droplets()).toEqual([]);
     expect((await discord.command(endpoint, { name: "status" })).body?.data?.content).toMatch(
@@ -259,8 +284,9 @@ describe("discord-control Worker: hibernation asked by the VM", () => {
     await waitUntil(() => /^💤 Hibernated in/.test(discord.reply(stop.token) ?? ""), "the hibernation's end", 60_000);
     expect(digitalocean.droplets()).toEqual([]);
     const snapshots = digitalocean.snapshots().map((s) => s.name);
-    expect(snapshots).toHaveLength(2);
-    expect(snapshots).toContain("mcops-2026-11-20-0300");
+    expect(snapshots).toHaveLength(3);
+    expect(snapshots).toContain("mcops-play.example.co.uk-2026-11-20-0300");
+    expect(snapshots).toContain("mcops-play2.example.co.uk-2026-11-20-0400");
     const edits = discord.edits
       .filter((e) => e.token === stop.token)
       .map((e) => e.content)
