@@ -700,7 +700,9 @@ describe("lifecycle", () => {
 
 describe("a lagging list and a lost answer (issue 30)", () => {
   const create = (d: DigitalOceanStandIn, name: string) =>
-    api(d, "/droplets", { body: { name, region: "fra1", size: "s-1vcpu-1gb", image: "ubuntu-22-04-x64", tags: ["t"] } });
+    api(d, "/droplets", {
+      body: { name, region: "fra1", size: "s-1vcpu-1gb", image: "ubuntu-22-04-x64", tags: ["t"] },
+    });
   const listedNames = async (d: DigitalOceanStandIn, query = "?tag_name=t") =>
     (await json(await api(d, `/droplets${query}`))).droplets.map((x: { name: string }) => x.name);
 
