@@ -12,7 +12,7 @@ function envFile(args: Record<string, unknown>): string | undefined {
 await runTool({
   name: "revive",
   usage:
-    "$0 [--size SLUG] [--region SLUG]\n$0 dns [--ip ADDRESS] [--dry-run]\n\nOn the operator's computer, with the local .env: brings the hibernated game VM back from its newest mcops snapshot, repoints DNS, starts the game and waits until it answers. `revive dns` only repoints DNS (docs/system.md 1.7).",
+    "$0 [--size SLUG] [--region SLUG]\n$0 dns [--ip ADDRESS] [--dry-run]\n\nOn the operator's computer, with the local .env: brings the hibernated game VM back from its newest snapshot (named for its play host), repoints DNS, starts the game and waits until it answers. `revive dns` only repoints DNS (docs/system.md 1.7).",
   global: (y) => y.options(configOption),
   commands: [
     command({

@@ -20,7 +20,7 @@ await runTool({
           .option("skip-backup", { type: "boolean", default: false, describe: "no last backup over SSH" })
           .option("keep", {
             type: "number",
-            describe: "mcops snapshots to keep, 1 or more (default KEEP_SNAPSHOTS, else 2)",
+            describe: "this server's snapshots to keep, 1 or more (default KEEP_SNAPSHOTS, else 2)",
           })
           .option("force", {
             type: "boolean",

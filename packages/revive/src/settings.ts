@@ -28,13 +28,13 @@ export const fields = {
   PANEL_URL: setting(panelUrlSchema),
   SERVER_ID: setting(z.optional(serverIdSchema)),
   WEBHOOK_URL: setting(z.optional(webhookUrlSchema)),
-  /** The game VM: by name, else the one droplet with DROPLET_TAG (default mcops). */
+  /** The game VM: by name, else the server's tag, else DROPLET_TAG (default mcops) without a server's tag. */
   DROPLET_NAME: setting(z.optional(field())),
   DROPLET_TAG: setting(z.optional(field())),
   /** The passphrase-free automation key for the last backup over SSH (docs/system.md 1). */
   SSH_KEY: setting(z.optional(absolutePathSchema)),
   SSH_USER: setting(z.optional(field())),
-  /** How many mcops snapshots to keep (default 2). */
+  /** How many of this server's snapshots to keep (default 2). */
   KEEP_SNAPSHOTS: setting(z.optional(countSchema)),
   /** Where to reach the panel's API and the game when that is not PANEL_URL and SERVER_ADDR (a private network, tests). */
   CONTROL_URL: setting(z.optional(panelUrlSchema)),

@@ -36,7 +36,7 @@ export interface Env {
   RETRY_MS?: string;
   /** How long a reply follows a run, ms (default 14 minutes: Discord keeps a token 15; tests make it short). */
   REPLY_MS?: string;
-  /** How many mcops snapshots to keep after a hibernation (default 2). */
+  /** How many of this server's snapshots to keep after a hibernation (default 2). */
   KEEP_SNAPSHOTS?: string;
   /** The game's address when it is not SERVER_ADDR at the VM's new address (tests). */
   GAME_ADDRESS?: string;

@@ -40,7 +40,7 @@ export interface HibernateOptions {
   yes?: boolean | undefined;
   /** No last backup over SSH (the VM is unreachable, or the backup was just made). */
   skipBackup?: boolean | undefined;
-  /** mcops snapshots to keep (default KEEP_SNAPSHOTS, else 2). */
+  /** This server's snapshots to keep (default KEEP_SNAPSHOTS, else 2). */
   keep?: number | undefined;
   /** Go on when the game does not answer a ping (nobody can tell who plays). */
   force?: boolean | undefined;
@@ -72,7 +72,7 @@ interface Hibernation {
  * docs/system.md 1.7's hibernate, the step that saves most of the bill (a powered-off droplet is billed; a snapshot is cheap):
  * refuse while anyone plays; stop the game server through the panel; a last backup on the VM over SSH; shut the droplet
  * down (power off when a clean shutdown does not finish); snapshot it and wait; check the snapshot is listed; only then
- * destroy the droplet; keep the newest N mcops snapshots. Re-run after an interruption, it carries on: a snapshot in
+ * destroy the droplet; keep this server's newest N snapshots. Re-run after an interruption, it carries on: a snapshot in
  * progress is waited for, not taken twice; a droplet already gone with its snapshot listed is "already hibernated".
  */
 export async function runHibernate(ctx: HibernateContext, options: HibernateOptions = {}): Promise<number> {

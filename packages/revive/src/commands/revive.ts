@@ -43,7 +43,7 @@ interface Revival {
 }
 
 /**
- * Brings the VM back from the newest mcops snapshot with the size, region and tags hibernate remembered (overridable),
+ * Brings the VM back from this server's newest snapshot with the size, region and tags hibernate remembered (overridable),
  * waits until it runs with an IPv4 address, repoints DNS, waits for the panel, starts the game server and waits until
  * the game answers a Server List Ping, printing how long each step took. The steps are revive-steps.ts, the ones the
  * Discord Worker runs too; here they run one after the other in this process. Re-run after an interruption, it
