@@ -47,7 +47,7 @@ afterEach(async () => {
 async function setUp(opts: { vars?: Record<string, string>; hibernated?: boolean } = {}) {
   digitalocean = await startDigitalOceanStandIn({
     droplets: [],
-    snapshots: [{ name: "mcops-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" }],
+    snapshots: [{ name: "mcops-play.example.co.uk-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" }],
     timings: { createMs: 300, powerOnMs: 100, shutdownMs: 100, snapshotMs: 200 },
   });
   cloudflare = await startCloudflareStandIn({
