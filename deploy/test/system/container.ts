@@ -80,7 +80,11 @@ export class Container {
     // systemctl reaches systemd once it has made its socket, early in the boot; until then it cannot even wait.
     const deadline = Date.now() + 180_000;
     let booted = await this.exec("systemctl is-system-running --wait", { timeoutMs: 180_000 });
-    while (/Failed to connect to bus/.test(booted.stderr) && Date.now() < deadline) {
+    // "offline": systemd has not yet said it is the system manager (/run/systemd/system), early in the boot.
+    while (
+      (/Failed to connect to bus/.test(booted.stderr) || /^offline$/m.test(booted.stdout)) &&
+      Date.now() < deadline
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       booted = await this.exec("systemctl is-system-running --wait", { timeoutMs: 180_000 });
     }

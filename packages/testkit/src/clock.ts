@@ -9,8 +9,8 @@ export interface VirtualClock {
 }
 
 /**
- * Time that passes only when the tool sleeps (or the test advances it), with a real millisecond per sleep so that
- * the stand-ins' own timers and sockets keep running.
+ * Time that passes only when the tool sleeps (or the test advances it), with a real millisecond per sleep (5 for a
+ * sleep of a second or more) so that the stand-ins' own timers and sockets keep running.
  */
 export function virtualClock(start: number): VirtualClock {
   let now = start;
@@ -28,7 +28,10 @@ export function virtualClock(start: number): VirtualClock {
     async sleep(ms) {
       now += Math.max(0, ms);
       fire();
-      await new Promise((r) => setTimeout(r, 1));
+      // A sleep of a second or more gives the stand-ins 5 real ms, so their own (real) timers keep pace with a tool
+      // that polls minutes of virtual time: a panel's 30 ms restart must not be outrun by a 5-minute wait (CI saw
+      // restart-with-warning's whole wait pass before the stand-in had restarted, on a busy machine).
+      await new Promise((r) => setTimeout(r, ms >= 1000 ? 5 : 1));
     },
     at(offsetMs, fn) {
       hooks.push({ at: start + offsetMs, fn });

@@ -27,17 +27,23 @@ async function start(options?: DownloadStandInOptions): Promise<DownloadStandIn>
   return stand;
 }
 
+/**
+ * A bound for a stand-in that hangs, not a measure of its speed: CI's busy machine took over 2 s for one loopback
+ * answer, and a test must not fail on that.
+ */
+const HANG_MS = 20_000;
+
 function get(url: string, userAgent: string | null = UA): Promise<Response> {
   return fetch(url, {
     headers: userAgent === null ? {} : { "User-Agent": userAgent },
-    signal: AbortSignal.timeout(2000),
+    signal: AbortSignal.timeout(HANG_MS),
   });
 }
 
 /** A GET without any User-Agent header (fetch always adds one). */
 function getWithoutUserAgent(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { timeout: 2000 }, (res) => {
+    const req = request(url, { timeout: HANG_MS }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
