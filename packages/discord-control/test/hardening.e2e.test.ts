@@ -249,6 +249,30 @@ describe("settings and state", () => {
     expect(beat.body.hibernate).toBe(false);
   });
 
+  it("starts the game again when a /start answered 'already up' raced an autopilot hibernation that stopped it", async () => {
+    const { endpoint } = await setUp();
+    await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
+    const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    expect(start.body?.data?.content).toMatch(/already up/);
+    // Meanwhile the VM stopped the game for its autopilot hibernation: its request is refused (the /start since).
+    const refused = await fromVm("/vm/hibernate", { players: 0 });
+    expect(refused.status).toBe(409);
+    const beat = await fromVm("/vm/heartbeat", { serverState: "offline", players: [] });
+    expect(beat.body).toEqual({ hibernate: false, start: true });
+  });
+
+  it("does not start a stopped game at a heartbeat with no /start asked, nor while a /stop is pending", async () => {
+    const { endpoint } = await setUp();
+    expect((await fromVm("/vm/heartbeat", { serverState: "offline", players: [] })).body.start).toBe(false);
+    await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
+    const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    expect(start.body?.data?.content).toMatch(/already up/);
+    // A /stop after the /start takes it back: the VM is asked to hibernate, not to start the game.
+    await discord.command(endpoint, { name: "stop", roles: [discord.roles.admin] });
+    const beat = await fromVm("/vm/heartbeat", { serverState: "offline", players: [] });
+    expect(beat.body).toEqual({ hibernate: { force: false }, start: false });
+  });
+
   it("keeps /status within Discord's 2000 characters however many play", async () => {
     const { endpoint } = await setUp();
     const names = Array.from({ length: 100 }, (_, i) => `_a_a_a_a_a_a_${String(i).padStart(3, "0")}`);

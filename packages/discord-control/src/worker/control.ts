@@ -206,11 +206,15 @@ export class ServerControl extends DurableObject<Env> {
     state.hibernated = undefined;
     const stop = state.stopAsked && now - state.stopAsked.at < STOP_ASKED_MS ? state.stopAsked : undefined;
     if (!stop) state.stopAsked = undefined;
+    // A /start asked recently and the game is offline with no hibernation pending: the /start raced a /stop's
+    // hand-off or an autopilot hibernation (the VM stopped the game, its hibernate request was refused). Start it.
+    const startAsked = state.startAsked !== undefined && now - state.startAsked < STOP_ASKED_MS;
+    const restart = startAsked && !stop && state.run?.kind !== "hibernate" && beat.serverState === "offline";
     return {
       status: 200,
       body: {
         hibernate: stop ? { force: stop.force } : false,
-        start: state.run?.kind === "revive" && state.run.revive.phase === "game",
+        start: (state.run?.kind === "revive" && state.run.revive.phase === "game") || restart,
       },
     };
   }
