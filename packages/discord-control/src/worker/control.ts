@@ -51,7 +51,7 @@ export interface ControlState {
   heartbeat?: Heartbeat | undefined;
   hibernated?: { since: number; snapshotGb?: number | undefined; droplet?: RememberedDroplet | undefined } | undefined;
   stopAsked?: { at: number; by: string; force: boolean } | undefined;
-  /** The last /start: the VM's hibernate request is refused for STOP_ASKED_MS after it (unless a /stop since). */
+  /** The last /start: the VM's hibernate request is refused for START_HOLD_MS after it (unless a /stop since). */
   startAsked?: number | undefined;
   /** A /start came during a hibernation: a revive begins when it ends. */
   wakeAfter?: boolean | undefined;
@@ -75,6 +75,8 @@ const RETRY_MS = 15_000;
 const MAX_RETRY_MS = 5 * 60_000;
 /** A /stop not acted on within this is forgotten (the VM asks at its next heartbeat, every 5 minutes). */
 const STOP_ASKED_MS = 15 * 60_000;
+/** A /start holds off the VM's hibernation this long (the env's START_HOLD_MS). */
+const START_HOLD_MS = 15 * 60_000;
 /** Errors in a row after which a run gives up (about 15 minutes of tries at the real waits). */
 const MAX_FAILURES = 6;
 /** DigitalOcean's price of snapshot storage, USD per GB-month. */
@@ -160,6 +162,11 @@ export class ServerControl extends DurableObject<Env> {
     return `Asked the VM to hibernate: at its next heartbeat (within 5 minutes) it stops the game, backs up, and is snapshotted and destroyed.${unless}`;
   }
 
+  #startHoldMs(): number {
+    const ms = Number(this.env.START_HOLD_MS ?? START_HOLD_MS);
+    return Number.isFinite(ms) && ms >= 0 ? ms : START_HOLD_MS;
+  }
+
   /** A signed request of the VM: a heartbeat (answered with what it is asked to do), or a hibernate request. */
   async fromVm(
     kind: "heartbeat" | "hibernate",
@@ -208,7 +215,7 @@ export class ServerControl extends DurableObject<Env> {
     if (!stop) state.stopAsked = undefined;
     // A /start asked recently and the game is offline with no hibernation pending: the /start raced a /stop's
     // hand-off or an autopilot hibernation (the VM stopped the game, its hibernate request was refused). Start it.
-    const startAsked = state.startAsked !== undefined && now - state.startAsked < STOP_ASKED_MS;
+    const startAsked = state.startAsked !== undefined && now - state.startAsked < this.#startHoldMs();
     const restart = startAsked && !stop && state.run?.kind !== "hibernate" && beat.serverState === "offline";
     return {
       status: 200,
@@ -229,7 +236,7 @@ export class ServerControl extends DurableObject<Env> {
     }
     const online = typeof asked?.players === "number" ? asked.players : 0;
     if (state.run) return { status: 409, body: { error: `a ${state.run.kind} is under way` } };
-    if (state.startAsked !== undefined && now - state.startAsked < STOP_ASKED_MS) {
+    if (state.startAsked !== undefined && now - state.startAsked < this.#startHoldMs()) {
       return { status: 409, body: { error: "a /start asked for the server since" } };
     }
     if (online > 0 && asked.force !== true) return { status: 409, body: { error: `${online} players online` } };

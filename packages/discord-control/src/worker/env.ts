@@ -34,6 +34,8 @@ export interface Env {
   POLL_MS?: string;
   /** The first wait after an error, ms (default 15000, doubling up to 5 minutes; tests make it short). */
   RETRY_MS?: string;
+  /** How long after a /start the VM's hibernate request is refused, ms (default 15 minutes; tests make it short). */
+  START_HOLD_MS?: string;
   /** How long a reply follows a run, ms (default 14 minutes: Discord keeps a token 15; tests make it short). */
   REPLY_MS?: string;
   /** How many of this server's snapshots to keep after a hibernation (default 2). */
