@@ -550,58 +550,85 @@ async function discordControl(): Promise<void> {
   });
   const secret = randomBytes(32).toString("hex");
   const worker = await startWorker(
-    workerVars({ app, digitalocean: cloud, cloudflare: dns, gameAddress: game.address, secret }, { POLL_MS: "400" }),
+    workerVars(
+      { app, digitalocean: cloud, cloudflare: dns, gameAddress: game.address, secret },
+      { POLL_MS: "400", START_HOLD_MS: "1500" },
+    ),
   );
   const endpoint = `${worker.url}/interactions`;
   const say = (who: string, text: string | undefined) => console.log(indent(`${who}: ${text ?? "(nothing)"}`, "    "));
   try {
     const file = join(configDir, "backup.env");
+    // The VM's kernel boot id, as a file the demo can change: each revived VM is a new boot.
+    const bootId = join(root, "boot_id");
+    writeFileSync(bootId, `${randomUUID()}\n`);
     writeSecret(
       "backup.env",
-      `${readFileSync(file, "utf8")}WORKER_URL=${worker.url}\nWORKER_SECRET=${secret}\nIDLE_HIBERNATE_AFTER=2h\n`,
+      `${readFileSync(file, "utf8")}WORKER_URL=${worker.url}\nWORKER_SECRET=${secret}\nIDLE_HIBERNATE_AFTER=2h\nBOOT_ID_FILE=${bootId}\n`,
     );
-    // Two hours pass here in a moment: the idle monitor's state says nobody has played since, and it backed up.
     const stateFile = join(root, "state", "idle-monitor.json");
-    const state = JSON.parse(readFileSync(stateFile, "utf8")) as Record<string, number>;
-    const now = Date.now();
-    writeFileSync(
-      stateFile,
-      JSON.stringify({
-        ...state,
-        lastActivity: now - 3 * 3600_000,
-        idleSince: now - 2 * 3600_000,
-        lastBackupOk: now - 3600_000,
-      }),
-    );
-    panel.setState("running");
-    await run("idle-monitor", ["--once"]);
-    await waitUntil(() => cloud.droplets().length === 0, "the droplet destroyed", 60_000);
-    console.log(
-      `  \x1b[2mDigitalOcean now: no droplet; snapshots ${cloud
-        .snapshots()
-        .map((x) => x.name)
-        .join(", ")}\x1b[0m`,
-    );
-    say("/status", (await app.command(endpoint, { name: "status" })).body?.data?.content);
+    /** Two hours pass in a moment: the idle monitor's state says nobody has played since, and it backed up. */
+    const twoHoursIdle = () => {
+      const state = JSON.parse(readFileSync(stateFile, "utf8")) as Record<string, unknown>;
+      const now = Date.now();
+      writeFileSync(
+        stateFile,
+        JSON.stringify({
+          ...state,
+          // This boot's: the hours passed on the VM that is running now.
+          bootId: readFileSync(bootId, "utf8").trim(),
+          lastActivity: now - 3 * 3600_000,
+          idleSince: now - 2 * 3600_000,
+          lastBackupOk: now - 3600_000,
+        }),
+      );
+    };
+    /** The autopilot: the idle monitor stops the game, backs up and asks; the Worker snapshots and destroys. */
+    const hibernates = async () => {
+      twoHoursIdle();
+      panel.setState("running");
+      await run("idle-monitor", ["--once"]);
+      await waitUntil(() => cloud.droplets().length === 0, "the droplet destroyed", 60_000);
+      console.log(
+        `  \x1b[2mDigitalOcean now: no droplet; snapshots ${cloud
+          .snapshots()
+          .map((x) => x.name)
+          .join(", ")}\x1b[0m`,
+      );
+      say("/status", (await app.command(endpoint, { name: "status" })).body?.data?.content);
+    };
+    /** Alex's /start, its reply followed until the revive ends; then the revived VM's first look (a new boot). */
+    const starts = async () => {
+      const start = await app.command(endpoint, { name: "start", user: "alex", roles: [app.roles.start] });
+      let shown = "";
+      for (let i = 0; i < 1200 && !/^(Server is up|Could not)/.test(shown); i++) {
+        const latest = app.reply(start.token) ?? "";
+        if (latest !== shown) {
+          shown = latest;
+          say("/start (Alex) — reply edited", latest);
+        }
+        await pause(50);
+      }
+      console.log(
+        `  \x1b[2mdroplets: ${cloud.droplets().length}; play.example.co.uk → ${dns.records("example.co.uk").find((r) => r.name === "play.example.co.uk")?.content}\x1b[0m`,
+      );
+      writeFileSync(bootId, `${randomUUID()}\n`);
+      await run("idle-monitor", ["--once"]);
+    };
 
+    await hibernates();
     heading("… Steve, without the role, types /start; then Alex types /start and the reply follows the revive");
     say(
       "/start (Steve, only him sees it)",
       (await app.command(endpoint, { name: "start", user: "steve" })).body?.data?.content,
     );
-    const start = await app.command(endpoint, { name: "start", user: "alex", roles: [app.roles.start] });
-    let shown = "";
-    for (let i = 0; i < 1200 && !/^Server is up/.test(shown); i++) {
-      const latest = app.reply(start.token) ?? "";
-      if (latest !== shown) {
-        shown = latest;
-        say("/start (Alex) — reply edited", latest);
-      }
-      await pause(50);
-    }
-    console.log(
-      `  \x1b[2mdroplets: ${cloud.droplets().length}; play.example.co.uk → ${dns.records("example.co.uk").find((r) => r.name === "play.example.co.uk")?.content}\x1b[0m`,
-    );
+    await starts();
+
+    heading("The next Saturday: played, then idle again — the second cycle, with nobody touching anything but Discord");
+    // A /start holds hibernation off for a while (START_HOLD_MS, 15 minutes; a week here is 1.5 s of the Worker's time).
+    await pause(1600);
+    await hibernates();
+    await starts();
   } finally {
     await worker.close();
     await Promise.all([app.close(), cloud.close(), dns.close()]);
