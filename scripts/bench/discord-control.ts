@@ -22,7 +22,7 @@ export async function benchDiscordControl(requests = 200): Promise<void> {
   const game = await startGameServer();
   const digitalocean = await startDigitalOceanStandIn({
     droplets: [],
-    snapshots: [{ name: "mcops-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" }],
+    snapshots: [{ name: "mcops-play.example.co.uk-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" }],
     timings: { createMs: 200, powerOnMs: 100 },
   });
   const cloudflare = await startCloudflareStandIn({ zones: [{ name: "example.co.uk" }] });

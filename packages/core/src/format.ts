@@ -46,3 +46,12 @@ export function parseDuration(text: string): number {
   }
   return ms;
 }
+
+/** `text` parsed as JSON, or undefined when it is not JSON (another program's output, a file that may be cut short). */
+export function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { JobError, UsageError } from "@mcops/core/errors";
+import { parseJsonOrUndefined } from "@mcops/core/format";
 import { checkShape, type HttpClient, HttpFailure } from "@mcops/core/http";
 import * as z from "zod/mini";
 
@@ -176,7 +177,7 @@ interface Hosts {
 
 function fillNotFound(type: JarType, version: string) {
   return (failure: HttpFailure): Error => {
-    const error = fillError.safeParse(safeJson(failure.body));
+    const error = fillError.safeParse(parseJsonOrUndefined(failure.body));
     if (error.success && error.data.error === "project_not_found") {
       return new JobError(`the download service has no project ${type}`, {
         where: failure.url,
@@ -327,7 +328,7 @@ async function mojangVersionOf(hosts: Hosts, version: string, entry: { url: stri
       hint: "try again later, or check MOJANG_BASE",
     });
   }
-  return shape(mojangVersion, safeJson(text), entry.url);
+  return shape(mojangVersion, parseJsonOrUndefined(text), entry.url);
 }
 
 async function resolveVanilla(hosts: Hosts, request: Request): Promise<Artifact> {
@@ -466,12 +467,4 @@ export function createSource(http: HttpClient, bases: Bases): Source {
       }
     },
   };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,5 +1,6 @@
 import { fromBackupEnv, pickFields } from "@mcops/core/config";
 import { ConfigError } from "@mcops/core/errors";
+import { parseJsonOrUndefined } from "@mcops/core/format";
 import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
 import { type RcloneRemote, repositoryFolder, tooWide, unitSafe } from "../repository-folder.ts";
@@ -19,7 +20,7 @@ export async function runRepositoryFolder(
   let remotes: Record<string, RcloneRemote> = {};
   if (repository.startsWith("rclone:")) {
     const dump = await ctx.runner.run("rclone", ["config", "dump"], {});
-    const parsed = dump.code === 0 ? dumpSchema.safeParse(safeJson(dump.stdout)) : undefined;
+    const parsed = dump.code === 0 ? dumpSchema.safeParse(parseJsonOrUndefined(dump.stdout)) : undefined;
     if (parsed?.success) remotes = parsed.data;
   }
   const folder = repositoryFolder(repository, remotes);
@@ -39,12 +40,4 @@ export async function runRepositoryFolder(
   }
   ctx.stdout.write(`${folder}\n`);
   return 0;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
