@@ -552,7 +552,7 @@ async function discordControl(): Promise<void> {
   const worker = await startWorker(
     workerVars(
       { app, digitalocean: cloud, cloudflare: dns, gameAddress: game.address, secret },
-      { POLL_MS: "400", START_HOLD_MS: "1500" },
+      { POLL_MS: "400" },
     ),
   );
   const endpoint = `${worker.url}/interactions`;
@@ -625,8 +625,7 @@ async function discordControl(): Promise<void> {
     await starts();
 
     heading("The next Saturday: played, then idle again — the second cycle, with nobody touching anything but Discord");
-    // A /start holds hibernation off for a while (START_HOLD_MS, 15 minutes; a week here is 1.5 s of the Worker's time).
-    await pause(1600);
+    // The revived VM heard the /start at its first look: from there its own idle clock decides, as on the first cycle.
     await hibernates();
     await starts();
   } finally {

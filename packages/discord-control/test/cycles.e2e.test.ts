@@ -74,8 +74,8 @@ beforeEach(async () => {
   worker = await startWorker(
     workerVars(
       { app, digitalocean, cloudflare, gameAddress, secret: SECRET },
-      // A /start holds off hibernation 1 s, not 15 minutes: the next idle period (2 s) begins after it.
-      { KEEP_SNAPSHOTS: String(KEEP_SNAPSHOTS), START_HOLD_MS: "1000" },
+      // START_HOLD_MS as deployed (15 minutes): once the revived VM has heard the /start, its own 2 s idle clock decides.
+      { KEEP_SNAPSHOTS: String(KEEP_SNAPSHOTS) },
     ),
   );
   env = toolEnv(dir.path);

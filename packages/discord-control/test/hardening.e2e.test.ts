@@ -254,11 +254,34 @@ describe("settings and state", () => {
     await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
     const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
     expect(start.body?.data?.content).toMatch(/already up/);
-    // Meanwhile the VM stopped the game for its autopilot hibernation: its request is refused (the /start since).
+    // Meanwhile the VM stopped the game for its autopilot hibernation: its request is refused (the /start since),
+    // and the refusal tells it to start the game again.
     const refused = await fromVm("/vm/hibernate", { players: 0 });
     expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({ error: "a /start asked for the server since", start: true });
+    expect((await fromVm("/vm/hibernate", { players: 0 })).status).toBe(409);
+    // Its next heartbeat is told too (a VM that missed the refusal's word starts the game then).
     const beat = await fromVm("/vm/heartbeat", { serverState: "offline", players: [] });
     expect(beat.body).toEqual({ hibernate: false, start: true });
+  });
+
+  it("tells the VM of a /start once; then the VM's own idle clock decides, not a 15-minute hold", async () => {
+    const { endpoint } = await setUp();
+    await runningVm();
+    await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
+    const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    expect(start.body?.data?.content).toMatch(/already up/);
+    // A heartbeat while the game is stopping (the panel's state) is told, but does not count as heard.
+    expect((await fromVm("/vm/heartbeat", { serverState: "stopping", players: [] })).body.start).toBe(true);
+    expect((await fromVm("/vm/hibernate", { players: 0 })).status).toBe(409);
+    // Heard with the game running: the VM restarts its idle clock; the /start holds nothing off any more.
+    expect((await fromVm("/vm/heartbeat", { serverState: "running", players: [] })).body).toEqual({
+      hibernate: false,
+      start: true,
+    });
+    expect((await fromVm("/vm/heartbeat", { serverState: "running", players: [] })).body.start).toBe(false);
+    // Its IDLE_HIBERNATE_AFTER (shorter than 15 minutes, say) later the VM asks, and the Worker hibernates it.
+    expect((await fromVm("/vm/hibernate", { players: 0 })).status).toBe(202);
   });
 
   it("does not start a stopped game at a heartbeat with no /start asked, nor while a /stop is pending", async () => {

@@ -138,6 +138,15 @@ function hibernatedLately(state: { hibernateAsked?: number | undefined }, now: n
   return state.hibernateAsked !== undefined && now - state.hibernateAsked < HIBERNATE_AGAIN_MS;
 }
 
+/** The Worker's 409 says a /start is waiting (`{"start": true}`). */
+function startAsked(said: string): boolean {
+  try {
+    return (JSON.parse(said) as { start?: unknown } | null)?.start === true;
+  } catch {
+    return false;
+  }
+}
+
 /** A `/start` waits for the game: it is started through the panel. */
 async function startGame(actor: Actor): Promise<void> {
   actor.logger.info("the Worker asks for the game (/start): starting it through the panel");
@@ -183,7 +192,16 @@ async function hibernate(
     const body = { ...asked, reason: why, bootId: state.bootId };
     const response = await send(link, "/vm/hibernate", body, ctx.clock.now());
     if (response.status !== 202) {
-      actor.fail(`hibernation: the Worker answered ${response.status} ${(await response.text()).slice(0, 200)}`);
+      const said = (await response.text()).slice(0, 200);
+      if (response.status === 409 && startAsked(said)) {
+        // A /start came after this VM decided: it stays, the game starts again, and the idle clock with it.
+        logger.info("hibernation: a /start was asked in Discord meanwhile; not hibernating, starting the game again");
+        state.idleSince = undefined;
+        state.hibernateAsked = undefined;
+        await startGame(actor);
+        return;
+      }
+      actor.fail(`hibernation: the Worker answered ${response.status} ${said}`);
       return;
     }
   } catch (error) {

@@ -32,6 +32,8 @@ let worker: Server;
 let taken: Array<{ path: string; body: Record<string, unknown> }>;
 /** What it answers a heartbeat. */
 let answer: { hibernate: false | { force: boolean }; start: boolean };
+/** What it answers a hibernate request. */
+let hibernateAnswer: { status: number; body: Record<string, unknown> };
 
 /** A Worker stand-in on 127.0.0.1: checks the signature as the Worker does (for the path it was posted to). */
 async function startWorkerStandIn(): Promise<string> {
@@ -56,8 +58,8 @@ async function startWorkerStandIn(): Promise<string> {
       }
       taken.push({ path, body: JSON.parse(text) });
       const hibernate = path === "/vm/hibernate";
-      res.writeHead(hibernate ? 202 : 200, { "content-type": "application/json" });
-      res.end(JSON.stringify(hibernate ? { hibernating: true } : answer));
+      res.writeHead(hibernate ? hibernateAnswer.status : 200, { "content-type": "application/json" });
+      res.end(JSON.stringify(hibernate ? hibernateAnswer.body : answer));
     });
   });
   await new Promise<void>((resolve) => worker.listen(0, "127.0.0.1", () => resolve()));
@@ -69,6 +71,7 @@ beforeEach(async () => {
   clock = virtualClock(T0);
   taken = [];
   answer = { hibernate: false, start: false };
+  hibernateAnswer = { status: 202, body: { hibernating: true } };
   panel = await startPanelStandIn({
     servers: [{ state: "offline" }],
     timings: { startMs: 20, stopMs: 20 },
@@ -168,5 +171,29 @@ describe("the heartbeat and the autopilot", () => {
     expect(taken.map((t) => t.path)).toEqual(["/vm/heartbeat", "/vm/hibernate"]);
     expect(taken[1]?.body).toMatchObject({ players: 0, force: false, bootId: BOOT });
     expect(backedUp()).toBe(true);
+  });
+
+  it("keeps the VM and starts the game again when the Worker refuses the hibernation for a /start it had not told", async () => {
+    const { monitor, backedUp } = await idleMonitor();
+    // The /start came after this poll's heartbeat was answered: the Worker's 409 says so.
+    hibernateAnswer = { status: 409, body: { error: "a /start asked for the server since", start: true } };
+    const decision = await monitor.tick();
+    expect(taken.map((t) => t.path)).toEqual(["/vm/heartbeat", "/vm/hibernate"]);
+    expect(backedUp()).toBe(true);
+    expect(decision.error).toBeUndefined();
+    expect(panel.signals()).toEqual(["start"]);
+    // The group's time to join counts from now, and a later idle period may hibernate again.
+    expect(monitor.state.idleSince).toBeUndefined();
+    expect(monitor.state.hibernateAsked).toBeUndefined();
+    expect(discord.messages.map((m) => m.body.embeds?.[0]?.title)).not.toContain("Server hibernating");
+  });
+
+  it("says a refusal without a /start as a failure, and leaves the game as the hibernation left it", async () => {
+    const { monitor } = await idleMonitor();
+    hibernateAnswer = { status: 409, body: { error: "a revive is under way" } };
+    const decision = await monitor.tick();
+    expect(decision.error?.message).toMatch(/^hibernation: the Worker answered 409 .*a revive is under way/);
+    expect(panel.signals()).toEqual([]);
+    expect(monitor.state.hibernateAsked).toBe(T0);
   });
 });

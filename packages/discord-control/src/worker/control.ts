@@ -51,7 +51,10 @@ export interface ControlState {
   heartbeat?: Heartbeat | undefined;
   hibernated?: { since: number; snapshotGb?: number | undefined; droplet?: RememberedDroplet | undefined } | undefined;
   stopAsked?: { at: number; by: string; force: boolean } | undefined;
-  /** The last /start: the VM's hibernate request is refused for START_HOLD_MS after it (unless a /stop since). */
+  /**
+   * The last /start, until the VM has heard of it (a heartbeat answered `start`): its hibernate request is refused
+   * meanwhile, for START_HOLD_MS at most (unless a /stop since).
+   */
   startAsked?: number | undefined;
   /** A /start came during a hibernation: a revive begins when it ends. */
   wakeAfter?: boolean | undefined;
@@ -75,7 +78,7 @@ const RETRY_MS = 15_000;
 const MAX_RETRY_MS = 5 * 60_000;
 /** A /stop not acted on within this is forgotten (the VM asks at its next heartbeat, every 5 minutes). */
 const STOP_ASKED_MS = 15 * 60_000;
-/** A /start holds off the VM's hibernation this long (the env's START_HOLD_MS). */
+/** A /start the VM has not heard of holds off its hibernation this long at most (the env's START_HOLD_MS). */
 const START_HOLD_MS = 15 * 60_000;
 /** Errors in a row after which a run gives up (about 15 minutes of tries at the real waits). */
 const MAX_FAILURES = 6;
@@ -162,9 +165,11 @@ export class ServerControl extends DurableObject<Env> {
     return `Asked the VM to hibernate: at its next heartbeat (within 5 minutes) it stops the game, backs up, and is snapshotted and destroyed.${unless}`;
   }
 
-  #startHoldMs(): number {
+  /** A /start the VM has not heard of yet, asked within START_HOLD_MS: it holds off the VM's hibernation. */
+  #startPending(state: ControlState, now: number): boolean {
     const ms = Number(this.env.START_HOLD_MS ?? START_HOLD_MS);
-    return Number.isFinite(ms) && ms >= 0 ? ms : START_HOLD_MS;
+    const hold = Number.isFinite(ms) && ms >= 0 ? ms : START_HOLD_MS;
+    return state.startAsked !== undefined && now - state.startAsked < hold;
   }
 
   /** A signed request of the VM: a heartbeat (answered with what it is asked to do), or a hibernate request. */
@@ -213,15 +218,17 @@ export class ServerControl extends DurableObject<Env> {
     state.hibernated = undefined;
     const stop = state.stopAsked && now - state.stopAsked.at < STOP_ASKED_MS ? state.stopAsked : undefined;
     if (!stop) state.stopAsked = undefined;
-    // A /start asked recently and the game is offline with no hibernation pending: the /start raced a /stop's
-    // hand-off or an autopilot hibernation (the VM stopped the game, its hibernate request was refused). Start it.
-    const startAsked = state.startAsked !== undefined && now - state.startAsked < this.#startHoldMs();
-    const restart = startAsked && !stop && state.run?.kind !== "hibernate" && beat.serverState === "offline";
+    // A /start the VM has not heard of yet (none since a /stop, no hibernation under way): the VM is told, so it
+    // starts its idle clock again (the group gets its time to join) and starts the game when it is offline (the
+    // /start raced a /stop's hand-off or an autopilot hibernation, whose request was refused). Once the VM has heard
+    // it with the game running or offline, the /start no longer holds off its hibernation: the VM's own clock does.
+    const startAsked = this.#startPending(state, now) && !stop && state.run?.kind !== "hibernate";
+    if (startAsked && (beat.serverState === "running" || beat.serverState === "offline")) state.startAsked = undefined;
     return {
       status: 200,
       body: {
         hibernate: stop ? { force: stop.force } : false,
-        start: (state.run?.kind === "revive" && state.run.revive.phase === "game") || restart,
+        start: (state.run?.kind === "revive" && state.run.revive.phase === "game") || startAsked,
       },
     };
   }
@@ -236,8 +243,9 @@ export class ServerControl extends DurableObject<Env> {
     }
     const online = typeof asked?.players === "number" ? asked.players : 0;
     if (state.run) return { status: 409, body: { error: `a ${state.run.kind} is under way` } };
-    if (state.startAsked !== undefined && now - state.startAsked < this.#startHoldMs()) {
-      return { status: 409, body: { error: "a /start asked for the server since" } };
+    if (this.#startPending(state, now)) {
+      // The VM decided before it heard of the /start: it keeps the VM, and starts the game again (`start`).
+      return { status: 409, body: { error: "a /start asked for the server since", start: true } };
     }
     if (online > 0 && asked.force !== true) return { status: 409, body: { error: `${online} players online` } };
     state.run = { ...newRun("hibernate", now), bootId: bootOf(body) };
@@ -268,9 +276,10 @@ export class ServerControl extends DurableObject<Env> {
       state.run = newRun("revive", Date.now());
       outcome.waitMs = 0;
     }
-    if (state.run) await this.ctx.storage.setAlarm(Date.now() + (outcome.waitMs ?? 0));
+    const nextLook = Date.now() + (outcome.waitMs ?? 0);
+    if (state.run) await this.ctx.storage.setAlarm(nextLook);
     await this.#save(state);
-    await this.#follow();
+    await this.#follow(state, nextLook);
   }
 
   /** A step that threw: tried again later, or given up after MAX_FAILURES in a row. */
@@ -345,12 +354,11 @@ export class ServerControl extends DurableObject<Env> {
    * before the next look says so in its last edit; then, and when the end could not be shown in a reply, the outcome
    * goes to the channel through OUTCOME_WEBHOOK_URL, and /status keeps it.
    */
-  async #follow(): Promise<void> {
-    const state = await this.#load();
+  async #follow(state: ControlState, alarmAt: number): Promise<void> {
     const now = Date.now();
     const text = progress(state, now);
     const replyMs = this.#replyMs();
-    const nextLook = state.run ? ((await this.ctx.storage.getAlarm()) ?? now) : now;
+    const nextLook = state.run ? alarmAt : now;
     const results = new Map<string, Delivery>();
     const handedOver = new Set<string>();
     for (const reply of state.replies) {
@@ -370,6 +378,8 @@ export class ServerControl extends DurableObject<Env> {
       posted = await postToChannel(this.env, text);
       console.log(`outcome to the channel: ${posted}`);
     }
+    // Nothing edited, nothing posted (a look while a step waits): the state has nothing new to note.
+    if (!results.size && posted === undefined) return;
     const after = await this.#load();
     after.replies = after.replies.flatMap((reply) => {
       const edited = results.get(reply.token);

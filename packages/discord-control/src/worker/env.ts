@@ -34,7 +34,7 @@ export interface Env {
   POLL_MS?: string;
   /** The first wait after an error, ms (default 15000, doubling up to 5 minutes; tests make it short). */
   RETRY_MS?: string;
-  /** How long after a /start the VM's hibernate request is refused, ms (default 15 minutes; tests make it short). */
+  /** How long a /start the VM has not heard of holds off its hibernate request at most, ms (default 15 minutes). */
   START_HOLD_MS?: string;
   /** How long a reply follows a run, ms (default 14 minutes: Discord keeps a token 15; tests make it short). */
   REPLY_MS?: string;

@@ -241,7 +241,9 @@ async function extraDroplets(
   keepId: number | undefined,
   listed?: Droplet[],
 ): Promise<{ keep: Droplet | undefined; waiting: Droplet[]; destroyed: string[] }> {
-  const droplets = listed ?? (await serverDroplets(deps.digitalocean, deps.find, deps.server.key)).droplets;
+  // Every droplet a run creates carries the server's tag: one list by it finds a second one (DROPLET_NAME or not).
+  // When the one the run uses is not listed (a VM of an install from before the tag), every listed one is a second.
+  const droplets = listed ?? (await deps.digitalocean.droplets(serverTag(deps.server.key)));
   const tag = runTag(run.runId as string);
   const ours = (d: Droplet) => d.tags.includes(tag);
   const others = droplets.filter((d) => !ours(d));
@@ -297,16 +299,20 @@ async function activeStep(stored: ReviveRun, deps: ReviveDeps): Promise<StepResu
     // Gone (destroyed by hand meanwhile): look again, and make one if there is none.
     return { run: { ...stored, phase: "droplet", phaseSince: deps.now() }, waitMs: 0 };
   }
+  const ip = publicIpv4(droplet);
+  if (droplet.status !== "active" || !ip) {
+    return waitOrFail(stored, deps, "activeMs", () => `droplet ${droplet.name} did not get active with an IPv4 address`);
+  }
+  // Looked for once the VM is up (not at every look while it boots): one list call per look, not two.
   const extra = await extraDroplets(stored, deps, droplet.id);
   const run = noted(stored, deps, extra.destroyed);
-  const ip = publicIpv4(droplet);
-  if (droplet.status === "active" && ip && !extra.waiting.length) {
-    return advance(run, deps, "dns", `Droplet ${droplet.name} is active at ${ip}`, { ip });
-  }
-  const what = extra.waiting.length
-    ? () => `the second droplet ${names(extra.waiting)} did not finish being created, to be destroyed`
-    : () => `droplet ${droplet.name} did not get active with an IPv4 address`;
-  return waitOrFail(run, deps, "activeMs", what);
+  if (!extra.waiting.length) return advance(run, deps, "dns", `Droplet ${droplet.name} is active at ${ip}`, { ip });
+  return waitOrFail(
+    run,
+    deps,
+    "activeMs",
+    () => `the second droplet ${names(extra.waiting)} did not finish being created, to be destroyed`,
+  );
 }
 
 /** Points the play name (DNS only) and the panel name (proxied) at the VM. */
