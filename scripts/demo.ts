@@ -550,10 +550,7 @@ async function discordControl(): Promise<void> {
   });
   const secret = randomBytes(32).toString("hex");
   const worker = await startWorker(
-    workerVars(
-      { app, digitalocean: cloud, cloudflare: dns, gameAddress: game.address, secret },
-      { POLL_MS: "400" },
-    ),
+    workerVars({ app, digitalocean: cloud, cloudflare: dns, gameAddress: game.address, secret }, { POLL_MS: "400" }),
   );
   const endpoint = `${worker.url}/interactions`;
   const say = (who: string, text: string | undefined) => console.log(indent(`${who}: ${text ?? "(nothing)"}`, "    "));

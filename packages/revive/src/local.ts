@@ -82,6 +82,11 @@ export interface LocalState {
   snapshot?: { dropletId: number; name: string; actionId: number };
   hibernatedAt?: string;
   snapshotId?: string;
+  /**
+   * A revive not seen to its end: its run id (the tag of the droplet it creates) and a create whose answer was lost.
+   * A re-run soon after carries on with them, so the droplet a killed run created is found as its own (issue 30).
+   */
+  revive?: { runId: string; startedAt: number; lostCreate?: { since: number; tries: number; text: string } };
 }
 
 function statePath(ctx: LocalFiles): string {

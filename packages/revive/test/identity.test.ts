@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DigitalOceanStandIn } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -136,5 +136,35 @@ describe("creates that cannot double", () => {
     // The lag was real: the run looked by its tag and did not find it at first.
     const lookups = world.digitalocean.requests.filter((r) => /tag_name=mcops-run%3A/.test(r.path));
     expect(lookups.length).toBeGreaterThan(1);
+  }, 30_000);
+
+  it("carries on, when run again, a revive killed after a lost create: its droplet is found as its own, not made twice", async () => {
+    const world = await startWorld();
+    worlds.push(world);
+    expect(await runHibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    world.digitalocean.lagList({ requests: 4 });
+    world.digitalocean.inject({ kind: "status-after-effect", status: 500, route: "POST /v2/droplets" });
+    // The operator's revive dies at its first wait after the lost create (Ctrl-C, a closed laptop).
+    const killed = world.ctx();
+    killed.clock = {
+      ...killed.clock,
+      sleep: async () => {
+        throw new Error("killed");
+      },
+    };
+    await expect(runRevive(killed)).rejects.toThrow("killed");
+    const state = () => JSON.parse(readFileSync(join(world.dir.path, ".mcops-state.json"), "utf8"));
+    const { runId } = state().revive;
+    expect(runId).toMatch(/^[0-9a-f]{16}$/);
+    expect(world.digitalocean.droplets()[0]?.tags).toContain(`mcops-run:${runId}`);
+
+    // Run again at once, the list still lagging: the droplet is looked for by the same run's tag and found.
+    world.out.length = 0;
+    expect(await runRevive(world.ctx())).toBe(0);
+    expect(world.digitalocean.droplets()).toHaveLength(1);
+    expect(world.digitalocean.requests.filter((r) => r.route === "POST /v2/droplets")).toHaveLength(1);
+    expect(world.out.join("")).toContain(`(found by its tag mcops-run:${runId}`);
+    // Done: the next revive is a new run.
+    expect(state().revive).toBeUndefined();
   }, 30_000);
 });

@@ -301,7 +301,12 @@ async function activeStep(stored: ReviveRun, deps: ReviveDeps): Promise<StepResu
   }
   const ip = publicIpv4(droplet);
   if (droplet.status !== "active" || !ip) {
-    return waitOrFail(stored, deps, "activeMs", () => `droplet ${droplet.name} did not get active with an IPv4 address`);
+    return waitOrFail(
+      stored,
+      deps,
+      "activeMs",
+      () => `droplet ${droplet.name} did not get active with an IPv4 address`,
+    );
   }
   // Looked for once the VM is up (not at every look while it boots): one list call per look, not two.
   const extra = await extraDroplets(stored, deps, droplet.id);

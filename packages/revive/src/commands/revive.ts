@@ -77,7 +77,7 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
     timeouts: { activeMs: timeouts(ctx).activeMs, gameMs: run.waitMs },
     pollMs: pollMs(ctx),
   };
-  let revive = newReviveRun(ctx.clock.now());
+  let revive = resumed(ctx, state);
   for (;;) {
     if (revive.phase === "game" && env.SERVER_ID) {
       await startServer(run, env.SERVER_ID);
@@ -89,11 +89,47 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
       run.step.done(result.changes ? `${result.said}:\n${describeChanges(result.changes)}` : result.said);
     if (result.run.phase !== revive.phase && revive.phase === "droplet") rememberCreated(run, state, result.run);
     revive = result.run;
+    remember(ctx, state, revive);
     if (result.waitMs === undefined) break;
     if (result.waitMs > 0) await ctx.clock.sleep(result.waitMs);
   }
   await report(run, revive.ip as string);
   return ExitCode.ok;
+}
+
+/** A re-run this long after a revive that did not end carries on with its run id. */
+const RESUME_MS = 60 * 60_000;
+
+/**
+ * The run: a new one, or the one a revive stopped short (killed, failed) began less than RESUME_MS ago, with its id
+ * and a create whose answer was lost. Its droplet then carries this run's tag: it is found as the run's own, and a
+ * second one created while DigitalOcean's list lagged is destroyed once listed, never left running beside it.
+ */
+function resumed(ctx: LocalContext, state: LocalState): ReviveRun {
+  const now = ctx.clock.now();
+  const before = state.revive;
+  const run =
+    before && /^[0-9a-f]{16}$/.test(before.runId) && now - before.startedAt >= 0 && now - before.startedAt < RESUME_MS
+      ? { ...newReviveRun(now, before.runId), ...(before.lostCreate ? { lostCreate: before.lostCreate } : {}) }
+      : newReviveRun(now);
+  remember(ctx, state, run, before && before.runId === run.runId ? before.startedAt : now);
+  return run;
+}
+
+/** The run's id (and a lost create) written down until the run is done, then forgotten. */
+function remember(ctx: LocalContext, state: LocalState, run: ReviveRun, startedAt?: number): void {
+  const next =
+    run.phase === "done"
+      ? undefined
+      : {
+          runId: run.runId as string,
+          startedAt: startedAt ?? state.revive?.startedAt ?? run.startedAt,
+          ...(run.lostCreate ? { lostCreate: run.lostCreate } : {}),
+        };
+  if (JSON.stringify(next) === JSON.stringify(state.revive)) return;
+  if (next) state.revive = next;
+  else delete state.revive;
+  writeLocalState(ctx, state);
 }
 
 /** The droplet to create: the options, else what hibernate remembered (the snapshot's region last). */
