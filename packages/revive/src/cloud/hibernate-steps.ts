@@ -204,7 +204,7 @@ async function offStep(run: HibernateRun, deps: HibernateDeps): Promise<Hibernat
 async function snapshotStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
   const id = run.droplet?.id as number;
   if (!run.snapshot) {
-    const name = snapshotName(deps.server.key, deps.now());
+    const name = snapshotName(deps.server.key, deps.now(), await deps.digitalocean.snapshots());
     const action = await deps.digitalocean.action(id, "snapshot", { name });
     return {
       run: { ...run, snapshot: { name }, actionId: action.id, phaseSince: deps.now() },

@@ -13,7 +13,8 @@ import type { DigitalOcean, Droplet, Snapshot } from "./digitalocean.ts";
  */
 
 const SNAPSHOT_PREFIX = "mcops-";
-const STAMP = /^\d{4}-\d\d-\d\d-\d{4}$/;
+/** `2026-11-21-0612`, or `2026-11-21-061245` when this server had a snapshot of that minute already. */
+const STAMP = /^\d{4}-\d\d-\d\d-\d{4}(\d\d)?$/;
 
 export interface ServerIdentity {
   /** The play host, lower case: `play.example.co.uk`. */
@@ -37,10 +38,14 @@ export function runTag(runId: string): string {
   return `mcops-run:${runId}`;
 }
 
-/** `mcops-play.example.co.uk-2026-11-21-0612`: names the server and the minute. */
-export function snapshotName(key: string, now: number): string {
+/**
+ * `mcops-play.example.co.uk-2026-11-21-0612`: names the server and the minute; with the seconds
+ * (`…-061245`) when a snapshot in `taken` has that name already (two hibernations in one minute).
+ */
+export function snapshotName(key: string, now: number, taken: readonly Snapshot[] = []): string {
   const iso = new Date(now).toISOString();
-  return `${SNAPSHOT_PREFIX}${key}-${iso.slice(0, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}`;
+  const minute = `${SNAPSHOT_PREFIX}${key}-${iso.slice(0, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}`;
+  return taken.some((s) => s.name === minute) ? `${minute}${iso.slice(17, 19)}` : minute;
 }
 
 /** `mcops-2026-11-21-0612`: the naming before issue 30, which says nothing of the server. */
