@@ -264,7 +264,8 @@ async function editReply(
     },
     rateLimit: (f) => {
       app.editRequests.push({ token, at, status: 429 });
-      injectedRateLimit(res, f, EDIT_BUCKET, Date.now());
+      // Its routes are all under /api/v10: the waits in seconds.
+      injectedRateLimit(res, f, EDIT_BUCKET, Date.now(), 10);
     },
     dropped: () => app.editRequests.push({ token, at, status: 0 }),
   });

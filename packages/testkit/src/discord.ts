@@ -92,8 +92,11 @@ export interface DiscordStandIn {
   /** Base address, http://127.0.0.1:PORT */
   url: string;
   webhooks: WebhookConfig[];
-  /** The full webhook address of webhooks[index]. */
-  webhookUrl(index?: number): string;
+  /**
+   * The full webhook address of webhooks[index], as Discord's Copy Webhook URL gives it: without an API version
+   * (answered as the default version, v6: 429 waits in milliseconds), or with `version` (`/api/v10/webhooks/…`).
+   */
+  webhookUrl(index?: number, version?: number): string;
   /** Accepted messages, in order. */
   messages: ReceivedMessage[];
   /** Every request answered (or dropped), faults and 429s included. */
@@ -141,7 +144,11 @@ export const DISCORD_ROUTES: readonly RouteSource[] = [
   {
     method: "POST",
     path: "/api/v{version}/webhooks/{webhook.id}/{webhook.token}",
-    source: `${DOCS} developers/reference.mdx#api-versioning (https://discord.com/api/v{version_number}); answers as the unversioned path`,
+    source:
+      `${DOCS} developers/reference.mdx#api-versioning (https://discord.com/api/v{version_number}; without it, the ` +
+      "default version, v6, answers); answers as the unversioned path but for the units of a 429's waits: seconds " +
+      "from v8 on, milliseconds below and without a version (docs/change-log/2020-09-24-api-and-gateway-v8.md; " +
+      "issues #2360 and #4722)",
   },
   {
     method: "PUT",
@@ -217,9 +224,9 @@ function standIn(discord: Discord, server: Loopback): DiscordStandIn {
   return {
     url: server.url,
     webhooks,
-    webhookUrl(index = 0) {
+    webhookUrl(index = 0, version) {
       const hook = hookAt(index);
-      return `${server.url}/api/webhooks/${hook.id}/${hook.token}`;
+      return `${server.url}/api${version === undefined ? "" : `/v${version}`}/webhooks/${hook.id}/${hook.token}`;
     },
     messages,
     requests,
@@ -261,6 +268,8 @@ interface Exchange {
   method: string;
   url: URL;
   body: string;
+  /** The API version of the path; undefined without one (Discord's default version then answers). */
+  version: number | undefined;
   /** The injected fault that answered (or delayed) it, once taken. */
   fault?: Fault["kind"];
   record(status: number): void;
@@ -274,6 +283,7 @@ async function receive(discord: Discord, req: IncomingMessage, res: ServerRespon
   const url = new URL(req.url ?? "/", "http://127.0.0.1");
   const path = url.pathname.replace(/^(\/api(?:\/v\d+)?\/webhooks\/[^/]+\/)[^/]+/, "$1***") + url.search;
   const body = await readBody(req);
+  const version = /^\/api\/v(\d+)\//.exec(url.pathname)?.[1];
   const exchange: Exchange = {
     at,
     req,
@@ -281,6 +291,7 @@ async function receive(discord: Discord, req: IncomingMessage, res: ServerRespon
     method,
     url,
     body,
+    version: version === undefined ? undefined : Number(version),
     record(status) {
       const fault = exchange.fault;
       discord.requests.push({ at, method, path, status, ...(fault ? { fault } : {}) });
@@ -331,7 +342,7 @@ function injectedFault(discord: Discord, x: Exchange): Promise<"handled" | "cont
     },
     rateLimit: (f) => {
       x.record(429);
-      injectedRateLimit(x.res, f, EXECUTE_BUCKET, discord.now());
+      injectedRateLimit(x.res, f, EXECUTE_BUCKET, discord.now(), x.version);
     },
     dropped: () => x.record(0),
   });
@@ -350,15 +361,13 @@ function throttle(discord: Discord, x: Exchange, key: string): HeaderMap | undef
   const decision = discord.limiter.hit(key, hitAt);
   const limitHeaders = rateLimitHeaders(decision, EXECUTE_BUCKET, hitAt);
   if (decision.allowed) return limitHeaders;
-  // rate-limits.mdx, Exceeding A Rate Limit: the body, Retry-After, the route's headers and the scope.
+  // rate-limits.mdx, Exceeding A Rate Limit: the body, Retry-After, the route's headers and the scope; the waits in
+  // the units of the path's version (retryAfter).
+  const wait = retryAfter(decision.retryAfterMs, x.version);
   x.json(
     429,
-    { message: "You are being rate limited.", retry_after: round3(decision.retryAfterMs / 1000), global: false },
-    {
-      ...limitHeaders,
-      "Retry-After": String(Math.ceil(decision.retryAfterMs / 1000)),
-      "X-RateLimit-Scope": "shared",
-    },
+    { message: "You are being rate limited.", retry_after: wait.body, global: false },
+    { ...limitHeaders, "Retry-After": wait.header, "X-RateLimit-Scope": "shared" },
   );
   return undefined;
 }
@@ -445,11 +454,39 @@ function rateLimitHeaders(decision: RateDecision, bucket: string, at: number): H
   };
 }
 
-/** An injected 429; `at` is now on the stand-in's clock. */
-export function injectedRateLimit(res: ServerResponse, fault: RateLimitFault, bucket: string, at: number): void {
+/**
+ * A 429's `retry_after` and Retry-After for a wait of `ms`, in the units of the API version the path names:
+ * - v8 and later: seconds, `retry_after` a float and Retry-After rounded up (developers/topics/rate-limits.mdx,
+ *   Exceeding A Rate Limit; docs/change-log/2020-09-24-api-and-gateway-v8.md: "The `Retry-After` header value and
+ *   `retry_after` body value is now based in seconds instead of milliseconds").
+ * - no version (Discord's default, v6: developers/reference.mdx#api-versioning), v6 and v7: milliseconds, both
+ *   integers (docs/topics/Rate_Limits.md before v8, at 048bf36c491f0d3e1c1e34ed7e2b95dc9db8a851: "retry_after |
+ *   integer | The number of milliseconds"; discord-api-docs issue #2360: Retry-After of Execute Webhook in
+ *   milliseconds on a copied /api/webhooks address; issue #4722: a webhook's retry_after in milliseconds, "You are
+ *   probably using a deprecated API version").
+ * X-RateLimit-Reset-After is seconds in every version (rateLimitHeaders).
+ */
+function retryAfter(ms: number, version: number | undefined): { body: number; header: string } {
+  if (version !== undefined && version >= 8) return { body: round3(ms / 1000), header: String(Math.ceil(ms / 1000)) };
+  return { body: Math.ceil(ms), header: String(Math.ceil(ms)) };
+}
+
+/**
+ * An injected 429; `at` is now on the stand-in's clock, `version` the API version of the path (undefined for none:
+ * the waits are then in milliseconds, see retryAfter). Scope: `global` for a global fault, else the fault's `scope`
+ * (default `shared`).
+ */
+export function injectedRateLimit(
+  res: ServerResponse,
+  fault: RateLimitFault,
+  bucket: string,
+  at: number,
+  version: number | undefined,
+): void {
   const global = fault.global === true;
-  const retryAfter = Math.max(0, fault.retryAfterSeconds);
-  const header = { "Retry-After": String(Math.ceil(retryAfter)) };
+  const retryAfterS = Math.max(0, fault.retryAfterSeconds);
+  const wait = retryAfter(retryAfterS * 1000, version);
+  const header = { "Retry-After": wait.header };
   if (fault.viaHeaderOnly) {
     sendJson(res, 429, { message: "You are being rate limited.", global }, header);
     return;
@@ -460,12 +497,12 @@ export function injectedRateLimit(res: ServerResponse, fault: RateLimitFault, bu
         ...header,
         "X-RateLimit-Limit": "0",
         "X-RateLimit-Remaining": "0",
-        "X-RateLimit-Reset": seconds(at + retryAfter * 1000),
-        "X-RateLimit-Reset-After": seconds(retryAfter * 1000),
+        "X-RateLimit-Reset": seconds(at + retryAfterS * 1000),
+        "X-RateLimit-Reset-After": seconds(retryAfterS * 1000),
         "X-RateLimit-Bucket": bucket,
-        "X-RateLimit-Scope": "shared",
+        "X-RateLimit-Scope": fault.scope ?? "shared",
       };
-  sendJson(res, 429, { message: "You are being rate limited.", retry_after: round3(retryAfter), global }, headers);
+  sendJson(res, 429, { message: "You are being rate limited.", retry_after: wait.body, global }, headers);
 }
 
 function defaultErrorBody(fault: StatusFault): DiscordError {

@@ -93,6 +93,8 @@ export interface RateLimitFault {
   kind: "rate-limit";
   retryAfterSeconds: number;
   global?: boolean;
+  /** Discord's X-RateLimit-Scope of a 429 that is not global (default `shared`). */
+  scope?: "user" | "shared";
   /** Only the Retry-After header says how long to wait (no retry_after in the body, no X-RateLimit-*). */
   viaHeaderOnly?: boolean;
   times?: number;

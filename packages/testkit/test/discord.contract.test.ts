@@ -33,7 +33,26 @@ const STATES: Record<string, ReplayState<DiscordStandInOptions, DiscordStandIn>>
   "exceeded global rate limit: 429 global": {
     before: (d) => d.inject({ kind: "rate-limit", retryAfterSeconds: 64.57, global: true }),
   },
+  "exceeded rate limit on the unversioned path: 429 with its waits in milliseconds": {
+    before: (d) => d.inject({ kind: "rate-limit", retryAfterSeconds: 6.457, scope: "user" }),
+  },
 };
+
+/**
+ * The unit of a 429's waits: retry_after and Retry-After against X-RateLimit-Reset-After (seconds in every version).
+ * Seconds make the ratio about 1 (64.57 / 64.57), milliseconds about 1000 (6457 / 7). The shape comparison cannot
+ * see it: both are numbers.
+ */
+function waitUnits(answer: { headers: Headers | Record<string, string>; body?: unknown }): string[] {
+  const headers = answer.headers instanceof Headers ? answer.headers : new Headers(answer.headers);
+  const resetAfter = Number(headers.get("x-ratelimit-reset-after"));
+  const unit = (value: number) => (value / resetAfter > 100 ? "ms" : "s");
+  const retryAfter = (answer.body as { retry_after?: number } | undefined)?.retry_after;
+  return [
+    `retry_after in ${retryAfter === undefined ? "none" : unit(retryAfter)}`,
+    `Retry-After in ${unit(Number(headers.get("retry-after")))}`,
+  ];
+}
 
 /** A request as a webhook client makes it, to the stand-in's first webhook: a JSON body. */
 function send(d: DiscordStandIn, request: RealExchange["request"]): Promise<Answer> {
@@ -56,6 +75,17 @@ describe("Discord's own answers, replayed against the stand-in", () => {
   it.each(named(exchanges))("%s", (_name, real) =>
     replayInState(real, STATES, stands.start, (d) => send(d, real.request)),
   );
+
+  const withWaits = named(exchanges).filter(
+    ([, real]) => real.response.status === 429 && real.response.headers?.["X-RateLimit-Reset-After"] !== undefined,
+  );
+  it.each(withWaits)("%s: the waits in the real answer's units", async (_name, real) => {
+    const state = STATES[real.name];
+    const d = await stands.start(state?.options);
+    await state?.before?.(d);
+    const ours = await send(d, real.request);
+    expect(waitUnits(ours)).toEqual(waitUnits({ headers: real.response.headers ?? {}, body: real.response.body }));
+  });
 
   it.each(named(DISCORD_ROUTES))("%s is answered, not the stand-in's 404 for unknown routes", async (_name, route) => {
     const d = await stands.start();

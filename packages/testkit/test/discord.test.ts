@@ -315,7 +315,7 @@ describe("rate limit", () => {
   it("answers 429 over the limit with retry_after, Retry-After and scope, and records no message", async () => {
     const d = await start({ rateLimit, now: clock });
     for (let i = 0; i < 5; i++) await post(d.webhookUrl(), { content: `m${i}` });
-    const res = await post(d.webhookUrl(), { content: "one too many" });
+    const res = await post(d.webhookUrl(0, 10), { content: "one too many" });
     expect(res.status).toBe(429);
     const body = await json(res);
     expect(body.message).toBe("You are being rate limited.");
@@ -329,6 +329,21 @@ describe("rate limit", () => {
 
     now += body.retry_after * 1000;
     expect((await post(d.webhookUrl(), { content: "after the wait" })).status).toBe(204);
+  });
+
+  it("answers a 429 on the unversioned path with its waits in milliseconds, X-RateLimit-Reset-After in seconds", async () => {
+    // Discord's default version (v6) answers an address without a version: retry_after and Retry-After in ms.
+    const d = await start({ rateLimit, now: clock });
+    for (let i = 0; i < 5; i++) await post(d.webhookUrl(0, 10), { content: `m${i}` });
+    const res = await post(d.webhookUrl(), { content: "one too many" });
+    expect(res.status).toBe(429);
+    expect(await json(res)).toEqual({ message: "You are being rate limited.", retry_after: 500, global: false });
+    expect(res.headers.get("retry-after")).toBe("500");
+    expect(res.headers.get("x-ratelimit-reset-after")).toBe("0.500");
+    for (const version of [6, 7]) {
+      const old = await post(d.webhookUrl(0, version), { content: "one too many" });
+      expect((await json(old)).retry_after).toBe(500);
+    }
   });
 
   it("counts a request refused by the limit against the window", async () => {
@@ -391,14 +406,26 @@ describe("faults", () => {
     const now = Date.now();
     const d = await start({ now: () => now });
     d.inject({ kind: "rate-limit", retryAfterSeconds: 1.5 });
-    const res = await post(d.webhookUrl(), { content: "x" });
+    const res = await post(d.webhookUrl(0, 10), { content: "x" });
     expect(res.status).toBe(429);
     expect(await json(res)).toEqual({ message: "You are being rate limited.", retry_after: 1.5, global: false });
     expect(res.headers.get("retry-after")).toBe("2");
     expect(res.headers.get("x-ratelimit-remaining")).toBe("0");
     expect(res.headers.get("x-ratelimit-reset-after")).toBe("1.500");
     expect(res.headers.get("x-ratelimit-reset")).toBe(((now + 1500) / 1000).toFixed(3));
+    expect(res.headers.get("x-ratelimit-scope")).toBe("shared");
     expect(d.messages).toHaveLength(0);
+
+    d.inject({ kind: "rate-limit", retryAfterSeconds: 1.5, scope: "user" });
+    const unversioned = await post(d.webhookUrl(), { content: "x" });
+    expect(await json(unversioned)).toEqual({
+      message: "You are being rate limited.",
+      retry_after: 1500,
+      global: false,
+    });
+    expect(unversioned.headers.get("retry-after")).toBe("1500");
+    expect(unversioned.headers.get("x-ratelimit-reset-after")).toBe("1.500");
+    expect(unversioned.headers.get("x-ratelimit-scope")).toBe("user");
   });
 
   it("marks an injected global 429", async () => {
@@ -412,12 +439,14 @@ describe("faults", () => {
 
   it("says how long to wait only in Retry-After with viaHeaderOnly", async () => {
     const d = await start();
-    d.inject({ kind: "rate-limit", retryAfterSeconds: 3, viaHeaderOnly: true });
-    const res = await post(d.webhookUrl(), { content: "x" });
+    d.inject({ kind: "rate-limit", retryAfterSeconds: 3, viaHeaderOnly: true, times: 2 });
+    const res = await post(d.webhookUrl(0, 10), { content: "x" });
     expect(res.status).toBe(429);
     const body = await json(res);
     expect(body).not.toHaveProperty("retry_after");
     expect(res.headers.get("retry-after")).toBe("3");
+    // Unversioned: milliseconds (discord-api-docs issue #2360).
+    expect((await post(d.webhookUrl(), { content: "x" })).headers.get("retry-after")).toBe("3000");
     expect(res.headers.get("x-ratelimit-remaining")).toBeNull();
   });
 
