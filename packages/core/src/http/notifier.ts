@@ -4,13 +4,22 @@ import * as z from "zod/mini";
 import type { Category } from "../categories.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { loadNotifyConfig, type NotifyConfig } from "../config/index.ts";
+import { apiVersion, type DiscordRateScope, discordRateLimit, versionedWebhookUrl } from "../discord.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { notificationLine } from "../log-events.ts";
 import { configFile, type Paths } from "../paths.ts";
 import { redact } from "../secrets.ts";
 import { USER_AGENT } from "../version.ts";
 import { createRateWindow, type RateWindow, WaitTooLong } from "./rate-window.ts";
-import { type Exchange, errorBody, exchange, POLICIES, RequestFailure, type RequestPolicy } from "./request.ts";
+import {
+  type Exchange,
+  errorBody,
+  exchange,
+  POLICIES,
+  RequestFailure,
+  type RequestPolicy,
+  waitHintMs,
+} from "./request.ts";
 
 /** docs/system.md 2.4 colour constants. */
 export const COLOURS = {
@@ -29,6 +38,14 @@ export const EMBED_LIMITS = { title: 256, description: 4096, footer: 2048, total
 export const WEBHOOK_RATE = { limit: 30, windowMs: 60_000 } as const;
 /** The longest a post waits for the webhook's rate limit (its window or Discord's 429) before it is dropped. */
 export const MAX_RATE_WAIT_MS = 60_000;
+/**
+ * Discord's global limit (rate-limits.mdx, Global Rate Limit): 50 requests a second, per IP address for requests
+ * without authorization such as a webhook's, so per machine. Its window is shared by every post of the machine, to
+ * any webhook, and a global 429 blocks it.
+ */
+export const GLOBAL_RATE = { limit: 50, windowMs: 1000 } as const;
+/** The key of the machine's global window (every other window is keyed by its webhook address). */
+const GLOBAL_KEY = "discord global rate limit";
 
 export interface Embed {
   title?: string;
@@ -198,61 +215,104 @@ function notifierPolicy(options: NotifierOptions): RequestPolicy {
   };
 }
 
-/** What one post needs: the policy, the webhook's rate window (shared by all processes), the clock and the log. */
+/** The rate windows a post goes through, both shared by every process of the machine. */
+interface RateWindows {
+  /** The webhook address's: 30 a minute (docs/system.md 8), blocked by its own 429s (scope `user` or `shared`). */
+  webhook: RateWindow;
+  /** The machine's: every post to any webhook, blocked by a global 429. */
+  global: RateWindow;
+}
+
+/** What one post needs: the policy, its rate windows, the clock and the log. */
 interface PostContext {
   policy: RequestPolicy;
-  rateWindow: RateWindow;
+  windows: RateWindows;
+  /** The API version posted to (its 429s' units); undefined for an unversioned path. */
+  version: number | undefined;
   clock: Clock;
   logger: Logger;
 }
 
-/** The rate window of the webhook address, made on the first post (a notifier that never posts touches no file). */
-function lazyRateWindow(
+/** The rate windows of the webhook address, made on the first post (a notifier that never posts touches no file). */
+function lazyRateWindows(
   options: Pick<NotifierOptions, "paths"> & { rate: { limit: number; windowMs: number }; clock: Clock; logger: Logger },
-): (url: string) => RateWindow {
-  let window: RateWindow | undefined;
-  return (url) => {
-    window ??= createRateWindow({
+): (url: string) => RateWindows {
+  let windows: RateWindows | undefined;
+  const make = (key: string, rate: { limit: number; windowMs: number }, onFallback?: (reason: string) => void) =>
+    createRateWindow({
       dir: options.paths.rateDir ?? options.paths.runDir,
-      key: url,
-      ...options.rate,
+      key,
+      ...rate,
       clock: options.clock,
-      onFallback: (reason) => options.logger.warn(reason),
+      ...(onFallback ? { onFallback } : {}),
     });
-    return window;
+  return (url) => {
+    windows ??= {
+      webhook: make(url, options.rate, (reason) => options.logger.warn(reason)),
+      global: make(GLOBAL_KEY, GLOBAL_RATE),
+    };
+    return windows;
   };
 }
 
-function rateLimitedTooLong(waitMs: number): SendResult {
+function rateLimitedTooLong(waitMs: number, scope: DiscordRateScope): SendResult {
   return {
     status: "failed",
     kind: "rate-limited",
     reason: `rate limited for ${Math.ceil(waitMs / 1000)} s`,
-    hint: "Discord holds this webhook (another program may post to it too); the message is dropped, later ones go out once it lets go",
+    hint:
+      scope === "global"
+        ? "Discord holds every post from this machine (its global limit); the message is dropped, later ones go out once it lets go"
+        : "Discord holds this webhook (another program may post to it too); the message is dropped, later ones go out once it lets go",
   };
 }
 
+/** The global window's WaitTooLong, told apart from the webhook window's. */
+class GlobalWaitTooLong extends WaitTooLong {}
+
+/** The 429's window blocked until the wait it asked for is over: the webhook's, or the machine's for a global one. */
+function blockFor(windows: RateWindows, scope: DiscordRateScope, untilMs: number): Promise<void> {
+  return (scope === "global" ? windows.global : windows.webhook).block(untilMs);
+}
+
 /**
- * The request and its retries: each try waits for a slot of the rate window (as long as the policy's maxWaitMs
- * allows in all), a 429 blocks the window for every process. Throws WaitTooLong or RequestFailure as exchange does.
+ * The request and its retries: each try waits for a slot of the machine's window and then of the webhook's (as long
+ * as the policy's maxWaitMs allows in all); a 429 blocks the window of its scope for every process. Throws
+ * WaitTooLong (GlobalWaitTooLong for the machine's window) or RequestFailure as exchange does.
  */
 function requestPost(ctx: PostContext, target: URL, message: WebhookMessage): Promise<Exchange> {
-  const { policy, rateWindow, clock, logger } = ctx;
+  const { policy, windows, version, clock, logger } = ctx;
   const started = clock.now();
+  const left = () => Math.max(0, policy.maxWaitMs - (clock.now() - started));
   return exchange(policy, {
     where: target.host,
     // A post repeated after a 5xx or a reset shows twice at worst; a lost "Backup failed" at 06:00 is worse.
     idempotent: true,
     clock,
     beforeTry: async () => {
-      const slot = await rateWindow.take(undefined, Math.max(0, policy.maxWaitMs - (clock.now() - started)));
-      if (slot.waitedMs > 1000) logger.debug(`waited ${slot.waitedMs} ms for the webhook rate limit`);
-      return () => slot.done();
+      const global = await windows.global.take(undefined, left()).catch((error: unknown) => {
+        throw error instanceof WaitTooLong ? new GlobalWaitTooLong(error.waitMs) : error;
+      });
+      const slot = await windows.webhook.take(undefined, left());
+      const waited = global.waitedMs + slot.waitedMs;
+      if (waited > 1000) logger.debug(`waited ${waited} ms for the webhook rate limit`);
+      return async () => {
+        await global.done();
+        await slot.done();
+      };
     },
-    onRetry: async ({ status, code, waitMs }) => {
+    // Discord's 429 in its own units (@mcops/core/discord); any other answer as every service's.
+    waitHint: (response, body, now) =>
+      response.status === 429
+        ? discordRateLimit(response.headers, body, version).waitMs
+        : waitHintMs(response.headers, now, body),
+    onRetry: async ({ status, code, waitMs, headers, body }) => {
       if (status === 429) {
-        await rateWindow.block(clock.now() + waitMs);
-        logger.warn(`webhook rate limited; waiting ${waitMs} ms`);
+        const { scope } = discordRateLimit(headers ?? new Headers(), body, version);
+        await blockFor(windows, scope, clock.now() + waitMs);
+        logger.warn(
+          `webhook rate limited${scope === "global" ? " (Discord's global limit)" : ""}; waiting ${waitMs} ms`,
+        );
       } else {
         logger.warn(`webhook ${status ? `answered ${status}` : `post failed (${code})`}; trying again in ${waitMs} ms`);
       }
@@ -271,7 +331,9 @@ function requestPost(ctx: PostContext, target: URL, message: WebhookMessage): Pr
 
 /** A post that got no answer to read: the rate limit would have held it too long, or the host was not reached. */
 function unanswered(error: unknown, target: URL): SendResult {
-  if (error instanceof WaitTooLong) return rateLimitedTooLong(error.waitMs);
+  if (error instanceof WaitTooLong) {
+    return rateLimitedTooLong(error.waitMs, error instanceof GlobalWaitTooLong ? "global" : "webhook");
+  }
   if (error instanceof RequestFailure) {
     return {
       status: "failed",
@@ -284,21 +346,23 @@ function unanswered(error: unknown, target: URL): SendResult {
 
 /** Discord's answer read: sent (and its rate-limit headers kept for the next post), or why not. */
 async function readAnswer(ctx: PostContext, answer: Exchange, where: string): Promise<SendResult> {
-  const { rateWindow, clock } = ctx;
+  const { windows, version, clock } = ctx;
   const { response, attempts } = answer;
   if (response.ok) {
     await response.body?.cancel().catch(() => undefined);
     if (response.headers.get("x-ratelimit-remaining") === "0") {
       const after = Number(response.headers.get("x-ratelimit-reset-after"));
-      if (Number.isFinite(after) && after > 0) await rateWindow.block(clock.now() + Math.ceil(after * 1000));
+      if (Number.isFinite(after) && after > 0) await windows.webhook.block(clock.now() + Math.ceil(after * 1000));
     }
     return { status: "sent", attempts };
   }
   // Not Discord's error body (a proxy's page): the status alone speaks.
   const body: DiscordError = errorBody(discordErrorSchema, answer.errorText) ?? {};
   if (answer.waitTooLongMs !== undefined) {
-    await rateWindow.block(clock.now() + answer.waitTooLongMs);
-    return rateLimitedTooLong(answer.waitTooLongMs);
+    const scope: DiscordRateScope =
+      response.status === 429 ? discordRateLimit(response.headers, body, version).scope : "webhook";
+    await blockFor(windows, scope, clock.now() + answer.waitTooLongMs);
+    return rateLimitedTooLong(answer.waitTooLongMs, scope);
   }
   if (response.status === 429) {
     return {
@@ -335,7 +399,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
   const { config, paths, logger = silentLogger, clock = systemClock } = options;
   const { logFailures = true } = options;
   const policy = notifierPolicy(options);
-  const rateWindowFor = lazyRateWindow({ paths, rate: options.rate ?? config.rate ?? WEBHOOK_RATE, clock, logger });
+  const rateWindowsFor = lazyRateWindows({ paths, rate: options.rate ?? config.rate ?? WEBHOOK_RATE, clock, logger });
 
   function preview(notice: Notice): WebhookMessage | undefined {
     if (!config.webhookUrl) return undefined;
@@ -344,9 +408,11 @@ export function createNotifier(options: NotifierOptions): Notifier {
   }
 
   async function post(url: string, message: WebhookMessage): Promise<SendResult> {
-    const ctx: PostContext = { policy, rateWindow: rateWindowFor(url), clock, logger };
-    const target = new URL(url);
+    // Posted to as /api/v10/webhooks/… when the address names no version (@mcops/core/discord); the address the
+    // user gave stays the one shown and the one the rate window is kept for.
+    const target = versionedWebhookUrl(url);
     target.searchParams.set("wait", "true");
+    const ctx: PostContext = { policy, windows: rateWindowsFor(url), version: apiVersion(target), clock, logger };
     let answer: Exchange;
     try {
       answer = await requestPost(ctx, target, message);

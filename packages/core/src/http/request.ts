@@ -12,8 +12,9 @@ import { JobError } from "../errors.ts";
  * - A connection that was never made (refused, no such host) is tried again whatever the request; a timeout or a
  *   reset only for an idempotent one.
  * - Retry-After (seconds or a date), RateLimit-Reset (DigitalOcean: epoch seconds; the IETF draft: seconds),
- *   X-RateLimit-Reset-After and a JSON `retry_after` (Discord: seconds) are honoured up to `maxWaitMs`; a longer wait
- *   is not slept through: the answer is returned as it is, with `waitTooLongMs` set.
+ *   X-RateLimit-Reset-After and a JSON `retry_after` (seconds) are honoured up to `maxWaitMs` (a client whose service
+ *   says it otherwise reads it with its own `waitHint`: Discord's, @mcops/core/discord); a longer wait is not slept
+ *   through: the answer is returned as it is, with `waitTooLongMs` set.
  * - Tries and the whole time (waits included) are bounded. A failure to reach the service is a `RequestFailure`, a core
  *   error with a hint; an answer that is not what the caller wanted is the caller's to explain (it knows the service).
  */
@@ -214,8 +215,20 @@ export interface ExchangeOptions {
   signal?: AbortSignal;
   /** Runs before each try, outside its timeout (a rate window's turn); what it returns runs after the try. */
   beforeTry?: () => Promise<(() => Promise<void>) | undefined>;
-  /** Told of each pause before another try (the status or the network code, and the wait). */
-  onRetry?: (info: { attempt: number; waitMs: number; status?: number; code?: string }) => void | Promise<void>;
+  /** The wait a failed answer asks for, in ms (default waitHintMs); `body` is its JSON body, if it is JSON. */
+  waitHint?: (response: Response, body: unknown, now: number) => number | undefined;
+  /**
+   * Told of each pause before another try (the status or the network code, and the wait; for an answer, its headers
+   * and JSON body).
+   */
+  onRetry?: (info: {
+    attempt: number;
+    waitMs: number;
+    status?: number;
+    code?: string;
+    headers?: Headers;
+    body?: unknown;
+  }) => void | Promise<void>;
 }
 
 const ERROR_TEXT_LIMIT = 64 * 1024;
@@ -279,13 +292,17 @@ export async function exchange(policy: RequestPolicy, options: ExchangeOptions):
       idempotent: options.idempotent,
       status: response?.status,
       networkCode: code,
-      waitHintMs: response ? waitHintMs(response.headers, clock.now(), body) : undefined,
+      waitHintMs: response
+        ? options.waitHint
+          ? options.waitHint(response, body, clock.now())
+          : waitHintMs(response.headers, clock.now(), body)
+        : undefined,
     });
     if (verdict.retry) {
       await options.onRetry?.({
         attempt,
         waitMs: verdict.waitMs,
-        ...(response ? { status: response.status } : {}),
+        ...(response ? { status: response.status, headers: response.headers, body } : {}),
         ...(code ? { code } : {}),
       });
       await clock.sleep(verdict.waitMs, options.signal);

@@ -294,6 +294,61 @@ describe("createNotifier", () => {
     expect(discord.requests.filter((r) => r.status === 429)).toHaveLength(0);
   });
 
+  it("posts an address without a version to /api/v10 and waits out its 429 in seconds", async () => {
+    discord.inject({ kind: "rate-limit", retryAfterSeconds: 1.5 });
+    const clock = virtualClock(Date.now());
+    const started = clock.now();
+    expect(await notifier({ clock }).send({ title: "After a 429" })).toEqual({ status: "sent", attempts: 2 });
+    expect(discord.requests.map((r) => r.path.replace(/\/\d+\/\*\*\*/, "/{id}/***"))).toEqual([
+      "/api/v10/webhooks/{id}/***?wait=true",
+      "/api/v10/webhooks/{id}/***?wait=true",
+    ]);
+    expect(clock.now() - started).toBeGreaterThanOrEqual(1500);
+    expect(clock.now() - started).toBeLessThan(2000);
+  });
+
+  it("reads X-RateLimit-Reset-After first: 429 {retry_after: 1500} with Reset-After 1.5 waits 1.5 s, not 25 minutes", async () => {
+    // The default version's 429 (an unversioned path): retry_after in milliseconds, X-RateLimit-Reset-After seconds.
+    discord.inject({
+      kind: "status",
+      status: 429,
+      body: { message: "You are being rate limited.", retry_after: 1500, global: false },
+      headers: { "Retry-After": "1500", "X-RateLimit-Reset-After": "1.5", "X-RateLimit-Scope": "user" },
+    });
+    const clock = virtualClock(Date.now());
+    const started = clock.now();
+    expect(await notifier({ clock }).send({ title: "After a 429" })).toEqual({ status: "sent", attempts: 2 });
+    expect(clock.now() - started).toBeGreaterThanOrEqual(1500);
+    expect(clock.now() - started).toBeLessThan(2000);
+  });
+
+  it("holds every post of the machine, to any webhook, after a global 429; a shared one holds only its webhook", async () => {
+    await discord.close();
+    discord = await startDiscordStandIn({
+      webhooks: [0, 1].map((i) => ({ id: `12345678901234567${i}`, token: `t${i}` })),
+    });
+    const clock = virtualClock(Date.now());
+    const lines: string[] = [];
+    const logger = createLogger({ echo: { write: (t: string) => lines.push(t) } });
+    const to = (index: number) =>
+      notifier({ clock, logger, config: config({ webhookUrl: discord.webhookUrl(index) }) });
+
+    discord.inject({ kind: "rate-limit", retryAfterSeconds: 600, scope: "shared" });
+    expect(await to(0).send({ title: "held" })).toMatchObject({ kind: "rate-limited" });
+    expect(await to(1).send({ title: "other webhook" })).toEqual({ status: "sent", attempts: 1 });
+
+    discord.inject({ kind: "rate-limit", retryAfterSeconds: 600, global: true });
+    const global = await to(1).send({ title: "global" });
+    expect(global).toMatchObject({ kind: "rate-limited", hint: expect.stringMatching(/every post from this machine/) });
+    const requests = discord.requests.length;
+    // Another webhook, another notifier (as another process): dropped at once, without asking Discord.
+    const third = await createNotifier({ config: config({ webhookUrl: discord.webhookUrl(0) }), paths, clock }).send({
+      title: "any webhook",
+    });
+    expect(third).toMatchObject({ kind: "rate-limited" });
+    expect(discord.requests).toHaveLength(requests);
+  });
+
   it("holds back when Discord's headers say the bucket is empty", async () => {
     await discord.close();
     // Discord's own limit is tighter than ours: only its X-RateLimit headers can keep us from a 429.

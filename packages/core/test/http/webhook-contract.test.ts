@@ -8,13 +8,23 @@ import { describe, expect, it } from "vitest";
 import { discordErrorSchema } from "../../src/http/notifier.ts";
 import { checkShape } from "../../src/http/request.ts";
 
-/** The notifier posts to the webhook and reads only a failure's body (a 2xx is not read). */
+/**
+ * The notifier posts to the webhook and reads only a failure's body (a 2xx is not read): on /api/v10/webhooks/… for
+ * an address without a version (@mcops/core/discord), on the address's own path for one with a version.
+ */
 const DISCORD_READS = [
   {
     name: "discordErrorSchema",
     schema: discordErrorSchema,
     method: "POST",
     path: "/api/webhooks/{webhook.id}/{webhook.token}",
+    answers: "failure",
+  },
+  {
+    name: "discordErrorSchema",
+    schema: discordErrorSchema,
+    method: "POST",
+    path: "/api/v{version}/webhooks/{webhook.id}/{webhook.token}",
     answers: "failure",
   },
 ] as const;
