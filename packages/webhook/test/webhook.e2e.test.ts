@@ -108,6 +108,62 @@ describe("webhook (built executable)", () => {
     expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1000);
   });
 
+  it("waits 1.5 s for the default version's 429 {retry_after: 1500} with X-RateLimit-Reset-After 1.5, then posts", async () => {
+    // A copied webhook address has no API version; Discord answers it as v6, with retry_after in milliseconds
+    // (discord-api-docs issues #2360, #4722). Read as seconds that is 25 minutes: the message dropped, exit 75.
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    discord.inject({
+      kind: "status",
+      status: 429,
+      body: { message: "You are being rate limited.", retry_after: 1500, global: false },
+      headers: { "Retry-After": "1500", "X-RateLimit-Reset-After": "1.5", "X-RateLimit-Scope": "user" },
+    });
+    const result = await run(["After a 1.5 s rate limit"]);
+    expect(result).toMatchObject({ code: 0, stdout: "" });
+    expect(result.stderr).toMatch(/webhook rate limited; waiting 1500 ms/);
+    await discord.waitForMessages(1);
+    const [first, second] = discord.requests;
+    expect(discord.requests.map((r) => r.status)).toEqual([429, 200]);
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1500);
+    // Posted to as /api/v10/webhooks/…; the address in webhook.env stays as it was.
+    expect(discord.requests.every((r) => r.path.startsWith("/api/v10/webhooks/"))).toBe(true);
+  }, 60_000);
+
+  it("waits out the stand-in's own 429 on the address without a version (it posts to /api/v10: seconds)", async () => {
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    discord.inject({ kind: "rate-limit", retryAfterSeconds: 1.5, scope: "user" });
+    const result = await run(["After a 429"]);
+    expect(result.code).toBe(0);
+    expect(discord.requests.map((r) => r.status)).toEqual([429, 200]);
+  }, 60_000);
+
+  it("a global 429 holds every post of the machine; a shared one holds only its webhook", async () => {
+    await discord.close();
+    discord = await startDiscordStandIn({
+      webhooks: [0, 1].map((i) => ({ id: `12345678901234567${i}`, token: `token${i}` })),
+    });
+    // A second config dir for the second webhook; the run dir (where the rate windows live) is the same.
+    const otherConfig = join(root, "etc-other");
+    mkdirSync(otherConfig);
+    writeFileSync(join(otherConfig, "webhook.env"), `WEBHOOK_URL=${discord.webhookUrl(1)}\n`, { mode: 0o600 });
+    writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl(0)}\n`);
+    const toOther = (title: string) => run([title], { MCOPS_CONFIG_DIR: otherConfig });
+
+    discord.inject({ kind: "rate-limit", retryAfterSeconds: 600, scope: "shared" });
+    expect((await run(["held"])).code).toBe(75);
+    expect((await toOther("the other webhook")).code).toBe(0);
+    expect(discord.messages.map((m) => m.webhookId)).toEqual(["123456789012345671"]);
+
+    discord.inject({ kind: "rate-limit", retryAfterSeconds: 600, global: true });
+    const global = await toOther("global");
+    expect(global.code).toBe(75);
+    expect(global.stderr).toMatch(/every post from this machine/);
+    const asked = discord.requests.length;
+    // The first webhook too, which Discord never answered 429: dropped at once, Discord not asked.
+    expect((await run(["any webhook"])).code).toBe(75);
+    expect(discord.requests).toHaveLength(asked);
+  }, 60_000);
+
   it("retries a 5xx answer and a dropped connection", async () => {
     writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
     discord.inject({ kind: "status", status: 503 });
