@@ -138,6 +138,22 @@ describe("replies that end", () => {
     expect(status).toMatch(/\nLast run \(<t:\d+:R>\): Server is up at /);
   });
 
+  it("posts the outcome to a copied webhook address (no API version) through a 429: as /api/v10, its wait in seconds", async () => {
+    channel = await startDiscordStandIn();
+    // The address as Discord's Copy Webhook URL gives it. Posted to as it is, Discord's default version would answer
+    // retry_after 1500 (milliseconds), read as 1500 s: over the 30 s a post waits, the outcome lost.
+    const endpoint = await setUp({ vars: { OUTCOME_WEBHOOK_URL: channel.webhookUrl() } });
+    channel.inject({ kind: "rate-limit", retryAfterSeconds: 1.5, scope: "user" });
+    const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    discord.expire(start.token);
+    const [message] = await channel.waitForMessages(1, 60_000);
+    expect(message?.body.content).toMatch(/^Server is up at /);
+    expect(channel.requests.map((r) => r.status)).toEqual([429, 204]);
+    expect(channel.requests.every((r) => r.path.startsWith("/api/v10/webhooks/"))).toBe(true);
+    const [limited, posted] = channel.requests;
+    expect((posted?.at ?? 0) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(1500);
+  }, 90_000);
+
   it("hands a reply that would expire before the run ends over to the channel, saying so", async () => {
     channel = await startDiscordStandIn();
     // The next look (POLL_MS) comes after the reply's life (REPLY_MS): its token would expire before it.

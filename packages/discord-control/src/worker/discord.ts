@@ -1,3 +1,4 @@
+import { apiVersion, discordRateLimit, versionedWebhookUrl } from "@mcops/core/discord";
 import { fromHex } from "@mcops/core/vm-signature";
 import { DISCORD_USER_AGENT } from "../user-agent.ts";
 import { DISCORD_API, type Env } from "./env.ts";
@@ -163,9 +164,10 @@ const MAX_TRIES = 4;
 const MAX_WAIT_MS = 30_000;
 
 /**
- * Sends a message request to Discord with its User-Agent; a 429 is waited out (retry_after, seconds as a float, from
- * the body; else the Retry-After header) and tried again, MAX_TRIES in all and no wait over MAX_WAIT_MS
- * (developers/topics/rate-limits.mdx). `sleep` is the wait (a test's may be instant).
+ * Sends a message request to Discord with its User-Agent; a 429 is waited out (@mcops/core/discord's
+ * discordRateLimit: X-RateLimit-Reset-After, else retry_after, else Retry-After, in the units of the path's API
+ * version) and tried again, MAX_TRIES in all and no wait over MAX_WAIT_MS (developers/topics/rate-limits.mdx).
+ * `sleep` is the wait (a test's may be instant).
  */
 export async function sendToDiscord(
   url: string,
@@ -187,25 +189,22 @@ export async function sendToDiscord(
       if (response.ok) return "ok";
       return response.status === 404 || response.status === 401 ? "gone" : "failed";
     }
-    const waitMs = await retryAfterMs(response);
+    const waitMs = await retryAfterMs(response, apiVersion(url));
     if (attempt >= MAX_TRIES || waitMs === undefined || waitMs > MAX_WAIT_MS) return "failed";
     await sleep(waitMs);
   }
 }
 
-/** A 429's wait, ms: the body's retry_after (seconds, float), else the Retry-After header (seconds). */
-async function retryAfterMs(response: Response): Promise<number | undefined> {
+/** A 429's wait, ms, as the path's API version gives it (`version` undefined: an unversioned path). */
+async function retryAfterMs(response: Response, version: number | undefined): Promise<number | undefined> {
   const text = await response.text().catch(() => "");
-  let seconds: unknown;
+  let body: unknown;
   try {
-    seconds = (JSON.parse(text) as { retry_after?: unknown })?.retry_after;
+    body = JSON.parse(text) as unknown;
   } catch {
-    seconds = undefined;
+    body = undefined;
   }
-  if (typeof seconds !== "number") seconds = Number(response.headers.get("retry-after") ?? Number.NaN);
-  return typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0
-    ? Math.ceil(seconds * 1000)
-    : undefined;
+  return discordRateLimit(response.headers, body, version).waitMs;
 }
 
 function messageBody(content: string): string {
@@ -222,10 +221,20 @@ export function editReply(env: Env, token: string, content: string): Promise<Del
   return sendToDiscord(url, { method: "PATCH", body: messageBody(content) });
 }
 
-/** Posts to the channel through the outcome webhook (Execute Webhook), when one is set. */
+/**
+ * Posts to the channel through the outcome webhook (Execute Webhook), when one is set: as `/api/v10/webhooks/…` when
+ * its address names no version (a copied address does not; Discord's default version would give a 429's waits in
+ * milliseconds).
+ */
 export function postToChannel(env: Env, content: string): Promise<Delivery> {
   if (!env.OUTCOME_WEBHOOK_URL) return Promise.resolve("failed");
-  return sendToDiscord(env.OUTCOME_WEBHOOK_URL, { method: "POST", body: messageBody(content) });
+  let url: string;
+  try {
+    url = versionedWebhookUrl(env.OUTCOME_WEBHOOK_URL).href;
+  } catch {
+    return Promise.resolve("failed"); // not an address: fetch would have refused it too
+  }
+  return sendToDiscord(url, { method: "POST", body: messageBody(content) });
 }
 
 /** Markdown of Discord escaped, so a name shows as written and formats nothing. */
