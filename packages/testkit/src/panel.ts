@@ -1,7 +1,8 @@
 /**
  * A loopback stand-in for the Pterodactyl panel's client API (`/api/client`): bearer-key auth, the server details,
  * resources, power and command routes with the panel's status codes and error envelopes, a power state machine with
- * timings, the game's console answers written to a latest.log, a per-key rate limit, and fault injection.
+ * timings (and the container Wings starts behind it), the game's console answers written to a latest.log, the per-user
+ * rate limit, Wings' own errors as the panel passes them on, and fault injection.
  *
  * Where it comes from (PANEL_ROUTES names each route's own source): pterodactyl/panel (MIT) and pterodactyl/wings
  * (MIT). What every route shares:
@@ -12,9 +13,13 @@
  *   app/Providers/RouteServiceProvider.php, app/Http/Kernel.php, routes/api-client.php;
  * - the error envelope `{"errors":[{"code","status","detail"}]}` (`meta.source_field`/`rule` on a 422):
  *   panel app/Exceptions/Handler.php convertExceptionToArray and invalidJson;
- * - the rate limit: 720 a minute per user (panel config/http.php, RouteServiceProvider `api.client`), with
+ * - the rate limit: 720 a minute per user, shared by every key of the user (panel config/http.php, RouteServiceProvider
+ *   `api.client`: `->by($request->user()->uuid)`), with
  *   X-RateLimit-Limit/Remaining on every answer after it and Retry-After/X-RateLimit-Reset on a 429
  *   (laravel/framework src/Illuminate/Routing/Middleware/ThrottleRequests.php getHeaders);
+ * - Wings' errors: the panel's DaemonConnectionException (app/Exceptions/Http/Connection/DaemonConnectionException.php)
+ *   passes Wings' status on (power, command) or keeps 504 with "(code: N)" in the detail (resources, whose
+ *   DaemonServerRepository getDetails passes useStatusCode false); see wingsAnswer;
  * - bodies as the panel's Fractal serializer writes them, `{object, attributes}` and `{object: "list", data}`, with
  *   included relations under attributes.relationships (panel
  *   app/Extensions/League/Fractal/Serializers/PterodactylSerializer.php).
@@ -51,12 +56,25 @@ export type ServerStatus = null | "suspended" | "installing" | "transferring";
 export type PanelRoute = "details" | "resources" | "power" | "command";
 export type PanelCallKind = PanelRoute | "other";
 /**
+ * Wings' answer to the panel's next request to it, as the panel passes it on (DaemonConnectionException): `status`
+ * is what Wings answered (404 server not loaded on the node, 401/403 the node's token refused, 500 an error such as a
+ * missing container, 504 its own timeout), 502 from a proxy in front of Wings, or undefined for no answer at all
+ * (Wings down, unreachable, or slower than the panel's 15 s Guzzle timeout). Only the routes that call Wings take it
+ * (resources when its cache is stale, power, command); the details route never calls Wings.
+ */
+export interface WingsFault {
+  kind: "wings";
+  status?: number | undefined;
+  times?: number;
+}
+
+/**
  * A fault, optionally only for one route. A status fault without a body is the panel's own error (its daemon
  * unreachable, an exception) and is answered where the real one arises: after authentication, the rate limit (so it
- * carries X-RateLimit-*) and the server lookup. Every other fault (a proxy's answer, a 429, a dropped or slow
- * connection) comes before authentication.
+ * carries X-RateLimit-*) and the server lookup; a Wings fault is answered where the panel calls Wings. Every other
+ * fault (a proxy's answer, a 429, a dropped or slow connection) comes before authentication.
  */
-export type PanelFault = Fault & { route?: PanelRoute };
+export type PanelFault = (Fault | WingsFault) & { route?: PanelRoute };
 
 export interface PanelServerOptions {
   /** Default: a random UUID. The short identifier is its first 8 characters. */
@@ -75,8 +93,13 @@ export interface PanelStandInOptions {
   apiKey?: string;
   /** Default: one offline server. */
   servers?: PanelServerOptions[];
-  /** How long "starting" and "stopping" last. Default 150 ms each. */
-  timings?: { startMs: number; stopMs: number };
+  /**
+   * How long "starting" and "stopping" last (default 150 ms each), and how long into "starting" the container runs
+   * (default a fifth of startMs): Wings sets "starting", then removes and recreates the container and starts it
+   * (pterodactyl/wings environment/docker/power.go Start, OnBeforeStart), and refuses console commands (502) until it
+   * runs.
+   */
+  timings?: { startMs: number; stopMs: number; containerMs?: number };
   /**
    * The panel caches the resources answer per server: 20 s on a real panel (pterodactyl/panel
    * app/Http/Controllers/Api/Client/Servers/ResourceUtilizationController.php, `cache->remember(..., 20 s)`), so a state
@@ -84,10 +107,14 @@ export interface PanelStandInOptions {
    */
   resourcesCacheMs?: number;
   /**
-   * Per API key, sliding window. Default 720 per 60 000 ms, the real panel's default (pterodactyl/panel
-   * config/http.php `rate_limit.client`, APP_API_CLIENT_RATELIMIT).
+   * Per user, sliding window: every key of the user (apiKey, otherKeys, an application key) counts against the same
+   * window. Default 720 per 60 000 ms, the real panel's default (pterodactyl/panel config/http.php
+   * `rate_limit.client`, APP_API_CLIENT_RATELIMIT; app/Providers/RouteServiceProvider.php `api.client` keys it by the
+   * user's uuid).
    */
   rateLimit?: RateLimitOptions;
+  /** More client keys of the same user (Account → API Credentials holds several); they share its rate limit. */
+  otherKeys?: string[];
   /** A latest.log the game's console answers are appended to (directories are created). */
   logFile?: string;
   /** Between "Saving the game" and "Saved the game". Default 20 ms. */
@@ -136,7 +163,7 @@ export interface PanelCall {
   /** When the answer was written (the stand-in's clock); undefined while pending or when the connection was dropped. */
   answeredAt?: number;
   /** The injected fault that answered (or delayed) this request. */
-  fault?: Fault["kind"];
+  fault?: PanelFault["kind"];
 }
 
 export interface PanelStandIn {
@@ -153,6 +180,17 @@ export interface PanelStandIn {
   /** Set the state directly (pending transitions and delayed signals are cancelled, no console lines are written). */
   setState(state: ServerState, id?: string): void;
   setStatus(status: ServerStatus, id?: string): void;
+  /**
+   * Remove the server's container, as `docker rm` or a pruning would (the state stays): Wings then answers console
+   * commands 500 (its IsRunning inspects a container that does not exist), which the panel passes on in a
+   * DaemonConnectionException. A start recreates it (Wings' OnBeforeStart).
+   */
+  removeContainer(id?: string): void;
+  /**
+   * Whether Wings' details answer carries the server's `state` (default true). Without it the panel's StatsTransformer
+   * writes its default, `current_state: "stopped"` (pterodactyl/panel app/Transformers/Api/Client/StatsTransformer.php).
+   */
+  setStateReported(reported: boolean, id?: string): void;
   /** The memory the container uses while it is not offline (undefined: the usual figure of each state). */
   setMemory(bytes: number | undefined, id?: string): void;
   /** How long a tick takes (default 12.3 ms): what `tps` and `tick query` answer. */
@@ -180,10 +218,16 @@ export interface PanelStandIn {
   close(): Promise<void>;
 }
 
+/** The server's Docker container as Wings sees it: none, created (stopped or not yet started), or running. */
+type Container = "absent" | "created" | "running";
+
 interface Machine {
   info: PanelServer;
   state: ServerState;
   status: ServerStatus;
+  container: Container;
+  /** Wings' details answer carries `state` (setStateReported). */
+  stateReported: boolean;
   /** When the container process started (entered "starting"); null while offline. */
   startedAt: number | null;
   /** A restart is waiting for the stop to finish. */
@@ -226,17 +270,17 @@ export const PANEL_ROUTES: readonly RouteSource[] = [
   {
     method: "GET",
     path: "/api/client/servers/{server}/resources",
-    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/ResourceUtilizationController.php (cached 20 s), app/Transformers/Api/Client/StatsTransformer.php; ${WINGS} server/server.go APIResponse, server/resources.go, environment/stats.go`,
+    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/ResourceUtilizationController.php (cached 20 s), app/Transformers/Api/Client/StatsTransformer.php (current_state defaults to "stopped"), app/Repositories/Wings/DaemonServerRepository.php getDetails (DaemonConnectionException without Wings' status: 504, "(code: N)"); ${WINGS} server/server.go APIResponse, server/resources.go, environment/stats.go`,
   },
   {
     method: "POST",
     path: "/api/client/servers/{server}/power",
-    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/PowerController.php, app/Http/Requests/Api/Client/Servers/SendPowerRequest.php; ${WINGS} router/router_server.go postServerPower (202, acts afterwards)`,
+    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/PowerController.php, app/Http/Requests/Api/Client/Servers/SendPowerRequest.php, app/Repositories/Wings/DaemonPowerRepository.php (DaemonConnectionException with Wings' status); ${WINGS} router/router_server.go postServerPower (202, acts afterwards)`,
   },
   {
     method: "POST",
     path: "/api/client/servers/{server}/command",
-    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/CommandController.php (Wings' 502 becomes "Server must be online in order to send commands."), app/Http/Requests/Api/Client/Servers/SendCommandRequest.php; ${WINGS} router/router_server.go postServerCommands (502 unless the container runs)`,
+    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/CommandController.php (Wings' 502 becomes "Server must be online in order to send commands.", any other error stays Wings' DaemonConnectionException), app/Repositories/Wings/DaemonCommandRepository.php, app/Http/Requests/Api/Client/Servers/SendCommandRequest.php; ${WINGS} router/router_server.go postServerCommands (502 unless the container runs, 500 when IsRunning fails: no container), environment/docker/environment.go IsRunning, environment/docker/power.go Start ("starting" before the container runs)`,
   },
 ];
 const NODE_FQDN = "node1.example.test";
@@ -318,6 +362,10 @@ function panelError(code: string, status: number, detail: string, meta?: Record<
 /** What the stand-in keeps between requests. */
 interface Panel {
   apiKey: string;
+  /** Every client key of the user: apiKey and otherKeys. */
+  keys: Set<string>;
+  /** The user the keys belong to: the rate limit's key. */
+  userUuid: string;
   cacheMs: number;
   powerDelayMs: number;
   /** The stand-in's clock (see PanelStandInOptions.now). */
@@ -336,8 +384,12 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
   if (options.logFile) mkdirSync(dirname(options.logFile), { recursive: true });
   const timers = new TimerSet();
   const changes = new Changes();
+  const apiKey = options.apiKey ?? `ptlc_${randomString(43)}`;
+  const timings = options.timings ?? { startMs: 150, stopMs: 150 };
   const panel: Panel = {
-    apiKey: options.apiKey ?? `ptlc_${randomString(43)}`,
+    apiKey,
+    keys: new Set([apiKey, ...(options.otherKeys ?? [])]),
+    userUuid: randomUUID(),
     cacheMs: options.resourcesCacheMs ?? DEFAULT_RESOURCES_CACHE_MS,
     powerDelayMs: options.powerDelayMs ?? DEFAULT_POWER_DELAY_MS,
     now,
@@ -355,7 +407,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
       now,
       timers,
       changes,
-      timings: options.timings ?? { startMs: 150, stopMs: 150 },
+      timings: { ...timings, containerMs: timings.containerMs ?? Math.round(timings.startMs / 5) },
       saveDelayMs: options.saveDelayMs ?? 20,
       logFile: options.logFile,
       flavour: options.game ?? "vanilla",
@@ -373,6 +425,8 @@ function machinesOf(servers: PanelServerOptions[], now: () => number): Machine[]
       info: { uuid, identifier: uuid.slice(0, 8), internalId: index + 1, name: server.name ?? `Survival ${index + 1}` },
       state,
       status: server.status ?? null,
+      container: containerIn(state),
+      stateReported: true,
       startedAt: state === "offline" ? null : now() - (server.uptimeMs ?? 0),
       pendingStart: false,
       delayedSignals: new Set(),
@@ -386,6 +440,11 @@ function machinesOf(servers: PanelServerOptions[], now: () => number): Machine[]
   });
   if (machines.length === 0) throw new RangeError("the panel stand-in needs at least one server");
   return machines;
+}
+
+/** The container of a server Wings put in `state`: running once started, until the server is offline again. */
+function containerIn(state: ServerState): Container {
+  return state === "running" || state === "stopping" ? "running" : "created";
 }
 
 /** A server by its identifier (8 characters) or its uuid. */
@@ -422,6 +481,14 @@ function standIn(panel: Panel, server: Loopback): PanelStandIn {
       for (const timer of m.delayedSignals) timers.clear(timer);
       m.delayedSignals.clear();
       panel.game.enter(m, state);
+    },
+    removeContainer(id) {
+      machine(id).container = "absent";
+    },
+    setStateReported(reported, id) {
+      const m = machine(id);
+      m.stateReported = reported;
+      m.cache = undefined;
     },
     setMemory(bytes, id) {
       machine(id).memoryBytes = bytes;
@@ -504,7 +571,7 @@ function gameOf(setup: {
   now: () => number;
   timers: TimerSet;
   changes: Changes;
-  timings: { startMs: number; stopMs: number };
+  timings: { startMs: number; stopMs: number; containerMs: number };
   saveDelayMs: number;
   logFile: string | undefined;
   flavour: "vanilla" | "paper" | "old-vanilla";
@@ -517,6 +584,8 @@ function gameOf(setup: {
   };
   const enter = (m: Machine, state: ServerState): void => {
     m.state = state;
+    // A removed container stays removed while the server is offline; "starting" is before Wings has started it.
+    m.container = state === "offline" && m.container === "absent" ? "absent" : containerIn(state);
     m.history.push({ at: now(), state });
     if (state === "offline") m.startedAt = null;
     else m.startedAt ??= now();
@@ -525,8 +594,17 @@ function gameOf(setup: {
   const start = (m: Machine): void => {
     if (m.state !== "offline") return; // Wings ignores start unless the server is offline.
     enter(m, "starting");
-    say(m, `Starting minecraft server version ${GAME_VERSION}`);
+    const container = timers.set(() => {
+      if (m.state !== "starting") return;
+      m.container = "running";
+      say(m, `Starting minecraft server version ${GAME_VERSION}`);
+      changes.notify();
+    }, timings.containerMs);
+    m.delayedSignals.add(container);
     m.transition = timers.set(() => {
+      timers.clear(container);
+      m.delayedSignals.delete(container);
+      m.container = "running";
       m.transition = undefined;
       enter(m, "running");
       say(m, 'Done (3.512s)! For help, type "help"');
@@ -645,7 +723,7 @@ function serverResources(m: Machine, now: number): unknown {
   return {
     object: "stats",
     attributes: {
-      current_state: m.state,
+      current_state: m.stateReported ? m.state : "stopped",
       is_suspended: m.status === "suspended",
       resources: {
         memory_bytes: memory,
@@ -777,7 +855,8 @@ function readInput(req: IncomingMessage, text: string): Pick<Exchange, "parsed" 
 
 /** The next queued fault for the route: "handled" when it answered (or dropped) the request. */
 function injectedFault(panel: Panel, x: Exchange): Promise<"handled" | "continue"> {
-  const fault = panel.faults.take((f) => f.route === undefined || f.route === x.route.kind);
+  const taken = panel.faults.take((f) => f.kind !== "wings" && (f.route === undefined || f.route === x.route.kind));
+  const fault = taken as (Fault & { route?: PanelRoute }) | undefined;
   // The panel's own error (a status fault without a body) is answered inside the panel, further down; an answer
   // that comes before it there (a 401, 404, 409, 422) spends it.
   x.ownError = fault?.kind === "status" && fault.body === undefined ? fault : undefined;
@@ -807,7 +886,7 @@ function throughMiddleware(panel: Panel, x: Exchange): Machine | undefined | "an
   const auth = /^Bearer\s+(\S+)\s*$/i.exec(x.req.headers.authorization ?? "");
   const key = auth?.[1];
   const applicationKey = key?.startsWith("ptla_") === true;
-  if (key === undefined || (key !== panel.apiKey && !applicationKey)) {
+  if (key === undefined || (!panel.keys.has(key) && !applicationKey)) {
     x.answer(401, panelError("AuthenticationException", 401, "Unauthenticated."));
     return "answered";
   }
@@ -819,9 +898,10 @@ function throughMiddleware(panel: Panel, x: Exchange): Machine | undefined | "an
     return "answered";
   }
 
-  // throttle:api.client, per user (laravel/framework ThrottleRequests: every answer from here on has the headers).
+  // throttle:api.client, per user: every key of the one user here shares the window (RouteServiceProvider keys it
+  // by the user's uuid; laravel/framework ThrottleRequests: every answer from here on has the headers).
   const hitAt = panel.now();
-  const decision = panel.limiter.hit(key, hitAt);
+  const decision = panel.limiter.hit(panel.userUuid, hitAt);
   x.limitHeaders = { "X-RateLimit-Limit": String(decision.limit), "X-RateLimit-Remaining": String(decision.remaining) };
   if (!decision.allowed) {
     const wait = Math.ceil(decision.retryAfterMs / 1000);
@@ -885,9 +965,12 @@ const SERVER_ROUTES: Record<PanelRoute, (panel: Panel, x: Exchange, m: Machine) 
   },
   resources(panel, x, m) {
     if (x.ownError) return answerOwnError(x, x.ownError);
-    // ResourceUtilizationController: Wings' answer, cached per server, through StatsTransformer.
+    // ResourceUtilizationController: Wings' answer, cached per server, through StatsTransformer; Wings is asked only
+    // when the cache is stale (cache->remember), and an error from it is not cached.
     const at = panel.now();
     if (!m.cache || panel.cacheMs <= 0 || at - m.cache.at >= panel.cacheMs) {
+      const wings = takeWingsFault(panel, x);
+      if (wings) return wingsAnswer(x, wings, "resources");
       m.cache = { at, body: serverResources(m, at) };
     }
     x.answer(200, m.cache.body);
@@ -898,6 +981,8 @@ const SERVER_ROUTES: Record<PanelRoute, (panel: Panel, x: Exchange, m: Machine) 
     const errors = validate("signal", x.field("signal"), (value) => SIGNALS.includes(value));
     if (errors) return x.answer(422, errors);
     if (x.ownError) return answerOwnError(x, x.ownError);
+    const wings = takeWingsFault(panel, x);
+    if (wings) return wingsAnswer(x, wings, "power");
     const act = panel.game.power[x.call.signal ?? ""];
     if (act && panel.powerDelayMs > 0) {
       const timer = panel.timers.set(() => {
@@ -913,16 +998,67 @@ const SERVER_ROUTES: Record<PanelRoute, (panel: Panel, x: Exchange, m: Machine) 
     const errors = validate("command", x.field("command"));
     if (errors) return x.answer(422, errors);
     if (x.ownError) return answerOwnError(x, x.ownError);
-    // Wings (router_server.go postServerCommands) refuses only when the container does not run: it still runs
-    // while the game stops, so a command sent during "stopping" is taken. The panel's CommandController turns
-    // Wings' 502 into this HttpException.
-    if (m.state === "offline") {
-      return x.answer(502, panelError("HttpException", 502, "Server must be online in order to send commands."));
-    }
+    const wings = takeWingsFault(panel, x);
+    if (wings) return wingsAnswer(x, wings, "command");
+    // Wings (router_server.go postServerCommands) asks Docker whether the container runs: without a container that
+    // is an error (500, passed on by the panel); a container that does not run (offline, or "starting" before Wings
+    // has started it) is a 502, which the panel's CommandController turns into "Server must be online". The
+    // container still runs while the game stops, so a command sent during "stopping" is taken.
+    if (m.container === "absent") return wingsAnswer(x, { kind: "wings", status: 500 }, "command");
+    if (m.container !== "running") return x.answer(502, panelError("HttpException", 502, SERVER_MUST_BE_ONLINE));
     panel.game.runCommand(m, x.call.command ?? "");
     x.answer(204);
   },
 };
+
+/** The panel's CommandController, when Wings answers 502 (pterodactyl/panel CommandController.php). */
+const SERVER_MUST_BE_ONLINE = "Server must be online in order to send commands.";
+
+/** The next Wings fault queued for this route: the panel is calling Wings now. */
+function takeWingsFault(panel: Panel, x: Exchange): WingsFault | undefined {
+  const fault = panel.faults.take((f) => f.kind === "wings" && (f.route === undefined || f.route === x.route.kind));
+  return fault?.kind === "wings" ? fault : undefined;
+}
+
+/**
+ * Wings' error bodies (pterodactyl/wings router/middleware/middleware.go RequireAuthorization, ServerExists;
+ * router/middleware/request_error.go Abort for the rest), by status.
+ */
+const WINGS_ERRORS: Record<number, string> = {
+  401: "The required authorization heads were not present in the request.",
+  403: "You are not authorized to access this endpoint.",
+  404: "The requested resource does not exist on this instance.",
+  502: "Cannot send commands to a stopped server instance.",
+};
+
+/**
+ * What the panel answers when Wings failed (pterodactyl/panel app/Exceptions/Http/Connection/DaemonConnectionException.php):
+ * no answer is a 504 "Could not establish a connection..."; otherwise the status is Wings' own (power, command) or
+ * stays 504 (resources: DaemonServerRepository getDetails passes useStatusCode false); the detail is Wings' `error`
+ * under 500 ("An error occurred on the remote host: %s. (request id: %s)"), else "(code: N) (request_id: %s)". The
+ * request id is Wings' X-Request-Id (router/middleware/middleware.go AttachRequestID); a proxy in front of Wings (its
+ * 502) sends none, and the panel writes the empty header. On the command route a 502 becomes CommandController's
+ * HttpException.
+ */
+function wingsAnswer(x: Exchange, fault: WingsFault, route: "resources" | "power" | "command"): void {
+  x.call.fault = fault.kind;
+  const wings = fault.status;
+  if (wings === undefined) {
+    const detail = "Could not establish a connection to the machine running this server. Please try again.";
+    x.answer(504, panelError("DaemonConnectionException", 504, detail));
+  } else if (route === "command" && wings === 502) {
+    x.answer(502, panelError("HttpException", 502, SERVER_MUST_BE_ONLINE));
+  } else {
+    const status = route === "resources" ? 504 : wings < 400 ? 502 : wings;
+    const requestId = wings === 502 ? "" : randomUUID();
+    const error = WINGS_ERRORS[wings] ?? "An unexpected error was encountered while processing this request";
+    const detail =
+      status < 500
+        ? `An error occurred on the remote host: ${error}. (request id: ${requestId})`
+        : `There was an error while communicating with the machine running this server. This error has been logged, please try again. (code: ${wings}) (request_id: ${requestId})`;
+    x.answer(status, panelError("DaemonConnectionException", status, detail));
+  }
+}
 
 interface RouteMatch {
   kind: PanelCallKind;

@@ -13,6 +13,8 @@ import type { PanelStandIn, PanelStandInOptions } from "../src/panel.ts";
 import { PANEL_ROUTES, startPanelStandIn } from "../src/panel.ts";
 
 const exchanges = realExchanges("panel");
+/** Another client key of the stand-in's user. */
+const OTHER_KEY = `ptlc_${"1".repeat(43)}`;
 const stands = standIns(startPanelStandIn);
 
 afterEach(() => stands.closeAll());
@@ -63,6 +65,42 @@ const STATES: Record<string, State> = {
   "daemon unreachable: 504 DaemonConnectionException": {
     before: (p) => p.inject({ kind: "status", status: 504, route: "resources" }),
   },
+  // The same user's other key spent the window: the window is the user's, not the key's.
+  "over the rate limit with another key of the same user: 429 ThrottleRequestsException": {
+    options: { rateLimit: { limit: 1, windowMs: 60_000 }, otherKeys: [OTHER_KEY] },
+    before: async (p) => {
+      const other = await send(p, { method: "GET", path: "/api/client/servers/{server}" }, OTHER_KEY);
+      expect(other.status).toBe(200);
+    },
+  },
+  "command while the server starts, before Wings has started its container: 502 HttpException": {
+    options: { timings: { startMs: 600_000, stopMs: 50, containerMs: 600_000 } },
+    before: async (p) => {
+      await send(p, { method: "POST", path: "/api/client/servers/{server}/power", body: { signal: "start" } });
+      await p.waitForState("starting");
+    },
+  },
+  "resources when Wings' answer has no state: 200 stats, current_state stopped": {
+    before: (p) => p.setStateReported(false),
+    after: async (p) => {
+      const res = await send(p, { method: "GET", path: "/api/client/servers/{server}/resources" });
+      expect((res.body as { attributes: { current_state: string } }).attributes.current_state).toBe("stopped");
+    },
+  },
+  "resources while Wings has not loaded the server: 504 DaemonConnectionException (code: 404)": {
+    before: (p) => p.inject({ kind: "wings", status: 404, route: "resources" }),
+  },
+  "power while Wings has not loaded the server: 404 DaemonConnectionException": {
+    before: (p) => p.inject({ kind: "wings", status: 404 }),
+  },
+  "power while Wings refuses the node token: 403 DaemonConnectionException": {
+    before: (p) => p.inject({ kind: "wings", status: 403 }),
+  },
+  "power through a proxy in front of Wings that gets no answer from it: 502 DaemonConnectionException (code: 502)": {
+    options: { servers: [{ state: "running" }] },
+    before: (p) => p.inject({ kind: "wings", status: 502, route: "power" }),
+  },
+  "command without a container: 500 DaemonConnectionException": { before: (p) => p.removeContainer() },
 };
 
 /**

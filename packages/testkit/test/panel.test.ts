@@ -409,18 +409,41 @@ describe("console commands", () => {
     expect(p.commands()).toEqual(["say bye"]);
   });
 
-  it("accepts commands while starting or running and records them in order", async () => {
-    // "starting" lasts until the test says otherwise.
-    const p = await start({ timings: { startMs: 600_000, stopMs: 50 } });
+  it("answers 502 while starting until Wings has started the container, then takes commands in order", async () => {
+    // "starting" lasts until the test says otherwise; the container runs 150 ms into it.
+    const p = await start({ timings: { startMs: 600_000, stopMs: 50, containerMs: 150 } });
     await power(p, "start");
     await p.waitForState("starting", 30_000);
+    const early = await command(p, "save-off");
+    expect(early.status).toBe(502);
+    expect((await json(early)).errors[0].detail).toBe("Server must be online in order to send commands.");
+    await sleep(300);
+    expect(p.state()).toBe("starting");
     expect((await command(p, "say early")).status).toBe(204);
     p.setState("running");
-    await p.waitForState("running", 30_000);
     expect((await command(p, "save-all")).status).toBe(204);
+    // setState("starting") is a server Wings has not started yet.
+    p.setState("starting");
+    expect((await command(p, "say again")).status).toBe(502);
     expect(p.commands()).toEqual(["say early", "save-all"]);
   });
 
+  it("answers 500 in Wings' DaemonConnectionException without a container, until a start recreates it", async () => {
+    const p = await start({ timings: { startMs: 50, stopMs: 50, containerMs: 10 } });
+    p.removeContainer();
+    const res = await command(p, "save-off");
+    expect(res.status).toBe(500);
+    expect((await json(res)).errors[0]).toMatchObject({
+      code: "DaemonConnectionException",
+      status: "500",
+      detail: expect.stringMatching(
+        /^There was an error while communicating with the machine running this server\. This error has been logged, please try again\. \(code: 500\) \(request_id: [0-9a-f-]{36}\)$/,
+      ),
+    });
+    await power(p, "start");
+    await p.waitForState("running", 30_000);
+    expect((await command(p, "save-off")).status).toBe(204);
+  });
   it.each([
     ["missing", undefined],
     ["empty", ""],
@@ -542,10 +565,86 @@ describe("rate limit", () => {
     expect((await api(p, `/servers/${p.server.identifier}`)).status).toBe(200);
   });
 
+  it("counts every key of the user against one window, as the panel keys it by the user", async () => {
+    const other = `ptlc_${"2".repeat(43)}`;
+    const p = await start({ rateLimit: { limit: 2, windowMs: 60_000 }, otherKeys: [other] });
+    expect((await api(p, `/servers/${p.server.identifier}`)).status).toBe(200);
+    const second = await api(p, `/servers/${p.server.identifier}`, { key: other });
+    expect(second.status).toBe(200);
+    expect(second.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect((await api(p, `/servers/${p.server.identifier}`, { key: other })).status).toBe(429);
+    expect((await api(p, `/servers/${p.server.identifier}`)).status).toBe(429);
+  });
+
   it("does not count unauthenticated requests", async () => {
     const p = await start({ rateLimit: { limit: 1, windowMs: 60_000 } });
     await api(p, `/servers/${p.server.identifier}`, { key: null });
     expect((await api(p, `/servers/${p.server.identifier}`)).status).toBe(200);
+  });
+});
+
+describe("Wings' errors through the panel", () => {
+  const envelope = async (res: Response) => ({ status: res.status, error: (await json(res)).errors[0] });
+
+  it("passes Wings' status on for power and command, and keeps 504 with the code for resources", async () => {
+    const p = await start({ servers: [{ state: "running" }], resourcesCacheMs: 0 });
+    p.inject({ kind: "wings", status: 404 });
+    expect(await envelope(await power(p, "stop"))).toEqual({
+      status: 404,
+      error: {
+        code: "DaemonConnectionException",
+        status: "404",
+        detail: expect.stringMatching(
+          /^An error occurred on the remote host: The requested resource does not exist on this instance\.\. \(request id: [0-9a-f-]{36}\)$/,
+        ),
+      },
+    });
+    expect(p.signals()).toEqual([]);
+    p.inject({ kind: "wings", status: 403, route: "command" });
+    expect(await envelope(await command(p, "list"))).toMatchObject({
+      status: 403,
+      error: { detail: expect.stringContaining("You are not authorized to access this endpoint.. (request id: ") },
+    });
+    p.inject({ kind: "wings", status: 404, route: "resources" });
+    expect(await envelope(await api(p, `/servers/${p.server.identifier}/resources`))).toMatchObject({
+      status: 504,
+      error: { code: "DaemonConnectionException", status: "504", detail: expect.stringContaining("(code: 404)") },
+    });
+    // A proxy in front of Wings: no X-Request-Id, so the panel writes an empty one.
+    p.inject({ kind: "wings", status: 502, route: "power" });
+    expect(await envelope(await power(p, "restart"))).toMatchObject({
+      status: 502,
+      error: { detail: expect.stringMatching(/\(code: 502\) \(request_id: \)$/) },
+    });
+    // No answer at all (Wings down or past the panel's Guzzle timeout).
+    p.inject({ kind: "wings", route: "command" });
+    expect(await envelope(await command(p, "list"))).toMatchObject({
+      status: 504,
+      error: { detail: "Could not establish a connection to the machine running this server. Please try again." },
+    });
+    // Wings' own 502 to a command is CommandController's "Server must be online".
+    p.inject({ kind: "wings", status: 502, route: "command" });
+    expect(await envelope(await command(p, "list"))).toMatchObject({
+      status: 502,
+      error: { code: "HttpException", detail: "Server must be online in order to send commands." },
+    });
+    expect(p.calls.filter((c) => c.fault === "wings")).toHaveLength(6);
+  });
+
+  it("asks Wings for resources only when its cache is stale, and never on the details route", async () => {
+    const p = await start({ servers: [{ state: "running" }], resourcesCacheMs: 60_000 });
+    expect((await api(p, `/servers/${p.server.identifier}/resources`)).status).toBe(200);
+    p.inject({ kind: "wings", status: 404 });
+    expect((await api(p, `/servers/${p.server.identifier}`)).status).toBe(200);
+    expect((await api(p, `/servers/${p.server.identifier}/resources`)).status).toBe(200);
+    expect((await power(p, "kill")).status).toBe(404);
+  });
+
+  it("writes the panel's default current_state, stopped, when Wings' answer has no state", async () => {
+    const p = await start({ servers: [{ state: "running" }] });
+    p.setStateReported(false);
+    const res = await json(await api(p, `/servers/${p.server.identifier}/resources`));
+    expect(res.attributes.current_state).toBe("stopped");
   });
 });
 
