@@ -1,7 +1,7 @@
 import ky, { type KyInstance } from "ky";
 import * as z from "zod/mini";
 import { type Clock, systemClock } from "../clock.ts";
-import { JobError, type McopsErrorOptions } from "../errors.ts";
+import { ExitCode, JobError, type McopsErrorOptions } from "../errors.ts";
 import { redact } from "../secrets.ts";
 import { USER_AGENT } from "../version.ts";
 import { errorBody, exchange, POLICIES, parseBody, RequestFailure, type RequestPolicy, waitHintMs } from "./request.ts";
@@ -45,7 +45,8 @@ type PanelErrorKind =
   | "validation"
   | "rate-limited"
   | "server-offline"
-  | "daemon-unreachable"
+  /** The panel's DaemonConnectionException: Wings did not answer, or answered with an error the panel passes on. */
+  | "wings"
   /** A 502/503/504 or Cloudflare's 520–524 that the panel itself did not write: its proxy, web server or PHP. */
   | "panel-unavailable"
   | "panel-error"
@@ -53,19 +54,25 @@ type PanelErrorKind =
   | "timeout";
 
 export class PanelError extends JobError {
+  /** 75 (try again) when Wings, behind the panel, failed ("wings"); 1 otherwise. */
+  override readonly exitCode: number;
   readonly kind: PanelErrorKind;
   readonly status: number | undefined;
   readonly detail: string | undefined;
+  /** For kind "wings": the status Wings (or a proxy in front of it) answered the panel; undefined when none came. */
+  readonly wingsStatus: number | undefined;
 
   constructor(
     kind: PanelErrorKind,
     message: string,
-    options: McopsErrorOptions & { status?: number; detail?: string },
+    options: McopsErrorOptions & { status?: number; detail?: string; wingsStatus?: number },
   ) {
     super(redact(message), options);
+    this.exitCode = kind === "wings" ? ExitCode.busy : ExitCode.failed;
     this.kind = kind;
     this.status = options.status;
     this.detail = options.detail;
+    this.wingsStatus = options.wingsStatus;
   }
 }
 
@@ -119,7 +126,8 @@ type EnvelopeError = NonNullable<Envelope["errors"]>[number];
 export const statsSchema = z.object({
   object: z.literal("stats"),
   attributes: z.object({
-    current_state: z.enum(["offline", "starting", "running", "stopping"]),
+    // "stopped": the panel's StatsTransformer default when Wings' answer has no state (read as "offline").
+    current_state: z.enum(["offline", "starting", "running", "stopping", "stopped"]),
     is_suspended: z.boolean(),
     resources: z.object({
       memory_bytes: z.number(),
@@ -205,6 +213,10 @@ function toError(
   retryAfter: number | undefined,
   path: string,
 ): PanelError {
+  // The envelope first: the panel passes Wings' own status through (a 404, 403 or 500 from Wings is not the
+  // panel's), so the status alone would blame SERVER_ID or CONTROL_KEY for a fault of the node.
+  const first = envelope.errors?.[0];
+  if (first?.code === "DaemonConnectionException") return wingsError(link, status, first);
   // Pterodactyl answers its own errors in its envelope; a 502 page from nginx, PHP-FPM or Cloudflare has none.
   const fromPanel = Array.isArray(envelope.errors) && envelope.errors.length > 0;
   if (UPSTREAM_STATUSES.includes(status) && !fromPanel) {
@@ -281,17 +293,67 @@ function panelAnswerError(
         ...opts,
         hint: "start it first; console commands need a running server",
       });
-    case 504:
-      return new PanelError("daemon-unreachable", `the panel cannot reach the Wings daemon (${said})`, {
-        ...opts,
-        hint: "check Wings on the VM: systemctl status wings; journalctl -u wings -n 50",
-      });
     default:
       return new PanelError("panel-error", `the panel answered ${said}`, {
         ...opts,
         hint: "check the panel's logs (the web server error log and the queue worker's journal)",
       });
   }
+}
+
+/** What Wings' status means when the panel passes it on, and what to do about it. */
+const TOKEN_REFUSED = {
+  means: "Wings refused the panel's node token",
+  hint: "the node's token in the panel and token in Wings' /etc/pterodactyl/config.yml differ: copy the node's Configuration tab into it and restart Wings",
+};
+const WINGS_STATUSES: Record<number, { means: string; hint: string }> = {
+  // pterodactyl/wings router/middleware/middleware.go RequireAuthorization (401 no bearer, 403 another token),
+  // ServerExists (404), CaptureErrors (500), postServerCommands (502: the panel makes it "Server must be online").
+  401: TOKEN_REFUSED,
+  403: TOKEN_REFUSED,
+  404: {
+    means: "Wings has no such server loaded",
+    hint: "the node does not know this server (created or moved while Wings was down): restart Wings so it loads the panel's servers (systemctl restart wings)",
+  },
+  500: {
+    means: "Wings failed (the server's container may not exist)",
+    hint: "journalctl -u wings -n 50 on the node; starting the server recreates a missing container",
+  },
+  502: {
+    means: "a proxy in front of Wings got no answer from it",
+    hint: "Wings is down behind its proxy: systemctl status wings; journalctl -u wings -n 50",
+  },
+  504: {
+    means: "Wings or a proxy in front of it timed out",
+    hint: "Wings or Docker on the node is overloaded or stuck: journalctl -u wings -n 50; try again in a minute",
+  },
+};
+
+/**
+ * The panel's DaemonConnectionException (pterodactyl/panel app/Exceptions/Http/Connection/DaemonConnectionException.php):
+ * no answer from Wings is a 504 "Could not establish a connection..."; an answer of 500 or more says "(code: N)" in
+ * the detail (and so does every answer on /resources, which keeps 504 as its status); an answer under 500 is the
+ * panel's status and "An error occurred on the remote host: <Wings' error>.". Exit 75: the operator's settings are
+ * fine, the node is not; try again once it is.
+ */
+function wingsError(link: PanelLink, status: number, first: EnvelopeError): PanelError {
+  const detail = first.detail ?? "";
+  const code = /\(code: (\d{3})\)/.exec(detail)?.[1];
+  const noAnswer = detail.startsWith("Could not establish a connection");
+  const wingsStatus = noAnswer ? undefined : code !== undefined ? Number(code) : status;
+  const remote = /^An error occurred on the remote host: (.*?)\.* \(request id: [^)]*\)$/s.exec(detail)?.[1];
+  const known = wingsStatus === undefined ? undefined : WINGS_STATUSES[wingsStatus];
+  const what =
+    wingsStatus === undefined
+      ? "no answer (Wings is down, unreachable from the panel, or slower than the panel's GUZZLE_TIMEOUT, 15 s)"
+      : `status ${wingsStatus}, ${known?.means ?? "an error from Wings"}${remote ? ` ("${remote}")` : ""}`;
+  return new PanelError("wings", `the panel could not get an answer from Wings: ${what}`, {
+    where: link.where,
+    status,
+    detail: first.detail,
+    ...(wingsStatus === undefined ? {} : { wingsStatus }),
+    hint: `${known?.hint ?? "check Wings on the node: systemctl status wings; journalctl -u wings -n 50"}; then try again`,
+  });
 }
 
 /**
@@ -357,7 +419,7 @@ async function readResources(link: PanelLink): Promise<Resources> {
   });
   const a = body.attributes;
   return {
-    state: a.current_state,
+    state: a.current_state === "stopped" ? "offline" : a.current_state,
     isSuspended: a.is_suspended,
     uptimeMs: a.resources.uptime,
     memoryBytes: a.resources.memory_bytes,

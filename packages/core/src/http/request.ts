@@ -50,7 +50,9 @@ export const POLICIES = {
     service: "the panel",
     attempts: 4,
     totalMs: 5 * 60_000,
-    timeoutMs: 15_000,
+    // Above the panel's own 15 s to Wings (pterodactyl/panel config/pterodactyl.php guzzle.timeout, GUZZLE_TIMEOUT),
+    // so that a hung Wings is said by the panel's 504 DaemonConnectionException, not by this timeout.
+    timeoutMs: 20_000,
     backoffMs: 1000,
     // Pterodactyl's limits are per minute: a longer wait is someone else's limit, not one to sleep through.
     maxWaitMs: 2 * 60_000,

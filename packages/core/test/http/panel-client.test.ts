@@ -8,7 +8,7 @@ import {
   serverSchema,
   statsSchema,
 } from "../../src/http/panel-client.ts";
-import { checkShape, ResponseShapeError } from "../../src/http/request.ts";
+import { checkShape, POLICIES, ResponseShapeError } from "../../src/http/request.ts";
 import { registerSecret } from "../../src/secrets.ts";
 
 let panel: PanelStandIn;
@@ -163,12 +163,61 @@ describe("createPanelClient", () => {
     expect(panel.calls.filter((c) => c.kind === "power")).toHaveLength(1);
   });
 
-  it("explains Wings being unreachable (504) once the tries are used up", async () => {
+  it("explains Wings being unreachable (504) once the tries are used up, as a fault to try again (75)", async () => {
     panel.inject({ kind: "status", status: 504, route: "resources", times: 4 });
     const error = await panelError(client().resources());
-    expect(error.kind).toBe("daemon-unreachable");
+    expect(error).toMatchObject({ kind: "wings", exitCode: 75 });
+    expect(error.message).toMatch(/^the panel could not get an answer from Wings: no answer \(Wings is down/);
     expect(error.hint).toMatch(/journalctl -u wings/);
     expect(panel.calls.filter((c) => c.kind === "resources")).toHaveLength(4);
+  });
+
+  it("reads Wings' status in the panel's envelope before its own: never SERVER_ID or CONTROL_KEY for a node's fault", async () => {
+    panel.setState("running");
+    panel.inject({ kind: "wings", status: 404, route: "power" });
+    const notLoaded = await panelError(client().power("stop"));
+    expect(notLoaded).toMatchObject({
+      kind: "wings",
+      exitCode: 75,
+      status: 404,
+      wingsStatus: 404,
+      hint: expect.stringContaining("restart Wings"),
+    });
+    expect(notLoaded.message).toBe(
+      'the panel could not get an answer from Wings: status 404, Wings has no such server loaded ("The requested resource does not exist on this instance")',
+    );
+    panel.inject({ kind: "wings", status: 403, route: "command" });
+    const token = await panelError(client().command("list"));
+    expect(token).toMatchObject({ kind: "wings", wingsStatus: 403, hint: expect.stringContaining("token") });
+    panel.removeContainer();
+    const noContainer = await panelError(client().command("save-off"));
+    expect(noContainer).toMatchObject({ kind: "wings", status: 500, wingsStatus: 500, exitCode: 75 });
+    expect(noContainer.message).toContain("status 500, Wings failed (the server's container may not exist)");
+    // Resources keep the panel's 504 and say Wings' status in the detail; a read is tried again meanwhile.
+    panel.inject({ kind: "wings", status: 404, route: "resources", times: 4 });
+    const read = await panelError(client().resources());
+    expect(read).toMatchObject({ kind: "wings", status: 504, wingsStatus: 404 });
+    for (const error of [notLoaded, token, noContainer, read]) {
+      expect(`${error.message} ${error.hint}`).not.toMatch(/SERVER_ID|CONTROL_KEY|panel.*restarting/);
+    }
+  });
+
+  it("says a proxy in front of Wings (502 with no request id) apart from a stopped server", async () => {
+    panel.setState("running");
+    panel.inject({ kind: "wings", status: 502, route: "power" });
+    const error = await panelError(client().power("restart"));
+    expect(error).toMatchObject({ kind: "wings", status: 502, wingsStatus: 502, exitCode: 75 });
+    expect(error.message).toContain("a proxy in front of Wings got no answer from it");
+    expect(panel.calls.filter((c) => c.kind === "power")).toHaveLength(1);
+  });
+
+  it("waits longer for one try than the panel waits for Wings (its Guzzle timeout, 15 s), so the panel's 504 arrives", () => {
+    expect(POLICIES.panel.timeoutMs).toBeGreaterThan(15_000);
+  });
+
+  it("reads the panel's default current_state, stopped (Wings gave no state), as offline", async () => {
+    panel.setStateReported(false);
+    expect((await client().resources()).state).toBe("offline");
   });
 
   it("says the panel cannot be reached when nothing listens", async () => {
@@ -193,7 +242,10 @@ describe("createPanelClient", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ResponseShapeError);
     expect((error as Error).message).toBe(
-      `the panel answered GET /api/client/servers/${panel.server.identifier}/resources in an unexpected shape: attributes.current_state: expected "offline" or "starting" or "running" or "stopping", got missing`,
+      `the panel answered GET /api/client/servers/${panel.server.identifier}/resources in an unexpected shape: attributes.current_state: expected "offline" or "starting" or "running" or "stopping", got missing`.replace(
+        '"stopping"',
+        '"stopping" or "stopped"',
+      ),
     );
     panel.inject({ kind: "status", status: 200, body: "<html>maintenance</html>", route: "details" });
     await expect(client().details()).rejects.toThrow(
@@ -219,6 +271,20 @@ const PANEL_ERROR_READS = [
 
 describe("the client's schemas and the panel's real answers (testkit test/contracts/panel)", () => {
   const { cases, unmatched } = bodiesRead(realExchanges("panel"), [...PANEL_READS, ...PANEL_ERROR_READS]);
+  const wingsErrors = realExchanges("panel")
+    .filter((e) => JSON.stringify(e.response.body ?? "").includes('"DaemonConnectionException"'))
+    .map((e) => [e.name, e] as const);
+
+  it.each(wingsErrors)("says Wings' fault, to be tried again (75): %s", async (_name, real) => {
+    const route = real.request.path.split("/").pop() as "resources" | "power" | "command";
+    const c = client({ maxAttempts: 1 });
+    const call = { resources: () => c.resources(), power: () => c.power("kill"), command: () => c.command("list") };
+    panel.inject({ kind: "status", status: real.response.status, body: real.response.body, route });
+    const error = await panelError((call[route] ?? call.resources)());
+    expect(error, real.source).toMatchObject({ kind: "wings", exitCode: 75, status: real.response.status });
+    expect(error.message).toMatch(/^the panel could not get an answer from Wings: (no answer|status \d{3}, )/);
+    expect(`${error.message} ${error.hint}`).not.toMatch(/SERVER_ID|CONTROL_KEY|restarting/);
+  });
 
   it("has a real body for every row of the table", () => {
     expect(unmatched).toEqual([]);
