@@ -6,9 +6,14 @@ import { readRange, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
 import { isMainThread, parseHeader } from "@mcops/game-log/game-log";
 
 /**
- * A consistent world on disk while restic reads it (issue 3, step 3): when the server runs, `save-off`, then
- * `save-all flush`, then wait for the game's "Saved the game" in latest.log. `resume()` sends `save-on`; callers run it
- * on every path (finally, and on SIGINT/SIGTERM; `atExit` gets it for a second signal that ends the run at once).
+ * A consistent world on disk while restic reads it (issue 3, step 3): `save-off`, then `save-all flush`, then wait for
+ * the game's "Saved the game" in latest.log. `resume()` sends `save-on`; callers run it on every path (finally, and on
+ * SIGINT/SIGTERM; `atExit` gets it for a second signal that ends the run at once).
+ *
+ * The panel's state is never taken as proof of a world at rest: it caches /resources for 20 s (pterodactyl/panel
+ * ResourceUtilizationController), so "offline" may be a server that is starting or stopping, both of which write the
+ * world. `save-off` is always sent; only the panel's "Server must be online" (Wings' 502: the container does not run)
+ * proves the world at rest. A server shown starting or stopping is waited for (at most `settleTimeoutMs`) first.
  */
 export interface AutosaveGuard {
   /** How the world was made consistent, for the log and the messages. */
@@ -35,7 +40,11 @@ export interface AutosaveOptions {
   signal?: AbortSignal | undefined;
   /** Gets `resume` before save-off is sent, and loses it once save-on went through: what a second signal runs. */
   atExit?: Set<() => Promise<void>> | undefined;
+  /** The longest wait for a server shown starting or stopping to be running or offline. Default 5 minutes. */
+  settleTimeoutMs?: number | undefined;
 }
+
+const SETTLE_TIMEOUT_MS = 5 * 60_000;
 
 /** How the world was made consistent, before the guard knows whether autosave was turned off. */
 type Outcome = Pick<AutosaveGuard, "mode" | "note" | "flushMs">;
@@ -48,10 +57,10 @@ function atRest(mode: AutosaveGuard["mode"], note: string): AutosaveGuard {
 }
 
 export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveGuard> {
-  const { panel, logger, signal } = options;
+  const { logger, signal } = options;
   let state: string;
   try {
-    state = (await panel.resources()).state;
+    state = await settledState(options);
   } catch (error) {
     const reason = error instanceof PanelError ? error.message : String(error);
     logger.warn(
@@ -59,24 +68,70 @@ export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveG
     );
     return atRest("panel-unreachable", "panel unreachable: crash-consistent backup");
   }
-  if (state !== "running") {
-    logger.info(`the server is ${state}: its files are at rest, no save commands needed`);
-    return atRest("server-offline", `server ${state}`);
-  }
   if (signal?.aborted) {
     logger.info(`interrupted by ${String(signal.reason)} before save-off: no save commands sent`);
     return atRest("flush-unconfirmed", "interrupted before save-off");
   }
   const offSince = options.clock.now();
   const resume = resumer(options, offSince);
+  options.atExit?.add(resume);
+  const refused = await saveOff(options, state, resume);
+  if (refused) return refused;
   try {
-    options.atExit?.add(resume);
     return { ...(await flushAndConfirm(options)), offSince, resume };
   } catch (error) {
-    // A command failed after save-off may have gone through: turn autosave back on before going crash-consistent.
+    // A command failed after save-off went through: turn autosave back on before going crash-consistent.
     await resume();
     logger.warn(`save commands failed (${(error as Error).message}); the backup is crash-consistent`);
     return atRest("panel-unreachable", "save commands failed: crash-consistent backup");
+  }
+}
+
+/**
+ * The server's state once it is not starting or stopping (both write the world), waited for at most
+ * settleTimeoutMs; after that the state as it is (save-off decides).
+ */
+async function settledState(options: AutosaveOptions): Promise<string> {
+  const { panel, logger, signal, settleTimeoutMs = SETTLE_TIMEOUT_MS } = options;
+  const state = (await panel.resources()).state;
+  if (state !== "starting" && state !== "stopping") return state;
+  logger.info(`the server is ${state}: waiting up to ${Math.round(settleTimeoutMs / 1000)} s for it to settle`);
+  try {
+    const settled = await panel.waitForState(["running", "offline"], { timeoutMs: settleTimeoutMs, signal });
+    return settled.state;
+  } catch (error) {
+    if (!(error instanceof PanelError) || error.kind !== "timeout") throw error;
+    logger.warn(`${error.message}; trying save-off anyway`);
+    return state;
+  }
+}
+
+/**
+ * save-off, whatever the panel's (cached) state said: undefined once the game took it. The panel's "Server must be
+ * online" (Wings' 502: the container does not run) is the world at rest; any other failure is a crash-consistent
+ * backup, with save-on sent when save-off may have gone through (no answer, or the panel's 504).
+ */
+async function saveOff(
+  options: AutosaveOptions,
+  state: string,
+  resume: () => Promise<void>,
+): Promise<AutosaveGuard | undefined> {
+  const { panel, logger, atExit } = options;
+  try {
+    await panel.command("save-off");
+    if (state !== "running") logger.info(`the panel showed the server ${state}, but the game took save-off: it runs`);
+    return undefined;
+  } catch (error) {
+    if (error instanceof PanelError && error.kind === "server-offline") {
+      atExit?.delete(resume);
+      logger.info("the game is not running (the panel: Server must be online): its files are at rest");
+      return atRest("server-offline", "server offline");
+    }
+    const mayHaveGoneThrough = !(error instanceof PanelError) || error.status === undefined || error.status === 504;
+    if (mayHaveGoneThrough) await resume();
+    else atExit?.delete(resume);
+    logger.warn(`save-off failed (${(error as Error).message}); the backup is crash-consistent`);
+    return atRest("panel-unreachable", "save-off failed: crash-consistent backup");
   }
 }
 
@@ -103,10 +158,9 @@ function resumer(options: AutosaveOptions, offSince: number): () => Promise<void
   return resume;
 }
 
-/** save-off, save-all flush, then the wait for the game's "Saved the game" in latest.log. */
+/** save-all flush (save-off was taken), then the wait for the game's "Saved the game" in latest.log. */
 async function flushAndConfirm(options: AutosaveOptions): Promise<Outcome> {
   const { panel, volume, latestLog = "logs/latest.log", logger } = options;
-  await panel.command("save-off");
   const log = new GameLogTail(volume, latestLog);
   const offset = log.size();
   const sent = options.clock.now();

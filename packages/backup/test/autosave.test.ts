@@ -178,3 +178,111 @@ describe("waiting for the game's Saved the game", () => {
     expect(panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
   }, 60_000);
 });
+
+describe("never trusting the panel's cached state", () => {
+  const SAVED = ["[06:00:01] [Server thread/INFO]: Saved the game\n"];
+  const restart = async (options: Parameters<typeof startPanelStandIn>[0]) => {
+    await panel.close();
+    panel = await startPanelStandIn(options);
+  };
+  const commandCalls = () => panel.calls.filter((c) => c.kind === "command").map((c) => `${c.command} ${c.status}`);
+  const logging = (logged: string[]) => ({
+    ...silentLogger,
+    info: (text: string) => logged.push(text),
+    warn: (text: string) => logged.push(text),
+  });
+
+  it("sends save-off while the panel still says offline but the game runs, and confirms the flush", async () => {
+    // The panel's resources cache (20 s on a real panel) still holds the answer from before the start.
+    await restart({ servers: [{ state: "offline" }], resourcesCacheMs: 60_000 });
+    const client = createPanelClient({ url: panel.url, key: panel.apiKey, serverId: panel.server.identifier });
+    expect((await client.resources()).state).toBe("offline");
+    panel.setState("running");
+    const logged: string[] = [];
+    const guard = await pauseAutosave({
+      panel: panelWriting(SAVED),
+      volume: VolumeDir.open(dir),
+      latestLog: "latest.log",
+      clock: systemClock,
+      logger: logging(logged),
+      saveTimeoutMs: 5000,
+    });
+    await guard.resume();
+    expect(guard.mode).toBe("flushed");
+    expect(panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
+    expect(logged).toContain("the panel showed the server offline, but the game took save-off: it runs");
+  });
+
+  it("takes the panel's Server must be online (Wings' 502) as the world at rest, and sends no save-on", async () => {
+    await restart({ servers: [{ state: "offline" }] });
+    const logged: string[] = [];
+    const guard = await pauseAutosave({
+      panel: panelWriting(SAVED),
+      volume: VolumeDir.open(dir),
+      latestLog: "latest.log",
+      clock: systemClock,
+      logger: logging(logged),
+      saveTimeoutMs: 5000,
+    });
+    await guard.resume();
+    expect(guard).toMatchObject({ mode: "server-offline", offSince: undefined });
+    expect(commandCalls()).toEqual(["save-off 502"]);
+    expect(logged).toContain("the game is not running (the panel: Server must be online): its files are at rest");
+  });
+
+  it("waits for a server shown starting to be running before save-off", async () => {
+    await restart({ servers: [{ state: "offline" }], resourcesCacheMs: 0, timings: { startMs: 400, stopMs: 50 } });
+    await fetch(`${panel.url}/api/client/servers/${panel.server.identifier}/power`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${panel.apiKey}`,
+        "Content-Type": "application/json",
+        Accept: "application/json",
+      },
+      body: JSON.stringify({ signal: "start" }),
+    });
+    await panel.waitForState("starting");
+    const guard = await pause(SAVED, 5000);
+    await guard.resume();
+    expect(guard.mode).toBe("flushed");
+    const running = panel.stateHistory().find((h) => h.state === "running")?.at ?? Number.POSITIVE_INFINITY;
+    const saveOff = panel.calls.find((c) => c.kind === "command" && c.command === "save-off");
+    expect(saveOff?.at).toBeGreaterThanOrEqual(running);
+    expect(commandCalls()).toEqual(["save-off 204", "save-all flush 204", "save-on 204"]);
+  });
+
+  it("waits for a server shown stopping to be offline, then finds the world at rest", async () => {
+    await restart({ servers: [{ state: "stopping" }], resourcesCacheMs: 0, timings: { startMs: 50, stopMs: 50 } });
+    // setState leaves it stopping: the stop ends 300 ms into the wait.
+    setTimeout(() => panel.setState("offline"), 300);
+    const guard = await pause(SAVED, 5000);
+    expect(guard.mode).toBe("server-offline");
+    const offline = panel.stateHistory().findLast((h) => h.state === "offline")?.at ?? Number.POSITIVE_INFINITY;
+    expect(panel.calls.find((c) => c.kind === "command")?.at).toBeGreaterThanOrEqual(offline);
+    expect(commandCalls()).toEqual(["save-off 502"]);
+  });
+
+  it("waits for a settled state only settleTimeoutMs, then lets save-off decide", async () => {
+    await restart({ servers: [{ state: "stopping" }], resourcesCacheMs: 0 });
+    const logged: string[] = [];
+    const started = Date.now();
+    const guard = await pauseAutosave({
+      panel: panelWriting(SAVED),
+      volume: VolumeDir.open(dir),
+      latestLog: "latest.log",
+      clock: systemClock,
+      logger: logging(logged),
+      saveTimeoutMs: 5000,
+      settleTimeoutMs: 300,
+    });
+    await guard.resume();
+    expect(Date.now() - started).toBeLessThan(4000);
+    // The container still runs while the game stops: save-off is taken.
+    expect(guard.mode).toBe("flushed");
+    expect(
+      logged.some((line) =>
+        /did not become running or offline in 0 s \(it is stopping\); trying save-off anyway/.test(line),
+      ),
+    ).toBe(true);
+  });
+});

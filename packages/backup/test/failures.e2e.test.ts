@@ -350,11 +350,36 @@ describe("backup failures", () => {
     expect(lastMessage()?.description).toMatch(/panel unreachable: crash-consistent backup/);
   }, 60_000);
 
-  it("sends no save commands when the server is offline", async () => {
+  it("takes the panel's refusal of save-off as the proof that an offline server's files are at rest", async () => {
     await ready({ state: "offline" });
     expect((await server.run()).code).toBe(0);
     expect(server.panel.commands()).toEqual([]);
-    expect(server.backupLog()).toMatch(/the server is offline: its files are at rest/);
+    const tried = server.panel.calls.filter((c) => c.kind === "command").map((c) => `${c.command} ${c.status}`);
+    expect(tried).toEqual(["save-off 502"]);
+    expect(server.backupLog()).toMatch(
+      /the game is not running \(the panel: Server must be online\): its files are at rest/,
+    );
+  }, 60_000);
+
+  it("sends save-off and waits for the game's confirmation while the panel's cached answer still says offline", async () => {
+    // The panel caches /resources (20 s on a real one): it still says offline after the game has started.
+    await ready({ state: "offline", resourcesCacheMs: 600_000 });
+    const resources = await fetch(
+      `${server.panel.url}/api/client/servers/${server.panel.server.identifier}/resources`,
+      {
+        headers: { Authorization: `Bearer ${server.panel.apiKey}`, Accept: "application/json" },
+      },
+    );
+    expect(((await resources.json()) as { attributes: { current_state: string } }).attributes.current_state).toBe(
+      "offline",
+    );
+    server.panel.setState("running");
+    const result = await server.run();
+    expect(result.code).toBe(0);
+    expect(server.panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
+    expect(server.backupLog()).toMatch(/the panel showed the server offline, but the game took save-off: it runs/);
+    expect(server.backupLog()).toMatch(/the game confirmed: Saved the game/);
+    expect(lastMessage()?.description).toMatch(/world flushed \(save-all flush confirmed\)/);
   }, 60_000);
 
   it("goes on without the confirmation when the game never says Saved the game", async () => {

@@ -59,6 +59,8 @@ export interface ServerOptions {
   stopMs?: number;
   /** How long the game takes from save-all to "Saved the game" (default 20 ms). */
   saveDelayMs?: number;
+  /** How long the panel caches the resources answer (the stand-in's default: 250 ms; 20 s on a real panel). */
+  resourcesCacheMs?: number;
 }
 
 export async function startServer(options: ServerOptions = {}): Promise<Server> {
@@ -79,6 +81,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Server> 
     servers: [{ uuid, state: options.state ?? "running" }],
     timings: { startMs: 100, stopMs: options.stopMs ?? 100 },
     ...(options.saveDelayMs === undefined ? {} : { saveDelayMs: options.saveDelayMs }),
+    ...(options.resourcesCacheMs === undefined ? {} : { resourcesCacheMs: options.resourcesCacheMs }),
     ...(options.writesLog === false ? {} : { logFile: join(worldDir, "logs", "latest.log") }),
   });
   const discord = await startDiscordStandIn();
