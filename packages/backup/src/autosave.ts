@@ -62,16 +62,14 @@ export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveG
   try {
     state = await settledState(options);
   } catch (error) {
+    if (signal?.aborted) return interrupted(options);
     const reason = error instanceof PanelError ? error.message : String(error);
     logger.warn(
       `the panel cannot be reached (${reason}); the backup is crash-consistent, taken while the game may be writing`,
     );
     return atRest("panel-unreachable", "panel unreachable: crash-consistent backup");
   }
-  if (signal?.aborted) {
-    logger.info(`interrupted by ${String(signal.reason)} before save-off: no save commands sent`);
-    return atRest("flush-unconfirmed", "interrupted before save-off");
-  }
+  if (signal?.aborted) return interrupted(options);
   const offSince = options.clock.now();
   const resume = resumer(options, offSince);
   options.atExit?.add(resume);
@@ -85,6 +83,12 @@ export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveG
     logger.warn(`save commands failed (${(error as Error).message}); the backup is crash-consistent`);
     return atRest("panel-unreachable", "save commands failed: crash-consistent backup");
   }
+}
+
+/** The run was aborted (SIGINT, SIGTERM) before save-off: nothing sent, nothing to resume. */
+function interrupted({ logger, signal }: AutosaveOptions): AutosaveGuard {
+  logger.info(`interrupted by ${String(signal?.reason)} before save-off: no save commands sent`);
+  return atRest("flush-unconfirmed", "interrupted before save-off");
 }
 
 /**

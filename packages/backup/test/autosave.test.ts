@@ -262,6 +262,15 @@ describe("never trusting the panel's cached state", () => {
     expect(commandCalls()).toEqual(["save-off 502"]);
   });
 
+  it("stops waiting for a settled state as soon as the run is aborted, sending nothing", async () => {
+    await restart({ servers: [{ state: "stopping" }], resourcesCacheMs: 0 });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort("SIGTERM"), 200);
+    const guard = await pause(SAVED, 5000, controller.signal);
+    expect(guard).toMatchObject({ mode: "flush-unconfirmed", note: "interrupted before save-off" });
+    expect(commandCalls()).toEqual([]);
+  });
+
   it("waits for a settled state only settleTimeoutMs, then lets save-off decide", async () => {
     await restart({ servers: [{ state: "stopping" }], resourcesCacheMs: 0 });
     const logged: string[] = [];
