@@ -232,7 +232,7 @@ interface Machine {
   startedAt: number | null;
   /** A restart is waiting for the stop to finish. */
   pendingStart: boolean;
-  /** Accepted power signals not acted on yet (powerDelayMs). */
+  /** Accepted power signals not acted on yet (powerDelayMs), and a start's container not started yet (containerMs). */
   delayedSignals: Set<NodeJS.Timeout>;
   transition: NodeJS.Timeout | undefined;
   cache: { at: number; body: unknown } | undefined;
@@ -595,6 +595,7 @@ function gameOf(setup: {
     if (m.state !== "offline") return; // Wings ignores start unless the server is offline.
     enter(m, "starting");
     const container = timers.set(() => {
+      m.delayedSignals.delete(container);
       if (m.state !== "starting") return;
       m.container = "running";
       say(m, `Starting minecraft server version ${GAME_VERSION}`);
