@@ -76,7 +76,8 @@ export interface Source {
 
 const fillDownload = z.object({
   name: z.string(),
-  checksums: z.object({ sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/)) }),
+  // Hex in either case (a digest is a number, not a spelling); lowered where the artifact is made.
+  checksums: z.object({ sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/i)) }),
   size: z.number(),
   url: z.string(),
 });
@@ -247,7 +248,7 @@ async function resolveFill(hosts: Hosts, request: Request): Promise<Artifact> {
     fileName: download.name,
     url: new URL(download.url, hosts.bases.paper).href,
     size: download.size,
-    checksum: { algorithm: "sha256", hex: download.checksums.sha256 },
+    checksum: { algorithm: "sha256", hex: download.checksums.sha256.toLowerCase() },
   };
 }
 

@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createHttpClient, JobError, UsageError } from "@mcops/core";
 import { type DownloadStandIn, startDownloadStandIn } from "@mcops/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -115,6 +117,40 @@ describe("Paper and Folia (Fill v3)", () => {
       "231 STABLE",
       "230 STABLE",
     ]);
+  });
+
+  it("takes a sha256 Fill spells in capitals as the same digest (issue 31)", async () => {
+    // Hex is a number in either case: the artifact carries it in lower case, as the download's digest is compared.
+    const jar = stand.jar("paper-1.21.4-231.jar");
+    const upper = digest("sha256", jar).toUpperCase();
+    const fill = createServer((req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify([
+          {
+            id: 231,
+            channel: "STABLE",
+            downloads: {
+              "server:default": {
+                name: "paper-1.21.4-231.jar",
+                checksums: { sha256: upper },
+                size: jar.length,
+                url: `/x/${req.url}`,
+              },
+            },
+          },
+        ]),
+      );
+    });
+    await new Promise<void>((resolve) => fill.listen(0, "127.0.0.1", resolve));
+    try {
+      const base = `http://127.0.0.1:${(fill.address() as AddressInfo).port}`;
+      const own = createSource(createHttpClient({ userAgent: UA, retryDelayMs: 10 }), { ...stand.bases, paper: base });
+      const artifact = await own.resolve({ type: "paper", version: "1.21.4" });
+      expect(artifact.checksum).toEqual({ algorithm: "sha256", hex: digest("sha256", jar) });
+    } finally {
+      await new Promise((resolve) => fill.close(resolve));
+    }
   });
 });
 
