@@ -15,7 +15,7 @@ export async function ping(
   body = "",
 ): Promise<void> {
   if (!url) return;
-  const target = kind === "success" ? url : `${url.replace(/\/+$/, "")}/${kind}`;
+  const target = pingTarget(url, kind);
   try {
     const { response } = await exchange(POLICIES.healthcheck, {
       where: new URL(target).host,
@@ -36,6 +36,18 @@ export async function ping(
   } catch (error) {
     logger.warn(`dead-man's-switch ping ${kind} failed (${(error as Error).message})`);
   }
+}
+
+/**
+ * Where a ping of `kind` goes: the address itself on success, `/start` or `/fail` added to its path, before its query
+ * (Healthchecks' `?create=1` of a slug address, `?rid=<run id>`: https://healthchecks.io/docs/http_api/), so that
+ * `…/ping/abc?create=1` starts at `…/ping/abc/start?create=1`, not `…/ping/abc?create=1/start` (a success ping).
+ */
+export function pingTarget(url: string, kind: "start" | "success" | "fail"): string {
+  if (kind === "success") return url;
+  const target = new URL(url);
+  target.pathname = `${target.pathname.replace(/\/+$/, "")}/${kind}`;
+  return target.href;
 }
 
 export interface BackupMetrics {
