@@ -223,6 +223,12 @@ export interface DigitalOceanStandInOptions {
   timings?: { createMs?: number; shutdownMs?: number; powerOffMs?: number; powerOnMs?: number; snapshotMs?: number };
   /** Per token, sliding window. Default 5000 per hour, like DigitalOcean. */
   rateLimit?: RateLimitOptions;
+  /**
+   * DigitalOcean's second limit, the burst (250 requests per minute, description.yml "Rate Limit"): its 429 carries
+   * Retry-After (until the minute lets one through) and the hour's RateLimit-* (RateLimit-Reset: when the hour's oldest
+   * request expires, up to an hour away). Off by default: tests that poll in virtual time send many a real minute.
+   */
+  burstLimit?: RateLimitOptions;
   /** Droplets created from now on are missing from list answers for a while (default: listed at once). */
   listLag?: ListLag;
   /**
@@ -630,6 +636,7 @@ interface DigitalOcean {
   /** The rate limit's clock. */
   clock: () => number;
   limiter: SlidingWindowLimiter;
+  burst: SlidingWindowLimiter | undefined;
   requestFaults: FaultQueue<Fault & { route?: DigitalOceanRoute }>;
   afterEffectFaults: FaultQueue<AfterEffectFault>;
   listLag: ListLag | undefined;
@@ -663,6 +670,7 @@ export async function startDigitalOceanStandIn(options: DigitalOceanStandInOptio
       countRejected: false,
       now: clock,
     }),
+    burst: options.burstLimit && new SlidingWindowLimiter({ ...options.burstLimit, countRejected: false, now: clock }),
     requestFaults: new FaultQueue<Fault & { route?: DigitalOceanRoute }>(),
     afterEffectFaults: new FaultQueue<AfterEffectFault>(),
     listLag: checkLag(options.listLag),
@@ -1294,6 +1302,8 @@ interface Exchange {
   presented: string | undefined;
   /** The window counted the request as it arrived, whatever happens next. */
   decision: RateDecision;
+  /** The burst window's, when there is one and the hour let the request through. */
+  burst: RateDecision | undefined;
   limitHeaders: HeaderMap;
   answer(reply: Reply): void;
 }
@@ -1304,6 +1314,11 @@ async function handle(cloud: DigitalOcean, req: IncomingMessage, res: ServerResp
   if (cloud.revoked || x.presented !== cloud.token) return x.answer(failure(401, "unauthorized", UNAUTHORIZED));
   if (!x.decision.allowed) {
     const wait = Math.max(1, Math.ceil(x.decision.retryAfterMs / 1000));
+    return x.answer({ ...failure(429, "too_many_requests", RATE_LIMITED), headers: { "Retry-After": String(wait) } });
+  }
+  if (x.burst && !x.burst.allowed) {
+    // The minute's limit: the hour's RateLimit-* as on every answer (limitHeaders), the minute's wait in Retry-After.
+    const wait = Math.max(1, Math.ceil(x.burst.retryAfterMs / 1000));
     return x.answer({ ...failure(429, "too_many_requests", RATE_LIMITED), headers: { "Retry-After": String(wait) } });
   }
   const { target, parsed } = x;
@@ -1338,6 +1353,7 @@ async function receive(cloud: DigitalOcean, req: IncomingMessage, res: ServerRes
 
   const presented = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
   const decision = cloud.limiter.hit(presented ?? "", now);
+  const burst = decision.allowed ? cloud.burst?.hit(presented ?? "", now) : undefined;
   const limitHeaders = rateHeaders(decision, now);
   return {
     req,
@@ -1349,6 +1365,7 @@ async function receive(cloud: DigitalOcean, req: IncomingMessage, res: ServerRes
     requestId,
     presented,
     decision,
+    burst,
     limitHeaders,
     answer(reply) {
       record.status = reply.status;
@@ -1375,14 +1392,13 @@ function injectedFault(cloud: DigitalOcean, x: Exchange): Promise<"handled" | "c
     rateLimit: (f) => {
       record.status = 429;
       const wait = Math.ceil(Math.max(0, f.retryAfterSeconds));
+      // RateLimit-* are the hour's, as on every answer: RateLimit-Reset is when its oldest request expires, not the
+      // end of the wait (description.yml "Rate Limit"); the wait is Retry-After's alone.
       const headers: HeaderMap = f.viaHeaderOnly
         ? { "Retry-After": String(wait) }
-        : {
-            "RateLimit-Limit": String(cloud.limiter.limit),
-            "RateLimit-Remaining": "0",
-            "RateLimit-Reset": String(Math.ceil(cloud.clock() / 1000) + wait),
-            "Retry-After": String(wait),
-          };
+        : f.withoutRetryAfter
+          ? x.limitHeaders
+          : { ...x.limitHeaders, "Retry-After": String(wait) };
       sendJson(res, 429, digitalOceanError("too_many_requests", RATE_LIMITED, requestId), headers);
     },
     dropped: () => {

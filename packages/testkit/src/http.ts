@@ -97,6 +97,11 @@ export interface RateLimitFault {
   scope?: "user" | "shared";
   /** Only the Retry-After header says how long to wait (no retry_after in the body, no X-RateLimit-*). */
   viaHeaderOnly?: boolean;
+  /**
+   * DigitalOcean: the 429 with the headers its OpenAPI response lists (too_many_requests.yml: RateLimit-Limit,
+   * -Remaining and -Reset, the hour's) and no Retry-After.
+   */
+  withoutRetryAfter?: boolean;
   times?: number;
 }
 

@@ -84,6 +84,10 @@ const STATES: Record<string, State> = {
       expect((await send(d, { method: "GET", path: "/v2/account" })).status, "the request before the limit").toBe(200);
     },
   },
+  // The burst limit's 429 as the OpenAPI response lists it: the hour's headers, no Retry-After.
+  "over the burst limit with room left in the hour: 429 with the hour's ratelimit-* and no retry-after": {
+    before: async (d) => d.inject({ kind: "rate-limit", retryAfterSeconds: 29, withoutRetryAfter: true }),
+  },
 };
 
 /** The stand-in's value for a placeholder, or undefined when it has none. */

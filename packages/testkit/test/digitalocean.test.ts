@@ -553,17 +553,39 @@ describe("faults", () => {
     expect(await json(await api(d, "/account"))).toMatchObject({ id: "service_unavailable" });
   });
 
-  it("answers an injected rate limit with 429 and the rate headers", async () => {
+  it("answers an injected rate limit with 429, the hour's rate headers and Retry-After (issue 31)", async () => {
+    // RateLimit-Reset is when the hour's oldest request expires (description.yml "Rate Limit"), not the wait's end.
     const now = Date.now();
     const d = await start({ now: () => now });
     d.inject({ kind: "rate-limit", retryAfterSeconds: 30 });
     const res = await api(d, "/account");
     expect(res.status).toBe(429);
     expect(res.headers.get("ratelimit-limit")).toBe("5000");
-    expect(res.headers.get("ratelimit-remaining")).toBe("0");
-    expect(res.headers.get("ratelimit-reset")).toBe(String(Math.ceil(now / 1000) + 30));
+    expect(res.headers.get("ratelimit-remaining")).toBe("4999");
+    expect(res.headers.get("ratelimit-reset")).toBe(String(Math.ceil((now + 3_600_000) / 1000)));
     expect(res.headers.get("retry-after")).toBe("30");
     expect((await json(res)).id).toBe("too_many_requests");
+    expect((await api(d, "/account")).status).toBe(200);
+    // As too_many_requests.yml lists the 429's headers: the hour's RateLimit-* and no Retry-After.
+    d.inject({ kind: "rate-limit", retryAfterSeconds: 30, withoutRetryAfter: true });
+    const bare = await api(d, "/account");
+    expect(bare.status).toBe(429);
+    expect(bare.headers.get("retry-after")).toBeNull();
+    expect(bare.headers.get("ratelimit-remaining")).toBe("4997");
+  });
+
+  it("refuses past the burst limit with the minute's Retry-After and the hour's RateLimit-Reset (issue 31)", async () => {
+    let now = Date.now();
+    const d = await start({ now: () => now, burstLimit: { limit: 2, windowMs: 60_000 } });
+    expect((await api(d, "/account")).status).toBe(200);
+    now += 20_000;
+    expect((await api(d, "/account")).status).toBe(200);
+    const res = await api(d, "/account");
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("40");
+    expect(Number(res.headers.get("ratelimit-remaining"))).toBeGreaterThan(0);
+    expect(Number(res.headers.get("ratelimit-reset"))).toBe(Math.ceil((now - 20_000 + 3_600_000) / 1000));
+    now += 40_000;
     expect((await api(d, "/account")).status).toBe(200);
   });
 

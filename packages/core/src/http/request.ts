@@ -14,7 +14,8 @@ import { JobError } from "../errors.ts";
  * - Retry-After (seconds or a date), RateLimit-Reset (DigitalOcean: epoch seconds; the IETF draft: seconds),
  *   X-RateLimit-Reset-After and a JSON `retry_after` (seconds) are honoured up to `maxWaitMs` (a client whose service
  *   says it otherwise reads it with its own `waitHint`: Discord's, @mcops/core/discord); a longer wait is not slept
- *   through: the answer is returned as it is, with `waitTooLongMs` set.
+ *   through: the answer is returned as it is, with `waitTooLongMs` set. A 429 that names no wait waits the policy's
+ *   `rateLimitedMs` (DigitalOcean's minute), else the backoff.
  * - Tries and the whole time (waits included) are bounded. A failure to reach the service is a `RequestFailure`, a core
  *   error with a hint; an answer that is not what the caller wanted is the caller's to explain (it knows the service).
  */
@@ -33,6 +34,8 @@ export interface RequestPolicy {
   maxWaitMs: number;
   /** What to check when the service cannot be reached. */
   unreachableHint: string;
+  /** The wait of a 429 that names none (the service's shortest window); default the backoff. */
+  rateLimitedMs?: number;
 }
 
 /** revive's and hibernate's vendor APIs: a run carries on where it stopped, so giving up early costs little. */
@@ -68,7 +71,9 @@ export const POLICIES = {
     maxWaitMs: 60_000,
     unreachableHint: "check the machine's network and DNS; messages are not queued",
   },
-  digitalocean: { service: "DigitalOcean", ...CLOUD_API },
+  // DigitalOcean's RateLimit-Reset is when the oldest request of the hour expires, not when its 250-per-minute limit
+  // lets the next one through: a 429 with room left in the hour waits its Retry-After, else a minute (waitHintMs).
+  digitalocean: { service: "DigitalOcean", ...CLOUD_API, rateLimitedMs: 60_000 },
   cloudflare: { service: "Cloudflare", ...CLOUD_API },
   downloads: {
     service: "the download service",
@@ -126,7 +131,7 @@ export function decide(policy: RequestPolicy, outcome: TryOutcome): Verdict {
   const backoff = policy.backoffMs * 2 ** (attempt - 1);
   let waitMs: number;
   if (status !== undefined) {
-    if (status === 429) waitMs = waitHintMs ?? backoff;
+    if (status === 429) waitMs = waitHintMs ?? policy.rateLimitedMs ?? backoff;
     else if (idempotent && TRANSIENT_STATUSES.has(status)) waitMs = waitHintMs ?? backoff;
     else return { retry: false, why: "final" };
   } else if (idempotent || NOT_SENT_CODES.has(networkCode ?? "")) {
@@ -144,6 +149,11 @@ export function decide(policy: RequestPolicy, outcome: TryOutcome): Verdict {
  * The wait an answer asks for, in ms: Retry-After (seconds or an HTTP date), X-RateLimit-Reset-After (seconds),
  * RateLimit-Reset (epoch seconds when it looks like one, else seconds), or a JSON body's `retry_after` (seconds).
  * Undefined when it names none.
+ *
+ * An epoch RateLimit-Reset is DigitalOcean's: "the time when the oldest request will expire" of the hour
+ * (digitalocean/openapi specification/description.yml, "Rate Limit"; shared/headers.yml), up to an hour away. It is
+ * the wait only when the hour is used up (RateLimit-Remaining 0); with room left in the hour the 429 is the
+ * 250-per-minute burst limit, whose wait is its Retry-After and is not in RateLimit-Reset.
  */
 export function waitHintMs(headers: Headers, now: number, body?: unknown): number | undefined {
   const inBody = (body as { retry_after?: unknown } | undefined)?.retry_after;
@@ -157,7 +167,11 @@ export function waitHintMs(headers: Headers, now: number, body?: unknown): numbe
   const resetAfter = Number(headers.get("x-ratelimit-reset-after") ?? Number.NaN);
   if (Number.isFinite(resetAfter) && resetAfter >= 0) return Math.ceil(resetAfter * 1000);
   const reset = Number(headers.get("ratelimit-reset") ?? Number.NaN);
-  if (Number.isFinite(reset) && reset > 0) return reset > 1e9 ? Math.max(0, reset * 1000 - now) : reset * 1000;
+  if (Number.isFinite(reset) && reset > 0) {
+    if (reset <= 1e9) return reset * 1000;
+    const remaining = Number(headers.get("ratelimit-remaining") ?? Number.NaN);
+    if (!(remaining > 0)) return Math.max(0, reset * 1000 - now);
+  }
   return undefined;
 }
 

@@ -89,6 +89,24 @@ describe("waitHintMs: the wait an answer asks for", () => {
     expect(hint({ "retry-after": "9" }, { retry_after: 64.57, global: false })).toBe(64_570);
   });
 
+  it("reads DigitalOcean's RateLimit-Reset (the hour's oldest request) only when the hour is used up (issue 31)", () => {
+    // digitalocean/openapi description.yml "Rate Limit": 5,000 an hour and 250 a minute; RateLimit-Reset is when the
+    // oldest request of the hour expires. A 429 with room left in the hour is the minute's: not an hour's wait.
+    const hourAway = String(now / 1000 + 3000);
+    expect(hint({ "ratelimit-limit": "5000", "ratelimit-remaining": "4816", "ratelimit-reset": hourAway })).toBe(
+      undefined,
+    );
+    expect(hint({ "ratelimit-remaining": "0", "ratelimit-reset": hourAway, "retry-after": "29" })).toBe(29_000);
+    expect(hint({ "ratelimit-remaining": "0", "ratelimit-reset": String(now / 1000 + 42) })).toBe(42_000);
+    // The minute's 429 that names no wait waits DigitalOcean's minute, and is tried again.
+    const minute = { attempt: 1, elapsedMs: 0, idempotent: true, status: 429 };
+    expect(decide(POLICIES.digitalocean, { ...minute, waitHintMs: undefined })).toEqual({
+      retry: true,
+      waitMs: 60_000,
+    });
+    expect(decide(POLICIES.cloudflare, { ...minute, waitHintMs: undefined })).toEqual({ retry: true, waitMs: 500 });
+  });
+
   it("says nothing when the answer names no wait", () => {
     expect(hint({})).toBeUndefined();
     expect(hint({ "retry-after": "soon" })).toBeUndefined();

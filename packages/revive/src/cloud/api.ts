@@ -6,8 +6,8 @@ import ky from "ky";
 import type * as z from "zod/mini";
 
 /**
- * One JSON request to a vendor API under core's request policy (core/request.ts: 429 waited out from Retry-After or
- * DigitalOcean's RateLimit-Reset, 5xx and resets repeated for idempotent requests only, as a repeated create could
+ * One JSON request to a vendor API under core's request policy (core/request.ts: 429 waited out from Retry-After,
+ * DigitalOcean's RateLimit-Reset once its hour is used up, else a minute for DigitalOcean; 5xx and resets repeated for idempotent requests only, as a repeated create could
  * make two droplets), with a bearer token; the answer's body checked against the schema of what is read from it, and
  * every failed answer turned into one line by the caller's `explain`.
  */
@@ -16,8 +16,11 @@ export interface ApiOptions {
   token: string;
   clock: Clock;
   policy: RequestPolicy;
-  /** Turns a failed answer into the error to throw. */
-  explain: (status: number, body: unknown, method: string, path: string) => JobError;
+  /**
+   * Turns a failed answer into the error to throw; `waitMs`: the wait a 429 asked for that was longer than the
+   * policy sleeps through (core's waitTooLongMs), for the message to say.
+   */
+  explain: (status: number, body: unknown, method: string, path: string, waitMs?: number) => JobError;
 }
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -42,7 +45,7 @@ export function createApi(options: ApiOptions) {
     json?: unknown,
   ): Promise<z.infer<S>> {
     const route = `${method.toUpperCase()} ${path}`;
-    const { response, errorText } = await exchange(policy, {
+    const { response, errorText, waitTooLongMs } = await exchange(policy, {
       where: `${method.toUpperCase()} ${base}${path}`,
       idempotent: IDEMPOTENT.has(method),
       clock,
@@ -55,7 +58,7 @@ export function createApi(options: ApiOptions) {
       } catch {
         // a proxy's page: explain() says the status
       }
-      throw explain(response.status, body, method.toUpperCase(), path);
+      throw explain(response.status, body, method.toUpperCase(), path, waitTooLongMs);
     }
     const text = await response.text();
     return (schema ? parseBody(schema, text, { service: policy.service, route }) : undefined) as z.infer<S>;

@@ -1,5 +1,6 @@
 import type { Clock } from "@mcops/core/clock";
 import { ConfigError, JobError, UsageError } from "@mcops/core/errors";
+import { formatSpan } from "@mcops/core/format";
 import { checkShape, POLICIES } from "@mcops/core/http/request";
 import { parseGameAddress } from "@mcops/game-log/list-ping";
 import { getDomain } from "tldts";
@@ -77,7 +78,7 @@ class TokenRefused extends JobError {}
 
 /** Cloudflare's envelope errors in one line: a refused token (TokenRefused), a token that may not edit, the rest. */
 function explainAnswer(base: string): ApiOptions["explain"] {
-  return (status, body, method, path) => {
+  return (status, body, method, path, waitMs) => {
     const errors = (body as Envelope | undefined)?.errors ?? [];
     const said = `${status}${errors.length ? `: ${errors.map((e) => `${e.code} ${e.message}`).join("; ")}` : ""}`;
     if (status === 401 || errors.some((e) => e.code === 1000 || e.code === 6003 || e.code === 9109)) {
@@ -90,6 +91,15 @@ function explainAnswer(base: string): ApiOptions["explain"] {
       return new JobError(`the Cloudflare token may not change this zone's DNS (${said})`, {
         where: `${method} ${path}`,
         hint: "give the token Zone → DNS → Edit on this zone (My Profile → API Tokens)",
+      });
+    }
+    if (status === 429) {
+      // Past 1200 calls in 5 minutes Cloudflare blocks every call of the token for the next 5 minutes
+      // (cloudflare-docs fundamentals/api-rate-limits.mdx): running it again at once is refused again.
+      const wait = waitMs === undefined ? "about 5 minutes" : `about ${formatSpan(waitMs)}`;
+      return new JobError(`Cloudflare is rate limiting this token (${said})`, {
+        where: `${method} ${base}${path}`,
+        hint: `wait ${wait} (Cloudflare blocks the token for 5 minutes after 1200 calls in 5 minutes, also other tools using it), then run the same command again: it carries on where it stopped`,
       });
     }
     return new JobError(`Cloudflare answered ${said}`, {

@@ -1,6 +1,6 @@
 import type { Clock } from "@mcops/core/clock";
 import { JobError } from "@mcops/core/errors";
-import { formatDuration } from "@mcops/core/format";
+import { formatDuration, formatSpan } from "@mcops/core/format";
 import { POLICIES, RequestFailure } from "@mcops/core/http/request";
 import * as z from "zod/mini";
 import { type ApiOptions, createApi } from "./api.ts";
@@ -83,7 +83,7 @@ export function outcomeUnknown(error: unknown): boolean {
 
 /** DigitalOcean's `{id, message}` error in one line, with what to do for a refused token, a scope, a rate limit. */
 function explainAnswer(base: string): ApiOptions["explain"] {
-  return (status, body, method, path) => {
+  return (status, body, method, path, waitMs) => {
     const b = (body ?? {}) as { id?: string; message?: string };
     const said = `${status}${b.id ? ` ${b.id}` : ""}${b.message ? `: ${b.message}` : ""}`;
     const where = `${method} ${base}${path}`;
@@ -102,7 +102,8 @@ function explainAnswer(base: string): ApiOptions["explain"] {
     if (status === 429) {
       return new DigitalOceanError(status, `DigitalOcean is rate limiting this token (${said})`, {
         where,
-        hint: "wait a minute, then run the same command again: it carries on where it stopped",
+        // A wait too long to sleep through is the hour's (5,000 requests): until its oldest request expires.
+        hint: `wait ${waitMs === undefined ? "a minute" : `about ${formatSpan(waitMs)} (the token's 5,000 requests an hour are used up)`}, then run the same command again: it carries on where it stopped`,
       });
     }
     return new DigitalOceanError(status, `DigitalOcean answered ${said}`, {
