@@ -119,22 +119,54 @@ function originExpiries(options: CheckOptions): Expiry[] {
   return names.map((n) => fileExpiry("origin", n.replace(/\.crt$/, ""), join(options.sslDir, n)));
 }
 
-/**
- * Wings' TLS as its config.yml says it (`api.ssl.enabled`, `api.ssl.cert`), read with a YAML parser: any indentation,
- * quotes, comments, `yes`/`true`. `off`: TLS is not enabled; undefined: the file says nothing of it.
- */
-export function wingsCertFile(configText: string): string | "off" | undefined {
+/** Wings' `api` block as its config.yml says it, read with a YAML parser; undefined when the file says none. */
+function wingsApi(configText: string): Record<string, unknown> | undefined {
   let config: unknown;
   try {
     config = parseYaml(configText, { maxAliasCount: 10 });
   } catch {
     return undefined;
   }
-  const ssl = (config as { api?: { ssl?: { enabled?: unknown; cert?: unknown } } } | null)?.api?.ssl;
+  const api = (config as { api?: unknown } | null)?.api;
+  return api && typeof api === "object" ? (api as Record<string, unknown>) : undefined;
+}
+
+/** A YAML 1.1 boolean as Wings' parser (gopkg.in/yaml.v2) reads one: `true`, `yes`, `on` in any case. */
+function yamlTrue(value: unknown): boolean {
+  return value === true || (typeof value === "string" && /^(yes|true|on)$/i.test(value));
+}
+
+/**
+ * Wings' TLS as its config.yml says it (`api.ssl.enabled`, `api.ssl.cert`), read with a YAML parser: any indentation,
+ * quotes, comments, `yes`/`true`. `off`: TLS is not enabled; undefined: the file says nothing of it.
+ */
+export function wingsCertFile(configText: string): string | "off" | undefined {
+  const ssl = wingsApi(configText)?.ssl as { enabled?: unknown; cert?: unknown } | undefined;
   if (!ssl || typeof ssl !== "object") return undefined;
-  const enabled = ssl.enabled === true || (typeof ssl.enabled === "string" && /^(yes|true|on)$/i.test(ssl.enabled));
-  if (!enabled) return "off";
+  if (!yamlTrue(ssl.enabled)) return "off";
   return typeof ssl.cert === "string" && ssl.cert ? ssl.cert : undefined;
+}
+
+/**
+ * Where Wings answers on this machine, from its config.yml: `api.ssl.enabled` (https, else http), `api.port` and
+ * `api.host`, with Wings' own defaults where the file says nothing (pterodactyl/wings @ f1c5bbd42d42 config/config.go,
+ * ApiConfiguration: host 0.0.0.0, port 8080, ssl off). Wings listens on `host:port`: a wildcard host (0.0.0.0, [::],
+ * none) is asked on the loopback. Undefined when a value is not one Wings could listen on.
+ */
+export function wingsUrl(configText: string): string | undefined {
+  const api = wingsApi(configText) ?? {};
+  const ssl = api.ssl as { enabled?: unknown } | undefined;
+  const scheme = ssl && typeof ssl === "object" && yamlTrue(ssl.enabled) ? "https" : "http";
+  const port = api.port ?? 8080;
+  if (!/^\d{1,5}$/.test(String(port)) || Number(port) < 1 || Number(port) > 65_535) return undefined;
+  const host = api.host ?? "0.0.0.0";
+  if (typeof host !== "string") return undefined;
+  let address: string;
+  if (host === "" || host === "0.0.0.0") address = "127.0.0.1";
+  else if (host === "[::]" || host === "::") address = "[::1]";
+  else if (/^\[[0-9A-Fa-f:.]+\]$/.test(host) || /^[A-Za-z0-9.-]{1,253}$/.test(host)) address = host;
+  else return undefined;
+  return `${scheme}://${address}:${Number(port)}`;
 }
 
 async function wingsExpiries(options: CheckOptions): Promise<Expiry[]> {

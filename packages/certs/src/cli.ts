@@ -9,7 +9,7 @@ const HOOKS_DIR = "/etc/letsencrypt/renewal-hooks/deploy";
 await runTool({
   name: "certs",
   usage:
-    "$0 origin --domain DOMAIN [--cert FILE --key FILE] [--host HOST]\n$0 check [--domain DOMAIN] [--wings HOST:PORT]\n$0 wings-hook [--prefix DIR]\n$0 expiry FILE\n\nThe panel's origin certificate installed safely (pasted on standard input, or from files), and both certificates' expiry checked (docs/system.md 5).",
+    "$0 origin --domain DOMAIN [--cert FILE --key FILE] [--host HOST]\n$0 check [--domain DOMAIN] [--wings HOST:PORT]\n$0 wings-hook [--prefix DIR] [--wings-url URL]\n$0 expiry FILE\n\nThe panel's origin certificate installed safely (pasted on standard input, or from files), and both certificates' expiry checked (docs/system.md 5).",
   commands: [
     command({
       command: "wings-hook",
@@ -22,7 +22,10 @@ await runTool({
             default: "/opt/mc-tools",
             describe: "where the mcops tools are installed",
           })
-          .option("wings-url", { type: "string", default: "https://127.0.0.1:8080", describe: "where Wings answers" }),
+          .option("wings-url", {
+            type: "string",
+            describe: "where Wings answers (default: what its config.yml says at each renewal)",
+          }),
       run: async (ctx, args) =>
         (await import("./wings-hook.ts")).runWingsHook(ctx, {
           hooksDir: args.hooksDir,
@@ -36,6 +39,13 @@ await runTool({
       options: (y) =>
         y.option("wings-config", { type: "string", default: WINGS_CONFIG, describe: "Wings' config.yml" }),
       run: async (ctx, args) => (await import("./wings-hook.ts")).runWingsCert(ctx, args.wingsConfig),
+    }),
+    command({
+      command: "wings-url",
+      describe: "where Wings answers, from its config.yml (api.host, api.port, api.ssl.enabled; for the renewal hook)",
+      options: (y) =>
+        y.option("wings-config", { type: "string", default: WINGS_CONFIG, describe: "Wings' config.yml" }),
+      run: async (ctx, args) => (await import("./wings-hook.ts")).runWingsUrl(ctx, args.wingsConfig),
     }),
     command({
       command: "expiry <file>",

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer, type Server } from "node:https";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -52,8 +53,8 @@ afterEach(async () => {
   dir.cleanup();
 });
 
-/** Installs the hook for a Wings answering at `url`; what the tool said. */
-async function install(url: string) {
+/** Installs the hook for a Wings answering at `url` (undefined: where its config.yml says); what the tool said. */
+async function install(url: string | undefined) {
   const run = await runTool(
     CERTS,
     [
@@ -62,8 +63,7 @@ async function install(url: string) {
       join(dir.path, "letsencrypt", "renewal-hooks", "deploy"),
       "--prefix",
       prefix,
-      "--wings-url",
-      url,
+      ...(url === undefined ? [] : ["--wings-url", url]),
     ],
     { env },
   );
@@ -113,6 +113,64 @@ describe("certs wings-hook", () => {
       title: `Wings certificate renewed (valid until ${day})`,
       color: 5763719,
     });
+  });
+
+  it("asks Wings where its config.yml says: another api.port, plain HTTP behind a proxy (issue 31)", async () => {
+    writeFileSync(
+      join(lineage, "fullchain.pem"),
+      makeCert(dir.path, "wings", { days: 90, names: ["play.example.com"] }).cert,
+    );
+    // Wings on plain HTTP (api.ssl.enabled: false, a proxy in front of it terminates TLS), on a port of its own.
+    const plain = createHttpServer((_req, res) => {
+      res.writeHead(401);
+      res.end('{"errors":[{"code":"Unauthorized"}]}');
+    });
+    await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", () => resolve()));
+    const port = (plain.address() as { port: number }).port;
+    try {
+      const config = join(dir.path, "config.yml");
+      writeFileSync(config, `debug: false\napi:\n  host: 0.0.0.0\n  port: ${port}\n  ssl:\n    enabled: false\n`);
+      const installed = await install(undefined);
+      expect(installed.stdout).toContain("the address Wings' config.yml gives");
+      const result = await runHook("#!/bin/sh\nexit 0\n", { WINGS_CONFIG: config, WINGS_WAIT: "10" });
+      expect(result.code, result.stderr).toBe(0);
+      await discord.waitForMessages(1, 10_000);
+      expect(discord.messages[0]?.body.embeds[0].description).toBe(
+        `Wings restarted and answers at http://127.0.0.1:${port}.`,
+      );
+      // Wings' config unreadable: the panel's default address, as before.
+      const missing = await runHook("#!/bin/sh\nexit 0\n", {
+        WINGS_CONFIG: join(dir.path, "none.yml"),
+        WINGS_WAIT: "2",
+      });
+      expect(missing.code).toBe(1);
+      await discord.waitForMessages(2, 10_000);
+      expect(discord.messages[1]?.body.embeds[0].description).toContain("nothing answered at https://127.0.0.1:8080");
+    } finally {
+      plain.close();
+    }
+  });
+
+  it("`certs wings-url` reads api.host, api.port and api.ssl.enabled, with Wings' defaults", async () => {
+    const config = join(dir.path, "config.yml");
+    const url = async (text: string) => {
+      writeFileSync(config, text);
+      const run = await runTool(CERTS, ["wings-url", "--wings-config", config], { env });
+      return run.code === 0 ? run.stdout : `exit ${run.code}`;
+    };
+    // The issue's node: api.port 8443, TLS on.
+    expect(await url("api:\n  port: 8443\n  ssl:\n    enabled: true\n    cert: /x.pem\n")).toBe(
+      "https://127.0.0.1:8443\n",
+    );
+    // Wings' defaults (config/config.go): 0.0.0.0, 8080, TLS off.
+    expect(await url("api: {}\n")).toBe("http://127.0.0.1:8080\n");
+    expect(await url("# nothing\n")).toBe("http://127.0.0.1:8080\n");
+    expect(await url('api:\n  host: "10.0.0.5"\n  port: "8081"\n  ssl: {enabled: yes}\n')).toBe(
+      "https://10.0.0.5:8081\n",
+    );
+    expect(await url("api:\n  host: '[::]'\n  port: 8080\n")).toBe("http://[::1]:8080\n");
+    expect(await url("api:\n  port: 99999\n")).toBe("exit 2");
+    expect(await url("api:\n  host: 'a b'\n")).toBe("exit 2");
   });
 
   it("does nothing for a certificate that is not Wings' (certbot runs every hook for every renewal)", async () => {
