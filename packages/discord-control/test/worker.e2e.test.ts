@@ -210,7 +210,8 @@ describe("discord-control Worker: /start", () => {
   });
 
   it("carries on at the next alarm after a DigitalOcean error midway", async () => {
-    digitalocean.inject({ kind: "status", status: 500, route: "GET /v2/droplets/:id", times: 2 });
+    // Four: the client tries a read 4 times (DigitalOcean's answers name no wait for a 500), then the step fails.
+    digitalocean.inject({ kind: "status", status: 500, route: "GET /v2/droplets/:id", times: 4 });
     const answer = await discord.command(endpoint, { name: "start", roles: [discord.roles.admin] });
     await waitUntil(() => /⚠️ .*500/.test(discord.reply(answer.token) ?? ""), "the error shown", 60_000);
     await waitUntil(() => /^Server is up/.test(discord.reply(answer.token) ?? ""), "the end", 60_000);
