@@ -199,6 +199,11 @@ export interface PanelStandIn {
   calls: PanelCall[];
   /** Power signals the panel accepted (204), in order. */
   signals(id?: string): string[];
+  /**
+   * True while a server is between states on its (real) timers: a power signal Wings has not acted on yet, a start or
+   * a stop under way. A virtual clock waits for it (`virtualClock`'s `settled`) before its time moves on.
+   */
+  busy(): boolean;
   /** Console commands the panel accepted (204), in order. */
   commands(id?: string): string[];
   /** Every state the server entered, in order, from its initial state on. */
@@ -485,6 +490,7 @@ function standIn(panel: Panel, server: Loopback): PanelStandIn {
     removeContainer(id) {
       machine(id).container = "absent";
     },
+    busy: () => machines.some((m) => m.transition !== undefined || m.delayedSignals.size > 0),
     setStateReported(reported, id) {
       const m = machine(id);
       m.stateReported = reported;
