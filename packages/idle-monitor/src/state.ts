@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { isErrno, writeFileAtomic } from "@mcops/core/fs";
 import type { IdleState } from "./decide.ts";
@@ -74,11 +74,20 @@ const BOOT_ID = /^[A-Za-z0-9-]{1,64}$/;
  * when it cannot be read (not Linux) or is not one.
  */
 export function readBootId(file: string): string | undefined {
+  let fd: number | undefined;
   try {
-    const id = readFileSync(file, "utf8").trim();
+    // Without blocking (a FIFO there would hold every decision), a regular file only (procfs's is one), 128 bytes at
+    // most (a huge file, or /dev/zero behind a link, is not read whole).
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) return undefined;
+    const buffer = Buffer.alloc(128);
+    const length = readSync(fd, buffer, 0, buffer.length, 0);
+    const id = buffer.subarray(0, length).toString("utf8").trim();
     return BOOT_ID.test(id) ? id : undefined;
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

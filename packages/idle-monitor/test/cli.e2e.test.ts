@@ -138,3 +138,18 @@ describe("idle-monitor (built executable)", () => {
     expect(unknown.code).toBe(2);
   });
 });
+
+describe("idle-monitor (built executable): BOOT_ID_FILE", () => {
+  it("--once ends when BOOT_ID_FILE is a FIFO nobody writes to (it does not block on it)", async () => {
+    const fifo = join(root.path, "boot_id");
+    execFileSync("mkfifo", [fifo]);
+    const file = join(env.MCOPS_CONFIG_DIR as string, "backup.env");
+    writeFileSync(file, `${readFileSync(file, "utf8")}BOOT_ID_FILE=${fifo}\n`);
+    const { child, done } = startTool(BIN, ["--once"], { env });
+    // A bound, not a wait for something: --once takes well under a second here.
+    const timer = new Promise<"blocked">((resolve) => setTimeout(() => resolve("blocked"), 20_000).unref());
+    const result = await Promise.race([done, timer]);
+    if (result === "blocked") child.kill("SIGKILL");
+    expect(result).toMatchObject({ code: 0 });
+  }, 30_000);
+});
