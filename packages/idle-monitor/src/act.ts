@@ -19,6 +19,11 @@ export interface Actor {
   panel: PanelClient;
   /** The state of this decision: each action records in it what it did. */
   state: IdleState;
+  /**
+   * The boot id read for this decision (undefined: it could not be read). What the Worker is told; the state's
+   * bootId is only what the state was saved on, which on a VM revived from a snapshot is the boot hibernated.
+   */
+  bootId?: string | undefined;
   /** An ERROR line, and for --once the failure the run ends with. */
   fail(line: string): void;
 }

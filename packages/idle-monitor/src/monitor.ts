@@ -129,6 +129,7 @@ function watchBoot(parts: Parts): void {
   const bootId = readBootId(parts.settings.bootIdFile);
   const boot = onBoot(parts.state, bootId);
   parts.state = boot.state;
+  parts.bootId = bootId;
   if (boot.newBoot) {
     parts.logger.info(
       `a new boot (${bootId}): the idle period starts again, a hibernation asked before it is forgotten`,

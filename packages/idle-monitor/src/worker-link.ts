@@ -13,7 +13,7 @@ import type { Observation } from "./decide.ts";
  * backup since the last play succeeded, the VM asks for hibernation itself. Hibernation from here: the game stopped
  * through the panel, a last backup, then the signed request; the Worker snapshots and destroys the VM.
  *
- * Every request carries the boot id (state.bootId, see state.ts): the Worker refuses the requests of a boot it has
+ * Every request carries the boot id read for this decision (actor.bootId, see state.ts; none when it cannot be read): the Worker refuses the requests of a boot it has
  * hibernated, and a revived VM (a new boot, with the state file the snapshot kept) starts its idle clock again.
  */
 export interface WorkerSettings {
@@ -116,7 +116,7 @@ async function heartbeat(
         online: observation.players ?? 0,
         lastBackup: state.lastBackupOk,
         lastDrill: drill && { at: drill.time, ok: drill.ok },
-        bootId: state.bootId,
+        bootId: actor.bootId,
       },
       now,
     );
@@ -189,7 +189,7 @@ async function hibernate(
   }
   state.lastBackupOk = ctx.clock.now();
   try {
-    const body = { ...asked, reason: why, bootId: state.bootId };
+    const body = { ...asked, reason: why, bootId: actor.bootId };
     const response = await send(link, "/vm/hibernate", body, ctx.clock.now());
     if (response.status !== 202) {
       const said = (await response.text()).slice(0, 200);

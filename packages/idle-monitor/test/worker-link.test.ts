@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { resolvePaths } from "@mcops/core/paths";
@@ -195,5 +195,19 @@ describe("the heartbeat and the autopilot", () => {
     expect(decision.error?.message).toMatch(/^hibernation: the Worker answered 409 .*a revive is under way/);
     expect(panel.signals()).toEqual([]);
     expect(monitor.state.hibernateAsked).toBe(T0);
+  });
+});
+
+describe("a boot id that cannot be read", () => {
+  it("does not send the boot id the state file kept: on a revived VM that is the boot the Worker hibernated", async () => {
+    const { monitor } = await idleMonitor();
+    // The VM revived from the snapshot (the state file says BOOT), and its boot id cannot be read this time.
+    rmSync(join(root.path, "boot_id"));
+    answer = { hibernate: false, start: true };
+    await monitor.tick();
+    expect(taken[0]?.path).toBe("/vm/heartbeat");
+    // BOOT is the boot the Worker hibernated: it refuses every request that says it (409), so /start never starts
+    // the game. Not knowing the boot, the VM says none.
+    expect(taken[0]?.body.bootId).toBeUndefined();
   });
 });
