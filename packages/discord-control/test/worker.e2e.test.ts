@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { signVmRequest } from "@mcops/core/vm-signature";
 import {
   type CloudflareStandIn,
@@ -189,6 +192,42 @@ describe("discord-control Worker: /start", () => {
     expect(lookups.length).toBeGreaterThan(1);
     expect(digitalocean.droplets()[0]?.tags).toContain("mcops-server:play_example_co_uk");
   });
+
+  it("makes one droplet when the Worker restarts while DigitalOcean makes it (the create's answer never seen) and its list lags", async () => {
+    const kept = mkdtempSync(join(tmpdir(), "mcops-worker-restart-"));
+    const vars = workerVars({ app: discord, digitalocean, cloudflare, gameAddress: game.address, secret: SECRET });
+    await worker.close();
+    worker = await startWorker(vars, { persistTo: kept });
+    try {
+      digitalocean.lagList({ requests: 4 });
+      // The create is answered 3 s late: the Worker stops (a deploy, an eviction) before it sees the answer.
+      digitalocean.inject({ kind: "delay", ms: 3000, route: "POST /v2/droplets" });
+      const answer = await discord.command(`${worker.url}/interactions`, {
+        name: "start",
+        roles: [discord.roles.start],
+      });
+      const creates = () => digitalocean.requests.filter((r) => r.method === "POST" && r.path === "/v2/droplets");
+      await waitUntil(() => creates().length === 1, "the create asked", 30_000);
+      await worker.close();
+      await waitUntil(() => digitalocean.droplets().length === 1, "DigitalOcean made the droplet", 30_000);
+      let most = 1;
+      const watch = setInterval(() => {
+        most = Math.max(most, digitalocean.droplets().length);
+      }, 10);
+      try {
+        worker = await startWorker(vars, { persistTo: kept });
+        await waitUntil(() => /^Server is up at /.test(discord.reply(answer.token) ?? ""), "the last edit", 90_000);
+      } finally {
+        clearInterval(watch);
+      }
+      expect(digitalocean.droplets()).toHaveLength(1);
+      expect(creates()).toHaveLength(1);
+      expect(most).toBe(1);
+    } finally {
+      await worker.close();
+      rmSync(kept, { recursive: true, force: true });
+    }
+  }, 180_000);
 
   it("gives up after six failed tries and says why, in the reply and in /status", async () => {
     // This server's snapshot gone; another server's is still there, and is not taken for this one's.

@@ -21,8 +21,12 @@ export interface RunningWorker {
 const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 const WRANGLER = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
 
-export async function startWorker(vars: Record<string, string>): Promise<RunningWorker> {
-  const state = mkdtempSync(join(tmpdir(), "mcops-worker-"));
+export async function startWorker(
+  vars: Record<string, string>,
+  options: { persistTo?: string } = {},
+): Promise<RunningWorker> {
+  // A state directory given is kept when the Worker stops (a restart with it is the same Durable Object).
+  const state = options.persistTo ?? mkdtempSync(join(tmpdir(), "mcops-worker-"));
   const args = ["dev", "--ip", "127.0.0.1", "--port", "0", "--inspector-port", "0", "--persist-to", state];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const child: ChildProcess = spawn(process.execPath, [WRANGLER, ...args], {
@@ -50,7 +54,7 @@ export async function startWorker(vars: Record<string, string>): Promise<Running
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
       if (child.exitCode === null) child.kill("SIGKILL");
     }
-    rmSync(state, { recursive: true, force: true });
+    if (!options.persistTo) rmSync(state, { recursive: true, force: true });
   };
   // Bounded: 1200 looks of 50 ms (60 s or more on a loaded machine).
   let url: string | undefined;

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { verifyVmRequest } from "@mcops/core/vm-signature";
 import { type HibernateRun, hibernateStep, newHibernateRun } from "@mcops/revive/cloud/hibernate-steps";
-import { newReviveRun, type ReviveRun, reviveStep } from "@mcops/revive/cloud/revive-steps";
+import { newReviveRun, type ReviveRun, resumeInterrupted, reviveStep } from "@mcops/revive/cloud/revive-steps";
 import { type Delivery, editReply, escapeMarkdown, postToChannel, relative } from "./discord.ts";
 import type { Env } from "./env.ts";
 import { hibernateDeps, type RememberedDroplet, reviveDeps } from "./runs.ts";
@@ -33,6 +33,11 @@ type Run = ({ kind: "revive"; revive: ReviveRun } | { kind: "hibernate"; hiberna
   lastError?: string | undefined;
   /** A hibernation: the boot of the VM that asked for it (its requests are refused once the VM is destroyed). */
   bootId?: string | undefined;
+  /**
+   * When the step under way began; stored before it and gone with its outcome. Found at the next alarm, it says the
+   * step never ended (the Worker stopped midway): a create it may have asked for is looked for before another.
+   */
+  stepAt?: number | undefined;
 };
 
 /** The steps done so far, and when the run began, whatever its kind. */
@@ -257,8 +262,16 @@ export class ServerControl extends DurableObject<Env> {
   /** One step of the run under way; then the replies that follow it are edited. */
   override async alarm(): Promise<void> {
     const before = await this.#load();
-    const run = before.run;
-    if (!run) return;
+    const stored = before.run;
+    if (!stored) return;
+    const { stepAt, ...run } = stored;
+    if (stepAt !== undefined && run.kind === "revive") {
+      console.log(`the last ${run.kind} step (${run.revive.phase}) never ended: the Worker stopped midway`);
+      run.revive = resumeInterrupted(run.revive, stepAt);
+    }
+    // Stored before the step (nothing but storage since the state was read), so a Worker stopped midway is known.
+    before.run = { ...run, stepAt: Date.now() };
+    await this.#save(before);
     console.log(`${run.kind} step: ${stepsOf(run).phase}`);
     let outcome: Outcome;
     try {

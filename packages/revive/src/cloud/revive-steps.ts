@@ -99,6 +99,18 @@ export function newReviveRun(now: number, runId: string = newRunId()): ReviveRun
   return { phase: "droplet", startedAt: now, phaseSince: now, runId, done: [] };
 }
 
+/**
+ * The run as it is to go on when its last step began and never ended: the process that ran it stopped midway (a
+ * Worker deployed or evicted while it waited on DigitalOcean). In the droplet phase that step may have asked for a
+ * create whose answer nobody saw: the droplet with the run's tag is looked for first, as after a create answered 5xx,
+ * before another may be made. Any other phase carries on as it was (its steps are idempotent).
+ */
+export function resumeInterrupted(run: ReviveRun, since: number): ReviveRun {
+  if (run.phase !== "droplet" || !run.runId) return run;
+  const text = run.lostCreate?.text ?? "Created a droplet from this server's newest snapshot";
+  return { ...run, lostCreate: { since, tries: run.lostCreate?.tries ?? 1, text } };
+}
+
 export interface StepResult {
   run: ReviveRun;
   /** Wait this long before the next step; undefined once the run is done. */
