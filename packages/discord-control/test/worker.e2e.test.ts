@@ -342,6 +342,32 @@ describe("discord-control Worker: hibernation asked by the VM", () => {
     );
   });
 
+  it("remembers a hibernation whose droplet is destroyed though deleting older snapshots fails: not 'already up'", async () => {
+    await worker.close();
+    const vars = { KEEP_SNAPSHOTS: "1" };
+    worker = await startWorker(
+      workerVars({ app: discord, digitalocean, cloudflare, gameAddress: game.address, secret: SECRET }, vars),
+    );
+    endpoint = `${worker.url}/interactions`;
+    await runningVm();
+    const boot = "5d1c1f9e-2a4d-4c55-8e0b-7d9f6a1e2b01";
+    // The autopilot's heartbeat (the game still up), then the game stopped, backed up, and the request.
+    await fromVm("/vm/heartbeat", { serverState: "running", players: [], bootId: boot });
+    // DigitalOcean refuses to delete the older snapshot for longer than the run's tries.
+    digitalocean.inject({ kind: "status", status: 500, route: "DELETE /v2/snapshots/:id", times: 20 });
+    expect(await fromVm("/vm/hibernate", { players: 0, bootId: boot })).toMatchObject({ status: 202 });
+    const status = async () => (await discord.command(endpoint, { name: "status" })).body?.data?.content ?? "";
+    for (let i = 0; i < 600 && !/Could not hibernate|deleting older snapshots failed/.test(await status()); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(digitalocean.droplets()).toEqual([]);
+    // The droplet is gone and its snapshot kept: the server is hibernated, whatever became of the older snapshot.
+    expect(await status()).toMatch(/^💤 Hibernated since/);
+    const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    expect(start.body?.type).toBe(5);
+    await waitUntil(() => /^Server is up at /.test(discord.reply(start.token) ?? ""), "the revive's end", 60_000);
+    expect(digitalocean.droplets()).toHaveLength(1);
+  }, 120_000);
+
   it("aborts when a player is online before the shutdown: nothing undone, the droplet kept", async () => {
     await runningVm();
     await fromVm("/vm/heartbeat", { serverState: "running", players: [] });

@@ -304,6 +304,11 @@ export class ServerControl extends DurableObject<Env> {
       return { run: { ...run, failures, lastError: message }, waitMs, changes: {} };
     }
     // Given up: said in the replies and /status; a new /start (or the VM's next request) begins again.
+    if (run.kind === "hibernate" && run.hibernate.phase === "prune") {
+      // The droplet is destroyed, its snapshot listed: hibernated, whatever became of the older snapshots.
+      const text = `💤 Hibernated (snapshot ${run.hibernate.snapshot?.name}), but deleting older snapshots failed: ${message.slice(0, 400)} (${failures} tries); the next hibernation tries again.`;
+      return { run: undefined, changes: { ...hibernatedNow(run), lastRun: { ok: false, at: Date.now(), text } } };
+    }
     const what = run.kind === "revive" ? "Could not wake the server up" : "Could not hibernate the server";
     const text = `${what}: ${message.slice(0, 500)} (${failures} tries).`;
     return { run: undefined, changes: { lastRun: { ok: false, at: Date.now(), text } } };
@@ -339,12 +344,7 @@ export class ServerControl extends DurableObject<Env> {
     const text = `💤 Hibernated in ${formatSeconds(now() - h.startedAt)}: snapshot ${h.snapshot?.name}${cost}. Type /start to wake it.`;
     return {
       run: undefined,
-      changes: {
-        hibernated: { since: now(), snapshotGb: gb, droplet: h.droplet },
-        hibernatedBoot: run.bootId,
-        heartbeat: undefined,
-        lastRun: { ok: true, at: now(), text },
-      },
+      changes: { ...hibernatedNow({ ...run, hibernate: h }), lastRun: { ok: true, at: now(), text } },
     };
   }
 
@@ -415,6 +415,16 @@ interface Outcome {
   run: Run | undefined;
   waitMs?: number | undefined;
   changes: Partial<Pick<ControlState, "lastRun" | "hibernated" | "hibernatedBoot" | "heartbeat">>;
+}
+
+/** What the state learns when a hibernation has destroyed its droplet: hibernated, that boot's requests refused. */
+function hibernatedNow(run: Run & { kind: "hibernate" }): Outcome["changes"] {
+  const h = run.hibernate;
+  return {
+    hibernated: { since: Date.now(), snapshotGb: h.snapshot?.sizeGb, droplet: h.droplet },
+    hibernatedBoot: run.bootId,
+    heartbeat: undefined,
+  };
 }
 
 function newRun(kind: "revive" | "hibernate", now: number): Run {
