@@ -118,7 +118,9 @@ async function heartbeat(
         lastDrill: drill && { at: drill.time, ok: drill.ok },
         bootId: actor.bootId,
       },
-      now,
+      // Signed when sent, not when the decision began: an idle backup before it may have taken minutes, and the
+      // Worker refuses a request more than 5 minutes old.
+      actor.ctx.clock.now(),
     );
     if (!response.ok) {
       const said = (await response.text()).slice(0, 200);

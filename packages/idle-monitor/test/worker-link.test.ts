@@ -88,7 +88,7 @@ afterEach(async () => {
 });
 
 /** A monitor of an idle, backed-up VM on the boot BOOT, hibernating after an hour on autopilot. */
-async function idleMonitor() {
+async function idleMonitor(options: { state?: Record<string, number>; runner?: typeof zxRunner } = {}) {
   const env = toolEnv(root.path);
   const etc = env.MCOPS_CONFIG_DIR as string;
   mkdirSync(etc, { recursive: true });
@@ -131,6 +131,7 @@ async function idleMonitor() {
     lastBackupOk: T0 - 60 * MIN,
     // A heartbeat a minute ago: the next is not due for four more.
     heartbeatAt: T0 - MIN,
+    ...options.state,
   };
   mkdirSync(env.MCOPS_STATE_DIR as string, { recursive: true });
   writeFileSync(join(env.MCOPS_STATE_DIR as string, "idle-monitor.json"), JSON.stringify(state));
@@ -139,7 +140,7 @@ async function idleMonitor() {
     env,
     clock,
     stderr: { write: () => true },
-    runner: zxRunner,
+    runner: options.runner ?? zxRunner,
     signal: new AbortController().signal,
   };
   return { monitor: createMonitor(ctx), backedUp: () => existsSync(calls) };
@@ -209,5 +210,30 @@ describe("a boot id that cannot be read", () => {
     // BOOT is the boot the Worker hibernated: it refuses every request that says it (409), so /start never starts
     // the game. Not knowing the boot, the VM says none.
     expect(taken[0]?.body.bootId).toBeUndefined();
+  });
+});
+
+describe("a decision that takes minutes", () => {
+  it("signs the heartbeat when it is sent: after a 6-minute idle backup it is not refused as stale", async () => {
+    // Played until 40 minutes ago, not backed up since: this decision runs the idle backup first, which takes 6 minutes.
+    const runner: typeof zxRunner = {
+      ...zxRunner,
+      run: (...args: Parameters<typeof zxRunner.run>) => {
+        if (args[0].endsWith("backup-stand-in")) clock.advance(6 * MIN);
+        return zxRunner.run(...args);
+      },
+    };
+    const { monitor } = await idleMonitor({
+      runner,
+      state: {
+        lastActivity: T0 - 40 * MIN,
+        idleSince: T0 - 40 * MIN,
+        lastBackupOk: T0 - 60 * MIN,
+        heartbeatAt: T0 - 10 * MIN,
+      },
+    });
+    await monitor.tick();
+    // The Worker takes a request at most 5 minutes old by its clock: one dated at the decision's start is refused.
+    expect(taken[0]?.path).toBe("/vm/heartbeat");
   });
 });
