@@ -129,6 +129,28 @@ describe("runs end", () => {
     expect(digitalocean?.droplets()[0]?.status).toBe("active");
   });
 
+  it("a hibernation given up with the VM shut down does not leave /start answering 'already up'", async () => {
+    const { endpoint } = await setUp();
+    await runningVm();
+    // The autopilot's heartbeat (the game still up); then the VM stops the game, backs up and asks.
+    await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
+    digitalocean?.inject({ kind: "action-errors", actionType: "snapshot", times: 10 });
+    expect((await fromVm("/vm/hibernate", { players: 0 })).status).toBe(202);
+    await waitFor(
+      async () => /Could not hibernate|Not hibernated/.test(await status(endpoint)),
+      "the run's end",
+      60_000,
+    );
+    // The droplet was shut down for its snapshot and is off: the server is not up.
+    expect(digitalocean?.droplets()[0]?.status).toBe("off");
+    expect(await status(endpoint)).not.toMatch(/^🟢 Running/);
+    const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+    expect(start.body?.data?.content ?? "").not.toMatch(/already up/);
+    expect(start.body?.type).toBe(5);
+    await waitUntil(() => /^Server is up/.test(discord.reply(start.token) ?? ""), "the server up again", 60_000);
+    expect(digitalocean?.droplets()[0]?.status).toBe("active");
+  }, 120_000);
+
   it("ends a hibernation whose droplet was destroyed by hand; a /start meanwhile makes the VM again", async () => {
     const { endpoint } = await setUp();
     const id = await runningVm();

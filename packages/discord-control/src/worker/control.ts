@@ -311,7 +311,8 @@ export class ServerControl extends DurableObject<Env> {
     }
     const what = run.kind === "revive" ? "Could not wake the server up" : "Could not hibernate the server";
     const text = `${what}: ${message.slice(0, 500)} (${failures} tries).`;
-    return { run: undefined, changes: { lastRun: { ok: false, at: Date.now(), text } } };
+    const lastRun = { ok: false, at: Date.now(), text };
+    return { run: undefined, changes: run.kind === "hibernate" ? { ...notHibernated(), lastRun } : { lastRun } };
   }
 
   /** One step of the run: the run as it is after it, and what the state learns when it ends. */
@@ -337,8 +338,10 @@ export class ServerControl extends DurableObject<Env> {
         changes: {},
       };
     const h = step.run;
-    if (h.aborted)
-      return { run: undefined, changes: { lastRun: { ok: false, at: now(), text: `Not hibernated: ${h.aborted}.` } } };
+    if (h.aborted) {
+      const lastRun = { ok: false, at: now(), text: `Not hibernated: ${h.aborted}.` };
+      return { run: undefined, changes: { ...notHibernated(), lastRun } };
+    }
     const gb = h.snapshot?.sizeGb;
     const cost = gb === undefined ? "" : `; asleep it costs $${(gb * SNAPSHOT_PRICE_PER_GB).toFixed(2)} a month`;
     const text = `💤 Hibernated in ${formatSeconds(now() - h.startedAt)}: snapshot ${h.snapshot?.name}${cost}. Type /start to wake it.`;
@@ -425,6 +428,15 @@ function hibernatedNow(run: Run & { kind: "hibernate" }): Outcome["changes"] {
     hibernatedBoot: run.bootId,
     heartbeat: undefined,
   };
+}
+
+/**
+ * What the state learns when a hibernation ends without destroying the droplet: the VM stopped the game before it
+ * asked, and the droplet may be off (shut down for its snapshot), so the heartbeat before it ("running") no longer
+ * says anything: /start revives (powers it on, starts the game) instead of answering "already up".
+ */
+function notHibernated(): Outcome["changes"] {
+  return { heartbeat: undefined };
 }
 
 function newRun(kind: "revive" | "hibernate", now: number): Run {

@@ -31,6 +31,8 @@ export interface HibernateRun {
   poweredOff?: "failed" | "did not finish";
   /** The snapshot asked for, then found listed. */
   snapshot?: { name: string; id?: string; sizeGb?: number };
+  /** Snapshots DigitalOcean ended "errored" so far: after MAX_SNAPSHOT_ERRORS the run ends, the droplet kept. */
+  snapshotErrors?: number;
   done: Array<{ at: number; text: string }>;
   /** Set when the run ended without destroying anything (a player came back). */
   aborted?: string;
@@ -58,6 +60,13 @@ export interface HibernateTimeouts {
 }
 
 const TIMEOUTS: HibernateTimeouts = { shutdownMs: 3 * 60_000, snapshotMs: 90 * 60_000 };
+
+/**
+ * Snapshots that may end "errored" before the run ends without destroying anything. Each new snapshot asked is a step
+ * that succeeds, so without this bound a snapshot that always fails was asked again for good: the run never ended,
+ * and neither did its reply, nor a /start waiting for it.
+ */
+const MAX_SNAPSHOT_ERRORS = 3;
 
 export function newHibernateRun(now: number): HibernateRun {
   return { phase: "find", startedAt: now, phaseSince: now, done: [] };
@@ -216,9 +225,24 @@ async function snapshotStep(run: HibernateRun, deps: HibernateDeps): Promise<Hib
   // Said once it is listed, with its size.
   if (action.status === "completed") return { run: { ...run, phase: "listed", phaseSince: deps.now() }, waitMs: 0 };
   if (action.status === "errored") {
+    const errors = (run.snapshotErrors ?? 0) + 1;
+    if (errors >= MAX_SNAPSHOT_ERRORS) {
+      const why = `${errors} snapshots of ${run.droplet?.name} failed: nothing destroyed, the droplet was kept (powered off)`;
+      return {
+        run: {
+          ...run,
+          phase: "done",
+          aborted: why,
+          snapshotErrors: errors,
+          done: [...run.done, { at: deps.now(), text: why }],
+        },
+        waitMs: undefined,
+      };
+    }
     // Forgotten: the next try (the next alarm, or the next run) takes a new snapshot.
     delete run.snapshot;
     delete run.actionId;
+    run.snapshotErrors = errors;
     throw new JobError(`the snapshot ${name} failed`, {
       hint: `the droplet ${run.droplet?.name} was kept (powered off): run hibernate again to take a new snapshot, or power it on from the control panel`,
     });
