@@ -1,3 +1,4 @@
+import { type AddressInfo, connect, createServer } from "node:net";
 import {
   type CloudflareStandIn,
   type DigitalOceanStandIn,
@@ -169,6 +170,43 @@ describe("replies that end", () => {
     expect(message?.body.content).toMatch(/^Server is up at /);
     expect(discord.reply(start.token)).toMatch(/can follow no longer/);
   }, 90_000);
+});
+
+describe("a reply's last edit that Discord fails", () => {
+  it("edits the reply with the outcome again when Discord answers its last edit 500 once", async () => {
+    // The game behind a gate the test opens: the run waits in its game phase until then.
+    let open = false;
+    const [gameHost, gamePort] = game.address.split(":");
+    const gate = createServer((socket) => {
+      if (!open) return socket.destroy();
+      const upstream = connect(Number(gamePort), gameHost);
+      socket.pipe(upstream).pipe(socket);
+      upstream.on("error", () => socket.destroy());
+      socket.on("error", () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => gate.listen(0, "127.0.0.1", () => resolve()));
+    try {
+      const gateAddress = `127.0.0.1:${(gate.address() as AddressInfo).port}`;
+      const endpoint = await setUp({ vars: { GAME_ADDRESS: gateAddress } });
+      const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
+      await waitUntil(
+        () => /Waiting for the game to answer/.test(discord.reply(start.token) ?? ""),
+        "the game phase",
+        60_000,
+      );
+      // The next edit is the last one (the outcome): Discord answers it 500, once.
+      discord.inject({ kind: "status", status: 500 });
+      open = true;
+      await waitUntil(
+        () => discord.editRequests.some((r) => r.token === start.token && r.status === 500),
+        "the failed edit",
+        60_000,
+      );
+      await waitUntil(() => /^Server is up at /.test(discord.reply(start.token) ?? ""), "the reply's end", 30_000);
+    } finally {
+      gate.close();
+    }
+  }, 120_000);
 });
 
 describe("/start during the /stop hand-off", () => {

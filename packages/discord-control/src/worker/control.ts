@@ -65,7 +65,13 @@ export interface ControlState {
   wakeAfter?: boolean | undefined;
   run?: Run | undefined;
   /** Interaction replies that follow the run: edited as each step ends (Discord keeps a token 15 minutes). */
-  replies: Array<{ token: string; since: number; shown?: string | undefined }>;
+  replies: Array<{
+    token: string;
+    since: number;
+    shown?: string | undefined;
+    /** The run it followed ended and Discord failed the edit that shows the end (a 5xx): it is tried again. */
+    ending?: boolean | undefined;
+  }>;
   /** A reply stopped following the run before its end (Discord's 15 minutes): the outcome goes to the channel. */
   toChannel?: boolean | undefined;
   /** How the last run ended; `missed` when a reply that asked for it could not show it (/status says it then). */
@@ -263,7 +269,11 @@ export class ServerControl extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const before = await this.#load();
     const stored = before.run;
-    if (!stored) return;
+    if (!stored) {
+      // No run: a reply whose last edit (the outcome) Discord failed is tried again.
+      if (before.replies.some((r) => r.ending)) await this.#follow(before, Date.now(), true);
+      return;
+    }
     const { stepAt, ...run } = stored;
     if (stepAt !== undefined && run.kind === "revive") {
       console.log(`the last ${run.kind} step (${run.revive.phase}) never ended: the Worker stopped midway`);
@@ -351,6 +361,12 @@ export class ServerControl extends DurableObject<Env> {
     };
   }
 
+  /** The first wait after an error (RETRY_MS). */
+  #retryMs(): number {
+    const ms = Number(this.env.RETRY_MS ?? RETRY_MS);
+    return Number.isFinite(ms) && ms > 0 ? ms : RETRY_MS;
+  }
+
   /** How long a reply follows a run (Discord keeps its token 15 minutes). */
   #replyMs(): number {
     const ms = Number(this.env.REPLY_MS ?? REPLY_MS);
@@ -370,7 +386,7 @@ export class ServerControl extends DurableObject<Env> {
    * before the next look says so in its last edit; then, and when the end could not be shown in a reply, the outcome
    * goes to the channel through OUTCOME_WEBHOOK_URL, and /status keeps it.
    */
-  async #follow(state: ControlState, alarmAt: number): Promise<void> {
+  async #follow(state: ControlState, alarmAt: number, onlyEnding = false): Promise<void> {
     const now = Date.now();
     const text = progress(state, now);
     const replyMs = this.#replyMs();
@@ -378,6 +394,7 @@ export class ServerControl extends DurableObject<Env> {
     const results = new Map<string, Delivery>();
     const handedOver = new Set<string>();
     for (const reply of state.replies) {
+      if (onlyEnding && !reply.ending) continue;
       if (now - reply.since >= replyMs) results.set(reply.token, "gone");
       else if (state.run && nextLook - reply.since >= replyMs) {
         handedOver.add(reply.token);
@@ -388,7 +405,16 @@ export class ServerControl extends DurableObject<Env> {
         results.set(reply.token, await editReply(this.env, reply.token, last));
       } else if (reply.shown !== text) results.set(reply.token, await editReply(this.env, reply.token, text));
     }
-    const lost = [...results].some(([token, r]) => r === "gone" || handedOver.has(token) || (!state.run && r !== "ok"));
+    // The run ended and Discord failed the edit that shows it (a 5xx, no answer): tried again while the token lasts.
+    const retryMs = this.#retryMs();
+    const again = new Set(
+      state.replies
+        .filter((r) => !state.run && results.get(r.token) === "failed" && now + retryMs - r.since < replyMs)
+        .map((r) => r.token),
+    );
+    const lost = [...results].some(
+      ([token, r]) => r === "gone" || handedOver.has(token) || (!state.run && r !== "ok" && !again.has(token)),
+    );
     let posted: Delivery | undefined;
     if (!state.run && (state.toChannel || lost)) {
       posted = await postToChannel(this.env, text);
@@ -400,11 +426,13 @@ export class ServerControl extends DurableObject<Env> {
     after.replies = after.replies.flatMap((reply) => {
       const edited = results.get(reply.token);
       if (edited === undefined) return [reply];
+      if (again.has(reply.token)) return [{ ...reply, ending: true }];
       // A reply stops following once it shows the end, once Discord refused it (expired), or once handed over.
       if (!after.run || edited === "gone" || handedOver.has(reply.token)) return [];
       return edited === "ok" ? [{ ...reply, shown: text }] : [reply];
     });
     if (state.run && lost) after.toChannel = true;
+    if (again.size && !after.run) await this.ctx.storage.setAlarm(Date.now() + retryMs);
     if (posted !== undefined) {
       after.toChannel = undefined;
       if (after.lastRun && after.lastRun.at === state.lastRun?.at) after.lastRun = { ...after.lastRun, missed: true };
