@@ -76,7 +76,9 @@ export async function talkToWorker(
   if (answer.start === true) {
     // The group asked for the game: the idle period starts again, so the autopilot gives them their time to join.
     state.idleSince = undefined;
-    if (observation.state === "offline") await startGame(actor);
+    // Not started (the panel not up yet, early in a boot): the heartbeat is due again at the next poll, not in
+    // HEARTBEAT_EVERY, so the revive waiting for the game (10 minutes at most) is not left waiting.
+    if (observation.state === "offline" && !(await startGame(actor))) state.heartbeatAt = undefined;
     return;
   }
   const stop = answer.hibernate;
@@ -149,13 +151,15 @@ function startAsked(said: string): boolean {
   }
 }
 
-/** A `/start` waits for the game: it is started through the panel. */
-async function startGame(actor: Actor): Promise<void> {
+/** A `/start` waits for the game: it is started through the panel. False when that failed. */
+async function startGame(actor: Actor): Promise<boolean> {
   actor.logger.info("the Worker asks for the game (/start): starting it through the panel");
   try {
     await actor.panel.power("start");
+    return true;
   } catch (error) {
-    actor.fail(`starting the game for /start failed: ${(error as Error).message}`);
+    actor.fail(`starting the game for /start failed: ${(error as Error).message}; asking again at the next poll`);
+    return false;
   }
 }
 
@@ -200,7 +204,7 @@ async function hibernate(
         logger.info("hibernation: a /start was asked in Discord meanwhile; not hibernating, starting the game again");
         state.idleSince = undefined;
         state.hibernateAsked = undefined;
-        await startGame(actor);
+        if (!(await startGame(actor))) state.heartbeatAt = undefined;
         return;
       }
       actor.fail(`hibernation: the Worker answered ${response.status} ${said}`);

@@ -237,3 +237,18 @@ describe("a decision that takes minutes", () => {
     expect(taken[0]?.path).toBe("/vm/heartbeat");
   });
 });
+
+describe("a /start the VM could not carry out", () => {
+  it("asks the Worker again at the next poll when starting the game failed (the panel not up yet after a boot)", async () => {
+    const { monitor } = await idleMonitor();
+    answer = { hibernate: false, start: true };
+    panel.inject({ kind: "status", status: 502, route: "power", times: 2 });
+    await monitor.tick();
+    expect(panel.signals()).toEqual([]);
+    // The revive waits in its game phase (10 minutes at most): the next heartbeat is not 5 minutes away.
+    clock.advance(MIN);
+    await monitor.tick();
+    expect(taken.map((t) => t.path)).toEqual(["/vm/heartbeat", "/vm/heartbeat"]);
+    expect(panel.signals()).toEqual(["start"]);
+  });
+});
