@@ -368,6 +368,47 @@ describe("discord-control Worker: hibernation asked by the VM", () => {
     expect(digitalocean.droplets()).toHaveLength(1);
   }, 120_000);
 
+  it("hibernates when the Worker restarts while DigitalOcean takes the snapshot it asked for (its answer never seen)", async () => {
+    await worker.close();
+    await digitalocean.close();
+    // A snapshot that takes a while, as a real one does (minutes): the droplet has it pending meanwhile.
+    digitalocean = await startDigitalOceanStandIn({
+      droplets: [],
+      snapshots: [{ name: "mcops-play.example.co.uk-2026-11-20-0300", sizeGigabytes: 7, region: "fra1" }],
+      timings: { createMs: 300, powerOnMs: 100, snapshotMs: 15_000 },
+    });
+    const kept = mkdtempSync(join(tmpdir(), "mcops-worker-restart-"));
+    const vars = workerVars({ app: discord, digitalocean, cloudflare, gameAddress: game.address, secret: SECRET });
+    worker = await startWorker(vars, { persistTo: kept });
+    try {
+      await runningVm();
+      await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
+      // The shutdown and the snapshot are answered 2 s late: the Worker stops before it sees the snapshot's answer.
+      digitalocean.inject({ kind: "delay", ms: 2000, route: "POST /v2/droplets/:id/actions", times: 2 });
+      expect(await fromVm("/vm/hibernate", { players: 0 })).toMatchObject({ status: 202 });
+      const asked = () =>
+        digitalocean.requests.some(
+          (r) => r.method === "POST" && (r.body as { type?: string } | undefined)?.type === "snapshot",
+        );
+      await waitUntil(asked, "the snapshot asked", 30_000);
+      await worker.close();
+      await waitUntil(() => digitalocean.actions().some((a) => a.type === "snapshot"), "the snapshot begun", 30_000);
+      worker = await startWorker(vars, { persistTo: kept });
+      endpoint = `${worker.url}/interactions`;
+      const status = async () => (await discord.command(endpoint, { name: "status" })).body?.data?.content ?? "";
+      for (let i = 0; i < 600 && !/^💤|Could not hibernate/.test(await status()); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await status()).toMatch(/^💤 Hibernated since/);
+      expect(digitalocean.droplets()).toEqual([]);
+      // The snapshot asked before the restart is the one kept: not a second one.
+      expect(digitalocean.actions().filter((a) => a.type === "snapshot")).toHaveLength(1);
+    } finally {
+      await worker.close();
+      rmSync(kept, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it("aborts when a player is online before the shutdown: nothing undone, the droplet kept", async () => {
     await runningVm();
     await fromVm("/vm/heartbeat", { serverState: "running", players: [] });

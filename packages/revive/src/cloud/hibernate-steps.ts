@@ -213,8 +213,23 @@ async function offStep(run: HibernateRun, deps: HibernateDeps): Promise<Hibernat
 async function snapshotStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
   const id = run.droplet?.id as number;
   if (!run.snapshot) {
-    const name = snapshotName(deps.server.key, deps.now(), await deps.digitalocean.snapshots());
-    const action = await deps.digitalocean.action(id, "snapshot", { name });
+    // A snapshot of this droplet named for this server and taken since the run began was asked by a step that never
+    // saw DigitalOcean's answer (the Worker stopped midway): it is this run's, not taken twice.
+    const listed = await deps.digitalocean.snapshots();
+    const taken = serverSnapshots(listed, deps.server).find(
+      (s) => s.resource_id === String(id) && Date.parse(s.created_at) >= run.startedAt,
+    );
+    if (taken)
+      return { run: { ...run, phase: "listed", snapshot: { name: taken.name }, phaseSince: deps.now() }, waitMs: 0 };
+    const name = snapshotName(deps.server.key, deps.now(), listed);
+    let action: Awaited<ReturnType<DigitalOcean["action"]>>;
+    try {
+      action = await deps.digitalocean.action(id, "snapshot", { name });
+    } catch (error) {
+      // The droplet has an action pending: that snapshot, still being taken. Waited for (then found just above).
+      if (!/pending event/.test((error as Error).message)) throw error;
+      return wait(run, deps, "snapshotMs", `the droplet's pending action (a snapshot asked before?) did not end`);
+    }
     return {
       run: { ...run, snapshot: { name }, actionId: action.id, phaseSince: deps.now() },
       waitMs: deps.pollMs ?? 5000,
