@@ -409,6 +409,19 @@ describe("discord-control Worker: hibernation asked by the VM", () => {
     }
   }, 180_000);
 
+  it("hibernates when DigitalOcean shuts the droplet down but answers the shutdown 500", async () => {
+    await runningVm();
+    await fromVm("/vm/heartbeat", { serverState: "running", players: [] });
+    digitalocean.inject({ kind: "status-after-effect", status: 500, route: "POST /v2/droplets/:id/actions" });
+    expect(await fromVm("/vm/hibernate", { players: 0 })).toMatchObject({ status: 202 });
+    const status = async () => (await discord.command(endpoint, { name: "status" })).body?.data?.content ?? "";
+    for (let i = 0; i < 600 && !/^💤|Could not hibernate/.test(await status()); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await status()).toMatch(/^💤 Hibernated since/);
+    expect(digitalocean.droplets()).toEqual([]);
+  }, 120_000);
+
   it("aborts when a player is online before the shutdown: nothing undone, the droplet kept", async () => {
     await runningVm();
     await fromVm("/vm/heartbeat", { serverState: "running", players: [] });

@@ -176,7 +176,18 @@ async function dropletAction(run: HibernateRun, deps: HibernateDeps, type: strin
 async function shutdownStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
   const stop = await someonePlays(run, deps, "before the shutdown");
   if (stop) return stop;
-  const action = await dropletAction(run, deps, "shutdown");
+  // A shutdown asked before whose answer was lost (a 5xx after doing it, the Worker stopped midway) may have been done,
+  // or be under way: the droplet off goes on to the snapshot, one with an action pending is waited for as a shutdown.
+  const droplet = await deps.digitalocean.droplet(run.droplet?.id as number);
+  if (droplet?.status === "off") return next(run, deps, "snapshot", `Shut ${droplet.name} down`);
+  let action: Awaited<ReturnType<typeof dropletAction>>;
+  try {
+    action = await dropletAction(run, deps, "shutdown");
+  } catch (error) {
+    if (!/still shutting down/.test((error as Error).message)) throw error;
+    const { actionId: _, ...waiting } = run;
+    return { run: { ...waiting, phase: "off", phaseSince: deps.now() }, waitMs: deps.pollMs ?? 5000 };
+  }
   return { run: { ...run, phase: "off", phaseSince: deps.now(), actionId: action.id }, waitMs: deps.pollMs ?? 5000 };
 }
 
