@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { DigitalOceanStandIn } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Snapshot } from "../src/cloud/digitalocean.ts";
-import { serverSnapshots, snapshotName } from "../src/cloud/snapshots.ts";
+import { serverKey, serverSnapshots, serverTag, snapshotName } from "../src/cloud/snapshots.ts";
 import { runHibernate } from "../src/commands/hibernate.ts";
 import { runRevive } from "../src/commands/revive.ts";
 import { startDigitalOcean, startWorld, type World } from "./harness.ts";
@@ -186,5 +186,13 @@ describe("snapshot names", () => {
     // Another server's, with a host that begins like this one's, is never this server's.
     const other = snap("mcops-play.example.co.uk.evil-2026-11-21-061245", "2026-11-21T06:13:00Z");
     expect(serverSnapshots([other], { key: "play.example.co.uk" })).toEqual([]);
+  });
+
+  it("take the identity from a host name only: an underscore would share another server's tag", () => {
+    expect(serverKey("Play.Example.co.uk:25565")).toBe("play.example.co.uk");
+    expect(serverTag(serverKey("play.example.co.uk"))).toBe("mcops-server:play_example_co_uk");
+    for (const bad of ["play_example.co.uk:25565", "play.example.co.uk.:25565", "-play.example.co.uk", "a b.example"]) {
+      expect(() => serverKey(bad)).toThrow(/^SERVER_ADDR ".*" is not a host name$/);
+    }
   });
 });

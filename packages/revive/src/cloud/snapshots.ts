@@ -23,9 +23,20 @@ export interface ServerIdentity {
   dropletIds?: readonly number[] | undefined;
 }
 
-/** The server's identity from SERVER_ADDR (`play.example.co.uk:25565` → `play.example.co.uk`). */
+/**
+ * The server's identity from SERVER_ADDR (`play.example.co.uk:25565` → `play.example.co.uk`). Only a host name's
+ * letters, digits, dots and hyphens: the tag writes dots as underscores, so `play_example.co.uk` would share
+ * `play.example.co.uk`'s tag and take its droplet for its own.
+ */
 export function serverKey(serverAddr: string): string {
-  return parseGameAddress(serverAddr).host.toLowerCase();
+  const host = parseGameAddress(serverAddr).host.toLowerCase();
+  if (!/^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$/.test(host)) {
+    throw new JobError(`SERVER_ADDR ${JSON.stringify(serverAddr.slice(0, 100))} is not a host name`, {
+      where: "SERVER_ADDR",
+      hint: "the play address players type, e.g. play.example.com or play.example.com:25565",
+    });
+  }
+  return host;
 }
 
 /** The tag every droplet of this server carries (DigitalOcean's tags take letters, digits, `:`, `-` and `_`). */
