@@ -44,6 +44,13 @@ export const MAX_RATE_WAIT_MS = 60_000;
  * any webhook, and a global 429 blocks it.
  */
 export const GLOBAL_RATE = { limit: 50, windowMs: 1000 } as const;
+/**
+ * The longest a 429 (or an empty bucket) holds a window shared through the run dir. A longer wait is still reported
+ * (the post is dropped), but the file does not keep every tool of the machine silent for what an odd answer asked (a
+ * year's retry_after, a proxy's Retry-After): after an hour the next post asks Discord again, and a real limit just
+ * answers another 429.
+ */
+export const MAX_BLOCK_MS = 60 * 60_000;
 /** The key of the machine's global window (every other window is keyed by its webhook address). */
 const GLOBAL_KEY = "discord global rate limit";
 
@@ -270,9 +277,12 @@ function rateLimitedTooLong(waitMs: number, scope: DiscordRateScope): SendResult
 /** The global window's WaitTooLong, told apart from the webhook window's. */
 class GlobalWaitTooLong extends WaitTooLong {}
 
-/** The 429's window blocked until the wait it asked for is over: the webhook's, or the machine's for a global one. */
-function blockFor(windows: RateWindows, scope: DiscordRateScope, untilMs: number): Promise<void> {
-  return (scope === "global" ? windows.global : windows.webhook).block(untilMs);
+/**
+ * The 429's window blocked until the wait it asked for is over (at most MAX_BLOCK_MS): the webhook's, or the machine's
+ * for a global one.
+ */
+function blockFor(windows: RateWindows, scope: DiscordRateScope, now: number, waitMs: number): Promise<void> {
+  return (scope === "global" ? windows.global : windows.webhook).block(now + Math.min(waitMs, MAX_BLOCK_MS));
 }
 
 /**
@@ -309,7 +319,7 @@ function requestPost(ctx: PostContext, target: URL, message: WebhookMessage): Pr
     onRetry: async ({ status, code, waitMs, headers, body }) => {
       if (status === 429) {
         const { scope } = discordRateLimit(headers ?? new Headers(), body, version);
-        await blockFor(windows, scope, clock.now() + waitMs);
+        await blockFor(windows, scope, clock.now(), waitMs);
         logger.warn(
           `webhook rate limited${scope === "global" ? " (Discord's global limit)" : ""}; waiting ${waitMs} ms`,
         );
@@ -352,7 +362,7 @@ async function readAnswer(ctx: PostContext, answer: Exchange, where: string): Pr
     await response.body?.cancel().catch(() => undefined);
     if (response.headers.get("x-ratelimit-remaining") === "0") {
       const after = Number(response.headers.get("x-ratelimit-reset-after"));
-      if (Number.isFinite(after) && after > 0) await windows.webhook.block(clock.now() + Math.ceil(after * 1000));
+      if (Number.isFinite(after) && after > 0) await blockFor(windows, "webhook", clock.now(), Math.ceil(after * 1000));
     }
     return { status: "sent", attempts };
   }
@@ -361,7 +371,7 @@ async function readAnswer(ctx: PostContext, answer: Exchange, where: string): Pr
   if (answer.waitTooLongMs !== undefined) {
     const scope: DiscordRateScope =
       response.status === 429 ? discordRateLimit(response.headers, body, version).scope : "webhook";
-    await blockFor(windows, scope, clock.now() + answer.waitTooLongMs);
+    await blockFor(windows, scope, clock.now(), answer.waitTooLongMs);
     return rateLimitedTooLong(answer.waitTooLongMs, scope);
   }
   if (response.status === 429) {

@@ -349,6 +349,26 @@ describe("createNotifier", () => {
     expect(discord.requests).toHaveLength(requests);
   });
 
+  it("does not hold the machine's posts for good after a global 429 asking for a year (the hold is bounded)", async () => {
+    await discord.close();
+    discord = await startDiscordStandIn({
+      webhooks: [0, 1].map((i) => ({ id: `12345678901234567${i}`, token: `t${i}` })),
+    });
+    const clock = virtualClock(Date.now());
+    // A proxy or an odd answer: a year of retry_after with global: true, on the versioned path (seconds).
+    discord.inject({
+      kind: "status",
+      status: 429,
+      body: { message: "You are being rate limited.", retry_after: 365 * 24 * 3600, global: true },
+      headers: { "X-RateLimit-Global": "true", "X-RateLimit-Scope": "global" },
+    });
+    const to = (index: number) => notifier({ clock, config: config({ webhookUrl: discord.webhookUrl(index) }) });
+    expect(await to(0).send({ title: "held" })).toMatchObject({ kind: "rate-limited" });
+    // A day later, every tool of the machine posts again (to any webhook): the file does not keep a year's hold.
+    clock.advance(24 * 3600_000);
+    expect(await to(1).send({ title: "a day later" })).toEqual({ status: "sent", attempts: 1 });
+  });
+
   it("holds back when Discord's headers say the bucket is empty", async () => {
     await discord.close();
     // Discord's own limit is tighter than ours: only its X-RateLimit headers can keep us from a 429.
