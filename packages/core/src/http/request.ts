@@ -148,7 +148,8 @@ export function decide(policy: RequestPolicy, outcome: TryOutcome): Verdict {
 /**
  * The wait an answer asks for, in ms: Retry-After (seconds or an HTTP date), X-RateLimit-Reset-After (seconds),
  * RateLimit-Reset (epoch seconds when it looks like one, else seconds), or a JSON body's `retry_after` (seconds).
- * Undefined when it names none.
+ * Undefined when it names none, or names a time already past by this machine's clock (a clock ahead of the
+ * service's): the wait is unknown then, not zero, and the policy's own applies (DigitalOcean's minute).
  *
  * An epoch RateLimit-Reset is DigitalOcean's: "the time when the oldest request will expire" of the hour
  * (digitalocean/openapi specification/description.yml, "Rate Limit"; shared/headers.yml), up to an hour away. It is
@@ -161,8 +162,9 @@ export function waitHintMs(headers: Headers, now: number, body?: unknown): numbe
   const retryAfter = headers.get("retry-after")?.trim();
   if (retryAfter) {
     if (/^\d+(\.\d+)?$/.test(retryAfter)) return Math.ceil(Number(retryAfter) * 1000);
+    // A date already past (this machine's clock ahead of the service's) names no wait: the policy's applies.
     const date = Date.parse(retryAfter);
-    if (Number.isFinite(date)) return Math.max(0, date - now);
+    if (Number.isFinite(date) && date > now) return date - now;
   }
   const resetAfter = Number(headers.get("x-ratelimit-reset-after") ?? Number.NaN);
   if (Number.isFinite(resetAfter) && resetAfter >= 0) return Math.ceil(resetAfter * 1000);
@@ -170,7 +172,7 @@ export function waitHintMs(headers: Headers, now: number, body?: unknown): numbe
   if (Number.isFinite(reset) && reset > 0) {
     if (reset <= 1e9) return reset * 1000;
     const remaining = Number(headers.get("ratelimit-remaining") ?? Number.NaN);
-    if (!(remaining > 0)) return Math.max(0, reset * 1000 - now);
+    if (!(remaining > 0) && reset * 1000 > now) return reset * 1000 - now;
   }
   return undefined;
 }

@@ -107,6 +107,22 @@ describe("waitHintMs: the wait an answer asks for", () => {
     expect(decide(POLICIES.cloudflare, { ...minute, waitHintMs: undefined })).toEqual({ retry: true, waitMs: 500 });
   });
 
+  it("reads a reset or a date already past (a clock ahead of the service's) as no wait named, not as none to wait", () => {
+    // RateLimit-Remaining 0 with RateLimit-Reset 30 s ago by this machine's clock: the hour is used up and the reset
+    // is near but not known. A wait of 0 made the 4 tries within a millisecond and gave up.
+    const past = { "ratelimit-limit": "5000", "ratelimit-remaining": "0", "ratelimit-reset": String(now / 1000 - 30) };
+    expect(hint(past)).toBeUndefined();
+    expect(hint({ "retry-after": new Date(now - 5000).toUTCString() })).toBeUndefined();
+    const verdict = decide(POLICIES.digitalocean, {
+      attempt: 1,
+      elapsedMs: 0,
+      idempotent: true,
+      status: 429,
+      waitHintMs: hint(past),
+    });
+    expect(verdict).toEqual({ retry: true, waitMs: 60_000 });
+  });
+
   it("says nothing when the answer names no wait", () => {
     expect(hint({})).toBeUndefined();
     expect(hint({ "retry-after": "soon" })).toBeUndefined();
