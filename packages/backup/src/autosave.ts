@@ -42,9 +42,15 @@ export interface AutosaveOptions {
   atExit?: Set<() => Promise<void>> | undefined;
   /** The longest wait for a server shown starting or stopping to be running or offline. Default 5 minutes. */
   settleTimeoutMs?: number | undefined;
+  /**
+   * After "Server must be online" to a server not shown offline, the longest wait for the panel to show it offline
+   * before the world is taken as at rest. Default 30 s (the panel caches resources for 20 s).
+   */
+  recheckTimeoutMs?: number | undefined;
 }
 
 const SETTLE_TIMEOUT_MS = 5 * 60_000;
+const RECHECK_TIMEOUT_MS = 30_000;
 
 /** How the world was made consistent, before the guard knows whether autosave was turned off. */
 type Outcome = Pick<AutosaveGuard, "mode" | "note" | "flushMs">;
@@ -128,6 +134,15 @@ async function saveOff(
   } catch (error) {
     if (error instanceof PanelError && error.kind === "server-offline") {
       atExit?.delete(resume);
+      // Nothing was sent to the game. But the panel says "Server must be online" for any 502 from Wings' side: a
+      // proxy in front of Wings (Wings restarting while the game's container runs on) answers one too. After a state
+      // other than offline, the world is at rest only once the panel shows the server offline.
+      if (state !== "offline" && !(await shownOffline(options, state))) {
+        return atRest(
+          "panel-unreachable",
+          "save-off refused but the server was not shown offline: crash-consistent backup",
+        );
+      }
       logger.info("the game is not running (the panel: Server must be online): its files are at rest");
       return atRest("server-offline", "server offline");
     }
@@ -136,6 +151,26 @@ async function saveOff(
     else atExit?.delete(resume);
     logger.warn(`save-off failed (${(error as Error).message}); the backup is crash-consistent`);
     return atRest("panel-unreachable", "save-off failed: crash-consistent backup");
+  }
+}
+
+/**
+ * After "Server must be online" to a server the panel showed `state` (not offline): whether the panel shows it offline
+ * within `recheckTimeoutMs` (above the panel's 20 s resources cache, so that a read after the refusal is Wings' own).
+ * A game that just crashed is shown offline; behind a proxy's 502 the game may run on, and the panel either cannot
+ * reach Wings or shows it running: then false, said in the log.
+ */
+async function shownOffline(options: AutosaveOptions, state: string): Promise<boolean> {
+  const { panel, logger, signal, recheckTimeoutMs = RECHECK_TIMEOUT_MS } = options;
+  try {
+    await panel.waitForState("offline", { timeoutMs: recheckTimeoutMs, signal });
+    return true;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    logger.warn(
+      `the panel said Server must be online, but it showed the server ${state} and does not show it offline (${reason}): Wings may be unreachable behind a proxy while the game runs; the backup is crash-consistent`,
+    );
+    return false;
   }
 }
 

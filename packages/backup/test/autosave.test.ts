@@ -230,6 +230,48 @@ describe("never trusting the panel's cached state", () => {
     expect(logged).toContain("the game is not running (the panel: Server must be online): its files are at rest");
   });
 
+  it("does not take Server must be online as the world at rest while the panel shows the game running (a proxy's 502 in front of Wings)", async () => {
+    // Wings restarting behind its proxy: the proxy answers 502 to everything the panel asks Wings; the game's
+    // container runs on. The panel turns the command's 502 into "Server must be online" (CommandController.php).
+    await restart({ servers: [{ state: "running" }], resourcesCacheMs: 1000 });
+    const client = createPanelClient({ url: panel.url, key: panel.apiKey, serverId: panel.server.identifier });
+    // The panel's cache holds Wings' last answer (running) from just before Wings went away.
+    expect((await client.resources()).state).toBe("running");
+    panel.inject({ kind: "wings", status: 502, route: "command", times: 5 });
+    panel.inject({ kind: "wings", status: 502, route: "resources", times: 50 });
+    const logged: string[] = [];
+    const quick = createPanelClient({
+      url: panel.url,
+      key: panel.apiKey,
+      serverId: panel.server.identifier,
+      backoffMs: 10,
+    });
+    const guard = await pauseAutosave({
+      panel: { ...quick, command: panelWriting(SAVED).command },
+      volume: VolumeDir.open(dir),
+      latestLog: "latest.log",
+      clock: systemClock,
+      logger: logging(logged),
+      saveTimeoutMs: 5000,
+    });
+    await guard.resume();
+    expect(panel.state()).toBe("running");
+    expect(guard.mode).not.toBe("server-offline");
+    expect(guard.note).toMatch(/crash-consistent/);
+    expect(logged.some((line) => /Wings may be unreachable behind a proxy while the game runs/.test(line))).toBe(true);
+  });
+
+  it("takes Server must be online after a running state as at rest once the panel shows the server offline (a crash)", async () => {
+    await restart({ servers: [{ state: "running" }], resourcesCacheMs: 200 });
+    const client = createPanelClient({ url: panel.url, key: panel.apiKey, serverId: panel.server.identifier });
+    expect((await client.resources()).state).toBe("running");
+    // The game crashed a moment ago: the panel's cache still says running, Wings refuses the command.
+    panel.setState("offline");
+    const guard = await pause(SAVED, 5000);
+    expect(guard).toMatchObject({ mode: "server-offline", offSince: undefined });
+    expect(commandCalls()).toEqual(["save-off 502"]);
+  });
+
   it("waits for a server shown starting to be running before save-off", async () => {
     await restart({ servers: [{ state: "offline" }], resourcesCacheMs: 0, timings: { startMs: 400, stopMs: 50 } });
     await fetch(`${panel.url}/api/client/servers/${panel.server.identifier}/power`, {
