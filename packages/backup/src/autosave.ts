@@ -25,6 +25,13 @@ export interface AutosaveGuard {
   flushMs?: number | undefined;
   /** Turns autosave back on, once; later calls wait for that one. Never throws. */
   resume(): Promise<void>;
+  /**
+   * For a world found at rest (mode "server-offline"), asked once its files were read: why it may not have stayed at
+   * rest, or undefined. "Server must be online" holds only for the moment it was said: a start asked just before
+   * (still "starting", the container not yet run) or during the backup runs the game while restic reads the world,
+   * and the game's first write is its log.
+   */
+  disturbed?(): string | undefined;
 }
 
 export interface AutosaveOptions {
@@ -50,6 +57,7 @@ export interface AutosaveOptions {
 }
 
 const SETTLE_TIMEOUT_MS = 5 * 60_000;
+const LATEST_LOG = "logs/latest.log";
 const RECHECK_TIMEOUT_MS = 30_000;
 
 /** How the world was made consistent, before the guard knows whether autosave was turned off. */
@@ -144,7 +152,14 @@ async function saveOff(
         );
       }
       logger.info("the game is not running (the panel: Server must be online): its files are at rest");
-      return atRest("server-offline", "server offline");
+      const before = logStamp(options);
+      return {
+        ...atRest("server-offline", "server offline"),
+        disturbed: () =>
+          logStamp(options) === before
+            ? undefined
+            : `the game started during the backup (${options.volume.display(options.latestLog ?? LATEST_LOG)} was written since save-off was refused): its files were not at rest, the backup is crash-consistent`,
+      };
     }
     const mayHaveGoneThrough = !(error instanceof PanelError) || error.status === undefined || error.status === 504;
     if (mayHaveGoneThrough) await resume();
@@ -174,6 +189,16 @@ async function shownOffline(options: AutosaveOptions, state: string): Promise<bo
   }
 }
 
+/** The game's log as it stands (its file, size and time), to tell whether the game wrote it since. */
+function logStamp({ volume, latestLog = LATEST_LOG }: AutosaveOptions): string {
+  try {
+    const stat = volume.lstat(latestLog);
+    return stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}` : "absent";
+  } catch (error) {
+    return `unreadable ${(error as NodeJS.ErrnoException).code ?? ""}`;
+  }
+}
+
 /**
  * `save-on`, once however many paths ask for it (the job's finally, a second signal): each waits for the same one.
  * Never throws; it leaves `atExit` once done.
@@ -199,7 +224,7 @@ function resumer(options: AutosaveOptions, offSince: number): () => Promise<void
 
 /** save-all flush (save-off was taken), then the wait for the game's "Saved the game" in latest.log. */
 async function flushAndConfirm(options: AutosaveOptions): Promise<Outcome> {
-  const { panel, volume, latestLog = "logs/latest.log", logger } = options;
+  const { panel, volume, latestLog = LATEST_LOG, logger } = options;
   const log = new GameLogTail(volume, latestLog);
   const offset = log.size();
   const sent = options.clock.now();

@@ -74,6 +74,7 @@ export async function takeSnapshot(ctx: SnapshotContext, request: SnapshotReques
   });
   let summary: BackupSummary;
   let autosaveOffMs: number | undefined;
+  let note = guard.note;
   try {
     stopIfAborted(ctx.signal);
     summary = await unlockedOnce(restic, logger, () =>
@@ -85,12 +86,18 @@ export async function takeSnapshot(ctx: SnapshotContext, request: SnapshotReques
         onProgress: request.onProgress,
       }),
     );
+    // A server found offline may have started while restic read its files: then they were not at rest.
+    const disturbed = guard.disturbed?.();
+    if (disturbed) {
+      logger.warn(disturbed);
+      note = "the server started during the backup: crash-consistent backup";
+    }
   } finally {
     await guard.resume();
     if (guard.offSince !== undefined) autosaveOffMs = ctx.clock.now() - guard.offSince;
   }
   stopIfAborted(ctx.signal);
-  return { summary, note: guard.note, autosaveOffMs, flushMs: guard.flushMs };
+  return { summary, note, autosaveOffMs, flushMs: guard.flushMs };
 }
 
 /** A safety snapshot: restic's id and short id, and what it added. */

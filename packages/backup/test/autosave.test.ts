@@ -272,6 +272,27 @@ describe("never trusting the panel's cached state", () => {
     expect(commandCalls()).toEqual(["save-off 502"]);
   });
 
+  it("says the world was not at rest when the game started while its files were read (save-off refused early in a start)", async () => {
+    // The panel's cache still says offline; a start was just asked: Wings is "starting" and the container does not
+    // run yet, so save-off gets Server must be online. A moment later the game runs and writes its world.
+    await restart({
+      servers: [{ state: "offline" }],
+      resourcesCacheMs: 60_000,
+      timings: { startMs: 600, stopMs: 50, containerMs: 300 },
+    });
+    const client = createPanelClient({ url: panel.url, key: panel.apiKey, serverId: panel.server.identifier });
+    expect((await client.resources()).state).toBe("offline");
+    await client.power("start");
+    await panel.waitForState("starting");
+    const guard = await pause(SAVED, 5000);
+    expect(guard.mode).toBe("server-offline");
+    expect(guard.disturbed?.()).toBeUndefined();
+    // restic reads the volume meanwhile; the game starts and writes its log (then its world).
+    await panel.waitForState("running");
+    appendFileSync(latestLog, "[06:00:05] [Server thread/INFO]: Starting minecraft server version 1.21.4\n");
+    expect(guard.disturbed?.()).toMatch(/started during the backup/);
+  });
+
   it("waits for a server shown starting to be running before save-off", async () => {
     await restart({ servers: [{ state: "offline" }], resourcesCacheMs: 0, timings: { startMs: 400, stopMs: 50 } });
     await fetch(`${panel.url}/api/client/servers/${panel.server.identifier}/power`, {
