@@ -131,9 +131,14 @@ function wingsApi(configText: string): Record<string, unknown> | undefined {
   return api && typeof api === "object" ? (api as Record<string, unknown>) : undefined;
 }
 
-/** A YAML 1.1 boolean as Wings' parser (gopkg.in/yaml.v2) reads one: `true`, `yes`, `on` in any case. */
+/**
+ * A YAML 1.1 true as Wings' parser reads one (gopkg.in/yaml.v2 resolve.go: y, yes, true, on, each in lower case,
+ * capitalised or upper case); the YAML 1.2 parser here reads only `true` as a boolean and leaves the rest strings.
+ * `tRUE` or `yES` is no boolean to yaml.v2 (Wings refuses the file), so not true here either.
+ */
+const YAML_V2_TRUE = new Set(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"]);
 function yamlTrue(value: unknown): boolean {
-  return value === true || (typeof value === "string" && /^(yes|true|on)$/i.test(value));
+  return value === true || (typeof value === "string" && YAML_V2_TRUE.has(value));
 }
 
 /**

@@ -169,6 +169,11 @@ describe("certs wings-hook", () => {
       "https://10.0.0.5:8081\n",
     );
     expect(await url("api:\n  host: '[::]'\n  port: 8080\n")).toBe("http://[::1]:8080\n");
+    // Wings' YAML (gopkg.in/yaml.v2 resolve.go) takes y and Y for true as well, and On; n and N for false.
+    expect(await url("api:\n  port: 8443\n  ssl:\n    enabled: y\n")).toBe("https://127.0.0.1:8443\n");
+    expect(await url("api:\n  port: 8443\n  ssl:\n    enabled: Y\n")).toBe("https://127.0.0.1:8443\n");
+    expect(await url("api:\n  port: 8443\n  ssl:\n    enabled: On\n")).toBe("https://127.0.0.1:8443\n");
+    expect(await url("api:\n  port: 8443\n  ssl:\n    enabled: N\n")).toBe("http://127.0.0.1:8443\n");
     expect(await url("api:\n  port: 99999\n")).toBe("exit 2");
     expect(await url("api:\n  host: 'a b'\n")).toBe("exit 2");
   });
