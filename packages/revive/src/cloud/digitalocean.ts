@@ -26,6 +26,7 @@ const actionSchema = z.object({
   id: z.number(),
   status: z.enum(["in-progress", "completed", "errored"]),
   type: z.string(),
+  started_at: z.optional(z.nullable(z.string())),
 });
 type Action = z.infer<typeof actionSchema>;
 
@@ -151,6 +152,15 @@ function reads(request: Request) {
     },
     async getAction(id: number): Promise<Action> {
       return (await request("get", `/actions/${id}`, actionBodySchema)).action;
+    },
+    /** The droplet's 20 newest actions (DigitalOcean lists them newest first): one page, never the whole history. */
+    async recentActions(dropletId: number): Promise<Action[]> {
+      const body = await request(
+        "get",
+        `/droplets/${dropletId}/actions?page=1&per_page=20`,
+        page("actions", actionSchema),
+      );
+      return (body as { actions: Action[] }).actions;
     },
     snapshots(): Promise<Snapshot[]> {
       return all("/snapshots?resource_type=droplet", "snapshots", snapshotSchema);

@@ -224,14 +224,19 @@ async function offStep(run: HibernateRun, deps: HibernateDeps): Promise<Hibernat
 async function snapshotStep(run: HibernateRun, deps: HibernateDeps): Promise<HibernateStep> {
   const id = run.droplet?.id as number;
   if (!run.snapshot) {
-    // A snapshot of this droplet named for this server and taken since the run began was asked by a step that never
-    // saw DigitalOcean's answer (the Worker stopped midway): it is this run's, not taken twice.
+    // A snapshot asked by a step that never saw DigitalOcean's answer (the Worker stopped midway) is this run's, not
+    // taken twice: the droplet's actions say it was asked (first, so that one ending between the two reads is seen),
+    // the list of snapshots gives its name once it is done.
+    const asked = (await deps.digitalocean.recentActions(id)).filter(
+      (a) => a.type === "snapshot" && a.status !== "errored" && Date.parse(a.started_at ?? "") >= run.startedAt,
+    );
     const listed = await deps.digitalocean.snapshots();
     const taken = serverSnapshots(listed, deps.server).find(
       (s) => s.resource_id === String(id) && Date.parse(s.created_at) >= run.startedAt,
     );
     if (taken)
       return { run: { ...run, phase: "listed", snapshot: { name: taken.name }, phaseSince: deps.now() }, waitMs: 0 };
+    if (asked.length) return wait(run, deps, "snapshotMs", "the snapshot asked before (its answer lost) did not end");
     const name = snapshotName(deps.server.key, deps.now(), listed);
     let action: Awaited<ReturnType<DigitalOcean["action"]>>;
     try {
