@@ -66,8 +66,9 @@ function compareParts(a: readonly number[], b: readonly number[]): number {
   return 0;
 }
 
-/** Reads minecraft-data (as installed for packages/game-log) and collects the death message templates. */
-export function buildTemplates(): DeathTemplates {
+/** The en_us language files of the Java releases from OLDEST_RELEASE on, as minecraft-data (installed for
+ * packages/game-log) ships them, each read once (several releases share one file: 1.12.1 and 1.12.2 use pc/1.12). */
+function readLanguages(): { strings: Record<string, unknown>[]; versions: string[]; packageVersion: string } {
   const require = createRequire(new URL("../package.json", import.meta.url));
   const packageJsonPath = require.resolve("minecraft-data/package.json");
   const packageVersion = (JSON.parse(readFileSync(packageJsonPath, "utf8")) as { version: string }).version;
@@ -89,16 +90,23 @@ export function buildTemplates(): DeathTemplates {
   releases.sort((a, b) => compareParts(a.parts, b.parts));
   if (releases.length === 0) throw new Error(`minecraft-data ${packageVersion} has no pc language data`);
 
-  const keysByTemplate = new Map<string, Set<string>>();
+  const strings: Record<string, unknown>[] = [];
   const seenFiles = new Set<string>();
   for (const { language } of releases) {
-    // Several releases share one language file (1.12.1 and 1.12.2 use pc/1.12).
     if (seenFiles.has(language)) continue;
     seenFiles.add(language);
-    const strings = JSON.parse(readFileSync(join(dataRoot, language, "language.json"), "utf8")) as Record<
-      string,
-      unknown
-    >;
+    strings.push(
+      JSON.parse(readFileSync(join(dataRoot, language, "language.json"), "utf8")) as Record<string, unknown>,
+    );
+  }
+  return { strings, versions: releases.map((r) => r.version), packageVersion };
+}
+
+/** Reads minecraft-data (as installed for packages/game-log) and collects the death message templates. */
+export function buildTemplates(): DeathTemplates {
+  const { strings: files, versions, packageVersion } = readLanguages();
+  const keysByTemplate = new Map<string, Set<string>>();
+  for (const strings of files) {
     for (const [key, value] of Object.entries(strings)) {
       if (!key.startsWith("death.") || typeof value !== "string") continue;
       const template = normaliseTemplate(value);
@@ -119,7 +127,7 @@ export function buildTemplates(): DeathTemplates {
   }
   templates.sort();
   skipped.sort((a, b) => (a.template < b.template ? -1 : a.template > b.template ? 1 : 0));
-  return { templates, versions: releases.map((r) => r.version), packageVersion, skipped };
+  return { templates, versions, packageVersion, skipped };
 }
 
 /** The text of death-templates.generated.ts, formatted the way biome would. */
@@ -138,9 +146,104 @@ export function renderTemplates({ templates, versions, packageVersion }: DeathTe
   ].join("\n");
 }
 
+/** Where the server's own messages go. */
+export const SERVER_GENERATED_PATH = fileURLToPath(new URL("../src/server-templates.generated.ts", import.meta.url));
+
+/**
+ * The language keys of what a server writes to its log itself: command feedback and errors (the console's commands,
+ * the backup's `save-off`, `save-all` and `save-on`), broadcasts (joins, advancements) and disconnect reasons.
+ * Client-only strings (menus, item names, subtitles) never reach the log.
+ */
+export const SERVER_KEY_PREFIXES: readonly string[] = [
+  "argument",
+  "arguments",
+  "chat",
+  "clear",
+  "command",
+  "commands",
+  "disconnect",
+  "gameMode",
+  "item_modifier",
+  "mirror",
+  "multiplayer",
+  "parsing",
+  "permissions",
+  "predicate",
+  "slot",
+  "snbt",
+  "team",
+  "test",
+  "test_instance",
+];
+
+const LEADING_PLACEHOLDER = /^%\d+\$s /;
+const LEADING_WORD = /^[A-Za-z0-9_]{1,16} /;
+
+/**
+ * Whether a normalised server template can be taken for a modded death (a message that begins with a player's name
+ * and a space): it begins with a word that could be a name (`Automatic saving is now disabled`), or with an argument
+ * and a word (`%1$s has %2$s experience points`). A template that begins with an argument needs two words of its own:
+ * `%1$s has %2$s %3$s` (a score) or `%1$s ms` would match nearly any message and hide real deaths.
+ */
+export function isServerTemplate(template: string): boolean {
+  if (LEADING_WORD.test(template)) return true;
+  if (!LEADING_PLACEHOLDER.test(template) || !/^%\d+\$s [A-Za-z]/.test(template)) return false;
+  return (
+    template
+      .replace(/%\d+\$s/g, " ")
+      .trim()
+      .split(/\s+/).length >= 2
+  );
+}
+
+/** The templates of the server's own messages that could be taken for a player's modded death, sorted. */
+export function buildServerTemplates(): { templates: string[]; versions: string[]; packageVersion: string } {
+  const { strings: files, versions, packageVersion } = readLanguages();
+  const prefixes = new Set(SERVER_KEY_PREFIXES);
+  const found = new Set<string>();
+  for (const strings of files) {
+    for (const [key, value] of Object.entries(strings)) {
+      if (typeof value !== "string" || !prefixes.has(key.slice(0, key.indexOf(".")))) continue;
+      const template = normaliseTemplate(value);
+      if (isServerTemplate(template)) found.add(template);
+    }
+  }
+  return { templates: [...found].sort(), versions, packageVersion };
+}
+
+/** The text of server-templates.generated.ts, formatted the way biome would. */
+export function renderServerTemplates({
+  templates,
+  versions,
+  packageVersion,
+}: ReturnType<typeof buildServerTemplates>): string {
+  const range = `${versions[0]} to ${versions[versions.length - 1]}`;
+  return [
+    "// Generated by packages/game-log/scripts/gen-death-messages.ts from minecraft-data " +
+      `${packageVersion}, en_us, Java releases ${range}.`,
+    "// Do not edit: run `node packages/game-log/scripts/gen-death-messages.ts` from the repository root instead.",
+    "",
+    "/** The server's own messages (command feedback, broadcasts) that begin with a word or a player, normalised, sorted. */",
+    "export const SERVER_TEMPLATES: readonly string[] = [",
+    ...templates.map((t) => `  ${biomeString(t)},`),
+    "];",
+    "",
+  ].join("\n");
+}
+
+/** A string literal as biome writes it: double quotes, unless the text holds double quotes and no single ones. */
+function biomeString(text: string): string {
+  const json = JSON.stringify(text);
+  if (!text.includes('"') || text.includes("'")) return json;
+  return `'${json.slice(1, -1).replaceAll('\\"', '"')}'`;
+}
+
 if (import.meta.main) {
   const built = buildTemplates();
   writeFileSync(GENERATED_PATH, renderTemplates(built));
+  const server = buildServerTemplates();
+  writeFileSync(SERVER_GENERATED_PATH, renderServerTemplates(server));
+  console.log(`wrote ${server.templates.length} server message templates to ${SERVER_GENERATED_PATH}`);
   console.log(
     `wrote ${built.templates.length} templates from ${built.versions.length} releases ` +
       `(${built.versions[0]} to ${built.versions[built.versions.length - 1]}) to ${GENERATED_PATH}`,
