@@ -1,6 +1,7 @@
 import { closeSync } from "node:fs";
 import { readRange, type VolumeDir } from "@mcops/core/volume";
 import { matchDeath } from "./death-messages.ts";
+import { isServerMessage } from "./server-messages.ts";
 
 /**
  * The game log parser (docs/system.md 6, docs/contract.md `log-tailer scan`), shared by log-tailer and idle-monitor (who is online).
@@ -68,9 +69,13 @@ const CRASH =
 const REPORT = /This crash report has been saved to:? ?(.+)$/;
 const EXCEPTION = /^(?:Caused by: )?[\w$.]+(?:Exception|Error|Throwable)\b.*/;
 const LEADING_NAME = new RegExp(`^(${NAME}) `);
-/** Messages that start with a player's name and are not deaths (the modded-death rule must skip them). */
+/**
+ * Messages that start with a player's name and are not deaths (the modded-death rule must skip them), besides the
+ * server's own messages from the language files (isServerMessage): what servers and Bukkit write without a language
+ * key, and the shutdown's `Saving players`, `Saving worlds`, `Saving chunks for level ...`.
+ */
 const NOT_A_DEATH =
-  / (?:joined the game|left the game|lost connection: .*|has made the advancement .*|has completed the challenge .*|has reached the goal .*|issued server command: .*|moved too quickly!.*|moved wrongly!.*|has the following .*|was kicked .*|logged in .*)$/;
+  /^Saving (?:players|worlds|chunks for level .*)$| (?:joined the game|left the game|lost connection: .*|has made the advancement .*|has completed the challenge .*|has reached the goal .*|issued server command: .*|moved too quickly!.*|moved wrongly!.*|has the following .*|was kicked .*|logged in .*)$/;
 
 /** Main-thread names: vanilla's, and Folia's region threads (which announce joins and deaths); "" is Paper's console. */
 export function isMainThread(thread: string): boolean {
@@ -352,10 +357,13 @@ export class GameLogParser {
       return;
     }
     // Modded servers add their own death messages: an otherwise unmatched system message that starts with the name of
-    // a player who is online is that player's death.
+    // a player who is online is that player's death, unless it is one of the server's own messages (a player named
+    // `Automatic` is not dead when a backup turns autosave off: `Automatic saving is now disabled`).
     if (this.online.size) {
       const name = LEADING_NAME.exec(message)?.[1];
-      if (name && this.online.has(name) && !NOT_A_DEATH.test(message)) this.#add(event("death", { player: name }));
+      if (name && this.online.has(name) && !NOT_A_DEATH.test(message) && !isServerMessage(message)) {
+        this.#add(event("death", { player: name }));
+      }
     }
   }
 }

@@ -113,6 +113,34 @@ describe("GameLogParser", () => {
     ]);
   });
 
+  it("takes none of the server's own messages for a death of a player named like their first word", () => {
+    const backup = [
+      at("Automatic saving is now disabled"),
+      at("Saving the game (this may take a moment!)"),
+      at("Saved the game"),
+      at("Automatic saving is now enabled"),
+    ];
+    const log = [
+      at("Automatic joined the game"),
+      at("Saving joined the game"),
+      at("Saved joined the game"),
+      at("Gave joined the game"),
+      ...backup,
+      ...backup,
+      at("Gave 64 [Diamond] to Saving"),
+      at("Saving has 12 experience levels"),
+      at("Saving is not in spectator mode"),
+      at("Saving fell into a pit of spikes"),
+    ].join("\n");
+    expect(types(log)).toEqual([
+      ["join", "Automatic", 1],
+      ["join", "Saving", 2],
+      ["join", "Saved", 3],
+      ["join", "Gave", 4],
+      ["death", "Saving", 16],
+    ]);
+  });
+
   it("keeps one stop per shutdown however many Stopping lines it writes, and again after a start", () => {
     const log = [
       at("Stopping the server"),

@@ -94,6 +94,65 @@ describe("log-tailer scan", () => {
   });
 });
 
+/** Three backups (save-off, save-all flush, save-on) as the game logs them, with players named `Automatic` and `Saving`
+ * online, then a real death of each (two deaths in all). */
+function backupsLog(): string {
+  const backup = [
+    line("Automatic saving is now disabled"),
+    line("Saving the game (this may take a moment!)"),
+    line("ThreadedAnvilChunkStorage (world): All chunks are saved"),
+    line("ThreadedAnvilChunkStorage (DIM-1): All chunks are saved"),
+    line("ThreadedAnvilChunkStorage (DIM1): All chunks are saved"),
+    line("ThreadedAnvilChunkStorage: All dimensions are saved"),
+    line("Saved the game"),
+    line("Automatic saving is now enabled"),
+  ].join("");
+  return (
+    line('Done (3.5s)! For help, type "help"') +
+    line("Automatic joined the game") +
+    line("Saving joined the game") +
+    backup +
+    backup +
+    backup +
+    line("Saving was devoured by the Cave Dweller") +
+    line("Automatic drowned")
+  );
+}
+
+describe("players named like the game's own messages", () => {
+  it("die at no backup: the service posts no death for save-off, save-all and save-on", async () => {
+    start();
+    await settled();
+    appendFileSync(log, backupsLog());
+    await discord.waitForMessages(5, 5000);
+    await settled(500);
+    expect(titles()).toEqual([
+      "Server started",
+      "Automatic joined the game",
+      "Saving joined the game",
+      "Saving was devoured by the Cave Dweller",
+      "Automatic drowned",
+    ]);
+    expect(await stop()).toBe(0);
+  });
+
+  it("and log-tailer scan counts no death at a backup", async () => {
+    const file = join(root, "backups.log");
+    writeFileSync(file, backupsLog());
+    const result = await runTool(BIN, ["scan", file], { env });
+    expect(result.code).toBe(0);
+    const deaths = result.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === "death");
+    expect(deaths.map((e) => [e.player, e.line])).toEqual([
+      ["Saving", 28],
+      ["Automatic", 29],
+    ]);
+  });
+});
+
 describe("log-tailer (service)", () => {
   it("says in one line that a directory is not a log (exit 2)", async () => {
     const result = await runTool(BIN, ["--file", root], { env });
