@@ -43,15 +43,46 @@ interface LoggerOptions {
 }
 
 /**
- * A message as one line of plain text: line breaks become ` | `, and every other control character (ESC, BEL, a lone
- * CR, C1 codes, the Unicode line separators) is written as `\xNN` / `\uNNNN`. Messages carry players' names and the
- * game's text: raw, they could draw a false line on the terminal that shows the log, or set its clipboard.
+ * The characters that must never reach a reader as they are, in players' names and the game's text: C0 controls but tab
+ * and line feed (ESC, BEL, a lone CR), DEL, C1 codes, the Unicode line separators (U+2028, U+2029), and the invisible
+ * ones that reorder or hide text: the bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to
+ * U+2069) and the zero-width ones (U+180E, U+200B to U+200D, U+2060 to U+2064, U+FEFF). A U+202E in a world's name
+ * shows `dlrow` for `world` and the rest of the line backwards: the operator would read something else than is there.
+ * Log lines, error lines and `log-tailer scan`'s JSON write them visibly (oneLine, escapeHidden); Discord messages
+ * leave them out (stripHidden, through the notifier).
+ */
+const HIDDEN_CHARACTERS =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: it matches the control characters in players' names and the game's text
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+
+/** `\uNNNN`, as JSON and JavaScript write a character. */
+function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * Every HIDDEN_CHARACTERS character written as `\uNNNN`, nothing else changed: for JSON already made by JSON.stringify
+ * (which escapes C0 only), so that it stays the same JSON and shows as plain text on a terminal.
+ */
+export function escapeHidden(text: string): string {
+  return text.replace(HIDDEN_CHARACTERS, unicodeEscape);
+}
+
+/** Text without the HIDDEN_CHARACTERS (line breaks and tabs stay): what Discord shows of the game's text. */
+export function stripHidden(text: string): string {
+  return text.replace(HIDDEN_CHARACTERS, "");
+}
+
+/**
+ * A message as one line of plain text: line breaks become ` | `, and every other HIDDEN_CHARACTERS character (ESC,
+ * BEL, a lone CR, C1 codes, the Unicode line separators, bidirectional and zero-width controls) is written as `\xNN` /
+ * `\uNNNN`. Messages carry players' names and the game's text: raw, they could draw a false line on the terminal that
+ * shows the log, set its clipboard, or turn what it shows around.
  */
 export function oneLine(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: it escapes the control characters in players' names and the game's text
-  return text.replace(/\r?\n/g, " | ").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+  return text.replace(/\r?\n/g, " | ").replace(HIDDEN_CHARACTERS, (c) => {
     const code = c.charCodeAt(0);
-    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16)}`;
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : unicodeEscape(c);
   });
 }
 

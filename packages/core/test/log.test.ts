@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Clock } from "../src/clock.ts";
-import { createLogger, toolLogger } from "../src/log.ts";
+import { createLogger, oneLine, toolLogger } from "../src/log.ts";
 import { clearSecrets, registerSecret } from "../src/secrets.ts";
 
 const clock: Clock = { now: () => Date.UTC(2026, 10, 21, 6, 0, 0, 123), sleep: async () => {} };
@@ -33,6 +33,22 @@ describe("createLogger", () => {
       "2026-11-21T06:00:00Z INFO 1 player online (\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2JAlex\\x0d2026-01-01T00:00:00Z INFO === Backup done ===\\u2028x\\x9b)\n",
     );
     expect(readFileSync(file, "utf8").split("\n")).toHaveLength(2);
+  });
+
+  it("writes bidirectional and zero-width controls visibly, so nothing turns the line around or hides in it", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "mcops-log-")), "mc-backup.log");
+    const log = createLogger({ file, clock });
+    const hidden =
+      "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u061c";
+    log.error(`world "\u202edlrow${hidden}" is missing\u2029`);
+    expect(readFileSync(file, "utf8")).toBe(
+      '2026-11-21T06:00:00Z ERROR world "\\u202edlrow\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069' +
+        '\\u200b\\u200c\\u200d\\u200e\\u200f\\u2060\\ufeff\\u061c" is missing\\u2029\n',
+    );
+  });
+
+  it("keeps tabs, and letters of every script (Arabic, Hebrew, accents, emoji) as they are", () => {
+    expect(oneLine("Ünïcødé\tשלום مرحبا 😀 é")).toBe("Ünïcødé\tשלום مرحبا 😀 é");
   });
 
   it("echoes lines at or above the echo level", () => {

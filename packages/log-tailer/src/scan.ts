@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { JobError } from "@mcops/core/errors";
-import type { Writer } from "@mcops/core/log";
+import { escapeHidden, type Writer } from "@mcops/core/log";
 import { kindOf } from "@mcops/core/volume";
 import { type GameEvent, GameLogParser } from "@mcops/game-log/game-log";
 import { MAX_LINE_BYTES } from "@mcops/game-log/log-follower";
@@ -12,12 +12,10 @@ export function scanLine(event: GameEvent): string {
   out.message = event.message;
   out.time = event.time;
   out.line = event.line;
-  // JSON.stringify escapes only C0: DEL, C1 codes and the Unicode line separators from players' text are escaped too,
-  // so a line read on a terminal or by a line-splitting tool is one line of plain text.
-  return JSON.stringify(out).replace(
-    /[\u007f-\u009f\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  // JSON.stringify escapes only C0: DEL, C1 codes, the Unicode line separators and the bidirectional and zero-width
+  // controls from players' text are escaped too, so a line read on a terminal or by a line-splitting tool is one line
+  // of plain text that reads as it is.
+  return escapeHidden(JSON.stringify(out));
 }
 
 const CHUNK_BYTES = 1024 * 1024;

@@ -44,6 +44,17 @@ describe("scanLine", () => {
   });
 });
 
+describe("scanLine, bidirectional and zero-width controls", () => {
+  it("writes them as \\uNNNN, and stays the same JSON", () => {
+    const message = "\u202eSteve\u2066 was slain by \u200bZombie\ufeff\u061c\u2069";
+    const line = scanLine({ type: "death", player: "Steve", message, time: "12:00:00", line: 1 });
+    expect(line).toBe(
+      '{"type":"death","player":"Steve","message":"\\u202eSteve\\u2066 was slain by \\u200bZombie\\ufeff\\u061c\\u2069","time":"12:00:00","line":1}',
+    );
+    expect(JSON.parse(line).message).toBe(message);
+  });
+});
+
 describe("log-tailer scan, reading in chunks", () => {
   // Names and deaths in other scripts, two- to four-byte characters, CRLF, an empty line, a stack trace, a line
   // longer than any small chunk, and no newline at the end.

@@ -5,7 +5,7 @@ import type { Category } from "../categories.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { loadNotifyConfig, type NotifyConfig } from "../config/index.ts";
 import { apiVersion, type DiscordRateScope, discordRateLimit, versionedWebhookUrl } from "../discord.ts";
-import { type Logger, silentLogger } from "../log.ts";
+import { type Logger, silentLogger, stripHidden } from "../log.ts";
 import { notificationLine } from "../log-events.ts";
 import { configFile, type Paths } from "../paths.ts";
 import { redact } from "../secrets.ts";
@@ -103,14 +103,17 @@ export function truncate(text: string, max: number): string {
 }
 
 export function buildMessage(notice: Notice, options: { playHost?: string | undefined; now: number }): WebhookMessage {
-  // Every field is redacted first: a failure's reason can quote a secret (restic names the repository address).
-  const esc = notice.fromGame ? (s: string) => escapeGameText(redact(s)) : redact;
+  // Every field is redacted first: a failure's reason can quote a secret (restic names the repository address). Control,
+  // bidirectional and zero-width characters are left out of every field (a level-name's U+202E would turn the rest of
+  // the line around), before escaping, which adds its own zero-width space to `@everyone`.
+  const clean = (s: string) => redact(stripHidden(s));
+  const esc = notice.fromGame ? (s: string) => escapeGameText(clean(s)) : clean;
   const embed: Embed = {};
   // webhook.sh's title is optional (docs/system.md 2.4): an empty one is left out rather than sent empty.
   if (notice.title) embed.title = truncate(esc(notice.title), EMBED_LIMITS.title);
   if (notice.description) embed.description = truncate(esc(notice.description), EMBED_LIMITS.description);
   embed.color = notice.colour ?? COLOURS.info;
-  if (options.playHost) embed.footer = { text: truncate(redact(options.playHost), EMBED_LIMITS.footer) };
+  if (options.playHost) embed.footer = { text: truncate(clean(options.playHost), EMBED_LIMITS.footer) };
   embed.timestamp = new Date(notice.time ?? options.now).toISOString();
   const size = (embed.title?.length ?? 0) + (embed.description?.length ?? 0) + (embed.footer?.text.length ?? 0);
   if (size > EMBED_LIMITS.total && embed.description) {

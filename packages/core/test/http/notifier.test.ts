@@ -102,6 +102,23 @@ describe("buildMessage", () => {
     expect(message.embeds?.[0]?.description).toBe("Alex was slain by @\u200beveryone");
   });
 
+  it("leaves control, bidirectional and zero-width characters out of every field, and keeps line breaks", () => {
+    const message = buildMessage(
+      {
+        title: "Backup failed: world \u202edlrow\u2066x\u2069\u200b\ufeff\u001b[2J",
+        description: "level-name \u202ename\u200f\r\nsecond line\u0085\u2028 @everyone",
+        fromGame: true,
+      },
+      { playHost: "play\u202e.example.test", now: 0 },
+    );
+    const embed = message.embeds?.[0];
+    expect(embed?.title).toBe("Backup failed: world dlrowx\\[2J");
+    expect(embed?.description).toBe("level-name name\nsecond line @\u200beveryone");
+    expect(embed?.footer?.text).toBe("play.example.test");
+    const plain = buildMessage({ title: "Restore of \u202eworld done" }, { now: 0 });
+    expect(plain.embeds?.[0]?.title).toBe("Restore of world done");
+  });
+
   it("cuts text to Discord's limits instead of failing", () => {
     const message = buildMessage(
       { title: "t".repeat(300), description: "d".repeat(5000) },
