@@ -94,6 +94,21 @@ describe("level-name from a hostile server.properties", () => {
   }, 60_000);
 });
 
+describe("bidirectional and zero-width controls from the game (issue 32, item 6)", () => {
+  it("writes a level-name's U+202E visibly in the error line, and leaves it out of the Discord message", async () => {
+    properties("level-name=\u202edlrow/\u200bx\n");
+    const result = await server.run();
+    expect(result.code).toBe(78);
+    expect(result.stderr).toBe(
+      `backup: level-name "\\u202edlrow/\\u200bx" has a path separator in it: it must be one folder name (${join(server.worldDir, "server.properties")}) — set level-name to the world folder's own name, e.g. world\n`,
+    );
+    const failed = server.discord.messages.find((m) => m.body.embeds[0].title === "Backup failed");
+    const description = failed?.body.embeds[0].description as string;
+    expect(description).toContain('level-name "dlrow/x" has a path separator in it');
+    expect(description).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff]/);
+  }, 60_000);
+});
+
 describe("files of the game that are not what they seem", () => {
   it("reads no server.properties behind a link to /dev/zero (finding 7): one line, exit 1, the lock is free again", async () => {
     rmSync(join(server.worldDir, "server.properties"));
