@@ -15,6 +15,14 @@ import { kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
  * a device, a socket or a directory is "no file", said once through `onProblem`; polling goes on, and a regular file
  * written there again is followed. A line longer than the cap is cut: its first bytes are delivered, the rest up to
  * its newline is skipped, and the cost stays linear in the bytes read, with memory bounded by the cap.
+ *
+ * Zero bytes are never part of a line: the game writes none, and they are what a sparse file's hole reads as
+ * (`truncate -s 20G latest.log`) or what a crash leaves in a file being appended to. A run of them ends the line
+ * before it (bytes that did not end in a newline are delivered as a line of their own, and the rest of a cut line is
+ * no longer skipped), and the first byte after them starts a new line: nothing is glued across a hole. Node has no
+ * SEEK_DATA, so a hole is never searched for: a chunk of zeros costs one read and a compare, and a run of zeros of at
+ * least HOLE_BYTES with more than JUMP_BYTES of the file after it is jumped over to the file's last TAIL_BYTES, so a
+ * hole of any size costs a few reads. Each run of at least REPORT_BYTES is said once through `onSkipped`.
  */
 export interface FollowPosition {
   dev: number;
@@ -62,6 +70,11 @@ export interface FollowerOptions {
   onProblem?(error: JobError): void;
   /** After a problem, a regular file is there again and is followed. */
   onFollowedAgain?(): void;
+  /**
+   * A run of zero bytes (a hole, or zeros written) of at least REPORT_BYTES was skipped, with whatever a jump over it
+   * passed: said once, when a byte after it is read or the end of the file is reached.
+   */
+  onSkipped?(bytes: number): void;
   /** Where a previous run stopped; used only when it is still the same file. */
   resumeFrom?: FollowPosition | undefined;
   /** Fallback poll interval; default 1000 ms. */
@@ -74,6 +87,16 @@ const HEAD_BYTES = 64;
 const CHUNK = 256 * 1024;
 /** Read at most this much in one turn of the event loop; a huge file goes on in the next (a stop is never held up). */
 const TURN_BYTES = 8 * 1024 * 1024;
+/** A run of zeros this long (at least) with more than JUMP_BYTES of the file after it is a hole, jumped over. */
+const HOLE_BYTES = 64 * 1024;
+/** See HOLE_BYTES: a hole smaller than this is read (a compare per chunk), a larger one jumped over. */
+const JUMP_BYTES = 64 * 1024 * 1024;
+/** How much of the file's end a jump over a hole leaves to read: what the game wrote after it, and more. */
+const TAIL_BYTES = TURN_BYTES;
+/** A run of zeros at least this long is said (`onSkipped`); shorter ones only end the line they are in. */
+const REPORT_BYTES = 4096;
+/** Zero bytes to compare a page of a chunk against (read only). */
+const ZERO_PAGE = Buffer.alloc(4096);
 const WHOLE: LineInfo = Object.freeze({ cut: false });
 const CUT: LineInfo = Object.freeze({ cut: true });
 
@@ -91,6 +114,8 @@ export class LogFollower {
   #pendingLength = 0;
   /** In the rest of a cut line: bytes are dropped up to the next newline. */
   #skipping = false;
+  /** Zero bytes skipped in the run being read (with what a jump over it passed), not yet said. */
+  #zeros = 0;
   #busy = false;
   #again = false;
   #stopped = false;
@@ -280,6 +305,7 @@ export class LogFollower {
     if (size >= this.#pos && this.#sameHead()) return;
     this.#pendingLength = 0;
     this.#skipping = false;
+    this.#zeros = 0;
     this.#pos = 0;
     this.#line = 0;
     this.#head = Buffer.alloc(0);
@@ -302,6 +328,7 @@ export class LogFollower {
     this.#ino = stat.ino;
     this.#pendingLength = 0;
     this.#skipping = false;
+    this.#zeros = 0;
     this.#pos = 0;
     this.#line = 0;
     this.#head = Buffer.alloc(0);
@@ -341,16 +368,78 @@ export class LogFollower {
     for (let budget = TURN_BYTES; budget > 0; ) {
       if (this.#stopped) return true;
       const read = readSync(fd, this.#buffer, 0, CHUNK, this.#pos);
-      if (read === 0) return true;
+      if (read === 0) {
+        this.#endZeros();
+        return true;
+      }
       budget -= read;
       const chunk = this.#buffer.subarray(0, read);
       if (this.#head.length < HEAD_BYTES && this.#pos < HEAD_BYTES) {
         this.#head = Buffer.concat([this.#head, chunk.subarray(0, HEAD_BYTES - this.#pos)]);
       }
       this.#pos += read;
-      this.#consume(chunk);
+      // Lines between runs of zeros; a run reaching the end of a full chunk may be a hole to jump over.
+      let start = 0;
+      while (start < read) {
+        const zero = chunk.indexOf(0, start);
+        if (zero < 0) {
+          this.#endZeros();
+          this.#consume(chunk.subarray(start));
+          break;
+        }
+        if (zero > start) {
+          this.#endZeros();
+          this.#consume(chunk.subarray(start, zero));
+        }
+        const end = zeroRunEnd(chunk, zero);
+        this.#zeroRun(end - zero);
+        start = end;
+      }
+      if (read === CHUNK && chunk[read - 1] === 0 && this.#zeros >= HOLE_BYTES) this.#jumpOverHole(fd);
     }
     return false;
+  }
+
+  /** Zero bytes: the line before them ends there (a line of its own), and the rest of a cut line is not skipped. */
+  #zeroRun(length: number): void {
+    if (this.#pendingLength && !this.#skipping) {
+      const pending = this.#pendingLength;
+      this.#pendingLength = 0;
+      this.#deliver(this.#pending.toString("utf8", 0, pending), WHOLE);
+    }
+    this.#pendingLength = 0;
+    this.#skipping = false;
+    this.#zeros += length;
+  }
+
+  /** A run of zeros has ended (or the end of the file is reached in it): said once if it was long. */
+  #endZeros(): void {
+    const skipped = this.#zeros;
+    if (skipped === 0) return;
+    this.#zeros = 0;
+    if (skipped < REPORT_BYTES) return;
+    try {
+      this.#o.onSkipped?.(skipped);
+    } catch {
+      // A failing listener must not stop the following.
+    }
+  }
+
+  /**
+   * In a run of zeros with more than JUMP_BYTES of the file still after it: a hole (what the game writes comes at its
+   * end). Reading it would take minutes at a full core (hours for ext4's 16 TiB), and Node cannot ask where its data
+   * starts: the read goes on from the file's last TAIL_BYTES, the bytes jumped over counted with the run. Landing
+   * inside a line, the rest of that line is skipped up to its newline (never read as a line of its own).
+   */
+  #jumpOverHole(fd: number): void {
+    const size = fstatSync(fd).size;
+    if (size - this.#pos <= JUMP_BYTES) return;
+    const target = size - TAIL_BYTES;
+    this.#zeros += target - this.#pos;
+    this.#pos = target;
+    const before = Buffer.alloc(1);
+    const got = readSync(fd, before, 0, 1, target - 1);
+    this.#skipping = got === 1 && before[0] !== 0 && before[0] !== 10;
   }
 
   /**
@@ -401,4 +490,14 @@ export class LogFollower {
     this.#line++;
     this.#o.onLine(line, info);
   }
+}
+
+/** Where the run of zeros starting at `from` ends in `chunk` (its length if it runs to the end). */
+function zeroRunEnd(chunk: Buffer, from: number): number {
+  const step = ZERO_PAGE.length;
+  let end = from;
+  // Compared a page at a time (memcmp), then byte by byte in the last one.
+  while (end + step <= chunk.length && chunk.subarray(end, end + step).equals(ZERO_PAGE)) end += step;
+  while (end < chunk.length && chunk[end] === 0) end++;
+  return end;
 }

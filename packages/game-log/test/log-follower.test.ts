@@ -364,26 +364,96 @@ describe("LogFollower in a hostile volume", () => {
     expect((cpu.user + cpu.system) / 1000).toBeLessThan(5000);
   }, 90_000);
 
-  it("reads a 2 GiB file without a newline in bounded memory, saves a position inside the cut line, and resumes after it", async () => {
+  it("saves a position inside a cut line and resumes after it, skipping the rest of that line", async () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, "x".repeat(MAX_LINE_BYTES + 1000));
+    const seen = followLines("latest.log");
+    await until(() => seen.position !== undefined, WAIT, "the end of the file");
+    expect(seen.cut).toEqual([0]);
+    expect(seen.position).toMatchObject({ offset: MAX_LINE_BYTES + 1000, line: 1, cut: true });
+    follower?.stop();
+
+    appendFileSync(path, `the rest of it\n${joinLine(1)}`);
+    const resumed = followLines("latest.log", { resumeFrom: seen.position });
+    await until(() => resumed.lines.length === 1, WAIT, "the line after the cut one");
+    expect(resumed.lines).toEqual([joinLine(1).trimEnd()]);
+    expect(resumed.position).toMatchObject({ line: 2, cut: false });
+  });
+
+  it("reads a 2 GiB hole (no newline) in bounded memory as no line, says it once, and resumes after it", async () => {
     const path = join(dir, "latest.log");
     writeFileSync(path, "");
     truncateSync(path, 2 ** 31); // sparse: 2 GiB of NULs and no newline, on no disk space
     const before = memory();
     let peak = before;
-    const seen = followLines("latest.log", {}, () => {
+    const skipped: number[] = [];
+    const seen = followLines("latest.log", { onSkipped: (bytes) => skipped.push(bytes) }, () => {
       peak = Math.max(peak, memory());
     });
     await until(() => seen.position !== undefined, 60_000, "the end of the file");
-    expect(seen.lines).toHaveLength(1);
-    expect(seen.cut).toEqual([0]);
-    expect(seen.position).toMatchObject({ offset: 2 ** 31, line: 1, cut: true });
+    expect(seen.lines).toEqual([]);
+    expect(seen.position).toMatchObject({ offset: 2 ** 31, line: 0, cut: false });
+    expect(skipped).toEqual([2 ** 31]);
     expect(peak - before).toBeLessThan(16 * 1024 * 1024);
     follower?.stop();
 
     appendFileSync(path, `the rest of it\n${joinLine(1)}`);
     const resumed = followLines("latest.log", { resumeFrom: seen.position });
-    await until(() => resumed.lines.length === 1, 60_000, "the line after the cut one");
-    expect(resumed.lines).toEqual([joinLine(1).trimEnd()]);
+    await until(() => resumed.lines.length === 2, 60_000, "the lines after the hole");
+    expect(resumed.lines).toEqual(["the rest of it", joinLine(1).trimEnd()]);
     expect(resumed.position).toMatchObject({ line: 2, cut: false });
   }, 90_000);
+
+  it("skips a 20 GiB hole made under it: the line cut before it is a line of its own, the join after it is read whole", async () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, `${joinLine(0)}[12:00:01] [Server thread/INFO]: <Steve> cut here`);
+    const skipped: number[] = [];
+    const seen = followLines("latest.log", { onSkipped: (bytes) => skipped.push(bytes) });
+    await until(() => seen.lines.length === 1 && seen.position !== undefined, WAIT, "the first line");
+    const size = 20 * 2 ** 30;
+    truncateSync(path, size); // `truncate -s 20G latest.log` while it follows
+    appendFileSync(path, joinLine(1));
+    // Read through, the 20 GiB of zeros take minutes at a full core; skipped, a few reads.
+    await until(() => seen.lines.length === 3, WAIT, "the join after the hole");
+    expect(seen.lines).toEqual([
+      joinLine(0).trimEnd(),
+      "[12:00:01] [Server thread/INFO]: <Steve> cut here",
+      joinLine(1).trimEnd(),
+    ]);
+    expect(seen.cut).toEqual([]);
+    await until(() => skipped.length === 1, WAIT, "the hole said");
+    const before = Buffer.byteLength(`${joinLine(0)}[12:00:01] [Server thread/INFO]: <Steve> cut here`);
+    expect(skipped).toEqual([size - before]);
+    await until(() => seen.position?.offset === size + joinLine(1).length, WAIT, "the end");
+    expect(seen.position).toMatchObject({ line: 3, cut: false });
+  }, 90_000);
+
+  it("jumping over a hole into what was written after it, starts at a whole line (never the end of one)", async () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, joinLine(0));
+    truncateSync(path, 200 * 2 ** 20);
+    // 10 MiB of joins after the hole: more than the end it jumps to, so it lands inside them.
+    const lines = Array.from({ length: 200_000 }, (_, i) => joinLine(i + 1)).join("");
+    appendFileSync(path, lines);
+    const skipped: number[] = [];
+    const seen = followLines("latest.log", { onSkipped: (bytes) => skipped.push(bytes) });
+    await until(() => seen.position !== undefined, WAIT, "the end of the file");
+    expect(seen.lines[0]).toBe(joinLine(0).trimEnd());
+    const after = seen.lines.slice(1);
+    expect(after.length).toBeGreaterThan(1000);
+    expect(after.every((l) => /^\[12:00:00\] \[Server thread\/INFO\]: P\d+ joined the game$/.test(l))).toBe(true);
+    expect(after.at(-1)).toBe(joinLine(200_000).trimEnd());
+    expect(skipped).toHaveLength(1);
+  }, 90_000);
+
+  it("takes a few KiB of zeros (what a crash leaves) as the end of the line before them, and reads the next line whole", async () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, Buffer.concat([Buffer.from("half a line"), Buffer.alloc(5000), Buffer.from(joinLine(1))]));
+    appendFileSync(path, Buffer.concat([Buffer.from("a\0b\n"), Buffer.from(joinLine(2))]));
+    const skipped: number[] = [];
+    const seen = followLines("latest.log", { onSkipped: (bytes) => skipped.push(bytes) });
+    await until(() => seen.lines.length === 5, WAIT, "five lines");
+    expect(seen.lines).toEqual(["half a line", joinLine(1).trimEnd(), "a", "b", joinLine(2).trimEnd()]);
+    expect(skipped).toEqual([5000]);
+  });
 });
