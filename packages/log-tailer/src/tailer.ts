@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fromBackupEnv, pickFields, SERVER_UUID } from "@mcops/core/config";
 import { ConfigError, type JobError, UsageError } from "@mcops/core/errors";
+import { formatBytes } from "@mcops/core/format";
 import { COLOURS, createPanelClient, type Notice, toolNotifier } from "@mcops/core/http";
 import { type Logger, toolLogger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
@@ -386,6 +387,8 @@ function follow(
       parser.push(line);
     },
     ...problemReporter(ctx, file, logger, posts.send),
+    // A sparse latest.log (`truncate -s 20G`) or a crash's zeros: jumped over, and said once.
+    onSkipped: (bytes) => logger.warn(`skipped ${formatBytes(bytes)} of ${file} (a hole or zeros)`),
     onFile: (reason, line) => {
       if (reason !== "opened" || line !== 0)
         logger.info(`${reason === "resumed" ? "carrying on in" : `${reason}:`} ${file} at line ${line}`);

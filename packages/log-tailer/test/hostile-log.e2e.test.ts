@@ -9,6 +9,7 @@ import {
   rmdirSync,
   rmSync,
   symlinkSync,
+  truncateSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -189,5 +190,24 @@ describe("log-tailer in a hostile volume (built executable)", () => {
       ),
     ]);
     expect(toolLog()).not.toMatch(/spam spam/);
+  }, 180_000);
+
+  it("a 20 GiB hole made in latest.log under it (`truncate -s 20G`): the join after it is posted, the line cut before it is a line of its own, one WARN", async () => {
+    // The last line before the hole has no newline yet: read through, the hole glued the next real line to it.
+    writeFileSync(log, `${line("Steve joined the game")}[12:00:01] [Server thread/INFO]: Alex joined the game`);
+    start();
+    await discord.waitForMessages(1, WAIT);
+    truncateSync(log, 20 * 2 ** 30); // sparse: no disk space (ext4 and tmpfs)
+    appendFileSync(log, line("Notch joined the game"));
+    // Reading the 20 GiB of zeros takes the tailer minutes at a full core: skipped, the join comes at once. The bound
+    // is only what a busy machine may take.
+    await discord.waitForMessages(3, 30_000).catch((error) => {
+      throw new Error(`${(error as Error).message}; posted ${JSON.stringify(titles())}\n${toolLog()}${stderr}`);
+    });
+    expect(titles()).toEqual(["Steve joined the game", "Alex joined the game", "Notch joined the game"]);
+    await logged(/ WARN skipped 20\.0 GiB of .*latest\.log \(a hole or zeros\)$/);
+    expect((await stop()).code).toBe(0);
+    expect(logLines(/ WARN /)).toHaveLength(1);
+    expect(titles()).toHaveLength(3);
   }, 180_000);
 });
