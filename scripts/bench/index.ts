@@ -2,7 +2,7 @@ import { benchBackup } from "./backup.ts";
 import { benchDiscordControl } from "./discord-control.ts";
 import { benchDrill } from "./drill.ts";
 import { benchIdleMonitor } from "./idle-monitor.ts";
-import { benchLogTailer } from "./log-tailer.ts";
+import { benchLogTailer, benchLogTailerHole } from "./log-tailer.ts";
 import { benchWebhook } from "./webhook.ts";
 
 /**
@@ -14,6 +14,7 @@ const benches: Record<string, () => void | Promise<void>> = {
   backup: () => benchBackup(),
   drill: () => benchDrill(),
   "log-tailer": () => benchLogTailer(),
+  "log-tailer-hole": () => benchLogTailerHole(),
   "idle-monitor": () => benchIdleMonitor(),
   "discord-control": () => benchDiscordControl(),
 };

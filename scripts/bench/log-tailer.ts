@@ -1,11 +1,21 @@
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { realLogNames, realLogPath } from "@mcops/game-log/fixtures";
 import { startDiscordStandIn, toolEnv } from "@mcops/testkit";
-import { fmt, median, percentile, ratio, rssKiB } from "./lib.ts";
+import { cpuMs, fmt, median, percentile, ratio, rssKiB } from "./lib.ts";
 
 /** Issue 4: scan throughput against grep, follow-mode latency to the webhook, and resident memory when idle. */
 const BIN = fileURLToPath(new URL("../../packages/log-tailer/dist/log-tailer.mjs", import.meta.url));
@@ -102,6 +112,68 @@ export async function benchLogTailer(): Promise<void> {
       `  resident memory after 60 s idle: log-tailer ${(t / 1024).toFixed(1)} MiB, bare node ${(b / 1024).toFixed(1)} MiB, ratio ${ratio(t, b)} (target <= 1.3x)`,
     );
   } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Issue 32: a sparse latest.log (`truncate -s +20G` under the running tailer) then a join. The tailer's CPU time from
+ * the hole to the join's post, against the CPU time for a plain 1 MiB of lines then a join, in the same tailer (target:
+ * under 1 s; reading the zeros took 43 s at a full core).
+ */
+export async function benchLogTailerHole(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), "mcops-bench-tailer-hole-"));
+  const discord = await startDiscordStandIn({ rateLimit: { limit: 1_000_000, windowMs: 60_000 } });
+  try {
+    mkdirSync(join(root, "etc"));
+    const webhookEnv = join(root, "etc", "webhook.env");
+    writeFileSync(webhookEnv, `WEBHOOK_URL=${discord.webhookUrl()}\n`);
+    chmodSync(webhookEnv, 0o600);
+    const log = join(root, "latest.log");
+    writeFileSync(log, "");
+    const env = toolEnv(root, { MCOPS_WEBHOOK_WINDOW_MS: "1" });
+    const service = spawn(BIN, ["--file", log], { env, stdio: "ignore" });
+    const pid = service.pid as number;
+    const joinLine = (n: number) => `[12:00:00] [Server thread/INFO]: P${n} joined the game\n`;
+    const filler = "[12:00:00] [Server thread/INFO]: [STDOUT]: a plain line that is not an event, for the baseline\n";
+    const mib = filler
+      .repeat(Math.ceil((1024 * 1024) / filler.length))
+      .slice(0, 1024 * 1024 - 1)
+      .concat("\n");
+    let posted = 0;
+    /** The tailer's CPU time and the wall time until the next join is posted, after `write`. */
+    const measure = async (write: () => void) => {
+      const cpu = cpuMs(pid);
+      const started = Date.now();
+      write();
+      appendFileSync(log, joinLine(posted));
+      await discord.waitForMessages(++posted, 120_000);
+      return { cpu: cpuMs(pid) - cpu, wall: Date.now() - started };
+    };
+    await measure(() => {}); // started and following
+    await new Promise((r) => setTimeout(r, 1000));
+    const plain: number[] = [];
+    const holes: number[] = [];
+    const walls: number[] = [];
+    const rounds = 5;
+    for (let i = 0; i < rounds; i++) {
+      plain.push((await measure(() => appendFileSync(log, mib))).cpu);
+      await new Promise((r) => setTimeout(r, 500));
+      const hole = await measure(() => truncateSync(log, statSync(log).size + 20 * 2 ** 30));
+      holes.push(hole.cpu);
+      walls.push(hole.wall);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const exited = new Promise((resolve) => service.once("exit", resolve));
+    service.kill("SIGTERM");
+    await exited;
+    console.log(`log-tailer: a 20 GiB hole in latest.log then a join, ${rounds} rounds (one tailer), medians`);
+    console.log(`  plain 1 MiB of lines then a join   tailer CPU ${fmt(median(plain))}`);
+    console.log(
+      `  20 GiB hole then a join            tailer CPU ${fmt(median(holes))} (max ${fmt(Math.max(...holes))}), ratio ${ratio(median(holes), Math.max(median(plain), 1))} of the plain 1 MiB (target: under 1 s); posted after ${fmt(median(walls))}`,
+    );
+  } finally {
+    await discord.close();
     rmSync(root, { recursive: true, force: true });
   }
 }
