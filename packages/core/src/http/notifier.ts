@@ -82,6 +82,9 @@ export interface Notice {
   time?: number | undefined;
 }
 
+/** `@everyone` and `@here`: broken with a zero-width space wherever they are (allowed_mentions pings nobody anyway). */
+const MENTION = /@(everyone|here)/gi;
+
 /** Markdown and mention characters of Discord, escaped so text from the game shows literally and pings nobody. */
 export function escapeGameText(text: string): string {
   return (
@@ -89,7 +92,7 @@ export function escapeGameText(text: string): string {
       .replace(/[\\*_~`|[\]()<]/g, "\\$&")
       // Headings, quotes and lists only form at the start of a line.
       .replace(/^(\s*)([#>-])/gm, "$1\\$2")
-      .replace(/@(everyone|here)/gi, "@\u200b$1")
+      .replace(MENTION, "@\u200b$1")
   );
 }
 
@@ -105,8 +108,9 @@ export function truncate(text: string, max: number): string {
 export function buildMessage(notice: Notice, options: { playHost?: string | undefined; now: number }): WebhookMessage {
   // Every field is redacted first: a failure's reason can quote a secret (restic names the repository address). Control,
   // bidirectional and zero-width characters are left out of every field (a level-name's U+202E would turn the rest of
-  // the line around), before escaping, which adds its own zero-width space to `@everyone`.
-  const clean = (s: string) => redact(stripHidden(s));
+  // the line around); then `@everyone` gets back its zero-width space (a text escaped before, such as a file name in a
+  // backup's warning, lost it here), as escaping gives it.
+  const clean = (s: string) => redact(stripHidden(s)).replace(MENTION, "@\u200b$1");
   const esc = notice.fromGame ? (s: string) => escapeGameText(clean(s)) : clean;
   const embed: Embed = {};
   // webhook.sh's title is optional (docs/system.md 2.4): an empty one is left out rather than sent empty.

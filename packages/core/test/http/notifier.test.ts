@@ -72,6 +72,17 @@ describe("buildMessage", () => {
     });
   });
 
+  it("keeps @everyone broken in text escaped before (a file name in a backup's warning) once hidden characters go", () => {
+    const name = escapeGameText("locked @everyone.dat");
+    const message = buildMessage(
+      { title: "Backup completed", description: `1 file could not be read: ${name} and @here\u202e`, colour: 1 },
+      { now: 0 },
+    );
+    expect(message.embeds?.[0]?.description).toBe(
+      "1 file could not be read: locked @\u200beveryone.dat and @\u200bhere",
+    );
+  });
+
   it("never puts a registered secret in any field, game text or not", () => {
     registerSecret("hunter2SECRETpw");
     const reason = "unable to open repository at sftp:mcops:hunter2SECRETpw@127.0.0.1:/repo";
