@@ -52,10 +52,13 @@ export async function savedBy(volume: VolumeDir): Promise<SavedBy | undefined> {
     });
   }
   if (read.dataVersion === undefined) {
-    throw new JobError("cannot tell which version saved the world: level.dat has no Data.DataVersion", {
-      where: volume.display(file),
-      hint: "a world from before 1.9 has none: upgrade it with a release first",
-    });
+    throw new JobError(
+      "cannot tell which version saved the world: level.dat has no Data.DataVersion that is a number",
+      {
+        where: volume.display(file),
+        hint: "a world from before 1.9 has none: upgrade it with a release first",
+      },
+    );
   }
   return { dataVersion: read.dataVersion, name: read.versionName };
 }

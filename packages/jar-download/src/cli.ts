@@ -6,7 +6,7 @@ import { fields } from "./settings.ts";
 await runTool({
   name: "jar-download",
   usage:
-    "$0 VERSION [--type paper|folia|purpur|vanilla|fabric] [--build N|latest] [--stop] [--no-backup]\n$0 [VERSION] --list [--type TYPE]\n$0 --rollback\n\nFetches the server jar of a game version, verifies its size and checksum, and installs it as server.jar in the server's volume (WORLD_DIR), chowned to 988:988, the old one kept as server.jar.previous (docs/system.md 4.3). Refused while the server runs, unless --stop; refused for a version older than the one that last saved the world. The world is snapshotted first (tagged pre-upgrade); --rollback puts server.jar.previous back.",
+    "$0 VERSION [--type paper|folia|purpur|vanilla|fabric] [--build N|latest] [--stop] [--no-backup] [--ignore-world-version]\n$0 [VERSION] --list [--type TYPE]\n$0 --rollback\n\nFetches the server jar of a game version, verifies its size and checksum, and installs it as server.jar in the server's volume (WORLD_DIR), chowned to 988:988, the old one kept as server.jar.previous (docs/system.md 4.3). Refused while the server runs, unless --stop; refused for a version older than the one that last saved the world, and when level.dat cannot be read or says a data version no game writes (--ignore-world-version goes on without it). The world is snapshotted first (tagged pre-upgrade); --rollback puts server.jar.previous back.",
   commands: [
     command({
       command: "$0 [VERSION]",
@@ -33,6 +33,12 @@ await runTool({
             default: false,
             describe: "put server.jar.previous back (stopping and starting a running server)",
           },
+          "ignore-world-version": {
+            type: "boolean",
+            default: false,
+            describe:
+              "go on when level.dat cannot be read or says a version no game writes: no downgrade check (the world is still snapshotted first)",
+          },
           // --dir and --owner: WORLD_DIR's and BACKUP_OWNER's flags, declared with the fields in settings.ts.
           ...flagOptions(pickFields(fields, ["WORLD_DIR", "BACKUP_OWNER"])),
         }),
@@ -47,6 +53,7 @@ await runTool({
           stop: args.stop,
           backup: args.backup,
           rollback: args.rollback,
+          ignoreWorldVersion: args.ignoreWorldVersion,
           args,
         }),
     }),

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { type Settings as BackupSettings, loadSettings as loadBackupSettings } from "@mcops/backup/snapshot";
-import { levelName, savedBy } from "@mcops/backup/world";
+import { levelName } from "@mcops/backup/world";
 import { ConfigError, UsageError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
 import { createHttpClient } from "@mcops/core/http";
@@ -21,7 +21,7 @@ import {
   LABELS,
   type Source,
 } from "./sources.ts";
-import { dataVersionOf, refuseDowngrade } from "./versions.ts";
+import { dataVersionOf, refuseDowngrade, worldSaver } from "./versions.ts";
 
 interface JarOptions {
   version?: string | undefined;
@@ -35,6 +35,8 @@ interface JarOptions {
   backup?: boolean | undefined;
   /** Put server.jar.previous back. */
   rollback?: boolean | undefined;
+  /** Go on without level.dat's version (a forged or unreadable one): no downgrade check; still snapshotted first. */
+  ignoreWorldVersion?: boolean | undefined;
   /** The parsed command line: --dir and --owner override WORLD_DIR and BACKUP_OWNER (see settings.ts). */
   args?: Record<string, unknown> | undefined;
   /** How long to wait for a running backup before stopping the server (default 30 minutes). */
@@ -123,7 +125,11 @@ export async function runJarDownload(
   if (options.rollback) {
     // Nothing is downloaded: no host's settings are needed (vanilla's ask for none).
     const settings = loadSettings(ctx, { type: "vanilla", list: false, dryRun: false, args: options.args ?? {} });
-    return rollBack(ctx, settings, { stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000, dryRun });
+    return rollBack(ctx, settings, {
+      stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
+      dryRun,
+      ignoreWorldVersion: options.ignoreWorldVersion ?? false,
+    });
   }
   const settings = loadSettings(ctx, { type: wanted.type, list, dryRun, args: options.args ?? {} });
   const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
@@ -134,10 +140,11 @@ export async function runJarDownload(
   const dir = settings.worldDir as string;
   // A downgrade is refused before anything is fetched; the backup's settings are read before anything is done. A
   // volume with no world yet (a first install) has nothing to snapshot, and needs no backup settings.
-  const snapshot = (await checkNotOlder(dir, wanted)) && options.backup !== false;
+  const ignoreWorldVersion = options.ignoreWorldVersion ?? false;
+  const snapshot = (await checkNotOlder(dir, wanted, ignoreWorldVersion)) && options.backup !== false;
   const backup = snapshot && !dryRun ? backupSettingsFor(ctx, dir) : undefined;
   const artifact = await source.resolve({ ...wanted, version: wanted.version as string });
-  if (dryRun) return showPlan(ctx, artifact, join(dir, JAR), snapshot);
+  if (dryRun) return showPlan(ctx, artifact, join(dir, JAR), snapshot, ignoreWorldVersion);
   return replaceJar(ctx, {
     artifact,
     what: describe(artifact),
@@ -147,16 +154,18 @@ export async function runJarDownload(
     retryDelayMs,
     stop: options.stop ?? false,
     backup,
+    ignoreWorldVersion,
     lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
     stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
   });
 }
 
 /**
- * Exit 2 when the world was saved by a newer version than the one asked for (nothing fetched yet). True when the volume
- * holds a world (its level's folder), which the pre-upgrade snapshot keeps.
+ * Exit 2 when the world was saved by a newer version than the one asked for, or level.dat says a version no game writes
+ * or cannot be read (nothing fetched yet); not checked with --ignore-world-version. True when the volume holds a world
+ * (its level's folder), which the pre-upgrade snapshot keeps.
  */
-async function checkNotOlder(dir: string, wanted: Wanted): Promise<boolean> {
+async function checkNotOlder(dir: string, wanted: Wanted, ignoreWorldVersion: boolean): Promise<boolean> {
   let volume: VolumeDir;
   try {
     volume = VolumeDir.open(dir);
@@ -165,7 +174,9 @@ async function checkNotOlder(dir: string, wanted: Wanted): Promise<boolean> {
   }
   try {
     const version = wanted.version as string;
-    refuseDowngrade(await savedBy(volume), dataVersionOf(version), `${LABELS[wanted.type]} ${version}`);
+    if (!ignoreWorldVersion) {
+      refuseDowngrade(await worldSaver(volume), dataVersionOf(version), `${LABELS[wanted.type]} ${version}`);
+    }
     return volume.lstat(levelName(volume))?.isDirectory() === true;
   } finally {
     volume.close();
@@ -196,7 +207,13 @@ async function listAvailable(ctx: Pick<ToolContext, "stdout">, source: Source, w
 }
 
 /** --dry-run: what would be installed, from where, verified how, and where to. */
-function showPlan(ctx: Pick<ToolContext, "stdout">, artifact: Artifact, jar: string, snapshot: boolean): number {
+function showPlan(
+  ctx: Pick<ToolContext, "stdout">,
+  artifact: Artifact,
+  jar: string,
+  snapshot: boolean,
+  ignoreWorldVersion: boolean,
+): number {
   const checksum = artifact.checksum
     ? `${artifact.checksum.algorithm} ${artifact.checksum.hex}`
     : "no checksum published";
@@ -208,6 +225,7 @@ function showPlan(ctx: Pick<ToolContext, "stdout">, artifact: Artifact, jar: str
       `  verify:   ${checksum}`,
       `  into:     ${jar} (the old one kept as ${PREVIOUS})`,
       `  first:    ${snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
+      ...(ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
       "",
     ].join("\n"),
   );

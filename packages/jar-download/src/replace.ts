@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Settings as BackupSettings, type SafetySnapshot, safetySnapshot } from "@mcops/backup/snapshot";
-import { savedBy } from "@mcops/backup/world";
+import type { SavedBy } from "@mcops/backup/world";
 import type { Clock } from "@mcops/core/clock";
 import { BusyError, ConfigError, JobError, UsageError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
@@ -25,11 +25,13 @@ import { jarVersion } from "./jar-version.ts";
 import { type Artifact, LABELS } from "./sources.ts";
 import {
   dataVersionOf,
+  ignoredWorldVersion,
   type JarRecord,
   readHistory,
   recordedAs,
   recordOf,
   refuseDowngrade,
+  worldSaver,
   writeHistory,
 } from "./versions.ts";
 
@@ -48,6 +50,8 @@ interface Replacement {
   stop: boolean;
   /** backup's settings for the pre-upgrade snapshot; undefined with --no-backup. */
   backup: BackupSettings | undefined;
+  /** --ignore-world-version: level.dat's version is not checked (said in the log). */
+  ignoreWorldVersion: boolean;
   lockWaitMs: number;
   stateTimeoutMs: number;
 }
@@ -179,6 +183,7 @@ async function replaceIn(run: Run): Promise<Installed | undefined> {
   const before = (await panel.resources()).state;
   if (before !== "offline" && !job.stop) throw refuse(run, before);
 
+  if (job.ignoreWorldVersion) logger.warn(await ignoredWorldVersion(run.volume));
   const { work, downloaded } = await download(run);
   const dataVersion = await checkDownloaded(run, work);
   const owner = control.owner ?? { uid: 988, gid: 988 };
@@ -215,8 +220,13 @@ async function checkDownloaded(run: Run, work: VolumeDir): Promise<number | unde
     return undefined;
   }
   logger.info(`${job.what} says it is ${own.id}, data version ${own.dataVersion} (its version.json)`);
-  refuseDowngrade(await savedBy(run.volume), own.dataVersion, job.what);
+  refuseDowngrade(await worldOf(run), own.dataVersion, job.what);
   return own.dataVersion;
+}
+
+/** Who last saved the world, for the downgrade check; undefined (not checked) with --ignore-world-version. */
+async function worldOf(run: Run): Promise<SavedBy | undefined> {
+  return run.job.ignoreWorldVersion ? undefined : await worldSaver(run.volume);
 }
 
 /** The download, written and verified where the game's user cannot reach it (then renamed into place). */
@@ -264,7 +274,7 @@ async function swapStopped(
     let pre: SafetySnapshot | undefined;
     try {
       // The server saved the world as it stopped: the world as it is now is what the new jar must be able to open.
-      refuseDowngrade(await savedBy(run.volume), swap.dataVersion, job.what);
+      refuseDowngrade(await worldOf(run), swap.dataVersion, job.what);
       pre = await preUpgrade(run);
     } catch (error) {
       // No check passed or no snapshot, no upgrade: the server goes back to work with the jar it had.

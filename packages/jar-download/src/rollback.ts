@@ -1,4 +1,3 @@
-import { savedBy } from "@mcops/backup/world";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { COLOURS, createPanelClient, type PanelClient } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
@@ -7,7 +6,15 @@ import type { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS, WORK_PREFIX } from "./install.ts";
 import { jarVersion } from "./jar-version.ts";
 import { beginJob, pauseBackupsFor, startBack } from "./replace.ts";
-import { type JarHistory, type JarRecord, readHistory, recordedAs, writeHistory } from "./versions.ts";
+import {
+  ignoredWorldVersion,
+  type JarHistory,
+  type JarRecord,
+  readHistory,
+  recordedAs,
+  worldSaver,
+  writeHistory,
+} from "./versions.ts";
 
 type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr">;
 
@@ -25,7 +32,7 @@ interface RollbackSettings {
 export async function rollBack(
   ctx: Ctx,
   settings: RollbackSettings,
-  options: { stateTimeoutMs: number; lockWaitMs?: number; dryRun?: boolean },
+  options: { stateTimeoutMs: number; lockWaitMs?: number; dryRun?: boolean; ignoreWorldVersion?: boolean },
 ): Promise<number> {
   const dir = settings.worldDir as string;
   const control = settings.control as NonNullable<RollbackSettings["control"]>;
@@ -41,7 +48,10 @@ export async function rollBack(
     const back = await recordedAs(volume, PREVIOUS, history?.previous);
     const now = await recordedAs(volume, JAR, history?.installed);
     const going = await goingBack(volume, back, logger);
-    await refuseIfSavedSince(volume, going, history);
+    // --ignore-world-version: level.dat is not checked, before the stop or after it.
+    const ignore = options.ignoreWorldVersion ?? false;
+    if (ignore) logger.warn(await ignoredWorldVersion(volume));
+    else await refuseIfSavedSince(volume, going, history);
     const panel = createPanelClient({
       url: control.url,
       key: control.key,
@@ -57,7 +67,14 @@ export async function rollBack(
       return 0;
     }
     const run = { ctx, logger, job: { lockWaitMs: options.lockWaitMs ?? 30 * 60_000 } };
-    const restarted = await swapAround(run, { panel, volume, going, history, timeoutMs: options.stateTimeoutMs });
+    const restarted = await swapAround(run, {
+      panel,
+      volume,
+      going,
+      ignore,
+      history,
+      timeoutMs: options.stateTimeoutMs,
+    });
     if (back) writeHistory(ctx.paths, dir, { installed: back, previous: now, preUpgrade: undefined });
     const line = `${going.what} is back as server.jar (${kept}).${restarted ? " The server was restarted with it." : ""}`;
     logger.info(line);
@@ -82,7 +99,14 @@ export async function rollBack(
  */
 async function swapAround(
   run: { ctx: Ctx; logger: Logger; job: { lockWaitMs: number } },
-  on: { panel: PanelClient; volume: VolumeDir; going: Going; history: JarHistory | undefined; timeoutMs: number },
+  on: {
+    panel: PanelClient;
+    volume: VolumeDir;
+    going: Going;
+    history: JarHistory | undefined;
+    ignore: boolean;
+    timeoutMs: number;
+  },
 ): Promise<boolean> {
   const { panel, volume, timeoutMs } = on;
   const backups = await pauseBackupsFor(run);
@@ -93,7 +117,7 @@ async function swapAround(
       await panel.power("stop");
       await panel.waitForState("offline", { timeoutMs });
       try {
-        await refuseIfSavedSince(volume, on.going, on.history);
+        if (!on.ignore) await refuseIfSavedSince(volume, on.going, on.history);
       } catch (error) {
         if (!(error instanceof UsageError)) throw error;
         const again = (await startBack(panel, timeoutMs))
@@ -137,7 +161,7 @@ async function ownVersion(volume: VolumeDir): Promise<Going> {
 
 /** Exit 2 when the world was saved by a version newer than the one going back in. */
 async function refuseIfSavedSince(volume: VolumeDir, back: Going, history: JarHistory | undefined): Promise<void> {
-  const saved = await savedBy(volume);
+  const saved = await worldSaver(volume);
   if (!saved || back.dataVersion === undefined || saved.dataVersion <= back.dataVersion) return;
   const snapshot = history?.preUpgrade
     ? `the pre-upgrade snapshot ${history.preUpgrade}`

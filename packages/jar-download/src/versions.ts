@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { SavedBy } from "@mcops/backup/world";
-import { UsageError } from "@mcops/core/errors";
+import { levelName, type SavedBy, savedBy } from "@mcops/backup/world";
+import { JobError, UsageError } from "@mcops/core/errors";
 import { writeFileAtomic } from "@mcops/core/fs";
 import type { Paths } from "@mcops/core/paths";
 import type { VolumeDir } from "@mcops/core/volume";
@@ -23,6 +23,64 @@ export function dataVersionOf(version: string): number | undefined {
   return DATA_VERSIONS.get(version);
 }
 
+/**
+ * The data versions a game writes into level.dat: from 15w32a's (100; minecraft-data numbers the versions before it
+ * too, down to -79, but none of them wrote a DataVersion) to a margin past the newest version minecraft-data knows (a
+ * game newer than this build of mcops writes a few hundred more a year).
+ */
+export const WORLD_VERSIONS = {
+  oldest: DATA_VERSIONS.get("15w32a") ?? 100,
+  newest: Math.max(...DATA_VERSIONS.values()) + 1000,
+} as const;
+
+/** How to go on when level.dat's version cannot be believed; the pre-upgrade snapshot is still taken. */
+const GO_ON = "--ignore-world-version (the world is still snapshotted first)";
+
+/**
+ * Which game version last saved the world, as savedBy reads level.dat (through the volume without following a link, at
+ * most 16 MiB, the NBT walked under a budget); undefined when there is no world yet. A level.dat that cannot be read,
+ * has no DataVersion, or says one no game version writes (a negative one, 2147483647) is exit 2, one line naming the
+ * file, with the way past it: --ignore-world-version. Never taken as "no world": that would turn the check off.
+ */
+export async function worldSaver(volume: VolumeDir): Promise<SavedBy | undefined> {
+  // server.properties' own problems (a link, a level-name that leaves the volume) are said as they are.
+  const file = volume.display(`${levelName(volume)}/level.dat`);
+  let saved: SavedBy | undefined;
+  try {
+    saved = await savedBy(volume);
+  } catch (error) {
+    if (!(error instanceof JobError)) throw error;
+    throw new UsageError(error.message, {
+      where: error.where ?? (error.message.includes(file) ? undefined : file),
+      hint: `${error.hint ?? "look at it"}; or go on without the world's version: ${GO_ON}`,
+      cause: error,
+    });
+  }
+  const version = saved?.dataVersion;
+  if (
+    version !== undefined &&
+    (!Number.isInteger(version) || version < WORLD_VERSIONS.oldest || version > WORLD_VERSIONS.newest)
+  ) {
+    throw new UsageError(`level.dat says data version ${version}, which no game version writes`, {
+      where: file,
+      hint: `the game did not write it; restore a snapshot whose world is whole, or go on without it: ${GO_ON}`,
+    });
+  }
+  return saved;
+}
+
+/** What level.dat says, for the warning that --ignore-world-version does not check it. */
+export async function ignoredWorldVersion(volume: VolumeDir): Promise<string> {
+  let said: string;
+  try {
+    const saved = await worldSaver(volume);
+    said = saved ? `it says ${describeSaver(saved)}` : "there is no level.dat";
+  } catch (error) {
+    said = (error as Error).message;
+  }
+  return `the world's version is not checked (--ignore-world-version): ${said}`;
+}
+
 /** "1.21.4 (data version 4189)": the world's saver in words. */
 function describeSaver(saved: SavedBy): string {
   const name = saved.name ?? [...DATA_VERSIONS].find(([, data]) => data === saved.dataVersion)?.[0];
@@ -35,9 +93,13 @@ function describeSaver(saved: SavedBy): string {
  */
 export function refuseDowngrade(saved: SavedBy | undefined, target: number | undefined, what: string): void {
   if (!saved || target === undefined || saved.dataVersion <= target) return;
+  // A data version no version minecraft-data knows writes: a newer game's, or a forged one that refuses every version.
+  const known = [...DATA_VERSIONS.values()].includes(saved.dataVersion);
   throw new UsageError(
     `the world was last saved by ${describeSaver(saved)}; ${what} (${target}) cannot open it safely`,
-    { hint: "restore a snapshot from before the upgrade instead" },
+    {
+      hint: `restore a snapshot from before the upgrade instead${known ? "" : `; if level.dat is wrong about it: ${GO_ON}`}`,
+    },
   );
 }
 

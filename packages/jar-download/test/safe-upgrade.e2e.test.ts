@@ -49,6 +49,18 @@ async function levelSaver(): Promise<{ dataVersion: number; name: string }> {
   return { dataVersion: data.DataVersion, name: data.Version.Name };
 }
 
+/** A level.dat whose Data.DataVersion is `dataVersion`, a tag of any type, the rest as the game writes it. */
+function levelDatSaying(dataVersion: unknown): Buffer {
+  const root = nbt.comp({
+    Data: nbt.comp({
+      DataVersion: dataVersion as nbt.Tags[nbt.TagType],
+      LevelName: nbt.string("world"),
+      Version: nbt.comp({ Id: nbt.int(4189), Name: nbt.string("1.21.4"), Snapshot: nbt.byte(0) }),
+    }),
+  });
+  return gzipSync(nbt.writeUncompressed(root as nbt.NBT, "big"));
+}
+
 /** The tags of this server's snapshots, oldest first, as backup's own `snapshots --json` gives them. */
 async function snapshotTags(): Promise<string[][]> {
   const listed = await backup("snapshots", "--json");
@@ -164,14 +176,93 @@ describe("jar-download: safe upgrades", () => {
     for (const args of [["1.21.4", "--dry-run"], ["1.21.4"]]) {
       const result = await jar(...args);
       expect(result, args.join(" ")).toMatchObject({
-        code: 1,
+        code: 2,
         stdout: "",
-        stderr: `jar-download: cannot tell which version saved the world: level.dat is not NBT (it holds more than 4194304 values, far more than the game writes) (${join(volume, "world", "level.dat")}) — restore a snapshot whose world is whole (backup drill checks them)\n`,
+        stderr: `jar-download: cannot tell which version saved the world: level.dat is not NBT (it holds more than 4194304 values, far more than the game writes) (${join(volume, "world", "level.dat")}) — restore a snapshot whose world is whole (backup drill checks them); or go on without the world's version: --ignore-world-version (the world is still snapshotted first)\n`,
       });
     }
     expect(stand.requests).toEqual([]);
     expect(panel.calls).toEqual([]);
     expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+  });
+
+  describe("a level.dat that says a data version no game writes, or cannot be read (issue 32)", () => {
+    const go = "--ignore-world-version (the world is still snapshotted first)";
+    const impossible = (said: string) =>
+      `jar-download: level.dat says data version ${said}, which no game version writes (${join(volume, "world", "level.dat")}) — the game did not write it; restore a snapshot whose world is whole, or go on without it: ${go}\n`;
+    const cases: { what: string; data: () => Buffer; line: () => string | RegExp }[] = [
+      { what: "2147483647", data: () => levelDatSaying(nbt.int(2147483647)), line: () => impossible("2147483647") },
+      { what: "-5", data: () => levelDatSaying(nbt.int(-5)), line: () => impossible("-5") },
+      {
+        what: '"abc" (a string tag)',
+        data: () => levelDatSaying(nbt.string("abc")),
+        line: () =>
+          `jar-download: cannot tell which version saved the world: level.dat has no Data.DataVersion that is a number (${join(volume, "world", "level.dat")}) — a world from before 1.9 has none: upgrade it with a release first; or go on without the world's version: ${go}\n`,
+      },
+      {
+        what: "garbage",
+        data: () => Buffer.from("\x1f\x8b not really gzip, written by a plugin\n"),
+        line: () =>
+          /^jar-download: cannot tell which version saved the world: level\.dat is not gzip \([^\n]*\) \([^\n]*level\.dat\) — restore a snapshot whose world is whole \(backup drill checks them\); or go on without the world's version: --ignore-world-version \(the world is still snapshotted first\)\n$/,
+      },
+    ];
+
+    it.each(cases)(
+      "$what: one line, exit 2, nothing asked or installed; --ignore-world-version installs, snapshotted first",
+      async ({ data, line }) => {
+        expect((await backup("init")).code).toBe(0);
+        writeFileSync(join(volume, "world", "level.dat"), data());
+        for (const args of [["1.21.4"], ["1.21.4", "--stop", "--dry-run"]]) {
+          const refused = await jar(...args);
+          expect(refused, args.join(" ")).toMatchObject({ code: 2, stdout: "" });
+          const expected = line();
+          if (typeof expected === "string") expect(refused.stderr).toBe(expected);
+          else expect(refused.stderr).toMatch(expected);
+        }
+        expect(stand.requests).toEqual([]);
+        expect(panel.calls).toEqual([]);
+        expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+        expect(await snapshotTags()).toEqual([]);
+
+        // Going on: installed, the world snapshotted first, and the log says what level.dat says.
+        const result = await jar("1.21.4", "--ignore-world-version");
+        expect(result.code, result.stderr).toBe(0);
+        expect(result.stdout).toMatch(/ The world before it is snapshot [0-9a-f]{8} \(pre-upgrade\)\.\n$/);
+        expect(result.stderr).toMatch(/the world's version is not checked \(--ignore-world-version\): /);
+        expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("paper-1.21.4-231.jar"));
+        expect(await snapshotTags()).toEqual([expect.arrayContaining(["pre-upgrade"])]);
+      },
+      60_000,
+    );
+
+    it("takes up to 1000 past the newest data version minecraft-data knows, and says how to go on from a downgrade to it", async () => {
+      writeFileSync(join(volume, "world", "level.dat"), levelDatSaying(nbt.int(6024)));
+      expect((await jar("1.21.4", "--dry-run")).stderr).toBe(impossible("6024"));
+      writeFileSync(join(volume, "world", "level.dat"), levelDatSaying(nbt.int(6023)));
+      expect(await jar("1.21.4", "--dry-run")).toMatchObject({
+        code: 2,
+        stderr: `jar-download: the world was last saved by 1.21.4 (data version 6023); Paper 1.21.4 (4189) cannot open it safely — restore a snapshot from before the upgrade instead; if level.dat is wrong about it: ${go}\n`,
+      });
+      const plan = await jar("1.21.4", "--dry-run", "--ignore-world-version");
+      expect(plan).toMatchObject({ code: 0, stderr: "" });
+      expect(plan.stdout).toContain("  world:    its version not checked (--ignore-world-version)\n");
+      expect(stand.requests.filter((r) => r.route === "jar")).toEqual([]);
+    });
+  });
+
+  it("--rollback: a forged level.dat refuses it with one line, --ignore-world-version puts the jar back (issue 32)", async () => {
+    writeFileSync(join(volume, "server.jar"), stand.jar("vanilla-1.21.3.jar"));
+    expect((await jar("1.21.4", "--no-backup")).code).toBe(0);
+    writeFileSync(join(volume, "world", "level.dat"), levelDatSaying(nbt.int(-5)));
+    const refused = await jar("--rollback");
+    expect(refused).toMatchObject({ code: 2, stdout: "" });
+    expect(refused.stderr).toMatch(
+      /^jar-download: level\.dat says data version -5, which no game version writes \([^\n]*\n$/,
+    );
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("paper-1.21.4-231.jar"));
+    const back = await jar("--rollback", "--ignore-world-version");
+    expect(back).toMatchObject({ code: 0 });
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(stand.jar("vanilla-1.21.3.jar"));
   });
 
   it("rolls back to a jar it did not install (the egg's) by what the jar's version.json says", async () => {
@@ -290,14 +381,14 @@ describe("jar-download: safe upgrades", () => {
     expect(panel.signals()).toEqual([]);
   });
 
-  it("answers at once, exit 1, for a level.dat built to exhaust a parser's memory", async () => {
+  it("answers at once, exit 2, for a level.dat built to exhaust a parser's memory", async () => {
     // 200 bytes of gzip: a list of 64 lists, each claiming 16 million TAG_End elements.
     const inner = Buffer.from([0, 0, 0xff, 0xff, 0xff]);
     const head = Buffer.from([10, 0, 0, 9, 0, 1, 0x78, 9, 0, 0, 0, 64]);
     const bomb = gzipSync(Buffer.concat([head, ...Array.from({ length: 64 }, () => inner), Buffer.from([0])]));
     writeFileSync(join(volume, "world", "level.dat"), bomb);
     const result = await jar("1.21.4", "--dry-run");
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toMatch(
       /^jar-download: cannot tell which version saved the world: level\.dat is not NBT \(a list of TAG_End holds 16777215 elements\)/,
     );
