@@ -100,10 +100,11 @@ describe("dimensions by name", () => {
 });
 
 describe("parseUsercache", () => {
-  it("keeps the entries that are a name and a UUID, the UUID in its files' spelling", () => {
+  it("keeps the entries that are a name and a UUID, the UUID in its files' spelling, an expiry only as the game writes it", () => {
     const text = JSON.stringify([
       { name: "Alex", uuid: "853C80EF-3C37-49FD-AA49-938B674ADAE6", expiresOn: "2026-12-01 10:00:00 +0000" },
       { name: "Steve", uuid: "8667ba71b85a4004af54457a9734eed7" },
+      { name: "Herobrine", uuid: "00000000-0000-4000-8000-000000000003", expiresOn: "soon\u202e\n" },
       { name: "../../etc/passwd", uuid: "853c80ef-3c37-49fd-aa49-938b674adae6" },
       { name: "Eve", uuid: "../../../root/.ssh/authorized_keys" },
       { name: 42, uuid: "853c80ef-3c37-49fd-aa49-938b674adae6" },
@@ -111,8 +112,9 @@ describe("parseUsercache", () => {
       "Alex",
     ]);
     expect(parseUsercache(text)).toEqual([
-      { name: "Alex", uuid: "853c80ef-3c37-49fd-aa49-938b674adae6" },
+      { name: "Alex", uuid: "853c80ef-3c37-49fd-aa49-938b674adae6", expiresOn: "2026-12-01 10:00:00 +0000" },
       { name: "Steve", uuid: "8667ba71-b85a-4004-af54-457a9734eed7" },
+      { name: "Herobrine", uuid: "00000000-0000-4000-8000-000000000003" },
     ]);
   });
 

@@ -124,7 +124,7 @@ async function planRestore(
   const where: Where = { volume, restic, snapshot, worldDir, level };
   const player =
     selection.kind === "player"
-      ? await resolvePlayer(selection.who, { volume, restic, snapshot, worldDir })
+      ? await resolvePlayer(selection.who, { volume, restic, snapshot, worldDir, level })
       : undefined;
   const targets = await targetsOf(where, selection, player);
   const now = ctx.clock.now();
@@ -310,7 +310,7 @@ async function preRestoreSnapshot(
 async function checkOffline(panel: PanelClient, plan: RestorePlan): Promise<void> {
   const state = (await panel.resources()).state;
   if (state === "offline") return;
-  refuseIfOnline(plan.player as Player, playersInGameLog(plan.volume));
+  refuseIfOnline(plan.player as Player, playersInGameLog(plan.volume), plan.volume);
 }
 
 /** The message of a restore done: what came back from which snapshot, where the replaced files are, the way back. */

@@ -1,14 +1,16 @@
 import { join } from "node:path";
 import { BusyError, UsageError } from "@mcops/core/errors";
-import type { VolumeDir } from "@mcops/core/volume";
+import { UnsafePathError, type VolumeDir } from "@mcops/core/volume";
 import { distance } from "fastest-levenshtein";
 import type { Restic, Snapshot } from "../restic.ts";
 
 /**
- * Who `--player` names: a UUID as it is, or a name looked up in the server's usercache.json (the game's own record of
- * the names and UUIDs it has seen), first the volume's, then the snapshot's. Names are matched as the game matches
- * them, ignoring case. usercache.json is the game's file: read without following a link, at most 4 MiB, and anything in
- * it that is not a name and a UUID is skipped.
+ * Who `--player` names: a UUID as it is (usercache.json is not read for it), or a name looked up in the server's
+ * usercache.json (the game's own record of the names and UUIDs it has seen), first the volume's, then the snapshot's.
+ * Names are matched as the game matches them, ignoring case; a name that more than one UUID has there (a forged entry,
+ * or offline mode's own second entry for "sTeVe") is refused, never settled by the order of the file. usercache.json is
+ * the game's file: read without following a link and without blocking (VolumeDir.readFile), at most 4 MiB, and
+ * anything in it that is not a name and a UUID is skipped.
  */
 export interface Player {
   /** With dashes, lower case: the name of its files. */
@@ -17,9 +19,10 @@ export interface Player {
   name: string | undefined;
   /**
    * The names the server knows now for the UUID (its own usercache.json): what the game log shows when the player is
-   * online, also when `name` is an older one found in the snapshot's cache.
+   * online, also when `name` is an older one found in the snapshot's cache. Undefined for a UUID given as it is: then
+   * the cache is read only when somebody is online (refuseIfOnline).
    */
-  current: string[];
+  current: string[] | undefined;
 }
 
 const USERCACHE = "usercache.json";
@@ -31,7 +34,12 @@ const NAME = /^[A-Za-z0-9_]{1,16}$/;
 interface CacheEntry {
   name: string;
   uuid: string;
+  /** When the game forgets the entry, as it writes it ("2026-12-25 10:00:00 +0000"); only when it looks like that. */
+  expiresOn?: string;
 }
+
+/** usercache.json's date: anything else in that field is the game's text and never shown. */
+const EXPIRES_ON = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [+-]\d{4}$/;
 
 /** The entries of a usercache.json text that are a name and a UUID. */
 export function parseUsercache(text: string): CacheEntry[] {
@@ -44,10 +52,13 @@ export function parseUsercache(text: string): CacheEntry[] {
   if (!Array.isArray(data)) return [];
   const entries: CacheEntry[] = [];
   for (const item of data as unknown[]) {
-    const { name, uuid } = (item ?? {}) as { name?: unknown; uuid?: unknown };
+    const { name, uuid, expiresOn } = (item ?? {}) as { name?: unknown; uuid?: unknown; expiresOn?: unknown };
     if (typeof name !== "string" || !NAME.test(name) || typeof uuid !== "string") continue;
     const canonical = canonicalUuid(uuid);
-    if (canonical) entries.push({ name, uuid: canonical });
+    if (!canonical) continue;
+    const entry: CacheEntry = { name, uuid: canonical };
+    if (typeof expiresOn === "string" && EXPIRES_ON.test(expiresOn)) entry.expiresOn = expiresOn;
+    entries.push(entry);
   }
   return entries;
 }
@@ -68,30 +79,69 @@ export function closeMatches(wanted: string, names: readonly string[], most = 5)
     .map(({ name }) => name);
 }
 
-/** The player `who` names, from the volume's usercache.json, then the snapshot's; exit 2 with close matches if unknown. */
+/**
+ * The player `who` names: a UUID as it is, without reading any usercache.json; a name from the volume's usercache.json,
+ * then the snapshot's. Exit 2 with close matches if unknown, and exit 2 listing every UUID if more than one has it.
+ */
 export async function resolvePlayer(
   who: string,
-  from: { volume: VolumeDir; restic: Restic; snapshot: Snapshot; worldDir: string },
+  from: { volume: VolumeDir; restic: Restic; snapshot: Snapshot; worldDir: string; level: string },
 ): Promise<Player> {
   const uuid = canonicalUuid(who);
-  const volumeCache = readVolumeCache(from.volume);
-  const current = (id: string) => [...new Set(volumeCache.filter((e) => e.uuid === id).map((e) => e.name))];
-  if (uuid) return { uuid, name: current(uuid)[0], current: current(uuid) };
+  // A UUID names the player's files by itself: a FIFO or an oversized usercache.json refuses nothing here.
+  if (uuid) return { uuid, name: undefined, current: undefined };
   if (!NAME.test(who)) {
     throw new UsageError(`"${who}" is neither a player name nor a UUID`, {
       hint: "give the name as the game shows it, e.g. Steve, or the UUID",
     });
   }
-  const found = (entries: CacheEntry[]) => entries.find((e) => e.name.toLowerCase() === who.toLowerCase());
-  const snapshotCache = found(volumeCache) ? [] : await readSnapshotCache(from);
-  const entry = found(volumeCache) ?? found(snapshotCache);
-  if (entry) return { ...entry, current: current(entry.uuid) };
+  const volumeCache = readVolumeCache(from.volume);
+  const matching = (entries: CacheEntry[]) => entries.filter((e) => e.name.toLowerCase() === who.toLowerCase());
+  let matches = matching(volumeCache);
+  let source = "the server's usercache.json";
+  let snapshotCache: CacheEntry[] = [];
+  if (matches.length === 0) {
+    snapshotCache = await readSnapshotCache(from);
+    matches = matching(snapshotCache);
+    source = `snapshot ${from.snapshot.short_id}'s usercache.json`;
+  }
+  if (new Set(matches.map((e) => e.uuid)).size > 1) throw ambiguousName(who, matches, source, from);
+  const entry = matches.find((e) => e.name === who) ?? matches[0];
+  if (entry) return { uuid: entry.uuid, name: entry.name, current: namesOf(volumeCache, entry.uuid) };
   const close = closeMatches(
     who,
     [...volumeCache, ...snapshotCache].map((e) => e.name),
   );
   throw new UsageError(`no player "${who}" in the server's usercache.json`, {
     hint: close.length ? `did you mean ${close.join(", ")}?` : "give the player's UUID instead",
+  });
+}
+
+/** The names `entries` give the UUID. */
+function namesOf(entries: CacheEntry[], uuid: string): string[] {
+  return [...new Set(entries.filter((e) => e.uuid === uuid).map((e) => e.name))];
+}
+
+/**
+ * Exit 2: `who` is the name of more than one UUID. Each is listed with its entry's expiry and whether the world has
+ * its playerdata, for the operator to choose one by UUID; nothing is restored.
+ */
+function ambiguousName(
+  who: string,
+  matches: CacheEntry[],
+  source: string,
+  from: { volume: VolumeDir; level: string },
+): UsageError {
+  const uuids = [...new Set(matches.map((e) => e.uuid))];
+  const described = uuids.map((uuid) => {
+    const entries = matches.filter((e) => e.uuid === uuid);
+    const names = [...new Set(entries.map((e) => e.name))].join(" or ");
+    const expires = entries.map((e) => e.expiresOn).find((e) => e !== undefined);
+    const data = from.volume.lstat(`${from.level}/playerdata/${uuid}.dat`)?.isFile() ? "playerdata" : "no playerdata";
+    return `${uuid} (${names}, ${expires ? `expires ${expires}` : "no expiry"}, ${data} in ${from.level})`;
+  });
+  return new UsageError(`"${who}" names ${uuids.length} players in ${source}: ${described.join(", ")}`, {
+    hint: "nothing was restored; choose one with --player <uuid>",
   });
 }
 
@@ -113,16 +163,18 @@ async function readSnapshotCache(from: {
   return parseUsercache(await from.restic.dump(from.snapshot.id, path));
 }
 
-/** "Steve (6f4b2c1e-…)" or the UUID alone. */
+/** "6f4b2c1e-… (Steve)" or the UUID alone: the UUID first, as it names the files (the name is the game's word). */
 export function describePlayer(player: Player): string {
-  return player.name ? `${player.name} (${player.uuid})` : player.uuid;
+  return player.name ? `${player.uuid} (${player.name})` : player.uuid;
 }
 
 /**
  * Refuses (exit 75) while the player is online: the server writes their file when they leave, over the restored one.
- * Who is online comes from the game log; when the log cannot tell, a running server is not trusted.
+ * Who is online comes from the game log; when the log cannot tell, a running server is not trusted. With somebody
+ * online, a player given by UUID is looked up in the server's usercache.json now; a cache that cannot be read (a FIFO,
+ * too large) cannot tell either.
  */
-export function refuseIfOnline(player: Player, online: string[] | undefined): void {
+export function refuseIfOnline(player: Player, online: string[] | undefined, volume: VolumeDir): void {
   if (online === undefined) {
     throw new BusyError(
       `cannot tell whether ${describePlayer(player)} is online: the server runs and has no game log`,
@@ -131,15 +183,29 @@ export function refuseIfOnline(player: Player, online: string[] | undefined): vo
       },
     );
   }
+  if (online.length === 0) return;
   // The log names players as they are called now: every name the server's own cache has for the UUID.
-  const names = new Set(player.current.map((n) => n.toLowerCase()));
-  if (names.size === 0 && online.length > 0) {
+  const names = new Set((player.current ?? currentNames(player, volume, online)).map((n) => n.toLowerCase()));
+  if (names.size === 0) {
     throw new BusyError(
       `cannot tell whether ${describePlayer(player)} is online: the server's usercache.json has no name for ${player.uuid}`,
       { hint: `${online.length} player(s) online; try again when nobody plays` },
     );
   }
   if (online.some((n) => names.has(n.toLowerCase()))) throw new PlayerOnlineError(player);
+}
+
+/** The names the server's usercache.json has now for a player given by UUID; exit 75 if it cannot be read. */
+function currentNames(player: Player, volume: VolumeDir, online: string[]): string[] {
+  try {
+    return namesOf(readVolumeCache(volume), player.uuid);
+  } catch (error) {
+    if (!(error instanceof UnsafePathError)) throw error;
+    throw new BusyError(`cannot tell whether ${describePlayer(player)} is online: ${error.message}`, {
+      hint: `${online.length} player(s) online; try again when nobody plays`,
+      cause: error,
+    });
+  }
 }
 
 /** Exit 75: the player is online; the server would write their file over the restored one when they leave. */
