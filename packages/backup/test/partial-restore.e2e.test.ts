@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   appendFileSync,
@@ -15,7 +16,7 @@ import { join } from "node:path";
 import { systemClock } from "@mcops/core/clock";
 import { resolvePaths } from "@mcops/core/paths";
 import { zxRunner } from "@mcops/core/runner";
-import { buildWorld } from "@mcops/testkit";
+import { buildWorld, fifoWitness, giveToGame } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { runRestore } from "../src/commands/restore.ts";
 import { type Server, startServer } from "./harness.ts";
@@ -134,7 +135,7 @@ describe("backup restore --player", () => {
     expect(titles()).toEqual(["Restore completed"]);
     const text = server.discord.messages[0]?.body.embeds[0].description as string;
     expect(text).toMatch(
-      /^Restored player Steve \\\(6f4b2c1e-0000-4000-8000-000000000001\\\) from snapshot [0-9a-f]{8} /,
+      /^Restored player 6f4b2c1e-0000-4000-8000-000000000001 \\\(Steve\\\) from snapshot [0-9a-f]{8} /,
     );
     expect(text).toMatch(/the server kept running/);
     expect(text).toMatch(/The world before the restore is snapshot [0-9a-f]{8} \(pre-restore\)\./);
@@ -150,7 +151,7 @@ describe("backup restore --player", () => {
     const online = await server.run(["restore", "--player", "Steve"]);
     expect(online.code).toBe(75);
     expect(online.stderr).toBe(
-      `backup: Steve (${STEVE}) is online: the server would overwrite the restored file when they leave — try again once they have left the game (other players can keep playing)\n`,
+      `backup: ${STEVE} (Steve) is online: the server would overwrite the restored file when they leave — try again once they have left the game (other players can keep playing)\n`,
     );
     expect(readFileSync(file(`world/playerdata/${STEVE}.dat`), "utf8")).toBe("today's inventory");
     expect(asideDir()).toEqual([]);
@@ -162,6 +163,87 @@ describe("backup restore --player", () => {
       code: 2,
       stderr: `backup: no player "Stevee" in the server's usercache.json — did you mean Steve?\n`,
     });
+  }, 120_000);
+});
+
+/** As the game's user (uid 988, which owns the volume once given to the game): runs a shell line. */
+function asGame(script: string, input = ""): void {
+  execFileSync("setpriv", ["--reuid=988", "--regid=988", "--clear-groups", "sh", "-c", script], {
+    input,
+    cwd: server.worldDir,
+  });
+}
+
+describe("backup restore --player against the game's usercache.json (issue 32)", () => {
+  it("refuses a name two UUIDs share in usercache.json (exit 2), listing both, restoring nothing", async () => {
+    await withWorld("bukkit", "running");
+    await backup();
+    put(`world/playerdata/${STEVE}.dat`, "Steve's inventory today");
+    put(`world/playerdata/${ALEX}.dat`, "Alex's inventory today");
+    giveToGame(server.worldDir, server.root);
+    // The game's user puts a forged entry naming Alex's UUID Steve first; offline mode would add "sTeVe" by itself.
+    const cache = [
+      { name: "sTeVe", uuid: ALEX, expiresOn: "2026-12-26 09:00:00 +0000" },
+      { name: "Steve", uuid: STEVE, expiresOn: "2026-12-25 10:00:00 +0000" },
+      { name: "Alex", uuid: ALEX, expiresOn: "2026-12-25 10:00:00 +0000" },
+    ];
+    asGame("rm -f usercache.json && cat > usercache.json", JSON.stringify(cache));
+    rmSync(file(`world/playerdata/${ALEX}.dat`)); // Alex's data is gone from the world: the list says so
+
+    const result = await server.run(["restore", "--player", "Steve"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `backup: "Steve" names 2 players in the server's usercache.json: ${ALEX} (sTeVe, expires 2026-12-26 09:00:00 +0000, no playerdata in world), ${STEVE} (Steve, expires 2026-12-25 10:00:00 +0000, playerdata in world) — nothing was restored; choose one with --player <uuid>\n`,
+    );
+    expect(readFileSync(file(`world/playerdata/${STEVE}.dat`), "utf8")).toBe("Steve's inventory today");
+    expect(existsSync(file(`world/playerdata/${ALEX}.dat`))).toBe(false);
+    expect(asideDir()).toEqual([]);
+    expect(server.discord.requests).toHaveLength(0);
+    expect(await snapshotTags()).toHaveLength(1);
+
+    // By UUID: the one meant comes back, and the message names the UUID first.
+    const byUuid = await server.run(["restore", "--player", STEVE, "--no-backup"]);
+    expect(byUuid).toMatchObject({ code: 0, stderr: "" });
+    expect(readFileSync(file(`world/playerdata/${STEVE}.dat`), "utf8")).not.toBe("Steve's inventory today");
+    expect(existsSync(file(`world/playerdata/${ALEX}.dat`))).toBe(false);
+    expect(server.discord.messages[0]?.body.embeds[0].description).toMatch(
+      new RegExp(`^Restored player ${STEVE} from snapshot [0-9a-f]{8} `),
+    );
+  }, 120_000);
+
+  it("restores by UUID without reading usercache.json: a FIFO or a 5 MiB file there stops nothing", async () => {
+    await withWorld("bukkit", "running");
+    await backup();
+    const snapshot = hashOf(`world/playerdata/${STEVE}.dat`);
+    giveToGame(server.worldDir, server.root);
+    asGame("rm -f usercache.json && mkfifo usercache.json");
+    const witness = fifoWitness(file("usercache.json"));
+    try {
+      put(`world/playerdata/${STEVE}.dat`, "griefed inventory");
+      const result = await server.run(["restore", "--player", STEVE.toUpperCase(), "--no-backup"]);
+      expect(result).toMatchObject({ code: 0, stderr: "" });
+      expect(hashOf(`world/playerdata/${STEVE}.dat`)).toBe(snapshot);
+      expect(server.discord.messages[0]?.body.embeds[0].description).toMatch(
+        new RegExp(`^Restored player ${STEVE} from snapshot [0-9a-f]{8} `),
+      );
+    } finally {
+      expect(await witness.end()).toBe(false);
+    }
+
+    asGame("rm -f usercache.json && truncate -s 5M usercache.json");
+    put(`world/playerdata/${STEVE}.dat`, "griefed again");
+    // With somebody online, the cache is what tells whether that is the player: unreadable, it cannot tell (exit 75).
+    appendFileSync(file("logs/latest.log"), "[12:00:00] [Server thread/INFO]: Alex joined the game\n");
+    const online = await server.run(["restore", "--player", STEVE, "--no-backup"]);
+    expect(online.code).toBe(75);
+    expect(online.stderr).toBe(
+      `backup: cannot tell whether ${STEVE} is online: ${file("usercache.json")} is 5.00 MiB, more than the 4.00 MiB such a file can be — 1 player(s) online; try again when nobody plays\n`,
+    );
+    expect(readFileSync(file(`world/playerdata/${STEVE}.dat`), "utf8")).toBe("griefed again");
+    appendFileSync(file("logs/latest.log"), "[12:10:00] [Server thread/INFO]: Alex left the game\n");
+    const large = await server.run(["restore", "--player", STEVE.replaceAll("-", ""), "--no-backup"]);
+    expect(large).toMatchObject({ code: 0, stderr: "" });
+    expect(hashOf(`world/playerdata/${STEVE}.dat`)).toBe(snapshot);
   }, 120_000);
 });
 
@@ -344,7 +426,7 @@ describe("restores against what the volume and the game do", () => {
     put(`world/playerdata/${STEVE}.dat`, "today's inventory");
     const result = await server.run(["restore", "--player", "Steve", "--no-backup"]);
     expect(result.code).toBe(75);
-    expect(result.stderr).toMatch(/^backup: Steve \(6f4b2c1e-0000-4000-8000-000000000001\) is online/);
+    expect(result.stderr).toMatch(/^backup: 6f4b2c1e-0000-4000-8000-000000000001 \(Steve\) is online/);
     expect(readFileSync(file(`world/playerdata/${STEVE}.dat`), "utf8")).toBe("today's inventory");
   }, 120_000);
 
