@@ -23,6 +23,12 @@ import { kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
  * SEEK_DATA, so a hole is never searched for: a chunk of zeros costs one read and a compare, and a run of zeros of at
  * least HOLE_BYTES with more than JUMP_BYTES of the file after it is jumped over to the file's last TAIL_BYTES, so a
  * hole of any size costs a few reads. Each run of at least REPORT_BYTES is said once through `onSkipped`.
+ *
+ * The game does not append with O_APPEND: log4j's RollingRandomAccessFile writes at its own position, which
+ * `truncate -s 20G` does not move. What it writes after the file was made longer lands at the start of the hole, not
+ * after it. So while the file ends in a run of zeros, where that run starts is kept (`hole`), and the first byte there
+ * is looked at before each read: once it is no longer zero, reading goes back there, and from the first zero after what
+ * was written there on to where it had got (the zeros in between are neither read nor said again).
  */
 export interface FollowPosition {
   dev: number;
@@ -31,10 +37,18 @@ export interface FollowPosition {
   offset: number;
   /** Lines delivered from this file so far. */
   line: number;
-  /** The file's first bytes (up to 64), base64: tells a rewritten file from the same one grown. */
+  /**
+   * The file's first bytes (up to 64, and up to its first zero byte), base64: tells a rewritten file from the same one
+   * grown.
+   */
   head: string;
   /** The bytes at `offset` are the rest of a line that was cut (longer than the cap): skipped up to their newline. */
   cut?: boolean | undefined;
+  /**
+   * The file ends in a run of zeros (a hole) that starts here: what the game writes at its own position lands there,
+   * and is read from there.
+   */
+  hole?: number | undefined;
 }
 
 export type NewFileReason = "opened" | "resumed" | "rotated" | "truncated";
@@ -116,6 +130,12 @@ export class LogFollower {
   #skipping = false;
   /** Zero bytes skipped in the run being read (with what a jump over it passed), not yet said. */
   #zeros = 0;
+  /** Where the run of zeros the file ends in starts (see FollowPosition.hole); undefined once a byte after it is read. */
+  #hole: number | undefined;
+  /** The offset up to which zeros have been counted: read again after going back to a hole, they are not said again. */
+  #zerosTo = 0;
+  /** Gone back to a hole the game wrote into: where reading had got to, taken up again at the next run of zeros. */
+  #back: number | undefined;
   #busy = false;
   #again = false;
   #stopped = false;
@@ -163,6 +183,7 @@ export class LogFollower {
       line: this.#line,
       head: this.#head.toString("base64"),
       cut: this.#skipping,
+      ...(this.#hole === undefined ? {} : { hole: this.#hole }),
     };
   }
 
@@ -258,6 +279,7 @@ export class LogFollower {
       problem = this.#open(this.#resume ? "resumed" : "opened");
     } else if (this.#fd !== undefined && current) {
       this.#restartIfTruncated(current.size);
+      this.#backToHole();
     }
     this.#note(problem);
     if (this.#fd === undefined) return true;
@@ -306,6 +328,7 @@ export class LogFollower {
     this.#pendingLength = 0;
     this.#skipping = false;
     this.#zeros = 0;
+    this.#forgetHole();
     this.#pos = 0;
     this.#line = 0;
     this.#head = Buffer.alloc(0);
@@ -329,6 +352,7 @@ export class LogFollower {
     this.#pendingLength = 0;
     this.#skipping = false;
     this.#zeros = 0;
+    this.#forgetHole();
     this.#pos = 0;
     this.#line = 0;
     this.#head = Buffer.alloc(0);
@@ -340,6 +364,11 @@ export class LogFollower {
         this.#pos = resume.offset;
         this.#line = resume.line;
         this.#skipping = resume.cut === true;
+        const hole = resume.hole;
+        if (typeof hole === "number" && Number.isSafeInteger(hole) && hole >= 0 && hole <= resume.offset) {
+          this.#hole = hole;
+          this.#zerosTo = resume.offset;
+        }
         this.#o.onFile?.("resumed", this.#line);
         return undefined;
       }
@@ -355,6 +384,29 @@ export class LogFollower {
     const head = Buffer.alloc(length);
     const read = readSync(this.#fd, head, 0, length, 0);
     return head.subarray(0, read);
+  }
+
+  #forgetHole(): void {
+    this.#hole = undefined;
+    this.#zerosTo = 0;
+    this.#back = undefined;
+  }
+
+  /**
+   * The file ends in a hole, and its first byte is no longer zero: the game wrote there at its own position (see the
+   * class comment). Reading goes back there; #back is where it had got to.
+   */
+  #backToHole(): void {
+    const hole = this.#hole;
+    if (hole === undefined || hole >= this.#pos || this.#fd === undefined) return;
+    const first = Buffer.alloc(1);
+    if (readSync(this.#fd, first, 0, 1, hole) !== 1 || first[0] === 0) return;
+    this.#endZeros();
+    this.#back = this.#pos;
+    this.#pos = hole;
+    this.#hole = undefined;
+    this.#pendingLength = 0;
+    this.#skipping = false;
   }
 
   #sameHead(): boolean {
@@ -374,34 +426,50 @@ export class LogFollower {
       }
       budget -= read;
       const chunk = this.#buffer.subarray(0, read);
-      if (this.#head.length < HEAD_BYTES && this.#pos < HEAD_BYTES) {
-        this.#head = Buffer.concat([this.#head, chunk.subarray(0, HEAD_BYTES - this.#pos)]);
+      if (this.#head.length === this.#pos && this.#pos < HEAD_BYTES) {
+        // Up to the first zero: a hole's zeros are not the file's content yet (the game may write there).
+        const part = chunk.subarray(0, HEAD_BYTES - this.#pos);
+        const zero = part.indexOf(0);
+        this.#head = Buffer.concat([this.#head, zero < 0 ? part : part.subarray(0, zero)]);
       }
+      const base = this.#pos;
       this.#pos += read;
       // Lines between runs of zeros; a run reaching the end of a full chunk may be a hole to jump over.
       let start = 0;
+      let back = false;
       while (start < read) {
         const zero = chunk.indexOf(0, start);
         if (zero < 0) {
-          this.#endZeros();
+          this.#data();
           this.#consume(chunk.subarray(start));
           break;
         }
         if (zero > start) {
-          this.#endZeros();
+          this.#data();
           this.#consume(chunk.subarray(start, zero));
         }
         const end = zeroRunEnd(chunk, zero);
-        this.#zeroRun(end - zero);
+        this.#zeroRun(base + zero, base + end);
         start = end;
+        if (this.#back !== undefined && this.#back > base + zero) {
+          // Back in the hole after what the game wrote into it: the rest of it was read before, go on from there.
+          this.#pos = this.#back;
+          this.#back = undefined;
+          back = true;
+          break;
+        }
       }
-      if (read === CHUNK && chunk[read - 1] === 0 && this.#zeros >= HOLE_BYTES) this.#jumpOverHole(fd);
+      if (this.#back !== undefined && this.#pos >= this.#back) this.#back = undefined;
+      if (!back && read === CHUNK && chunk[read - 1] === 0 && this.#zeros >= HOLE_BYTES) this.#jumpOverHole(fd);
     }
     return false;
   }
 
-  /** Zero bytes: the line before them ends there (a line of its own), and the rest of a cut line is not skipped. */
-  #zeroRun(length: number): void {
+  /**
+   * Zero bytes from `from` to `to`: the line before them ends there (a line of its own), and the rest of a cut line is
+   * not skipped. Only those not counted before are counted.
+   */
+  #zeroRun(from: number, to: number): void {
     if (this.#pendingLength && !this.#skipping) {
       const pending = this.#pendingLength;
       this.#pendingLength = 0;
@@ -409,7 +477,19 @@ export class LogFollower {
     }
     this.#pendingLength = 0;
     this.#skipping = false;
-    this.#zeros += length;
+    this.#hole ??= from;
+    this.#countZeros(from, to);
+  }
+
+  #countZeros(from: number, to: number): void {
+    this.#zeros += Math.max(0, to - Math.max(from, this.#zerosTo));
+    this.#zerosTo = Math.max(this.#zerosTo, to);
+  }
+
+  /** Bytes that are not zeros: the run before them has ended, and the file no longer ends in it. */
+  #data(): void {
+    this.#endZeros();
+    this.#hole = undefined;
   }
 
   /** A run of zeros has ended (or the end of the file is reached in it): said once if it was long. */
@@ -435,7 +515,7 @@ export class LogFollower {
     const size = fstatSync(fd).size;
     if (size - this.#pos <= JUMP_BYTES) return;
     const target = size - TAIL_BYTES;
-    this.#zeros += target - this.#pos;
+    this.#countZeros(this.#pos, target);
     this.#pos = target;
     const before = Buffer.alloc(1);
     const got = readSync(fd, before, 0, 1, target - 1);

@@ -1,8 +1,11 @@
 import { execFileSync, spawn } from "node:child_process";
 import {
   appendFileSync,
+  closeSync,
+  fstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   renameSync,
   rmdirSync,
   rmSync,
@@ -10,6 +13,7 @@ import {
   truncateSync,
   unlinkSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -426,6 +430,46 @@ describe("LogFollower in a hostile volume", () => {
     expect(skipped).toEqual([size - before]);
     await until(() => seen.position?.offset === size + joinLine(1).length, WAIT, "the end");
     expect(seen.position).toMatchObject({ line: 3, cut: false });
+  }, 90_000);
+
+  it("a 20 GiB hole made under the game, which writes at its own offset (log4j's RandomAccessFile, no O_APPEND): its lines at the hole's start are read, the hole said once", async () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, joinLine(0));
+    // The game's file as log4j's RollingRandomAccessFile holds it: opened once, seeked to its end, then written at its
+    // own position. `truncate -s 20G` does not move that position: what the game writes next lands at the hole's start.
+    const game = openSync(path, "r+");
+    let at = fstatSync(game).size;
+    const write = (text: string) => {
+      at += writeSync(game, text, at);
+    };
+    try {
+      const skipped: number[] = [];
+      const seen = followLines("latest.log", { onSkipped: (bytes) => skipped.push(bytes) });
+      await until(() => seen.lines.length === 1 && seen.position !== undefined, WAIT, "the first line");
+      const size = 20 * 2 ** 30;
+      truncateSync(path, size);
+      await until(() => skipped.length === 1, WAIT, "the hole read to its end");
+      expect(seen.position?.offset).toBe(size);
+      write(joinLine(1));
+      await until(() => seen.lines.length === 2, WAIT, "the join written at the hole's start");
+      for (let i = 2; i <= 20; i++) write(joinLine(i));
+      await until(() => seen.lines.length === 21, WAIT, "the joins after it");
+      expect(seen.lines).toEqual(Array.from({ length: 21 }, (_, i) => joinLine(i).trimEnd()));
+      await until(() => seen.position?.line === 21, WAIT, "caught up");
+      // The same hole, read again after each line, is not said again.
+      expect(skipped).toEqual([size - joinLine(0).length]);
+      expect(seen.position).toMatchObject({ offset: size, line: 21, cut: false, hole: at });
+
+      // Stopped and started again (the tailer restarted): it carries on at the hole's start, not past the lines to come.
+      const position = seen.position as FollowPosition;
+      follower?.stop();
+      write(joinLine(21));
+      const resumed = followLines("latest.log", { resumeFrom: position });
+      await until(() => resumed.lines.length === 1, WAIT, "the join written while it was stopped");
+      expect(resumed.lines).toEqual([joinLine(21).trimEnd()]);
+    } finally {
+      closeSync(game);
+    }
   }, 90_000);
 
   it("jumping over a hole into what was written after it, starts at a whole line (never the end of one)", async () => {

@@ -2,8 +2,11 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
   appendFileSync,
   chmodSync,
+  closeSync,
+  fstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readFileSync,
   renameSync,
   rmdirSync,
@@ -12,6 +15,7 @@ import {
   truncateSync,
   unlinkSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -209,5 +213,43 @@ describe("log-tailer in a hostile volume (built executable)", () => {
     expect((await stop()).code).toBe(0);
     expect(logLines(/ WARN /)).toHaveLength(1);
     expect(titles()).toHaveLength(3);
+  }, 180_000);
+
+  it("a 20 GiB hole made under the game, which goes on writing at its own offset (log4j, no O_APPEND): its joins at the hole's start are posted, before and after a restart, one WARN", async () => {
+    writeFileSync(log, line("Steve joined the game"));
+    // latest.log as log4j's RollingRandomAccessFile writes it: at its own position, which a truncate does not move.
+    const game = openSync(log, "r+");
+    let at = fstatSync(game).size;
+    const write = (text: string) => {
+      at += writeSync(game, text, at);
+    };
+    try {
+      start();
+      await discord.waitForMessages(1, WAIT);
+      truncateSync(log, 20 * 2 ** 30);
+      await logged(/ WARN skipped 20\.0 GiB of .*latest\.log \(a hole or zeros\)$/);
+      write(line("Alex joined the game"));
+      await discord.waitForMessages(2, 30_000).catch((error) => {
+        throw new Error(`${(error as Error).message}; posted ${JSON.stringify(titles())}\n${toolLog()}${stderr}`);
+      });
+      write(line("Notch joined the game"));
+      await discord.waitForMessages(3, 30_000);
+      expect((await stop()).code).toBe(0);
+
+      // Written while it was stopped: the position it saved is at the hole's start, not 20 GiB on.
+      write(line("Jeb joined the game"));
+      start();
+      await discord.waitForMessages(4, WAIT);
+      expect((await stop()).code).toBe(0);
+      expect(titles()).toEqual([
+        "Steve joined the game",
+        "Alex joined the game",
+        "Notch joined the game",
+        "Jeb joined the game",
+      ]);
+      expect(logLines(/ WARN /)).toHaveLength(1);
+    } finally {
+      closeSync(game);
+    }
   }, 180_000);
 });
