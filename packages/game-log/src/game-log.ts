@@ -72,10 +72,14 @@ const LEADING_NAME = new RegExp(`^(${NAME}) `);
 /**
  * Messages that start with a player's name and are not deaths (the modded-death rule must skip them), besides the
  * server's own messages from the language files (isServerMessage): what servers and Bukkit write without a language
- * key, and the shutdown's `Saving players`, `Saving worlds`, `Saving chunks for level ...`.
+ * key, and the game's own fixed lines that start with a word a player can be named: the shutdown's `Saving players`,
+ * `Saving worlds`, `Saving chunks for level ...`; a villager's and a named entity's death (`Villager ... died,
+ * message: '...'`, `Named entity ... died: ...`); a reload's `Reloading ResourceManager: ...`, `Loaded 6 recipes`,
+ * `Loaded 1399 advancements`, `Server permissions file ... is empty, ignoring it`; a login turned away before 1.20.2
+ * (`Disconnecting Bob (/203.0.113.7:51234): ...`, which anybody who connects can make the server write).
  */
 const NOT_A_DEATH =
-  /^Saving (?:players|worlds|chunks for level .*)$| (?:joined the game|left the game|lost connection: .*|has made the advancement .*|has completed the challenge .*|has reached the goal .*|issued server command: .*|moved too quickly!.*|moved wrongly!.*|has the following .*|was kicked .*|logged in .*)$/;
+  /^(?:Saving (?:players|worlds|chunks for level .*)$|Villager \S+\[.*\] died, message: |Named entity \S+\[.*\] died|Reloading ResourceManager: |Loaded \d+ (?:recipes|advancements)$|Server permissions file |Disconnecting (?:[A-Za-z0-9_]{1,16} \(\/|com\.mojang\.authlib\.GameProfile@))| (?:joined the game|left the game|lost connection: .*|has made the advancement .*|has completed the challenge .*|has reached the goal .*|issued server command: .*|moved too quickly!.*|moved wrongly!.*|has the following .*|was kicked .*|logged in .*)$/;
 
 /** Main-thread names: vanilla's, and Folia's region threads (which announce joins and deaths); "" is Paper's console. */
 export function isMainThread(thread: string): boolean {

@@ -141,6 +141,44 @@ describe("GameLogParser", () => {
     ]);
   });
 
+  it("takes none of the game's fixed log lines (not from the language files) for a death of a player named like their first word", () => {
+    const players = ["Villager", "Named", "Loaded", "Reloading", "Disconnecting", "Server"];
+    const log = [
+      ...players.map((player) => at(`${player} joined the game`)),
+      // A villager's and a named entity's death (vanilla, Paper; real lines from the fixtures' servers).
+      at(
+        "Villager cyx['Villager'/62065, l='ServerLevel[universe]', x=-2119.90, y=63.23, z=-315.18] died, message: 'Villager was slain by Zombie'",
+      ),
+      at(
+        "Villager EntityVillager['Villager'/5462, uuid='b0eab5a0-01d0-4130-b878-972811bf8870', l='ServerLevel[world]', x=-11.37, y=67.52, z=631.15] died, message: 'Villager was slain by Named'",
+      ),
+      at(
+        "Named entity EntityIronGolem['Iron Golem (2)'/1248, uuid='5e0afa37-82c6-4722-bae8-51e73843fba2', l='ServerLevel[world]', x=-137.30, y=74.00, z=554.70] died: Iron Golem (2) was slain by Zombie",
+      ),
+      at(
+        "Named entity EntityIronGolem['Iron Golem (2)'/10219, l='ServerLevel[world]', x=-137.30, y=74.00, z=556.30] died",
+      ),
+      // /reload (Paper, Spigot, vanilla's reload of data packs).
+      at("Reloading ResourceManager: Default, bukkit"),
+      at("Loaded 6 recipes"),
+      at("Loaded 1399 advancements"),
+      at("Server permissions file permissions.yml is empty, ignoring it"),
+      // A login turned away (vanilla before 1.20.2): anybody can make the server write it.
+      at("Disconnecting Bob (/203.0.113.7:51234): You are not white-listed on this server!"),
+      at(
+        "Disconnecting com.mojang.authlib.GameProfile@5e1d2f[id=<null>,name=Bob,properties={},legacy=false] (/203.0.113.7:51234): Took too long to log in",
+      ),
+      // Their own deaths still are.
+      at("Villager was slain by Zombie"),
+      at("Named was devoured by the Cave Dweller"),
+    ].join("\n");
+    expect(types(log)).toEqual([
+      ...players.map((player, i) => ["join", player, i + 1]),
+      ["death", "Villager", 17],
+      ["death", "Named", 18],
+    ]);
+  });
+
   it("keeps one stop per shutdown however many Stopping lines it writes, and again after a start", () => {
     const log = [
       at("Stopping the server"),
