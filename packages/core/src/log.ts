@@ -44,20 +44,22 @@ interface LoggerOptions {
 
 /**
  * The characters that must never reach a reader as they are, in players' names and the game's text: C0 controls but tab
- * and line feed (ESC, BEL, a lone CR), DEL, C1 codes, the Unicode line separators (U+2028, U+2029), and the invisible
- * ones that reorder or hide text: the bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to
- * U+2069) and the zero-width ones (U+180E, U+200B to U+200D, U+2060 to U+2064, U+FEFF). A U+202E in a world's name
- * shows `dlrow` for `world` and the rest of the line backwards: the operator would read something else than is there.
- * Log lines, error lines and `log-tailer scan`'s JSON write them visibly (oneLine, escapeHidden); Discord messages
- * leave them out (stripHidden, through the notifier).
+ * and line feed (ESC, BEL, a lone CR), DEL, C1 codes, the Unicode line separators (U+2028, U+2029), every invisible
+ * format character (Unicode's Cf: the bidirectional controls U+061C, U+200E, U+200F, U+202A to U+202E and U+2066 to
+ * U+2069; the zero-width U+180E, U+200B to U+200D, U+2060 to U+2064 and U+FEFF; the deprecated format controls U+206A
+ * to U+206F, the interlinear annotations U+FFF9 to U+FFFB, the soft hyphen, the tag characters U+E0001 and U+E0020 to
+ * U+E007F, which are invisible copies of ASCII), and a lone surrogate (half a character). A U+202E in a world's name
+ * shows `dlrow` for `world` and the rest of the line backwards; tag characters carry a text nobody sees: the operator
+ * would read something else than is there. Log lines, error lines and `log-tailer scan`'s JSON write them visibly
+ * (oneLine, escapeHidden); Discord messages leave them out (stripHidden, through the notifier).
  */
-const HIDDEN_CHARACTERS =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: it matches the control characters in players' names and the game's text
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+const HIDDEN_CHARACTERS = /(?![\t\n])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
 
-/** `\uNNNN`, as JSON and JavaScript write a character. */
+/** `\uNNNN` for each UTF-16 unit (two for a tag character), as JSON and JavaScript write a character. */
 function unicodeEscape(c: string): string {
-  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  let out = "";
+  for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`;
+  return out;
 }
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Clock } from "../src/clock.ts";
-import { createLogger, oneLine, toolLogger } from "../src/log.ts";
+import { createLogger, escapeHidden, oneLine, stripHidden, toolLogger } from "../src/log.ts";
 import { clearSecrets, registerSecret } from "../src/secrets.ts";
 
 const clock: Clock = { now: () => Date.UTC(2026, 10, 21, 6, 0, 0, 123), sleep: async () => {} };
@@ -45,6 +45,21 @@ describe("createLogger", () => {
       '2026-11-21T06:00:00Z ERROR world "\\u202edlrow\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069' +
         '\\u200b\\u200c\\u200d\\u200e\\u200f\\u2060\\ufeff\\u061c" is missing\\u2029\n',
     );
+  });
+
+  it("writes every other invisible format character visibly too: deprecated format controls, interlinear annotations, tag characters, soft hyphens, a lone surrogate", () => {
+    // Tag characters (U+E0001, U+E0020 to U+E007F) are invisible copies of ASCII: `\u{e0041}\u{e0042}` shows nothing
+    // and says "AB". Written as JSON writes them, one \uNNNN per UTF-16 unit.
+    const hidden =
+      "\u206a\u206b\u206c\u206d\u206e\u206f\ufff9\ufffa\ufffb\u00ad\u0600\u{e0001}\u{e0041}\u{e007f}\ud800";
+    expect(oneLine(`Steve${hidden} left`)).toBe(
+      "Steve\\u206a\\u206b\\u206c\\u206d\\u206e\\u206f\\ufff9\\ufffa\\ufffb\\xad\\u0600" +
+        "\\udb40\\udc01\\udb40\\udc41\\udb40\\udc7f\\ud800 left",
+    );
+    const json = escapeHidden(JSON.stringify({ message: `Steve${hidden}` }));
+    expect(json).not.toMatch(/[^\x20-\x7e]/);
+    expect(JSON.parse(json).message).toBe(`Steve${hidden}`);
+    expect(stripHidden(`Steve${hidden} left`)).toBe("Steve left");
   });
 
   it("keeps tabs, and letters of every script (Arabic, Hebrew, accents, emoji) as they are", () => {

@@ -55,6 +55,17 @@ describe("scanLine, bidirectional and zero-width controls", () => {
   });
 });
 
+describe("scanLine, tag characters and other invisible format characters", () => {
+  it("writes them as \\uNNNN (a tag character as its two UTF-16 units), and stays the same JSON", () => {
+    const message = "Steve\u{e0001}\u{e0041}\u{e007f} was slain by \u206eZombie\ufff9x\ufffb\u00ad";
+    const line = scanLine({ type: "death", player: "Steve", message, time: "12:00:00", line: 1 });
+    expect(line).toBe(
+      '{"type":"death","player":"Steve","message":"Steve\\udb40\\udc01\\udb40\\udc41\\udb40\\udc7f was slain by \\u206eZombie\\ufff9x\\ufffb\\u00ad","time":"12:00:00","line":1}',
+    );
+    expect(JSON.parse(line).message).toBe(message);
+  });
+});
+
 describe("log-tailer scan, reading in chunks", () => {
   // Names and deaths in other scripts, two- to four-byte characters, CRLF, an empty line, a stack trace, a line
   // longer than any small chunk, and no newline at the end.

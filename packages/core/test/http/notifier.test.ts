@@ -130,6 +130,21 @@ describe("buildMessage", () => {
     expect(plain.embeds?.[0]?.title).toBe("Restore of world done");
   });
 
+  it("leaves out every invisible format character: tag characters, deprecated format controls, interlinear annotations", () => {
+    // `\u{e0041}\u{e0042}` shows nothing in Discord and reads "AB" to whatever copies the text.
+    const message = buildMessage(
+      {
+        title: "Steve\u{e0001}\u{e0041}\u{e0042}\u{e007f} was slain by \u206eZombie\ufff9x\ufffa\ufffb",
+        description: "@every\u206aone @he\u00adre",
+        fromGame: true,
+      },
+      { now: 0 },
+    );
+    expect(message.embeds?.[0]?.title).toBe("Steve was slain by Zombiex");
+    expect(message.embeds?.[0]?.description).toBe("@\u200beveryone @\u200bhere");
+    expect(message.allowed_mentions).toEqual({ parse: [] });
+  });
+
   it("cuts text to Discord's limits instead of failing", () => {
     const message = buildMessage(
       { title: "t".repeat(300), description: "d".repeat(5000) },
