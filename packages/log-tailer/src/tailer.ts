@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import type { Clock } from "@mcops/core/clock";
 import { fromBackupEnv, pickFields, SERVER_UUID } from "@mcops/core/config";
 import { ConfigError, type JobError, UsageError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
@@ -363,6 +364,39 @@ function problemReporter(ctx: TailerContext, file: string, logger: Logger, send:
   };
 }
 
+/** How often one kind of warning about latest.log's own shape (a hole, a line over the cap) is written at most. */
+export const SHAPE_WARN_EVERY_MS = 60_000;
+
+/**
+ * A warning written at most once a minute: the game's user can make latest.log hold a hole every 4 KiB or a line over
+ * the cap after another, and each would otherwise be a line of mc-log-tailer.log. The first is said at once; those that
+ * come within the minute are counted (with their sum) and said together when the minute is over, or at stop.
+ */
+function sparingly(
+  clock: Clock,
+  say: (amount: number, more: { count: number; total: number }) => void,
+): ((amount: number) => void) & { flush(): void } {
+  let saidAt = Number.NEGATIVE_INFINITY;
+  let held = { count: 0, total: 0, last: 0 };
+  let cancel: (() => void) | undefined;
+  const flush = () => {
+    cancel?.();
+    cancel = undefined;
+    if (held.count === 0) return;
+    const { count, total, last } = held;
+    held = { count: 0, total: 0, last: 0 };
+    saidAt = clock.now();
+    say(last, { count, total });
+  };
+  const warn = (amount: number) => {
+    held = { count: held.count + 1, total: held.total + amount, last: amount };
+    const wait = saidAt + SHAPE_WARN_EVERY_MS - clock.now();
+    if (wait <= 0) flush();
+    else cancel ??= after(clock, wait, flush);
+  };
+  return Object.assign(warn, { flush });
+}
+
 /** The follower of the log, feeding the parser and saving its position each time it has caught up. */
 function follow(
   ctx: TailerContext,
@@ -374,21 +408,31 @@ function follow(
   const { parser } = posts;
   const cap = `${MAX_LINE_BYTES / 1024} KiB`;
   let cancelSettle: (() => void) | undefined;
+  const cut = sparingly(ctx.clock, (line, more) =>
+    logger.warn(
+      more.count > 1
+        ? `${more.count} lines of ${file} longer than ${cap} since the last warning (the last: line ${line}): their first ${cap} are read, the rest is skipped`
+        : `line ${line} of ${file} is longer than ${cap}: its first ${cap} are read, the rest is skipped`,
+    ),
+  );
+  const skipped = sparingly(ctx.clock, (bytes, more) =>
+    logger.warn(
+      more.count > 1
+        ? `skipped ${formatBytes(more.total)} of ${file} in ${more.count} runs (holes or zeros) since the last warning`
+        : `skipped ${formatBytes(bytes)} of ${file} (a hole or zeros)`,
+    ),
+  );
   const follower: LogFollower = new LogFollower({
     dir,
     file: rel,
     resumeFrom: options.fromStart ? undefined : position.read(),
     onLine: (line, info) => {
-      if (info.cut) {
-        logger.warn(
-          `line ${follower.position.line} of ${file} is longer than ${cap}: its first ${cap} are read, the rest is skipped`,
-        );
-      }
+      if (info.cut) cut(follower.position.line);
       parser.push(line);
     },
     ...problemReporter(ctx, file, logger, posts.send),
     // A sparse latest.log (`truncate -s 20G`) or a crash's zeros: jumped over, and said once.
-    onSkipped: (bytes) => logger.warn(`skipped ${formatBytes(bytes)} of ${file} (a hole or zeros)`),
+    onSkipped: (bytes) => skipped(bytes),
     onFile: (reason, line) => {
       if (reason !== "opened" || line !== 0)
         logger.info(`${reason === "resumed" ? "carrying on in" : `${reason}:`} ${file} at line ${line}`);
@@ -408,6 +452,8 @@ function follow(
       follower.drain();
       follower.stop();
       cancelSettle?.();
+      cut.flush();
+      skipped.flush();
     },
     get position() {
       return follower.position;

@@ -196,6 +196,34 @@ describe("log-tailer in a hostile volume (built executable)", () => {
     expect(toolLog()).not.toMatch(/spam spam/);
   }, 180_000);
 
+  it("fifty holes and five lines over 64 KiB in a row: one WARN of each at once, the rest counted in one more at stop, the join after them posted", async () => {
+    writeFileSync(log, "");
+    start();
+    await logged(/ INFO following /);
+    let text = "";
+    for (let i = 0; i < 50; i++) text += `${line(`<Steve> ${i}`)}${"\0".repeat(8192)}`;
+    for (let i = 0; i < 5; i++) text += `[12:00:00] [Server thread/INFO]: <Steve> ${"spam ".repeat(14_000)}\n`;
+    appendFileSync(log, `${text}${line("Steve joined the game")}`);
+    await discord.waitForMessages(1, WAIT);
+    expect(titles()).toEqual(["Steve joined the game"]);
+    expect(logLines(/ WARN /)).toEqual([
+      expect.stringMatching(/ WARN skipped 8\.00 KiB of .*latest\.log \(a hole or zeros\)$/),
+      expect.stringMatching(/ WARN line \d+ of .*latest\.log is longer than 64 KiB: .* the rest is skipped$/),
+    ]);
+    expect((await stop()).code).toBe(0);
+    expect(logLines(/ WARN /).slice(2)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          / WARN skipped 392\.0 KiB of .*latest\.log in 49 runs \(holes or zeros\) since the last warning$/,
+        ),
+        expect.stringMatching(
+          / WARN 4 lines of .*latest\.log longer than 64 KiB since the last warning \(the last: line 55\): their first 64 KiB are read, the rest is skipped$/,
+        ),
+      ]),
+    );
+    expect(logLines(/ WARN /)).toHaveLength(4);
+  }, 180_000);
+
   it("a 20 GiB hole made in latest.log under it (`truncate -s 20G`): the join after it is posted, the line cut before it is a line of its own, one WARN", async () => {
     // The last line before the hole has no newline yet: read through, the hole glued the next real line to it.
     writeFileSync(log, `${line("Steve joined the game")}[12:00:01] [Server thread/INFO]: Alex joined the game`);
