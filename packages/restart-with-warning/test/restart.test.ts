@@ -43,8 +43,9 @@ async function usePanel(options: PanelStandInOptions): Promise<void> {
   await panel?.close();
   // A transition of a second or more is the test's point (a server that does not come back in time): not waited for.
   slowPanel = Math.max(options.timings?.startMs ?? 0, options.timings?.stopMs ?? 0, options.powerDelayMs ?? 0) >= 1000;
-  // The tool runs on the virtual clock: the panel's uptimes and resources cache age on the same clock.
-  panel = await startPanelStandIn({ now: () => clock.now(), ...options });
+  // The tool runs on the virtual clock: the panel's uptimes and resources cache age on the same clock, and its restart
+  // takes virtual time too (a process started after the signal is younger than it, however fast the machine).
+  panel = await startPanelStandIn({ now: () => clock.now(), advance: (ms) => clock.advance(ms), ...options });
   writeConfig(
     "backup.env",
     `CONTROL_URL=${panel.url}\nCONTROL_KEY=${panel.apiKey}\nSERVER_ID=${panel.server.identifier}\nGAME_ADDRESS=${game.address}\n`,
@@ -162,6 +163,17 @@ describe("restart-with-warning", () => {
     expect(discord.messages[0]?.body.embeds[0].description).toBe(
       "The server is restarting (nobody was online, so no countdown).",
     );
+  });
+
+  it("sees the new process when the whole restart ended before its first look (a busy machine, a fast server)", async () => {
+    // Acted on before the 204, stopped and started again in a millisecond each: done while the tool's first look at
+    // the panel is still on its way, before any of its (virtual) time has passed.
+    await usePanel({ servers: [{ state: "running" }], timings: { startMs: 1, stopMs: 1 }, powerDelayMs: 0 });
+    panel.inject({ kind: "delay", ms: 50, route: "resources", times: 2 });
+    expect(await runRestart(ctx)).toBe(0);
+    expect(panel.signals()).toEqual(["restart"]);
+    expect(panel.stateHistory().map((s) => s.state)).toEqual(["running", "stopping", "offline", "starting", "running"]);
+    expect(titles()).toEqual(["Restart triggered", "Server restarted"]);
   });
 
   it("counts down anyway when the Server List Ping gets no answer", async () => {

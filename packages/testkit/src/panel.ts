@@ -138,6 +138,14 @@ export interface PanelStandInOptions {
    * exactly which requests are still in the window. The stand-in's own delays (timings, powerDelayMs) stay real timers.
    */
   now?: () => number;
+  /**
+   * With `now` a virtual clock: moves it on by the time each of the stand-in's own steps takes (a delayed signal's
+   * powerDelayMs, a stop's or start's timings) when the step happens, as real time would pass during them. Without it,
+   * a restart done in real milliseconds takes no virtual time: a process that started after the signal has the
+   * signal's own virtual time as its start, and looks exactly as old as the signal (CI: restart-with-warning never saw
+   * the new process, on a machine busy enough that the whole restart ended before the tool's first look).
+   */
+  advance?: (ms: number) => void;
 }
 
 export interface PanelServer {
@@ -373,8 +381,9 @@ interface Panel {
   userUuid: string;
   cacheMs: number;
   powerDelayMs: number;
-  /** The stand-in's clock (see PanelStandInOptions.now). */
+  /** The stand-in's clock (see PanelStandInOptions.now), and how its steps move a virtual one on (advance). */
   now: () => number;
+  advance: ((ms: number) => void) | undefined;
   limiter: SlidingWindowLimiter;
   faults: FaultQueue<PanelFault>;
   timers: TimerSet;
@@ -398,6 +407,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
     cacheMs: options.resourcesCacheMs ?? DEFAULT_RESOURCES_CACHE_MS,
     powerDelayMs: options.powerDelayMs ?? DEFAULT_POWER_DELAY_MS,
     now,
+    advance: options.advance,
     limiter: new SlidingWindowLimiter({
       ...(options.rateLimit ?? { limit: 720, windowMs: 60_000 }),
       countRejected: false,
@@ -410,6 +420,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
     machines: machinesOf(options.servers ?? [{}], now),
     game: gameOf({
       now,
+      advance: options.advance,
       timers,
       changes,
       timings: { ...timings, containerMs: timings.containerMs ?? Math.round(timings.startMs / 5) },
@@ -575,6 +586,7 @@ interface Game {
 
 function gameOf(setup: {
   now: () => number;
+  advance: ((ms: number) => void) | undefined;
   timers: TimerSet;
   changes: Changes;
   timings: { startMs: number; stopMs: number; containerMs: number };
@@ -582,7 +594,7 @@ function gameOf(setup: {
   logFile: string | undefined;
   flavour: "vanilla" | "paper" | "old-vanilla";
 }): Game {
-  const { now, timers, changes, timings, saveDelayMs, logFile, flavour } = setup;
+  const { now, advance, timers, changes, timings, saveDelayMs, logFile, flavour } = setup;
   const say = (m: Machine, text: string): void => {
     const line = `[${clockTime(new Date())}] [Server thread/INFO]: ${text}`;
     m.console.push(line);
@@ -613,6 +625,7 @@ function gameOf(setup: {
       m.delayedSignals.delete(container);
       m.container = "running";
       m.transition = undefined;
+      advance?.(timings.startMs);
       enter(m, "running");
       say(m, 'Done (3.512s)! For help, type "help"');
     }, timings.startMs);
@@ -625,6 +638,7 @@ function gameOf(setup: {
     for (const line of ["Stopping the server", "Stopping server", "Saving players", "Saving worlds"]) say(m, line);
     m.transition = timers.set(() => {
       m.transition = undefined;
+      advance?.(timings.stopMs);
       enter(m, "offline");
       if (m.pendingStart) {
         m.pendingStart = false;
@@ -994,6 +1008,7 @@ const SERVER_ROUTES: Record<PanelRoute, (panel: Panel, x: Exchange, m: Machine) 
     if (act && panel.powerDelayMs > 0) {
       const timer = panel.timers.set(() => {
         m.delayedSignals.delete(timer);
+        panel.advance?.(panel.powerDelayMs);
         act(m);
       }, panel.powerDelayMs);
       m.delayedSignals.add(timer);
