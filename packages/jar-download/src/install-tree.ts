@@ -1,0 +1,146 @@
+import { closeSync, constants, fstatSync, lstatSync, openSync } from "node:fs";
+import { JobError } from "@mcops/core/errors";
+import { formatBytes } from "@mcops/core/format";
+import { kindOf, setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
+import type { Owner } from "./install.ts";
+
+/**
+ * What a loader's installer (Forge, NeoForge, Quilt: run in a container as the game's user, in a private staging
+ * directory) leaves behind is put into the server's volume the way a jar is (docs/system.md 4.3): checked and given to
+ * the container's user through descriptors while only root can reach it, then moved in by rename, what each entry
+ * replaces moved aside first (kept for --rollback), the volume fsynced.
+ *
+ * The installer is the vendor's code, but its output is still checked like anything the game's user could have
+ * written: only directories and regular files (a link, a FIFO or a device refuses the whole install), within bounds
+ * (a real NeoForge install is a few hundred files and about 100 MiB), and only the top-level names the caller expects
+ * are moved in: anything else the installer made stays in the staging directory and is removed with it.
+ */
+
+/** The most a loader's installer may leave: entries, bytes and directory depth. */
+export interface TreeLimits {
+  entries: number;
+  bytes: number;
+  depth: number;
+}
+
+/** Ten times a real NeoForge 1.21.1 server install (about 300 files, 110 MiB, 14 levels of libraries/). */
+export const INSTALL_LIMITS: TreeLimits = { entries: 20_000, bytes: 2 * 2 ** 30, depth: 32 };
+
+/** Where what an install replaced is kept (a directory only root can enter), for --rollback. */
+export const KEEP_PREFIX = ".mcops-previous-install-";
+
+/** The shape of what was checked. */
+export interface TreeSummary {
+  entries: number;
+  bytes: number;
+}
+
+/**
+ * Checks every entry below `dir` (the installer's output, in the private staging directory) and gives it to `owner`
+ * through its descriptor: directories 755, files 644, or 755 when the installer made them executable (run.sh).
+ * Anything that is not a directory or a regular file, or more than the limits, is a JobError naming it.
+ */
+export function checkTree(dir: VolumeDir, owner: Owner, limits: TreeLimits = INSTALL_LIMITS): TreeSummary {
+  const summary: TreeSummary = { entries: 0, bytes: 0 };
+  walk(dir, "", 0, owner, limits, summary);
+  return summary;
+}
+
+function walk(dir: VolumeDir, rel: string, depth: number, owner: Owner, limits: TreeLimits, seen: TreeSummary): void {
+  if (depth > limits.depth) {
+    throw refused(dir, rel, `is more than ${limits.depth} directories deep`);
+  }
+  for (const name of dir.list()) {
+    const path = rel ? `${rel}/${name}` : name;
+    seen.entries += 1;
+    if (seen.entries > limits.entries) throw refused(dir, path, `makes more than ${limits.entries} entries`);
+    const stat = lstatSync(dir.at(name), { throwIfNoEntry: false });
+    if (!stat) continue; // gone: nothing to move
+    if (stat.isDirectory()) {
+      const sub = dir.dir(name);
+      try {
+        setOwnerAndMode(sub.fd, owner, 0o755);
+        walk(sub, path, depth + 1, owner, limits, seen);
+      } finally {
+        sub.close();
+      }
+    } else if (stat.isFile()) {
+      seen.bytes += stat.size;
+      if (seen.bytes > limits.bytes) throw refused(dir, path, `makes more than ${formatBytes(limits.bytes)}`);
+      giveFile(dir, name, path, owner);
+    } else {
+      throw refused(dir, path, `is ${kindOf(stat)}, not a regular file or a directory`);
+    }
+  }
+}
+
+/** Opened without following a link or blocking, checked through the descriptor, then given to the owner. */
+function giveFile(dir: VolumeDir, name: string, path: string, owner: Owner): void {
+  const fd = openSync(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw refused(dir, path, `is ${kindOf(stat)}, not a regular file`);
+    setOwnerAndMode(fd, owner, stat.mode & 0o100 ? 0o755 : 0o644);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function refused(dir: VolumeDir, rel: string, what: string): JobError {
+  return new JobError(`the installer's output ${rel || "."} ${what}: nothing was installed`, {
+    where: rel ? `${dir.path}/${rel}` : dir.path,
+    hint: "run the installer again; if it does the same, install another loader version",
+  });
+}
+
+/** What moveInto did: the names put in place, and those of them that replaced an entry (now in the keep directory). */
+export interface Moved {
+  installed: string[];
+  replaced: string[];
+}
+
+/**
+ * Moves the top-level entries `names` of `from` into `volume`. What is in the volume under a name is first moved into
+ * `keep` (a link is moved as the link, never followed); then the new entry is renamed in; the volume is fsynced. If a
+ * rename fails midway, what was done is undone as far as it can be, and the error is thrown.
+ */
+export function moveInto(from: VolumeDir, volume: VolumeDir, keep: VolumeDir, names: readonly string[]): Moved {
+  const replaced: string[] = [];
+  const installed: string[] = [];
+  try {
+    for (const name of names) {
+      if (!from.lstat(name)) continue;
+      if (volume.lstat(name)) {
+        volume.rename(name, keep);
+        replaced.push(name);
+      }
+      from.rename(name, volume);
+      installed.push(name);
+    }
+  } catch (error) {
+    undo(from, volume, keep, { installed, replaced });
+    throw error;
+  } finally {
+    volume.sync();
+    keep.sync();
+  }
+  return { installed, replaced };
+}
+
+/** Puts the volume back as it was before moveInto began: each installed entry back, each replaced one back in place. */
+function undo(from: VolumeDir, volume: VolumeDir, keep: VolumeDir, moved: Moved): void {
+  for (const name of moved.installed) {
+    try {
+      volume.rename(name, from);
+    } catch {
+      // Left in the volume: the entry it replaced stays in the keep directory.
+    }
+  }
+  for (const name of moved.replaced) {
+    try {
+      if (!volume.lstat(name)) keep.rename(name, volume);
+    } catch {
+      // Stays in the keep directory, which is named in the error's log line by the caller.
+    }
+  }
+}
