@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, writeSync } from "node:fs";
 import { JobError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
 import { kindOf, setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
@@ -143,4 +143,66 @@ function undo(from: VolumeDir, volume: VolumeDir, keep: VolumeDir, moved: Moved)
       // Stays in the keep directory, which is named in the error's log line by the caller.
     }
   }
+}
+
+/** What a modern Forge or NeoForge install (game 1.17 and later) must leave, and what of it goes into the volume. */
+export interface LoaderLayout {
+  /** The loader's JVM and program arguments, below libraries/ (run.sh reads it). */
+  argsFile: string;
+  /** Top-level names moved into the volume, in this order. */
+  names: readonly string[];
+}
+
+/**
+ * NeoForge writes libraries/net/neoforged/neoforge/<v>/unix_args.txt, Forge libraries/net/minecraftforge/forge/
+ * <game>-<v>/unix_args.txt (neoforged/LegacyInstaller and MinecraftForge/Installer, ServerInstall; the processors'
+ * EXTRACT_FILES), both with run.sh, run.bat and user_jvm_args.txt beside libraries/.
+ */
+export function loaderLayout(type: "neoforge" | "forge", game: string, loader: string): LoaderLayout {
+  const args =
+    type === "neoforge"
+      ? `libraries/net/neoforged/neoforge/${loader}/unix_args.txt`
+      : `libraries/net/minecraftforge/forge/${game}-${loader}/unix_args.txt`;
+  return { argsFile: args, names: ["libraries", "run.sh", "run.bat", UNIX_ARGS, JVM_ARGS] };
+}
+
+/** The panel's Forge and NeoForge eggs start `java … @unix_args.txt` when this file is in the volume's top folder. */
+export const UNIX_ARGS = "unix_args.txt";
+/** The operator's memory settings for run.sh: never replaced once there (the installer itself does not either). */
+export const JVM_ARGS = "user_jvm_args.txt";
+/** An arguments file is a few KiB (a module path and some flags). */
+const ARGS_MAX_BYTES = 256 * 1024;
+
+/**
+ * Checks that the installer left what it must (an installer can end with 0 having written nothing: Forge's when its
+ * certificate check fails), and puts a copy of the loader's unix_args.txt at the top of its output, where the eggs'
+ * startup line reads it. Returns the names to move into the volume: user_jvm_args.txt only when the volume has none.
+ */
+export function prepareLoaderOutput(out: VolumeDir, volume: VolumeDir, layout: LoaderLayout, owner: Owner): string[] {
+  for (const rel of ["run.sh", layout.argsFile]) {
+    const stat = out.lstat(rel);
+    if (!stat?.isFile()) {
+      throw new JobError(
+        `the installer ended without writing ${rel}${stat ? ` (it is ${kindOf(stat)})` : ""}: nothing was installed`,
+        {
+          where: out.path,
+          hint: "look at its output in the log above; run it again, or install another loader version",
+        },
+      );
+    }
+  }
+  const args = out.readFile(layout.argsFile, ARGS_MAX_BYTES) as Buffer;
+  out.unlink(UNIX_ARGS);
+  const fd = openSync(
+    out.at(UNIX_ARGS),
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    writeSync(fd, args);
+    setOwnerAndMode(fd, owner, 0o644);
+  } finally {
+    closeSync(fd);
+  }
+  return layout.names.filter((name) => name !== JVM_ARGS || !volume.lstat(JVM_ARGS));
 }

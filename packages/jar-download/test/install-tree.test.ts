@@ -14,7 +14,14 @@ import { join } from "node:path";
 import { VolumeDir } from "@mcops/core/volume";
 import { type TempDir, tempDir } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { checkTree, INSTALL_LIMITS, KEEP_PREFIX, moveInto } from "../src/install-tree.ts";
+import {
+  checkTree,
+  INSTALL_LIMITS,
+  KEEP_PREFIX,
+  loaderLayout,
+  moveInto,
+  prepareLoaderOutput,
+} from "../src/install-tree.ts";
 
 /**
  * The installer's output as NeoForge's leaves it (research: neoforged/LegacyInstaller ServerInstall, NeoForge's
@@ -132,5 +139,46 @@ describe("moveInto", () => {
     expect(readFileSync(join(dir.path, "run.sh"), "utf8")).toBe("the old run.sh");
     expect(readFileSync(join(out.self, "run.sh"), "utf8")).toContain("java @user_jvm_args.txt");
     expect(lstatSync(join(dir.path, "run.bat")).isDirectory()).toBe(true);
+  });
+});
+
+describe("prepareLoaderOutput", () => {
+  const layout = loaderLayout("neoforge", "1.21.1", "21.1.77");
+
+  it("puts a copy of the loader's unix_args.txt on top for the eggs' @unix_args.txt, and keeps the operator's user_jvm_args.txt", () => {
+    installerOutput(out.self);
+    expect(prepareLoaderOutput(out, volume, layout, OWNER)).toEqual([
+      "libraries",
+      "run.sh",
+      "run.bat",
+      "unix_args.txt",
+      "user_jvm_args.txt",
+    ]);
+    expect(readFileSync(join(out.self, "unix_args.txt"), "utf8")).toBe("-DlibraryDirectory=libraries\n");
+    expect(statSync(join(out.self, "unix_args.txt")).uid).toBe(988);
+    writeFileSync(join(dir.path, "user_jvm_args.txt"), "-Xmx6G\n");
+    expect(prepareLoaderOutput(out, volume, layout, OWNER)).not.toContain("user_jvm_args.txt");
+  });
+
+  it("Forge's arguments live under forge/<game>-<loader>", () => {
+    expect(loaderLayout("forge", "1.20.1", "47.3.0").argsFile).toBe(
+      "libraries/net/minecraftforge/forge/1.20.1-47.3.0/unix_args.txt",
+    );
+  });
+
+  it.each([
+    ["no run.sh (an installer that ended with 0 and wrote nothing)", () => {}, /without writing run\.sh/],
+    [
+      "unix_args.txt a link",
+      () => {
+        writeFileSync(join(out.self, "run.sh"), "#!/bin/sh\n");
+        mkdirSync(join(out.self, ARGS), { recursive: true });
+        symlinkSync("/etc/shadow", join(out.self, ARGS, "unix_args.txt"));
+      },
+      /without writing .*unix_args\.txt \(it is a symbolic link\)/,
+    ],
+  ])("refuses %s", (_what, make, message) => {
+    make();
+    expect(() => prepareLoaderOutput(out, volume, layout, OWNER)).toThrow(message);
   });
 });
