@@ -101,19 +101,28 @@ export interface Moved {
 
 /**
  * Moves the top-level entries `names` of `from` into `volume`. What is in the volume under a name is first moved into
- * `keep` (a link is moved as the link, never followed); then the new entry is renamed in; the volume is fsynced. If a
+ * `keep` (a link is moved as the link, never followed); then the new entry is renamed in; the volume is fsynced. With
+ * `clear`, a name `from` lacks is moved out of the volume too (a rollback: the volume becomes what `from` kept). If a
  * rename fails midway, what was done is undone as far as it can be, and the error is thrown.
  */
-export function moveInto(from: VolumeDir, volume: VolumeDir, keep: VolumeDir, names: readonly string[]): Moved {
+export function moveInto(
+  from: VolumeDir,
+  volume: VolumeDir,
+  keep: VolumeDir,
+  names: readonly string[],
+  options: { clear?: boolean } = {},
+): Moved {
   const replaced: string[] = [];
   const installed: string[] = [];
   try {
     for (const name of names) {
-      if (!from.lstat(name)) continue;
+      const coming = from.lstat(name) !== undefined;
+      if (!coming && !options.clear) continue;
       if (volume.lstat(name)) {
         volume.rename(name, keep);
         replaced.push(name);
       }
+      if (!coming) continue;
       from.rename(name, volume);
       installed.push(name);
     }

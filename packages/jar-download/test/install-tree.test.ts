@@ -128,6 +128,29 @@ describe("moveInto", () => {
     expect(lstatSync("/etc/passwd").isFile()).toBe(true);
   });
 
+  it("with clear, swaps back: what the volume has under the names goes aside, what was kept comes back (a rollback, itself undoable)", () => {
+    installerOutput(out.self);
+    writeFileSync(join(dir.path, "server.jar"), "the jar");
+    mkdirSync(join(dir.path, "libraries"));
+    writeFileSync(join(dir.path, "libraries", "paper.jar"), "paper's");
+    const names = ["libraries", "run.sh", "run.bat", "unix_args.txt"];
+    moveInto(out, volume, keep, names);
+    const back = volume.makePrivateDir(KEEP_PREFIX);
+    try {
+      expect(moveInto(keep, volume, back, names, { clear: true })).toEqual({
+        installed: ["libraries"],
+        replaced: ["libraries", "run.sh", "run.bat"],
+      });
+      expect(readdirSync(dir.path).filter((n) => !n.startsWith("."))).toEqual(expect.arrayContaining(["libraries"]));
+      expect(readFileSync(join(dir.path, "libraries", "paper.jar"), "utf8")).toBe("paper's");
+      expect(lstatSync(join(dir.path, "run.sh"), { throwIfNoEntry: false })).toBeUndefined();
+      expect(readdirSync(keep.self)).toEqual([]);
+      expect(readFileSync(join(back.self, "run.sh"), "utf8")).toContain("java @user_jvm_args.txt");
+    } finally {
+      back.close();
+    }
+  });
+
   it("undoes what it did when a rename fails midway", () => {
     installerOutput(out.self);
     writeFileSync(join(dir.path, "run.sh"), "the old run.sh");
