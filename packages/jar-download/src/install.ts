@@ -8,6 +8,12 @@ export const JAR = "server.jar";
 export const PREVIOUS = "server.jar.previous";
 /** The private directory a download goes to: in the volume (the final rename is atomic), but only root can enter it. */
 export const WORK_PREFIX = ".mcops-jar-download-";
+/**
+ * In the private directory: where a loader's installer runs (the container's working directory, given to the game's
+ * user). Hidden, so that no world folder has its name (level-name cannot start with a dot): a directory of root's that
+ * the game's user renamed to look like a download directory (restore's aside directory) never passes for one.
+ */
+export const INSTALL_DIR = ".installer";
 /** Where earlier versions downloaded to, beside server.jar: removed if an interrupted run left one. */
 const OLD_TEMP_PREFIX = ".server.jar.download-";
 
@@ -29,9 +35,10 @@ export function removeStaleTemps(volume: VolumeDir): void {
 
 /**
  * Removes a download directory an earlier run made: ours (owned by this user, mode 700) and holding nothing but what a
- * run puts there, checked and emptied through one descriptor, then removed by name only if the name is still it. The
- * game's user can rename any of root's directories in its volume (restore's aside directory with the previous world,
- * say) to look like one: those hold other things and are left alone.
+ * run puts there (server.jar, server.jar.previous, a loader installer's directory), checked and emptied through one
+ * descriptor, then removed by name only if the name is still it. The game's user can rename any of root's directories
+ * in its volume (restore's aside directory with the previous world, say) to look like one: those hold other things
+ * and are left alone.
  */
 function removeIfOwnWorkDir(volume: VolumeDir, name: string): void {
   let dir: VolumeDir | undefined;
@@ -46,7 +53,13 @@ function removeIfOwnWorkDir(volume: VolumeDir, name: string): void {
     const ours =
       stat.uid === process.geteuid?.() &&
       (stat.mode & 0o777) === 0o700 &&
-      dir.list().every((entry) => (entry === JAR || entry === PREVIOUS) && dir?.lstat(entry)?.isFile());
+      dir
+        .list()
+        .every((entry) =>
+          entry === INSTALL_DIR
+            ? dir?.lstat(entry)?.isDirectory()
+            : (entry === JAR || entry === PREVIOUS) && dir?.lstat(entry)?.isFile(),
+        );
     if (ours) volume.removePrivateDir(dir);
   } finally {
     dir.close();

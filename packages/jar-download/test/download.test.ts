@@ -18,7 +18,7 @@ import { VolumeDir } from "@mcops/core/volume";
 import { type DownloadStandIn, startDownloadStandIn, type TempDir, tempDir } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { downloadVerified, installedDigest } from "../src/download.ts";
-import { installJar, JAR, removeStaleTemps, WORK_PREFIX } from "../src/install.ts";
+import { INSTALL_DIR, installJar, JAR, removeStaleTemps, WORK_PREFIX } from "../src/install.ts";
 import { type Artifact, createSource } from "../src/sources.ts";
 
 const OLD = Buffer.from("PK\u0003\u0004 the old jar");
@@ -206,6 +206,12 @@ describe("installJar", () => {
     const stale = volume.makePrivateDir(WORK_PREFIX);
     writeFileSync(`${stale.path}/${JAR}`, "half");
     stale.close();
+    // A loader's installer stopped midway: its directory, the game's user's, with what it had written.
+    const loader = volume.makePrivateDir(WORK_PREFIX);
+    mkdirSync(join(loader.path, INSTALL_DIR, "libraries"), { recursive: true });
+    writeFileSync(join(loader.path, INSTALL_DIR, "libraries", "half.jar"), "half");
+    chownSync(join(loader.path, INSTALL_DIR), 988, 988);
+    loader.close();
     // One of root's directories renamed by the game's user to look like a download directory: restore's aside one.
     const aside = volume.makePrivateDir(".mcops-pre-restore-");
     mkdirSync(join(aside.path, "world"));
