@@ -1,5 +1,6 @@
 import {
   clientKeySchema,
+  dockerSocketField,
   fail,
   field,
   panelUrlSchema,
@@ -34,16 +35,6 @@ export const crashLoopSchema = z.pipe(
   }),
 );
 
-/** Docker's socket, or off (no, 0): the server's container is not watched for out-of-memory kills. */
-export const dockerSocketSchema = z.pipe(
-  field((value, ctx) => {
-    if (!/^(off|no|0)$/i.test(value) && !value.startsWith("/")) {
-      fail(ctx, `must be the path of Docker's socket or off (got "${value}")`, "e.g. /var/run/docker.sock");
-    }
-  }),
-  z.transform((value: string) => (/^(off|no|0)$/i.test(value) ? undefined : value)),
-);
-
 /**
  * What the tailer reads of backup.env (docs/system.md 2.1): the volume whose logs/latest.log it follows; the crash-loop
  * rule; and the panel, needed only to stop a server in a crash loop (CRASH_LOOP_STOP=yes).
@@ -56,7 +47,7 @@ export const fields = {
   CONTROL_KEY: setting(z.optional(clientKeySchema), { secret: true }),
   SERVER_ID: setting(z.optional(serverIdSchema)),
   /** Docker's event stream tells an out-of-memory kill of the server's container, which the game cannot log. */
-  DOCKER_SOCKET: setting(dockerSocketSchema, { default: "/var/run/docker.sock" }),
+  DOCKER_SOCKET: dockerSocketField,
   /** node_exporter's textfile directory, for mcops_log_tailer.prom (the crashes counted). */
   BACKUP_TEXTFILE_DIR: textfileDirField,
 };

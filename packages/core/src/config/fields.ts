@@ -178,3 +178,13 @@ export const percentSchema = z.pipe(
   }),
   z.transform((value: string) => Number(value.replace("%", "")) / 100),
 );
+
+/** Docker's socket, or off (no, 0): undefined when off. */
+export const dockerSocketSchema = z.pipe(
+  field((value, ctx) => {
+    if (!/^(off|no|0)$/i.test(value) && !value.startsWith("/")) {
+      fail(ctx, `must be the path of Docker's socket or off (got "${value}")`, "e.g. /var/run/docker.sock");
+    }
+  }),
+  z.transform((value: string) => (/^(off|no|0)$/i.test(value) ? undefined : value)),
+);

@@ -5,6 +5,7 @@ import { configFile, type Paths } from "../paths.ts";
 import {
   absolutePathSchema,
   clientKeySchema,
+  dockerSocketSchema,
   durationSchema,
   hostSchema,
   ownerSchema,
@@ -28,6 +29,12 @@ export const panelFields = {
 
 /** The server's volume: backup, the log tailer, the idle monitor, jar-download. */
 export const worldDirField = setting(absolutePathSchema);
+
+/**
+ * Docker's socket, the one Wings' daemon listens on (off: not used): the log tailer follows the server's container's
+ * events there, jar-download runs a loader's installer in the server's image through it.
+ */
+export const dockerSocketField = setting(dockerSocketSchema, { default: "/var/run/docker.sock" });
 
 /** The game port for the Server List Ping (default 127.0.0.1:25565). */
 export const gameAddressField = setting(z.optional(hostSchema));
