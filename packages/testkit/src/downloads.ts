@@ -1,7 +1,9 @@
 /**
  * A loopback stand-in for the hosts a server jar is downloaded from: PaperMC's Fill v3 API (paper, folia) and its
  * fill-data object store, Purpur's v2 API, Mojang's version manifest v2 with its package and object hosts, and Fabric
- * meta v2 (with the Fabric maven for the installer). One HTTP server; each host lives under its own base path. The
+ * meta v2 (with the Fabric maven for the installer), and the loaders that ship an installer instead of a server jar: NeoForge's
+ * maven (Reposilite, with its JSON API), Forge's maven and its promotions file, Quilt meta v3 and Quilt's maven. One HTTP
+ * server; each host lives under its own base path. The
  * answers keep the real services' shapes, status codes and error bodies; the jars are small but valid ZIP files with
  * deterministic contents, and faults (status, rate limit, drop, delay, truncated or corrupted jar) can be injected.
  *
@@ -11,7 +13,9 @@
  * - Mojang (always served as server.jar): `vanilla-{id}.jar` ("vanilla-1.21.4.jar"), the client
  *   `vanilla-client-{id}.jar`;
  * - Fabric: the Content-Disposition filename, `fabric-server-mc.{game}-loader.{loader}-launcher.{installer}.jar`, the
- *   installer `fabric-installer-{version}.jar`.
+ *   installer `fabric-installer-{version}.jar`;
+ * - installers: `neoforge-{version}-installer.jar`, `forge-{mc}-{forge}-installer.jar`, `quilt-installer-{version}.jar`
+ *   (the bytes `installerJar` gives, when set).
  * The bytes depend on the name only, so any name gives the bytes a jar of that name would have.
  */
 import { createHash } from "node:crypto";
@@ -25,7 +29,11 @@ export type PaperChannel = "ALPHA" | "BETA" | "STABLE" | "RECOMMENDED";
 type PaperBuild = { id: number; channel?: PaperChannel };
 export type VanillaType = "release" | "snapshot" | "old_beta" | "old_alpha";
 /** The API a request went to. */
-export type DownloadService = "paper" | "purpur" | "mojang" | "fabric";
+export type DownloadService = "paper" | "purpur" | "mojang" | "fabric" | "neoforge" | "forge" | "quilt";
+/** The loaders whose installer the stand-in serves. */
+export type InstallerLoader = "neoforge" | "forge" | "quilt";
+/** The checksum siblings a maven publishes next to a file (`<file>.sha1`, ...). */
+export type MavenChecksum = "sha256" | "sha1" | "md5";
 /** What a request asked for: one of the APIs, or "jar" for every binary jar download, whichever service serves it. */
 export type DownloadRoute = DownloadService | "jar";
 
@@ -65,6 +73,28 @@ export interface DownloadStandInOptions {
     loaders: Array<{ version: string; stable: boolean }>;
     installers: Array<{ version: string; stable: boolean }>;
   };
+  /**
+   * NeoForge's maven: the versions of net.neoforged:neoforge in publication order, oldest first, as maven-metadata.xml
+   * lists them ("21.1.77", "21.4.10-beta").
+   */
+  neoforge?: string[];
+  /**
+   * Forge's maven and files.minecraftforge.net: the versions of net.minecraftforge:forge ("1.20.1-47.3.0"), oldest
+   * first, and promotions_slim.json's promos ("1.20.1-recommended" → "47.2.0").
+   */
+  forge?: { versions: string[]; promos: Record<string, string> };
+  /** Quilt meta v3: game versions and loader and installer versions, each newest first (a beta has a "-"). */
+  quilt?: { games: Array<{ version: string; stable: boolean }>; loaders: string[]; installers: string[] };
+  /**
+   * The checksum siblings each loader's maven has for its installer (defaults: NeoForge sha256, sha1, md5; Forge sha1,
+   * md5; Quilt sha256, sha1); [] for none.
+   */
+  checksums?: Partial<Record<InstallerLoader, MavenChecksum[]>>;
+  /**
+   * The bytes served as a loader's installer (`version` is Forge's "<mc>-<forge>"); default a jar like the others, of
+   * jarBytes, whose Main-Class is the installer's.
+   */
+  installerJar?: (loader: InstallerLoader, version: string) => Buffer;
   /** Bytes of every jar (default 64 KiB). */
   jarBytes?: number;
   /**
@@ -107,6 +137,16 @@ export interface DownloadStandIn {
     mojang: string;
     /** url + "/fabric": Fabric meta v2 (`/v2/versions/...`). The installer comes from url + "/fabric-maven". */
     fabric: string;
+    /** url + "/neoforge-maven": maven.neoforged.net (`/releases/net/neoforged/neoforge/...`, `/api/maven/...`). */
+    neoforge: string;
+    /** url + "/forge-maven": maven.minecraftforge.net (`/net/minecraftforge/forge/...`). */
+    forge: string;
+    /** url + "/forge-files": files.minecraftforge.net (`/net/minecraftforge/forge/promotions_slim.json`). */
+    forgeFiles: string;
+    /** url + "/quilt": meta.quiltmc.org (`/v3/versions/...`). */
+    quilt: string;
+    /** url + "/quilt-maven/repository/release": Quilt's release repository (`/org/quiltmc/quilt-installer/...`). */
+    quiltMaven: string;
   };
   /** Every request, in arrival order, with the status answered. */
   requests: DownloadRequestRecord[];
@@ -143,6 +183,29 @@ const DEFAULT_FABRIC: NonNullable<DownloadStandInOptions["fabric"]> = {
   ],
   installers: [{ version: "1.0.1", stable: true }],
 };
+const DEFAULT_NEOFORGE: NonNullable<DownloadStandInOptions["neoforge"]> = [
+  "20.4.237",
+  "21.1.72",
+  "21.4.10-beta",
+  "21.1.77",
+];
+const DEFAULT_FORGE: NonNullable<DownloadStandInOptions["forge"]> = {
+  versions: ["1.20.1-47.2.0", "1.20.1-47.3.0", "1.21.1-52.0.10"],
+  promos: { "1.20.1-latest": "47.3.0", "1.20.1-recommended": "47.2.0", "1.21.1-latest": "52.0.10" },
+};
+const DEFAULT_QUILT: NonNullable<DownloadStandInOptions["quilt"]> = {
+  games: [
+    { version: "1.21.1", stable: true },
+    { version: "1.20.4", stable: true },
+  ],
+  loaders: ["0.27.0-beta.1", "0.26.4"],
+  installers: ["0.9.2"],
+};
+const DEFAULT_CHECKSUMS: Record<InstallerLoader, MavenChecksum[]> = {
+  neoforge: ["sha256", "sha1", "md5"],
+  forge: ["sha1", "md5"],
+  quilt: ["sha256", "sha1"],
+};
 
 /** Each real host and the base path it lives under in the stand-in (`url + path`). */
 export const DOWNLOAD_HOSTS = {
@@ -153,6 +216,11 @@ export const DOWNLOAD_HOSTS = {
   "https://piston-data.mojang.com": "/mojang-data",
   "https://meta.fabricmc.net": "/fabric",
   "https://maven.fabricmc.net": "/fabric-maven",
+  "https://maven.neoforged.net": "/neoforge-maven",
+  "https://maven.minecraftforge.net": "/forge-maven",
+  "https://files.minecraftforge.net": "/forge-files",
+  "https://meta.quiltmc.org": "/quilt",
+  "https://maven.quiltmc.org": "/quilt-maven",
 } as const;
 
 const FILL = "PaperMC/fill src/main/java/io/papermc/fill";
@@ -161,6 +229,13 @@ const PAPYRUS = "PurpurMC/papyrus src/main/java/org/purpurmc/papyrus";
 const FABRIC = "FabricMC/fabric-meta src/main/java/net/fabricmc/meta/web";
 const JAVALIN = "javalin/javalin javalin/src/main/java/io/javalin/http/servlet at javalin-parent-5.6.3";
 const WIKI = "https://minecraft.wiki/w";
+const MAVEN_METADATA = "https://maven.apache.org/ref/3.0/maven-repository-metadata/repository-metadata.html";
+const GRADLE_CHECKSUMS =
+  "Gradle maven-publish writes .md5/.sha1/.sha256/.sha512 siblings of bare hex " +
+  "(https://vanniktech.github.io/gradle-maven-publish-plugin/api/plugin/com.vanniktech.maven.publish/-checksum/index.html)";
+const DAEDALUS = "modrinth/code apps/daedalus_client/src/forge.rs";
+const REPOSILITE = "dzikoysk/reposilite reposilite-backend/src/main/kotlin/com/reposilite";
+const QUILT_META = "QuiltMC/update-quilt-meta src/main/resources/static/openapi.yaml";
 /** Where fill-data keeps a jar, as Fill's application.yaml writes it. */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Fill's own placeholders, quoted from its configuration
 const FILL_STORAGE_PATH = "v1/objects/${download_sha256}/${download_filename}";
@@ -252,6 +327,74 @@ export const DOWNLOAD_ROUTES: readonly RouteSource[] = [
     path: "https://maven.fabricmc.net/net/fabricmc/fabric-installer/{version}/fabric-installer-{version}.jar",
     source: `${FABRIC}/models/MavenUrlVersion.java (the installer's url from its maven coordinates)`,
   },
+  // NeoForge's maven, a Reposilite instance: its files, and Reposilite's JSON API over the same metadata.
+  {
+    method: "GET",
+    path: "https://maven.neoforged.net/releases/net/neoforged/neoforge/maven-metadata.xml",
+    source: `${DAEDALUS} (the address, versioning/versions/version); the format: ${MAVEN_METADATA}`,
+  },
+  {
+    method: "GET",
+    path: "https://maven.neoforged.net/releases/net/neoforged/neoforge/{version}/neoforge-{version}-installer.jar",
+    source: `${DAEDALUS} (the installer's address); NeoForged docs user/docs/server (java -jar … --installServer)`,
+  },
+  {
+    method: "GET",
+    path: "https://maven.neoforged.net/releases/net/neoforged/neoforge/{version}/neoforge-{version}-installer.jar.{algorithm}",
+    source: GRADLE_CHECKSUMS,
+  },
+  {
+    method: "GET",
+    path: "https://maven.neoforged.net/api/maven/versions/releases/net/neoforged/neoforge",
+    source:
+      `${REPOSILITE}/maven/infrastructure/MavenApiEndpoints.kt (versions, ?filter=), maven/MetadataService.kt, ` +
+      `maven/api/LookupApi.kt (VersionsResponse); errors: shared/ErrorResponse.kt`,
+  },
+  // Forge's maven and its promotions file.
+  {
+    method: "GET",
+    path: "https://maven.minecraftforge.net/net/minecraftforge/forge/maven-metadata.xml",
+    source: `${DAEDALUS} (versions <mc>-<forge>); the format: ${MAVEN_METADATA}`,
+  },
+  {
+    method: "GET",
+    path: "https://maven.minecraftforge.net/net/minecraftforge/forge/{version}/forge-{version}-installer.jar",
+    source: `${DAEDALUS} (the installer's address); pterodactyl/panel database/Seeders/eggs/minecraft/egg-forge-minecraft.json (install script)`,
+  },
+  {
+    method: "GET",
+    path: "https://maven.minecraftforge.net/net/minecraftforge/forge/{version}/forge-{version}-installer.jar.{algorithm}",
+    source: GRADLE_CHECKSUMS,
+  },
+  {
+    method: "GET",
+    path: "https://files.minecraftforge.net/net/minecraftforge/forge/promotions_slim.json",
+    source:
+      "pterodactyl/panel database/Seeders/eggs/minecraft/egg-forge-minecraft.json (install script: promos " +
+      "<mc>-recommended, else <mc>-latest, the Forge part only)",
+  },
+  // Quilt meta v3 and Quilt's maven.
+  ...[
+    ["/v3/versions/game", "GameVersionV3"],
+    ["/v3/versions/loader", "LoaderVersionV3"],
+    ["/v3/versions/loader/{game}", "LoaderInfoV3 list; 404 NotFound for an unknown game"],
+    ["/v3/versions/installer", "InstallerVersionV3; QuiltMC/update-quilt-meta src/main/java/org/quiltmc/Main.java"],
+  ].map(([path, what]) => ({
+    method: "GET",
+    path: `https://meta.quiltmc.org${path}`,
+    source: `${QUILT_META} (${what}; errors: components/responses/NotFound)`,
+  })),
+  {
+    method: "GET",
+    path: "https://maven.quiltmc.org/repository/release/org/quiltmc/quilt-installer/{version}/quilt-installer-{version}.jar",
+    source:
+      "QuiltMC/quilt-installer Constants.java (BASE_MAVEN_URL), MavenRepository.java; the url in meta's installer list",
+  },
+  {
+    method: "GET",
+    path: "https://maven.quiltmc.org/repository/release/org/quiltmc/quilt-installer/{version}/quilt-installer-{version}.jar.{algorithm}",
+    source: GRADLE_CHECKSUMS,
+  },
 ];
 
 const CHANNELS: readonly string[] = ["ALPHA", "BETA", "STABLE", "RECOMMENDED"];
@@ -311,6 +454,8 @@ function mainClass(name: string): string {
   if (name.startsWith("vanilla-")) return "net.minecraft.bundler.Main";
   if (name.startsWith("fabric-server-")) return "net.fabricmc.installer.ServerLauncher";
   if (name.startsWith("fabric-installer-")) return "net.fabricmc.installer.Main";
+  if (/^(neoforge|forge)-.+-installer\.jar$/.test(name)) return "net.minecraftforge.installer.SimpleInstaller";
+  if (name.startsWith("quilt-installer-")) return "org.quiltmc.installer.Main";
   return "testkit.Main";
 }
 
@@ -446,8 +591,11 @@ export function zipFile(
 // ---------------------------------------------------------------------------------------------------------------
 // Answers
 
-/** How a host writes its errors: Fill's ErrorResponse, Purpur's {"error"}, S3's XML, Fabric's plain text. */
-type ErrorStyle = "fill" | "purpur" | "s3" | "text";
+/**
+ * How a host writes its errors: Fill's ErrorResponse, Purpur's {"error"}, S3's XML, Fabric's plain text, Reposilite's
+ * ErrorResponse {"status","message"}, Quilt meta's {"code","message"}.
+ */
+type ErrorStyle = "fill" | "purpur" | "s3" | "text" | "reposilite" | "quilt";
 
 type Reply =
   | { kind: "json"; status: number; body: unknown; headers?: HeaderMap }
@@ -497,6 +645,10 @@ function styledError(style: ErrorStyle, status: number, headers?: HeaderMap): Re
       return s3Error(status, headers);
     case "text":
       return text(status, reason, headers);
+    case "reposilite":
+      return json(status, { status, message: reason }, headers);
+    case "quilt":
+      return json(status, { code: reason.toLowerCase().replace(/[^a-z]+/g, "_"), message: `${reason}.` }, headers);
   }
 }
 
@@ -575,6 +727,11 @@ interface Hosts {
   purpur: NonNullable<DownloadStandInOptions["purpur"]>;
   vanilla: NonNullable<DownloadStandInOptions["vanilla"]>;
   fabric: NonNullable<DownloadStandInOptions["fabric"]>;
+  neoforge: string[];
+  forge: NonNullable<DownloadStandInOptions["forge"]>;
+  quilt: NonNullable<DownloadStandInOptions["quilt"]>;
+  checksums: Record<InstallerLoader, MavenChecksum[]>;
+  installerJar: DownloadStandInOptions["installerJar"];
   jarBytes: number;
   worldVersions: Record<string, number>;
   requireUserAgent: boolean;
@@ -608,6 +765,11 @@ export async function startDownloadStandIn(options: DownloadStandInOptions = {})
     purpur,
     vanilla: options.vanilla ?? DEFAULT_VANILLA,
     fabric: options.fabric ?? DEFAULT_FABRIC,
+    neoforge: options.neoforge ?? DEFAULT_NEOFORGE,
+    forge: options.forge ?? DEFAULT_FORGE,
+    quilt: options.quilt ?? DEFAULT_QUILT,
+    checksums: { ...DEFAULT_CHECKSUMS, ...options.checksums },
+    installerJar: options.installerJar,
     jarBytes,
     worldVersions: { ...WORLD_VERSIONS, ...options.worldVersions },
     requireUserAgent: options.requireUserAgent ?? true,
@@ -636,6 +798,11 @@ function standIn(hosts: Hosts, server: Loopback): DownloadStandIn {
       purpur: `${server.url}/purpur`,
       mojang: `${server.url}/mojang`,
       fabric: `${server.url}/fabric`,
+      neoforge: `${server.url}/neoforge-maven`,
+      forge: `${server.url}/forge-maven`,
+      forgeFiles: `${server.url}/forge-files`,
+      quilt: `${server.url}/quilt`,
+      quiltMaven: `${server.url}/quilt-maven/repository/release`,
     },
     requests: hosts.requests,
     jar: (name) => Buffer.from(artifact(hosts, name).bytes),
@@ -660,7 +827,11 @@ function artifact(hosts: Hosts, name: string): Artifact {
   const file = jarName(name);
   let found = hosts.artifacts.get(file);
   if (!found) {
-    const bytes = buildJar(file, hosts.jarBytes, hosts.worldVersions);
+    const installer = installerOf(file);
+    const bytes =
+      installer && hosts.installerJar
+        ? Buffer.from(hosts.installerJar(installer.loader, installer.version))
+        : buildJar(file, hosts.jarBytes, hosts.worldVersions);
     found = { bytes, sha256: hex("sha256", bytes), sha1: hex("sha1", bytes), md5: hex("md5", bytes) };
     hosts.artifacts.set(file, found);
   }
@@ -1133,6 +1304,184 @@ function fabricMaven(hosts: Hosts, method: string, path: string): Reply {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// The installers' hosts: NeoForge's maven (Reposilite), Forge's maven and files, Quilt meta v3 and Quilt's maven
+
+/** Which loader's installer a jar name is, and its version (Forge's "<mc>-<forge>"). */
+function installerOf(name: string): { loader: InstallerLoader; version: string } | undefined {
+  const neoforge = /^neoforge-(.+)-installer\.jar$/.exec(name)?.[1];
+  if (neoforge !== undefined) return { loader: "neoforge", version: neoforge };
+  const forge = /^forge-(.+)-installer\.jar$/.exec(name)?.[1];
+  if (forge !== undefined) return { loader: "forge", version: forge };
+  const quilt = /^quilt-installer-(.+)\.jar$/.exec(name)?.[1];
+  if (quilt !== undefined) return { loader: "quilt", version: quilt };
+  return undefined;
+}
+
+const xmlText = (value: string): string => value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/** Maven's repository metadata (maven-metadata.xml), the versions in publication order; release = the last one. */
+function mavenMetadata(group: string, artifactId: string, versions: string[]): Reply {
+  const last = xmlText(versions[versions.length - 1] ?? "");
+  const body = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    "<metadata>",
+    `  <groupId>${group}</groupId>`,
+    `  <artifactId>${artifactId}</artifactId>`,
+    "  <versioning>",
+    `    <latest>${last}</latest>`,
+    `    <release>${last}</release>`,
+    "    <versions>",
+    ...versions.map((v) => `      <version>${xmlText(v)}</version>`),
+    "    </versions>",
+    "    <lastUpdated>20250101000000</lastUpdated>",
+    "  </versioning>",
+    "</metadata>",
+    "",
+  ].join("\n");
+  return { kind: "text", status: 200, body, contentType: "application/xml" };
+}
+
+/**
+ * A file of a maven directory `<version>/<artifact>-<version>-installer.jar` (or Quilt's `<artifact>-<version>.jar`)
+ * and its checksum siblings: the jar, the hex of a published checksum, or undefined (the host's 404).
+ */
+function mavenFile(
+  hosts: Hosts,
+  loader: InstallerLoader,
+  known: readonly string[],
+  parts: readonly string[],
+  fileOf: (version: string) => string,
+): Reply | undefined {
+  if (parts.length !== 2) return undefined;
+  const [version = "", file = ""] = parts;
+  if (!known.includes(version)) return undefined;
+  const jar = fileOf(version);
+  if (file === jar) return { kind: "jar", name: jar };
+  const algorithm = file.startsWith(`${jar}.`) ? file.slice(jar.length + 1) : "";
+  if (!(hosts.checksums[loader] as string[]).includes(algorithm)) return undefined;
+  const bytes = artifact(hosts, jar);
+  const digest = algorithm === "sha256" ? bytes.sha256 : algorithm === "sha1" ? bytes.sha1 : bytes.md5;
+  return { kind: "text", status: 200, body: digest, contentType: "text/plain" };
+}
+
+/** The version comparator Reposilite sorts with (ascending): numbers compared as numbers, a suffix before none. */
+function reposiliteSorted(versions: readonly string[]): string[] {
+  return [...versions].sort(compareVersions);
+}
+
+const NEOFORGE_PATH = "net/neoforged/neoforge";
+
+/** maven.neoforged.net: the releases repository's files and Reposilite's versions API. */
+function neoforgeMaven(hosts: Hosts, method: string, path: string, query: URLSearchParams): Reply {
+  if (method !== "GET" && method !== "HEAD") return methodNotAllowed("reposilite");
+  const notFound = json(404, { status: 404, message: `File not found: ${path.slice(1)}` });
+  const api = `/api/maven/versions/releases/${NEOFORGE_PATH}`;
+  if (path === api || path === `${api}/`) {
+    // MavenApiEndpoints: ?filter= a prefix, or has:<text> / none:<text>; sorted ascending, latest last.
+    const filter = query.get("filter") ?? "";
+    const keep = (v: string) =>
+      filter.startsWith("has:")
+        ? v.includes(filter.slice(4))
+        : filter.startsWith("none:")
+          ? !v.includes(filter.slice(5))
+          : v.startsWith(filter);
+    return json(200, { isSnapshot: false, versions: reposiliteSorted(hosts.neoforge.filter(keep)) });
+  }
+  if (path.startsWith("/api/")) return json(404, { status: 404, message: "Artifact not found" });
+  const prefix = `/releases/${NEOFORGE_PATH}/`;
+  if (!path.startsWith(prefix)) return notFound;
+  const rest = path.slice(prefix.length);
+  if (rest === "maven-metadata.xml") return mavenMetadata("net.neoforged", "neoforge", hosts.neoforge);
+  const parts = segments(rest) ?? [];
+  return mavenFile(hosts, "neoforge", hosts.neoforge, parts, (v) => `neoforge-${v}-installer.jar`) ?? notFound;
+}
+
+const FORGE_PATH = "net/minecraftforge/forge";
+
+/** maven.minecraftforge.net: Forge's metadata and installers. */
+function forgeMaven(hosts: Hosts, method: string, path: string): Reply {
+  if (method !== "GET" && method !== "HEAD") return methodNotAllowed("text");
+  const prefix = `/${FORGE_PATH}/`;
+  if (!path.startsWith(prefix)) return text(404, "Not Found");
+  const rest = path.slice(prefix.length);
+  if (rest === "maven-metadata.xml") return mavenMetadata("net.minecraftforge", "forge", hosts.forge.versions);
+  const parts = segments(rest) ?? [];
+  const found = mavenFile(hosts, "forge", hosts.forge.versions, parts, (v) => `forge-${v}-installer.jar`);
+  return found ?? text(404, "Not Found");
+}
+
+/** files.minecraftforge.net: promotions_slim.json (static JSON). */
+function forgeFiles(hosts: Hosts, method: string, path: string): Reply {
+  if (method !== "GET" && method !== "HEAD") return methodNotAllowed("text");
+  if (path !== `/${FORGE_PATH}/promotions_slim.json`) return text(404, "Not Found");
+  return json(200, {
+    homepage: "https://files.minecraftforge.net/net/minecraftforge/forge/",
+    promos: hosts.forge.promos,
+  });
+}
+
+/** LoaderVersionV3: the maven coordinates and the build (the number after the last dot, as Fabric's MavenBuildVersion). */
+const quiltLoader = (version: string) => ({
+  separator: ".",
+  build: Number.parseInt(version.slice(version.lastIndexOf(".") + 1), 10) || 0,
+  maven: `org.quiltmc:quilt-loader:${version}`,
+  version,
+});
+const QUILT_NOT_FOUND = { code: "not_found", message: "File with such name does not exist." };
+const quiltInstallerFile = (version: string) => `org/quiltmc/quilt-installer/${version}/quilt-installer-${version}.jar`;
+
+/** meta.quiltmc.org v3: static JSON files, newest first; a name it has no file for is its NotFound. */
+function quiltMeta(hosts: Hosts, method: string, path: string): Reply {
+  if (method !== "GET" && method !== "HEAD") return methodNotAllowed("quilt");
+  const parts = segments(path);
+  const data = hosts.quilt;
+  if (parts?.[0] !== "v3" || parts[1] !== "versions") return json(404, QUILT_NOT_FOUND);
+  const [, , kind, game] = parts;
+  if (parts.length === 3 && kind === "game") return json(200, data.games);
+  if (parts.length === 3 && kind === "loader") return json(200, data.loaders.map(quiltLoader));
+  if (parts.length === 3 && kind === "installer") {
+    return json(
+      200,
+      data.installers.map((version) => ({
+        url: `${hosts.origin}/quilt-maven/repository/release/${quiltInstallerFile(version)}`,
+        maven: `org.quiltmc:quilt-installer:${version}`,
+        version,
+      })),
+    );
+  }
+  if (parts.length === 4 && kind === "loader" && data.games.some((g) => g.version === game)) {
+    return json(
+      200,
+      data.loaders.map((loader) => ({
+        loader: quiltLoader(loader),
+        hashed: { maven: `org.quiltmc:hashed:${game}`, version: game },
+        intermediary: { maven: `net.fabricmc:intermediary:${game}`, version: game },
+        launcherMeta: {
+          version: 1,
+          libraries: { client: [], common: [], server: [] },
+          mainClass: {
+            client: "org.quiltmc.loader.impl.launch.knot.KnotClient",
+            server: "org.quiltmc.loader.impl.launch.knot.KnotServer",
+            serverLauncher: "org.quiltmc.loader.impl.launch.server.QuiltServerLauncher",
+          },
+        },
+      })),
+    );
+  }
+  return json(404, QUILT_NOT_FOUND);
+}
+
+/** maven.quiltmc.org's release repository: the installer jars and their checksums. */
+function quiltMaven(hosts: Hosts, method: string, path: string): Reply {
+  if (method !== "GET" && method !== "HEAD") return methodNotAllowed("text");
+  const prefix = "/repository/release/org/quiltmc/quilt-installer/";
+  if (!path.startsWith(prefix)) return text(404, "Not Found");
+  const parts = segments(path.slice(prefix.length)) ?? [];
+  const found = mavenFile(hosts, "quilt", hosts.quilt.installers, parts, (v) => `quilt-installer-${v}.jar`);
+  return found ?? text(404, "Not Found");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The server
 
 /** Which host a request went to, how that host writes its errors, and what it answers. */
@@ -1169,7 +1518,28 @@ function resolve(hosts: Hosts, method: string, url: URL, userAgent: string | und
   }
   rest = under(p, "/fabric-maven");
   if (rest !== undefined) return { route: "jar", style: "text", reply: fabricMaven(hosts, method, rest) };
-  return { route: "other", style: "text", reply: text(404, "Not Found") };
+  return resolveInstallerHost(hosts, method, url) ?? { route: "other", style: "text", reply: text(404, "Not Found") };
+}
+
+/** The installers' hosts: a jar is the "jar" route, everything else (metadata, checksums) the loader's own. */
+function resolveInstallerHost(hosts: Hosts, method: string, url: URL): Target | undefined {
+  const p = url.pathname;
+  const routed = (route: DownloadService, style: ErrorStyle, reply: Reply): Target => ({
+    route: reply.kind === "jar" ? "jar" : route,
+    style,
+    reply,
+  });
+  let rest = under(p, "/neoforge-maven");
+  if (rest !== undefined) return routed("neoforge", "reposilite", neoforgeMaven(hosts, method, rest, url.searchParams));
+  rest = under(p, "/forge-maven");
+  if (rest !== undefined) return routed("forge", "text", forgeMaven(hosts, method, rest));
+  rest = under(p, "/forge-files");
+  if (rest !== undefined) return routed("forge", "text", forgeFiles(hosts, method, rest));
+  rest = under(p, "/quilt-maven");
+  if (rest !== undefined) return routed("quilt", "text", quiltMaven(hosts, method, rest));
+  rest = under(p, "/quilt");
+  if (rest !== undefined) return routed("quilt", "quilt", quiltMeta(hosts, method, rest));
+  return undefined;
 }
 
 async function handle(hosts: Hosts, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -11,7 +11,7 @@ export type { DiscordAppStandIn, EditRequest, InteractionAnswer, ReplyEdit, Slas
 export { DISCORD_APP_ROUTES, startDiscordAppStandIn } from "./discord-app.ts";
 export type { DockerEvent, DockerStandIn, DockerStandInOptions } from "./docker.ts";
 export { DOCKER_ROUTES, startDockerStandIn } from "./docker.ts";
-export type { DownloadStandIn, DownloadStandInOptions } from "./downloads.ts";
+export type { DownloadStandIn, DownloadStandInOptions, InstallerLoader, MavenChecksum } from "./downloads.ts";
 export {
   DOWNLOAD_HOSTS,
   DOWNLOAD_ROUTES,

@@ -49,6 +49,7 @@ const OPTIONS: DownloadStandInOptions = {
     ],
     installers: [{ version: "1.0.1", stable: true }],
   },
+  quilt: { games: [{ version: "1.20.1", stable: true }], loaders: ["0.26.4"], installers: ["0.9.2"] },
   jarBytes: 4096,
 };
 
@@ -82,6 +83,11 @@ async function placeholders(s: DownloadStandIn): Promise<Record<string, Record<s
     },
     "https://meta.fabricmc.net": { game_version: "1.21.4", loader_version: "0.16.10", installer_version: "1.0.1" },
     "https://maven.fabricmc.net": { version: "1.0.1" },
+    "https://maven.neoforged.net": { version: "21.1.77", algorithm: "sha1" },
+    "https://maven.minecraftforge.net": { version: "1.20.1-47.3.0", algorithm: "sha1" },
+    "https://files.minecraftforge.net": {},
+    "https://meta.quiltmc.org": { game: "1.20.1" },
+    "https://maven.quiltmc.org": { version: "0.9.2", algorithm: "sha256" },
   };
 }
 

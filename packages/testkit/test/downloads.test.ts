@@ -484,6 +484,131 @@ describe("Fabric meta v2", () => {
   });
 });
 
+describe("the installers' hosts", () => {
+  it("NeoForge's maven: metadata in publication order, Reposilite's sorted versions, the installer and its checksums", async () => {
+    const s = await start();
+    const xml = await (await get(`${s.bases.neoforge}/releases/net/neoforged/neoforge/maven-metadata.xml`)).text();
+    expect([...xml.matchAll(/<version>([^<]+)<\/version>/g)].map((m) => m[1])).toEqual([
+      "20.4.237",
+      "21.1.72",
+      "21.4.10-beta",
+      "21.1.77",
+    ]);
+    expect(xml).toContain("<release>21.1.77</release>");
+    const api = `${s.bases.neoforge}/api/maven/versions/releases/net/neoforged/neoforge`;
+    expect(await json(await get(api))).toEqual({
+      isSnapshot: false,
+      versions: ["20.4.237", "21.1.72", "21.1.77", "21.4.10-beta"],
+    });
+    expect((await json(await get(`${api}?filter=21.1.`))).versions).toEqual(["21.1.72", "21.1.77"]);
+    expect((await json(await get(`${api}?filter=has:beta`))).versions).toEqual(["21.4.10-beta"]);
+
+    const file = `${s.bases.neoforge}/releases/net/neoforged/neoforge/21.1.77/neoforge-21.1.77-installer.jar`;
+    const res = await get(file);
+    expect(res.headers.get("content-type")).toBe("application/java-archive");
+    const jar = await bytes(res);
+    expect(jar.equals(s.jar("neoforge-21.1.77-installer.jar"))).toBe(true);
+    for (const algorithm of ["sha256", "sha1", "md5"]) {
+      expect(await (await get(`${file}.${algorithm}`)).text()).toBe(digest(algorithm, jar));
+    }
+    expect((await get(`${file}.sha512`)).status).toBe(404);
+    const missing = await get(`${s.bases.neoforge}/releases/net/neoforged/neoforge/9.9.9/neoforge-9.9.9-installer.jar`);
+    expect(missing.status).toBe(404);
+    expect(await json(missing)).toMatchObject({ status: 404 });
+    expect(s.requests.map((r) => r.route)).toEqual([
+      "neoforge",
+      "neoforge",
+      "neoforge",
+      "neoforge",
+      "jar",
+      "neoforge",
+      "neoforge",
+      "neoforge",
+      "neoforge",
+      "neoforge",
+    ]);
+  });
+
+  it("Forge's maven and promotions: versions <mc>-<forge>, promos, the installer with sha1 and md5 only", async () => {
+    const s = await start();
+    const xml = await (await get(`${s.bases.forge}/net/minecraftforge/forge/maven-metadata.xml`)).text();
+    expect(xml).toContain("<version>1.20.1-47.3.0</version>");
+    const promos = await json(await get(`${s.bases.forgeFiles}/net/minecraftforge/forge/promotions_slim.json`));
+    expect(promos.promos).toEqual({
+      "1.20.1-latest": "47.3.0",
+      "1.20.1-recommended": "47.2.0",
+      "1.21.1-latest": "52.0.10",
+    });
+    const file = `${s.bases.forge}/net/minecraftforge/forge/1.20.1-47.3.0/forge-1.20.1-47.3.0-installer.jar`;
+    const jar = await bytes(await get(file));
+    expect(jar.equals(s.jar("forge-1.20.1-47.3.0-installer.jar"))).toBe(true);
+    expect(await (await get(`${file}.sha1`)).text()).toBe(digest("sha1", jar));
+    expect((await get(`${file}.sha256`)).status).toBe(404);
+    expect(
+      (await get(`${s.bases.forge}/net/minecraftforge/forge/1.20.1-1.0/forge-1.20.1-1.0-installer.jar`)).status,
+    ).toBe(404);
+  });
+
+  it("Quilt meta v3 and maven: games, loaders (for a game; 404 not_found for an unknown one), installers and the jar", async () => {
+    const s = await start();
+    const base = `${s.bases.quilt}/v3/versions`;
+    expect(await json(await get(`${base}/game`))).toEqual([
+      { version: "1.21.1", stable: true },
+      { version: "1.20.4", stable: true },
+    ]);
+    expect((await json(await get(`${base}/loader`))).map((l: { version: string }) => l.version)).toEqual([
+      "0.27.0-beta.1",
+      "0.26.4",
+    ]);
+    const forGame = await json(await get(`${base}/loader/1.21.1`));
+    expect(forGame[1]).toMatchObject({
+      loader: { maven: "org.quiltmc:quilt-loader:0.26.4", version: "0.26.4" },
+      hashed: { version: "1.21.1" },
+      intermediary: { version: "1.21.1" },
+    });
+    const unknown = await get(`${base}/loader/9.9`);
+    expect(unknown.status).toBe(404);
+    expect(await json(unknown)).toEqual({ code: "not_found", message: "File with such name does not exist." });
+    const [installer] = await json(await get(`${base}/installer`));
+    expect(installer).toMatchObject({ maven: "org.quiltmc:quilt-installer:0.9.2", version: "0.9.2" });
+    expect(installer.url).toBe(`${s.bases.quiltMaven}/org/quiltmc/quilt-installer/0.9.2/quilt-installer-0.9.2.jar`);
+    const jar = await bytes(await get(installer.url));
+    expect(jar.equals(s.jar("quilt-installer-0.9.2.jar"))).toBe(true);
+    expect(await (await get(`${installer.url}.sha256`)).text()).toBe(digest("sha256", jar));
+  });
+
+  it("serves installerJar's bytes as each installer, and only the checksums asked for", async () => {
+    const made: string[] = [];
+    const s = await start({
+      installerJar: (loader, version) => {
+        made.push(`${loader} ${version}`);
+        return zipFile([{ name: Buffer.from("a.txt"), data: Buffer.from(`${loader} ${version}`) }]);
+      },
+      checksums: { neoforge: [] },
+    });
+    const file = `${s.bases.neoforge}/releases/net/neoforged/neoforge/21.1.77/neoforge-21.1.77-installer.jar`;
+    const jar = await bytes(await get(file));
+    expect(jar.includes(Buffer.from("neoforge 21.1.77"))).toBe(true);
+    expect((await get(`${file}.sha1`)).status).toBe(404);
+    await bytes(
+      await get(`${s.bases.forge}/net/minecraftforge/forge/1.21.1-52.0.10/forge-1.21.1-52.0.10-installer.jar`),
+    );
+    expect(made).toEqual(["neoforge 21.1.77", "forge 1.21.1-52.0.10"]);
+  });
+
+  it("takes faults on its routes: a 503 in Reposilite's style, a corrupt installer", async () => {
+    const s = await start();
+    s.inject({ kind: "status", status: 503, route: "neoforge" });
+    const api = await get(`${s.bases.neoforge}/api/maven/versions/releases/net/neoforged/neoforge`);
+    expect(api.status).toBe(503);
+    expect(await json(api)).toMatchObject({ status: 503 });
+    s.inject({ kind: "corrupt", route: "jar" });
+    const file = `${s.bases.quiltMaven}/org/quiltmc/quilt-installer/0.9.2/quilt-installer-0.9.2.jar`;
+    expect((await bytes(await get(file))).equals(s.jar("quilt-installer-0.9.2.jar"))).toBe(false);
+    expect(s.requests.map((r) => r.fault)).toEqual(["status", "corrupt"]);
+  });
+});
+
 describe("jars", () => {
   it("are valid ZIP files of about jarBytes with a manifest, the same for a name and different across names", async () => {
     const s = await start({ jarBytes: 20_000 });
