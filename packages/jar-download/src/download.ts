@@ -20,6 +20,9 @@ interface DownloadOptions {
   onRetry?: (reason: string, attempt: number) => void;
 }
 
+/** What a download needs: a server jar (Artifact) or a loader's installer (InstallerArtifact's installer). */
+export type Downloadable = Pick<Artifact, "fileName" | "url" | "size" | "checksum">;
+
 export interface Downloaded {
   path: string;
   size: number;
@@ -38,7 +41,7 @@ class Incomplete extends Error {}
  * is fsynced before this returns; on any failure it is removed.
  */
 export async function downloadVerified(
-  artifact: Artifact,
+  artifact: Downloadable,
   path: string,
   options: DownloadOptions,
 ): Promise<Downloaded> {
@@ -79,7 +82,7 @@ function stallWatch(ms: number) {
   };
 }
 
-async function downloadOnce(artifact: Artifact, path: string, options: DownloadOptions): Promise<Downloaded> {
+async function downloadOnce(artifact: Downloadable, path: string, options: DownloadOptions): Promise<Downloaded> {
   const stallMs = options.stallMs ?? 60_000;
   const watch = stallWatch(stallMs);
   try {
@@ -90,7 +93,7 @@ async function downloadOnce(artifact: Artifact, path: string, options: DownloadO
 }
 
 async function fetchInto(
-  artifact: Artifact,
+  artifact: Downloadable,
   path: string,
   options: DownloadOptions,
   watch: ReturnType<typeof stallWatch>,

@@ -12,7 +12,7 @@ import {
 import { ConfigError } from "@mcops/core/errors";
 import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
-import type { Bases, JarType } from "./sources.ts";
+import type { Bases, ServerType } from "./sources.ts";
 
 /** The operator's contact for the User-Agent: an e-mail address or a web address. */
 const contactSchema = field((value, ctx) => {
@@ -36,6 +36,16 @@ export const fields = {
   MOJANG_BASE: setting(baseUrlSchema, { default: "https://piston-meta.mojang.com" }),
   /** Fabric meta. */
   FABRIC_BASE: setting(baseUrlSchema, { default: "https://meta.fabricmc.net" }),
+  /** NeoForge's maven (a Reposilite instance): its maven-metadata.xml and installers are under /releases. */
+  NEOFORGE_BASE: setting(baseUrlSchema, { default: "https://maven.neoforged.net" }),
+  /** Forge's maven: maven-metadata.xml and the installers. */
+  FORGE_BASE: setting(baseUrlSchema, { default: "https://maven.minecraftforge.net" }),
+  /** Forge's files host: promotions_slim.json (the recommended and latest build of each game version). */
+  FORGE_FILES_BASE: setting(baseUrlSchema, { default: "https://files.minecraftforge.net" }),
+  /** Quilt meta v3: game and loader versions, the installer versions. */
+  QUILT_META_BASE: setting(baseUrlSchema, { default: "https://meta.quiltmc.org" }),
+  /** Quilt's release repository, where the installer jar is (and its checksums). */
+  QUILT_MAVEN_BASE: setting(baseUrlSchema, { default: "https://maven.quiltmc.org/repository/release" }),
   /** The operator's contact, put into the User-Agent as PaperMC asks of every client. */
   DOWNLOAD_CONTACT: setting(z.optional(contactSchema)),
   /** The server's data volume, where server.jar lives. */
@@ -52,7 +62,18 @@ export const fields = {
 };
 
 /** Where the services are and who asks: every run reads these. */
-const SERVICE_FIELDS = ["DOWNLOAD_BASE", "PURPUR_BASE", "MOJANG_BASE", "FABRIC_BASE", "DOWNLOAD_CONTACT"] as const;
+const SERVICE_FIELDS = [
+  "DOWNLOAD_BASE",
+  "PURPUR_BASE",
+  "MOJANG_BASE",
+  "FABRIC_BASE",
+  "NEOFORGE_BASE",
+  "FORGE_BASE",
+  "FORGE_FILES_BASE",
+  "QUILT_META_BASE",
+  "QUILT_MAVEN_BASE",
+  "DOWNLOAD_CONTACT",
+] as const;
 /** The panel and the owner of the jar: only a run that installs reads these. */
 const CONTROL_FIELDS = ["CONTROL_URL", "CONTROL_KEY", "SERVER_ID", "BACKUP_OWNER"] as const;
 
@@ -72,7 +93,7 @@ interface Settings {
  */
 export function loadSettings(
   ctx: Pick<ToolContext, "paths" | "env">,
-  run: { type: JarType; list: boolean; dryRun: boolean; args: Record<string, unknown> },
+  run: { type: ServerType; list: boolean; dryRun: boolean; args: Record<string, unknown> },
 ): Settings {
   const from = { paths: ctx.paths, env: ctx.env, args: run.args };
   const service = fromBackupEnv(pickFields(fields, SERVICE_FIELDS), from);
@@ -92,6 +113,11 @@ export function loadSettings(
       purpur: service.PURPUR_BASE,
       mojang: service.MOJANG_BASE,
       fabric: service.FABRIC_BASE,
+      neoforge: service.NEOFORGE_BASE,
+      forge: service.FORGE_BASE,
+      forgeFiles: service.FORGE_FILES_BASE,
+      quilt: service.QUILT_META_BASE,
+      quiltMaven: service.QUILT_MAVEN_BASE,
     },
     contact: service.DOWNLOAD_CONTACT,
     worldDir: volume?.WORLD_DIR,

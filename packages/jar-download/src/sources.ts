@@ -3,6 +3,7 @@ import { JobError, UsageError } from "@mcops/core/errors";
 import { parseJsonOrUndefined } from "@mcops/core/format";
 import { checkShape, type HttpClient, HttpFailure } from "@mcops/core/http";
 import * as z from "zod/mini";
+import { type InstallerArtifact, type InstallerRequest, listLoader, resolveInstaller } from "./loaders.ts";
 
 /**
  * Where each server type's jar comes from, and how to tell it is the right one:
@@ -19,8 +20,14 @@ import * as z from "zod/mini";
 export const JAR_TYPES = ["paper", "folia", "purpur", "vanilla", "fabric"] as const;
 export type JarType = (typeof JAR_TYPES)[number];
 
-/** docs/system.md 1's heavy modpack loader ships an installer that builds the server, not a server jar. */
-export const INSTALLER_TYPES = ["forge", "neoforge"] as const;
+/**
+ * docs/system.md 1's heavy modpack loaders (Forge, NeoForge) and Quilt ship an installer that builds the server, not a
+ * server jar: loaders.ts says where each installer comes from.
+ */
+export const INSTALLER_TYPES = ["neoforge", "forge", "quilt"] as const;
+export type InstallerType = (typeof INSTALLER_TYPES)[number];
+/** Every type jar-download takes: a jar, or an installer. */
+export type ServerType = JarType | InstallerType;
 
 export const LABELS: Record<JarType, string> = {
   paper: "Paper",
@@ -38,6 +45,16 @@ export interface Bases {
   purpur: string;
   mojang: string;
   fabric: string;
+  /** maven.neoforged.net (its /releases repository and Reposilite's API). */
+  neoforge: string;
+  /** maven.minecraftforge.net. */
+  forge: string;
+  /** files.minecraftforge.net (promotions_slim.json). */
+  forgeFiles: string;
+  /** meta.quiltmc.org (v3). */
+  quilt: string;
+  /** Quilt's release repository (maven.quiltmc.org/repository/release). */
+  quiltMaven: string;
 }
 
 export type ChecksumAlgorithm = "sha256" | "sha1" | "md5";
@@ -66,8 +83,10 @@ interface Request {
 
 export interface Source {
   resolve(request: Request): Promise<Artifact>;
-  /** Lines for --list: the versions, or the builds of one version. */
-  list(type: JarType, version: string | undefined): Promise<string[]>;
+  /** Where a loader's installer comes from, checked, and how it is run (loaders.ts). */
+  resolveInstaller(request: InstallerRequest): Promise<InstallerArtifact>;
+  /** Lines for --list: the versions, or the builds (a loader's versions) of one version. */
+  list(type: ServerType, version: string | undefined): Promise<string[]>;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -125,13 +144,13 @@ function listHint(type: JarType, version?: string): string {
 }
 
 /** The parsed body, or one line naming the host, the route and the field that is not as the tool reads it. */
-function shape<S extends z.ZodMiniType>(schema: S, value: unknown, url: string): z.infer<S> {
+export function shape<S extends z.ZodMiniType>(schema: S, value: unknown, url: string): z.infer<S> {
   const { host, pathname } = new URL(url);
   return checkShape(schema, value, { service: host, route: `GET ${pathname}` });
 }
 
 /** A failed request as one line: what the service said, where, what to do. */
-function failed(error: unknown, what: string): never {
+export function failed(error: unknown, what: string): never {
   if (!(error instanceof HttpFailure)) throw error;
   const said = error.body ? `: ${error.body.replace(/\s+/g, " ").slice(0, 200)}` : "";
   throw new JobError(`${what} failed: ${error.message}${said}`, {
@@ -139,11 +158,11 @@ function failed(error: unknown, what: string): never {
     hint:
       error.status === 403
         ? "the service refused the request; set DOWNLOAD_CONTACT (an e-mail or address) so the User-Agent names you"
-        : "try again later; a mirror can be set with DOWNLOAD_BASE, PURPUR_BASE, MOJANG_BASE or FABRIC_BASE",
+        : "try again later; a mirror can be set with DOWNLOAD_BASE, PURPUR_BASE, MOJANG_BASE, FABRIC_BASE or the loaders' *_BASE",
   });
 }
 
-async function getJson<S extends z.ZodMiniType>(
+export async function getJson<S extends z.ZodMiniType>(
   http: HttpClient,
   url: string,
   schema: S,
@@ -169,7 +188,7 @@ function isNumber(build: string | undefined): build is string {
 }
 
 /** What every host's functions work with: the client (its User-Agent, retries and signal) and the base addresses. */
-interface Hosts {
+export interface Hosts {
   http: HttpClient;
   bases: Bases;
 }
@@ -454,6 +473,10 @@ export function createSource(http: HttpClient, bases: Bases): Source {
       }
     },
 
+    resolveInstaller(request) {
+      return resolveInstaller(hosts, request);
+    },
+
     list(type, version) {
       switch (type) {
         case "paper":
@@ -465,6 +488,8 @@ export function createSource(http: HttpClient, bases: Bases): Source {
           return listVanilla(hosts, version);
         case "fabric":
           return listFabric(hosts, version);
+        default:
+          return listLoader(hosts, type, version);
       }
     },
   };

@@ -25,6 +25,11 @@ export function writeConfig(
     `PURPUR_BASE=${stand.bases.purpur}`,
     `MOJANG_BASE=${stand.bases.mojang}`,
     `FABRIC_BASE=${stand.bases.fabric}`,
+    `NEOFORGE_BASE=${stand.bases.neoforge}`,
+    `FORGE_BASE=${stand.bases.forge}`,
+    `FORGE_FILES_BASE=${stand.bases.forgeFiles}`,
+    `QUILT_META_BASE=${stand.bases.quilt}`,
+    `QUILT_MAVEN_BASE=${stand.bases.quiltMaven}`,
     "DOWNLOAD_CONTACT=ops@example.com",
     ...(setup.extra ?? []),
   ];
