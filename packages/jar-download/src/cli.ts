@@ -6,7 +6,7 @@ import { fields } from "./settings.ts";
 await runTool({
   name: "jar-download",
   usage:
-    "$0 VERSION [--type paper|folia|purpur|vanilla|fabric] [--build N|latest] [--stop] [--no-backup] [--ignore-world-version]\n$0 [VERSION] --list [--type TYPE]\n$0 --rollback\n\nFetches the server jar of a game version, verifies its size and checksum, and installs it as server.jar in the server's volume (WORLD_DIR), chowned to 988:988, the old one kept as server.jar.previous (docs/system.md 4.3). Refused while the server runs, unless --stop; refused for a version older than the one that last saved the world, and when level.dat cannot be read or says a data version no game writes (--ignore-world-version goes on without it). The world is snapshotted first (tagged pre-upgrade); --rollback puts server.jar.previous back.",
+    "$0 VERSION [--type paper|folia|purpur|vanilla|fabric] [--build N|latest] [--stop] [--no-backup] [--ignore-world-version]\n$0 VERSION --type neoforge|forge|quilt [--loader V] [--channel beta] --dry-run\n$0 [VERSION] --list [--type TYPE]\n$0 --rollback\n\nFetches the server jar of a game version, verifies its size and checksum, and installs it as server.jar in the server's volume (WORLD_DIR), chowned to 988:988, the old one kept as server.jar.previous (docs/system.md 4.3). Refused while the server runs, unless --stop; refused for a version older than the one that last saved the world, and when level.dat cannot be read or says a data version no game writes (--ignore-world-version goes on without it). The world is snapshotted first (tagged pre-upgrade); --rollback puts server.jar.previous back.",
   commands: [
     command({
       command: "$0 [VERSION]",
@@ -14,11 +14,21 @@ await runTool({
       // One options() call: yargs' types of the options before a flagOptions() (keyed by any string) would be lost.
       options: (y) =>
         y.positional("VERSION", { type: "string", describe: "game version, e.g. 1.21.4" }).options({
-          type: { type: "string", default: "paper", describe: "paper, folia, purpur, vanilla or fabric" },
+          type: {
+            type: "string",
+            default: "paper",
+            describe:
+              "paper, folia, purpur, vanilla, fabric; neoforge, forge, quilt (by their installer: --list and --dry-run so far)",
+          },
           build: { type: "string", describe: "build number (Fabric: loader version); default the newest stable" },
+          loader: {
+            type: "string",
+            describe: "NeoForge, Forge, Quilt: the loader version (default the newest stable; Forge: its promotion)",
+          },
           channel: {
             type: "string",
-            describe: "Paper/Folia: least stable channel taken for the newest build (stable, beta, alpha)",
+            describe:
+              "Paper/Folia: least stable channel taken for the newest build (stable, beta, alpha); NeoForge/Quilt: beta takes a beta loader",
           },
           list: { type: "boolean", default: false, describe: "list the versions, or the builds of VERSION" },
           "dry-run": { type: "boolean", default: false, describe: "say what would be installed, do nothing" },
@@ -47,6 +57,7 @@ await runTool({
           version: args.VERSION,
           type: args.type,
           build: args.build,
+          loader: args.loader,
           channel: args.channel,
           list: args.list,
           dryRun: args.dryRun,

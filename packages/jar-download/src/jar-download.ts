@@ -8,6 +8,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import { VERSION } from "@mcops/core/version";
 import { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS } from "./install.ts";
+import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
 import { replaceJar } from "./replace.ts";
 import { rollBack } from "./rollback.ts";
 import { loadSettings } from "./settings.ts";
@@ -16,9 +17,10 @@ import {
   type Channel,
   createSource,
   INSTALLER_TYPES,
+  type InstallerType,
   JAR_TYPES,
-  type JarType,
   LABELS,
+  type ServerType,
   type Source,
 } from "./sources.ts";
 import { dataVersionOf, refuseDowngrade, worldSaver } from "./versions.ts";
@@ -27,6 +29,8 @@ interface JarOptions {
   version?: string | undefined;
   type?: string | undefined;
   build?: string | undefined;
+  /** NeoForge, Forge, Quilt: the loader version (--loader). */
+  loader?: string | undefined;
   channel?: string | undefined;
   list?: boolean | undefined;
   dryRun?: boolean | undefined;
@@ -47,18 +51,20 @@ interface JarOptions {
 
 const VERSION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
 
-function parseType(type: string | undefined): JarType {
+function parseType(type: string | undefined): ServerType {
   const name = (type ?? "paper").toLowerCase();
-  if ((JAR_TYPES as readonly string[]).includes(name)) return name as JarType;
-  if ((INSTALLER_TYPES as readonly string[]).includes(name)) {
-    throw new UsageError(
-      `${name} is the heavy modpack loader: it ships an installer that builds the server, not a jar`,
-      {
-        hint: "run its installer (java -jar <installer>.jar --installServer) in the server volume, or use the panel's egg for it",
-      },
-    );
-  }
-  throw new UsageError(`unknown server type "${type}"`, { hint: `use one of ${JAR_TYPES.join(", ")}` });
+  if ((JAR_TYPES as readonly string[]).includes(name) || isInstallerType(name)) return name as ServerType;
+  throw new UsageError(`unknown server type "${type}"`, {
+    hint: `use one of ${[...JAR_TYPES, ...INSTALLER_TYPES].join(", ")}`,
+  });
+}
+
+function isInstallerType(type: string): type is InstallerType {
+  return (INSTALLER_TYPES as readonly string[]).includes(type);
+}
+
+function labelOf(type: ServerType): string {
+  return isInstallerType(type) ? LOADER_LABELS[type] : LABELS[type];
 }
 
 function parseChannel(channel: string | undefined): Channel | undefined {
@@ -69,23 +75,36 @@ function parseChannel(channel: string | undefined): Channel | undefined {
 }
 
 interface Wanted {
-  type: JarType;
+  type: ServerType;
   channel: Channel | undefined;
   /** Always there unless --list. */
   version: string | undefined;
   build: string | undefined;
+  /** An installer type's loader version (--loader). */
+  loader: string | undefined;
 }
 
 /** What was asked for, checked before anything is read: a usage error comes before a configuration error. */
 function checkRequest(options: JarOptions): Wanted {
   const type = parseType(options.type);
   const channel = parseChannel(options.channel);
-  const { version, build } = options;
+  const { version, build, loader } = options;
   if (version !== undefined && !VERSION_PATTERN.test(version)) {
     throw new UsageError(`"${version}" is not a version`, { hint: "e.g. 1.21.4, 25w03a or 1.21.5-rc1" });
   }
   if (build !== undefined && build !== "latest" && !/^[0-9A-Za-z.+-]{1,64}$/.test(build)) {
     throw new UsageError(`"${build}" is not a build`, { hint: "give a build number, or latest" });
+  }
+  if (loader !== undefined && !/^[0-9A-Za-z.+-]{1,64}$/.test(loader)) {
+    throw new UsageError(`"${loader}" is not a loader version`, { hint: "e.g. --loader 21.1.77" });
+  }
+  if (loader !== undefined && !isInstallerType(type)) {
+    throw new UsageError(`--loader is for neoforge, forge and quilt, not ${type}`, {
+      hint: type === "fabric" ? "Fabric's loader is chosen with --build <loader version>" : "leave out --loader",
+    });
+  }
+  if (build !== undefined && isInstallerType(type)) {
+    throw new UsageError(`${labelOf(type)} has loader versions, not builds`, { hint: "use --loader <version>" });
   }
   if (options.rollback && (version !== undefined || options.list)) {
     throw new UsageError("--rollback puts server.jar.previous back: it takes no version", {
@@ -95,7 +114,7 @@ function checkRequest(options: JarOptions): Wanted {
   if (!options.list && !options.rollback && version === undefined) {
     throw new UsageError("which version?", { hint: "e.g. jar-download 1.21.4 --type paper; list them with --list" });
   }
-  return { type, channel, version, build };
+  return { type, channel, version, build, loader };
 }
 
 function describe(artifact: Artifact): string {
@@ -131,6 +150,13 @@ export async function runJarDownload(
       ignoreWorldVersion: options.ignoreWorldVersion ?? false,
     });
   }
+  if (isInstallerType(wanted.type) && !list && !dryRun) {
+    // Where the installer comes from is known (--list, --dry-run show it); running it in the server's container and
+    // moving its output into the volume is not wired into this build yet: nothing is fetched or changed.
+    throw new UsageError(`${labelOf(wanted.type)} is not installed yet by this build of jar-download`, {
+      hint: `see the plan with --dry-run; until then run its installer in the volume, or use the panel's egg for ${labelOf(wanted.type)}`,
+    });
+  }
   const settings = loadSettings(ctx, { type: wanted.type, list, dryRun, args: options.args ?? {} });
   const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
   const http = createHttpClient({ userAgent: userAgent(settings.contact), retryDelayMs, signal: ctx.signal });
@@ -143,7 +169,16 @@ export async function runJarDownload(
   const ignoreWorldVersion = options.ignoreWorldVersion ?? false;
   const snapshot = (await checkNotOlder(dir, wanted, ignoreWorldVersion)) && options.backup !== false;
   const backup = snapshot && !dryRun ? backupSettingsFor(ctx, dir) : undefined;
-  const artifact = await source.resolve({ ...wanted, version: wanted.version as string });
+  if (isInstallerType(wanted.type)) {
+    const request = {
+      type: wanted.type,
+      version: wanted.version as string,
+      loader: wanted.loader,
+      channel: wanted.channel,
+    };
+    return showInstallerPlan(ctx, await source.resolveInstaller(request), dir, snapshot, ignoreWorldVersion);
+  }
+  const artifact = await source.resolve({ ...wanted, type: wanted.type, version: wanted.version as string });
   if (dryRun) return showPlan(ctx, artifact, join(dir, JAR), snapshot, ignoreWorldVersion);
   return replaceJar(ctx, {
     artifact,
@@ -175,7 +210,7 @@ async function checkNotOlder(dir: string, wanted: Wanted, ignoreWorldVersion: bo
   try {
     const version = wanted.version as string;
     if (!ignoreWorldVersion) {
-      refuseDowngrade(await worldSaver(volume), dataVersionOf(version), `${LABELS[wanted.type]} ${version}`);
+      refuseDowngrade(await worldSaver(volume), dataVersionOf(version), `${labelOf(wanted.type)} ${version}`);
     }
     return volume.lstat(levelName(volume))?.isDirectory() === true;
   } finally {
@@ -224,6 +259,39 @@ function showPlan(
       `  from:     ${artifact.url}`,
       `  verify:   ${checksum}`,
       `  into:     ${jar} (the old one kept as ${PREVIOUS})`,
+      `  first:    ${snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
+      ...(ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
+      "",
+    ].join("\n"),
+  );
+  return 0;
+}
+
+/** The installer's command line as the plan shows it (an argument with a space quoted). */
+function commandLine(cmd: string[]): string {
+  return cmd.map((part) => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, "'\\''")}'`)).join(" ");
+}
+
+/** --dry-run of a loader: which installer, from where, verified how, the command it runs, and where its output goes. */
+function showInstallerPlan(
+  ctx: Pick<ToolContext, "stdout">,
+  artifact: InstallerArtifact,
+  dir: string,
+  snapshot: boolean,
+  ignoreWorldVersion: boolean,
+): number {
+  const { installer } = artifact;
+  const checksum = installer.checksum
+    ? `${installer.checksum.algorithm} ${installer.checksum.hex} (the maven's)`
+    : "no checksum published: only its size (Content-Length) and that it is a jar";
+  ctx.stdout.write(
+    [
+      `Would install ${LOADER_LABELS[artifact.type]} ${artifact.loader} for Minecraft ${artifact.game} (nothing done, --dry-run):`,
+      `  file:     ${installer.fileName} (the installer)${installer.size ? `, ${formatBytes(installer.size)}` : ""}`,
+      `  from:     ${installer.url}`,
+      `  verify:   ${checksum}`,
+      `  run:      ${commandLine(artifact.cmd)} (the installer needs Java ${artifact.javaAtLeast} or newer)`,
+      `  into:     ${dir} (what the installer writes; the files it replaces kept for --rollback)`,
       `  first:    ${snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
       ...(ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
       "",

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -243,11 +244,14 @@ describe("jar-download (built executable)", () => {
       code: 2,
       stderr: "jar-download: Paper has no version 1.99.9 — see what there is: jar-download --list --type paper\n",
     });
-    const forge = await run("1.21.4", "--type", "forge", "--no-backup");
+    const forge = await run("1.20.1", "--type", "forge", "--no-backup");
     expect(forge.code).toBe(2);
-    expect(forge.stderr).toMatch(/^jar-download: forge is the heavy modpack loader: it ships an installer/);
+    expect(forge.stderr).toMatch(/^jar-download: Forge is not installed yet by this build of jar-download — /);
     expect((await run("1.21.4", "--type", "bukkit", "--no-backup")).stderr).toBe(
-      'jar-download: unknown server type "bukkit" — use one of paper, folia, purpur, vanilla, fabric\n',
+      'jar-download: unknown server type "bukkit" — use one of paper, folia, purpur, vanilla, fabric, neoforge, forge, quilt\n',
+    );
+    expect((await run("1.21.4", "--type", "paper", "--loader", "1.0", "--dry-run")).stderr).toMatch(
+      /^jar-download: --loader is for neoforge, forge and quilt, not paper/,
     );
     expect((await run()).code).toBe(2);
     expect((await run("../../etc")).stderr).toMatch(/is not a version/);
@@ -264,6 +268,73 @@ describe("jar-download (built executable)", () => {
     expect(dry.stdout).toContain("Would install Fabric 1.21.4 (loader 0.16.10) (nothing done, --dry-run):");
     expect(dry.stdout).toContain(`into:     ${volume}/server.jar`);
     expect(jarRequests()).toBe(0);
+    untouched();
+  });
+});
+
+describe("jar-download --type neoforge, forge, quilt (their installers)", () => {
+  it("lists the game versions with builds and a game version's loaders, newest first, betas and promotions marked", async () => {
+    expect(await run("--list", "--type", "neoforge")).toMatchObject({ code: 0, stdout: "1.21.4\n1.21.1\n1.20.4\n" });
+    expect(await run("1.21.4", "--list", "--type", "neoforge")).toMatchObject({
+      code: 0,
+      stdout: "21.4.10-beta\tbeta\n",
+    });
+    expect((await run("1.21.1", "--list", "--type", "neoforge")).stdout).toBe("21.1.77\n21.1.72\n");
+    expect((await run("--list", "--type", "forge")).stdout).toBe("1.21.1\n1.20.1\n");
+    expect((await run("1.20.1", "--list", "--type", "forge")).stdout).toBe("47.3.0\tlatest\n47.2.0\trecommended\n");
+    expect((await run("1.21.1", "--list", "--type", "quilt")).stdout).toBe("0.27.0-beta.1\tbeta\n0.26.4\n");
+    const unknown = await run("1.19.2", "--list", "--type", "neoforge");
+    expect(unknown).toMatchObject({
+      code: 2,
+      stderr:
+        "jar-download: NeoForge has no build for Minecraft 1.19.2 — see what there is: jar-download --list --type neoforge\n",
+    });
+    expect(jarRequests()).toBe(0);
+    untouched();
+  });
+
+  it("plans the installer (--dry-run): file, from, its maven checksum, the command it runs, into", async () => {
+    const neoforge = await run("1.21.1", "--type", "neoforge", "--dry-run");
+    expect(neoforge).toMatchObject({ code: 0, stderr: "" });
+    const sha256 = createHash("sha256").update(stand.jar("neoforge-21.1.77-installer.jar")).digest("hex");
+    const url = `${stand.bases.neoforge}/releases/net/neoforged/neoforge/21.1.77/neoforge-21.1.77-installer.jar`;
+    expect(neoforge.stdout).toBe(
+      [
+        "Would install NeoForge 21.1.77 for Minecraft 1.21.1 (nothing done, --dry-run):",
+        "  file:     neoforge-21.1.77-installer.jar (the installer)",
+        `  from:     ${url}`,
+        `  verify:   sha256 ${sha256} (the maven's)`,
+        "  run:      java -jar neoforge-21.1.77-installer.jar --installServer (the installer needs Java 8 or newer)",
+        `  into:     ${volume} (what the installer writes; the files it replaces kept for --rollback)`,
+        "  first:    a snapshot of the world, tagged pre-upgrade",
+        "",
+      ].join("\n"),
+    );
+    const forge = await run("1.20.1", "--type", "forge", "--loader", "47.3.0", "--dry-run");
+    expect(forge.stdout).toContain("Would install Forge 47.3.0 for Minecraft 1.20.1");
+    expect(forge.stdout).toMatch(/ {2}verify: {3}sha1 [0-9a-f]{40} \(the maven's\)\n/);
+    const quilt = await run("1.21.1", "--type", "quilt", "--dry-run");
+    expect(quilt.stdout).toContain(
+      "  run:      java -jar quilt-installer-0.9.2.jar install server 1.21.1 0.26.4 --download-server --install-dir=. (the installer needs Java 17 or newer)\n",
+    );
+    const beta = await run("1.21.1", "--type", "neoforge", "--loader", "21.4.10-beta", "--dry-run");
+    expect(beta).toMatchObject({
+      code: 2,
+      stderr:
+        "jar-download: NeoForge 21.4.10-beta is for Minecraft 1.21.4, not 1.21.1 — run jar-download 1.21.4 --type neoforge --loader 21.4.10-beta, or see what there is: jar-download 1.21.1 --list --type neoforge\n",
+    });
+    expect(jarRequests()).toBe(0);
+    untouched();
+  });
+
+  it("installs nothing yet: exit 2 with one line, before anything is fetched", async () => {
+    const result = await run("1.21.1", "--type", "quilt", "--no-backup");
+    expect(result).toMatchObject({
+      code: 2,
+      stderr:
+        "jar-download: Quilt is not installed yet by this build of jar-download — see the plan with --dry-run; until then run its installer in the volume, or use the panel's egg for Quilt\n",
+    });
+    expect(stand.requests).toHaveLength(0);
     untouched();
   });
 });
