@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { JobError } from "@mcops/core/errors";
+import { ConfigError, JobError } from "@mcops/core/errors";
 import { checkVolumeName, kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
 import { MAX_SMALL_FILE, readLevelDat } from "./drill/level-dat.ts";
 
@@ -10,21 +10,104 @@ const SERVER_PROPERTIES_MAX_BYTES = 1 << 20;
 /**
  * Which directories make up the world (issue: level-name from server.properties, default "world", with its _nether
  * and _the_end siblings when present; Bukkit-style servers keep the dimensions there, vanilla keeps them inside).
- * server.properties is the game's file: read without following a link, at most 1 MiB, and its level-name must be one
- * folder name (no `/`, `..`, leading dot), else exit 78 naming the file.
+ * server.properties is the game's file: read without following a link, at most 1 MiB, as the game reads it
+ * (javaProperty: the last level-name line wins), and its level-name must be one folder name (no `/`, `..`, leading
+ * dot), else exit 78 naming the file.
  */
 export function levelName(volume: VolumeDir): string {
-  const text = volume.readFile("server.properties", SERVER_PROPERTIES_MAX_BYTES)?.toString("utf8");
-  if (text === undefined) return "world";
-  for (const line of text.split(/\r?\n/)) {
-    const match = /^\s*level-name\s*[=:]\s*(.*?)\s*$/.exec(line);
-    // server.properties is a Java properties file: \: and \= are escapes.
-    if (match) {
-      const name = (match[1] ?? "").replace(/\\(.)/g, "$1") || "world";
-      return checkVolumeName(name, { field: "level-name", file: volume.display("server.properties") });
+  const bytes = volume.readFile("server.properties", SERVER_PROPERTIES_MAX_BYTES);
+  if (bytes === undefined) return "world";
+  const file = volume.display("server.properties");
+  const name = javaProperty(propertiesText(bytes), "level-name", file);
+  if (!name) return "world";
+  return checkVolumeName(name, { field: "level-name", file });
+}
+
+/** The game reads server.properties as UTF-8, and as ISO-8859-1 when it is not (Settings.loadFromFile). */
+function propertiesText(bytes: Buffer): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return bytes.toString("latin1");
+  }
+}
+
+/** Java properties' white space (java.util.Properties.load): space, tab and form feed. */
+const PROPERTY_SPACE = /^[ \t\f]*/;
+
+/**
+ * The value of `key` in a properties text as java.util.Properties.load reads it, which the game reads
+ * server.properties with: a line ends at \n, \r or \r\n and goes on past an odd number of backslashes before its end
+ * (the next line's leading white space skipped); a line whose first character is # or ! is a comment, never
+ * continued; the key ends at the first unescaped =, : or white space; \uXXXX, \t, \n, \r, \f and \<any> are escapes
+ * in key and value; the last line with the key wins. White space ending the value is left out (as mcops always read
+ * it). Undefined when no line has the key; exit 78 naming `file` for a malformed \uXXXX, which keeps the game from
+ * reading the file.
+ */
+export function javaProperty(text: string, key: string, file: string): string | undefined {
+  let value: string | undefined;
+  for (const line of logicalLines(text)) {
+    const body = line.replace(PROPERTY_SPACE, "");
+    if (body === "") continue;
+    let end = 0;
+    while (end < body.length && !"=: \t\f".includes(body[end] as string)) end += body[end] === "\\" ? 2 : 1;
+    let rest = body.slice(end).replace(PROPERTY_SPACE, "");
+    if (rest.startsWith("=") || rest.startsWith(":")) rest = rest.slice(1).replace(PROPERTY_SPACE, "");
+    // Every key and value is read: a malformed escape anywhere keeps the game from reading any of the file.
+    const read = unescapeProperty(withoutTrailingSpace(rest), file);
+    if (unescapeProperty(body.slice(0, end), file) === key) value = read;
+  }
+  return value;
+}
+
+/**
+ * The logical lines of a properties text: natural lines joined where one ends in an odd number of backslashes, but
+ * for a comment line, which ends where its natural line does.
+ */
+function logicalLines(text: string): string[] {
+  const lines: string[] = [];
+  let current: string | undefined;
+  for (const natural of text.split(/\r\n|\r|\n/)) {
+    if (current === undefined && /^[ \t\f]*[#!]/.test(natural)) continue;
+    const line = current === undefined ? natural : current + natural.replace(PROPERTY_SPACE, "");
+    if (backslashesBefore(line, line.length) % 2 === 1) current = line.slice(0, -1);
+    else {
+      lines.push(line);
+      current = undefined;
     }
   }
-  return "world";
+  if (current !== undefined) lines.push(current);
+  return lines;
+}
+
+/** How many backslashes come right before `end` in `text` (counted: a line can be a megabyte of them). */
+function backslashesBefore(text: string, end: number): number {
+  let at = end;
+  while (at > 0 && text[at - 1] === "\\") at--;
+  return end - at;
+}
+
+/** `value` without the white space that ends it, but for an escaped space or tab. */
+function withoutTrailingSpace(value: string): string {
+  let end = value.length;
+  while (end > 0 && " \t\f".includes(value[end - 1] as string)) end--;
+  if (end < value.length && backslashesBefore(value, end) % 2 === 1) end++;
+  return value.slice(0, end);
+}
+
+const PROPERTY_ESCAPES: Record<string, string> = { t: "\t", n: "\n", r: "\r", f: "\f" };
+
+function unescapeProperty(text: string, file: string): string {
+  return text.replace(/\\(u(.{0,4})|[\s\S]?)/g, (sequence, body: string, hex: string | undefined) => {
+    if (hex === undefined) return PROPERTY_ESCAPES[body] ?? body;
+    if (!/^[0-9a-fA-F]{4}$/.test(hex)) {
+      throw new ConfigError(`server.properties has a malformed \\u escape (${JSON.stringify(sequence)})`, {
+        where: file,
+        hint: "the game cannot read it either; write the character itself, or \\u and four hex digits",
+      });
+    }
+    return String.fromCharCode(Number.parseInt(hex, 16));
+  });
 }
 
 /** What level.dat says of the game that last saved the world. */

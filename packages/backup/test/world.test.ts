@@ -21,6 +21,41 @@ describe("world directories", () => {
     expect(levelName(volume("level-name=\n"))).toBe("world");
   });
 
+  it("reads level-name as the game does (java.util.Properties): the last line wins, escapes, continued lines", () => {
+    // The game's user writes server.properties: a first line naming a decoy had the tools snapshot and check the decoy
+    // while the game played the world of the last line.
+    const cases: [string, string][] = [
+      ["level-name=decoy\nlevel-name=survival\n", "survival"],
+      ["level-name=\\u0073urvival\n", "survival"],
+      ["level-name=sur\\\n    vival\n", "survival"],
+      ["level-name=decoy\rlevel-name=survival\r", "survival"],
+      ["level-name survival\n", "survival"],
+      ["level-name:survival\n", "survival"],
+      ["\\level-name=decoy\nlevel\\-name=survival\n", "survival"],
+      ["level-name=survival\n!level-name=decoy\n#level-name=decoy\n", "survival"],
+      ["level-name=survival\nx=\\\nlevel-name=decoy\n", "survival"],
+      ["level-name=decoy\n# a comment goes on no line \\\nlevel-name=survival\n", "survival"],
+      ["level-name=decoy\n  level-name\t=\tsurvival\n", "survival"],
+      ["level-name=\\u00e9t\u00e9\n", "\u00e9t\u00e9"],
+    ];
+    for (const [text, name] of cases) expect(levelName(volume(text)), JSON.stringify(text)).toBe(name);
+    // Not UTF-8: the game reads it as ISO-8859-1.
+    const latin1 = volume();
+    writeFileSync(join(latin1.path, "server.properties"), Buffer.from("level-name=\xe9t\xe9\n", "latin1"));
+    expect(levelName(latin1)).toBe("\u00e9t\u00e9");
+    // A megabyte of backslashes and spaces is read in one pass (a regular expression took a minute over 200 KB).
+    const slashes = volume(
+      `level-name=${"\\".repeat(500_000)}x\nmotd=${"\\\\".repeat(100_000)}${" ".repeat(100_000)}x\n`,
+    );
+    expect(() => levelName(slashes)).toThrow(/has a path separator in it/);
+    expect(levelName(volume("level-name=world\\ \t\n"))).toBe("world ");
+    // A \u not followed by four hex digits: the game cannot read the file at all.
+    const malformed = volume("level-name=world\nmotd=\\u12\n");
+    expect(() => levelName(malformed)).toThrowError(
+      expect.objectContaining({ exitCode: 78, where: join(malformed.path, "server.properties") }),
+    );
+  });
+
   it.each(["../othersrv/world", "lnk/payload", "..", "../canary", ".mcops-pre-restore-2026", "/etc"])(
     "refuses level-name=%s with exit 78 naming server.properties",
     (name) => {

@@ -250,6 +250,31 @@ describe("jar-download: safe upgrades", () => {
     });
   });
 
+  it("checks and snapshots the world the game plays: server.properties' last level-name, with its escapes (issue 32)", async () => {
+    expect((await backup("init")).code).toBe(0);
+    buildWorld(volume, { players: 1, savedBy: { name: "1.21.4", dataVersion: 4189 } });
+    // The game's user names a folder that is not there first (or spells the world \u0077orld): java.util.Properties
+    // takes the last line and its escapes, so the game plays "world"; jar-download had found no world at all.
+    for (const text of [
+      "level-name=decoy\nlevel-name=world\n",
+      "level-name=\\u0077orld\n",
+      "level-name=wor\\\n  ld\n",
+    ]) {
+      writeFileSync(join(volume, "server.properties"), text);
+      const refused = await jar("1.21.3", "--type", "vanilla");
+      expect(refused, JSON.stringify(text)).toMatchObject({
+        code: 2,
+        stderr:
+          "jar-download: the world was last saved by 1.21.4 (data version 4189); Minecraft 1.21.3 (4082) cannot open it safely — restore a snapshot from before the upgrade instead\n",
+      });
+    }
+    expect(stand.requests).toEqual([]);
+    const upgrade = await jar("1.21.4");
+    expect(upgrade).toMatchObject({ code: 0, stderr: "" });
+    expect(upgrade.stdout).toMatch(/ The world before it is snapshot [0-9a-f]{8} \(pre-upgrade\)\.\n$/);
+    expect(await snapshotTags()).toEqual([expect.arrayContaining(["pre-upgrade"])]);
+  }, 60_000);
+
   it("--rollback: a forged level.dat refuses it with one line, --ignore-world-version puts the jar back (issue 32)", async () => {
     writeFileSync(join(volume, "server.jar"), stand.jar("vanilla-1.21.3.jar"));
     expect((await jar("1.21.4", "--no-backup")).code).toBe(0);
