@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { basename, isAbsolute, join } from "node:path";
 import { ConfigError, JobError } from "@mcops/core/errors";
 import { checkVolumeName, kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
 import { MAX_SMALL_FILE, readLevelDat } from "./drill/level-dat.ts";
@@ -118,32 +118,43 @@ export interface SavedBy {
   name: string | undefined;
 }
 
+/** savedBy's answer: what level.dat says, and the file that said it. */
+export interface SavedByFile extends SavedBy {
+  /** The level's level.dat, or its level.dat_old when the game would start from that; relative to the volume. */
+  file: string;
+}
+
 /**
  * Which game version last saved the world, from the level's level.dat (gzip NBT, read through the volume without
- * following a link, at most 16 MiB, walked without building a tree); undefined when there is no world yet. A level.dat that is not gzip NBT, or has no
- * DataVersion (a world older than 1.9), is an error that says so.
+ * following a link, at most 16 MiB, walked without building a tree), or from level.dat_old when there is no level.dat:
+ * the game starts from that (a save cut between its renames of level.dat to level.dat_old and of the new file to
+ * level.dat leaves only level.dat_old). Undefined when there is neither (no world yet). A file that is not gzip NBT,
+ * or has no DataVersion (a world older than 1.9), is an error that says so.
  */
-export async function savedBy(volume: VolumeDir): Promise<SavedBy | undefined> {
-  const file = `${levelName(volume)}/level.dat`;
-  const data = volume.readFile(file, MAX_SMALL_FILE);
+export async function savedBy(volume: VolumeDir): Promise<SavedByFile | undefined> {
+  const level = levelName(volume);
+  let file = `${level}/level.dat`;
+  let data = volume.readFile(file, MAX_SMALL_FILE);
+  if (!data) {
+    file = `${level}/level.dat_old`;
+    data = volume.readFile(file, MAX_SMALL_FILE);
+  }
   if (!data) return undefined;
+  const name = basename(file);
   const read = readLevelDat(data);
   if ("problem" in read) {
-    throw new JobError(`cannot tell which version saved the world: level.dat is ${read.problem}`, {
+    throw new JobError(`cannot tell which version saved the world: ${name} is ${read.problem}`, {
       where: volume.display(file),
       hint: "restore a snapshot whose world is whole (backup drill checks them)",
     });
   }
   if (read.dataVersion === undefined) {
-    throw new JobError(
-      "cannot tell which version saved the world: level.dat has no Data.DataVersion that is a number",
-      {
-        where: volume.display(file),
-        hint: "a world from before 1.9 has none: upgrade it with a release first",
-      },
-    );
+    throw new JobError(`cannot tell which version saved the world: ${name} has no Data.DataVersion that is a number`, {
+      where: volume.display(file),
+      hint: "a world from before 1.9 has none: upgrade it with a release first",
+    });
   }
-  return { dataVersion: read.dataVersion, name: read.versionName };
+  return { dataVersion: read.dataVersion, name: read.versionName, file };
 }
 
 /** The world's directories that are there, by name: the main one must be, and none may be a link. */

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { levelName, type SavedBy, savedBy } from "@mcops/backup/world";
+import { basename, join } from "node:path";
+import { levelName, type SavedBy, type SavedByFile, savedBy } from "@mcops/backup/world";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { writeFileAtomic } from "@mcops/core/fs";
 import type { Paths } from "@mcops/core/paths";
@@ -38,14 +38,15 @@ const GO_ON = "--ignore-world-version (the world is still snapshotted first)";
 
 /**
  * Which game version last saved the world, as savedBy reads level.dat (through the volume without following a link, at
- * most 16 MiB, the NBT walked under a budget); undefined when there is no world yet. A level.dat that cannot be read,
- * has no DataVersion, or says one no game version writes (a negative one, 2147483647) is exit 2, one line naming the
- * file, with the way past it: --ignore-world-version. Never taken as "no world": that would turn the check off.
+ * most 16 MiB, the NBT walked under a budget; level.dat_old when there is no level.dat, as the game does); undefined
+ * when there is no world yet. A level.dat that cannot be read, has no DataVersion, or says one no game version writes
+ * (a negative one, 2147483647) is exit 2, one line naming the file, with the way past it: --ignore-world-version. Never
+ * taken as "no world": that would turn the check off.
  */
 export async function worldSaver(volume: VolumeDir): Promise<SavedBy | undefined> {
   // server.properties' own problems (a link, a level-name that leaves the volume) are said as they are.
   const file = volume.display(`${levelName(volume)}/level.dat`);
-  let saved: SavedBy | undefined;
+  let saved: SavedByFile | undefined;
   try {
     saved = await savedBy(volume);
   } catch (error) {
@@ -58,11 +59,12 @@ export async function worldSaver(volume: VolumeDir): Promise<SavedBy | undefined
   }
   const version = saved?.dataVersion;
   if (
+    saved !== undefined &&
     version !== undefined &&
     (!Number.isInteger(version) || version < WORLD_VERSIONS.oldest || version > WORLD_VERSIONS.newest)
   ) {
-    throw new UsageError(`level.dat says data version ${version}, which no game version writes`, {
-      where: file,
+    throw new UsageError(`${basename(saved.file)} says data version ${version}, which no game version writes`, {
+      where: volume.display(saved.file),
       hint: `the game did not write it; restore a snapshot whose world is whole, or go on without it: ${GO_ON}`,
     });
   }

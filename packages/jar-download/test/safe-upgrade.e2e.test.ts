@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
@@ -248,6 +248,34 @@ describe("jar-download: safe upgrades", () => {
       expect(plan.stdout).toContain("  world:    its version not checked (--ignore-world-version)\n");
       expect(stand.requests.filter((r) => r.route === "jar")).toEqual([]);
     });
+  });
+
+  it("reads level.dat_old when level.dat is not there, as the game does (a save cut between its renames)", async () => {
+    // The game renames level.dat to level.dat_old before its new one takes the name; it starts from level.dat_old.
+    buildWorld(volume, { players: 1, savedBy: { name: "1.21.4", dataVersion: 4189 } });
+    renameSync(join(volume, "world", "level.dat"), join(volume, "world", "level.dat_old"));
+    const refused = await jar("1.21.3", "--type", "vanilla", "--dry-run");
+    expect(refused).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr:
+        "jar-download: the world was last saved by 1.21.4 (data version 4189); Minecraft 1.21.3 (4082) cannot open it safely — restore a snapshot from before the upgrade instead\n",
+    });
+    writeFileSync(join(volume, "world", "level.dat_old"), levelDatSaying(nbt.int(2147483647)));
+    expect(await jar("1.21.4", "--dry-run")).toMatchObject({
+      code: 2,
+      stderr: `jar-download: level.dat_old says data version 2147483647, which no game version writes (${join(volume, "world", "level.dat_old")}) — the game did not write it; restore a snapshot whose world is whole, or go on without it: --ignore-world-version (the world is still snapshotted first)\n`,
+    });
+    writeFileSync(join(volume, "world", "level.dat_old"), "not gzip at all, written by a plugin\n");
+    const unreadable = await jar("1.21.4", "--dry-run");
+    expect(unreadable.code).toBe(2);
+    expect(unreadable.stderr).toMatch(
+      /^jar-download: cannot tell which version saved the world: level\.dat_old is not gzip \([^\n]*\) \([^\n]*level\.dat_old\) — /,
+    );
+    // level.dat there again: level.dat_old is the game's previous save, not read.
+    writeFileSync(join(volume, "world", "level.dat"), levelDatSaying(nbt.int(4189)));
+    expect(await jar("1.21.4", "--dry-run")).toMatchObject({ code: 0, stderr: "" });
+    expect(stand.requests.filter((r) => r.route === "jar")).toEqual([]);
   });
 
   it("checks and snapshots the world the game plays: server.properties' last level-name, with its escapes (issue 32)", async () => {
