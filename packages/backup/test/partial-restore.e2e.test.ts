@@ -211,6 +211,29 @@ describe("backup restore --player against the game's usercache.json (issue 32)",
     );
   }, 120_000);
 
+  it("refuses a name 60,000 UUIDs share in a 4 MiB usercache.json at once, with one short line", async () => {
+    await withWorld("bukkit", "running");
+    await backup();
+    giveToGame(server.worldDir, server.root);
+    // Each UUID's entries were looked for among all the others: minutes of CPU, and a line of megabytes.
+    const uuid = (i: number) => `6f4b2c1e-0000-4000-8000-${i.toString(16).padStart(12, "0")}`;
+    const cache = Array.from({ length: 60_000 }, (_, i) => ({ name: i % 2 ? "Steve" : "sTeVe", uuid: uuid(i + 1) }));
+    const text = JSON.stringify(cache);
+    expect(text.length).toBeLessThan(4 * 1024 * 1024);
+    asGame("rm -f usercache.json && cat > usercache.json", text);
+
+    const result = await server.run(["restore", "--player", "Steve", "--dry-run"]);
+    expect(result.code).toBe(2);
+    const listed = Array.from({ length: 10 }, (_, i) => {
+      const data = i < 2 ? "playerdata" : "no playerdata"; // Steve's and Alex's UUIDs come first
+      return `${uuid(i + 1)} (${i % 2 ? "Steve" : "sTeVe"}, no expiry, ${data} in world)`;
+    });
+    expect(result.stderr).toBe(
+      `backup: "Steve" names 60000 players in the server's usercache.json: ${listed.join(", ")}, and 59990 more — nothing was restored; choose one with --player <uuid>\n`,
+    );
+    expect(asideDir()).toEqual([]);
+  }, 60_000);
+
   it("restores by UUID without reading usercache.json: a FIFO or a 5 MiB file there stops nothing", async () => {
     await withWorld("bukkit", "running");
     await backup();

@@ -123,8 +123,15 @@ function namesOf(entries: CacheEntry[], uuid: string): string[] {
 }
 
 /**
- * Exit 2: `who` is the name of more than one UUID. Each is listed with its entry's expiry and whether the world has
- * its playerdata, for the operator to choose one by UUID; nothing is restored.
+ * The most UUIDs the refusal of a shared name lists: the game's own cache gives a name two at most (offline mode's
+ * second entry), a forged one can give it tens of thousands (4 MiB of usercache.json holds 60,000 entries).
+ */
+const MOST_LISTED = 10;
+
+/**
+ * Exit 2: `who` is the name of more than one UUID. Each is listed (the first MOST_LISTED, in the file's order, then how
+ * many more) with its entry's expiry and whether the world has its playerdata, for the operator to choose one by UUID;
+ * nothing is restored.
  */
 function ambiguousName(
   who: string,
@@ -132,17 +139,24 @@ function ambiguousName(
   source: string,
   from: { volume: VolumeDir; level: string },
 ): UsageError {
-  const uuids = [...new Set(matches.map((e) => e.uuid))];
-  const described = uuids.map((uuid) => {
-    const entries = matches.filter((e) => e.uuid === uuid);
+  // Grouped in one pass: the entries of each UUID looked for among all of them took minutes for a forged cache.
+  const byUuid = new Map<string, CacheEntry[]>();
+  for (const entry of matches) {
+    const entries = byUuid.get(entry.uuid);
+    if (entries) entries.push(entry);
+    else byUuid.set(entry.uuid, [entry]);
+  }
+  const described = [...byUuid].slice(0, MOST_LISTED).map(([uuid, entries]) => {
     const names = [...new Set(entries.map((e) => e.name))].join(" or ");
     const expires = entries.map((e) => e.expiresOn).find((e) => e !== undefined);
     const data = from.volume.lstat(`${from.level}/playerdata/${uuid}.dat`)?.isFile() ? "playerdata" : "no playerdata";
     return `${uuid} (${names}, ${expires ? `expires ${expires}` : "no expiry"}, ${data} in ${from.level})`;
   });
-  return new UsageError(`"${who}" names ${uuids.length} players in ${source}: ${described.join(", ")}`, {
-    hint: "nothing was restored; choose one with --player <uuid>",
-  });
+  const more = byUuid.size - described.length;
+  return new UsageError(
+    `"${who}" names ${byUuid.size} players in ${source}: ${described.join(", ")}${more > 0 ? `, and ${more} more` : ""}`,
+    { hint: "nothing was restored; choose one with --player <uuid>" },
+  );
 }
 
 function readVolumeCache(volume: VolumeDir): CacheEntry[] {
