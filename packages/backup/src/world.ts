@@ -40,8 +40,9 @@ const PROPERTY_SPACE = /^[ \t\f]*/;
  * server.properties with: a line ends at \n, \r or \r\n and goes on past an odd number of backslashes before its end
  * (the next line's leading white space skipped); a line whose first character is # or ! is a comment, never
  * continued; the key ends at the first unescaped =, : or white space; \uXXXX, \t, \n, \r, \f and \<any> are escapes
- * in key and value; the last line with the key wins. White space ending the value is left out (as mcops always read
- * it). Undefined when no line has the key; exit 78 naming `file` for a malformed \uXXXX, which keeps the game from
+ * in key and value; the last line with the key wins. White space ending the value is kept, as Java keeps it and the
+ * game does not trim it (Settings.get): `level-name=world ` is the folder "world ", not "world". Undefined when no line
+ * has the key; exit 78 naming `file` for a malformed \uXXXX, which keeps the game from
  * reading the file.
  */
 export function javaProperty(text: string, key: string, file: string): string | undefined {
@@ -54,7 +55,7 @@ export function javaProperty(text: string, key: string, file: string): string | 
     let rest = body.slice(end).replace(PROPERTY_SPACE, "");
     if (rest.startsWith("=") || rest.startsWith(":")) rest = rest.slice(1).replace(PROPERTY_SPACE, "");
     // Every key and value is read: a malformed escape anywhere keeps the game from reading any of the file.
-    const read = unescapeProperty(withoutTrailingSpace(rest), file);
+    const read = unescapeProperty(rest, file);
     if (unescapeProperty(body.slice(0, end), file) === key) value = read;
   }
   return value;
@@ -85,14 +86,6 @@ function backslashesBefore(text: string, end: number): number {
   let at = end;
   while (at > 0 && text[at - 1] === "\\") at--;
   return end - at;
-}
-
-/** `value` without the white space that ends it, but for an escaped space or tab. */
-function withoutTrailingSpace(value: string): string {
-  let end = value.length;
-  while (end > 0 && " \t\f".includes(value[end - 1] as string)) end--;
-  if (end < value.length && backslashesBefore(value, end) % 2 === 1) end++;
-  return value.slice(0, end);
 }
 
 const PROPERTY_ESCAPES: Record<string, string> = { t: "\t", n: "\n", r: "\r", f: "\f" };

@@ -17,7 +17,7 @@ describe("world directories", () => {
   it("reads level-name from server.properties, with Java properties escapes, defaulting to world", () => {
     expect(levelName(volume())).toBe("world");
     expect(levelName(volume("#c\nlevel-name=survival\n"))).toBe("survival");
-    expect(levelName(volume("level-name = My\\:World \r\n"))).toBe("My:World");
+    expect(levelName(volume("level-name = My\\:World\r\n"))).toBe("My:World");
     expect(levelName(volume("level-name=\n"))).toBe("world");
   });
 
@@ -48,7 +48,10 @@ describe("world directories", () => {
       `level-name=${"\\".repeat(500_000)}x\nmotd=${"\\\\".repeat(100_000)}${" ".repeat(100_000)}x\n`,
     );
     expect(() => levelName(slashes)).toThrow(/has a path separator in it/);
-    expect(levelName(volume("level-name=world\\ \t\n"))).toBe("world ");
+    expect(levelName(volume("level-name=world\\ \n"))).toBe("world ");
+    expect(() => levelName(volume("level-name=world\t\n"))).toThrow(/has a control character in it/);
+    // White space ending the value is the game's too (it does not trim): "world " is another folder than "world".
+    expect(levelName(volume("level-name=world \n"))).toBe("world ");
     // A \u not followed by four hex digits: the game cannot read the file at all.
     const malformed = volume("level-name=world\nmotd=\\u12\n");
     expect(() => levelName(malformed)).toThrowError(
