@@ -1,6 +1,7 @@
 /**
- * A stand-in for the one part of the Docker Engine API the toolkit reads: the event stream, on a Unix socket in a
- * test's own directory (what is /var/run/docker.sock on the VM). Wings runs each server in a container named by the
+ * A stand-in for the parts of the Docker Engine API the toolkit uses, on a Unix socket in a test's own directory (what
+ * is /var/run/docker.sock on the VM): the event stream, and containers (create, start, wait, logs, kill, remove) whose
+ * command runs on this machine, for jar-download's loader installers (docker-containers.ts, which names its sources). Wings runs each server in a container named by the
  * server's UUID with the labels `Service=Pterodactyl` and `ContainerType=server_process`; when the kernel's OOM killer
  * kills the container's process, Docker sends an `oom` event and then a `die` event whose `exitCode` is 137 (SIGKILL).
  * Wings then removes the container and creates a new one to start the server again, so the container's own
@@ -24,7 +25,13 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import type { RouteSource } from "./contract.ts";
+import { type ContainerCall, ContainerEngine, DEFAULT_IMAGES, type StandInContainer } from "./docker-containers.ts";
 import { parseJson, sendJson } from "./http.ts";
+
+export type { ContainerBind, ContainerCall, StandInContainer } from "./docker-containers.ts";
+
+/** moby/moby api/swagger.yaml (API 1.51) and the daemon code docker-containers.ts names for each. */
+const SWAGGER = "moby/moby api/swagger.yaml";
 
 export const DOCKER_ROUTES: RouteSource[] = [
   {
@@ -38,6 +45,25 @@ export const DOCKER_ROUTES: RouteSource[] = [
     path: "/_ping",
     source: "docs.docker.com/reference/api/engine/version/v1.51/#tag/System/operation/SystemPing",
   },
+  {
+    method: "POST",
+    path: "/containers/create",
+    source: `${SWAGGER} ContainerCreate; daemon/names.go (name conflict); daemon/images/image.go (No such image)`,
+  },
+  { method: "POST", path: "/containers/{id}/start", source: `${SWAGGER} ContainerStart` },
+  {
+    method: "POST",
+    path: "/containers/{id}/wait",
+    source: `${SWAGGER} ContainerWait; api/server/router/container/container_routes.go postContainersWait`,
+  },
+  {
+    method: "GET",
+    path: "/containers/{id}/logs",
+    source: `${SWAGGER} ContainerLogs; api/server/router/container/container_routes.go getContainersLogs; api/pkg/stdcopy/stdcopy.go`,
+  },
+  { method: "POST", path: "/containers/{id}/kill", source: `${SWAGGER} ContainerKill; daemon/errors.go errNotRunning` },
+  { method: "DELETE", path: "/containers/{id}", source: `${SWAGGER} ContainerDelete; daemon/delete.go` },
+  { method: "GET", path: "/images/{name}/json", source: `${SWAGGER} ImageInspect` },
 ];
 
 /** One event as Docker writes it on the stream. */
@@ -53,6 +79,8 @@ export interface DockerEvent {
 export interface DockerStandInOptions {
   /** The directory the socket is made in (a test's temporary directory). */
   dir: string;
+  /** The images on the "machine" (default: the eggs' ghcr.io/pterodactyl/yolks:java_8/11/16/17/21). */
+  images?: readonly string[];
 }
 
 export interface DockerStandIn {
@@ -75,6 +103,11 @@ export interface DockerStandIn {
   writeRaw(bytes: string | Buffer): void;
   /** The daemon restarts: every stream ends, the events kept stay (a client reconnects with `since`). */
   dropFollowers(): void;
+  /** Every container created, in order, removed ones included (their `state` says so). */
+  readonly containers: readonly StandInContainer[];
+  /** Every request to the container and image routes, with the status answered. */
+  readonly calls: readonly ContainerCall[];
+  /** Kills the commands still running, then stops listening. */
   close(): Promise<void>;
 }
 
@@ -95,6 +128,12 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
   const idOf = (name: string) => createHash("sha256").update(name).digest("hex");
 
   function emit(name: string, action: string, attributes: Record<string, string> = {}): DockerEvent {
+    const all = { ...WINGS_LABELS, image: IMAGE, name, ...attributes };
+    if (action === "start") started.set(name, Date.now());
+    return publish(idOf(name), action, all);
+  }
+
+  function publish(id: string, action: string, attributes: Record<string, string>): DockerEvent {
     // Nanoseconds from the wall clock, kept increasing (two events in one millisecond still differ). Docker's int64 is
     // above 2^53: a step of 1 would vanish in a double, so two events a microsecond apart, as a client reads them.
     const nano = Math.max(Date.now() * 1_000_000, lastNano + 1000);
@@ -102,14 +141,13 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
     const event: DockerEvent = {
       Type: "container",
       Action: action,
-      Actor: { ID: idOf(name), Attributes: { ...WINGS_LABELS, image: IMAGE, name, ...attributes } },
+      Actor: { ID: id, Attributes: attributes },
       scope: "local",
       time: Math.floor(nano / 1e9),
       timeNano: nano,
     };
     kept.push(event);
     if (kept.length > KEPT) kept.shift();
-    if (action === "start") started.set(name, Date.now());
     for (const [res, wants] of followers) if (wants(event)) res.write(`${JSON.stringify(event)}\n`);
     return event;
   }
@@ -119,31 +157,14 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
     emit(name, "die", { exitCode: String(exitCode), execDuration: String(execDuration) });
   }
 
-  function events(req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void {
-    requests.push(query);
-    const filters = parseFilters(query.get("filters"));
-    if ("error" in filters) {
-      sendJson(res, 400, { message: filters.error });
-      return;
-    }
-    const since = query.get("since");
-    const sinceNano = since === null ? undefined : Number(since) * 1e9;
-    if (sinceNano !== undefined && !Number.isFinite(sinceNano)) {
-      sendJson(res, 400, { message: `failed to parse value ${since} as a timestamp` });
-      return;
-    }
-    const wants = (event: DockerEvent) => matches(filters.value, event);
-    res.writeHead(200, { "Content-Type": "application/json", ...daemonHeaders() });
-    res.flushHeaders();
-    if (sinceNano !== undefined) {
-      for (const event of kept)
-        if (event.timeNano >= sinceNano && wants(event)) res.write(`${JSON.stringify(event)}\n`);
-    }
-    followers.set(res, wants);
-    req.on("close", () => followers.delete(res));
-  }
+  const events = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams) =>
+    serveEvents({ kept, followers, requests }, req, res, query);
 
-  const server = await listenDaemon(socket, events);
+  // A container's events carry its own labels, image and name (moby daemon/events.go LogContainerEventWithAttributes).
+  const engine = new ContainerEngine(options.images ?? DEFAULT_IMAGES, (action, c, extra = {}) =>
+    publish(c.id, action, { ...c.labels, image: c.image, name: c.name, ...extra }),
+  );
+  const server = await listenDaemon(socket, events, engine);
 
   return {
     socket,
@@ -164,7 +185,10 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
       for (const res of followers.keys()) res.socket?.destroy();
       followers.clear();
     },
-    close() {
+    containers: engine.containers,
+    calls: engine.calls,
+    async close() {
+      await engine.close();
       return new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
@@ -173,21 +197,63 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
   };
 }
 
-/** The daemon's HTTP server on its Unix socket: /events, /_ping, and Docker's 404 for the rest. */
+/** What the event stream reads and adds to: the events kept for `since`, the clients following, their queries. */
+interface EventState {
+  kept: DockerEvent[];
+  followers: Map<ServerResponse, (event: DockerEvent) => boolean>;
+  requests: URLSearchParams[];
+}
+
+/** GET /events: the kept events from `since`, then each new one, for as long as the client stays. */
+function serveEvents(state: EventState, req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void {
+  const { kept, followers, requests } = state;
+  requests.push(query);
+  const filters = parseFilters(query.get("filters"));
+  if ("error" in filters) {
+    sendJson(res, 400, { message: filters.error });
+    return;
+  }
+  const since = query.get("since");
+  const sinceNano = since === null ? undefined : Number(since) * 1e9;
+  if (sinceNano !== undefined && !Number.isFinite(sinceNano)) {
+    sendJson(res, 400, { message: `failed to parse value ${since} as a timestamp` });
+    return;
+  }
+  const wants = (event: DockerEvent) => matches(filters.value, event);
+  res.writeHead(200, { "Content-Type": "application/json", ...daemonHeaders() });
+  res.flushHeaders();
+  if (sinceNano !== undefined) {
+    for (const event of kept) if (event.timeNano >= sinceNano && wants(event)) res.write(`${JSON.stringify(event)}\n`);
+  }
+  followers.set(res, wants);
+  req.on("close", () => followers.delete(res));
+}
+
+/** The API versions this daemon answers (moby's min and current), by their minor number (1.NN). */
+const API_MIN = 24;
+const API_CURRENT = 51;
+
+/** The daemon's HTTP server on its Unix socket: /events, /_ping, the containers' routes, and Docker's 404 for the rest. */
 async function listenDaemon(
   socket: string,
   events: (req: IncomingMessage, res: ServerResponse, query: URLSearchParams) => void,
+  engine: ContainerEngine,
 ): Promise<Server> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://docker");
-    // Docker answers both /events and /v1.NN/events.
-    const path = url.pathname.replace(/^\/v1\.\d+(?=\/)/, "");
+    // Docker answers both /events and /v1.NN/events; an unprefixed path is the current version.
+    const prefix = /^\/v1\.(\d+)(?=\/)/.exec(url.pathname);
+    const api = prefix ? Number(prefix[1]) : API_CURRENT;
+    const refused = versionRefused(prefix?.[1], api);
+    if (refused) return sendJson(res, 400, { message: refused });
+    const path = url.pathname.slice(prefix ? prefix[0].length : 0);
     if (req.method === "GET" && path === "/events") return events(req, res, url.searchParams);
     if ((req.method === "GET" || req.method === "HEAD") && path === "/_ping") {
       res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", ...daemonHeaders() });
       res.end("OK");
       return;
     }
+    if (engine.handle(req, res, path, url.searchParams, api)) return;
     sendJson(res, 404, { message: "page not found" });
   });
   await new Promise<void>((resolve, reject) => {
@@ -195,6 +261,17 @@ async function listenDaemon(
     server.listen(socket, () => resolve());
   });
   return server;
+}
+
+/** moby api/server/middleware/version.go: a version outside [min, current] is 400 with these words. */
+function versionRefused(text: string | undefined, api: number): string | undefined {
+  if (text === undefined) return undefined;
+  if (api > API_CURRENT)
+    return `client version 1.${text} is too new. Maximum supported API version is 1.${API_CURRENT}`;
+  if (api < API_MIN) {
+    return `client version 1.${text} is too old. Minimum supported API version is 1.${API_MIN}, please upgrade your client to a newer version`;
+  }
+  return undefined;
 }
 
 function daemonHeaders(): Record<string, string> {

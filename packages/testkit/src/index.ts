@@ -9,7 +9,14 @@ export type { DiscordStandIn, DiscordStandInOptions, ReceivedMessage } from "./d
 export { computePings, DISCORD_ROUTES, describeMessage, startDiscordStandIn } from "./discord.ts";
 export type { DiscordAppStandIn, EditRequest, InteractionAnswer, ReplyEdit, SlashCommand } from "./discord-app.ts";
 export { DISCORD_APP_ROUTES, startDiscordAppStandIn } from "./discord-app.ts";
-export type { DockerEvent, DockerStandIn, DockerStandInOptions } from "./docker.ts";
+export type {
+  ContainerBind,
+  ContainerCall,
+  DockerEvent,
+  DockerStandIn,
+  DockerStandInOptions,
+  StandInContainer,
+} from "./docker.ts";
 export { DOCKER_ROUTES, startDockerStandIn } from "./docker.ts";
 export type { DownloadStandIn, DownloadStandInOptions, InstallerLoader, MavenChecksum } from "./downloads.ts";
 export {

@@ -1,0 +1,541 @@
+/**
+ * The container part of the Docker stand-in (docker.ts): create, start, wait, logs, kill and remove, and image
+ * inspect, answered as moby's daemon does, with the container's command run **on this machine**: spawned as the
+ * container's user, in the host directory bound at its working directory, with paths below the binds' targets in its
+ * arguments turned into their host sources (a real container sees the target; this process can only see the source).
+ *
+ * Sources (moby/moby api/swagger.yaml, API 1.51, and the daemon code named at each place):
+ * - create: ContainerCreate; the name's pattern and the 409 text (daemon/names.go reserveName); 404 for an image
+ *   not on the machine, "No such image: <familiar ref>" (daemon/images/image.go ErrImageDoesNotExist).
+ * - start: ContainerStart, 204, 304 when already running; the runtime's refusal of a command not in PATH (runc).
+ * - wait: ContainerWait, headers written at once (API ≥ 1.30), then `{"StatusCode"}` and `Error` only when there is
+ *   one (api/types/container WaitResponse, `Error,omitempty`); conditions not-running, next-exit, removed.
+ * - logs: ContainerLogs; frames `[stream,0,0,0,size uint32 BE]` + payload when Tty is false (api/pkg/stdcopy);
+ *   Content-Type application/vnd.docker.multiplexed-stream from API 1.42 on for a non-TTY container, else
+ *   application/vnd.docker.raw-stream (api/server/router/container/container_routes.go getContainersLogs).
+ * - kill: ContainerKill, 204; 409 "Container <id> is not running" (daemon/errors.go errNotRunning).
+ * - remove: ContainerDelete, 204; 409 "cannot remove container "/<name>": container is running: stop the container
+ *   before removing or force remove" (daemon/delete.go).
+ * - image inspect: ImageInspect, 200 / 404.
+ * - not found: 404 "No such container: <id>" (daemon/container/view.go).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { accessSync, constants, mkdirSync, statSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { constants as os } from "node:os";
+import { join } from "node:path";
+import { isPlainObject, parseJson, readBody, sendEmpty, sendJson } from "./http.ts";
+
+/** One bind: the host's directory and where the container sees it. */
+export interface ContainerBind {
+  source: string;
+  target: string;
+  readOnly: boolean;
+}
+
+/** A container as the stand-in recorded it, for a test's assertions. Removed ones stay in the list. */
+export interface StandInContainer {
+  id: string;
+  /** Without Docker's leading slash. */
+  name: string;
+  image: string;
+  /** `User` as sent ("988:988"); "" when none. */
+  user: string;
+  workingDir: string;
+  cmd: string[];
+  entrypoint: string[];
+  env: string[];
+  labels: Record<string, string>;
+  binds: ContainerBind[];
+  tty: boolean;
+  networkMode: string;
+  memory: number;
+  autoRemove: boolean;
+  state: "created" | "running" | "exited" | "removed";
+  /** What was run here: the command line after the paths were mapped, the directory and the ids. */
+  ran?: { argv: string[]; cwd: string; uid: number; gid: number };
+  exitCode?: number;
+  /** The signal a kill (or a forced remove) sent. */
+  killedWith?: string;
+  /** Everything it printed, as [stream, bytes] (1 stdout, 2 stderr), bounded. */
+  output: { stream: 1 | 2; data: Buffer }[];
+}
+
+/** The images the stand-in has when a test names none: the eggs' Java images (all run Debian's /usr/bin/java). */
+export const DEFAULT_IMAGES = [8, 11, 16, 17, 21].map((n) => `ghcr.io/pterodactyl/yolks:java_${n}`);
+
+/** The most output kept per container (a runaway command must not fill the test's memory). */
+const OUTPUT_KEPT = 16 * 2 ** 20;
+/** An image's PATH (Docker's default), and what the yolks images set for their `container` user. */
+const IMAGE_ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "USER=container"];
+const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
+
+type Event = (action: string, container: StandInContainer, attributes?: Record<string, string>) => void;
+
+/** A request the container routes answered: method, path (without the version prefix), status. */
+export interface ContainerCall {
+  method: string;
+  path: string;
+  status: number;
+}
+
+interface Live {
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+
+export class ContainerEngine {
+  readonly containers: StandInContainer[] = [];
+  readonly calls: ContainerCall[] = [];
+  readonly #images: Set<string>;
+  readonly #event: Event;
+  readonly #live = new Map<string, Live>();
+  /** How many times each container's command ended (a wait for `next-exit` waits for one more). */
+  readonly #exits = new Map<string, number>();
+  /** Waiters and log followers, told when a container's state changes or it prints. */
+  readonly #watchers = new Set<() => void>();
+  readonly #followers = new Map<StandInContainer, Set<(chunk: { stream: 1 | 2; data: Buffer } | null) => void>>();
+
+  constructor(images: readonly string[], event: Event) {
+    this.#images = new Set(images.map(familiar));
+    this.#event = event;
+  }
+
+  /** Answers a container or image route; false when `path` is none of them. */
+  /** `api`: the request's API version's minor number (1.NN). */
+  handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, api: number): boolean {
+    const method = req.method ?? "GET";
+    const record = () => this.calls.push({ method, path, status: res.statusCode });
+    if (method === "POST" && path === "/containers/create") {
+      res.on("finish", record);
+      void this.#create(req, res, query);
+      return true;
+    }
+    const image = /^\/images\/(.+)\/json$/.exec(path);
+    if (method === "GET" && image?.[1]) {
+      res.on("finish", record);
+      this.#inspectImage(res, decodeURIComponent(image[1]));
+      return true;
+    }
+    const match = /^\/containers\/([^/]+)(?:\/(start|wait|logs|kill))?$/.exec(path);
+    if (!match?.[1]) return false;
+    const [, ref, action] = match;
+    const route = `${method} ${action ?? ""}`;
+    const handlers: Record<string, (c: StandInContainer) => void> = {
+      "POST start": (c) => this.#start(res, c),
+      "POST wait": (c) => this.#wait(req, res, c, query.get("condition") ?? "not-running"),
+      "GET logs": (c) => this.#logs(req, res, c, query, api),
+      "POST kill": (c) => this.#kill(res, c, query.get("signal") || "SIGKILL"),
+      "DELETE ": (c) => void this.#remove(res, c, query.get("force")),
+    };
+    const handler = handlers[route];
+    if (!handler) return false;
+    res.on("finish", record);
+    const container = this.#find(decodeURIComponent(ref ?? ""));
+    if (!container) sendJson(res, 404, { message: `No such container: ${decodeURIComponent(ref ?? "")}` });
+    else handler(container);
+    return true;
+  }
+
+  /** Kills every command still running (the stand-in closes) and ends the log streams. */
+  async close(): Promise<void> {
+    const exits = [...this.#live.values()].map(({ child, exited }) => {
+      killGroup(child, "SIGKILL");
+      return exited;
+    });
+    await Promise.all(exits);
+    for (const followers of this.#followers.values()) for (const follow of followers) follow(null);
+  }
+
+  /** By full id, name (with or without the slash) or a unique prefix of the id, as Docker looks containers up. */
+  #find(ref: string): StandInContainer | undefined {
+    const present = this.containers.filter((c) => c.state !== "removed");
+    const exact = present.find((c) => c.id === ref || c.name === ref.replace(/^\//, ""));
+    if (exact) return exact;
+    const prefixed = present.filter((c) => ref.length > 0 && c.id.startsWith(ref));
+    return prefixed.length === 1 ? prefixed[0] : undefined;
+  }
+
+  async #create(req: IncomingMessage, res: ServerResponse, query: URLSearchParams): Promise<void> {
+    const parsed = parseJson(await readBody(req));
+    if (!parsed.ok || !isPlainObject(parsed.value)) {
+      sendJson(res, 400, { message: "invalid JSON: the body is not a JSON object" });
+      return;
+    }
+    const body = parsed.value;
+    const name = query.get("name") ?? "";
+    if (name !== "" && !NAME.test(name)) {
+      sendJson(res, 400, { message: `Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed` });
+      return;
+    }
+    const image = typeof body.Image === "string" ? body.Image : "";
+    if (!this.#images.has(familiar(image))) {
+      sendJson(res, 404, { message: `No such image: ${familiar(image)}` });
+      return;
+    }
+    const taken = name === "" ? undefined : this.#find(name.replace(/^\//, ""));
+    if (taken && taken.name === name.replace(/^\//, "")) {
+      const message = `Conflict. The container name "/${taken.name}" is already in use by container "${taken.id}". You have to remove (or rename) that container to be able to reuse that name.`;
+      sendJson(res, 409, { message });
+      return;
+    }
+    const binds = readBinds(body.HostConfig);
+    if ("error" in binds) {
+      sendJson(res, 400, { message: binds.error });
+      return;
+    }
+    const container = newContainer(body, image, name.replace(/^\//, ""), binds.value);
+    this.containers.push(container);
+    this.#event("create", container);
+    sendJson(res, 201, { Id: container.id, Warnings: [] });
+  }
+
+  #inspectImage(res: ServerResponse, ref: string): void {
+    if (!this.#images.has(familiar(ref))) {
+      sendJson(res, 404, { message: `No such image: ${familiar(ref)}` });
+      return;
+    }
+    const id = `sha256:${createHash("sha256").update(familiar(ref)).digest("hex")}`;
+    sendJson(res, 200, {
+      Id: id,
+      RepoTags: [familiar(ref)],
+      RepoDigests: [],
+      Created: "2024-05-01T00:00:00Z",
+      Os: "linux",
+      Architecture: "amd64",
+      Size: 0,
+      Config: {
+        User: "container",
+        WorkingDir: "/home/container",
+        Env: IMAGE_ENV,
+        Entrypoint: ["/__cacert_entrypoint.sh"],
+      },
+    });
+  }
+
+  #start(res: ServerResponse, container: StandInContainer): void {
+    if (container.state === "running") {
+      sendEmpty(res, 304);
+      return;
+    }
+    const plan = runPlan(container);
+    if ("error" in plan) {
+      sendJson(res, 400, { message: plan.error });
+      return;
+    }
+    container.ran = plan.value;
+    container.exitCode = undefined;
+    container.killedWith = undefined;
+    const [command = "", ...args] = plan.value.argv;
+    const child = spawn(command, args, {
+      cwd: plan.value.cwd,
+      uid: plan.value.uid,
+      gid: plan.value.gid,
+      env: environment(container.env),
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise<void>((resolve) => {
+      child.on("close", (code, signal) => {
+        this.#exited(container, code ?? 128 + (signal ? (os.signals[signal] ?? 0) : 0));
+        resolve();
+      });
+    });
+    child.on("error", (error) => this.#print(container, 2, Buffer.from(`docker stand-in: ${error.message}\n`)));
+    child.stdout?.on("data", (data: Buffer) => this.#print(container, 1, data));
+    child.stderr?.on("data", (data: Buffer) => this.#print(container, 2, data));
+    this.#live.set(container.id, { child, exited });
+    container.state = "running";
+    this.#event("start", container);
+    this.#changed();
+    sendEmpty(res, 204);
+  }
+
+  #print(container: StandInContainer, stream: 1 | 2, data: Buffer): void {
+    const kept = container.output.reduce((sum, chunk) => sum + chunk.data.length, 0);
+    if (kept + data.length > OUTPUT_KEPT) return;
+    const chunk = { stream, data };
+    container.output.push(chunk);
+    for (const follow of this.#followers.get(container) ?? []) follow(chunk);
+  }
+
+  #exited(container: StandInContainer, code: number): void {
+    this.#live.delete(container.id);
+    this.#exits.set(container.id, (this.#exits.get(container.id) ?? 0) + 1);
+    container.exitCode = code;
+    container.state = "exited";
+    this.#event("die", container, { exitCode: String(code) });
+    for (const follow of this.#followers.get(container) ?? []) follow(null);
+    this.#followers.delete(container);
+    if (container.autoRemove) this.#removed(container);
+    this.#changed();
+  }
+
+  #removed(container: StandInContainer): void {
+    container.state = "removed";
+    this.#event("destroy", container);
+    this.#changed();
+  }
+
+  #changed(): void {
+    for (const watcher of [...this.#watchers]) watcher();
+  }
+
+  /** Headers at once (the client knows the wait is in place), the body when the condition holds. */
+  #wait(req: IncomingMessage, res: ServerResponse, container: StandInContainer, condition: string): void {
+    if (!["not-running", "next-exit", "removed"].includes(condition)) {
+      sendJson(res, 400, { message: `invalid condition: "${condition}"` });
+      return;
+    }
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.flushHeaders();
+    const exitsBefore = this.#exits.get(container.id) ?? 0;
+    const done = () => {
+      if (condition === "removed") return container.state === "removed";
+      if (condition === "next-exit") return (this.#exits.get(container.id) ?? 0) > exitsBefore;
+      return container.state !== "running";
+    };
+    const check = () => {
+      if (!done()) return;
+      this.#watchers.delete(check);
+      res.end(`${JSON.stringify({ StatusCode: container.exitCode ?? 0 })}\n`);
+    };
+    this.#watchers.add(check);
+    req.on("close", () => this.#watchers.delete(check));
+    check();
+  }
+
+  #logs(req: IncomingMessage, res: ServerResponse, c: StandInContainer, query: URLSearchParams, api: number): void {
+    const wanted = new Set<number>();
+    if (truthy(query.get("stdout"))) wanted.add(1);
+    if (truthy(query.get("stderr"))) wanted.add(2);
+    if (wanted.size === 0) {
+      sendJson(res, 400, { message: "Bad parameters: you must choose at least one stream" });
+      return;
+    }
+    const multiplexed = !c.tty && api >= 42;
+    res.writeHead(200, {
+      "Content-Type": multiplexed ? "application/vnd.docker.multiplexed-stream" : "application/vnd.docker.raw-stream",
+    });
+    res.flushHeaders();
+    const write = (chunk: { stream: 1 | 2; data: Buffer }) => {
+      if (!wanted.has(chunk.stream)) return;
+      res.write(c.tty ? chunk.data : frame(chunk.stream, chunk.data));
+    };
+    for (const chunk of c.output) write(chunk);
+    if (!truthy(query.get("follow")) || c.state === "exited" || c.state === "removed") {
+      res.end();
+      return;
+    }
+    const followers = this.#followers.get(c) ?? new Set();
+    this.#followers.set(c, followers);
+    const follow = (chunk: { stream: 1 | 2; data: Buffer } | null) => {
+      if (chunk) write(chunk);
+      else {
+        followers.delete(follow);
+        res.end();
+      }
+    };
+    followers.add(follow);
+    req.on("close", () => followers.delete(follow));
+  }
+
+  #kill(res: ServerResponse, container: StandInContainer, signal: string): void {
+    const live = this.#live.get(container.id);
+    if (!live || container.state !== "running") {
+      sendJson(res, 409, { message: `Container ${container.id} is not running` });
+      return;
+    }
+    const name = signalName(signal);
+    if (!name) {
+      sendJson(res, 400, { message: `Invalid signal: ${signal}` });
+      return;
+    }
+    container.killedWith = name;
+    this.#event("kill", container, { signal: String(os.signals[name]) });
+    killGroup(live.child, name);
+    sendEmpty(res, 204);
+  }
+
+  async #remove(res: ServerResponse, container: StandInContainer, force: string | null): Promise<void> {
+    const live = this.#live.get(container.id);
+    if (live && !truthy(force)) {
+      const message = `cannot remove container "/${container.name}": container is running: stop the container before removing or force remove`;
+      sendJson(res, 409, { message });
+      return;
+    }
+    if (live) {
+      container.killedWith = "SIGKILL";
+      killGroup(live.child, "SIGKILL");
+      await live.exited;
+    }
+    if (container.state !== "removed") this.#removed(container);
+    sendEmpty(res, 204);
+  }
+}
+
+function newContainer(
+  body: Record<string, unknown>,
+  image: string,
+  name: string,
+  binds: ContainerBind[],
+): StandInContainer {
+  const host = isPlainObject(body.HostConfig) ? body.HostConfig : {};
+  const id = randomBytes(32).toString("hex");
+  return {
+    id,
+    name: name || `stand_in_${id.slice(0, 12)}`,
+    image,
+    user: typeof body.User === "string" ? body.User : "",
+    workingDir: typeof body.WorkingDir === "string" ? body.WorkingDir : "",
+    cmd: strings(body.Cmd),
+    entrypoint: typeof body.Entrypoint === "string" ? [body.Entrypoint] : strings(body.Entrypoint),
+    env: strings(body.Env),
+    labels: isPlainObject(body.Labels)
+      ? Object.fromEntries(Object.entries(body.Labels).map(([k, v]) => [k, String(v)]))
+      : {},
+    binds,
+    tty: body.Tty === true,
+    networkMode: typeof host.NetworkMode === "string" ? host.NetworkMode : "default",
+    memory: typeof host.Memory === "number" ? host.Memory : 0,
+    autoRemove: host.AutoRemove === true,
+    state: "created",
+    output: [],
+  };
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+/**
+ * HostConfig.Binds ("/host:/ctr[:ro|rw]"; a missing host directory is made, as Docker does for Binds) and
+ * HostConfig.Mounts of type bind (a missing source refused, daemon/volume/mounts/linux_parser.go).
+ */
+function readBinds(hostConfig: unknown): { value: ContainerBind[] } | { error: string } {
+  const host = isPlainObject(hostConfig) ? hostConfig : {};
+  const binds: ContainerBind[] = [];
+  for (const spec of strings(host.Binds)) {
+    const [source = "", target = "", mode = ""] = spec.split(":");
+    if (!source.startsWith("/"))
+      return { error: `invalid volume specification: '${spec}': named volumes are not in the stand-in` };
+    if (!target.startsWith("/")) return { error: `invalid volume specification: '${spec}'` };
+    mkdirSync(source, { recursive: true });
+    binds.push({ source, target, readOnly: mode.split(",").includes("ro") });
+  }
+  for (const mount of Array.isArray(host.Mounts) ? host.Mounts : []) {
+    if (!isPlainObject(mount) || mount.Type !== "bind")
+      return { error: "mount type not supported by the stand-in: only bind" };
+    const source = String(mount.Source ?? "");
+    if (!statSync(source, { throwIfNoEntry: false })) {
+      return { error: `invalid mount config for type "bind": bind source path does not exist: ${source}` };
+    }
+    binds.push({ source, target: String(mount.Target ?? ""), readOnly: mount.ReadOnly === true });
+  }
+  return { value: binds };
+}
+
+/** Entrypoint then Cmd, paths mapped, the executable found, the user's ids; or the runtime's refusal. */
+function runPlan(c: StandInContainer): { value: NonNullable<StandInContainer["ran"]> } | { error: string } {
+  const ids = /^(\d+)(?::(\d+))?$/.exec(c.user);
+  if (c.user !== "" && !ids) {
+    return { error: `unable to find user ${c.user}: no matching entries in passwd file` };
+  }
+  const uid = ids ? Number(ids[1]) : (process.getuid?.() ?? 0);
+  const gid = ids ? Number(ids[2] ?? 0) : (process.getgid?.() ?? 0);
+  const argv = [...c.entrypoint, ...c.cmd].map((arg) => mapPaths(arg, c));
+  const cwd = hostDirOf(c.workingDir || "/", c) ?? c.binds[0]?.source ?? process.cwd();
+  const [command = ""] = argv;
+  if (command === "") return { error: "no command specified" };
+  if (!command.includes("/") && !onPath(command, c.env)) {
+    return {
+      error: `failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: exec: "${command}": executable file not found in $PATH: unknown`,
+    };
+  }
+  return { value: { argv, cwd, uid, gid } };
+}
+
+/** The host directory a container path is in, through the bind whose target holds it. */
+function hostDirOf(path: string, c: StandInContainer): string | undefined {
+  const bind = [...c.binds]
+    .sort((a, b) => b.target.length - a.target.length)
+    .find((b) => path === b.target || path.startsWith(`${b.target}/`));
+  return bind ? join(bind.source, path.slice(bind.target.length)) : undefined;
+}
+
+/**
+ * Absolute paths in an argument (alone, after `=` or `:`) that are inside a bind: below the working directory they
+ * become relative to it (the process runs as the container's user, who may not pass the host's parents of the
+ * source, which a real bind mount hides), elsewhere the host source. Paths of the image (/usr/bin/java) stay.
+ */
+function mapPaths(arg: string, c: StandInContainer): string {
+  return arg.replace(/(^|[=:,"'\s])(\/[^=:,"'\s]*)/g, (_all, before: string, path: string) => {
+    const work = c.workingDir.replace(/\/+$/, "");
+    if (work !== "" && hostDirOf(work, c) !== undefined && (path === work || path.startsWith(`${work}/`))) {
+      return `${before}.${path.slice(work.length)}`;
+    }
+    return `${before}${hostDirOf(path, c) ?? path}`;
+  });
+}
+
+/** The image's environment with the container's Env on top. */
+function environment(env: string[]): Record<string, string> {
+  const out: Record<string, string> = { HOME: "/home/container" };
+  for (const entry of [...IMAGE_ENV, ...env]) {
+    const at = entry.indexOf("=");
+    if (at > 0) out[entry.slice(0, at)] = entry.slice(at + 1);
+  }
+  return out;
+}
+
+function onPath(command: string, env: string[]): boolean {
+  const path = environment(env).PATH ?? "";
+  return path.split(":").some((dir) => {
+    try {
+      accessSync(join(dir, command), constants.X_OK);
+      return statSync(join(dir, command)).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Docker's `signal` parameter: SIGKILL, KILL or a number. */
+function signalName(signal: string): NodeJS.Signals | undefined {
+  const signals = os.signals as Record<string, number>;
+  if (/^\d+$/.test(signal)) {
+    return Object.keys(signals).find((name) => signals[name] === Number(signal)) as NodeJS.Signals | undefined;
+  }
+  const name = signal.toUpperCase().startsWith("SIG") ? signal.toUpperCase() : `SIG${signal.toUpperCase()}`;
+  return name in signals ? (name as NodeJS.Signals) : undefined;
+}
+
+/** The whole process group, as a container's PID namespace ends together. */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, signal);
+  } catch {
+    child.kill(signal);
+  }
+}
+
+/** One stdcopy frame: stream, three zero bytes, the payload's length (uint32 big-endian), the payload. */
+function frame(stream: 1 | 2, data: Buffer): Buffer {
+  const header = Buffer.alloc(8);
+  header[0] = stream;
+  header.writeUInt32BE(data.length, 4);
+  return Buffer.concat([header, data]);
+}
+
+/** Docker reads booleans in queries with strconv.ParseBool-like rules: 1, true, yes. */
+function truthy(value: string | null): boolean {
+  return value !== null && ["1", "true", "True", "TRUE", "yes"].includes(value);
+}
+
+/** reference.FamiliarString with the default tag: docker.io/library/ dropped, `:latest` added when untagged. */
+export function familiar(ref: string): string {
+  const short = ref.replace(/^docker\.io\/library\//, "").replace(/^docker\.io\//, "");
+  const last = short.slice(short.lastIndexOf("/") + 1);
+  return last.includes(":") || short.includes("@") ? short : `${short}:latest`;
+}
