@@ -38,6 +38,9 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 # The certs tests make their certificates with openssl (the tool itself parses them with Node's crypto).
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+# jar-download's loader tests compile a test installer jar (testkit fixtures/installer) with Debian's JDK and run it
+# with its java (the Docker stand-in's "container" runs the command on this machine).
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 # The drill's attack tests measure its peak memory with GNU time.
 [ -x /usr/bin/time ] || missing+=(time)
 # The deploy checks run logrotate -d on the shipped config (systemd-analyze comes with systemd).
