@@ -227,11 +227,8 @@ export class ContainerEngine {
     container.ran = plan.value;
     container.exitCode = undefined;
     container.killedWith = undefined;
-    const [command = "", ...args] = plan.value.argv;
-    const child = spawn(command, args, {
+    const child = spawn("setpriv", asUser(plan.value), {
       cwd: plan.value.cwd,
-      uid: plan.value.uid,
-      gid: plan.value.gid,
       env: environment(container.env),
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
@@ -456,6 +453,17 @@ function runPlan(c: StandInContainer): { value: NonNullable<StandInContainer["ra
   return { value: { argv, cwd, uid, gid } };
 }
 
+/**
+ * setpriv's arguments to run the command as the container's user with no other groups, keeping one capability:
+ * CAP_DAC_READ_SEARCH, to pass the host's parents of a bind's source (a private staging directory under a root-only
+ * directory), which a real bind mount hides. It can read more than a container could; it writes only where the user
+ * may.
+ */
+function asUser(plan: NonNullable<StandInContainer["ran"]>): string[] {
+  const caps = ["--inh-caps", "+dac_read_search", "--ambient-caps", "+dac_read_search"];
+  return [`--reuid=${plan.uid}`, `--regid=${plan.gid}`, "--clear-groups", ...caps, "--", ...plan.argv];
+}
+
 /** The host directory a container path is in, through the bind whose target holds it. */
 function hostDirOf(path: string, c: StandInContainer): string | undefined {
   const bind = [...c.binds]
@@ -465,18 +473,14 @@ function hostDirOf(path: string, c: StandInContainer): string | undefined {
 }
 
 /**
- * Absolute paths in an argument (alone, after `=` or `:`) that are inside a bind: below the working directory they
- * become relative to it (the process runs as the container's user, who may not pass the host's parents of the
- * source, which a real bind mount hides), elsewhere the host source. Paths of the image (/usr/bin/java) stay.
+ * Absolute paths in an argument (alone, or after `=`, `:`, `,`, a quote or a space) that are inside a bind become
+ * the bind's host source; paths of the image (/usr/bin/java) stay.
  */
 function mapPaths(arg: string, c: StandInContainer): string {
-  return arg.replace(/(^|[=:,"'\s])(\/[^=:,"'\s]*)/g, (_all, before: string, path: string) => {
-    const work = c.workingDir.replace(/\/+$/, "");
-    if (work !== "" && hostDirOf(work, c) !== undefined && (path === work || path.startsWith(`${work}/`))) {
-      return `${before}.${path.slice(work.length)}`;
-    }
-    return `${before}${hostDirOf(path, c) ?? path}`;
-  });
+  return arg.replace(
+    /(^|[=:,"'\s])(\/[^=:,"'\s]*)/g,
+    (_all, before: string, path: string) => `${before}${hostDirOf(path, c) ?? path}`,
+  );
 }
 
 /** The image's environment with the container's Env on top. */

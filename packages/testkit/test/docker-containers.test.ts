@@ -94,7 +94,7 @@ describe("Docker stand-in: containers", () => {
     const [container] = docker.containers;
     expect(container).toMatchObject({ id, image: IMAGE, user: "988:988", state: "exited", exitCode: 3 });
     expect(container?.binds).toEqual([{ source: work, target: "/home/container", readOnly: false }]);
-    expect(container?.ran?.argv).toEqual(["sh", "-c", 'id -u > ./uid; pwd; echo "$GREETING" >&2; exit 3']);
+    expect(container?.ran?.argv).toEqual(["sh", "-c", `id -u > ${work}/uid; pwd; echo "$GREETING" >&2; exit 3`]);
 
     // API 1.41: frames, but labelled raw-stream, as moby does before 1.42.
     const logs = await call("GET", `/v1.41/containers/${id}/logs?stdout=1&stderr=1`);
