@@ -1,0 +1,398 @@
+import { type IncomingMessage, request } from "node:http";
+import { ConfigError, JobError } from "@mcops/core/errors";
+import { formatDuration } from "@mcops/core/format";
+
+/**
+ * A loader's installer (Forge, NeoForge, Quilt) runs in the server's own container image through the Docker Engine
+ * API on Wings' socket, never on the host: it is the vendor's code, downloading the vendor's libraries, so it runs as
+ * the game's user with only the private staging directory bound in, as Wings runs an egg's install script
+ * (pterodactyl/wings server/install.go: create, start, logs followed, wait, then the container removed).
+ *
+ * Docker's side: moby/moby api/swagger.yaml (API 1.41, which every Docker a Pterodactyl node runs answers): create
+ * 201 `{Id}`, 404 `No such image`; start 204/304; wait 200 `{StatusCode, Error?}`; logs of a non-TTY container as
+ * stdcopy frames `[stream,0,0,0,size uint32 BE]` + payload (api/pkg/stdcopy); kill; DELETE ?force=1.
+ */
+
+export interface RunInstallerOptions {
+  /** Docker's socket (/var/run/docker.sock beside Wings). */
+  socket: string;
+  /** The server's image, as the panel reports it (ghcr.io/pterodactyl/yolks:java_21). */
+  image: string;
+  /** Who the installer runs as: the game's user (988:988). */
+  user: { uid: number; gid: number };
+  /** The host path of the private staging directory, bound at /home/container, the installer's working directory. */
+  dir: string;
+  /** The command, run in the image (`java -jar installer.jar --installServer /home/container`). */
+  cmd: string[];
+  /** Past this the container is killed and removed and the install fails. */
+  timeoutMs: number;
+  /** Each line the installer prints (stdout and stderr), bounded, control characters removed. */
+  onLine: (line: string) => void;
+  /** Aborting it kills and removes the container (the tool was stopped). */
+  signal?: AbortSignal;
+  /** The container's name (Docker picks one when none is given). */
+  name?: string;
+}
+
+/** Where the installer runs inside the container: the yolks images' home, where Wings mounts a server's data. */
+export const CONTAINER_DIR = "/home/container";
+/** The labels on the installer's container (Wings' installer has Service=Pterodactyl, ContainerType=server_installer). */
+export const INSTALLER_LABELS = { Service: "mcops", ContainerType: "mcops_installer" };
+
+const API = "/v1.41";
+/** How long Docker may take to answer a request's headers (a create on a busy node can take seconds). */
+const ANSWER_MS = 30_000;
+/** After the wait ends, how long the log stream may take to end with it. */
+const LOGS_END_MS = 5_000;
+/** An error body read for its message. */
+const MAX_ERROR_BYTES = 64 * 1024;
+/** One line of the installer's output, and all of it that is passed on (a NeoForge install prints ~1,000 lines). */
+export const MAX_LINE_BYTES = 4096;
+export const MAX_OUTPUT_LINES = 20_000;
+
+/**
+ * Runs `cmd` in a new container of `image` and returns its exit code (a non-zero one is the caller's to judge).
+ * Throws JobError when the image is not on the machine, Docker refuses, or the time runs out (the container is then
+ * killed); ConfigError when Docker's socket cannot be reached. The container is removed on every path.
+ */
+export async function runInstaller(options: RunInstallerOptions): Promise<{ exitCode: number }> {
+  if (!options.dir.startsWith("/") || /[:,]/.test(options.dir)) {
+    throw new JobError("the staging directory cannot be bound into a container", {
+      where: options.dir,
+      hint: "it must be an absolute path without ':' or ','",
+    });
+  }
+  const docker = new DockerSocket(options.socket);
+  const id = await createContainer(docker, options);
+  const stop = new AbortController();
+  try {
+    await docker.expect("POST", `/containers/${id}/start`, [204, 304], "start the installer's container");
+    const logs = followLogs(docker, id, options.onLine, stop.signal);
+    const waited = docker.wait(id, stop.signal);
+    waited.catch(() => undefined); // when the time runs out first, its end (aborted) is nobody's business
+    const exitCode = await untilDone(waited, options, () => kill(docker, id));
+    await Promise.race([logs, delay(LOGS_END_MS)]);
+    return { exitCode };
+  } finally {
+    stop.abort();
+    await docker.remove(id);
+  }
+}
+
+/** The container: the image, the user, the staging directory bound as its working directory, the network. */
+async function createContainer(docker: DockerSocket, options: RunInstallerOptions): Promise<string> {
+  const query = options.name ? `?name=${encodeURIComponent(options.name)}` : "";
+  const answer = await docker.call("POST", `/containers/create${query}`, {
+    Image: options.image,
+    Cmd: options.cmd,
+    User: `${options.user.uid}:${options.user.gid}`,
+    WorkingDir: CONTAINER_DIR,
+    Labels: INSTALLER_LABELS,
+    Tty: false,
+    AttachStdout: true,
+    AttachStderr: true,
+    // The installer downloads its libraries and Mojang's server jar: the default bridge network has the internet.
+    HostConfig: { Binds: [`${options.dir}:${CONTAINER_DIR}`], NetworkMode: "bridge" },
+  });
+  if (answer.status === 404) {
+    throw new JobError(`the image ${options.image} is not on this machine`, {
+      where: options.socket,
+      hint: `start the server once from the panel (Wings pulls its image), or run: docker pull ${options.image}`,
+    });
+  }
+  if (answer.status === 409) {
+    throw new JobError(`a container named ${options.name} is already there (${answer.message})`, {
+      where: options.socket,
+      hint: `an earlier install was cut off: docker rm -f ${options.name}`,
+    });
+  }
+  const id = (parseJson(answer.body) as { Id?: unknown } | undefined)?.Id;
+  if (answer.status !== 201 || typeof id !== "string" || !/^[0-9a-f]{12,64}$/.test(id)) {
+    throw docker.refused("create the installer's container", answer);
+  }
+  return id;
+}
+
+/** The exit code, unless the time runs out or the caller aborts first: then the container is killed. */
+async function untilDone(
+  waited: Promise<number>,
+  options: RunInstallerOptions,
+  killIt: () => Promise<void>,
+): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const ended = new Promise<"timeout" | "aborted">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), options.timeoutMs);
+    onAbort = () => resolve("aborted");
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    const first = await Promise.race([waited, ended]);
+    if (typeof first === "number") return first;
+    await killIt();
+    if (first === "timeout") {
+      throw new JobError(`the installer did not finish within ${formatDuration(options.timeoutMs)}`, {
+        where: options.image,
+        hint: "its container was killed; see its last lines above (a download that hung?) and run again",
+      });
+    }
+    throw new JobError("stopped while the installer ran", { where: options.image, hint: "its container was killed" });
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) options.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+async function kill(docker: DockerSocket, id: string): Promise<void> {
+  // 409: it ended meanwhile. The forced removal that follows kills it anyway.
+  await docker.call("POST", `/containers/${id}/kill?signal=SIGKILL`).catch(() => undefined);
+}
+
+/** The installer's output as lines, until the container ends (or `stop`). Never rejects. */
+function followLogs(
+  docker: DockerSocket,
+  id: string,
+  onLine: (line: string) => void,
+  stop: AbortSignal,
+): Promise<void> {
+  const frames = new LogFrames(onLine);
+  return docker
+    .stream(`/containers/${id}/logs?stdout=1&stderr=1&follow=1`, stop, (chunk) => frames.push(chunk))
+    .then(
+      () => frames.end(),
+      () => frames.end(),
+    );
+}
+
+/**
+ * Docker's stdcopy frames turned into lines, per stream (a frame may end mid-line, and stdout's and stderr's frames
+ * interleave): each line at most MAX_LINE_BYTES (the rest of a longer one dropped), at most MAX_OUTPUT_LINES in all,
+ * escape sequences and control characters removed. A header of an unknown stream ends the reading, as stdcopy does.
+ */
+export class LogFrames {
+  readonly #onLine: (line: string) => void;
+  #header = Buffer.alloc(0);
+  #left = 0;
+  #stream = 1;
+  #broken = false;
+  #lines = 0;
+  readonly #pending = new Map<number, { bytes: Buffer[]; size: number; cut: boolean }>();
+
+  constructor(onLine: (line: string) => void) {
+    this.#onLine = onLine;
+  }
+
+  push(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length && !this.#broken) {
+      if (this.#left === 0) {
+        const need = 8 - this.#header.length;
+        this.#header = Buffer.concat([this.#header, chunk.subarray(at, at + need)]);
+        at += Math.min(need, chunk.length - at);
+        if (this.#header.length === 8) this.#startFrame();
+        continue;
+      }
+      const take = Math.min(this.#left, chunk.length - at);
+      this.#payload(chunk.subarray(at, at + take));
+      this.#left -= take;
+      at += take;
+    }
+  }
+
+  /** The stream ended: what is left of each stream is its last line. */
+  end(): void {
+    for (const stream of [...this.#pending.keys()]) this.#flush(stream);
+  }
+
+  #startFrame(): void {
+    const type = this.#header[0] ?? 255;
+    this.#left = this.#header.readUInt32BE(4);
+    this.#header = Buffer.alloc(0);
+    if (type > 2) {
+      this.#broken = true;
+      this.#emit(`(the installer's output stops here: Docker's stream has an unknown header ${type})`);
+    }
+    this.#stream = type === 2 ? 2 : 1;
+  }
+
+  #payload(bytes: Buffer): void {
+    let from = 0;
+    for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, from)) {
+      this.#append(bytes.subarray(from, nl));
+      this.#flush(this.#stream);
+      from = nl + 1;
+    }
+    this.#append(bytes.subarray(from));
+  }
+
+  #append(bytes: Buffer): void {
+    const line = this.#pending.get(this.#stream) ?? { bytes: [], size: 0, cut: false };
+    this.#pending.set(this.#stream, line);
+    const room = MAX_LINE_BYTES - line.size;
+    if (bytes.length > room) line.cut = true;
+    const kept = bytes.subarray(0, Math.max(0, room));
+    if (kept.length > 0) {
+      line.bytes.push(Buffer.from(kept));
+      line.size += kept.length;
+    }
+  }
+
+  #flush(stream: number): void {
+    const line = this.#pending.get(stream);
+    this.#pending.delete(stream);
+    if (!line) return;
+    const text = printable(Buffer.concat(line.bytes).toString("utf8"));
+    if (text.trim() !== "") this.#emit(line.cut ? `${text} …` : text);
+  }
+
+  #emit(text: string): void {
+    this.#lines += 1;
+    if (this.#lines < MAX_OUTPUT_LINES) this.#onLine(text);
+    else if (this.#lines === MAX_OUTPUT_LINES) this.#onLine("(the installer's output goes on; the rest is not logged)");
+  }
+}
+
+/** Without terminal escape sequences and control characters (a tab stays), trailing white space trimmed. */
+function printable(text: string): string {
+  return (
+    text
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are what is removed
+      .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, "")
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+      .replace(/[\x00-\x08\x0a-\x1f\x7f]/g, "")
+      .trimEnd()
+  );
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Answer {
+  status: number;
+  body: string;
+  /** Docker's `message`, one line, bounded. */
+  message: string;
+}
+
+/** Requests to Docker's API on its Unix socket, each bounded: the headers within ANSWER_MS, an error body in size. */
+class DockerSocket {
+  readonly #socket: string;
+
+  constructor(socket: string) {
+    this.#socket = socket;
+  }
+
+  /** A request whose whole (bounded) answer is read. */
+  call(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const req = this.#request(method, path, signal, reject, (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => {
+          if (text.length < MAX_ERROR_BYTES) text += chunk.toString("utf8").slice(0, MAX_ERROR_BYTES);
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, message: messageOf(text) }));
+        res.on("error", reject);
+      });
+      if (body !== undefined) req.setHeader("Content-Type", "application/json");
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+  }
+
+  /** A request whose answer must be one of `ok`, else a JobError saying what Docker answered. */
+  async expect(method: string, path: string, ok: number[], what: string): Promise<void> {
+    const answer = await this.call(method, path);
+    if (!ok.includes(answer.status)) throw this.refused(what, answer);
+  }
+
+  /** A 200 answer read as it comes (the log stream), until it ends or `stop`. */
+  stream(path: string, stop: AbortSignal, onChunk: (chunk: Buffer) => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const req = this.#request("GET", path, stop, reject, (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          reject(new Error(`answered ${res.statusCode}`));
+          return;
+        }
+        res.on("data", onChunk);
+        res.on("end", () => resolve());
+        res.on("error", reject);
+        res.on("close", () => resolve());
+      });
+      req.end();
+    });
+  }
+
+  /** POST /wait: the container's exit code once it is not running. */
+  async wait(id: string, stop: AbortSignal): Promise<number> {
+    const answer = await this.call("POST", `/containers/${id}/wait`, undefined, stop);
+    const result = parseJson(answer.body) as { StatusCode?: unknown; Error?: { Message?: unknown } | null } | undefined;
+    if (answer.status !== 200 || typeof result?.StatusCode !== "number") {
+      throw this.refused("wait for the installer's container", answer);
+    }
+    const error = result.Error?.Message;
+    if (typeof error === "string" && error !== "") {
+      throw new JobError(`Docker could not follow the installer's container: ${error}`, { where: this.#socket });
+    }
+    return result.StatusCode;
+  }
+
+  /** DELETE ?force=1: on every path out; a container already gone (404) is fine, any failure only costs a leftover. */
+  async remove(id: string): Promise<void> {
+    await this.call("DELETE", `/containers/${id}?force=1`).catch(() => undefined);
+  }
+
+  refused(what: string, answer: Answer): JobError {
+    return new JobError(`Docker refused to ${what}: ${answer.status} ${answer.message}`.trim(), {
+      where: this.#socket,
+    });
+  }
+
+  #request(
+    method: string,
+    path: string,
+    signal: AbortSignal | undefined,
+    reject: (error: Error) => void,
+    onAnswer: (res: IncomingMessage) => void,
+  ) {
+    const req = request({ socketPath: this.#socket, path: `${API}${path}`, method, signal }, (res) => {
+      clearTimeout(unanswered);
+      onAnswer(res);
+    });
+    const unanswered = setTimeout(
+      () => req.destroy(new Error(`it did not answer within ${formatDuration(ANSWER_MS)}`)),
+      ANSWER_MS,
+    );
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      clearTimeout(unanswered);
+      reject(this.#unreachable(error));
+    });
+    return req;
+  }
+
+  /** No socket, no right to it, nothing listening: the machine's set-up, not this install. */
+  #unreachable(error: NodeJS.ErrnoException): Error {
+    if (!["ENOENT", "EACCES", "ECONNREFUSED", "ENOTSOCK", "EPERM"].includes(error.code ?? "")) {
+      return new JobError(`Docker did not answer: ${error.message}`, { where: this.#socket });
+    }
+    return new ConfigError(`Docker's socket cannot be reached (${error.code})`, {
+      where: this.#socket,
+      hint: "loader installs run in a container through Docker, whose socket beside Wings is /var/run/docker.sock: run as root on the node",
+    });
+  }
+}
+
+/** Docker's error body `{"message": "..."}`, one line, bounded; else the text. */
+function messageOf(text: string): string {
+  const message = (parseJson(text) as { message?: unknown } | undefined)?.message;
+  return printable(typeof message === "string" ? message : text).slice(0, 500);
+}

@@ -1,0 +1,172 @@
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError, JobError } from "@mcops/core/errors";
+import {
+  type DockerStandIn,
+  startDockerStandIn,
+  type TempDir,
+  type TestInstallerOptions,
+  tempDir,
+  testInstallerJar,
+  waitUntil,
+} from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { INSTALLER_LABELS, LogFrames, MAX_LINE_BYTES, runInstaller } from "../src/container.ts";
+
+const GAME = { uid: 988, gid: 988 };
+const IMAGE = "ghcr.io/pterodactyl/yolks:java_21";
+const NEOFORGE: TestInstallerOptions = { loader: "neoforge", version: "21.1.77", game: "1.21.1" };
+const CMD = ["java", "-jar", "installer.jar", "--installServer", "/home/container"];
+
+let dir: TempDir;
+let docker: DockerStandIn;
+let staging: string;
+
+beforeEach(async () => {
+  dir = tempDir("mcops-container-");
+  docker = await startDockerStandIn({ dir: dir.path });
+  // The private staging directory: only root can pass its parent; the game's user owns it (the installer writes there).
+  staging = join(dir.path, "staging");
+  mkdirSync(staging, { mode: 0o700 });
+  chownSync(staging, GAME.uid, GAME.gid);
+});
+
+afterEach(async () => {
+  await docker.close();
+  dir.cleanup();
+});
+
+function installer(options: Partial<TestInstallerOptions> = {}): void {
+  writeFileSync(join(staging, "installer.jar"), testInstallerJar({ ...NEOFORGE, ...options }));
+  chmodSync(join(staging, "installer.jar"), 0o644);
+}
+
+function run(
+  lines: string[],
+  extra: { timeoutMs?: number; signal?: AbortSignal; image?: string; socket?: string } = {},
+) {
+  return runInstaller({
+    socket: extra.socket ?? docker.socket,
+    image: extra.image ?? IMAGE,
+    user: GAME,
+    dir: staging,
+    cmd: CMD,
+    timeoutMs: extra.timeoutMs ?? 120_000,
+    onLine: (line) => lines.push(line),
+    signal: extra.signal,
+    name: "mcops-installer-test",
+  });
+}
+
+describe("runInstaller", () => {
+  it("runs the installer in the server's image as 988:988, the staging directory its working directory", async () => {
+    installer();
+    const lines: string[] = [];
+    const result = await run(lines);
+    expect(result).toEqual({ exitCode: 0 });
+    const args = "libraries/net/neoforged/neoforge/21.1.77/unix_args.txt";
+    for (const file of ["run.sh", "user_jvm_args.txt", args]) {
+      expect(statSync(join(staging, file)).uid).toBe(GAME.uid);
+    }
+    expect(readFileSync(join(staging, "run.sh"), "utf8")).toContain(`@${args}`);
+    expect(lines).toContain("The server installed successfully");
+    const [container] = docker.containers;
+    expect(container).toMatchObject({
+      name: "mcops-installer-test",
+      image: IMAGE,
+      user: "988:988",
+      workingDir: "/home/container",
+      cmd: CMD,
+      labels: INSTALLER_LABELS,
+      networkMode: "bridge",
+      tty: false,
+      state: "removed",
+    });
+    expect(container?.binds).toEqual([{ source: staging, target: "/home/container", readOnly: false }]);
+  });
+
+  it("returns a failing installer's exit code, its stack trace among the lines", async () => {
+    installer({ behaviour: "fail" });
+    const lines: string[] = [];
+    expect(await run(lines)).toEqual({ exitCode: 1 });
+    expect(lines.some((line) => line.startsWith("java.io.IOException: Failed to download"))).toBe(true);
+    expect(docker.containers[0]?.state).toBe("removed");
+  });
+
+  it("kills and removes an installer that hangs past the time limit: JobError", async () => {
+    installer({ behaviour: "hang" });
+    const error = await run([], { timeoutMs: 1500 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe("the installer did not finish within 1.5 s");
+    expect(docker.containers[0]).toMatchObject({ state: "removed", killedWith: "SIGKILL", exitCode: 137 });
+    const calls = docker.calls.map((c) => `${c.method} ${c.path.replace(/[0-9a-f]{64}/, "ID")} ${c.status}`);
+    expect(calls).toContain("POST /containers/ID/kill 204");
+    expect(calls.at(-1)).toBe("DELETE /containers/ID 204");
+  });
+
+  it("kills and removes it when the caller aborts (once it printed its first line)", async () => {
+    installer({ behaviour: "hang" });
+    const lines: string[] = [];
+    const stop = new AbortController();
+    const running = run(lines, { signal: stop.signal }).catch((e: unknown) => e);
+    await waitUntil(() => lines.includes("Waiting for the download to start"), "the installer's line", 60_000);
+    stop.abort();
+    const error = await running;
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe("stopped while the installer ran");
+    expect(docker.containers[0]).toMatchObject({ state: "removed", killedWith: "SIGKILL" });
+  });
+
+  it("an image not on the machine: JobError naming it, with what to do", async () => {
+    const error = await run([], { image: "ghcr.io/pterodactyl/yolks:java_25" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe("the image ghcr.io/pterodactyl/yolks:java_25 is not on this machine");
+    expect((error as JobError).hint).toContain("docker pull ghcr.io/pterodactyl/yolks:java_25");
+    expect(docker.containers).toEqual([]);
+  });
+
+  it("no Docker socket: ConfigError naming /var/run/docker.sock", async () => {
+    const socket = join(dir.path, "nothing.sock");
+    expect(existsSync(socket)).toBe(false);
+    const error = await run([], { socket }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).where).toBe(socket);
+    expect((error as ConfigError).hint).toContain("/var/run/docker.sock");
+  });
+});
+
+/** One stdcopy frame. */
+function frame(stream: number, text: string | Buffer): Buffer {
+  const data = Buffer.from(text);
+  const header = Buffer.alloc(8);
+  header[0] = stream;
+  header.writeUInt32BE(data.length, 4);
+  return Buffer.concat([header, data]);
+}
+
+describe("LogFrames", () => {
+  it("joins lines split across frames and chunks, per stream, without control characters", () => {
+    const lines: string[] = [];
+    const frames = new LogFrames((line) => lines.push(line));
+    const bytes = Buffer.concat([
+      frame(1, "Downloading lib"),
+      frame(2, "warn\x1b[31m red\x1b[0m\r\n"),
+      frame(1, "raries\nDone"),
+    ]);
+    for (let at = 0; at < bytes.length; at += 3) frames.push(bytes.subarray(at, at + 3));
+    frames.end();
+    expect(lines).toEqual(["warn red", "Downloading libraries", "Done"]);
+  });
+
+  it("cuts a line past its bound and stops at an unknown stream header", () => {
+    const lines: string[] = [];
+    const frames = new LogFrames((line) => lines.push(line));
+    frames.push(frame(1, `${"x".repeat(MAX_LINE_BYTES * 3)}\nnext\n`));
+    frames.push(frame(7, "not a stream\n"));
+    frames.push(frame(1, "after\n"));
+    expect(lines[0]).toBe(`${"x".repeat(MAX_LINE_BYTES)} …`);
+    expect(lines[1]).toBe("next");
+    expect(lines[2]).toContain("unknown header 7");
+    expect(lines).toHaveLength(3);
+  });
+});
