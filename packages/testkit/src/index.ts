@@ -30,7 +30,7 @@ export { type GameServer, startGameServer } from "./game.ts";
 export { fifoWitness, giveToGame, leaseSwapWorld, swapForLink, waitUntil } from "./hostile.ts";
 export type { TempDir, ToolRun } from "./http.ts";
 export { runTool, startTool, tempDir, toolEnv } from "./http.ts";
-export type { InstallerBehaviour, InstallerLoader, TestInstallerOptions } from "./installer.ts";
+export type { InstallerBehaviour, TestInstallerOptions } from "./installer.ts";
 export { testInstallerJar } from "./installer.ts";
 export type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
 export { PANEL_ROUTES, startPanelStandIn } from "./panel.ts";

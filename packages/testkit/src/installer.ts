@@ -11,9 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { zipFile } from "./downloads.ts";
-
-export type InstallerLoader = "neoforge" | "forge" | "quilt";
+import { type InstallerLoader, zipFile } from "./downloads.ts";
 
 /**
  * - `ok`: writes the loader's files and ends with 0.
