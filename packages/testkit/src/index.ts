@@ -33,7 +33,7 @@ export { runTool, startTool, tempDir, toolEnv } from "./http.ts";
 export type { InstallerBehaviour, TestInstallerOptions } from "./installer.ts";
 export { testInstallerJar } from "./installer.ts";
 export type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
-export { PANEL_ROUTES, startPanelStandIn } from "./panel.ts";
+export { DEFAULT_EGG, PANEL_ROUTES, startPanelStandIn } from "./panel.ts";
 export { buildRealWorld, type RealLayout, type RealRegion, type RealWorld, realRegions } from "./real-world.ts";
 export {
   type BuiltWorld,

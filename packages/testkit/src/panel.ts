@@ -53,7 +53,7 @@ import {
 export type ServerState = "offline" | "starting" | "running" | "stopping";
 /** The server's condition: its `status` column, or a transfer in progress ("transferring" shows as is_transferring only). */
 export type ServerStatus = null | "suspended" | "installing" | "transferring";
-export type PanelRoute = "details" | "resources" | "power" | "command";
+export type PanelRoute = "details" | "resources" | "power" | "command" | "startup" | "docker-image";
 export type PanelCallKind = PanelRoute | "other";
 /**
  * Wings' answer to the panel's next request to it, as the panel passes it on (DaemonConnectionException): `status`
@@ -86,6 +86,16 @@ export interface PanelServerOptions {
   status?: ServerStatus;
   /** A server that does not begin offline has been up this long when the stand-in starts. Default 0. */
   uptimeMs?: number;
+  /** The image its container runs (`docker_image`). Default "ghcr.io/pterodactyl/yolks:java_21". */
+  dockerImage?: string;
+  /** Its egg: the images it offers and its startup line (default the panel's vanilla egg's, see DEFAULT_EGG). */
+  egg?: { dockerImages?: Record<string, string>; startup?: string };
+  /**
+   * What the key's user may do on the server (meta.user_permissions): default ["*"], the owner. A subuser's list
+   * ("startup.read", "startup.docker-image", "control.start", ...) refuses the routes that need another one with
+   * the panel's 403 (its form requests' permission(), app/Models/Permission.php).
+   */
+  permissions?: string[];
 }
 
 export interface PanelStandInOptions {
@@ -172,6 +182,8 @@ export interface PanelCall {
   answeredAt?: number;
   /** The injected fault that answered (or delayed) this request. */
   fault?: PanelFault["kind"];
+  /** settings/docker-image: the image asked for. */
+  image?: string;
 }
 
 export interface PanelStandIn {
@@ -205,6 +217,12 @@ export interface PanelStandIn {
   setTickMs(ms: number, id?: string): void;
   /** Every request, in arrival order, with the status answered. */
   calls: PanelCall[];
+  /** The image the server's container runs now. */
+  dockerImage(id?: string): string;
+  /** Set the image as an administrator does (Servers → the server → Startup), whether or not the egg offers it. */
+  setDockerImage(image: string, id?: string): void;
+  /** The image switches the panel made through PUT settings/docker-image, in order (its server:startup.image activity). */
+  imageChanges(id?: string): Array<{ from: string; to: string }>;
   /** Power signals the panel accepted (204), in order. */
   signals(id?: string): string[];
   /**
@@ -255,6 +273,10 @@ interface Machine {
   memoryBytes: number | undefined;
   /** setTickMs's figure. */
   tickMs: number;
+  image: string;
+  egg: { dockerImages: Record<string, string>; startup: string };
+  permissions: string[];
+  imageChanges: Array<{ from: string; to: string }>;
 }
 
 const SIGNALS = ["start", "stop", "restart", "kill"];
@@ -295,7 +317,32 @@ export const PANEL_ROUTES: readonly RouteSource[] = [
     path: "/api/client/servers/{server}/command",
     source: `${PANEL} app/Http/Controllers/Api/Client/Servers/CommandController.php (Wings' 502 becomes "Server must be online in order to send commands.", any other error stays Wings' DaemonConnectionException), app/Repositories/Wings/DaemonCommandRepository.php, app/Http/Requests/Api/Client/Servers/SendCommandRequest.php; ${WINGS} router/router_server.go postServerCommands (502 unless the container runs, 500 when IsRunning fails: no container), environment/docker/environment.go IsRunning, environment/docker/power.go Start ("starting" before the container runs)`,
   },
+  {
+    method: "GET",
+    path: "/api/client/servers/{server}/startup",
+    source: `${PANEL} routes/api-client.php (startup), app/Http/Controllers/Api/Client/Servers/StartupController.php index (meta startup_command, docker_images, raw_startup_command), app/Http/Requests/Api/Client/Servers/Startup/GetStartupRequest.php (startup.read), app/Services/Servers/StartupCommandService.php, app/Transformers/Api/Client/EggVariableTransformer.php, tests/Integration/Api/Client/Server/Startup/GetStartupAndVariablesTest.php; the images: database/Seeders/eggs/minecraft/egg-vanilla-minecraft.json docker_images`,
+  },
+  {
+    method: "PUT",
+    path: "/api/client/servers/{server}/settings/docker-image",
+    source: `${PANEL} routes/api-client.php (settings/docker-image), app/Http/Controllers/Api/Client/Servers/SettingsController.php dockerImage (400 when an administrator set the image, 204), app/Http/Requests/Api/Client/Servers/Settings/SetDockerImageRequest.php (startup.docker-image; in: the egg's images, else 422), app/Models/Permission.php`,
+  },
 ];
+/**
+ * The panel's vanilla egg (database/Seeders/eggs/minecraft/egg-vanilla-minecraft.json; the Paper and Forge eggs offer
+ * the same images): its Docker images, newest Java first, and its startup line.
+ */
+export const DEFAULT_EGG = {
+  dockerImages: {
+    "Java 21": "ghcr.io/pterodactyl/yolks:java_21",
+    "Java 17": "ghcr.io/pterodactyl/yolks:java_17",
+    "Java 16": "ghcr.io/pterodactyl/yolks:java_16",
+    "Java 11": "ghcr.io/pterodactyl/yolks:java_11",
+    "Java 8": "ghcr.io/pterodactyl/yolks:java_8",
+  } as Record<string, string>,
+  startup: "java -Xms128M -XX:MaxRAMPercentage=95.0 -jar {{SERVER_JARFILE}}",
+};
+const DEFAULT_IMAGE = "ghcr.io/pterodactyl/yolks:java_21";
 const NODE_FQDN = "node1.example.test";
 /** A documentation address (RFC 5737) for the servers' allocations. */
 const ALLOCATION_IP = "192.0.2.10";
@@ -448,6 +495,13 @@ function machinesOf(servers: PanelServerOptions[], now: () => number): Machine[]
       delayedSignals: new Set(),
       memoryBytes: undefined,
       tickMs: 12.3,
+      image: server.dockerImage ?? DEFAULT_IMAGE,
+      egg: {
+        dockerImages: { ...(server.egg?.dockerImages ?? DEFAULT_EGG.dockerImages) },
+        startup: server.egg?.startup ?? DEFAULT_EGG.startup,
+      },
+      permissions: [...(server.permissions ?? ["*"])],
+      imageChanges: [],
       transition: undefined,
       cache: undefined,
       console: [],
@@ -517,6 +571,11 @@ function standIn(panel: Panel, server: Loopback): PanelStandIn {
       machine(id).status = status;
     },
     calls,
+    dockerImage: (id) => machine(id).image,
+    setDockerImage(image, id) {
+      machine(id).image = image;
+    },
+    imageChanges: (id) => machine(id).imageChanges.map((change) => ({ ...change })),
     signals: (id) => accepted("power", id),
     commands: (id) => accepted("command", id),
     stateHistory: (id) => machine(id).history.map((entry) => ({ ...entry })),
@@ -697,7 +756,7 @@ function serverDetails(m: Machine): Record<string, unknown> {
       description: "",
       limits: { memory: 4096, swap: 0, disk: 0, io: 500, cpu: 0, threads: null, oom_disabled: true },
       invocation: "java -Xms128M -Xmx4096M -jar server.jar",
-      docker_image: "ghcr.io/pterodactyl/yolks:java_21",
+      docker_image: m.image,
       egg_features: ["eula", "java_version"],
       feature_limits: { databases: 0, allocations: 0, backups: 0 },
       // Pterodactyl's ServerTransformer: `status` is the server's own column (null, installing, suspended, ...); a
@@ -981,8 +1040,9 @@ function listServers(panel: Panel, x: Exchange): void {
 const SERVER_ROUTES: Record<PanelRoute, (panel: Panel, x: Exchange, m: Machine) => void> = {
   details(_panel, x, m) {
     if (x.ownError) return answerOwnError(x, x.ownError);
-    // ServerController index: the item plus meta (the owner's permissions are "*").
-    x.answer(200, { ...serverDetails(m), meta: { is_server_owner: true, user_permissions: ["*"] } });
+    // ServerController index: the item plus meta (the owner's permissions are "*"; a subuser's are their own).
+    const owner = m.permissions.includes("*");
+    x.answer(200, { ...serverDetails(m), meta: { is_server_owner: owner, user_permissions: m.permissions } });
   },
   resources(panel, x, m) {
     if (x.ownError) return answerOwnError(x, x.ownError);
@@ -997,8 +1057,12 @@ const SERVER_ROUTES: Record<PanelRoute, (panel: Panel, x: Exchange, m: Machine) 
     x.answer(200, m.cache.body);
   },
   power(panel, x, m) {
-    // SendPowerRequest: `signal` required|string|in:start,stop,restart,kill; then PowerController answers 204
+    // SendPowerRequest: its permission (start: control.start, stop and kill: control.stop, restart: control.restart)
+    // before its rules, `signal` required|string|in:start,stop,restart,kill; then PowerController answers 204
     // once Wings has taken the signal (Wings answers 202 and acts in a goroutine: postServerPower).
+    const signal = x.call.signal ?? "";
+    const needs = signal === "kill" ? "stop" : SIGNALS.includes(signal) ? signal : undefined;
+    if (needs && refused(x, m, `control.${needs}`)) return;
     const errors = validate("signal", x.field("signal"), (value) => SIGNALS.includes(value));
     if (errors) return x.answer(422, errors);
     if (x.ownError) return answerOwnError(x, x.ownError);
@@ -1016,7 +1080,8 @@ const SERVER_ROUTES: Record<PanelRoute, (panel: Panel, x: Exchange, m: Machine) 
     x.answer(204);
   },
   command(panel, x, m) {
-    // SendCommandRequest: `command` required|string|min:1 (a blank one is trimmed to null: required).
+    // SendCommandRequest: control.console, then `command` required|string|min:1 (a blank one is trimmed to null).
+    if (refused(x, m, "control.console")) return;
     const errors = validate("command", x.field("command"));
     if (errors) return x.answer(422, errors);
     if (x.ownError) return answerOwnError(x, x.ownError);
@@ -1031,7 +1096,68 @@ const SERVER_ROUTES: Record<PanelRoute, (panel: Panel, x: Exchange, m: Machine) 
     panel.game.runCommand(m, x.call.command ?? "");
     x.answer(204);
   },
+
+  startup(_panel, x, m) {
+    // GetStartupRequest (startup.read), then StartupController index: the user-viewable variables and, in meta, the
+    // startup line filled in (StartupCommandService), the egg's images and the line as written.
+    if (refused(x, m, "startup.read")) return;
+    if (x.ownError) return answerOwnError(x, x.ownError);
+    x.answer(200, {
+      object: "list",
+      data: EGG_VARIABLES.map((attributes) => ({ object: "egg_variable", attributes })),
+      meta: {
+        startup_command: startupCommand(m),
+        docker_images: m.egg.dockerImages,
+        raw_startup_command: m.egg.startup,
+      },
+    });
+  },
+  "docker-image"(_panel, x, m) {
+    // SetDockerImageRequest: startup.docker-image, then `docker_image` required|string|max:191|regex|in:<the egg's
+    // images>; SettingsController dockerImage: 400 when the current image is none of the egg's (an administrator
+    // set it), else saved (an activity server:startup.image when it changed) and 204.
+    if (refused(x, m, "startup.docker-image")) return;
+    const image = x.field("docker_image");
+    if (typeof image === "string") x.call.image = image;
+    const offered = Object.values(m.egg.dockerImages);
+    const errors = validate("docker_image", image, (value) => value.length <= 191 && offered.includes(value));
+    if (errors) return x.answer(422, errors);
+    if (x.ownError) return answerOwnError(x, x.ownError);
+    if (!offered.includes(m.image)) {
+      return x.answer(400, panelError("BadRequestHttpException", 400, IMAGE_LOCKED));
+    }
+    if (m.image !== image) m.imageChanges.push({ from: m.image, to: image as string });
+    m.image = image as string;
+    x.answer(204);
+  },
 };
+
+/** SettingsController dockerImage's refusal (pterodactyl/panel app/Http/Controllers/Api/Client/Servers/SettingsController.php). */
+const IMAGE_LOCKED = "This server's Docker image has been manually set by an administrator and cannot be updated.";
+
+/**
+ * A form request's permission (ClientApiRequest authorize, before its rules): a user without it gets Laravel's
+ * AuthorizationException, which the panel's Handler renders as this 403. True when it answered.
+ */
+function refused(x: Exchange, m: Machine, permission: string): boolean {
+  if (m.permissions.includes("*") || m.permissions.includes(permission)) return false;
+  x.answer(403, panelError("AccessDeniedHttpException", 403, "This action is unauthorized."));
+  return true;
+}
+
+/**
+ * StartupCommandService handle: the egg's line with {{SERVER_MEMORY}}, {{SERVER_IP}}, {{SERVER_PORT}} and each
+ * variable's {{ENV}} filled in (hidden variables as "[hidden]"; the vanilla egg has none).
+ */
+function startupCommand(m: Machine): string {
+  const values: Record<string, string> = {
+    SERVER_MEMORY: "4096",
+    SERVER_IP: ALLOCATION_IP,
+    SERVER_PORT: String(25564 + m.info.internalId),
+    ...Object.fromEntries(EGG_VARIABLES.map((v) => [v.env_variable, v.server_value])),
+  };
+  return m.egg.startup.replace(/\{\{([A-Z0-9_]+)\}\}/g, (whole, name: string) => values[name] ?? whole);
+}
 
 /** The panel's CommandController, when Wings answers 502 (pterodactyl/panel CommandController.php). */
 const SERVER_MUST_BE_ONLINE = "Server must be online in order to send commands.";
@@ -1090,23 +1216,29 @@ interface RouteMatch {
 
 function matchRoute(path: string): RouteMatch | undefined {
   if (path === "/api/client") return { kind: "other", methods: ["GET", "HEAD"] };
-  const match = /^\/api\/client\/servers\/([^/]+)(?:\/(resources|power|command))?$/.exec(path);
+  const match = /^\/api\/client\/servers\/([^/]+)(?:\/(resources|power|command|startup|settings\/docker-image))?$/.exec(
+    path,
+  );
   if (!match) return undefined;
   const [, serverId = "", sub] = match;
   if (sub === undefined) return { kind: "details", serverId, methods: ["GET", "HEAD"] };
   if (sub === "resources") return { kind: "resources", serverId, methods: ["GET", "HEAD"] };
+  if (sub === "startup") return { kind: "startup", serverId, methods: ["GET", "HEAD"] };
+  if (sub === "settings/docker-image") return { kind: "docker-image", serverId, methods: ["PUT"] };
   return { kind: sub === "power" ? "power" : "command", serverId, methods: ["POST"] };
 }
 
 /** Laravel's `required|string` (+ `in:` when `allowed` is given) for one field, as Pterodactyl renders it. */
 function validate(name: string, value: unknown, allowed?: (value: string) => boolean): unknown {
+  // Laravel's validator names the attribute with its underscores as spaces ("docker image").
+  const label = name.replaceAll("_", " ");
   const errors: Array<{ detail: string; rule: string }> = [];
   if (value === undefined || value === null)
-    errors.push({ detail: `The ${name} field is required.`, rule: "required" });
+    errors.push({ detail: `The ${label} field is required.`, rule: "required" });
   else {
-    if (typeof value !== "string") errors.push({ detail: `The ${name} must be a string.`, rule: "string" });
+    if (typeof value !== "string") errors.push({ detail: `The ${label} must be a string.`, rule: "string" });
     if (allowed && (typeof value !== "string" || !allowed(value))) {
-      errors.push({ detail: `The selected ${name} is invalid.`, rule: "in" });
+      errors.push({ detail: `The selected ${label} is invalid.`, rule: "in" });
     }
   }
   if (errors.length === 0) return undefined;

@@ -101,6 +101,22 @@ const STATES: Record<string, State> = {
     before: (p) => p.inject({ kind: "wings", status: 502, route: "power" }),
   },
   "command without a container: 500 DaemonConnectionException": { before: (p) => p.removeContainer() },
+  "startup without the permission startup.read: 403 AccessDeniedHttpException": {
+    options: { servers: [{ permissions: ["control.console"] }] },
+  },
+  "switch while an administrator set the image by hand: 400 BadRequestHttpException": {
+    before: (p) => p.setDockerImage("registry.example.com/custom-java:latest"),
+  },
+  "switch without the permission startup.docker-image: 403 AccessDeniedHttpException": {
+    options: { servers: [{ permissions: ["startup.read"] }] },
+    after: (p) => expect(p.dockerImage()).toBe("ghcr.io/pterodactyl/yolks:java_21"),
+  },
+  "switch to another of the egg's images: 204 No Content": {
+    after: (p) =>
+      expect(p.imageChanges()).toEqual([
+        { from: "ghcr.io/pterodactyl/yolks:java_21", to: "ghcr.io/pterodactyl/yolks:java_17" },
+      ]),
+  },
 };
 
 /**
@@ -137,8 +153,12 @@ describe("the panel's own answers, replayed against the stand-in", () => {
 
   it.each(named(PANEL_ROUTES))("%s is answered, not the stand-in's 404 for unknown routes", async (_name, route) => {
     const p = await stands.start({ servers: [{ state: "running" }] });
-    const body = route.path.endsWith("/power") ? { signal: "kill" } : { command: "list" };
-    const res = await send(p, { ...route, body: route.method === "POST" ? body : undefined });
+    const body = route.path.endsWith("/power")
+      ? { signal: "kill" }
+      : route.path.endsWith("/docker-image")
+        ? { docker_image: "ghcr.io/pterodactyl/yolks:java_17" }
+        : { command: "list" };
+    const res = await send(p, { ...route, body: route.method === "GET" ? undefined : body });
     expect(isUnknownRoute(res.status, res.body), `${res.status} ${JSON.stringify(res.body)}`).toBe(false);
     expect(res.status).toBeLessThan(300);
   });

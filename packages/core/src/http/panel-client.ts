@@ -23,7 +23,7 @@ export interface Resources {
   diskBytes: number;
 }
 
-interface ServerDetails {
+export interface ServerDetails {
   identifier: string;
   uuid: string;
   name: string;
@@ -35,6 +35,23 @@ interface ServerDetails {
   isTransferring: boolean;
   /** The container's memory limit; undefined when it has none (limits.memory 0) or the panel did not say. */
   memoryLimitBytes: number | undefined;
+  /** The image the server's container runs (attributes.docker_image), e.g. "ghcr.io/pterodactyl/yolks:java_17". */
+  dockerImage: string | undefined;
+  /**
+   * What the key may do on this server (meta.user_permissions): ["*"] for the owner (or an admin), else the subuser's
+   * permissions ("startup.read", "startup.docker-image", ...); undefined when the panel did not say.
+   */
+  permissions: string[] | undefined;
+}
+
+/** The server's startup as GET /startup gives it (panel StartupController index). */
+export interface Startup {
+  /** The images the server's egg offers, display name → image ("Java 21" → "ghcr.io/pterodactyl/yolks:java_21"). */
+  dockerImages: Record<string, string>;
+  /** The startup line with the variables filled in (hidden ones as "[hidden]"). */
+  startupCommand: string;
+  /** The startup line as the egg (or the admin) wrote it, with its {{VARIABLES}}. */
+  rawStartupCommand: string;
 }
 
 type PanelErrorKind =
@@ -50,6 +67,10 @@ type PanelErrorKind =
   /** A 502/503/504 or Cloudflare's 520–524 that the panel itself did not write: its proxy, web server or PHP. */
   | "panel-unavailable"
   | "panel-error"
+  /** 400 on settings/docker-image: an administrator set an image the egg does not list; only they can change it. */
+  | "image-locked"
+  /** 422 on settings/docker-image: the image is not one of the egg's. */
+  | "image-not-offered"
   | "network"
   | "timeout";
 
@@ -106,6 +127,14 @@ export interface PanelClient {
   command(line: string): Promise<void>;
   /** Polls resources until the state is one of `states`; PanelError kind "timeout" when it never gets there. */
   waitForState(states: PowerState | PowerState[], options: WaitOptions): Promise<Resources>;
+  /** The egg's images and the startup line (needs the permission startup.read). */
+  startup(): Promise<Startup>;
+  /**
+   * Switches the server's image to one of the egg's (needs startup.docker-image); used from the container's next
+   * start. PanelError "image-locked" when an administrator set the current one, "image-not-offered" for an image the
+   * egg does not list.
+   */
+  setDockerImage(image: string): Promise<void>;
 }
 
 /** The parts of the client API's answers the tools read (pterodactyl/panel app/Transformers/Api/Client). */
@@ -151,6 +180,20 @@ export const serverSchema = z.object({
     is_transferring: z.boolean(),
     /** The panel's ServerTransformer: memory in MiB, 0 for no limit. */
     limits: z.optional(z.looseObject({ memory: z.number() })),
+    docker_image: z.optional(z.string()),
+  }),
+  /** ServerController index: what the key's user may do on the server. */
+  meta: z.optional(z.object({ user_permissions: z.optional(z.array(z.string())) })),
+});
+
+/** GET /startup: only its meta is read (the variables are the egg's, not needed here). */
+export const startupSchema = z.object({
+  object: z.literal("list"),
+  meta: z.object({
+    startup_command: z.string(),
+    // The egg's docker_images column: display name → image. An egg saved by an old panel can hold a list instead.
+    docker_images: z.union([z.record(z.string(), z.string()), z.array(z.string())]),
+    raw_startup_command: z.string(),
   }),
 });
 
@@ -202,6 +245,15 @@ function route(link: PanelLink, method: string, path: string): string {
   return `${method.toUpperCase()} /api/client/servers/${encodeURIComponent(link.serverId)}${path}`;
 }
 
+const DOCKER_IMAGE_PATH = "/settings/docker-image";
+/** The subuser permission a route needs, where a 403 means the key's user lacks it (panel app/Models/Permission.php). */
+const PERMISSION_HINTS: Record<string, string> = {
+  "/startup":
+    "the key's user needs the subuser permission startup.read (Users → the user → Startup: Read), or use the owner's key",
+  [DOCKER_IMAGE_PATH]:
+    "the key's user needs the subuser permission startup.docker-image (Users → the user → Startup: Docker Image), or use the owner's key",
+};
+
 /** Statuses a proxy, web server or Cloudflare answers with when the panel behind it does not. */
 const UPSTREAM_STATUSES = [502, 503, 504, 520, 521, 522, 523, 524];
 
@@ -252,10 +304,23 @@ function panelAnswerError(
         ...opts,
         hint: "check CONTROL_KEY: a client API key (ptlc_...) from Account → API Credentials, not revoked",
       });
+    case 400:
+      if (path === DOCKER_IMAGE_PATH) {
+        return new PanelError("image-locked", `the panel will not switch the server's image (${said})`, {
+          ...opts,
+          hint: "an administrator set it by hand: change it in the admin area (Servers → the server → Startup → Docker Image), or pick one of the egg's images there so the Startup tab can switch it",
+        });
+      }
+      return new PanelError("panel-error", `the panel answered ${said}`, {
+        ...opts,
+        hint: "check the panel's logs (the web server error log and the queue worker's journal)",
+      });
     case 403:
       return new PanelError("forbidden", `the API key may not do this on server ${serverId} (${said})`, {
         ...opts,
-        hint: "use a client key of a user who owns the server or has the needed subuser permission",
+        hint:
+          PERMISSION_HINTS[path] ??
+          "use a client key of a user who owns the server or has the needed subuser permission",
       });
     case 404:
       return new PanelError("not-found", `the panel has no server ${serverId} for this key (${said})`, {
@@ -268,6 +333,12 @@ function panelAnswerError(
         hint: "wait until the install or transfer has finished, or unsuspend the server in the admin area",
       });
     case 422:
+      if (path === DOCKER_IMAGE_PATH && first?.meta?.source_field === "docker_image") {
+        return new PanelError("image-not-offered", `the panel refused the image: the egg does not offer it (${said})`, {
+          ...opts,
+          hint: "add it to the egg in the admin area (Nests → the egg → Docker Images), or pick one the Startup tab lists",
+        });
+      }
       return new PanelError(
         "validation",
         `the panel rejected the request (${said}${first?.meta?.source_field ? `, field ${first.meta.source_field}` : ""})`,
@@ -363,7 +434,7 @@ function wingsError(link: PanelLink, status: number, first: EnvelopeError): Pane
  */
 async function request(
   link: PanelLink,
-  method: "get" | "post",
+  method: "get" | "post" | "put",
   path: string,
   json: unknown,
   idempotent: boolean,
@@ -395,7 +466,7 @@ async function request(
 }
 
 async function readDetails(link: PanelLink): Promise<ServerDetails> {
-  const { attributes: a } = parseBody(serverSchema, await request(link, "get", "", undefined, true), {
+  const { attributes: a, meta } = parseBody(serverSchema, await request(link, "get", "", undefined, true), {
     service: "the panel",
     route: route(link, "get", ""),
   });
@@ -409,7 +480,30 @@ async function readDetails(link: PanelLink): Promise<ServerDetails> {
     isInstalling: a.is_installing,
     isTransferring: a.is_transferring,
     memoryLimitBytes: a.limits && a.limits.memory > 0 ? a.limits.memory * 1024 * 1024 : undefined,
+    dockerImage: a.docker_image,
+    permissions: meta?.user_permissions,
   };
+}
+
+async function readStartup(link: PanelLink): Promise<Startup> {
+  const { meta } = parseBody(startupSchema, await request(link, "get", "/startup", undefined, true), {
+    service: "the panel",
+    route: route(link, "get", "/startup"),
+  });
+  // A list (an egg from before named images) is its images under their own names.
+  const images = Array.isArray(meta.docker_images)
+    ? Object.fromEntries(meta.docker_images.map((image) => [image, image]))
+    : meta.docker_images;
+  return {
+    dockerImages: images,
+    startupCommand: meta.startup_command,
+    rawStartupCommand: meta.raw_startup_command,
+  };
+}
+
+async function setDockerImage(link: PanelLink, image: string): Promise<void> {
+  // Setting the same image twice does the same thing: safe to repeat.
+  await request(link, "put", DOCKER_IMAGE_PATH, { docker_image: image }, true);
 }
 
 async function readResources(link: PanelLink): Promise<Resources> {
@@ -473,5 +567,7 @@ export function createPanelClient(options: PanelClientOptions): PanelClient {
     power: (signal) => power(link, signal),
     command: (line) => command(link, line),
     waitForState: (states, wait) => waitForState(link, states, wait),
+    startup: () => readStartup(link),
+    setDockerImage: (image) => setDockerImage(link, image),
   };
 }

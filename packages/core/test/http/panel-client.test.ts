@@ -6,6 +6,7 @@ import {
   PanelError,
   panelEnvelopeSchema,
   serverSchema,
+  startupSchema,
   statsSchema,
 } from "../../src/http/panel-client.ts";
 import { checkShape, POLICIES, ResponseShapeError } from "../../src/http/request.ts";
@@ -234,6 +235,59 @@ describe("createPanelClient", () => {
     panel = await startPanelStandIn();
   });
 
+  it("reads the server's image, the egg's images and the startup line, and switches the image", async () => {
+    const c = client();
+    expect(await c.details()).toMatchObject({
+      dockerImage: "ghcr.io/pterodactyl/yolks:java_21",
+      permissions: ["*"],
+    });
+    const startup = await c.startup();
+    expect(startup).toEqual({
+      dockerImages: {
+        "Java 21": "ghcr.io/pterodactyl/yolks:java_21",
+        "Java 17": "ghcr.io/pterodactyl/yolks:java_17",
+        "Java 16": "ghcr.io/pterodactyl/yolks:java_16",
+        "Java 11": "ghcr.io/pterodactyl/yolks:java_11",
+        "Java 8": "ghcr.io/pterodactyl/yolks:java_8",
+      },
+      startupCommand: "java -Xms128M -XX:MaxRAMPercentage=95.0 -jar server.jar",
+      rawStartupCommand: "java -Xms128M -XX:MaxRAMPercentage=95.0 -jar {{SERVER_JARFILE}}",
+    });
+    await c.setDockerImage("ghcr.io/pterodactyl/yolks:java_17");
+    expect(panel.dockerImage()).toBe("ghcr.io/pterodactyl/yolks:java_17");
+    expect(panel.imageChanges()).toEqual([
+      { from: "ghcr.io/pterodactyl/yolks:java_21", to: "ghcr.io/pterodactyl/yolks:java_17" },
+    ]);
+  });
+
+  it("says an image the egg does not offer (422), one an administrator set (400) and a missing permission (403)", async () => {
+    const c = client();
+    const missing = await panelError(c.setDockerImage("ghcr.io/pterodactyl/yolks:java_25"));
+    expect(missing).toMatchObject({ kind: "image-not-offered", exitCode: 1, status: 422 });
+    expect(missing.message).toBe(
+      "the panel refused the image: the egg does not offer it (422 ValidationException: The selected docker image is invalid.)",
+    );
+    expect(missing.hint).toContain("Nests → the egg → Docker Images");
+
+    panel.setDockerImage("registry.example.com/custom:1");
+    const locked = await panelError(c.setDockerImage("ghcr.io/pterodactyl/yolks:java_17"));
+    expect(locked).toMatchObject({ kind: "image-locked", status: 400 });
+    expect(locked.message).toContain("manually set by an administrator");
+    expect(locked.hint).toContain("admin area (Servers → the server → Startup → Docker Image)");
+    expect(panel.dockerImage()).toBe("registry.example.com/custom:1");
+
+    await panel.close();
+    panel = await startPanelStandIn({ servers: [{ permissions: ["control.console"] }] });
+    const subuser = client();
+    expect((await subuser.details()).permissions).toEqual(["control.console"]);
+    const read = await panelError(subuser.startup());
+    expect(read).toMatchObject({ kind: "forbidden", status: 403 });
+    expect(read.hint).toContain("startup.read");
+    const write = await panelError(subuser.setDockerImage("ghcr.io/pterodactyl/yolks:java_17"));
+    expect(write.hint).toContain("startup.docker-image");
+    expect(panel.imageChanges()).toEqual([]);
+  });
+
   it("says in one line which field of which route changed when the panel answers another shape", async () => {
     const renamed = { object: "stats", attributes: { state: "running", is_suspended: false, resources: {} } };
     panel.inject({ kind: "status", status: 200, body: renamed, route: "resources" });
@@ -258,12 +312,15 @@ describe("createPanelClient", () => {
 const PANEL_READS = [
   { name: "serverSchema", schema: serverSchema, method: "GET", path: "/api/client/servers/{server}" },
   { name: "statsSchema", schema: statsSchema, method: "GET", path: "/api/client/servers/{server}/resources" },
+  { name: "startupSchema", schema: startupSchema, method: "GET", path: "/api/client/servers/{server}/startup" },
 ].map((read) => ({ ...read, answers: "success" as const }));
 const PANEL_ERROR_READS = [
   "GET /api/client/servers/{server}",
   "GET /api/client/servers/{server}/resources",
   "POST /api/client/servers/{server}/power",
   "POST /api/client/servers/{server}/command",
+  "GET /api/client/servers/{server}/startup",
+  "PUT /api/client/servers/{server}/settings/docker-image",
 ].map((route) => {
   const [method = "", path = ""] = route.split(" ");
   return { name: "panelEnvelopeSchema", schema: panelEnvelopeSchema, method, path, answers: "failure" as const };
