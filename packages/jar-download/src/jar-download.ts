@@ -8,6 +8,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import { VERSION } from "@mcops/core/version";
 import { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS } from "./install.ts";
+import { installLoader } from "./loader-install.ts";
 import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
 import { replaceJar } from "./replace.ts";
 import { rollBack } from "./rollback.ts";
@@ -150,9 +151,9 @@ export async function runJarDownload(
       ignoreWorldVersion: options.ignoreWorldVersion ?? false,
     });
   }
-  if (isInstallerType(wanted.type) && !list && !dryRun) {
-    // Where the installer comes from is known (--list, --dry-run show it); running it in the server's container and
-    // moving its output into the volume is not wired into this build yet: nothing is fetched or changed.
+  if (wanted.type === "quilt" && !list && !dryRun) {
+    // Where the installer comes from is known (--list, --dry-run show it); Quilt's output (its launcher beside
+    // Mojang's jar) is not moved into the volume by this build yet: nothing is fetched or changed.
     throw new UsageError(`${labelOf(wanted.type)} is not installed yet by this build of jar-download`, {
       hint: `see the plan with --dry-run; until then run its installer in the volume, or use the panel's egg for ${labelOf(wanted.type)}`,
     });
@@ -176,7 +177,33 @@ export async function runJarDownload(
       loader: wanted.loader,
       channel: wanted.channel,
     };
-    return showInstallerPlan(ctx, await source.resolveInstaller(request), dir, snapshot, ignoreWorldVersion);
+    const artifact = await source.resolveInstaller(request);
+    if (dryRun) return showInstallerPlan(ctx, artifact, dir, snapshot, ignoreWorldVersion);
+    const installer = settings.installer as NonNullable<typeof settings.installer>;
+    if (!installer.socket) {
+      throw new ConfigError(
+        `DOCKER_SOCKET is off: ${labelOf(wanted.type)}'s installer runs in the server's image through Docker`,
+        {
+          where: "DOCKER_SOCKET",
+          hint: "set DOCKER_SOCKET to Wings' Docker socket, /var/run/docker.sock",
+        },
+      );
+    }
+    return installLoader(ctx, {
+      artifact,
+      what: `${LOADER_LABELS[artifact.type]} ${artifact.loader} for Minecraft ${artifact.game}`,
+      dir,
+      control: settings.control as NonNullable<typeof settings.control>,
+      http,
+      retryDelayMs,
+      socket: installer.socket,
+      installerTimeoutMs: installer.timeoutMs,
+      stop: options.stop ?? false,
+      backup,
+      ignoreWorldVersion,
+      lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
+      stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
+    });
   }
   const artifact = await source.resolve({ ...wanted, type: wanted.type, version: wanted.version as string });
   if (dryRun) return showPlan(ctx, artifact, join(dir, JAR), snapshot, ignoreWorldVersion);

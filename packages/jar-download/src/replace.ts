@@ -125,7 +125,7 @@ interface WorkDir {
   remove(): void;
 }
 
-function workDir(volume: VolumeDir): WorkDir {
+export function workDir(volume: VolumeDir): WorkDir {
   let work: VolumeDir | undefined;
   return {
     make() {
@@ -319,7 +319,12 @@ export function pauseBackupsFor(run: {
 }
 
 /** The pre-upgrade snapshot of the world, the server stopped (none with --no-backup). */
-async function preUpgrade(run: Run): Promise<SafetySnapshot | undefined> {
+export async function preUpgrade(run: {
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "runner" | "signal" | "stderr" | "atExit">;
+  job: { backup: BackupSettings | undefined };
+  logger: Logger;
+  volume: VolumeDir;
+}): Promise<SafetySnapshot | undefined> {
   const { ctx, job, logger } = run;
   if (!job.backup) return undefined;
   return safetySnapshot(ctx, { settings: job.backup, logger, volume: run.volume, tag: "pre-upgrade" });

@@ -1,5 +1,7 @@
 import {
   baseUrlSchema,
+  dockerSocketField,
+  durationSchema,
   fail,
   field,
   fromBackupEnv,
@@ -12,7 +14,7 @@ import {
 import { ConfigError } from "@mcops/core/errors";
 import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
-import type { Bases, ServerType } from "./sources.ts";
+import { type Bases, INSTALLER_TYPES, type ServerType } from "./sources.ts";
 
 /** The operator's contact for the User-Agent: an e-mail address or a web address. */
 const contactSchema = field((value, ctx) => {
@@ -59,6 +61,13 @@ export const fields = {
     ...ownerField,
     flag: { name: "owner", describe: "uid:gid for server.jar (default BACKUP_OWNER, else 988:988)" },
   },
+  /** Wings' Docker: a loader's installer (Forge, NeoForge) runs in the server's own image there. */
+  DOCKER_SOCKET: dockerSocketField,
+  /**
+   * How long a loader's installer may run: it downloads the loader's libraries and Mojang's server (about 100 MiB for
+   * NeoForge 1.21.1), minutes on a slow line.
+   */
+  INSTALLER_TIMEOUT: setting(durationSchema, { default: "15m" }),
 };
 
 /** Where the services are and who asks: every run reads these. */
@@ -76,6 +85,8 @@ const SERVICE_FIELDS = [
 ] as const;
 /** The panel and the owner of the jar: only a run that installs reads these. */
 const CONTROL_FIELDS = ["CONTROL_URL", "CONTROL_KEY", "SERVER_ID", "BACKUP_OWNER"] as const;
+/** Where and how long a loader's installer runs: only a run that installs one reads these. */
+const INSTALLER_FIELDS = ["DOCKER_SOCKET", "INSTALLER_TIMEOUT"] as const;
 
 interface Settings {
   bases: Bases;
@@ -84,6 +95,8 @@ interface Settings {
   worldDir: string | undefined;
   /** The panel and the jar's owner; not read for --list or --dry-run. */
   control: { url: string; key: string; serverId: string; owner: { uid: number; gid: number } | undefined } | undefined;
+  /** Docker's socket (undefined: off) and the installer's time limit; read only when a loader is installed. */
+  installer: { socket: string | undefined; timeoutMs: number } | undefined;
 }
 
 /**
@@ -107,6 +120,10 @@ export function loadSettings(
   }
   const volume = run.list ? undefined : fromBackupEnv(pickFields(fields, ["WORLD_DIR"]), from);
   const control = run.list || run.dryRun ? undefined : fromBackupEnv(pickFields(fields, CONTROL_FIELDS), from);
+  const installer =
+    control && (INSTALLER_TYPES as readonly string[]).includes(run.type)
+      ? fromBackupEnv(pickFields(fields, INSTALLER_FIELDS), from)
+      : undefined;
   return {
     bases: {
       paper: service.DOWNLOAD_BASE,
@@ -127,5 +144,6 @@ export function loadSettings(
       serverId: control.SERVER_ID,
       owner: control.BACKUP_OWNER,
     },
+    installer: installer && { socket: installer.DOCKER_SOCKET, timeoutMs: installer.INSTALLER_TIMEOUT },
   };
 }

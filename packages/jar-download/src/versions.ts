@@ -118,9 +118,29 @@ export interface JarRecord {
   digest: string;
 }
 
+/**
+ * A loader installed by its own installer (Forge, NeoForge): the top-level names it put into the volume, and the
+ * private directory where what they replaced is kept (its inode too: a directory the game's user renamed to its name is
+ * never taken for it), for --rollback.
+ */
+export interface LoaderRecord {
+  /** "NeoForge 21.1.77 for 1.21.1". */
+  what: string;
+  /** The game version. */
+  version: string;
+  dataVersion: number | undefined;
+  names: string[];
+  keep: { name: string; ino: number };
+  /** sha256 of the unix_args.txt put in place: that it is still there tells the install is still the one in place. */
+  argsDigest: string;
+}
+
 /** The jars of one server volume: the one in place, the one kept as server.jar.previous, the pre-upgrade snapshot. */
 export interface JarHistory {
-  installed: JarRecord;
+  /** The jar jar-download installed last (none when it only ever installed a loader). */
+  installed?: JarRecord | undefined;
+  /** The loader installed last, when that came after the jar. */
+  loader?: LoaderRecord | undefined;
   previous?: JarRecord | undefined;
   /** The short id of the snapshot taken before `installed` went in. */
   preUpgrade?: string | undefined;
@@ -159,7 +179,9 @@ export function readHistory(paths: Paths, worldDir: string): JarHistory | undefi
   try {
     const all = JSON.parse(readFileSync(join(paths.stateDir, HISTORY_FILE), "utf8")) as Record<string, unknown>;
     const entry = all[worldDir] as JarHistory | undefined;
-    return entry && typeof entry.installed?.what === "string" ? entry : undefined;
+    return entry && (typeof entry.installed?.what === "string" || typeof entry.loader?.what === "string")
+      ? entry
+      : undefined;
   } catch {
     return undefined;
   }

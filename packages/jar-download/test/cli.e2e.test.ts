@@ -244,9 +244,6 @@ describe("jar-download (built executable)", () => {
       code: 2,
       stderr: "jar-download: Paper has no version 1.99.9 — see what there is: jar-download --list --type paper\n",
     });
-    const forge = await run("1.20.1", "--type", "forge", "--no-backup");
-    expect(forge.code).toBe(2);
-    expect(forge.stderr).toMatch(/^jar-download: Forge is not installed yet by this build of jar-download — /);
     expect((await run("1.21.4", "--type", "bukkit", "--no-backup")).stderr).toBe(
       'jar-download: unknown server type "bukkit" — use one of paper, folia, purpur, vanilla, fabric, neoforge, forge, quilt\n',
     );

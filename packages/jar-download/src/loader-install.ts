@@ -1,0 +1,277 @@
+import { createHash } from "node:crypto";
+import { closeSync, constants, openSync } from "node:fs";
+import type { Settings as BackupSettings, SafetySnapshot } from "@mcops/backup/snapshot";
+import { BusyError, JobError, UsageError } from "@mcops/core/errors";
+import { formatBytes } from "@mcops/core/format";
+import { COLOURS, createPanelClient, type HttpClient, type PanelClient } from "@mcops/core/http";
+import type { Logger } from "@mcops/core/log";
+import type { ToolContext } from "@mcops/core/tool";
+import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
+import { runInstaller } from "./container.ts";
+import { downloadVerified } from "./download.ts";
+import { INSTALL_DIR, type Owner } from "./install.ts";
+import { checkTree, KEEP_PREFIX, loaderLayout, moveInto, prepareLoaderOutput, UNIX_ARGS } from "./install-tree.ts";
+import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
+import { beginJob, pauseBackupsFor, preUpgrade, startBack, workDir } from "./replace.ts";
+import { dataVersionOf, readHistory, refuseDowngrade, worldSaver, writeHistory } from "./versions.ts";
+
+/** A loader to install by its own installer (Forge, NeoForge), and what it takes. */
+export interface LoaderJob {
+  artifact: InstallerArtifact;
+  /** "NeoForge 21.1.77 for 1.21.1". */
+  what: string;
+  dir: string;
+  control: { url: string; key: string; serverId: string; owner: Owner | undefined };
+  http: HttpClient;
+  retryDelayMs: number;
+  /** Docker's socket (DOCKER_SOCKET): the installer runs in the server's own image there. */
+  socket: string;
+  /** How long the installer may run (it downloads the loader's libraries and Mojang's server). */
+  installerTimeoutMs: number;
+  stop: boolean;
+  backup: BackupSettings | undefined;
+  ignoreWorldVersion: boolean;
+  lockWaitMs: number;
+  stateTimeoutMs: number;
+}
+
+type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit">;
+
+/** The least memory a heavy modpack loader's server should have (docs/system.md 1: 8 GB or more for a modpack). */
+const LOADER_MEMORY_BYTES = 6 * 2 ** 30;
+/** The installer's lines kept for the error when it fails. */
+const TAIL_LINES = 10;
+
+/**
+ * Installs a loader by its own installer (issue 33, docs/system.md 4.3): the installer jar is downloaded and verified
+ * into a private directory of the volume, run in the server's own container image as the game's user through Docker,
+ * its output checked and given to the game's user, then moved into the volume (what it replaces kept for --rollback),
+ * the server stopped for that and started again with --stop, the world snapshotted first. Whatever fails before the
+ * move, the volume is as it was.
+ */
+export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
+  const { logger, notifier, lock, volume } = await beginJob(ctx, job.dir);
+  const work = workDir(volume);
+  process.once("exit", work.remove);
+  try {
+    const owner = job.control.owner ?? { uid: 988, gid: 988 };
+    const panel = createPanelClient({ ...job.control, clock: ctx.clock });
+    const details = await panel.details();
+    const before = (await panel.resources()).state;
+    if (before !== "offline" && !job.stop) throw refuse(job, before);
+    warnMemory(logger, job, details.memoryLimitBytes);
+    await warnStartup(logger, panel);
+
+    const staging = work.make();
+    const out = installDir(staging, owner);
+    try {
+      await runIn(ctx, logger, job, out, owner, details.dockerImage);
+      checkTree(out, owner);
+      const names = prepareLoaderOutput(
+        out,
+        volume,
+        loaderLayout(job.artifact.type as "neoforge" | "forge", job.artifact.game, job.artifact.loader),
+        owner,
+      );
+      const done = await swapIn(ctx, logger, job, { panel, volume, out, names, before });
+      const line = `Installed ${job.what} in ${job.dir} (${names.join(", ")})${done.replaced.length ? `; what it replaced is kept for --rollback` : ""}.${done.pre ? ` The world before it is snapshot ${done.pre.shortId} (pre-upgrade).` : ""}${done.restarted ? " The server was restarted with it." : ""}`;
+      logger.info(line);
+      ctx.stdout.write(`${line}\n`);
+      await notifier.send({
+        title: done.restarted ? "Server upgraded" : "Server loader installed",
+        description: `${job.what} installed${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.${done.pre ? `\nThe world before it is snapshot ${done.pre.shortId} (pre-upgrade); to go back: jar-download --rollback.` : ""}`,
+        colour: COLOURS.success,
+        category: "restart",
+      });
+      return 0;
+    } finally {
+      out.close();
+    }
+  } finally {
+    work.remove();
+    process.off("exit", work.remove);
+    volume.close();
+    lock.release();
+  }
+}
+
+function refuse(job: LoaderJob, state: string): BusyError {
+  return new BusyError(`the server is ${state}; its loader cannot be installed under it`, {
+    where: `server ${job.control.serverId}`,
+    hint: "stop it first, or pass --stop to stop it, install the loader and start it again",
+  });
+}
+
+/** docs/system.md 1: a heavy modpack loader needs 8 GB or more; said before anything is installed, never refused. */
+function warnMemory(logger: Logger, job: LoaderJob, limit: number | undefined): void {
+  if (limit === undefined || limit >= LOADER_MEMORY_BYTES) return;
+  const line = `the server has ${formatBytes(limit)} of memory in the panel; ${LOADER_LABELS[job.artifact.type]} with mods needs ${formatBytes(LOADER_MEMORY_BYTES)} or more (raise it in the panel's admin area, Servers → Build Configuration)`;
+  logger.warn(line);
+}
+
+/** The panel's Forge and NeoForge eggs start the loader with @unix_args.txt; another egg's startup line does not. */
+async function warnStartup(logger: Logger, panel: PanelClient): Promise<void> {
+  const startup = await panel.startup();
+  if (/@unix_args\.txt|run\.sh/.test(startup.rawStartupCommand)) return;
+  const line = `the server's startup line does not read @unix_args.txt ("${startup.rawStartupCommand}"): the loader is installed but the server will start server.jar; choose the panel's Forge or NeoForge egg for it, or a startup line with @user_jvm_args.txt @unix_args.txt`;
+  logger.warn(line);
+}
+
+/** The installer's directory in the private one: given to the game's user, whom the installer runs as. */
+function installDir(staging: VolumeDir, owner: Owner): VolumeDir {
+  const out = staging.ensureDir(INSTALL_DIR);
+  setOwnerAndMode(out.fd, owner, 0o700);
+  return out;
+}
+
+/** Downloads and verifies the installer into `out`, runs it in the server's image, and removes it again. */
+async function runIn(
+  ctx: Ctx,
+  logger: Logger,
+  job: LoaderJob,
+  out: VolumeDir,
+  owner: Owner,
+  image: string | undefined,
+): Promise<void> {
+  const { installer } = job.artifact;
+  if (!image) {
+    throw new JobError("the panel does not say which image the server runs in", {
+      where: `server ${job.control.serverId}`,
+      hint: "look at the server's Startup tab in the panel",
+    });
+  }
+  logger.info(`downloading ${installer.fileName} from ${installer.url}`);
+  await downloadVerified(installer, out.at(installer.fileName), {
+    http: job.http,
+    clock: ctx.clock,
+    retryDelayMs: job.retryDelayMs,
+    onRetry: (reason, attempt) => logger.warn(`download attempt ${attempt} failed (${reason}); trying again`),
+  });
+  const fd = openSync(out.at(installer.fileName), constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    setOwnerAndMode(fd, owner, 0o644);
+  } finally {
+    closeSync(fd);
+  }
+  logger.info(
+    `running the ${LOADER_LABELS[job.artifact.type]} installer in ${image} as ${owner.uid}:${owner.gid}: ${job.artifact.cmd.join(" ")}`,
+  );
+  const tail: string[] = [];
+  const { exitCode } = await runInstaller({
+    socket: job.socket,
+    image,
+    user: owner,
+    dir: out.forChild,
+    cmd: job.artifact.cmd,
+    timeoutMs: job.installerTimeoutMs,
+    signal: ctx.signal,
+    onLine: (line) => {
+      logger.info(`installer: ${line}`);
+      tail.push(line);
+      if (tail.length > TAIL_LINES) tail.shift();
+    },
+  });
+  out.unlink(installer.fileName);
+  if (exitCode !== 0) {
+    throw new JobError(
+      `the ${LOADER_LABELS[job.artifact.type]} installer failed (exit ${exitCode}): nothing in the volume was changed`,
+      {
+        where: tail.at(-1),
+        hint: "its output is in /var/log/mc-jar-download.log; run again later, or install another loader version",
+      },
+    );
+  }
+}
+
+interface SwapIn {
+  panel: PanelClient;
+  volume: VolumeDir;
+  out: VolumeDir;
+  names: string[];
+  before: string;
+}
+
+/** The move into the volume, no backup meanwhile; with --stop, the server stopped for it and started again. */
+async function swapIn(
+  ctx: Ctx,
+  logger: Logger,
+  job: LoaderJob,
+  on: SwapIn,
+): Promise<{ replaced: string[]; pre: SafetySnapshot | undefined; restarted: boolean }> {
+  const { panel, volume } = on;
+  const run = { ctx, logger, job, volume };
+  const backups = await pauseBackupsFor(run);
+  try {
+    const state = (await panel.resources()).state;
+    if (state !== "offline") {
+      if (!job.stop) throw refuse(job, state);
+      logger.info(`stopping the server to install ${job.what} (it was ${state})`);
+      await panel.power("stop");
+      await panel.waitForState("offline", { timeoutMs: job.stateTimeoutMs });
+    }
+    let pre: SafetySnapshot | undefined;
+    try {
+      if (!job.ignoreWorldVersion) {
+        refuseDowngrade(await worldSaver(volume), dataVersionOf(job.artifact.game), job.what);
+      }
+      pre = await preUpgrade({ ctx, job, logger, volume });
+    } catch (error) {
+      if (state === "offline") throw error;
+      const again = (await startBack(panel, job.stateTimeoutMs))
+        ? "the server was started again as it was"
+        : "the server did not start again: look at the panel console";
+      if (error instanceof UsageError)
+        throw new UsageError(`${error.message}; nothing was installed`, { hint: `${again}; ${error.hint}` });
+      throw new JobError(`the pre-upgrade snapshot failed, nothing was installed: ${(error as Error).message}`, {
+        hint: `${again}; fix the backup, or install without one: --no-backup`,
+        cause: error,
+      });
+    }
+    const keep = volume.makePrivateDir(KEEP_PREFIX);
+    let replaced: string[];
+    try {
+      ({ replaced } = moveInto(on.out, volume, keep, on.names));
+      recordLoader(ctx, job, volume, on.names, keep, pre);
+    } finally {
+      keep.close();
+    }
+    if (state === "offline") return { replaced, pre, restarted: false };
+    logger.info("starting the server again");
+    try {
+      await panel.power("start");
+      await panel.waitForState("running", { timeoutMs: job.stateTimeoutMs });
+    } catch (failure) {
+      throw new JobError(`${job.what} was installed, but the server did not start: ${(failure as Error).message}`, {
+        hint: "look at the panel console; to go back to what was there before: jar-download --rollback",
+      });
+    }
+    return { replaced, pre, restarted: true };
+  } finally {
+    backups.release();
+  }
+}
+
+/** What --rollback needs: the names put in place, where what they replaced is kept, and the args file's digest. */
+function recordLoader(
+  ctx: Ctx,
+  job: LoaderJob,
+  volume: VolumeDir,
+  names: string[],
+  keep: VolumeDir,
+  pre: SafetySnapshot | undefined,
+): void {
+  const args = volume.readFile(UNIX_ARGS, 256 * 1024) ?? Buffer.alloc(0);
+  const previous = readHistory(ctx.paths, job.dir);
+  writeHistory(ctx.paths, job.dir, {
+    ...(previous ?? {}),
+    loader: {
+      what: job.what,
+      version: job.artifact.game,
+      dataVersion: dataVersionOf(job.artifact.game),
+      names,
+      keep: { name: keep.path.slice(keep.path.lastIndexOf("/") + 1), ino: keep.stat().ino },
+      argsDigest: createHash("sha256").update(args).digest("hex"),
+    },
+    preUpgrade: pre?.shortId,
+  });
+}

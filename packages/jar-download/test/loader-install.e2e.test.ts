@@ -1,0 +1,200 @@
+import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type DiscordStandIn,
+  type DockerStandIn,
+  type DownloadStandIn,
+  type InstallerBehaviour,
+  type PanelStandIn,
+  runTool,
+  startDiscordStandIn,
+  startDockerStandIn,
+  startDownloadStandIn,
+  startPanelStandIn,
+  type TempDir,
+  type ToolRun,
+  tempDir,
+  testInstallerJar,
+  toolEnv,
+} from "@mcops/testkit";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { OLD, writeConfig } from "./config.ts";
+
+/**
+ * `jar-download VERSION --type neoforge|forge` with the built executable: the installer downloaded from the maven
+ * stand-in, run by the Docker stand-in in the server's image as 988:988 (Debian's Java running the test installer,
+ * which writes the real installer's layout), its output checked and moved into the volume.
+ */
+const BIN = fileURLToPath(new URL("../dist/jar-download.mjs", import.meta.url));
+const FORGE_EGG_STARTUP =
+  'java -Xms128M -XX:MaxRAMPercentage=95.0 -Dterminal.jline=false -Dterminal.ansi=true $( [[  ! -f unix_args.txt ]] && printf %s "-jar {{SERVER_JARFILE}}" || printf %s "@unix_args.txt" )';
+const ARGS = "libraries/net/neoforged/neoforge/21.1.77/unix_args.txt";
+
+let stand: DownloadStandIn;
+let discord: DiscordStandIn;
+let panel: PanelStandIn;
+let docker: DockerStandIn;
+let root: TempDir;
+let volume: string;
+let env: NodeJS.ProcessEnv;
+
+function run(...args: string[]): Promise<ToolRun> {
+  return runTool(BIN, args, { env });
+}
+
+beforeAll(async () => {
+  discord = await startDiscordStandIn();
+});
+afterAll(async () => {
+  await discord.close();
+});
+
+/** The maven stand-in serving the test installer that behaves so (the stand-in makes each file once). */
+function installers(behaviour: InstallerBehaviour): Promise<DownloadStandIn> {
+  return startDownloadStandIn({
+    installerJar: (loader, version) => {
+      const [game, forge] = loader === "forge" ? version.split("-") : ["1.21.1", version];
+      return testInstallerJar({ loader, version: forge as string, game: game as string, behaviour });
+    },
+  });
+}
+
+async function setUp(options: { startup?: string; behaviour?: InstallerBehaviour } = {}): Promise<void> {
+  stand = await installers(options.behaviour ?? "ok");
+  discord.reset();
+  panel = await startPanelStandIn({
+    servers: [
+      {
+        state: "offline",
+        dockerImage: "ghcr.io/pterodactyl/yolks:java_21",
+        ...(options.startup ? { egg: { startup: options.startup } } : {}),
+      },
+    ],
+    timings: { startMs: 100, stopMs: 100 },
+  });
+  root = tempDir("mcops-loader-e2e-");
+  docker = await startDockerStandIn({ dir: root.path });
+  volume = join(root.path, "volumes", panel.server.uuid);
+  mkdirSync(join(volume, "world"), { recursive: true });
+  mkdirSync(join(volume, "libraries", "io", "papermc"), { recursive: true });
+  writeFileSync(join(volume, "libraries", "io", "papermc", "paper.jar"), "paper's library");
+  writeFileSync(join(volume, "server.jar"), OLD);
+  env = toolEnv(root.path, { MCOPS_RETRY_MS: "20" });
+  writeConfig(env, {
+    panel,
+    volume,
+    stand,
+    discord,
+    extra: [`DOCKER_SOCKET=${docker.socket}`, `INSTALLER_TIMEOUT=${options.behaviour === "hang" ? "3s" : "60s"}`],
+  });
+}
+
+afterEach(async () => {
+  await stand.close();
+  await panel.close();
+  await docker.close();
+  root.cleanup();
+});
+
+/** The volume's top-level names, but for hidden ones (the keep directory). */
+function visible(): string[] {
+  return readdirSync(volume)
+    .filter((n) => !n.startsWith("."))
+    .sort();
+}
+
+describe("jar-download --type neoforge (built executable)", () => {
+  it("runs the installer in the server's image as 988:988 and moves what it wrote into the volume, what it replaced kept", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP });
+    const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
+    expect(result.stderr).not.toMatch(/startup line/);
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stdout).toMatch(
+      /^Installed NeoForge 21\.1\.77 for Minecraft 1\.21\.1 in .*; what it replaced is kept/,
+    );
+    const [container] = docker.containers;
+    expect(container).toMatchObject({
+      image: "ghcr.io/pterodactyl/yolks:java_21",
+      user: "988:988",
+      state: "removed",
+      exitCode: 0,
+    });
+    expect(container?.cmd).toEqual(["java", "-jar", "neoforge-21.1.77-installer.jar", "--installServer"]);
+    expect(visible()).toEqual([
+      "libraries",
+      "run.bat",
+      "run.sh",
+      "server.jar",
+      "unix_args.txt",
+      "user_jvm_args.txt",
+      "world",
+    ]);
+    expect(readFileSync(join(volume, "unix_args.txt"))).toEqual(readFileSync(join(volume, ARGS)));
+    for (const rel of ["run.sh", "unix_args.txt", ARGS, "libraries", "libraries/net/minecraft/server/1.21.1"]) {
+      expect(statSync(join(volume, rel)), rel).toMatchObject({ uid: 988, gid: 988 });
+    }
+    expect(statSync(join(volume, "run.sh")).mode & 0o777).toBe(0o755);
+    // Paper's libraries are kept (hidden, root's) for --rollback; server.jar is not the loader's and stays.
+    expect(lstatSync(join(volume, "libraries", "io"), { throwIfNoEntry: false })).toBeUndefined();
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+    const log = readFileSync(join(root.path, "log", "mc-jar-download.log"), "utf8");
+    expect(log).toMatch(/INFO installer: /);
+    expect(discord.messages.map((m) => m.body.embeds[0].title)).toEqual(["Server loader installed"]);
+    // Nothing of the installer's own is left: its jar, its log, the private directories but the kept one.
+    expect(readdirSync(volume).filter((n) => n.startsWith("."))).toEqual([
+      expect.stringMatching(/^\.mcops-previous-install-/),
+    ]);
+  });
+
+  it("installs Forge's recommended build for the game version, its arguments from forge/<game>-<loader>", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP });
+    const result = await run("1.20.1", "--type", "forge", "--no-backup");
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stdout).toMatch(/^Installed Forge 47\.2\.0 for Minecraft 1\.20\.1 in /);
+    const args = "libraries/net/minecraftforge/forge/1.20.1-47.2.0/unix_args.txt";
+    expect(readFileSync(join(volume, "unix_args.txt"))).toEqual(readFileSync(join(volume, args)));
+    expect(docker.containers[0]?.cmd).toEqual(["java", "-jar", "forge-1.20.1-47.2.0-installer.jar", "--installServer"]);
+  });
+
+  it.each([
+    ["fails", "fail", /the NeoForge installer failed \(exit 1\): nothing in the volume was changed/],
+    [
+      "ends with 0 having written nothing",
+      "exit0-nothing",
+      /the installer ended without writing run\.sh: nothing was installed/,
+    ],
+    ["outlives its time limit", "hang", /the installer did not finish within 3\.0 s .* its container was killed/],
+  ] as const)("an installer that %s changes nothing in the volume (exit 1)", async (_what, behaviour, message) => {
+    await setUp({ startup: FORGE_EGG_STARTUP, behaviour });
+    const before = visible();
+    const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(message);
+    expect(visible()).toEqual(before);
+    expect(readdirSync(volume).filter((n) => n.startsWith("."))).toEqual([]);
+    expect(readFileSync(join(volume, "libraries", "io", "papermc", "paper.jar"), "utf8")).toBe("paper's library");
+    expect(docker.containers.map((c) => c.state)).toEqual(["removed"]);
+    expect(discord.messages).toEqual([]);
+  });
+
+  it("says when the server's startup line does not read @unix_args.txt, and when the panel gives it less memory than a modpack needs", async () => {
+    await setUp();
+    const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/WARN the server's startup line does not read @unix_args\.txt/);
+    expect(result.stderr).toMatch(
+      /WARN the server has 4\.00 GiB of memory in the panel; NeoForge with mods needs 6\.00 GiB/,
+    );
+  });
+
+  it("a server that runs is refused without --stop, before anything is downloaded", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP });
+    panel.setState("running");
+    const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
+    expect(result.code).toBe(75);
+    expect(result.stderr).toMatch(/the server is running; its loader cannot be installed under it/);
+    expect(docker.containers).toEqual([]);
+    expect(stand.requests.filter((r) => r.route === "jar")).toEqual([]);
+  });
+});
