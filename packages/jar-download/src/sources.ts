@@ -70,6 +70,8 @@ export interface Artifact {
   /** Bytes, when the service says; otherwise Content-Length is all there is. */
   size?: number;
   checksum?: { algorithm: ChecksumAlgorithm; hex: string };
+  /** vanilla: the Java the version needs (its JSON's javaVersion.majorVersion; 8 when absent), read with the jar's URL. */
+  java?: number;
 }
 
 interface Request {
@@ -358,7 +360,8 @@ async function resolveVanilla(hosts: Hosts, request: Request): Promise<Artifact>
   }
   const entry = (await manifest(hosts)).versions.find((v) => v.id === version);
   if (!entry) throw new UsageError(`Minecraft has no version ${version}`, { hint: listHint("vanilla") });
-  const server = (await mojangVersionOf(hosts, version, entry)).downloads?.server;
+  const described = await mojangVersionOf(hosts, version, entry);
+  const server = described.downloads?.server;
   if (!server) {
     throw new UsageError(`Minecraft ${version} has no server jar to download`, {
       hint: "Mojang publishes server jars from 1.2.5 on; pick a newer version",
@@ -373,7 +376,19 @@ async function resolveVanilla(hosts: Hosts, request: Request): Promise<Artifact>
     url: server.url,
     size: server.size,
     checksum: { algorithm: "sha1", hex: server.sha1 },
+    java: described.javaVersion?.majorVersion ?? 8,
   };
+}
+
+/**
+ * The Java a game version needs, from Mojang's version JSON (javaVersion.majorVersion; very old JSONs have none: 8);
+ * undefined when the manifest does not list the version (java.ts: the loaders and Purpur run Mojang's game).
+ */
+export async function mojangJava(http: HttpClient, bases: Bases, version: string): Promise<number | undefined> {
+  const hosts: Hosts = { http, bases };
+  const entry = (await manifest(hosts)).versions.find((v) => v.id === version);
+  if (!entry) return undefined;
+  return (await mojangVersionOf(hosts, version, entry)).javaVersion?.majorVersion ?? 8;
 }
 
 async function listVanilla(hosts: Hosts, version: string | undefined): Promise<string[]> {

@@ -704,6 +704,17 @@ function javaOf(version: string): { version: { minimum: number }; flags: { recom
   const recommended = ["-XX:+AlwaysPreTouch", "-XX:+DisableExplicitGC", "-XX:+ParallelRefProcEnabled", "-XX:+UseG1GC"];
   return { version: { minimum }, flags: { recommended } };
 }
+/**
+ * A version JSON's javaVersion, as Mojang writes it (PrismLauncher/meta-upstream mojang/versions/<id>.json): 1.20.5
+ * and later java-runtime-delta 21, 1.18 to 1.20.4 17 (1.20.4's says java-runtime-gamma; older ones beta), 1.17 16
+ * (java-runtime-alpha), older jre-legacy 8. A snapshot id ("25w03a") compares as newer than every release.
+ */
+function mojangJavaOf(id: string, legacy: boolean): { component: string; majorVersion: number } {
+  if (legacy || compareVersions(id, "1.17") < 0) return { component: "jre-legacy", majorVersion: 8 };
+  if (compareVersions(id, "1.18") < 0) return { component: "java-runtime-alpha", majorVersion: 16 };
+  if (compareVersions(id, "1.20.5") < 0) return { component: "java-runtime-gamma", majorVersion: 17 };
+  return { component: "java-runtime-delta", majorVersion: 21 };
+}
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const EPOCH = Date.UTC(2026, 0, 1);
@@ -1065,9 +1076,7 @@ function vanillaDoc(hosts: Hosts, entry: Hosts["vanilla"][number], index: number
     complianceLevel: legacy ? 0 : 1,
     downloads: vanillaDownloads(hosts, entry, legacy),
     id: entry.id,
-    javaVersion: legacy
-      ? { component: "jre-legacy", majorVersion: 8 }
-      : { component: "java-runtime-delta", majorVersion: 21 },
+    javaVersion: mojangJavaOf(entry.id, legacy),
     libraries: [],
     ...(legacy
       ? {}
