@@ -1,18 +1,20 @@
 import { join } from "node:path";
 import { type Settings as BackupSettings, loadSettings as loadBackupSettings } from "@mcops/backup/snapshot";
 import { levelName } from "@mcops/backup/world";
+import { fromBackupEnv, pickFields } from "@mcops/core/config";
 import { ConfigError, UsageError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
-import { createHttpClient } from "@mcops/core/http";
+import { createHttpClient, createPanelClient, type HttpClient } from "@mcops/core/http";
 import type { ToolContext } from "@mcops/core/tool";
 import { VERSION } from "@mcops/core/version";
 import { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS } from "./install.ts";
+import { type ImagePlan, planImage, requiredJava } from "./java.ts";
 import { installLoader } from "./loader-install.ts";
 import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
 import { replaceJar } from "./replace.ts";
 import { rollBack } from "./rollback.ts";
-import { loadSettings } from "./settings.ts";
+import { fields, loadSettings } from "./settings.ts";
 import {
   type Artifact,
   type Channel,
@@ -206,9 +208,14 @@ export async function runJarDownload(
     });
   }
   const artifact = await source.resolve({ ...wanted, type: wanted.type, version: wanted.version as string });
-  if (dryRun) return showPlan(ctx, artifact, join(dir, JAR), snapshot, ignoreWorldVersion);
+  // The Java it needs against the server's image, before anything is downloaded or changed (docs/system.md 9).
+  const control = dryRun ? planPanel(ctx, options.args ?? {}) : settings.control;
+  const java = { http, bases: settings.bases };
+  const image = control ? await imagePlan(java, control, artifact) : undefined;
+  if (dryRun) return showPlan(ctx, artifact, join(dir, JAR), { snapshot, ignoreWorldVersion, image });
   return replaceJar(ctx, {
     artifact,
+    image,
     what: describe(artifact),
     dir,
     control: settings.control as NonNullable<typeof settings.control>,
@@ -220,6 +227,32 @@ export async function runJarDownload(
     lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
     stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
   });
+}
+
+/** The panel, for --dry-run's image line: read when backup.env has it (a dry run needs none); else not checked. */
+function planPanel(ctx: Pick<ToolContext, "paths" | "env">, args: Record<string, unknown>) {
+  try {
+    const panel = fromBackupEnv(pickFields(fields, ["CONTROL_URL", "CONTROL_KEY", "SERVER_ID"]), {
+      paths: ctx.paths,
+      env: ctx.env,
+      args,
+    });
+    return { url: panel.CONTROL_URL, key: panel.CONTROL_KEY, serverId: panel.SERVER_ID };
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof UsageError) return undefined;
+    throw error;
+  }
+}
+
+/** The Java the artifact needs, compared with the server's image: keep it, or the egg's image to switch to (exit 2: none). */
+async function imagePlan(
+  java: { http: HttpClient; bases: Parameters<typeof requiredJava>[0]["bases"] },
+  control: { url: string; key: string; serverId: string },
+  artifact: Artifact,
+): Promise<ImagePlan> {
+  const need = await requiredJava(java, { type: artifact.type, version: artifact.version, artifact });
+  const panel = createPanelClient({ url: control.url, key: control.key, serverId: control.serverId });
+  return planImage(panel, need, `${LABELS[artifact.type]} ${artifact.version}`);
 }
 
 /**
@@ -268,14 +301,24 @@ async function listAvailable(ctx: Pick<ToolContext, "stdout">, source: Source, w
   return 0;
 }
 
+/** --dry-run's image line: the switch, or the image kept and why. */
+function imageLine(image: ImagePlan | undefined): string {
+  if (!image) return "not checked (backup.env does not name the panel: CONTROL_URL, CONTROL_KEY, SERVER_ID)";
+  if (image.kind === "switch") {
+    return `${image.from} → ${image.to.image} (needs Java ${image.need}, the image has ${image.had}; switched with the swap)`;
+  }
+  if (image.unchecked) return `${image.image ?? "unknown"} kept (not compared: ${image.unchecked})`;
+  return `${image.image} kept (needs Java ${image.need}, the image has ${image.had})`;
+}
+
 /** --dry-run: what would be installed, from where, verified how, and where to. */
 function showPlan(
   ctx: Pick<ToolContext, "stdout">,
   artifact: Artifact,
   jar: string,
-  snapshot: boolean,
-  ignoreWorldVersion: boolean,
+  plan: { snapshot: boolean; ignoreWorldVersion: boolean; image: ImagePlan | undefined },
 ): number {
+  const { snapshot, ignoreWorldVersion } = plan;
   const checksum = artifact.checksum
     ? `${artifact.checksum.algorithm} ${artifact.checksum.hex}`
     : "no checksum published";
@@ -286,6 +329,7 @@ function showPlan(
       `  from:     ${artifact.url}`,
       `  verify:   ${checksum}`,
       `  into:     ${jar} (the old one kept as ${PREVIOUS})`,
+      `  image:    ${imageLine(plan.image)}`,
       `  first:    ${snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
       ...(ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
       "",

@@ -129,6 +129,8 @@ export type ImagePlan =
       /** The server's image; undefined when the panel did not say. */
       image: string | undefined;
       need: number | undefined;
+      /** The Java the image runs, when known. */
+      had?: number | undefined;
       /** Why nothing is compared or switched, when it is not because the image is new enough: for the log. */
       unchecked?: string;
     }
@@ -165,13 +167,13 @@ export async function planImage(panel: PanelLike, need: number | undefined, what
   if (need === undefined) return { kind: "keep", image, need, unchecked: `which Java ${what} needs is not published` };
   if (image === undefined) return { kind: "keep", image, need, unchecked: "the panel does not say the server's image" };
   const tagged = imageJava(image);
-  if (tagged !== undefined && tagged >= need) return { kind: "keep", image, need };
+  if (tagged !== undefined && tagged >= need) return { kind: "keep", image, need, had: tagged };
   const egg = eggImages((await readStartup(panel, need)).dockerImages);
   const had = tagged ?? egg.find((each) => each.image === image)?.java;
   if (had === undefined) {
     return { kind: "keep", image, need, unchecked: `which Java the image ${image} runs is not in its tag or name` };
   }
-  if (had >= need) return { kind: "keep", image, need };
+  if (had >= need) return { kind: "keep", image, need, had };
   const to = chooseImage(egg, need, image);
   const runs = `${what} needs Java ${need}; the server's image ${shortImage(image)} has Java ${had}`;
   if (!egg.some((each) => each.image === image)) {
@@ -203,6 +205,24 @@ async function readStartup(panel: PanelLike, need: number) {
     throw new UsageError(`the server's image must change to one with Java ${need}, and ${error.message}`, {
       where: error.where,
       hint: `${error.hint}; or switch the image on the server's Startup tab`,
+    });
+  }
+}
+
+/**
+ * Switches the server's image through the panel (used from the container's next start). A refusal the operator must
+ * settle in the panel (an image set by an administrator, a key without startup.docker-image, an image the egg no
+ * longer offers) is exit 2 with the way; other failures (the panel down) are as the panel client says them.
+ */
+export async function switchImage(panel: { setDockerImage(image: string): Promise<void> }, image: string) {
+  try {
+    await panel.setDockerImage(image);
+  } catch (error) {
+    if (!(error instanceof PanelError)) throw error;
+    if (error.kind !== "image-locked" && error.kind !== "forbidden" && error.kind !== "image-not-offered") throw error;
+    throw new UsageError(`the panel refused to switch the server's image to ${image}: ${error.message}`, {
+      where: error.where,
+      hint: `${error.hint ?? "look at the server in the panel's admin area"}; or switch it on the server's Startup tab`,
     });
   }
 }

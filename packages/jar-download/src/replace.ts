@@ -22,6 +22,7 @@ import { VolumeDir } from "@mcops/core/volume";
 import { type Downloaded, downloadVerified, installedDigest } from "./download.ts";
 import { installJar, JAR, type Owner, PREVIOUS, removeStaleTemps, WORK_PREFIX } from "./install.ts";
 import { jarVersion } from "./jar-version.ts";
+import { type ImagePlan, shortImage, switchImage } from "./java.ts";
 import { type Artifact, LABELS } from "./sources.ts";
 import {
   dataVersionOf,
@@ -38,6 +39,8 @@ import {
 /** A jar to put in place of server.jar, and what it takes to do so. */
 interface Replacement {
   artifact: Artifact;
+  /** The server's image against the Java the artifact needs (java.ts planImage); undefined: not compared. */
+  image?: ImagePlan | undefined;
   /** The artifact in words: "Paper 1.21.4 build 231". */
   what: string;
   /** The server's volume (WORLD_DIR). */
@@ -165,6 +168,8 @@ interface Installed {
   pre: SafetySnapshot | undefined;
   /** What the history knew of the jar that was in place (now server.jar.previous). */
   replaced: JarRecord | undefined;
+  /** The image switch made with the swap. */
+  switched: { from: string; to: string } | undefined;
 }
 
 /** The jar in place (undefined: it was there already, and that is said). */
@@ -179,6 +184,7 @@ async function replaceIn(run: Run): Promise<Installed | undefined> {
     ctx.stdout.write(`${what} is already installed in ${jar}.\n`);
     return undefined;
   }
+  sayImagePlan(run);
   const panel = createPanelClient({ url: control.url, key: control.key, serverId: control.serverId, clock: ctx.clock });
   const before = (await panel.resources()).state;
   if (before !== "offline" && !job.stop) throw refuse(run, before);
@@ -193,8 +199,8 @@ async function replaceIn(run: Run): Promise<Installed | undefined> {
     try {
       const pre = await preUpgrade(run);
       const replaced = await replacedRecord(run);
-      const { previous } = installJar(work, run.volume, owner);
-      const installed = { previous, restarted: false, downloaded, dataVersion, owner, pre, replaced };
+      const { previous, switched } = await swapWithImage(run, panel, work, owner);
+      const installed = { previous, restarted: false, downloaded, dataVersion, owner, pre, replaced, switched };
       recordHistory(run, installed);
       return installed;
     } finally {
@@ -291,15 +297,65 @@ async function swapStopped(
       });
     }
     const replaced = await replacedRecord(run);
-    const { previous } = installJar(swap.work, run.volume, swap.owner);
+    let previous: boolean;
+    let switched: Installed["switched"];
+    try {
+      ({ previous, switched } = await swapWithImage(run, panel, swap.work, swap.owner));
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      // The panel refused the image: nothing was swapped, the server goes back to work as it was.
+      const again = (await startBack(panel, job.stateTimeoutMs))
+        ? "the server was started again with its old jar"
+        : "the server did not start again: look at the panel console";
+      throw new UsageError(`${error.message}; nothing was replaced`, {
+        where: error.where,
+        hint: `${again}; ${error.hint}`,
+      });
+    }
     const { downloaded, dataVersion, owner } = swap;
-    const installed = { previous, restarted: true, downloaded, dataVersion, owner, pre, replaced };
+    const installed = { previous, restarted: true, downloaded, dataVersion, owner, pre, replaced, switched };
     // Recorded before the start: a server that does not come up is still running this jar (--rollback needs to know).
     recordHistory(run, installed);
     await startAgain(run, panel, previous);
     return installed;
   } finally {
     backups.release();
+  }
+}
+
+/** The image plan in the log: the switch to come, or why the image was not compared. */
+function sayImagePlan(run: Run): void {
+  const plan = run.job.image;
+  if (plan?.kind === "switch") {
+    run.logger.info(
+      `${run.job.what} needs Java ${plan.need}; the server's image ${shortImage(plan.from)} has Java ${plan.had}: it is switched to ${shortImage(plan.to.image)} (${plan.to.name}) with the swap`,
+    );
+  } else if (plan?.unchecked) {
+    run.logger.warn(`the server's image is not compared with the Java ${run.job.what} needs: ${plan.unchecked}`);
+  }
+}
+
+/**
+ * The swap, the server stopped: the image first (a refusal is exit 2 with nothing swapped), then the jar; a jar that
+ * cannot be put in place gets the old image back.
+ */
+async function swapWithImage(
+  run: Run,
+  panel: PanelClient,
+  work: VolumeDir,
+  owner: Owner,
+): Promise<{ previous: boolean; switched: Installed["switched"] }> {
+  const plan = run.job.image;
+  if (plan?.kind !== "switch") return { ...installJar(work, run.volume, owner), switched: undefined };
+  await switchImage(panel, plan.to.image);
+  try {
+    const { previous } = installJar(work, run.volume, owner);
+    return { previous, switched: { from: plan.from, to: plan.to.image } };
+  } catch (error) {
+    await panel.setDockerImage(plan.from).catch(() => {
+      run.logger.error(`the image could not be switched back to ${plan.from}: set it on the server's Startup tab`);
+    });
+    throw error;
   }
 }
 
@@ -342,6 +398,7 @@ function recordHistory(run: Run, done: Installed): void {
     installed: recordOf(job.artifact, job.what, done.downloaded, done.dataVersion),
     previous: done.previous ? done.replaced : undefined,
     preUpgrade: done.pre?.shortId,
+    ...(done.switched ? { image: done.switched.to, previousImage: done.switched.from } : {}),
   });
 }
 
@@ -384,16 +441,19 @@ async function startAgain(run: Run, panel: PanelClient, previous: boolean): Prom
 async function report(run: Run, done: Installed): Promise<number> {
   const { job, jar } = run;
   const kept = done.previous ? `; the old jar is ${PREVIOUS}` : "";
-  run.logger.info(`installed ${job.what} as ${jar} (${done.owner.uid}:${done.owner.gid})${kept}`);
+  const image = done.switched
+    ? `; Java image switched to ${shortImage(done.switched.to)} (was ${shortImage(done.switched.from)})`
+    : "";
+  run.logger.info(`installed ${job.what} as ${jar} (${done.owner.uid}:${done.owner.gid})${kept}${image}`);
   run.ctx.stdout.write(
-    `Installed ${job.what} as ${jar} (${formatBytes(done.downloaded.size)}, ${job.artifact.checksum ? `${job.artifact.checksum.algorithm} verified` : "size verified"})${kept}.${done.pre ? ` The world before it is snapshot ${done.pre.shortId} (pre-upgrade).` : ""}${done.restarted ? " The server was restarted with it." : ""}\n`,
+    `Installed ${job.what} as ${jar} (${formatBytes(done.downloaded.size)}, ${job.artifact.checksum ? `${job.artifact.checksum.algorithm} verified` : "size verified"})${kept}${image}.${done.pre ? ` The world before it is snapshot ${done.pre.shortId} (pre-upgrade).` : ""}${done.restarted ? " The server was restarted with it." : ""}\n`,
   );
   const snapshot = done.pre
     ? `\nThe world before it is snapshot ${done.pre.shortId} (pre-upgrade); to go back: jar-download --rollback, then backup restore --tag pre-upgrade if the new version saved the world.`
     : "";
   await run.notifier.send({
     title: done.restarted ? "Server upgraded" : "Server jar updated",
-    description: `${job.what} installed${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.${snapshot}`,
+    description: `${job.what} installed${image}${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.${snapshot}`,
     colour: COLOURS.success,
     category: "restart",
   });

@@ -5,6 +5,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS, WORK_PREFIX } from "./install.ts";
 import { jarVersion } from "./jar-version.ts";
+import { shortImage, switchImage } from "./java.ts";
 import { beginJob, pauseBackupsFor, startBack } from "./replace.ts";
 import {
   ignoredWorldVersion,
@@ -59,11 +60,15 @@ export async function rollBack(
       clock: ctx.clock,
     });
     const kept = now ? `${now.what} is kept as ${PREVIOUS}` : `the jar it replaces is kept as ${PREVIOUS}`;
+    const image = now ? await imageToRestore(panel, history, logger) : undefined;
+    const imageSaid = image ? `; the Java image back to ${shortImage(image)}` : "";
     if (options.dryRun) {
       const state = (await panel.resources()).state;
       const server =
         state === "offline" ? "the server is offline" : `the server is ${state}: stopped and started again`;
-      ctx.stdout.write(`Would put ${going.what} back as server.jar (${kept}; ${server}). Nothing done (--dry-run).\n`);
+      ctx.stdout.write(
+        `Would put ${going.what} back as server.jar (${kept}${imageSaid}; ${server}). Nothing done (--dry-run).\n`,
+      );
       return 0;
     }
     const run = { ctx, logger, job: { lockWaitMs: options.lockWaitMs ?? 30 * 60_000 } };
@@ -73,10 +78,15 @@ export async function rollBack(
       going,
       ignore,
       history,
+      image,
       timeoutMs: options.stateTimeoutMs,
     });
-    if (back) writeHistory(ctx.paths, dir, { installed: back, previous: now, preUpgrade: undefined });
-    const line = `${going.what} is back as server.jar (${kept}).${restarted ? " The server was restarted with it." : ""}`;
+    if (back) {
+      // The image goes with the jars: rolling this rollback back switches to the newer image again.
+      const images = image ? { image, previousImage: history?.image } : {};
+      writeHistory(ctx.paths, dir, { installed: back, previous: now, preUpgrade: undefined, ...images });
+    }
+    const line = `${going.what} is back as server.jar (${kept})${imageSaid}.${restarted ? " The server was restarted with it." : ""}`;
     logger.info(line);
     ctx.stdout.write(`${line}\n`);
     await notifier.send({
@@ -105,6 +115,8 @@ async function swapAround(
     going: Going;
     history: JarHistory | undefined;
     ignore: boolean;
+    /** The image to put back with the jar (the one the upgrade switched from). */
+    image: string | undefined;
     timeoutMs: number;
   },
 ): Promise<boolean> {
@@ -126,10 +138,45 @@ async function swapAround(
         throw new UsageError(`${error.message}; nothing was changed`, { hint: `${again}; ${error.hint}` });
       }
     }
+    if (on.image) await imageBack(panel, on.image, state !== "offline", timeoutMs);
     swapJars(volume);
     return state !== "offline" && (await startWith(panel, timeoutMs));
   } finally {
     backups.release();
+  }
+}
+
+/**
+ * The image the upgrade switched the server from, when the jar in place is the one it installed and the server still
+ * runs the image it switched to; a change made since (on the Startup tab) is left as it is, and said.
+ */
+async function imageToRestore(
+  panel: PanelClient,
+  history: JarHistory | undefined,
+  logger: Logger,
+): Promise<string | undefined> {
+  if (!history?.image || !history.previousImage) return undefined;
+  const current = (await panel.details()).dockerImage;
+  if (current === history.image) return history.previousImage;
+  logger.info(
+    `the server's image was changed since jar-download switched it to ${history.image} (it is ${current ?? "not said"}): left as it is`,
+  );
+  return undefined;
+}
+
+/** The old image back before the jars change places; a refusal is exit 2 with nothing changed (the server started again). */
+async function imageBack(panel: PanelClient, image: string, stopped: boolean, timeoutMs: number): Promise<void> {
+  try {
+    await switchImage(panel, image);
+  } catch (error) {
+    if (!(error instanceof UsageError) || !stopped) throw error;
+    const again = (await startBack(panel, timeoutMs))
+      ? "the server was started again with the jar it had"
+      : "the server did not start again: look at the panel console";
+    throw new UsageError(`${error.message}; nothing was changed`, {
+      where: error.where,
+      hint: `${again}; ${error.hint}`,
+    });
   }
 }
 

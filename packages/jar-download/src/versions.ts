@@ -144,6 +144,10 @@ export interface JarHistory {
   previous?: JarRecord | undefined;
   /** The short id of the snapshot taken before `installed` went in. */
   preUpgrade?: string | undefined;
+  /** The image the server was switched to with `installed` (it needed a newer Java); --rollback switches it back. */
+  image?: string | undefined;
+  /** The image the server ran before that switch, which --rollback puts back. */
+  previousImage?: string | undefined;
 }
 
 const HISTORY_FILE = "jar-download.json";

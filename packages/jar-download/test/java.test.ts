@@ -168,6 +168,7 @@ describe("the plan for the server's image", () => {
       kind: "keep",
       image: `${YOLKS}:java_21`,
       need: 21,
+      had: 21,
     });
     expect(panel.calls.map((c) => c.kind)).toEqual(["details"]);
   });
