@@ -172,41 +172,8 @@ export async function runJarDownload(
   const ignoreWorldVersion = options.ignoreWorldVersion ?? false;
   const snapshot = (await checkNotOlder(dir, wanted, ignoreWorldVersion)) && options.backup !== false;
   const backup = snapshot && !dryRun ? backupSettingsFor(ctx, dir) : undefined;
-  if (isInstallerType(wanted.type)) {
-    const request = {
-      type: wanted.type,
-      version: wanted.version as string,
-      loader: wanted.loader,
-      channel: wanted.channel,
-    };
-    const artifact = await source.resolveInstaller(request);
-    if (dryRun) return showInstallerPlan(ctx, artifact, dir, snapshot, ignoreWorldVersion);
-    const installer = settings.installer as NonNullable<typeof settings.installer>;
-    if (!installer.socket) {
-      throw new ConfigError(
-        `DOCKER_SOCKET is off: ${labelOf(wanted.type)}'s installer runs in the server's image through Docker`,
-        {
-          where: "DOCKER_SOCKET",
-          hint: "set DOCKER_SOCKET to Wings' Docker socket, /var/run/docker.sock",
-        },
-      );
-    }
-    return installLoader(ctx, {
-      artifact,
-      what: `${LOADER_LABELS[artifact.type]} ${artifact.loader} for Minecraft ${artifact.game}`,
-      dir,
-      control: settings.control as NonNullable<typeof settings.control>,
-      http,
-      retryDelayMs,
-      socket: installer.socket,
-      installerTimeoutMs: installer.timeoutMs,
-      stop: options.stop ?? false,
-      backup,
-      ignoreWorldVersion,
-      lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
-      stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
-    });
-  }
+  const common = { dir, backup, snapshot, ignoreWorldVersion, http, retryDelayMs, source, settings };
+  if (isInstallerType(wanted.type)) return installerRun(ctx, options, { ...wanted, type: wanted.type }, common);
   const artifact = await source.resolve({ ...wanted, type: wanted.type, version: wanted.version as string });
   // The Java it needs against the server's image, before anything is downloaded or changed (docs/system.md 9).
   const control = dryRun ? planPanel(ctx, options.args ?? {}) : settings.control;
@@ -221,6 +188,71 @@ export async function runJarDownload(
     control: settings.control as NonNullable<typeof settings.control>,
     http,
     retryDelayMs,
+    stop: options.stop ?? false,
+    backup,
+    ignoreWorldVersion,
+    lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
+    stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
+  });
+}
+
+/** What both kinds of install share, read once in runJarDownload. */
+interface Common {
+  dir: string;
+  backup: BackupSettings | undefined;
+  snapshot: boolean;
+  ignoreWorldVersion: boolean;
+  http: HttpClient;
+  retryDelayMs: number;
+  source: Source;
+  settings: ReturnType<typeof loadSettings>;
+}
+
+/**
+ * A loader by its own installer (NeoForge, Forge): its plan with --dry-run, else the install (loader-install.ts). The
+ * Java the game version needs, and the installer itself (Quilt's 17), is compared with the server's image first.
+ */
+async function installerRun(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "signal" | "runner" | "atExit">,
+  options: JarOptions,
+  wanted: Wanted & { type: InstallerType },
+  common: Common,
+): Promise<number> {
+  const { dir, backup, snapshot, ignoreWorldVersion, http, retryDelayMs, source, settings } = common;
+  const dryRun = options.dryRun ?? false;
+  const request = {
+    type: wanted.type,
+    version: wanted.version as string,
+    loader: wanted.loader,
+    channel: wanted.channel,
+  };
+  const artifact = await source.resolveInstaller(request);
+  const control = dryRun ? planPanel(ctx, options.args ?? {}) : settings.control;
+  const game = await requiredJava({ http, bases: settings.bases }, { type: "vanilla", version: artifact.game });
+  const need = Math.max(game ?? 0, artifact.javaAtLeast);
+  const what = `${LOADER_LABELS[artifact.type]} ${artifact.loader} for Minecraft ${artifact.game}`;
+  const image = control ? await planImage(createPanelClient({ ...control, clock: ctx.clock }), need, what) : undefined;
+  if (dryRun) return showInstallerPlan(ctx, artifact, dir, { snapshot, ignoreWorldVersion, image });
+  const installer = settings.installer as NonNullable<typeof settings.installer>;
+  if (!installer.socket) {
+    throw new ConfigError(
+      `DOCKER_SOCKET is off: ${what} is installed by its installer, run in the server's image through Docker`,
+      {
+        where: "DOCKER_SOCKET",
+        hint: "set DOCKER_SOCKET to Wings' Docker socket, /var/run/docker.sock",
+      },
+    );
+  }
+  return installLoader(ctx, {
+    artifact,
+    image,
+    what,
+    dir,
+    control: settings.control as NonNullable<typeof settings.control>,
+    http,
+    retryDelayMs,
+    socket: installer.socket,
+    installerTimeoutMs: installer.timeoutMs,
     stop: options.stop ?? false,
     backup,
     ignoreWorldVersion,
@@ -348,9 +380,9 @@ function showInstallerPlan(
   ctx: Pick<ToolContext, "stdout">,
   artifact: InstallerArtifact,
   dir: string,
-  snapshot: boolean,
-  ignoreWorldVersion: boolean,
+  plan: { snapshot: boolean; ignoreWorldVersion: boolean; image: ImagePlan | undefined },
 ): number {
+  const { snapshot, ignoreWorldVersion } = plan;
   const { installer } = artifact;
   const checksum = installer.checksum
     ? `${installer.checksum.algorithm} ${installer.checksum.hex} (the maven's)`
@@ -362,7 +394,8 @@ function showInstallerPlan(
       `  from:     ${installer.url}`,
       `  verify:   ${checksum}`,
       `  run:      ${commandLine(artifact.cmd)} (the installer needs Java ${artifact.javaAtLeast} or newer)`,
-      `  into:     ${dir} (what the installer writes; the files it replaces kept for --rollback)`,
+      `  image:    ${imageLine(plan.image)}`,
+      `  into:     ${dir} (what the installer writes; the files it replaces kept aside)`,
       `  first:    ${snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
       ...(ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
       "",

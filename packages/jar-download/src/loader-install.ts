@@ -11,6 +11,7 @@ import { runInstaller } from "./container.ts";
 import { downloadVerified } from "./download.ts";
 import { INSTALL_DIR, type Owner } from "./install.ts";
 import { checkTree, KEEP_PREFIX, loaderLayout, moveInto, prepareLoaderOutput, UNIX_ARGS } from "./install-tree.ts";
+import { type ImagePlan, shortImage, switchImage } from "./java.ts";
 import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
 import { beginJob, pauseBackupsFor, preUpgrade, startBack, workDir } from "./replace.ts";
 import { dataVersionOf, readHistory, refuseDowngrade, worldSaver, writeHistory } from "./versions.ts";
@@ -18,6 +19,8 @@ import { dataVersionOf, readHistory, refuseDowngrade, worldSaver, writeHistory }
 /** A loader to install by its own installer (Forge, NeoForge), and what it takes. */
 export interface LoaderJob {
   artifact: InstallerArtifact;
+  /** The server's image against the Java the game and the installer need (java.ts planImage). */
+  image: ImagePlan | undefined;
   /** "NeoForge 21.1.77 for 1.21.1". */
   what: string;
   dir: string;
@@ -65,7 +68,14 @@ export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
     const staging = work.make();
     const out = installDir(staging, owner);
     try {
-      await runIn(ctx, logger, job, out, owner, details.dockerImage);
+      // The installer runs in the image the server will run: the one it is switched to, if it is.
+      const image = job.image?.kind === "switch" ? job.image.to.image : details.dockerImage;
+      if (job.image?.kind === "switch") {
+        logger.info(
+          `${job.what} needs Java ${job.image.need}; the server's image ${shortImage(job.image.from)} has Java ${job.image.had}: it is switched to ${shortImage(job.image.to.image)} with the install`,
+        );
+      }
+      await runIn(ctx, logger, job, out, owner, image);
       checkTree(out, owner);
       const names = prepareLoaderOutput(
         out,
@@ -74,12 +84,16 @@ export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
         owner,
       );
       const done = await swapIn(ctx, logger, job, { panel, volume, out, names, before });
-      const line = `Installed ${job.what} in ${job.dir} (${names.join(", ")})${done.replaced.length ? `; what it replaced is kept for --rollback` : ""}.${done.pre ? ` The world before it is snapshot ${done.pre.shortId} (pre-upgrade).` : ""}${done.restarted ? " The server was restarted with it." : ""}`;
+      const switched =
+        job.image?.kind === "switch"
+          ? `; Java image switched to ${shortImage(job.image.to.image)} (was ${shortImage(job.image.from)})`
+          : "";
+      const line = `Installed ${job.what} in ${job.dir} (${names.join(", ")})${done.replaced.length ? "; what it replaced is kept aside" : ""}${switched}.${done.pre ? ` The world before it is snapshot ${done.pre.shortId} (pre-upgrade).` : ""}${done.restarted ? " The server was restarted with it." : ""}`;
       logger.info(line);
       ctx.stdout.write(`${line}\n`);
       await notifier.send({
         title: done.restarted ? "Server upgraded" : "Server loader installed",
-        description: `${job.what} installed${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.${done.pre ? `\nThe world before it is snapshot ${done.pre.shortId} (pre-upgrade); to go back: jar-download --rollback.` : ""}`,
+        description: `${job.what} installed${switched}${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.${done.pre ? `\nThe world before it is snapshot ${done.pre.shortId} (pre-upgrade); to go back: jar-download --rollback.` : ""}`,
         colour: COLOURS.success,
         category: "restart",
       });
@@ -227,11 +241,23 @@ async function swapIn(
         cause: error,
       });
     }
+    const plan = job.image;
+    if (plan?.kind === "switch") {
+      try {
+        await switchImage(panel, plan.to.image);
+      } catch (error) {
+        if (state !== "offline") await startBack(panel, job.stateTimeoutMs);
+        throw error;
+      }
+    }
     const keep = volume.makePrivateDir(KEEP_PREFIX);
     let replaced: string[];
     try {
       ({ replaced } = moveInto(on.out, volume, keep, on.names));
       recordLoader(ctx, job, volume, on.names, keep, pre);
+    } catch (error) {
+      if (plan?.kind === "switch") await switchImage(panel, plan.from).catch(() => undefined);
+      throw error;
     } finally {
       keep.close();
     }
@@ -273,5 +299,6 @@ function recordLoader(
       argsDigest: createHash("sha256").update(args).digest("hex"),
     },
     preUpgrade: pre?.shortId,
+    ...(job.image?.kind === "switch" ? { image: job.image.to.image, previousImage: job.image.from } : {}),
   });
 }

@@ -53,6 +53,10 @@ afterAll(async () => {
 /** The maven stand-in serving the test installer that behaves so (the stand-in makes each file once). */
 function installers(behaviour: InstallerBehaviour): Promise<DownloadStandIn> {
   return startDownloadStandIn({
+    vanilla: [
+      { id: "1.21.1", type: "release" },
+      { id: "1.20.1", type: "release" },
+    ],
     installerJar: (loader, version) => {
       const [game, forge] = loader === "forge" ? version.split("-") : ["1.21.1", version];
       return testInstallerJar({ loader, version: forge as string, game: game as string, behaviour });
@@ -60,14 +64,16 @@ function installers(behaviour: InstallerBehaviour): Promise<DownloadStandIn> {
   });
 }
 
-async function setUp(options: { startup?: string; behaviour?: InstallerBehaviour } = {}): Promise<void> {
+async function setUp(
+  options: { startup?: string; behaviour?: InstallerBehaviour; image?: string } = {},
+): Promise<void> {
   stand = await installers(options.behaviour ?? "ok");
   discord.reset();
   panel = await startPanelStandIn({
     servers: [
       {
         state: "offline",
-        dockerImage: "ghcr.io/pterodactyl/yolks:java_21",
+        dockerImage: options.image ?? "ghcr.io/pterodactyl/yolks:java_21",
         ...(options.startup ? { egg: { startup: options.startup } } : {}),
       },
     ],
@@ -155,6 +161,18 @@ describe("jar-download --type neoforge (built executable)", () => {
     const args = "libraries/net/minecraftforge/forge/1.20.1-47.2.0/unix_args.txt";
     expect(readFileSync(join(volume, "unix_args.txt"))).toEqual(readFileSync(join(volume, args)));
     expect(docker.containers[0]?.cmd).toEqual(["java", "-jar", "forge-1.20.1-47.2.0-installer.jar", "--installServer"]);
+  });
+
+  it("a server on Java 17 gets the egg's Java 21 image for 1.21.1, and the installer runs in it", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP, image: "ghcr.io/pterodactyl/yolks:java_17" });
+    const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stdout).toMatch(/; Java image switched to java_21 \(was java_17\)\./);
+    expect(panel.imageChanges()).toEqual([
+      { from: "ghcr.io/pterodactyl/yolks:java_17", to: "ghcr.io/pterodactyl/yolks:java_21" },
+    ]);
+    expect(docker.containers[0]?.image).toBe("ghcr.io/pterodactyl/yolks:java_21");
+    expect(discord.messages[0]?.body.embeds[0].description).toMatch(/Java image switched to java_21/);
   });
 
   it.each([
