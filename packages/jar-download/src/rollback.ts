@@ -6,6 +6,7 @@ import type { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS, WORK_PREFIX } from "./install.ts";
 import { jarVersion } from "./jar-version.ts";
 import { shortImage, switchImage } from "./java.ts";
+import { loaderInPlace, rollBackLoader } from "./loader-rollback.ts";
 import { beginJob, pauseBackupsFor, startBack } from "./replace.ts";
 import {
   ignoredWorldVersion,
@@ -39,6 +40,27 @@ export async function rollBack(
   const control = settings.control as NonNullable<RollbackSettings["control"]>;
   const { logger, notifier, lock, volume } = await beginJob(ctx, dir);
   try {
+    const loader = loaderInPlace(volume, readHistory(ctx.paths, dir));
+    if (loader) {
+      const panel = createPanelClient({
+        url: control.url,
+        key: control.key,
+        serverId: control.serverId,
+        clock: ctx.clock,
+      });
+      return await rollBackLoader(
+        ctx,
+        { logger, notifier, volume, panel, dir },
+        {
+          record: loader,
+          history: readHistory(ctx.paths, dir) as JarHistory,
+          dryRun: options.dryRun ?? false,
+          ignore: options.ignoreWorldVersion ?? false,
+          timeoutMs: options.stateTimeoutMs,
+          lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
+        },
+      );
+    }
     if (!volume.lstat(PREVIOUS)?.isFile()) {
       throw new JobError("there is no server.jar.previous to go back to", {
         where: volume.display(PREVIOUS),

@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -173,6 +173,50 @@ describe("jar-download --type neoforge (built executable)", () => {
     ]);
     expect(docker.containers[0]?.image).toBe("ghcr.io/pterodactyl/yolks:java_21");
     expect(discord.messages[0]?.body.embeds[0].description).toMatch(/Java image switched to java_21/);
+  });
+
+  it("--rollback takes the loader out, puts back what it replaced and the image before it", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP, image: "ghcr.io/pterodactyl/yolks:java_17" });
+    writeFileSync(join(volume, "run.sh"), "the operator's own run.sh\n");
+    expect((await run("1.21.1", "--type", "neoforge", "--no-backup")).code).toBe(0);
+    panel.setState("running");
+    const dry = await run("--rollback", "--dry-run");
+    expect(dry.stdout).toMatch(
+      /^Would take NeoForge 21\.1\.77 for Minecraft 1\.21\.1 out \(libraries, run\.sh, run\.bat, unix_args\.txt, user_jvm_args\.txt\) and put what was there before it back; the image back to java_17/,
+    );
+    const back = await run("--rollback");
+    expect(back, back.stderr).toMatchObject({ code: 0 });
+    expect(back.stdout).toMatch(
+      /was taken out and what was there before it put back; the image back to java_17\. The server was restarted\./,
+    );
+    expect(visible()).toEqual(["libraries", "run.sh", "server.jar", "world"]);
+    expect(readFileSync(join(volume, "run.sh"), "utf8")).toBe("the operator's own run.sh\n");
+    expect(readFileSync(join(volume, "libraries", "io", "papermc", "paper.jar"), "utf8")).toBe("paper's library");
+    expect(readdirSync(volume).filter((n) => n.startsWith("."))).toEqual([]);
+    expect(panel.imageChanges().at(-1)).toEqual({
+      from: "ghcr.io/pterodactyl/yolks:java_21",
+      to: "ghcr.io/pterodactyl/yolks:java_17",
+    });
+    expect(panel.signals()).toEqual(["stop", "start"]);
+    expect(discord.messages.map((m) => m.body.embeds[0].title)).toEqual([
+      "Server loader installed",
+      "Server rolled back",
+    ]);
+  });
+
+  it("--rollback never takes a directory the game's user renamed to the kept one's name for it", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP });
+    expect((await run("1.21.1", "--type", "neoforge", "--no-backup")).code).toBe(0);
+    const [kept] = readdirSync(volume).filter((n) => n.startsWith(".mcops-previous-install-"));
+    // The game's user moves the kept directory away and puts its own of that name in its place.
+    renameSync(join(volume, kept as string), join(volume, "elsewhere"));
+    mkdirSync(join(volume, kept as string, "libraries"), { recursive: true });
+    const back = await run("--rollback");
+    expect(back.code).toBe(1);
+    expect(back.stderr).toMatch(
+      /what NeoForge 21\.1\.77 for Minecraft 1\.21\.1 replaced is no longer kept in the volume/,
+    );
+    expect(readFileSync(join(volume, "unix_args.txt"))).toEqual(readFileSync(join(volume, ARGS)));
   });
 
   it.each([

@@ -1,0 +1,147 @@
+import { createHash } from "node:crypto";
+import { JobError, UsageError } from "@mcops/core/errors";
+import { COLOURS, type Notifier, type PanelClient } from "@mcops/core/http";
+import type { Logger } from "@mcops/core/log";
+import type { ToolContext } from "@mcops/core/tool";
+import type { VolumeDir } from "@mcops/core/volume";
+import { KEEP_PREFIX, moveInto, UNIX_ARGS } from "./install-tree.ts";
+import { shortImage, switchImage } from "./java.ts";
+import { pauseBackupsFor, startBack } from "./replace.ts";
+import { type JarHistory, type LoaderRecord, worldSaver, writeHistory } from "./versions.ts";
+
+type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr">;
+
+/** The loader install the history names, when it is still the one in place (its unix_args.txt unchanged). */
+export function loaderInPlace(volume: VolumeDir, history: JarHistory | undefined): LoaderRecord | undefined {
+  const record = history?.loader;
+  if (!record) return undefined;
+  let args: Buffer | undefined;
+  try {
+    args = volume.readFile(UNIX_ARGS, 256 * 1024);
+  } catch {
+    return undefined; // not a regular file: not what was installed
+  }
+  return args && createHash("sha256").update(args).digest("hex") === record.argsDigest ? record : undefined;
+}
+
+/**
+ * `--rollback` after a loader install: the names it put into the volume are taken out (and removed with the private
+ * directory they are moved to), what they replaced comes back from where it was kept, the image goes back to the one
+ * before, and a running server is stopped for it and started again. The kept directory must still be the one made (its
+ * inode): a directory the game's user renamed to its name is never taken for it.
+ */
+export async function rollBackLoader(
+  ctx: Ctx,
+  run: { logger: Logger; notifier: Notifier; volume: VolumeDir; panel: PanelClient; dir: string },
+  on: {
+    record: LoaderRecord;
+    history: JarHistory;
+    dryRun: boolean;
+    ignore: boolean;
+    timeoutMs: number;
+    lockWaitMs: number;
+  },
+): Promise<number> {
+  const { logger, volume, panel } = run;
+  const { record, history } = on;
+  const kept = keptDir(volume, record);
+  try {
+    const back = history.installed?.what ?? "what was there before it";
+    const image = history.previousImage ? `; the image back to ${shortImage(history.previousImage)}` : "";
+    if (!on.ignore) await refuseIfSaved(volume, record, history);
+    if (on.dryRun) {
+      const state = (await panel.resources()).state;
+      const server =
+        state === "offline" ? "the server is offline" : `the server is ${state}: stopped and started again`;
+      ctx.stdout.write(
+        `Would take ${record.what} out (${record.names.join(", ")}) and put ${back} back${image} (${server}). Nothing done (--dry-run).\n`,
+      );
+      return 0;
+    }
+    const backups = await pauseBackupsFor({ ctx, logger, job: { lockWaitMs: on.lockWaitMs } });
+    let restarted = false;
+    try {
+      const state = (await panel.resources()).state;
+      if (state !== "offline") {
+        logger.info(`stopping the server to take ${record.what} out (it was ${state})`);
+        await panel.power("stop");
+        await panel.waitForState("offline", { timeoutMs: on.timeoutMs });
+      }
+      swapBack(volume, kept, record);
+      if (history.previousImage) await switchImage(panel, history.previousImage);
+      writeHistory(ctx.paths, run.dir, {
+        installed: history.installed,
+        previous: history.previous,
+        preUpgrade: undefined,
+      });
+      if (state !== "offline") {
+        restarted = await startBack(panel, on.timeoutMs);
+        if (!restarted) {
+          throw new JobError(`${record.what} was taken out, but the server did not start again`, {
+            hint: "look at the panel console and the server's latest.log",
+          });
+        }
+      }
+    } finally {
+      backups.release();
+    }
+    const line = `${record.what} was taken out and ${back} put back${image}.${restarted ? " The server was restarted." : ""}`;
+    logger.info(line);
+    ctx.stdout.write(`${line}\n`);
+    await run.notifier.send({
+      title: "Server rolled back",
+      description: line,
+      colour: COLOURS.warning,
+      category: "restart",
+    });
+    return 0;
+  } finally {
+    kept.close();
+  }
+}
+
+/** The directory the install kept what it replaced in: still the same one (inode), ours, mode 700. */
+function keptDir(volume: VolumeDir, record: LoaderRecord): VolumeDir {
+  const gone = new JobError(`what ${record.what} replaced is no longer kept in the volume`, {
+    where: volume.display(record.keep.name),
+    hint: "install the version you want instead",
+  });
+  if (!record.keep.name.startsWith(KEEP_PREFIX)) throw gone;
+  let kept: VolumeDir | undefined;
+  try {
+    kept = volume.tryDir(record.keep.name);
+  } catch {
+    throw gone;
+  }
+  if (!kept) throw gone;
+  const stat = kept.stat();
+  if (stat.ino !== record.keep.ino || stat.uid !== process.geteuid?.() || (stat.mode & 0o777) !== 0o700) {
+    kept.close();
+    throw gone;
+  }
+  return kept;
+}
+
+/** The swap: the loader's names out (removed), the kept ones back; the emptied kept directory removed. */
+function swapBack(volume: VolumeDir, kept: VolumeDir, record: LoaderRecord): void {
+  const out = volume.makePrivateDir(KEEP_PREFIX);
+  try {
+    moveInto(kept, volume, out, record.names, { clear: true });
+    volume.removePrivateDir(out);
+    if (kept.list().length === 0) volume.removePrivateDir(kept);
+  } finally {
+    out.close();
+  }
+}
+
+/** Exit 2 when the world has been saved by the loader's game version and what goes back is older. */
+async function refuseIfSaved(volume: VolumeDir, record: LoaderRecord, history: JarHistory): Promise<void> {
+  const saved = await worldSaver(volume);
+  const back = history.installed?.dataVersion;
+  if (!saved || back === undefined || saved.dataVersion <= back) return;
+  const snapshot = history.preUpgrade ? `the pre-upgrade snapshot ${history.preUpgrade}` : "a snapshot from before it";
+  throw new UsageError(
+    `the world has been saved by ${saved.name ?? "a newer version"} (data version ${saved.dataVersion}) since ${record.what} went in; ${history.installed?.what} (${back}) cannot open it safely`,
+    { hint: `restore ${snapshot} first (backup restore --tag pre-upgrade), then run jar-download --rollback again` },
+  );
+}
