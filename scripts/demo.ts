@@ -17,6 +17,7 @@ import {
   startDownloadStandIn,
   startGameServer,
   startPanelStandIn,
+  testInstallerJar,
   toolEnv,
   waitUntil,
 } from "@mcops/testkit";
@@ -324,7 +325,18 @@ try {
   heading(
     "jar-download: a new server jar, verified, swapped in while the players wait a moment, the world snapshotted first",
   );
-  const downloads = await startDownloadStandIn();
+  // The loaders' installers are the test installer (Java source, built with Debian's JDK): run for real in the Docker
+  // stand-in, writing what NeoForge's writes.
+  const downloads = await startDownloadStandIn({
+    vanilla: [
+      { id: "1.21.4", type: "release" },
+      { id: "1.21.3", type: "release" },
+    ],
+    installerJar: (loader, version) => {
+      const [major, minor] = version.split(".");
+      return testInstallerJar({ loader, version, game: minor === "0" ? `1.${major}` : `1.${major}.${minor}` });
+    },
+  });
   try {
     writeFileSync(join(worldDir, "server.jar"), downloads.jar("vanilla-1.21.3.jar")); // the jar the egg installed
     writeSecret(
@@ -335,6 +347,11 @@ try {
         `PURPUR_BASE=${downloads.bases.purpur}`,
         `MOJANG_BASE=${downloads.bases.mojang}`,
         `FABRIC_BASE=${downloads.bases.fabric}`,
+        `NEOFORGE_BASE=${downloads.bases.neoforge}`,
+        `FORGE_BASE=${downloads.bases.forge}`,
+        `FORGE_FILES_BASE=${downloads.bases.forgeFiles}`,
+        `QUILT_META_BASE=${downloads.bases.quilt}`,
+        `QUILT_MAVEN_BASE=${downloads.bases.quiltMaven}`,
         "DOWNLOAD_CONTACT=admin@example.com",
         "",
       ].join("\n"),
@@ -352,10 +369,19 @@ try {
     await run("jar-download", ["1.20.1"]);
     await run("jar-download", ["--rollback"]);
     await run("jar-download", ["1.21.4", "--stop", "--no-backup"]);
-    heading("jar-download: a corrupt download never replaces server.jar; the heavy modpack loader is an installer");
+    heading("jar-download: a corrupt download never replaces server.jar");
     downloads.inject({ kind: "corrupt", route: "jar", times: 5 });
     await run("jar-download", ["1.21.4", "--type", "purpur", "--stop"]);
-    await run("jar-download", ["1.20.1", "--type", "forge"]);
+    downloads.reset(); // the corrupt answers the purpur run did not use up
+    heading(
+      "jar-download: the heavy modpack loader by its own installer, run in the server's image through Docker as the game's user",
+    );
+    await run("jar-download", ["1.21.4", "--type", "neoforge", "--list"]);
+    await run("jar-download", ["1.21.4", "--type", "neoforge", "--channel", "beta", "--dry-run"]);
+    await run("jar-download", ["1.21.4", "--type", "neoforge", "--channel", "beta", "--stop", "--no-backup"]);
+    console.log(
+      `  \x1b[2mthe installer ran in ${docker.containers.at(-1)?.image} as ${docker.containers.at(-1)?.user}; the volume now holds run.sh, unix_args.txt and libraries/\x1b[0m`,
+    );
   } finally {
     await downloads.close();
   }

@@ -56,7 +56,7 @@ export async function downloadVerified(
         if (error instanceof Incomplete) {
           throw new JobError(`the download of ${artifact.fileName} failed ${attempts} times: ${error.message}`, {
             where: artifact.url,
-            hint: "server.jar was left as it was; try again later",
+            hint: "nothing in the volume was changed; try again later",
           });
         }
         throw error;
@@ -109,7 +109,7 @@ async function fetchInto(
     if (error instanceof HttpFailure) {
       throw new JobError(`downloading ${artifact.fileName} failed: ${error.message}`, {
         where: error.url,
-        hint: "server.jar was left as it was; try again later",
+        hint: "nothing in the volume was changed; try again later",
       });
     }
     throw error;
@@ -136,7 +136,7 @@ async function fetchInto(
     } catch (error) {
       if (watch.stalled()) throw new Incomplete(`no data for ${formatDuration(stallMs)} after ${formatBytes(size)}`);
       if ((error as Error).name === "AbortError")
-        throw new JobError("interrupted", { hint: "server.jar was left as it was" });
+        throw new JobError("interrupted", { hint: "nothing in the volume was changed" });
       throw new Incomplete(`the connection broke after ${formatBytes(size)} (${(error as Error).message})`);
     }
     if (expected !== undefined && size !== expected) {
@@ -150,13 +150,13 @@ async function fetchInto(
   if (artifact.checksum && digest !== artifact.checksum.hex) {
     throw new JobError(
       `${artifact.fileName} does not match its ${algorithm} (expected ${artifact.checksum.hex}, got ${digest})`,
-      { where: artifact.url, hint: "server.jar was left as it was; try again later, or use another mirror" },
+      { where: artifact.url, hint: "nothing in the volume was changed; try again later, or use another mirror" },
     );
   }
   if (!isZip(path)) {
     throw new JobError(`${artifact.fileName} is not a jar (no zip header)`, {
       where: artifact.url,
-      hint: "server.jar was left as it was; the address may serve an error page",
+      hint: "nothing in the volume was changed; the address may serve an error page",
     });
   }
   return { path, size, digest, algorithm };

@@ -185,7 +185,7 @@ describe("jar-download (built executable)", () => {
     const corrupt = await run("1.21.4", "--no-backup");
     expect(corrupt.code).toBe(1);
     expect(corrupt.stderr).toMatch(
-      /^jar-download: paper-1\.21\.4-231\.jar does not match its sha256 \(expected [0-9a-f]{64}, got [0-9a-f]{64}\) \(http:\/\/127\.0\.0\.1:\d+\/fill-data\/.*\) — server\.jar was left as it was; try again later, or use another mirror\n$/,
+      /^jar-download: paper-1\.21\.4-231\.jar does not match its sha256 \(expected [0-9a-f]{64}, got [0-9a-f]{64}\) \(http:\/\/127\.0\.0\.1:\d+\/fill-data\/.*\) — nothing in the volume was changed; try again later, or use another mirror\n$/,
     );
     untouched();
 
