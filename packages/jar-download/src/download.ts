@@ -18,6 +18,12 @@ interface DownloadOptions {
   /** Called as bytes arrive (for a progress line). */
   onProgress?: (done: number, total: number | undefined) => void;
   onRetry?: (reason: string, attempt: number) => void;
+  /** Further checksums the file must match besides the artifact's own (a modpack gives both sha512 and sha1). */
+  alsoVerify?: readonly { algorithm: ChecksumAlgorithm; hex: string }[];
+  /** Default true: the file must start with a zip header (a jar). A modpack's config file need not. */
+  zipHeader?: boolean;
+  /** What a failure left untouched, for its hint (default "server.jar was left as it was"). */
+  untouched?: string;
 }
 
 /** What a download needs: a server jar (Artifact) or a loader's installer (InstallerArtifact's installer). */
@@ -30,6 +36,8 @@ export interface Downloaded {
   digest: string;
   algorithm: ChecksumAlgorithm;
 }
+
+const UNTOUCHED = "nothing in the volume was changed";
 
 /** A failure worth another try: the body was cut or came short. */
 class Incomplete extends Error {}
@@ -56,7 +64,7 @@ export async function downloadVerified(
         if (error instanceof Incomplete) {
           throw new JobError(`the download of ${artifact.fileName} failed ${attempts} times: ${error.message}`, {
             where: artifact.url,
-            hint: "nothing in the volume was changed; try again later",
+            hint: `${options.untouched ?? UNTOUCHED}; try again later`,
           });
         }
         throw error;
@@ -109,7 +117,7 @@ async function fetchInto(
     if (error instanceof HttpFailure) {
       throw new JobError(`downloading ${artifact.fileName} failed: ${error.message}`, {
         where: error.url,
-        hint: "nothing in the volume was changed; try again later",
+        hint: `${options.untouched ?? UNTOUCHED}; try again later`,
       });
     }
     throw error;
@@ -118,6 +126,7 @@ async function fetchInto(
   const expected = artifact.size ?? (header && /^\d+$/.test(header) ? Number(header) : undefined);
   const algorithm = artifact.checksum?.algorithm ?? "sha256";
   const hash = createHash(algorithm);
+  const more = (options.alsoVerify ?? []).map((sum) => ({ ...sum, hash: createHash(sum.algorithm) }));
   // A new file in a directory only root can enter (the caller's private directory): created, never opened through.
   const fd = openSync(path, "wx", 0o600);
   let size = 0;
@@ -128,6 +137,7 @@ async function fetchInto(
       for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
         watch.feed();
         hash.update(chunk);
+        for (const sum of more) sum.hash.update(chunk);
         let offset = 0;
         while (offset < chunk.length) offset += writeSync(fd, chunk, offset);
         size += chunk.length;
@@ -136,7 +146,7 @@ async function fetchInto(
     } catch (error) {
       if (watch.stalled()) throw new Incomplete(`no data for ${formatDuration(stallMs)} after ${formatBytes(size)}`);
       if ((error as Error).name === "AbortError")
-        throw new JobError("interrupted", { hint: "nothing in the volume was changed" });
+        throw new JobError("interrupted", { hint: options.untouched ?? UNTOUCHED });
       throw new Incomplete(`the connection broke after ${formatBytes(size)} (${(error as Error).message})`);
     }
     if (expected !== undefined && size !== expected) {
@@ -150,13 +160,22 @@ async function fetchInto(
   if (artifact.checksum && digest !== artifact.checksum.hex) {
     throw new JobError(
       `${artifact.fileName} does not match its ${algorithm} (expected ${artifact.checksum.hex}, got ${digest})`,
-      { where: artifact.url, hint: "nothing in the volume was changed; try again later, or use another mirror" },
+      { where: artifact.url, hint: `${options.untouched ?? UNTOUCHED}; try again later, or use another mirror` },
     );
   }
-  if (!isZip(path)) {
+  for (const sum of more) {
+    const got = sum.hash.digest("hex");
+    if (got !== sum.hex.toLowerCase()) {
+      throw new JobError(
+        `${artifact.fileName} does not match its ${sum.algorithm} (expected ${sum.hex.toLowerCase()}, got ${got})`,
+        { where: artifact.url, hint: `${options.untouched ?? UNTOUCHED}; try again later, or use another mirror` },
+      );
+    }
+  }
+  if ((options.zipHeader ?? true) && !isZip(path)) {
     throw new JobError(`${artifact.fileName} is not a jar (no zip header)`, {
       where: artifact.url,
-      hint: "nothing in the volume was changed; the address may serve an error page",
+      hint: `${options.untouched ?? UNTOUCHED}; the address may serve an error page`,
     });
   }
   return { path, size, digest, algorithm };

@@ -57,7 +57,8 @@ export interface Bases {
   quiltMaven: string;
 }
 
-export type ChecksumAlgorithm = "sha256" | "sha1" | "md5";
+/** sha512: a Modrinth modpack's files (with their sha1, checked too: see DownloadOptions.alsoVerify). */
+export type ChecksumAlgorithm = "sha256" | "sha1" | "md5" | "sha512";
 
 export interface Artifact {
   type: JarType;

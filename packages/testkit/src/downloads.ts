@@ -534,13 +534,22 @@ function buildJar(name: string, size: number, worldVersions: Record<string, numb
 }
 
 /**
+ * One entry of `zipFile`. For the tests of a zip reader's defences: `mode` writes Unix attributes (made by Unix,
+ * the mode in the external attributes' high half, e.g. 0o120777 for a symbolic link whose data is its target), and
+ * `declaredSize` writes a size in the headers other than the data's (a zip bomb declares a small one).
+ */
+export interface ZipEntry {
+  name: Buffer;
+  data: Buffer;
+  mode?: number;
+  declaredSize?: number;
+}
+
+/**
  * A ZIP of the entries, with its central directory (what `unzip -t` accepts): stored as they are (method 0), or
  * deflated (method 8) as real jars have most of their entries.
  */
-export function zipFile(
-  entries: readonly { name: Buffer; data: Buffer }[],
-  options: { deflate?: boolean } = {},
-): Buffer {
+export function zipFile(entries: readonly ZipEntry[], options: { deflate?: boolean } = {}): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -557,12 +566,13 @@ export function zipFile(
     local.writeUInt16LE(DOS_DATE, 12);
     local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(entry.data.length, 22);
+    const declared = entry.declaredSize ?? entry.data.length;
+    local.writeUInt32LE(declared, 22);
     local.writeUInt16LE(entry.name.length, 26);
     local.writeUInt16LE(0, 28); // extra length
     const central = Buffer.alloc(CENTRAL_HEADER);
     central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4); // made by: MS-DOS, 2.0
+    central.writeUInt16LE(entry.mode === undefined ? 20 : (3 << 8) | 20, 4); // made by: MS-DOS or Unix, 2.0
     central.writeUInt16LE(method ? 20 : 10, 6);
     central.writeUInt16LE(0, 8);
     central.writeUInt16LE(method, 10);
@@ -570,9 +580,10 @@ export function zipFile(
     central.writeUInt16LE(DOS_DATE, 14);
     central.writeUInt32LE(crc, 16);
     central.writeUInt32LE(body.length, 20);
-    central.writeUInt32LE(entry.data.length, 24);
+    central.writeUInt32LE(declared, 24);
     central.writeUInt16LE(entry.name.length, 28);
-    // extra, comment, disk number, internal and external attributes stay 0
+    // extra, comment, disk number and internal attributes stay 0; the external ones hold the Unix mode, if any
+    if (entry.mode !== undefined) central.writeUInt32LE((entry.mode << 16) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
     locals.push(local, entry.name, body);
     centrals.push(central, entry.name);
