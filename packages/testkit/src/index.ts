@@ -18,7 +18,13 @@ export type {
   StandInContainer,
 } from "./docker.ts";
 export { DOCKER_ROUTES, startDockerStandIn } from "./docker.ts";
-export type { DownloadStandIn, DownloadStandInOptions, InstallerLoader, MavenChecksum } from "./downloads.ts";
+export type {
+  DownloadStandIn,
+  DownloadStandInOptions,
+  InstallerLoader,
+  MavenChecksum,
+  ZipEntry,
+} from "./downloads.ts";
 export {
   DOWNLOAD_HOSTS,
   DOWNLOAD_ROUTES,
@@ -32,6 +38,17 @@ export type { TempDir, ToolRun } from "./http.ts";
 export { runTool, startTool, tempDir, toolEnv } from "./http.ts";
 export type { InstallerBehaviour, TestInstallerOptions } from "./installer.ts";
 export { testInstallerJar } from "./installer.ts";
+export type {
+  ModrinthFileSpec,
+  ModrinthProjectSpec,
+  ModrinthRequestRecord,
+  ModrinthStandIn,
+  ModrinthStandInOptions,
+  ModrinthVersionSpec,
+  MrpackOptions,
+  ServedFile,
+} from "./modrinth.ts";
+export { buildMrpack, MODRINTH_ROUTES, mrpackFile, mrpackIndex, startModrinthStandIn } from "./modrinth.ts";
 export type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
 export { DEFAULT_EGG, PANEL_ROUTES, startPanelStandIn } from "./panel.ts";
 export { buildRealWorld, type RealLayout, type RealRegion, type RealWorld, realRegions } from "./real-world.ts";

@@ -1,0 +1,318 @@
+/**
+ * A loopback stand-in for Modrinth: its CDN (cdn.modrinth.com, the files of each version, with their real sha1 and
+ * sha512) and the two API v2 routes a modpack install reads (a project's versions, one version), answered in
+ * labrinth's shapes with its rate-limit headers and error bodies. And `buildMrpack`, which writes a .mrpack (a zip with
+ * modrinth.index.json, overrides/ and server-overrides/) for a reader's tests, hostile ones included.
+ *
+ * The real hosts cannot be reached from a test, and a pack's addresses must name them (a reader refuses any other
+ * host): a pack built here names https://cdn.modrinth.com/..., and the stand-in's `hostMap` tells the code under test
+ * to fetch those addresses from the stand-in instead (mcops' stagePack takes it as an option).
+ */
+import { createHash } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RouteSource } from "./contract.ts";
+import { type ZipEntry, zipFile } from "./downloads.ts";
+import { type HeaderMap, listenLoopback, sendJson } from "./http.ts";
+
+const LABRINTH = "modrinth/code apps/labrinth/src";
+const OPENAPI = "modrinth/code apps/docs/public/openapi.yaml (docs.modrinth.com/api)";
+
+/** Every route the stand-in answers, as the real host writes it, and the public source it follows. */
+export const MODRINTH_ROUTES: readonly RouteSource[] = [
+  {
+    method: "GET",
+    path: "https://cdn.modrinth.com/data/{project_id}/versions/{version_id}/{filename}",
+    source: `${OPENAPI} (VersionFile.url); the host in modrinth/docs docs/modpacks/format_definition.md (allowed hosts)`,
+  },
+  {
+    method: "GET",
+    path: "https://api.modrinth.com/v2/project/{id|slug}/version",
+    source:
+      `${OPENAPI} (getProjectVersions: loaders, game_versions as JSON arrays, featured); ` +
+      `${LABRINTH}/routes/v2/versions.rs (version_list); rate limit: ${LABRINTH}/util/ratelimit.rs`,
+  },
+  {
+    method: "GET",
+    path: "https://api.modrinth.com/v2/version/{id}",
+    source: `${OPENAPI} (getVersion); ${LABRINTH}/routes/v2/versions.rs (version_get); errors: ${LABRINTH}/models/error.rs`,
+  },
+];
+
+export interface ModrinthFileSpec {
+  filename: string;
+  /** Default: a small jar whose bytes depend on the project, version and name only. */
+  bytes?: Buffer;
+  primary?: boolean;
+}
+
+export interface ModrinthVersionSpec {
+  id: string;
+  versionNumber: string;
+  gameVersions: string[];
+  loaders: string[];
+  versionType?: "release" | "beta" | "alpha";
+  featured?: boolean;
+  datePublished?: string;
+  files: ModrinthFileSpec[];
+}
+
+export interface ModrinthProjectSpec {
+  /** The 8-character base62 id ("AANobbMI"). */
+  id: string;
+  slug: string;
+  /** Newest first, as the API lists them. */
+  versions: ModrinthVersionSpec[];
+}
+
+export interface ModrinthStandInOptions {
+  projects?: ModrinthProjectSpec[];
+}
+
+/** A file the stand-in serves, as a pack's index would name it. */
+export interface ServedFile {
+  /** The real address (https://cdn.modrinth.com/data/...), what a pack names. */
+  url: string;
+  bytes: Buffer;
+  sha1: string;
+  sha512: string;
+  size: number;
+}
+
+export interface ModrinthRequestRecord {
+  method: string;
+  /** The path as requested, under the stand-in's base ("/cdn/data/...", "/api/v2/version/..."). */
+  path: string;
+  status: number;
+}
+
+export interface ModrinthStandIn {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** Where https://cdn.modrinth.com is: url + "/cdn". */
+  cdn: string;
+  /** Where https://api.modrinth.com is: url + "/api" (the API under "/v2"). */
+  api: string;
+  /** The real prefixes mapped to the stand-in's, for a `hostMap` option. */
+  hostMap: Record<string, string>;
+  /** The file `filename` of a project's version, with its real address and hashes. */
+  file(projectId: string, versionId: string, filename: string): ServedFile;
+  requests: ModrinthRequestRecord[];
+  close(): Promise<void>;
+}
+
+/** A deterministic small jar for a file the test did not give bytes for. */
+function defaultJar(project: string, version: string, filename: string): Buffer {
+  const manifest = Buffer.from("Manifest-Version: 1.0\r\n\r\n");
+  const marker = Buffer.from(`${project}/${version}/${filename}\n`);
+  return zipFile([
+    { name: Buffer.from("META-INF/MANIFEST.MF"), data: manifest },
+    { name: Buffer.from("mod.txt"), data: marker },
+  ]);
+}
+
+function served(project: string, version: string, spec: ModrinthFileSpec): ServedFile {
+  const bytes = spec.bytes ?? defaultJar(project, version, spec.filename);
+  return {
+    url: `https://cdn.modrinth.com/data/${project}/versions/${version}/${encodeURIComponent(spec.filename)}`,
+    bytes,
+    sha1: createHash("sha1").update(bytes).digest("hex"),
+    sha512: createHash("sha512").update(bytes).digest("hex"),
+    size: bytes.length,
+  };
+}
+
+/** labrinth's Version (v2) for a spec. */
+function versionBody(project: ModrinthProjectSpec, version: ModrinthVersionSpec) {
+  return {
+    id: version.id,
+    project_id: project.id,
+    author_id: "TEST0001",
+    featured: version.featured ?? false,
+    name: version.versionNumber,
+    version_number: version.versionNumber,
+    changelog: "",
+    changelog_url: null,
+    date_published: version.datePublished ?? "2025-01-01T00:00:00.000000Z",
+    downloads: 0,
+    version_type: version.versionType ?? "release",
+    status: "listed",
+    requested_status: null,
+    files: version.files.map((spec, i) => {
+      const file = served(project.id, version.id, spec);
+      return {
+        hashes: { sha1: file.sha1, sha512: file.sha512 },
+        url: file.url,
+        filename: spec.filename,
+        primary: spec.primary ?? i === 0,
+        size: file.size,
+        file_type: null,
+      };
+    }),
+    dependencies: [],
+    game_versions: version.gameVersions,
+    loaders: version.loaders,
+  };
+}
+
+/** A query value the API takes as a JSON array of strings (`loaders=["fabric"]`); undefined when absent. */
+function jsonArray(value: string | null): string[] | undefined {
+  if (value === null) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed.map(String) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startModrinthStandIn(options: ModrinthStandInOptions = {}): Promise<ModrinthStandIn> {
+  const projects = options.projects ?? [];
+  const requests: ModrinthRequestRecord[] = [];
+  let used = 0;
+  // util/ratelimit.rs: 300 a minute per address, every answer saying what is left (lowercase names).
+  const rateHeaders = (): HeaderMap => ({
+    "x-ratelimit-limit": "300",
+    "x-ratelimit-remaining": String(Math.max(0, 300 - ++used)),
+    "x-ratelimit-reset": "60",
+  });
+  const notFound = (res: ServerResponse) =>
+    sendJson(res, 404, { error: "not_found", description: "resource not found" }, rateHeaders());
+
+  function findFile(projectId: string, versionId: string, filename: string): ServedFile | undefined {
+    const project = projects.find((p) => p.id === projectId);
+    const version = project?.versions.find((v) => v.id === versionId);
+    const spec = version?.files.find((f) => f.filename === filename);
+    return spec ? served(projectId, versionId, spec) : undefined;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://stand-in");
+    const record: ModrinthRequestRecord = { method: req.method ?? "GET", path: url.pathname + url.search, status: 0 };
+    requests.push(record);
+    res.on("finish", () => {
+      record.status = res.statusCode;
+    });
+    const cdn = /^\/cdn\/data\/([^/]+)\/versions\/([^/]+)\/([^/]+)$/.exec(url.pathname);
+    if (cdn) {
+      const file = findFile(cdn[1] ?? "", cdn[2] ?? "", decodeURIComponent(cdn[3] ?? ""));
+      if (!file) {
+        res.writeHead(404, { "Content-Type": "text/plain" }).end("Not Found");
+        return;
+      }
+      res.writeHead(200, { "Content-Type": "application/java-archive", "Content-Length": String(file.size) });
+      res.end(file.bytes);
+      return;
+    }
+    const list = /^\/api\/v2\/project\/([^/]+)\/version$/.exec(url.pathname);
+    if (list) {
+      const project = projects.find((p) => p.id === list[1] || p.slug === list[1]);
+      if (!project) return notFound(res);
+      const loaders = jsonArray(url.searchParams.get("loaders"));
+      const games = jsonArray(url.searchParams.get("game_versions"));
+      const featured = url.searchParams.get("featured");
+      const versions = project.versions.filter(
+        (v) =>
+          // routes/v2/versions.rs adds "mrpack" to the loader filter: a modpack's versions list it.
+          (!loaders || v.loaders.some((l) => loaders.includes(l) || l === "mrpack")) &&
+          (!games || v.gameVersions.some((g) => games.includes(g))) &&
+          (featured === null || String(v.featured ?? false) === featured),
+      );
+      sendJson(
+        res,
+        200,
+        versions.map((v) => versionBody(project, v)),
+        rateHeaders(),
+      );
+      return;
+    }
+    const one = /^\/api\/v2\/version\/([^/]+)$/.exec(url.pathname);
+    if (one) {
+      for (const project of projects) {
+        const version = project.versions.find((v) => v.id === one[1]);
+        if (version) return sendJson(res, 200, versionBody(project, version), rateHeaders());
+      }
+      return notFound(res);
+    }
+    notFound(res);
+  }
+
+  const loopback = await listenLoopback(handle);
+  return {
+    url: loopback.url,
+    cdn: `${loopback.url}/cdn`,
+    api: `${loopback.url}/api`,
+    hostMap: { "https://cdn.modrinth.com": `${loopback.url}/cdn` },
+    file(projectId, versionId, filename) {
+      const file = findFile(projectId, versionId, filename);
+      if (!file) throw new Error(`testkit: the stand-in serves no ${projectId}/${versionId}/${filename}`);
+      return file;
+    },
+    requests,
+    close: () => loopback.close(),
+  };
+}
+
+export interface MrpackOptions {
+  /**
+   * modrinth.index.json as an object (serialized), or its raw bytes, or null for none. Default: an empty Fabric pack
+   * for 1.21.4 (mrpackIndex()).
+   */
+  index?: unknown;
+  /** overrides/<path> → contents. */
+  overrides?: Record<string, string | Buffer>;
+  /** server-overrides/<path> → contents. */
+  serverOverrides?: Record<string, string | Buffer>;
+  /** Further entries as they are: raw names, Unix modes (a link), declared sizes (a bomb). */
+  entries?: ZipEntry[];
+  /** Deflate the entries (default true, as real packs are). */
+  deflate?: boolean;
+}
+
+/** A minimal valid index: `files` and the rest may be overridden by the test. */
+export function mrpackIndex(fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    formatVersion: 1,
+    game: "minecraft",
+    versionId: "1.0.0",
+    name: "Test Pack",
+    summary: "a pack for the tests",
+    files: [],
+    dependencies: { minecraft: "1.21.4", "fabric-loader": "0.16.10" },
+    ...fields,
+  };
+}
+
+/** The index's entry for a file the stand-in serves, at `path`. */
+export function mrpackFile(
+  file: ServedFile,
+  path: string,
+  env?: { client: string; server: string },
+): Record<string, unknown> {
+  return {
+    path,
+    hashes: { sha1: file.sha1, sha512: file.sha512 },
+    ...(env ? { env } : {}),
+    downloads: [file.url],
+    fileSize: file.size,
+  };
+}
+
+/** A .mrpack: the index, overrides/, server-overrides/ and any raw entries, in that order. */
+export function buildMrpack(options: MrpackOptions = {}): Buffer {
+  const index = options.index === undefined ? mrpackIndex() : options.index;
+  const entries: ZipEntry[] = [];
+  if (index !== null) {
+    const data = Buffer.isBuffer(index) ? index : Buffer.from(JSON.stringify(index, null, 2));
+    entries.push({ name: Buffer.from("modrinth.index.json"), data });
+  }
+  for (const [prefix, files] of [
+    ["overrides/", options.overrides],
+    ["server-overrides/", options.serverOverrides],
+  ] as const) {
+    for (const [path, data] of Object.entries(files ?? {})) {
+      entries.push({ name: Buffer.from(prefix + path), data: Buffer.isBuffer(data) ? data : Buffer.from(data) });
+    }
+  }
+  entries.push(...(options.entries ?? []));
+  return zipFile(entries, { deflate: options.deflate ?? true });
+}
