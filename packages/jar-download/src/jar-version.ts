@@ -48,7 +48,7 @@ export async function jarVersion(volume: VolumeDir, name: string): Promise<JarVe
  * which would close it twice here): the caller opened it, the caller closes it. No further than `size`, the size
  * fstat gave when it was opened.
  */
-class DescriptorReader extends yauzl.RandomAccessReader {
+export class DescriptorReader extends yauzl.RandomAccessReader {
   readonly #fd: number;
 
   constructor(fd: number) {
