@@ -1,0 +1,88 @@
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MODRINTH_ROUTES, type ModrinthStandIn, startModrinthStandIn } from "../src/modrinth.ts";
+
+let stand: ModrinthStandIn;
+
+beforeAll(async () => {
+  stand = await startModrinthStandIn({
+    projects: [
+      {
+        id: "AANobbMI",
+        slug: "sodium",
+        versions: [
+          {
+            id: "V1000002",
+            versionNumber: "0.6.1",
+            gameVersions: ["1.21.4"],
+            loaders: ["fabric"],
+            featured: true,
+            files: [{ filename: "sodium-0.6.1.jar" }],
+          },
+          {
+            id: "V1000001",
+            versionNumber: "0.6.0",
+            gameVersions: ["1.21.1"],
+            loaders: ["neoforge"],
+            files: [{ filename: "sodium-0.6.0.jar", bytes: Buffer.from("PK\u0003\u0004 neoforge") }],
+          },
+        ],
+      },
+    ],
+  });
+});
+afterAll(() => stand.close());
+
+describe("Modrinth stand-in", () => {
+  it("names a source for every route", () => {
+    for (const route of MODRINTH_ROUTES) expect(route.source.length, route.path).toBeGreaterThan(20);
+  });
+
+  it("lists a project's versions by id or slug, filtered by loaders and game versions, with the rate-limit headers", async () => {
+    const query = `loaders=${encodeURIComponent('["fabric"]')}&game_versions=${encodeURIComponent('["1.21.4"]')}`;
+    for (const project of ["sodium", "AANobbMI"]) {
+      const response = await fetch(`${stand.api}/v2/project/${project}/version?${query}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("x-ratelimit-limit")).toBe("300");
+      expect(response.headers.get("x-ratelimit-remaining")).toMatch(/^\d+$/);
+      expect(response.headers.get("x-ratelimit-reset")).toMatch(/^\d+$/);
+      const versions = (await response.json()) as Array<{
+        id: string;
+        files: Array<{ url: string; primary: boolean }>;
+      }>;
+      expect(versions.map((v) => v.id)).toEqual(["V1000002"]);
+      expect(versions[0]?.files[0]).toMatchObject({
+        url: "https://cdn.modrinth.com/data/AANobbMI/versions/V1000002/sodium-0.6.1.jar",
+        primary: true,
+      });
+    }
+  });
+
+  it("answers one version, and not_found for what it does not have", async () => {
+    const version = (await (await fetch(`${stand.api}/v2/version/V1000001`)).json()) as Record<string, unknown>;
+    expect(version).toMatchObject({
+      id: "V1000001",
+      project_id: "AANobbMI",
+      version_number: "0.6.0",
+      loaders: ["neoforge"],
+    });
+    for (const path of ["/v2/version/NOPE0000", "/v2/project/nope/version"]) {
+      const response = await fetch(`${stand.api}${path}`);
+      expect(response.status).toBe(404);
+      expect(await response.json()).toEqual({ error: "not_found", description: "resource not found" });
+    }
+  });
+
+  it("serves each file from its CDN address with the hashes the API gives, and the mapped address reaches it", async () => {
+    const file = stand.file("AANobbMI", "V1000001", "sodium-0.6.0.jar");
+    const version = (await (await fetch(`${stand.api}/v2/version/V1000001`)).json()) as {
+      files: Array<{ hashes: { sha1: string; sha512: string }; size: number }>;
+    };
+    expect(version.files[0]).toMatchObject({ hashes: { sha1: file.sha1, sha512: file.sha512 }, size: file.size });
+    const mapped = file.url.replace("https://cdn.modrinth.com", stand.hostMap["https://cdn.modrinth.com"] ?? "");
+    const body = Buffer.from(await (await fetch(mapped)).arrayBuffer());
+    expect(body).toEqual(file.bytes);
+    expect(createHash("sha512").update(body).digest("hex")).toBe(file.sha512);
+    expect((await fetch(`${stand.cdn}/data/AANobbMI/versions/V1000001/other.jar`)).status).toBe(404);
+  });
+});
