@@ -136,6 +136,9 @@ async function fetchInto(
       watch.feed();
       for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
         watch.feed();
+        // A body longer than the file can be is cut here, not written to the end first.
+        if (expected !== undefined && size + chunk.length > expected)
+          throw new Incomplete(`more than ${expected} bytes`);
         hash.update(chunk);
         for (const sum of more) sum.hash.update(chunk);
         let offset = 0;
@@ -144,6 +147,7 @@ async function fetchInto(
         options.onProgress?.(size, expected);
       }
     } catch (error) {
+      if (error instanceof Incomplete) throw error;
       if (watch.stalled()) throw new Incomplete(`no data for ${formatDuration(stallMs)} after ${formatBytes(size)}`);
       if ((error as Error).name === "AbortError")
         throw new JobError("interrupted", { hint: options.untouched ?? UNTOUCHED });

@@ -88,8 +88,8 @@ afterEach(() => {
   for (const fd of fdsToClose.splice(0)) closeSync(fd);
 });
 
-async function stage(options: MrpackOptions): Promise<string[]> {
-  const { pack, zip } = await read(options);
+async function stage(options: MrpackOptions, allowedHosts?: string[]): Promise<string[]> {
+  const { pack, zip } = await read(options, allowedHosts);
   try {
     return await stagePack(pack, zip, staging, {
       http,
@@ -186,7 +186,8 @@ describe("a download that is not the file the pack names", () => {
   const cases: Array<[string, (file: Record<string, unknown>) => void]> = [
     ["a wrong sha512", (file) => ((file.hashes as Record<string, string>).sha512 = "0".repeat(128))],
     ["a wrong sha1", (file) => ((file.hashes as Record<string, string>).sha1 = "0".repeat(40))],
-    ["a wrong size", (file) => (file.fileSize = (file.fileSize as number) + 1)],
+    ["a size larger than the file's", (file) => (file.fileSize = (file.fileSize as number) + 1)],
+    ["a size smaller than the file's", (file) => (file.fileSize = (file.fileSize as number) - 1)],
   ];
   for (const [name, spoil] of cases) {
     it(`${name}: JobError, nothing left staged`, async () => {
@@ -206,11 +207,9 @@ describe("a download that is not the file the pack names", () => {
 
 describe("a hostile or malformed pack is refused before anything is downloaded or written", () => {
   async function refused(options: MrpackOptions, naming: string, allowedHosts?: string[]): Promise<void> {
-    const error = await read(options, allowedHosts).then(
-      ({ zip }) => {
-        zip.close();
-        return undefined;
-      },
+    // Read and staged as a good pack would be: a pack let through would be downloaded and written.
+    const error = await stage(options, allowedHosts).then(
+      () => undefined,
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(UsageError);
@@ -317,6 +316,20 @@ describe("a hostile or malformed pack is refused before anything is downloaded o
   });
   it("no index", () => refused({ index: null }, "has no modrinth.index.json"));
   it("an index that is not JSON", () => refused({ index: Buffer.from("{") }, "not JSON"));
+  it("an index that declares a small size and inflates past 4 MiB", () =>
+    refused(
+      {
+        index: null,
+        entries: [
+          {
+            name: Buffer.from("modrinth.index.json"),
+            data: Buffer.from(JSON.stringify(mrpackIndex({ padding: "x".repeat(5 * 1024 * 1024) }))),
+            declaredSize: 1000,
+          },
+        ],
+      },
+      "modrinth.index.json cannot be read",
+    ));
   it("an index over 4 MiB", () =>
     refused({ index: mrpackIndex({ summary: "x", padding: "x".repeat(4 * 1024 * 1024) }) }, "more than 4"));
 });
