@@ -22,7 +22,7 @@ interface DownloadOptions {
   alsoVerify?: readonly { algorithm: ChecksumAlgorithm; hex: string }[];
   /** Default true: the file must start with a zip header (a jar). A modpack's config file need not. */
   zipHeader?: boolean;
-  /** What a failure left untouched, for its hint (default "server.jar was left as it was"). */
+  /** What a failure left untouched, for its hint (default "nothing in the volume was changed"). */
   untouched?: string;
 }
 
