@@ -304,24 +304,55 @@ export class VolumeDir {
 
   /**
    * Removes the directory `name` and everything in it, walking through descriptors: a link inside is removed, never
-   * followed, and a directory swapped for a link while this runs is not entered.
+   * followed, and a directory swapped for a link while this runs is not entered. However deep the tree (the game's
+   * user can nest directories far past PATH_MAX), the walk is a loop holding at most TREE_OPEN_DEPTH directories
+   * open: a directory deeper than that is first moved up into the top one and removed from there.
    */
   removeTree(name: string): void {
-    const dir = this.tryDirNoThrow(name);
-    if (!dir) {
+    const top = this.tryDirNoThrow(name);
+    if (!top) {
       this.unlink(name);
       return;
     }
+    const open: { dir: VolumeDir; name: string; entries: string[] }[] = [{ dir: top, name, entries: top.list() }];
+    let movedUp = 0;
+    const names = { next: 1 };
     try {
-      for (const entry of dir.list()) {
-        const stat = lstatSync(dir.at(entry), { throwIfNoEntry: false });
-        if (stat?.isDirectory()) dir.removeTree(entry);
-        else if (stat) dir.unlink(entry);
+      while (open.length > 0) {
+        const frame = open.at(-1) as (typeof open)[number];
+        const entry = frame.entries.pop();
+        if (entry === undefined) {
+          if (frame.dir === top && movedUp > 0) {
+            movedUp = 0;
+            frame.entries = top.list(); // what was moved up meanwhile
+            continue;
+          }
+          open.pop();
+          frame.dir.close();
+          rmdirSync((open.at(-1)?.dir ?? this).at(frame.name));
+          continue;
+        }
+        const stat = lstatSync(frame.dir.at(entry), { throwIfNoEntry: false });
+        if (!stat) continue;
+        if (!stat.isDirectory()) {
+          frame.dir.unlink(entry);
+          continue;
+        }
+        if (open.length >= TREE_OPEN_DEPTH) {
+          frame.dir.rename(entry, top, unusedName(top, entry, names));
+          movedUp += 1;
+          continue;
+        }
+        const sub = frame.dir.tryDirNoThrow(entry);
+        if (!sub) {
+          frame.dir.unlink(entry); // no longer a directory
+          continue;
+        }
+        open.push({ dir: sub, name: entry, entries: sub.list() });
       }
     } finally {
-      dir.close();
+      for (const frame of open) frame.dir.close();
     }
-    rmdirSync(this.at(name));
   }
 
   /**
@@ -408,6 +439,18 @@ export class VolumeDir {
         ? "links inside the server volume are never followed; remove it"
         : "something in the server volume replaced it; remove it",
     });
+  }
+}
+
+/** The most directories removeTree holds open at once. */
+const TREE_OPEN_DEPTH = 64;
+
+/** A name not in `dir`, for a directory moved up into it (`name` and a counter that only grows). */
+function unusedName(dir: VolumeDir, name: string, counter: { next: number }): string {
+  for (;;) {
+    const candidate = `${name}.${counter.next}`;
+    counter.next += 1;
+    if (!dir.lstat(candidate)) return candidate;
   }
 }
 

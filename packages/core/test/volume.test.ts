@@ -1,8 +1,11 @@
 import { execFileSync } from "node:child_process";
 import {
+  closeSync,
+  constants,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -147,6 +150,23 @@ describe("VolumeDir", () => {
     writeFileSync(join(vol, "lone"), "x");
     volume.removeTree("lone");
     expect(readdirSync(vol)).toEqual(["logs"]);
+    expect(readFileSync(join(canary, "secret"), "utf8")).toBe("root only\n");
+  });
+
+  it("removes a tree the game's user made 20,000 directories deep (no stack, no descriptor per level)", () => {
+    // Made through descriptors: the path is far longer than PATH_MAX.
+    let fd = openSync(join(vol, "logs"), constants.O_RDONLY | constants.O_DIRECTORY);
+    for (let level = 0; level < 20_000; level += 1) {
+      mkdirSync(`/proc/self/fd/${fd}/d`);
+      if (level % 1000 === 0) writeFileSync(`/proc/self/fd/${fd}/d/file`, "x");
+      const next = openSync(`/proc/self/fd/${fd}/d`, constants.O_RDONLY | constants.O_DIRECTORY);
+      closeSync(fd);
+      fd = next;
+    }
+    symlinkSync(canary, `/proc/self/fd/${fd}/link`);
+    closeSync(fd);
+    volume.removeTree("logs");
+    expect(readdirSync(vol)).toEqual([]);
     expect(readFileSync(join(canary, "secret"), "utf8")).toBe("root only\n");
   });
 });
