@@ -27,8 +27,9 @@ export function loaderInPlace(volume: VolumeDir, history: JarHistory | undefined
 /**
  * `--rollback` after a loader install: the names it put into the volume are taken out (and removed with the private
  * directory they are moved to), what they replaced comes back from where it was kept, the image goes back to the one
- * before, and a running server is stopped for it and started again. The kept directory must still be the one made (its
- * inode): a directory the game's user renamed to its name is never taken for it.
+ * before, and a running server is stopped for it and started again. The world is checked again once the server is
+ * stopped (it saves as it stops); refused then, the server is started again as it was. The kept directory must still
+ * be the one made (its inode): a directory the game's user renamed to its name is never taken for it.
  */
 export async function rollBackLoader(
   ctx: Ctx,
@@ -66,6 +67,16 @@ export async function rollBackLoader(
         logger.info(`stopping the server to take ${record.what} out (it was ${state})`);
         await panel.power("stop");
         await panel.waitForState("offline", { timeoutMs: on.timeoutMs });
+        // The server saves the world as it stops: one that ran the loader's version may only now have written it so.
+        try {
+          if (!on.ignore) await refuseIfSaved(volume, record, history);
+        } catch (error) {
+          if (!(error instanceof UsageError)) throw error;
+          const again = (await startBack(panel, on.timeoutMs))
+            ? `the server was started again with ${record.what}`
+            : "the server did not start again: look at the panel console";
+          throw new UsageError(`${error.message}; nothing was changed`, { hint: `${again}; ${error.hint}` });
+        }
       }
       swapBack(volume, kept, record);
       if (history.previousImage) await switchImage(panel, history.previousImage);

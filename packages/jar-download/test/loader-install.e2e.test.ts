@@ -1,6 +1,7 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 import {
   type DiscordStandIn,
   type DockerStandIn,
@@ -18,7 +19,8 @@ import {
   testInstallerJar,
   toolEnv,
 } from "@mcops/testkit";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import nbt from "prismarine-nbt";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { OLD, writeConfig } from "./config.ts";
 
 /**
@@ -65,7 +67,7 @@ function installers(behaviour: InstallerBehaviour): Promise<DownloadStandIn> {
 }
 
 async function setUp(
-  options: { startup?: string; behaviour?: InstallerBehaviour; image?: string } = {},
+  options: { startup?: string; behaviour?: InstallerBehaviour; image?: string; stopMs?: number } = {},
 ): Promise<void> {
   stand = await installers(options.behaviour ?? "ok");
   discord.reset();
@@ -77,7 +79,7 @@ async function setUp(
         ...(options.startup ? { egg: { startup: options.startup } } : {}),
       },
     ],
-    timings: { startMs: 100, stopMs: 100 },
+    timings: { startMs: 100, stopMs: options.stopMs ?? 100 },
   });
   root = tempDir("mcops-loader-e2e-");
   docker = await startDockerStandIn({ dir: root.path });
@@ -102,6 +104,17 @@ afterEach(async () => {
   await docker.close();
   root.cleanup();
 });
+
+/** A level.dat saying the world was saved by `name` (data version `dataVersion`). */
+function levelDat(dataVersion: number, name: string): Buffer {
+  const level = nbt.comp({
+    Data: nbt.comp({
+      DataVersion: nbt.int(dataVersion),
+      Version: nbt.comp({ Id: nbt.int(dataVersion), Name: nbt.string(name), Snapshot: nbt.byte(0) }),
+    }),
+  });
+  return gzipSync(nbt.writeUncompressed(level as nbt.NBT, "big"));
+}
 
 /** The volume's top-level names, but for hidden ones (the keep directory). */
 function visible(): string[] {
@@ -202,6 +215,25 @@ describe("jar-download --type neoforge (built executable)", () => {
       "Server loader installed",
       "Server rolled back",
     ]);
+  });
+
+  it("--rollback checks the world again once the server is stopped: saved by the loader's version as it stopped, refused and started again", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP, stopMs: 1500 });
+    writeFileSync(join(volume, "world", "level.dat"), levelDat(3465, "1.20.1"));
+    const vanilla = await run("1.20.1", "--type", "vanilla", "--no-backup");
+    expect(vanilla, vanilla.stderr).toMatchObject({ code: 0 });
+    expect((await run("1.21.1", "--type", "neoforge", "--no-backup")).code).toBe(0);
+    panel.setState("running");
+    const rollback = run("--rollback");
+    // The server ran 1.21.1 for less than an autosave: it writes level.dat as 1.21.1's only as it stops.
+    await vi.waitFor(() => expect(panel.signals()).toContain("stop"), { timeout: 30_000, interval: 5 });
+    writeFileSync(join(volume, "world", "level.dat"), levelDat(3955, "1.21.1"));
+    const back = await rollback;
+    expect(back.code).toBe(2);
+    expect(back.stderr).toMatch(/the world has been saved by 1\.21\.1 \(data version 3955\)/);
+    expect(back.stderr).toMatch(/the server was started again/);
+    expect(readFileSync(join(volume, "unix_args.txt"))).toEqual(readFileSync(join(volume, ARGS)));
+    expect(panel.signals()).toEqual(["stop", "start"]);
   });
 
   it("--rollback never takes a directory the game's user renamed to the kept one's name for it", async () => {
