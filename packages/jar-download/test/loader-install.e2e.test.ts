@@ -259,6 +259,11 @@ describe("jar-download --type neoforge (built executable)", () => {
       /the installer ended without writing run\.sh: nothing was installed/,
     ],
     ["outlives its time limit", "hang", /the installer did not finish within 3\.0 s .* its container was killed/],
+    [
+      "writes a directory 5,000 levels deep",
+      "deep",
+      /the installer's output libraries\/deep(\/d){31} is more than 32 directories deep: nothing was installed/,
+    ],
   ] as const)("an installer that %s changes nothing in the volume (exit 1)", async (_what, behaviour, message) => {
     await setUp({ startup: FORGE_EGG_STARTUP, behaviour });
     const before = visible();

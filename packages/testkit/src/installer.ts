@@ -19,8 +19,10 @@ import { type InstallerLoader, zipFile } from "./downloads.ts";
  * - `hang`: prints a line and sleeps until it is killed.
  * - `exit0-nothing`: ends with 0 having written nothing, as Forge's installer does when its certificate check fails
  *   and Quilt's does on every error (its failures are printed, never turned into an exit code).
+ * - `deep` (NeoForge, Forge): writes the loader's files and a directory 5,000 levels deep in libraries/, as a hostile
+ *   or broken installer could.
  */
-export type InstallerBehaviour = "ok" | "fail" | "hang" | "exit0-nothing";
+export type InstallerBehaviour = "ok" | "fail" | "hang" | "exit0-nothing" | "deep";
 
 export interface TestInstallerOptions {
   loader: InstallerLoader;
