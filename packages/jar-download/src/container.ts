@@ -40,6 +40,8 @@ export const CONTAINER_DIR = "/home/container";
 export const INSTALLER_LABELS = { Service: "mcops", ContainerType: "mcops_installer" };
 
 const API = "/v1.41";
+/** The installer's processes and threads (a Java installer uses a few dozen). */
+const INSTALLER_PIDS = 512;
 /** How long Docker may take to answer a request's headers (a create on a busy node can take seconds). */
 const ANSWER_MS = 30_000;
 /** After the wait ends, how long the log stream may take to end with it. */
@@ -91,8 +93,17 @@ async function createContainer(docker: DockerSocket, options: RunInstallerOption
     Tty: false,
     AttachStdout: true,
     AttachStderr: true,
-    // The installer downloads its libraries and Mojang's server jar: the default bridge network has the internet.
-    HostConfig: { Binds: [`${options.dir}:${CONTAINER_DIR}`], NetworkMode: "bridge" },
+    HostConfig: {
+      Binds: [`${options.dir}:${CONTAINER_DIR}`],
+      // The installer downloads its libraries and Mojang's server jar: the default bridge network has the internet.
+      NetworkMode: "bridge",
+      // As Wings runs the game (environment/docker/container.go): no capability, so no setuid binary of the image
+      // makes the installer root in its container, and a bounded number of processes (Wings' default 512), so that
+      // a runaway one cannot take the host's process ids from Wings and the game.
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges"],
+      PidsLimit: INSTALLER_PIDS,
+    },
   });
   if (answer.status === 404) {
     throw new JobError(`the image ${options.image} is not on this machine`, {

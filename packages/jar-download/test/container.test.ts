@@ -79,6 +79,10 @@ describe("runInstaller", () => {
       cmd: CMD,
       labels: INSTALLER_LABELS,
       networkMode: "bridge",
+      // As Wings' containers: no setuid binary of the image gains anything, and no fork bomb reaches the host's pids.
+      capDrop: ["ALL"],
+      securityOpt: ["no-new-privileges"],
+      pidsLimit: 512,
       tty: false,
       state: "removed",
     });

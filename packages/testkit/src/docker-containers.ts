@@ -51,6 +51,10 @@ export interface StandInContainer {
   tty: boolean;
   networkMode: string;
   memory: number;
+  /** HostConfig.CapDrop, SecurityOpt and PidsLimit as sent (0: none). */
+  capDrop: string[];
+  securityOpt: string[];
+  pidsLimit: number;
   autoRemove: boolean;
   state: "created" | "running" | "exited" | "removed";
   /** What was run here: the command line after the paths were mapped, the directory and the ids. */
@@ -396,6 +400,9 @@ function newContainer(
     tty: body.Tty === true,
     networkMode: typeof host.NetworkMode === "string" ? host.NetworkMode : "default",
     memory: typeof host.Memory === "number" ? host.Memory : 0,
+    capDrop: strings(host.CapDrop),
+    securityOpt: strings(host.SecurityOpt),
+    pidsLimit: typeof host.PidsLimit === "number" ? host.PidsLimit : 0,
     autoRemove: host.AutoRemove === true,
     state: "created",
     output: [],
