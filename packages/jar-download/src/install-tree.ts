@@ -180,7 +180,7 @@ export const UNIX_ARGS = "unix_args.txt";
 /** The operator's memory settings for run.sh: never replaced once there (the installer itself does not either). */
 export const JVM_ARGS = "user_jvm_args.txt";
 /** An arguments file is a few KiB (a module path and some flags). */
-const ARGS_MAX_BYTES = 256 * 1024;
+export const ARGS_MAX_BYTES = 256 * 1024;
 
 /**
  * Checks that the installer left what it must (an installer can end with 0 having written nothing: Forge's when its

@@ -10,7 +10,15 @@ import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
 import { runInstaller } from "./container.ts";
 import { downloadVerified } from "./download.ts";
 import { INSTALL_DIR, type Owner } from "./install.ts";
-import { checkTree, KEEP_PREFIX, loaderLayout, moveInto, prepareLoaderOutput, UNIX_ARGS } from "./install-tree.ts";
+import {
+  ARGS_MAX_BYTES,
+  checkTree,
+  KEEP_PREFIX,
+  loaderLayout,
+  moveInto,
+  prepareLoaderOutput,
+  UNIX_ARGS,
+} from "./install-tree.ts";
 import { type ImagePlan, shortImage, switchImage } from "./java.ts";
 import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
 import { beginJob, pauseBackupsFor, preUpgrade, startBack, workDir } from "./replace.ts";
@@ -250,13 +258,21 @@ async function swapIn(
         throw error;
       }
     }
+    // The digest of the unix_args.txt put in, read here, where only root reaches it: once in the volume it is the
+    // game's user's to replace.
+    const argsDigest = digestOf(on.out.readFile(UNIX_ARGS, ARGS_MAX_BYTES));
     const keep = volume.makePrivateDir(KEEP_PREFIX);
     let replaced: string[];
+    let installed: string[] = [];
     try {
-      ({ replaced } = moveInto(on.out, volume, keep, on.names));
-      recordLoader(ctx, job, volume, on.names, keep, pre);
+      ({ replaced, installed } = moveInto(on.out, volume, keep, on.names));
+      recordLoader(ctx, job, on.names, keep, pre, argsDigest);
     } catch (error) {
+      // Not recorded, it could not be rolled back: the volume is put back as it was (moveInto already did when a
+      // rename failed), then the image and the server.
+      if (installed.length > 0) putBack(volume, keep, on.out, installed);
       if (plan?.kind === "switch") await switchImage(panel, plan.from).catch(() => undefined);
+      if (state !== "offline") await startBack(panel, job.stateTimeoutMs);
       throw error;
     } finally {
       keep.close();
@@ -281,12 +297,11 @@ async function swapIn(
 function recordLoader(
   ctx: Ctx,
   job: LoaderJob,
-  volume: VolumeDir,
   names: string[],
   keep: VolumeDir,
   pre: SafetySnapshot | undefined,
+  argsDigest: string,
 ): void {
-  const args = volume.readFile(UNIX_ARGS, 256 * 1024) ?? Buffer.alloc(0);
   const previous = readHistory(ctx.paths, job.dir);
   writeHistory(ctx.paths, job.dir, {
     ...(previous ?? {}),
@@ -296,9 +311,28 @@ function recordLoader(
       dataVersion: dataVersionOf(job.artifact.game),
       names,
       keep: { name: keep.path.slice(keep.path.lastIndexOf("/") + 1), ino: keep.stat().ino },
-      argsDigest: createHash("sha256").update(args).digest("hex"),
+      argsDigest,
     },
     preUpgrade: pre?.shortId,
     ...(job.image?.kind === "switch" ? { image: job.image.to.image, previousImage: job.image.from } : {}),
   });
+}
+
+function digestOf(bytes: Buffer | undefined): string {
+  return createHash("sha256")
+    .update(bytes ?? Buffer.alloc(0))
+    .digest("hex");
+}
+
+/**
+ * Undoes a move whose record failed: each installed name back into the staging directory (removed with it), what it
+ * replaced back from the keep directory, which is removed once empty. What cannot be moved stays kept, never deleted.
+ */
+function putBack(volume: VolumeDir, keep: VolumeDir, out: VolumeDir, installed: string[]): void {
+  try {
+    moveInto(keep, volume, out, installed, { clear: true });
+    if (keep.list().length === 0) volume.removePrivateDir(keep);
+  } catch {
+    // What is left is in the keep directory, root's only.
+  }
 }

@@ -236,6 +236,25 @@ describe("jar-download --type neoforge (built executable)", () => {
     expect(panel.signals()).toEqual(["stop", "start"]);
   });
 
+  it("when what --rollback needs cannot be recorded, the move is undone: the volume and the image as they were", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP, image: "ghcr.io/pterodactyl/yolks:java_17" });
+    writeFileSync(join(volume, "run.sh"), "the operator's own run.sh\n");
+    // The state file cannot be written (here a directory in its place; a full disk does the same).
+    mkdirSync(join(root.path, "state", "jar-download.json"), { recursive: true });
+    const before = visible();
+    const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
+    expect(result.code).toBe(1);
+    expect(visible()).toEqual(before);
+    expect(readFileSync(join(volume, "run.sh"), "utf8")).toBe("the operator's own run.sh\n");
+    expect(readFileSync(join(volume, "libraries", "io", "papermc", "paper.jar"), "utf8")).toBe("paper's library");
+    expect(readdirSync(join(volume, "libraries"))).toEqual(["io"]);
+    expect(readdirSync(volume).filter((n) => n.startsWith("."))).toEqual([]);
+    expect(panel.imageChanges().at(-1)).toEqual({
+      from: "ghcr.io/pterodactyl/yolks:java_21",
+      to: "ghcr.io/pterodactyl/yolks:java_17",
+    });
+  });
+
   it("--rollback never takes a directory the game's user renamed to the kept one's name for it", async () => {
     await setUp({ startup: FORGE_EGG_STARTUP });
     expect((await run("1.21.1", "--type", "neoforge", "--no-backup")).code).toBe(0);
