@@ -339,7 +339,7 @@ export class VolumeDir {
           continue;
         }
         if (open.length >= TREE_OPEN_DEPTH) {
-          frame.dir.rename(entry, top, unusedName(top, entry, names));
+          frame.dir.rename(entry, top, unusedName(top, names));
           movedUp += 1;
           continue;
         }
@@ -445,10 +445,10 @@ export class VolumeDir {
 /** The most directories removeTree holds open at once. */
 const TREE_OPEN_DEPTH = 64;
 
-/** A name not in `dir`, for a directory moved up into it (`name` and a counter that only grows). */
-function unusedName(dir: VolumeDir, name: string, counter: { next: number }): string {
+/** A name not in `dir` for a directory moved up into it: short (the moved one's own may be 255 bytes already). */
+function unusedName(dir: VolumeDir, counter: { next: number }): string {
   for (;;) {
-    const candidate = `${name}.${counter.next}`;
+    const candidate = `.up-${counter.next}`;
     counter.next += 1;
     if (!dir.lstat(candidate)) return candidate;
   }

@@ -157,9 +157,11 @@ describe("VolumeDir", () => {
     // Made through descriptors: the path is far longer than PATH_MAX.
     let fd = openSync(join(vol, "logs"), constants.O_RDONLY | constants.O_DIRECTORY);
     for (let level = 0; level < 20_000; level += 1) {
-      mkdirSync(`/proc/self/fd/${fd}/d`);
-      if (level % 1000 === 0) writeFileSync(`/proc/self/fd/${fd}/d/file`, "x");
-      const next = openSync(`/proc/self/fd/${fd}/d`, constants.O_RDONLY | constants.O_DIRECTORY);
+      // Some with the longest name a directory can have: a directory moved up must not take a longer one.
+      const name = level % 100 === 99 ? "n".repeat(255) : "d";
+      mkdirSync(`/proc/self/fd/${fd}/${name}`);
+      if (level % 1000 === 0) writeFileSync(`/proc/self/fd/${fd}/${name}/file`, "x");
+      const next = openSync(`/proc/self/fd/${fd}/${name}`, constants.O_RDONLY | constants.O_DIRECTORY);
       closeSync(fd);
       fd = next;
     }
