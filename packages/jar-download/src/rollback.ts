@@ -4,6 +4,7 @@ import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS, WORK_PREFIX } from "./install.ts";
+import { UNIX_ARGS } from "./install-tree.ts";
 import { jarVersion } from "./jar-version.ts";
 import { shortImage, switchImage } from "./java.ts";
 import { loaderInPlace, rollBackLoader } from "./loader-rollback.ts";
@@ -40,7 +41,16 @@ export async function rollBack(
   const control = settings.control as NonNullable<RollbackSettings["control"]>;
   const { logger, notifier, lock, volume } = await beginJob(ctx, dir);
   try {
-    const loader = loaderInPlace(volume, readHistory(ctx.paths, dir));
+    const recorded = readHistory(ctx.paths, dir);
+    const loader = loaderInPlace(volume, recorded);
+    if (recorded?.loader && !loader) {
+      // The last install was a loader, and its unix_args.txt has changed since: what the volume runs is not known, and
+      // server.jar.previous (a jar from before it) is not what came before the loader.
+      throw new JobError(`${UNIX_ARGS} is not the one ${recorded.loader.what} put there: it changed since`, {
+        where: volume.display(UNIX_ARGS),
+        hint: "nothing was changed; install the version you want instead",
+      });
+    }
     if (loader) {
       const panel = createPanelClient({
         url: control.url,

@@ -255,6 +255,20 @@ describe("jar-download --type neoforge (built executable)", () => {
     });
   });
 
+  it("--rollback refuses when unix_args.txt changed since the loader went in, and changes nothing (not a jar rollback)", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP });
+    writeFileSync(join(volume, "server.jar.previous"), "an older jar");
+    expect((await run("1.21.1", "--type", "neoforge", "--no-backup")).code).toBe(0);
+    writeFileSync(join(volume, "unix_args.txt"), "-Dsomething=else\n");
+    const back = await run("--rollback");
+    expect(back.code).toBe(1);
+    expect(back.stderr).toMatch(
+      /unix_args\.txt is not the one NeoForge 21\.1\.77 for Minecraft 1\.21\.1 put there: it changed since/,
+    );
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+    expect(readFileSync(join(volume, "server.jar.previous"), "utf8")).toBe("an older jar");
+  });
+
   it("--rollback never takes a directory the game's user renamed to the kept one's name for it", async () => {
     await setUp({ startup: FORGE_EGG_STARTUP });
     expect((await run("1.21.1", "--type", "neoforge", "--no-backup")).code).toBe(0);
