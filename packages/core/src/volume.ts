@@ -357,14 +357,35 @@ export class VolumeDir {
 
   /**
    * chown -R of the entry `name` that never follows a link: each entry is changed with lchown on its name in a
-   * directory held open, and each directory is entered through O_NOFOLLOW.
+   * directory held open, and each directory is entered through O_NOFOLLOW. A loop holding one directory open, going
+   * back up through `..`: a tree the game's user nested 20,000 deep overflowed the stack (a restore's ownership fix-up
+   * failed). Only for a tree nobody else can reach while it runs (a restore's private staging directory), since `..`
+   * is where the directory is now.
    */
   chownTree(name: string, uid: number, gid: number): void {
     lchownSync(this.at(name), uid, gid);
-    const dir = this.tryDirNoThrow(name);
-    if (!dir) return;
+    const top = this.tryDirNoThrow(name);
+    if (!top) return;
+    let dir: VolumeDir = top;
+    const pending: string[][] = [dir.list()];
     try {
-      for (const entry of dir.list()) dir.chownTree(entry, uid, gid);
+      while (pending.length > 0) {
+        const entry = (pending.at(-1) as string[]).pop();
+        if (entry === undefined) {
+          pending.pop();
+          if (pending.length === 0) break;
+          const parent: VolumeDir = new VolumeDir(openSync(`${dir.self}/..`, DIR_FLAGS), dir.path);
+          dir.close();
+          dir = parent;
+          continue;
+        }
+        lchownSync(dir.at(entry), uid, gid);
+        const sub = dir.tryDirNoThrow(entry);
+        if (!sub) continue;
+        dir.close();
+        dir = sub;
+        pending.push(sub.list());
+      }
     } finally {
       dir.close();
     }

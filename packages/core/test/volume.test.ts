@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import {
   closeSync,
   constants,
+  fstatSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -151,6 +152,33 @@ describe("VolumeDir", () => {
     volume.removeTree("lone");
     expect(readdirSync(vol)).toEqual(["logs"]);
     expect(readFileSync(join(canary, "secret"), "utf8")).toBe("root only\n");
+  });
+
+  it("gives a tree 10,000 directories deep to an owner (no stack), following no link in it", () => {
+    let fd = openSync(join(vol, "logs"), constants.O_RDONLY | constants.O_DIRECTORY);
+    for (let level = 0; level < 10_000; level += 1) {
+      mkdirSync(`/proc/self/fd/${fd}/d`);
+      if (level % 1000 === 0) writeFileSync(`/proc/self/fd/${fd}/d/file`, "x");
+      const next = openSync(`/proc/self/fd/${fd}/d`, constants.O_RDONLY | constants.O_DIRECTORY);
+      closeSync(fd);
+      fd = next;
+    }
+    symlinkSync(canary, `/proc/self/fd/${fd}/link`);
+    writeFileSync(`/proc/self/fd/${fd}/last`, "x");
+    try {
+      volume.chownTree("logs", 988, 988);
+      // The deepest directory (held open: its path is far longer than PATH_MAX), its file and its link (the link
+      // itself, not what it names), and the top.
+      expect(fstatSync(fd)).toMatchObject({ uid: 988, gid: 988 });
+      expect(statSync(`/proc/self/fd/${fd}/last`)).toMatchObject({ uid: 988, gid: 988 });
+      expect(lstatSync(`/proc/self/fd/${fd}/link`)).toMatchObject({ uid: 988, gid: 988 });
+    } finally {
+      closeSync(fd);
+    }
+    expect(statSync(join(vol, "logs", "d", "file"))).toMatchObject({ uid: 988, gid: 988 });
+    expect(statSync(join(vol, "logs"))).toMatchObject({ uid: 988 });
+    expect(statSync(canary).uid).toBe(0);
+    volume.removeTree("logs");
   });
 
   it("removes a tree the game's user made 20,000 directories deep (no stack, no descriptor per level)", () => {
