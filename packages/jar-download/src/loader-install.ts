@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { closeSync, constants, openSync } from "node:fs";
-import type { Settings as BackupSettings, SafetySnapshot } from "@mcops/backup/snapshot";
+import type { SafetySnapshot } from "@mcops/backup/snapshot";
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
-import { COLOURS, createPanelClient, type HttpClient, type PanelClient } from "@mcops/core/http";
+import { COLOURS, createPanelClient, type PanelClient } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
@@ -19,31 +19,18 @@ import {
   prepareLoaderOutput,
   UNIX_ARGS,
 } from "./install-tree.ts";
-import { type ImagePlan, shortImage, switchImage } from "./java.ts";
+import { shortImage, switchImage } from "./java.ts";
 import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
-import { beginJob, pauseBackupsFor, preUpgrade, startBack, workDir } from "./replace.ts";
+import { beginJob, type InstallJob, pauseBackupsFor, preUpgrade, startBack, workDir } from "./replace.ts";
 import { dataVersionOf, readHistory, refuseDowngrade, worldSaver, writeHistory } from "./versions.ts";
 
 /** A loader to install by its own installer (Forge, NeoForge), and what it takes. */
-export interface LoaderJob {
+export interface LoaderJob extends InstallJob {
   artifact: InstallerArtifact;
-  /** The server's image against the Java the game and the installer need (java.ts planImage). */
-  image: ImagePlan | undefined;
-  /** "NeoForge 21.1.77 for 1.21.1". */
-  what: string;
-  dir: string;
-  control: { url: string; key: string; serverId: string; owner: Owner | undefined };
-  http: HttpClient;
-  retryDelayMs: number;
   /** Docker's socket (DOCKER_SOCKET): the installer runs in the server's own image there. */
   socket: string;
   /** How long the installer may run (it downloads the loader's libraries and Mojang's server). */
   installerTimeoutMs: number;
-  stop: boolean;
-  backup: BackupSettings | undefined;
-  ignoreWorldVersion: boolean;
-  lockWaitMs: number;
-  stateTimeoutMs: number;
 }
 
 type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit">;

@@ -36,12 +36,11 @@ import {
   writeHistory,
 } from "./versions.ts";
 
-/** A jar to put in place of server.jar, and what it takes to do so. */
-interface Replacement {
-  artifact: Artifact;
-  /** The server's image against the Java the artifact needs (java.ts planImage); undefined: not compared. */
+/** What any install into the volume takes (a jar here, a loader in loader-install.ts). */
+export interface InstallJob {
+  /** The server's image against the Java the install needs (java.ts planImage); undefined: not compared. */
   image?: ImagePlan | undefined;
-  /** The artifact in words: "Paper 1.21.4 build 231". */
+  /** What is installed, in words: "Paper 1.21.4 build 231". */
   what: string;
   /** The server's volume (WORLD_DIR). */
   dir: string;
@@ -57,6 +56,11 @@ interface Replacement {
   ignoreWorldVersion: boolean;
   lockWaitMs: number;
   stateTimeoutMs: number;
+}
+
+/** A jar to put in place of server.jar, and what it takes to do so. */
+interface Replacement extends InstallJob {
+  artifact: Artifact;
 }
 
 type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit">;

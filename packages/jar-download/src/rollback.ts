@@ -63,7 +63,7 @@ export async function rollBack(
         { logger, notifier, volume, panel, dir },
         {
           record: loader,
-          history: readHistory(ctx.paths, dir) as JarHistory,
+          history: recorded as JarHistory,
           dryRun: options.dryRun ?? false,
           ignore: options.ignoreWorldVersion ?? false,
           timeoutMs: options.stateTimeoutMs,
