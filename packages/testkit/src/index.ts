@@ -37,7 +37,7 @@ export { fifoWitness, giveToGame, leaseSwapWorld, swapForLink, waitUntil } from 
 export type { TempDir, ToolRun } from "./http.ts";
 export { runTool, startTool, tempDir, toolEnv } from "./http.ts";
 export type { InstallerBehaviour, TestInstallerOptions } from "./installer.ts";
-export { testInstallerJar } from "./installer.ts";
+export { compileTestInstaller, testInstallerJar } from "./installer.ts";
 export type {
   ModrinthFileSpec,
   ModrinthProjectSpec,

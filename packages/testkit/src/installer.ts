@@ -68,6 +68,15 @@ export function testInstallerJar(options: TestInstallerOptions): Buffer {
  * and renames it into place; a loser uses the winner's).
  */
 function compiledInstaller(): Buffer {
+  return readFileSync(compileTestInstaller());
+}
+
+/**
+ * Compiles the test installer once per machine and source (nothing when it is already), and returns where
+ * Installer.class is: a test package's vitest globalSetup calls it, so that javac's seconds on a fresh machine are
+ * never spent inside a test's time limit.
+ */
+export function compileTestInstaller(): string {
   const source = readFileSync(SOURCE);
   const digest = createHash("sha256").update(source).digest("hex").slice(0, 16);
   const cache = join(tmpdir(), `mcops-test-installer-${digest}`);
@@ -82,7 +91,7 @@ function compiledInstaller(): Buffer {
       if (!existsSync(compiled)) throw error;
     }
   }
-  return readFileSync(compiled);
+  return compiled;
 }
 
 function javac(outDir: string): void {
