@@ -24,6 +24,8 @@ interface DownloadOptions {
   zipHeader?: boolean;
   /** What a failure left untouched, for its hint (default "nothing in the volume was changed"). */
   untouched?: string;
+  /** The most bytes taken when neither the artifact nor the answer says how many (an address given by hand). */
+  maxBytes?: number;
 }
 
 /** What a download needs: a server jar (Artifact) or a loader's installer (InstallerArtifact's installer). */
@@ -127,6 +129,10 @@ async function fetchInto(
   const algorithm = artifact.checksum?.algorithm ?? "sha256";
   const hash = createHash(algorithm);
   const more = (options.alsoVerify ?? []).map((sum) => ({ ...sum, hash: createHash(sum.algorithm) }));
+  if (options.maxBytes !== undefined && expected !== undefined && expected > options.maxBytes) {
+    await response.body?.cancel();
+    throw tooLarge(artifact, options);
+  }
   // A new file in a directory only root can enter (the caller's private directory): created, never opened through.
   const fd = openSync(path, "wx", 0o600);
   let size = 0;
@@ -139,6 +145,7 @@ async function fetchInto(
         // A body longer than the file can be is cut here, not written to the end first.
         if (expected !== undefined && size + chunk.length > expected)
           throw new Incomplete(`more than ${expected} bytes`);
+        if (options.maxBytes !== undefined && size + chunk.length > options.maxBytes) throw tooLarge(artifact, options);
         hash.update(chunk);
         for (const sum of more) sum.hash.update(chunk);
         let offset = 0;
@@ -147,7 +154,7 @@ async function fetchInto(
         options.onProgress?.(size, expected);
       }
     } catch (error) {
-      if (error instanceof Incomplete) throw error;
+      if (error instanceof Incomplete || error instanceof JobError) throw error;
       if (watch.stalled()) throw new Incomplete(`no data for ${formatDuration(stallMs)} after ${formatBytes(size)}`);
       if ((error as Error).name === "AbortError")
         throw new JobError("interrupted", { hint: options.untouched ?? UNTOUCHED });
@@ -183,6 +190,13 @@ async function fetchInto(
     });
   }
   return { path, size, digest, algorithm };
+}
+
+function tooLarge(artifact: Downloadable, options: DownloadOptions): JobError {
+  return new JobError(`${artifact.fileName} is larger than ${formatBytes(options.maxBytes ?? 0)}: not taken`, {
+    where: artifact.url,
+    hint: options.untouched ?? UNTOUCHED,
+  });
 }
 
 function isZip(path: string): boolean {
