@@ -14,6 +14,8 @@ export const WORK_PREFIX = ".mcops-jar-download-";
  * the game's user renamed to look like a download directory (restore's aside directory) never passes for one.
  */
 export const INSTALL_DIR = ".installer";
+/** In the private directory, beside INSTALL_DIR: where a modpack's files are staged. Hidden for the same reason. */
+export const PACK_DIR = ".pack";
 /** Where earlier versions downloaded to, beside server.jar: removed if an interrupted run left one. */
 const OLD_TEMP_PREFIX = ".server.jar.download-";
 
@@ -56,7 +58,7 @@ function removeIfOwnWorkDir(volume: VolumeDir, name: string): void {
       dir
         .list()
         .every((entry) =>
-          entry === INSTALL_DIR
+          entry === INSTALL_DIR || entry === PACK_DIR
             ? dir?.lstat(entry)?.isDirectory()
             : (entry === JAR || entry === PREVIOUS) && dir?.lstat(entry)?.isFile(),
         );

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { closeSync, constants, openSync } from "node:fs";
 import type { SafetySnapshot } from "@mcops/backup/snapshot";
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
@@ -8,29 +7,38 @@ import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
 import { runInstaller } from "./container.ts";
-import { downloadVerified } from "./download.ts";
-import { INSTALL_DIR, type Owner } from "./install.ts";
-import {
-  ARGS_MAX_BYTES,
-  checkTree,
-  KEEP_PREFIX,
-  loaderLayout,
-  moveInto,
-  prepareLoaderOutput,
-  UNIX_ARGS,
-} from "./install-tree.ts";
+import { downloadVerified, installedDigest } from "./download.ts";
+import { INSTALL_DIR, JAR, type Owner, PACK_DIR } from "./install.ts";
+import { checkTree, KEEP_PREFIX, loaderLayout, moveInto, prepareLoaderOutput, UNIX_ARGS } from "./install-tree.ts";
 import { shortImage, switchImage } from "./java.ts";
 import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
+import { type ModPack, type MrpackZip, stagePack } from "./mrpack.ts";
 import { beginJob, type InstallJob, pauseBackupsFor, preUpgrade, startBack, workDir } from "./replace.ts";
+import type { Artifact } from "./sources.ts";
 import { dataVersionOf, readHistory, refuseDowngrade, worldSaver, writeHistory } from "./versions.ts";
 
-/** A loader to install by its own installer (Forge, NeoForge), and what it takes. */
+/**
+ * What puts a loader in place: its own installer run in the server's image (Forge, NeoForge), or a launcher jar that
+ * becomes server.jar (Fabric, for a Fabric modpack).
+ */
+export type LoaderSource =
+  | {
+      kind: "installer";
+      artifact: InstallerArtifact;
+      /** Docker's socket (DOCKER_SOCKET): the installer runs in the server's own image there. */
+      socket: string;
+      /** How long the installer may run (it downloads the loader's libraries and Mojang's server). */
+      installerTimeoutMs: number;
+    }
+  | { kind: "jar"; artifact: Artifact };
+
+/** A loader to install (and a modpack with it), and what it takes. */
 export interface LoaderJob extends InstallJob {
-  artifact: InstallerArtifact;
-  /** Docker's socket (DOCKER_SOCKET): the installer runs in the server's own image there. */
-  socket: string;
-  /** How long the installer may run (it downloads the loader's libraries and Mojang's server). */
-  installerTimeoutMs: number;
+  loader: LoaderSource;
+  /** The game version the loader is for. */
+  game: string;
+  /** A modpack installed with the loader: its files downloaded and its overrides extracted beside the loader's. */
+  pack?: { pack: ModPack; zip: MrpackZip; hostMap: Readonly<Record<string, string>> } | undefined;
 }
 
 type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit">;
@@ -41,11 +49,13 @@ const LOADER_MEMORY_BYTES = 6 * 2 ** 30;
 const TAIL_LINES = 10;
 
 /**
- * Installs a loader by its own installer (issue 33, docs/system.md 4.3): the installer jar is downloaded and verified
- * into a private directory of the volume, run in the server's own container image as the game's user through Docker,
- * its output checked and given to the game's user, then moved into the volume (what it replaces kept for --rollback),
- * the server stopped for that and started again with --stop, the world snapshotted first. Whatever fails before the
- * move, the volume is as it was.
+ * Installs a loader by its own installer (issue 33, docs/system.md 4.3), or a modpack with its loader: the installer jar
+ * is downloaded and verified into a private directory of the volume, run in the server's own container image as the
+ * game's user through Docker, its output checked and given to the game's user (a Fabric pack's launcher jar is only
+ * downloaded and verified, to become server.jar); a pack's files are downloaded and verified and its overrides
+ * extracted beside it, first, while the server still runs. Then all of it is moved into the volume (what it replaces
+ * kept for --rollback), the server stopped for that and started again with --stop, the world snapshotted first.
+ * Whatever fails before the move, the volume is as it was.
  */
 export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
   const { logger, notifier, lock, volume } = await beginJob(ctx, job.dir);
@@ -58,36 +68,28 @@ export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
     const before = (await panel.resources()).state;
     if (before !== "offline" && !job.stop) throw refuse(job, before);
     warnMemory(logger, job, details.memoryLimitBytes);
-    await warnStartup(logger, panel);
+    await warnStartup(logger, panel, job.loader.kind);
 
     const staging = work.make();
     const out = installDir(staging, owner);
     try {
-      // The installer runs in the image the server will run: the one it is switched to, if it is.
-      const image = job.image?.kind === "switch" ? job.image.to.image : details.dockerImage;
-      if (job.image?.kind === "switch") {
-        logger.info(
-          `${job.what} needs Java ${job.image.need}; the server's image ${shortImage(job.image.from)} has Java ${job.image.had}: it is switched to ${shortImage(job.image.to.image)} with the install`,
-        );
-      }
-      await runIn(ctx, logger, job, out, owner, image);
-      checkTree(out, owner);
-      const names = prepareLoaderOutput(
-        out,
-        volume,
-        loaderLayout(job.artifact.type as "neoforge" | "forge", job.artifact.game, job.artifact.loader),
-        owner,
-      );
-      const done = await swapIn(ctx, logger, job, { panel, volume, out, names, before });
+      const packTops = job.pack ? await stageModpack(ctx, logger, job, staging, owner) : [];
+      const names =
+        job.loader.kind === "installer"
+          ? await installerOutput(ctx, logger, job, { out, volume, owner, image: details.dockerImage })
+          : [await launcherJar(ctx, logger, job, out, owner)];
+      if (job.pack) moveTops(staging.dir(PACK_DIR), out, packTops, job.what);
+      const all = [...names, ...packTops];
+      const done = await swapIn(ctx, logger, job, { panel, volume, out, names: all, before });
       const switched =
         job.image?.kind === "switch"
           ? `; Java image switched to ${shortImage(job.image.to.image)} (was ${shortImage(job.image.from)})`
           : "";
-      const line = `Installed ${job.what} in ${job.dir} (${names.join(", ")})${done.replaced.length ? "; what it replaced is kept aside" : ""}${switched}.${done.pre ? ` The world before it is snapshot ${done.pre.shortId} (pre-upgrade).` : ""}${done.restarted ? " The server was restarted with it." : ""}`;
+      const line = `Installed ${job.what} in ${job.dir} (${all.join(", ")})${done.replaced.length ? "; what it replaced is kept aside" : ""}${switched}.${done.pre ? ` The world before it is snapshot ${done.pre.shortId} (pre-upgrade).` : ""}${done.restarted ? " The server was restarted with it." : ""}`;
       logger.info(line);
       ctx.stdout.write(`${line}\n`);
       await notifier.send({
-        title: done.restarted ? "Server upgraded" : "Server loader installed",
+        title: done.restarted ? "Server upgraded" : job.pack ? "Modpack installed" : "Server loader installed",
         description: `${job.what} installed${switched}${done.restarted ? "; the server was restarted with it" : "; it is used from the next start"}.${done.pre ? `\nThe world before it is snapshot ${done.pre.shortId} (pre-upgrade); to go back: jar-download --rollback.` : ""}`,
         colour: COLOURS.success,
         category: "restart",
@@ -104,6 +106,92 @@ export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
   }
 }
 
+/** The pack's files downloaded and verified, its overrides extracted: into the private directory, given to the owner. */
+async function stageModpack(ctx: Ctx, logger: Logger, job: LoaderJob, staging: VolumeDir, owner: Owner) {
+  const { pack, zip, hostMap } = job.pack as NonNullable<LoaderJob["pack"]>;
+  const into = staging.ensureDir(PACK_DIR);
+  try {
+    const bytes = pack.files.reduce((sum, file) => sum + file.size, 0);
+    logger.info(
+      `downloading the ${pack.files.length} files of ${pack.name} ${pack.versionId} (${formatBytes(bytes)}) and extracting its ${pack.overrides.length} overrides`,
+    );
+    return await stagePack(pack, zip, into, {
+      http: job.http,
+      clock: ctx.clock,
+      retryDelayMs: job.retryDelayMs,
+      owner,
+      hostMap,
+    });
+  } finally {
+    into.close();
+  }
+}
+
+/** The installer run in the image the server will run (the one it is switched to, if it is), its output checked. */
+async function installerOutput(
+  ctx: Ctx,
+  logger: Logger,
+  job: LoaderJob,
+  on: { out: VolumeDir; volume: VolumeDir; owner: Owner; image: string | undefined },
+): Promise<string[]> {
+  const loader = job.loader as Extract<LoaderSource, { kind: "installer" }>;
+  const image = job.image?.kind === "switch" ? job.image.to.image : on.image;
+  if (job.image?.kind === "switch") {
+    logger.info(
+      `${job.what} needs Java ${job.image.need}; the server's image ${shortImage(job.image.from)} has Java ${job.image.had}: it is switched to ${shortImage(job.image.to.image)} with the install`,
+    );
+  }
+  await runIn(ctx, logger, job, loader, { out: on.out, owner: on.owner, image });
+  checkTree(on.out, on.owner);
+  const { artifact } = loader;
+  return prepareLoaderOutput(
+    on.out,
+    on.volume,
+    loaderLayout(artifact.type as "neoforge" | "forge", artifact.game, artifact.loader),
+    on.owner,
+  );
+}
+
+/** A Fabric pack's loader: the launcher jar downloaded and verified as server.jar, given to the owner. */
+async function launcherJar(ctx: Ctx, logger: Logger, job: LoaderJob, out: VolumeDir, owner: Owner): Promise<string> {
+  const { artifact } = job.loader as Extract<LoaderSource, { kind: "jar" }>;
+  logger.info(`downloading ${artifact.fileName} from ${artifact.url}`);
+  await downloadVerified(artifact, out.at(JAR), {
+    http: job.http,
+    clock: ctx.clock,
+    retryDelayMs: job.retryDelayMs,
+    onRetry: (reason, attempt) => logger.warn(`download attempt ${attempt} failed (${reason}); trying again`),
+  });
+  giveToOwner(out, JAR, owner);
+  return JAR;
+}
+
+/** The pack's top-level names moved beside the loader's output; one the loader wrote too is refused. */
+function moveTops(from: VolumeDir, out: VolumeDir, tops: readonly string[], what: string): void {
+  try {
+    for (const top of tops) {
+      if (out.lstat(top)) {
+        throw new JobError(`the modpack's ${top} is also written by the loader's installer: nothing was installed`, {
+          where: what,
+          hint: "use a pack made for this loader",
+        });
+      }
+      from.rename(top, out);
+    }
+  } finally {
+    from.close();
+  }
+}
+
+function giveToOwner(dir: VolumeDir, name: string, owner: Owner): void {
+  const fd = openSync(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    setOwnerAndMode(fd, owner, 0o644);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function refuse(job: LoaderJob, state: string): BusyError {
   return new BusyError(`the server is ${state}; its loader cannot be installed under it`, {
     where: `server ${job.control.serverId}`,
@@ -111,19 +199,36 @@ function refuse(job: LoaderJob, state: string): BusyError {
   });
 }
 
-/** docs/system.md 1: a heavy modpack loader needs 8 GB or more; said before anything is installed, never refused. */
+/**
+ * docs/system.md 1: a heavy modpack loader needs 8 GB or more; said before anything is installed, never refused. A
+ * modpack states no need of its own (Modrinth's format has no field for it): the same bound holds for every pack.
+ */
 function warnMemory(logger: Logger, job: LoaderJob, limit: number | undefined): void {
   if (limit === undefined || limit >= LOADER_MEMORY_BYTES) return;
-  const line = `the server has ${formatBytes(limit)} of memory in the panel; ${LOADER_LABELS[job.artifact.type]} with mods needs ${formatBytes(LOADER_MEMORY_BYTES)} or more (raise it in the panel's admin area, Servers → Build Configuration)`;
+  const what = job.pack
+    ? `the modpack ${job.pack.pack.name}`
+    : `${LOADER_LABELS[job.loader.artifact.type as keyof typeof LOADER_LABELS]} with mods`;
+  const line = `the server has ${formatBytes(limit)} of memory in the panel; ${what} needs ${formatBytes(LOADER_MEMORY_BYTES)} or more (raise it in the panel's admin area, Servers → Build Configuration)`;
   logger.warn(line);
 }
 
-/** The panel's Forge and NeoForge eggs start the loader with @unix_args.txt; another egg's startup line does not. */
-async function warnStartup(logger: Logger, panel: PanelClient): Promise<void> {
+/**
+ * The panel's Forge and NeoForge eggs start the loader with @unix_args.txt; another egg's startup line does not. A
+ * launcher jar (Fabric) is started as server.jar: a startup line reading @unix_args.txt would start the old loader.
+ */
+async function warnStartup(logger: Logger, panel: PanelClient, kind: LoaderSource["kind"]): Promise<void> {
   const startup = await panel.startup();
-  if (/@unix_args\.txt|run\.sh/.test(startup.rawStartupCommand)) return;
-  const line = `the server's startup line does not read @unix_args.txt ("${startup.rawStartupCommand}"): the loader is installed but the server will start server.jar; choose the panel's Forge or NeoForge egg for it, or a startup line with @user_jvm_args.txt @unix_args.txt`;
-  logger.warn(line);
+  const readsArgs = /@unix_args\.txt|run\.sh/.test(startup.rawStartupCommand);
+  if (kind === "installer" && !readsArgs) {
+    logger.warn(
+      `the server's startup line does not read @unix_args.txt ("${startup.rawStartupCommand}"): the loader is installed but the server will start server.jar; choose the panel's Forge or NeoForge egg for it, or a startup line with @user_jvm_args.txt @unix_args.txt`,
+    );
+  }
+  if (kind === "jar" && readsArgs) {
+    logger.warn(
+      `the server's startup line reads @unix_args.txt or run.sh ("${startup.rawStartupCommand}"): server.jar is installed but the server will start the loader those name; choose an egg that starts -jar server.jar (the panel's Fabric or Vanilla egg)`,
+    );
+  }
 }
 
 /** The installer's directory in the private one: given to the game's user, whom the installer runs as. */
@@ -138,11 +243,12 @@ async function runIn(
   ctx: Ctx,
   logger: Logger,
   job: LoaderJob,
-  out: VolumeDir,
-  owner: Owner,
-  image: string | undefined,
+  loader: Extract<LoaderSource, { kind: "installer" }>,
+  on: { out: VolumeDir; owner: Owner; image: string | undefined },
 ): Promise<void> {
-  const { installer } = job.artifact;
+  const { artifact } = loader;
+  const { installer } = artifact;
+  const { out, owner, image } = on;
   if (!image) {
     throw new JobError("the panel does not say which image the server runs in", {
       where: `server ${job.control.serverId}`,
@@ -156,23 +262,17 @@ async function runIn(
     retryDelayMs: job.retryDelayMs,
     onRetry: (reason, attempt) => logger.warn(`download attempt ${attempt} failed (${reason}); trying again`),
   });
-  const fd = openSync(out.at(installer.fileName), constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    setOwnerAndMode(fd, owner, 0o644);
-  } finally {
-    closeSync(fd);
-  }
-  logger.info(
-    `running the ${LOADER_LABELS[job.artifact.type]} installer in ${image} as ${owner.uid}:${owner.gid}: ${job.artifact.cmd.join(" ")}`,
-  );
+  giveToOwner(out, installer.fileName, owner);
+  const label = LOADER_LABELS[artifact.type];
+  logger.info(`running the ${label} installer in ${image} as ${owner.uid}:${owner.gid}: ${artifact.cmd.join(" ")}`);
   const tail: string[] = [];
   const { exitCode } = await runInstaller({
-    socket: job.socket,
+    socket: loader.socket,
     image,
     user: owner,
     dir: out.forChild,
-    cmd: job.artifact.cmd,
-    timeoutMs: job.installerTimeoutMs,
+    cmd: artifact.cmd,
+    timeoutMs: loader.installerTimeoutMs,
     signal: ctx.signal,
     onLine: (line) => {
       logger.info(`installer: ${line}`);
@@ -182,13 +282,10 @@ async function runIn(
   });
   out.unlink(installer.fileName);
   if (exitCode !== 0) {
-    throw new JobError(
-      `the ${LOADER_LABELS[job.artifact.type]} installer failed (exit ${exitCode}): nothing in the volume was changed`,
-      {
-        where: tail.at(-1),
-        hint: "its output is in /var/log/mc-jar-download.log; run again later, or install another loader version",
-      },
-    );
+    throw new JobError(`the ${label} installer failed (exit ${exitCode}): nothing in the volume was changed`, {
+      where: tail.at(-1),
+      hint: "its output is in /var/log/mc-jar-download.log; run again later, or install another loader version",
+    });
   }
 }
 
@@ -221,7 +318,7 @@ async function swapIn(
     let pre: SafetySnapshot | undefined;
     try {
       if (!job.ignoreWorldVersion) {
-        refuseDowngrade(await worldSaver(volume), dataVersionOf(job.artifact.game), job.what);
+        refuseDowngrade(await worldSaver(volume), dataVersionOf(job.game), job.what);
       }
       pre = await preUpgrade({ ctx, job, logger, volume });
     } catch (error) {
@@ -245,15 +342,16 @@ async function swapIn(
         throw error;
       }
     }
-    // The digest of the unix_args.txt put in, read here, where only root reaches it: once in the volume it is the
-    // game's user's to replace.
-    const argsDigest = digestOf(on.out.readFile(UNIX_ARGS, ARGS_MAX_BYTES));
+    // The digest of the file that tells this install is still in place (the loader's unix_args.txt, a launcher's
+    // server.jar), read here, where only root reaches it: once in the volume it is the game's user's to replace.
+    const marker = markerOf(job);
+    const argsDigest = (await installedDigest(on.out, marker, "sha256", undefined)) ?? "";
     const keep = volume.makePrivateDir(KEEP_PREFIX);
     let replaced: string[];
     let installed: string[] = [];
     try {
       ({ replaced, installed } = moveInto(on.out, volume, keep, on.names));
-      recordLoader(ctx, job, on.names, keep, pre, argsDigest);
+      recordLoader(ctx, job, on.names, keep, pre, { marker, argsDigest });
     } catch (error) {
       // Not recorded, it could not be rolled back: the volume is put back as it was (moveInto already did when a
       // rename failed), then the image and the server.
@@ -287,28 +385,28 @@ function recordLoader(
   names: string[],
   keep: VolumeDir,
   pre: SafetySnapshot | undefined,
-  argsDigest: string,
+  inPlace: { marker: string; argsDigest: string },
 ): void {
   const previous = readHistory(ctx.paths, job.dir);
   writeHistory(ctx.paths, job.dir, {
     ...(previous ?? {}),
     loader: {
       what: job.what,
-      version: job.artifact.game,
-      dataVersion: dataVersionOf(job.artifact.game),
+      version: job.game,
+      dataVersion: dataVersionOf(job.game),
       names,
       keep: { name: keep.path.slice(keep.path.lastIndexOf("/") + 1), ino: keep.stat().ino },
-      argsDigest,
+      argsDigest: inPlace.argsDigest,
+      ...(inPlace.marker === UNIX_ARGS ? {} : { marker: inPlace.marker }),
     },
     preUpgrade: pre?.shortId,
     ...(job.image?.kind === "switch" ? { image: job.image.to.image, previousImage: job.image.from } : {}),
   });
 }
 
-function digestOf(bytes: Buffer | undefined): string {
-  return createHash("sha256")
-    .update(bytes ?? Buffer.alloc(0))
-    .digest("hex");
+/** The file whose digest tells the install is still the one in place. */
+function markerOf(job: LoaderJob): string {
+  return job.loader.kind === "installer" ? UNIX_ARGS : JAR;
 }
 
 /**

@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { COLOURS, type Notifier, type PanelClient } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
+import { installedDigest } from "./download.ts";
 import { KEEP_PREFIX, moveInto, UNIX_ARGS } from "./install-tree.ts";
 import { shortImage, switchImage } from "./java.ts";
 import { pauseBackupsFor, startBack } from "./replace.ts";
@@ -11,17 +11,21 @@ import { type JarHistory, type LoaderRecord, worldSaver, writeHistory } from "./
 
 type Ctx = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr">;
 
-/** The loader install the history names, when it is still the one in place (its unix_args.txt unchanged). */
-export function loaderInPlace(volume: VolumeDir, history: JarHistory | undefined): LoaderRecord | undefined {
+/** The loader install the history names, when it is still the one in place (its unix_args.txt, or marker, unchanged). */
+export async function loaderInPlace(
+  volume: VolumeDir,
+  history: JarHistory | undefined,
+): Promise<LoaderRecord | undefined> {
   const record = history?.loader;
   if (!record) return undefined;
-  let args: Buffer | undefined;
-  try {
-    args = volume.readFile(UNIX_ARGS, 256 * 1024);
-  } catch {
-    return undefined; // not a regular file: not what was installed
-  }
-  return args && createHash("sha256").update(args).digest("hex") === record.argsDigest ? record : undefined;
+  // A regular file only, read within a bound: anything else is not what was installed.
+  const digest = await installedDigest(volume, markerName(record), "sha256", undefined);
+  return digest === record.argsDigest ? record : undefined;
+}
+
+/** The file whose digest was recorded: unix_args.txt unless the record names another. */
+export function markerName(record: LoaderRecord): string {
+  return record.marker === "server.jar" ? "server.jar" : UNIX_ARGS;
 }
 
 /**

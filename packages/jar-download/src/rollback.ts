@@ -4,10 +4,9 @@ import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
 import { JAR, PREVIOUS, WORK_PREFIX } from "./install.ts";
-import { UNIX_ARGS } from "./install-tree.ts";
 import { jarVersion } from "./jar-version.ts";
 import { shortImage, switchImage } from "./java.ts";
-import { loaderInPlace, rollBackLoader } from "./loader-rollback.ts";
+import { loaderInPlace, markerName, rollBackLoader } from "./loader-rollback.ts";
 import { beginJob, pauseBackupsFor, startBack } from "./replace.ts";
 import {
   ignoredWorldVersion,
@@ -42,12 +41,13 @@ export async function rollBack(
   const { logger, notifier, lock, volume } = await beginJob(ctx, dir);
   try {
     const recorded = readHistory(ctx.paths, dir);
-    const loader = loaderInPlace(volume, recorded);
+    const loader = await loaderInPlace(volume, recorded);
     if (recorded?.loader && !loader) {
-      // The last install was a loader, and its unix_args.txt has changed since: what the volume runs is not known, and
-      // server.jar.previous (a jar from before it) is not what came before the loader.
-      throw new JobError(`${UNIX_ARGS} is not the one ${recorded.loader.what} put there: it changed since`, {
-        where: volume.display(UNIX_ARGS),
+      // The last install was a loader, and its unix_args.txt (a Fabric pack's server.jar) has changed since: what the
+      // volume runs is not known, and server.jar.previous (a jar from before it) is not what came before the loader.
+      const marker = markerName(recorded.loader);
+      throw new JobError(`${marker} is not the one ${recorded.loader.what} put there: it changed since`, {
+        where: volume.display(marker),
         hint: "nothing was changed; install the version you want instead",
       });
     }

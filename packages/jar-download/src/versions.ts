@@ -131,8 +131,13 @@ export interface LoaderRecord {
   dataVersion: number | undefined;
   names: string[];
   keep: { name: string; ino: number };
-  /** sha256 of the unix_args.txt put in place: that it is still there tells the install is still the one in place. */
+  /**
+   * sha256 of the marker put in place (unix_args.txt; a Fabric pack's server.jar): that it is still there tells the
+   * install is still the one in place.
+   */
   argsDigest: string;
+  /** The marker's name, when it is not unix_args.txt. */
+  marker?: string | undefined;
 }
 
 /** The jars of one server volume: the one in place, the one kept as server.jar.previous, the pre-upgrade snapshot. */
