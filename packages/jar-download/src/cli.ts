@@ -6,7 +6,7 @@ import { fields } from "./settings.ts";
 await runTool({
   name: "jar-download",
   usage:
-    "$0 VERSION [--type paper|folia|purpur|vanilla|fabric] [--build N|latest] [--stop] [--no-backup] [--ignore-world-version]\n$0 VERSION --type neoforge|forge [--loader V] [--channel beta] [--stop] [--dry-run]\n$0 [VERSION] --list [--type TYPE]\n$0 --rollback\n\nFetches the server jar of a game version, verifies its size and checksum, and installs it as server.jar in the server's volume (WORLD_DIR), chowned to 988:988, the old one kept as server.jar.previous (docs/system.md 4.3). Refused while the server runs, unless --stop; refused for a version older than the one that last saved the world, and when level.dat cannot be read or says a data version no game writes (--ignore-world-version goes on without it). The world is snapshotted first (tagged pre-upgrade); --rollback puts server.jar.previous back. NeoForge and Forge are installed by their own installers, run in the server's image through Docker (DOCKER_SOCKET). When the version needs a newer Java than the server's image, the image is switched with the swap to the egg's smallest one that is enough (exit 2 before anything is done when the egg has none), and --rollback switches it back.",
+    "$0 VERSION [--type paper|folia|purpur|vanilla|fabric] [--build N|latest] [--stop] [--no-backup] [--ignore-world-version]\n$0 VERSION --type neoforge|forge [--loader V] [--channel beta] [--stop] [--dry-run]\n$0 --mrpack FILE|URL [--stop] [--dry-run]\n$0 [VERSION] --modrinth PROJECT [--pack-version V] [--stop] [--dry-run]\n$0 [VERSION] --list [--type TYPE]\n$0 --rollback\n\nFetches the server jar of a game version, verifies its size and checksum, and installs it as server.jar in the server's volume (WORLD_DIR), chowned to 988:988, the old one kept as server.jar.previous (docs/system.md 4.3). Refused while the server runs, unless --stop; refused for a version older than the one that last saved the world, and when level.dat cannot be read or says a data version no game writes (--ignore-world-version goes on without it). The world is snapshotted first (tagged pre-upgrade); --rollback puts server.jar.previous back. NeoForge and Forge are installed by their own installers, run in the server's image through Docker (DOCKER_SOCKET). When the version needs a newer Java than the server's image, the image is switched with the swap to the egg's smallest one that is enough (exit 2 before anything is done when the egg has none), and --rollback switches it back. A Modrinth modpack (--mrpack, --modrinth) is read and checked whole before anything is written (every path, address and size), its files downloaded and checked against their sha512 and sha1, its overrides extracted, and installed with the loader it names (NeoForge and Forge by their installers, Fabric as server.jar); the folders it ships replace those in the volume, kept aside for --rollback.",
   commands: [
     command({
       command: "$0 [VERSION]",
@@ -16,9 +16,17 @@ await runTool({
         y.positional("VERSION", { type: "string", describe: "game version, e.g. 1.21.4" }).options({
           type: {
             type: "string",
-            default: "paper",
             describe:
-              "paper, folia, purpur, vanilla, fabric; neoforge, forge, quilt (by their installer: --list and --dry-run so far)",
+              "paper (the default), folia, purpur, vanilla, fabric; neoforge, forge by their installer; quilt (--list and --dry-run so far)",
+          },
+          mrpack: { type: "string", describe: "install a Modrinth modpack (.mrpack) from a file or an address" },
+          modrinth: {
+            type: "string",
+            describe: "install a Modrinth modpack project's version (its slug or id), through Modrinth's API",
+          },
+          "pack-version": {
+            type: "string",
+            describe: "with --modrinth: the pack's version number or id (default its newest release)",
           },
           build: { type: "string", describe: "build number (Fabric: loader version); default the newest stable" },
           loader: {
@@ -65,6 +73,9 @@ await runTool({
           backup: args.backup,
           rollback: args.rollback,
           ignoreWorldVersion: args.ignoreWorldVersion,
+          mrpack: args.mrpack,
+          modrinth: args.modrinth,
+          packVersion: args.packVersion,
           args,
         }),
     }),

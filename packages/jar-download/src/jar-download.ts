@@ -12,6 +12,16 @@ import { JAR, PREVIOUS } from "./install.ts";
 import { type ImagePlan, planImage, requiredJava } from "./java.ts";
 import { installLoader } from "./loader-install.ts";
 import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
+import { type ModPack, type MrpackZip, readMrpack } from "./mrpack.ts";
+import {
+  checkPackRequest,
+  loaderWords,
+  openPack,
+  type PackLoader,
+  packPlanLines,
+  packTops,
+  resolvePackLoader,
+} from "./pack.ts";
 import { replaceJar } from "./replace.ts";
 import { rollBack } from "./rollback.ts";
 import { fields, loadSettings } from "./settings.ts";
@@ -44,6 +54,10 @@ interface JarOptions {
   rollback?: boolean | undefined;
   /** Go on without level.dat's version (a forged or unreadable one): no downgrade check; still snapshotted first. */
   ignoreWorldVersion?: boolean | undefined;
+  /** A Modrinth modpack: --mrpack FILE|URL, or --modrinth PROJECT [--pack-version V] (VERSION: its game version). */
+  mrpack?: string | undefined;
+  modrinth?: string | undefined;
+  packVersion?: string | undefined;
   /** The parsed command line: --dir and --owner override WORLD_DIR and BACKUP_OWNER (see settings.ts). */
   args?: Record<string, unknown> | undefined;
   /** How long to wait for a running backup before stopping the server (default 30 minutes). */
@@ -87,8 +101,32 @@ interface Wanted {
   loader: string | undefined;
 }
 
+function isPack(options: JarOptions): boolean {
+  return options.mrpack !== undefined || options.modrinth !== undefined || options.packVersion !== undefined;
+}
+
+/** A pack names its game version and loader: --type, --build, --loader, --list and --rollback do not go with it. */
+function checkPackOptions(options: JarOptions): void {
+  checkPackRequest(options);
+  const clash = [
+    options.type !== undefined && "--type",
+    options.build !== undefined && "--build",
+    options.loader !== undefined && "--loader",
+    options.channel !== undefined && "--channel",
+    options.list && "--list",
+    options.rollback && "--rollback",
+    options.mrpack !== undefined && options.version !== undefined && "a VERSION",
+  ].filter(Boolean);
+  if (clash.length > 0) {
+    throw new UsageError(`a modpack names its own game version and loader: ${clash.join(", ")} does not go with it`, {
+      hint: "jar-download --mrpack FILE|URL, or jar-download [VERSION] --modrinth PROJECT [--pack-version V]",
+    });
+  }
+}
+
 /** What was asked for, checked before anything is read: a usage error comes before a configuration error. */
 function checkRequest(options: JarOptions): Wanted {
+  if (isPack(options)) checkPackOptions(options);
   const type = parseType(options.type);
   const channel = parseChannel(options.channel);
   const { version, build, loader } = options;
@@ -114,7 +152,7 @@ function checkRequest(options: JarOptions): Wanted {
       hint: "run jar-download --rollback alone",
     });
   }
-  if (!options.list && !options.rollback && version === undefined) {
+  if (!options.list && !options.rollback && version === undefined && !isPack(options)) {
     throw new UsageError("which version?", { hint: "e.g. jar-download 1.21.4 --type paper; list them with --list" });
   }
   return { type, channel, version, build, loader };
@@ -153,6 +191,7 @@ export async function runJarDownload(
       ignoreWorldVersion: options.ignoreWorldVersion ?? false,
     });
   }
+  if (isPack(options)) return packRun(ctx, options);
   if (wanted.type === "quilt" && !list && !dryRun) {
     // Where the installer comes from is known (--list, --dry-run show it); Quilt's output (its launcher beside
     // Mojang's jar) is not moved into the volume by this build yet: nothing is fetched or changed.
@@ -170,7 +209,10 @@ export async function runJarDownload(
   // A downgrade is refused before anything is fetched; the backup's settings are read before anything is done. A
   // volume with no world yet (a first install) has nothing to snapshot, and needs no backup settings.
   const ignoreWorldVersion = options.ignoreWorldVersion ?? false;
-  const snapshot = (await checkNotOlder(dir, wanted, ignoreWorldVersion)) && options.backup !== false;
+  const version = wanted.version as string;
+  const snapshot =
+    (await checkNotOlder(dir, version, `${labelOf(wanted.type)} ${version}`, ignoreWorldVersion)) &&
+    options.backup !== false;
   const backup = snapshot && !dryRun ? backupSettingsFor(ctx, dir) : undefined;
   const common = { dir, backup, snapshot, ignoreWorldVersion, http, retryDelayMs, source, settings };
   if (isInstallerType(wanted.type)) return installerRun(ctx, options, { ...wanted, type: wanted.type }, common);
@@ -228,11 +270,39 @@ async function installerRun(
   };
   const artifact = await source.resolveInstaller(request);
   const control = dryRun ? planPanel(ctx, options.args ?? {}) : settings.control;
-  const game = await requiredJava({ http, bases: settings.bases }, { type: "vanilla", version: artifact.game });
-  const need = Math.max(game ?? 0, artifact.javaAtLeast);
+  const need = await installerJava({ http, bases: settings.bases }, artifact);
   const what = `${LOADER_LABELS[artifact.type]} ${artifact.loader} for Minecraft ${artifact.game}`;
   const image = control ? await planImage(createPanelClient({ ...control, clock: ctx.clock }), need, what) : undefined;
   if (dryRun) return showInstallerPlan(ctx, artifact, dir, { snapshot, ignoreWorldVersion, image });
+  const installer = dockerFor(settings, what);
+  return installLoader(ctx, {
+    loader: { kind: "installer", artifact, ...installer },
+    game: artifact.game,
+    image,
+    what,
+    dir,
+    control: settings.control as NonNullable<typeof settings.control>,
+    http,
+    retryDelayMs,
+    stop: options.stop ?? false,
+    backup,
+    ignoreWorldVersion,
+    lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
+    stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
+  });
+}
+
+/** The Java a loader's install needs: the game version's, and the installer's own (Quilt's 17), whichever is newer. */
+async function installerJava(
+  java: { http: HttpClient; bases: Parameters<typeof requiredJava>[0]["bases"] },
+  artifact: InstallerArtifact,
+): Promise<number> {
+  const game = await requiredJava(java, { type: "vanilla", version: artifact.game });
+  return Math.max(game ?? 0, artifact.javaAtLeast);
+}
+
+/** Docker's socket for a loader's installer, and its time limit: DOCKER_SOCKET off is a configuration error. */
+function dockerFor(settings: ReturnType<typeof loadSettings>, what: string) {
   const installer = settings.installer as NonNullable<typeof settings.installer>;
   if (!installer.socket) {
     throw new ConfigError(
@@ -243,22 +313,109 @@ async function installerRun(
       },
     );
   }
-  return installLoader(ctx, {
-    artifact,
-    image,
-    what,
-    dir,
-    control: settings.control as NonNullable<typeof settings.control>,
-    http,
-    retryDelayMs,
-    socket: installer.socket,
-    installerTimeoutMs: installer.timeoutMs,
-    stop: options.stop ?? false,
-    backup,
-    ignoreWorldVersion,
-    lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
-    stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
-  });
+  return { socket: installer.socket, installerTimeoutMs: installer.timeoutMs };
+}
+
+/**
+ * A Modrinth modpack (--mrpack, --modrinth): the pack fetched and read (every path, address and size checked before
+ * anything is written), its loader resolved as --type would, the world's version and the server's Java compared as
+ * for a jar; its plan with --dry-run, else the pack and its loader installed together (loader-install.ts).
+ */
+async function packRun(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "signal" | "runner" | "atExit">,
+  options: JarOptions,
+): Promise<number> {
+  const dryRun = options.dryRun ?? false;
+  const args = options.args ?? {};
+  const settings = loadSettings(ctx, { type: "vanilla", list: false, dryRun, args, pack: true });
+  const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
+  const http = createHttpClient({ userAgent: userAgent(settings.contact), retryDelayMs, signal: ctx.signal });
+  const source = createSource(http, settings.bases);
+  const dir = settings.worldDir as string;
+  const opened = await openPack(
+    { mrpack: options.mrpack, modrinth: options.modrinth, packVersion: options.packVersion, game: options.version },
+    { http, clock: ctx.clock, retryDelayMs, modrinth: settings.modrinth },
+  );
+  let zip: MrpackZip | undefined;
+  try {
+    const read = await readMrpack(opened.fd, { where: opened.where });
+    zip = read.zip;
+    const { pack } = read;
+    if (options.version !== undefined && pack.game !== options.version) {
+      throw new UsageError(
+        `the modpack ${pack.name} ${pack.versionId} is for Minecraft ${pack.game}, not ${options.version}`,
+        {
+          where: opened.where,
+          hint: "give its version for your game version with --pack-version, or leave VERSION out",
+        },
+      );
+    }
+    refuseWorldClash(dir, pack, opened.where);
+    const loader = await resolvePackLoader(source, pack, opened.where);
+    const what = `the modpack ${pack.name} ${pack.versionId} (Minecraft ${pack.game}, ${loaderWords(loader)})`;
+    const ignoreWorldVersion = options.ignoreWorldVersion ?? false;
+    const snapshot = (await checkNotOlder(dir, pack.game, what, ignoreWorldVersion)) && options.backup !== false;
+    const backup = snapshot && !dryRun ? backupSettingsFor(ctx, dir) : undefined;
+    const control = dryRun ? planPanel(ctx, args) : settings.control;
+    const java = { http, bases: settings.bases };
+    const need =
+      loader.kind === "installer"
+        ? await installerJava(java, loader.artifact)
+        : await requiredJava(java, { type: "fabric", version: pack.game, artifact: loader.artifact });
+    const image = control
+      ? await planImage(createPanelClient({ ...control, clock: ctx.clock }), need, what)
+      : undefined;
+    if (dryRun)
+      return showPackPlan(ctx, { pack, loader, where: opened.where, dir, snapshot, ignoreWorldVersion, image });
+    return await installLoader(ctx, {
+      loader:
+        loader.kind === "installer"
+          ? { kind: "installer", artifact: loader.artifact, ...dockerFor(settings, what) }
+          : { kind: "jar", artifact: loader.artifact },
+      game: pack.game,
+      pack: { pack, zip, hostMap: settings.modrinth.hostMap },
+      image,
+      what,
+      dir,
+      control: settings.control as NonNullable<typeof settings.control>,
+      http,
+      retryDelayMs,
+      stop: options.stop ?? false,
+      backup,
+      ignoreWorldVersion,
+      lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
+      stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
+    });
+  } finally {
+    zip?.close();
+    opened.close();
+  }
+}
+
+/**
+ * Exit 2 when a folder the pack replaces whole is the world's (server.properties' level-name, which the game's side
+ * writes: `level-name=config` would have the pack move the world aside), or one of its Bukkit-style dimensions.
+ */
+function refuseWorldClash(dir: string, pack: ModPack, where: string): void {
+  let volume: VolumeDir;
+  try {
+    volume = VolumeDir.open(dir);
+  } catch {
+    return; // no volume: installLoader says so in its own words
+  }
+  try {
+    const level = levelName(volume);
+    const worlds = [level, `${level}_nether`, `${level}_the_end`];
+    const clash = packTops(pack).find((top) => worlds.includes(top.replace(/\/$/, "")));
+    if (clash) {
+      throw new UsageError(`the modpack replaces ${clash}, which is a world's folder here (level-name=${level})`, {
+        where,
+        hint: "nothing was installed; set level-name in server.properties to another folder, or use another pack",
+      });
+    }
+  } finally {
+    volume.close();
+  }
 }
 
 /** The panel, for --dry-run's image line: read when backup.env has it (a dry run needs none); else not checked. */
@@ -292,7 +449,12 @@ async function imagePlan(
  * or cannot be read (nothing fetched yet); not checked with --ignore-world-version. True when the volume holds a world
  * (its level's folder), which the pre-upgrade snapshot keeps.
  */
-async function checkNotOlder(dir: string, wanted: Wanted, ignoreWorldVersion: boolean): Promise<boolean> {
+async function checkNotOlder(
+  dir: string,
+  version: string,
+  what: string,
+  ignoreWorldVersion: boolean,
+): Promise<boolean> {
   let volume: VolumeDir;
   try {
     volume = VolumeDir.open(dir);
@@ -300,10 +462,7 @@ async function checkNotOlder(dir: string, wanted: Wanted, ignoreWorldVersion: bo
     return false; // no volume: replaceJar says so in its own words
   }
   try {
-    const version = wanted.version as string;
-    if (!ignoreWorldVersion) {
-      refuseDowngrade(await worldSaver(volume), dataVersionOf(version), `${labelOf(wanted.type)} ${version}`);
-    }
+    if (!ignoreWorldVersion) refuseDowngrade(await worldSaver(volume), dataVersionOf(version), what);
     return volume.lstat(levelName(volume))?.isDirectory() === true;
   } finally {
     volume.close();
@@ -398,6 +557,39 @@ function showInstallerPlan(
       `  into:     ${dir} (what the installer writes; the files it replaces kept aside)`,
       `  first:    ${snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
       ...(ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
+      "",
+    ].join("\n"),
+  );
+  return 0;
+}
+
+/** --dry-run of a modpack: the pack, its loader and from where, the image, and where it all goes. */
+function showPackPlan(
+  ctx: Pick<ToolContext, "stdout">,
+  plan: {
+    pack: ModPack;
+    loader: PackLoader;
+    where: string;
+    dir: string;
+    snapshot: boolean;
+    ignoreWorldVersion: boolean;
+    image: ImagePlan | undefined;
+  },
+): number {
+  const { pack, loader } = plan;
+  const file = loader.kind === "installer" ? loader.artifact.installer : loader.artifact;
+  const checksum = file.checksum ? `${file.checksum.algorithm} ${file.checksum.hex}` : "no checksum published";
+  ctx.stdout.write(
+    [
+      `Would install the modpack ${pack.name} ${pack.versionId} (nothing done, --dry-run):`,
+      ...packPlanLines(pack, loader, plan.where),
+      loader.kind === "installer"
+        ? `  loader:   ${file.fileName} from ${file.url} (${checksum}), run as ${commandLine(loader.artifact.cmd)} in the server's image`
+        : `  loader:   ${file.fileName} from ${file.url} (${checksum}), as server.jar`,
+      `  image:    ${imageLine(plan.image)}`,
+      `  into:     ${plan.dir}`,
+      `  first:    ${plan.snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
+      ...(plan.ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
       "",
     ].join("\n"),
   );

@@ -3,6 +3,7 @@ import type { Clock } from "@mcops/core/clock";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
 import type { HttpClient } from "@mcops/core/http";
+import { oneLine } from "@mcops/core/log";
 import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
 import yauzl, { type Entry, type ZipFile } from "yauzl";
 import * as z from "zod/mini";
@@ -10,7 +11,8 @@ import { downloadVerified } from "./download.ts";
 import { DescriptorReader } from "./jar-version.ts";
 
 /**
- * Modrinth modpacks (.mrpack): reading one and staging what it installs on a server, not yet wired into the CLI.
+ * Modrinth modpacks (.mrpack): reading one and staging what it installs on a server (pack.ts gets the pack for the
+ * command line, loader-install.ts installs it with its loader).
  *
  * The format (modrinth/docs docs/modpacks/format_definition.md; labrinth models/v3/pack.rs and validate/modpack.rs): a
  * zip with `modrinth.index.json` at its root listing the files to download (each with its sha1 and sha512, its size,
@@ -122,6 +124,7 @@ export interface PackOverride {
 }
 
 export interface ModPack {
+  /** The pack's name and version as shown: one line, hidden characters written visibly, at most 100 characters. */
   name: string;
   versionId: string;
   summary: string | undefined;
@@ -130,6 +133,8 @@ export interface ModPack {
   loader: { type: LoaderType | undefined; version: string | undefined };
   /** The files a server downloads: those whose env.server is not "unsupported". */
   files: PackFile[];
+  /** How many files the index lists for clients only (env.server "unsupported"), left out. */
+  skipped: number;
   /** overrides/ then server-overrides/, a path in both given once, from server-overrides/. */
   overrides: PackOverride[];
 }
@@ -313,6 +318,7 @@ function checkPack(
   const [loader] = loaders;
   const files: PackFile[] = [];
   let total = 0;
+  let skipped = 0;
   for (const [i, file] of index.files.entries()) {
     const problem = pathProblem(file.path);
     if (problem) throw refuse(`${INDEX} files[${i}].path ${JSON.stringify(file.path)} ${problem}`, where);
@@ -320,7 +326,10 @@ function checkPack(
       const bad = urlProblem(url, allowedHosts);
       if (bad) throw refuse(`${INDEX} files[${i}] (${file.path}) downloads from ${JSON.stringify(url)}: ${bad}`, where);
     }
-    if (file.env?.server === "unsupported") continue;
+    if (file.env?.server === "unsupported") {
+      skipped += 1;
+      continue;
+    }
     total += file.fileSize;
     files.push({
       path: file.path,
@@ -337,14 +346,25 @@ function checkPack(
   const overrides = collectOverrides(entries, where);
   checkCollisions(files, overrides, where);
   return {
-    name: index.name,
-    versionId: index.versionId,
+    name: shown(index.name),
+    versionId: shown(index.versionId),
     summary: index.summary,
     game: index.dependencies.minecraft,
     loader: { type: loader?.[1], version: loader ? index.dependencies[loader[0]] : undefined },
     files,
+    skipped,
     overrides,
   };
+}
+
+/**
+ * The pack author's text as it is shown in a line, a message and the history: one line, its hidden characters written
+ * visibly (core's oneLine), at most 100 characters. A name with a line break could draw a false line in the log; a
+ * U+202E turn the rest of the line around.
+ */
+function shown(text: string): string {
+  const line = oneLine(text);
+  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
 }
 
 /** overrides/ then server-overrides/ (the later wins), each entry checked; other entries of the zip are not used. */

@@ -48,6 +48,13 @@ export const fields = {
   QUILT_META_BASE: setting(baseUrlSchema, { default: "https://meta.quiltmc.org" }),
   /** Quilt's release repository, where the installer jar is (and its checksums). */
   QUILT_MAVEN_BASE: setting(baseUrlSchema, { default: "https://maven.quiltmc.org/repository/release" }),
+  /** Modrinth's API (a modpack's versions, for --modrinth). */
+  MODRINTH_API_BASE: setting(baseUrlSchema, { default: "https://api.modrinth.com" }),
+  /**
+   * Where the addresses on cdn.modrinth.com are fetched from (a pack names them; a mirror, or a stand-in in tests). A
+   * pack's other hosts (github.com, raw.githubusercontent.com, gitlab.com) are fetched where they are.
+   */
+  MODRINTH_CDN_BASE: setting(baseUrlSchema, { default: "https://cdn.modrinth.com" }),
   /** The operator's contact, put into the User-Agent as PaperMC asks of every client. */
   DOWNLOAD_CONTACT: setting(z.optional(contactSchema)),
   /** The server's data volume, where server.jar lives. */
@@ -81,6 +88,8 @@ const SERVICE_FIELDS = [
   "FORGE_FILES_BASE",
   "QUILT_META_BASE",
   "QUILT_MAVEN_BASE",
+  "MODRINTH_API_BASE",
+  "MODRINTH_CDN_BASE",
   "DOWNLOAD_CONTACT",
 ] as const;
 /** The panel and the owner of the jar: only a run that installs reads these. */
@@ -90,6 +99,8 @@ const INSTALLER_FIELDS = ["DOCKER_SOCKET", "INSTALLER_TIMEOUT"] as const;
 
 interface Settings {
   bases: Bases;
+  /** Modrinth's API, and its CDN's addresses rewritten to MODRINTH_CDN_BASE when that is not the real one. */
+  modrinth: { api: string; hostMap: Record<string, string> };
   contact: string | undefined;
   /** The server's volume; not read for --list. */
   worldDir: string | undefined;
@@ -106,7 +117,7 @@ interface Settings {
  */
 export function loadSettings(
   ctx: Pick<ToolContext, "paths" | "env">,
-  run: { type: ServerType; list: boolean; dryRun: boolean; args: Record<string, unknown> },
+  run: { type: ServerType; list: boolean; dryRun: boolean; args: Record<string, unknown>; pack?: boolean },
 ): Settings {
   const from = { paths: ctx.paths, env: ctx.env, args: run.args };
   const service = fromBackupEnv(pickFields(fields, SERVICE_FIELDS), from);
@@ -121,7 +132,7 @@ export function loadSettings(
   const volume = run.list ? undefined : fromBackupEnv(pickFields(fields, ["WORLD_DIR"]), from);
   const control = run.list || run.dryRun ? undefined : fromBackupEnv(pickFields(fields, CONTROL_FIELDS), from);
   const installer =
-    control && (INSTALLER_TYPES as readonly string[]).includes(run.type)
+    control && (run.pack || (INSTALLER_TYPES as readonly string[]).includes(run.type))
       ? fromBackupEnv(pickFields(fields, INSTALLER_FIELDS), from)
       : undefined;
   return {
@@ -135,6 +146,13 @@ export function loadSettings(
       forgeFiles: service.FORGE_FILES_BASE,
       quilt: service.QUILT_META_BASE,
       quiltMaven: service.QUILT_MAVEN_BASE,
+    },
+    modrinth: {
+      api: service.MODRINTH_API_BASE,
+      hostMap:
+        service.MODRINTH_CDN_BASE === "https://cdn.modrinth.com"
+          ? {}
+          : { "https://cdn.modrinth.com": service.MODRINTH_CDN_BASE },
     },
     contact: service.DOWNLOAD_CONTACT,
     worldDir: volume?.WORLD_DIR,

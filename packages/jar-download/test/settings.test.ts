@@ -55,9 +55,18 @@ describe("jar-download's settings", () => {
         quilt: "https://meta.quiltmc.org",
         quiltMaven: "https://maven.quiltmc.org/repository/release",
       },
+      modrinth: { api: "https://api.modrinth.com", hostMap: {} },
       contact: "ops@example.com",
       worldDir: VOLUME,
       control: { url: "https://panel.example.com", key: KEY, serverId: "1a2b3c4d", owner: undefined },
+    });
+  });
+
+  it("fetches Modrinth's CDN addresses from MODRINTH_CDN_BASE when it is another host", () => {
+    const env = { MODRINTH_CDN_BASE: "http://127.0.0.1:8080/cdn/", MODRINTH_API_BASE: "http://127.0.0.1:8080/api" };
+    expect(loadSettings({ paths, env }, install).modrinth).toEqual({
+      api: "http://127.0.0.1:8080/api",
+      hostMap: { "https://cdn.modrinth.com": "http://127.0.0.1:8080/cdn" },
     });
   });
 

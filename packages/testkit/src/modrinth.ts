@@ -94,6 +94,8 @@ export interface ModrinthStandIn {
   api: string;
   /** The real prefixes mapped to the stand-in's, for a `hostMap` option. */
   hostMap: Record<string, string>;
+  /** The projects served: the array given (or a new one), live, so a test may add a pack made from the served files. */
+  projects: ModrinthProjectSpec[];
   /** The file `filename` of a project's version, with its real address and hashes. */
   file(projectId: string, versionId: string, filename: string): ServedFile;
   requests: ModrinthRequestRecord[];
@@ -242,6 +244,7 @@ export async function startModrinthStandIn(options: ModrinthStandInOptions = {})
     cdn: `${loopback.url}/cdn`,
     api: `${loopback.url}/api`,
     hostMap: { "https://cdn.modrinth.com": `${loopback.url}/cdn` },
+    projects,
     file(projectId, versionId, filename) {
       const file = findFile(projectId, versionId, filename);
       if (!file) throw new Error(`testkit: the stand-in serves no ${projectId}/${versionId}/${filename}`);
