@@ -215,3 +215,50 @@ export function prepareLoaderOutput(out: VolumeDir, volume: VolumeDir, layout: L
   }
   return layout.names.filter((name) => name !== JVM_ARGS || !volume.lstat(JVM_ARGS));
 }
+
+/** Quilt's launcher, as its installer names it: a manifest-only jar whose Class-Path names libraries/. */
+const QUILT_LAUNCH = "quilt-server-launch.jar";
+/** Where Mojang's server goes: the panel's Quilt egg's name for it (the launcher becomes server.jar). */
+export const QUILT_VANILLA = "vanilla.jar";
+/** The launcher reads the game's jar's name here (QuiltServerLauncher, as Fabric's launcher reads its own file). */
+export const QUILT_PROPERTIES = "quilt-server-launcher.properties";
+
+/**
+ * Quilt's installer (`install server … --download-server`) leaves quilt-server-launch.jar, libraries/ and Mojang's
+ * server.jar, and exits 0 even when it failed (its errors are printed, never an exit code): both jars must be there.
+ * Laid out as the panel's Quilt egg has it, so that the egg's `-jar {{SERVER_JARFILE}}` starts Quilt: the launcher
+ * becomes server.jar (its Class-Path is relative to itself), Mojang's jar vanilla.jar, named in
+ * quilt-server-launcher.properties. Returns the names to move into the volume.
+ */
+export function prepareQuiltOutput(out: VolumeDir, owner: Owner): string[] {
+  for (const name of [QUILT_LAUNCH, "server.jar", "libraries"]) {
+    const stat = out.lstat(name);
+    if (!(name === "libraries" ? stat?.isDirectory() : stat?.isFile())) {
+      throw new JobError(
+        `the installer ended without writing ${name}${stat ? ` (it is ${kindOf(stat)})` : ""}: nothing was installed`,
+        {
+          where: out.path,
+          hint: "look at its output in the log above (Quilt's installer prints its failures and still ends with 0)",
+        },
+      );
+    }
+  }
+  out.rename("server.jar", out, QUILT_VANILLA);
+  out.rename(QUILT_LAUNCH, out, "server.jar");
+  out.unlink(QUILT_PROPERTIES);
+  const fd = openSync(
+    out.at(QUILT_PROPERTIES),
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    writeSync(
+      fd,
+      `# written by jar-download: the game's jar, which Quilt's launcher (server.jar) loads\nserverJar=${QUILT_VANILLA}\n`,
+    );
+    setOwnerAndMode(fd, owner, 0o644);
+  } finally {
+    closeSync(fd);
+  }
+  return ["libraries", "server.jar", QUILT_VANILLA, QUILT_PROPERTIES];
+}

@@ -192,13 +192,6 @@ export async function runJarDownload(
     });
   }
   if (isPack(options)) return packRun(ctx, options);
-  if (wanted.type === "quilt" && !list && !dryRun) {
-    // Where the installer comes from is known (--list, --dry-run show it); Quilt's output (its launcher beside
-    // Mojang's jar) is not moved into the volume by this build yet: nothing is fetched or changed.
-    throw new UsageError(`${labelOf(wanted.type)} is not installed yet by this build of jar-download`, {
-      hint: `see the plan with --dry-run; until then run its installer in the volume, or use the panel's egg for ${labelOf(wanted.type)}`,
-    });
-  }
   const settings = loadSettings(ctx, { type: wanted.type, list, dryRun, args: options.args ?? {} });
   const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
   const http = createHttpClient({ userAgent: userAgent(settings.contact), retryDelayMs, signal: ctx.signal });

@@ -9,7 +9,15 @@ import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
 import { runInstaller } from "./container.ts";
 import { downloadVerified, installedDigest } from "./download.ts";
 import { INSTALL_DIR, JAR, type Owner, PACK_DIR } from "./install.ts";
-import { checkTree, KEEP_PREFIX, loaderLayout, moveInto, prepareLoaderOutput, UNIX_ARGS } from "./install-tree.ts";
+import {
+  checkTree,
+  KEEP_PREFIX,
+  loaderLayout,
+  moveInto,
+  prepareLoaderOutput,
+  prepareQuiltOutput,
+  UNIX_ARGS,
+} from "./install-tree.ts";
 import { shortImage, switchImage } from "./java.ts";
 import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
 import { type ModPack, type MrpackZip, stagePack } from "./mrpack.ts";
@@ -18,7 +26,7 @@ import type { Artifact } from "./sources.ts";
 import { dataVersionOf, readHistory, refuseDowngrade, worldSaver, writeHistory } from "./versions.ts";
 
 /**
- * What puts a loader in place: its own installer run in the server's image (Forge, NeoForge), or a launcher jar that
+ * What puts a loader in place: its own installer run in the server's image (Forge, NeoForge, Quilt), or a launcher jar that
  * becomes server.jar (Fabric, for a Fabric modpack).
  */
 export type LoaderSource =
@@ -68,7 +76,7 @@ export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
     const before = (await panel.resources()).state;
     if (before !== "offline" && !job.stop) throw refuse(job, before);
     warnMemory(logger, job, details.memoryLimitBytes);
-    await warnStartup(logger, panel, job.loader.kind);
+    await warnStartup(logger, panel, startsBy(job.loader));
 
     const staging = work.make();
     const out = installDir(staging, owner);
@@ -144,12 +152,8 @@ async function installerOutput(
   await runIn(ctx, logger, job, loader, { out: on.out, owner: on.owner, image });
   checkTree(on.out, on.owner);
   const { artifact } = loader;
-  return prepareLoaderOutput(
-    on.out,
-    on.volume,
-    loaderLayout(artifact.type as "neoforge" | "forge", artifact.game, artifact.loader),
-    on.owner,
-  );
+  if (artifact.type === "quilt") return prepareQuiltOutput(on.out, on.owner);
+  return prepareLoaderOutput(on.out, on.volume, loaderLayout(artifact.type, artifact.game, artifact.loader), on.owner);
 }
 
 /** A Fabric pack's loader: the launcher jar downloaded and verified as server.jar, given to the owner. */
@@ -214,21 +218,27 @@ function warnMemory(logger: Logger, job: LoaderJob, limit: number | undefined): 
 
 /**
  * The panel's Forge and NeoForge eggs start the loader with @unix_args.txt; another egg's startup line does not. A
- * launcher jar (Fabric) is started as server.jar: a startup line reading @unix_args.txt would start the old loader.
+ * launcher jar (Fabric, Quilt) is started as server.jar: a startup line reading @unix_args.txt would start the old
+ * loader.
  */
-async function warnStartup(logger: Logger, panel: PanelClient, kind: LoaderSource["kind"]): Promise<void> {
+async function warnStartup(logger: Logger, panel: PanelClient, kind: "args" | "jar"): Promise<void> {
   const startup = await panel.startup();
   const readsArgs = /@unix_args\.txt|run\.sh/.test(startup.rawStartupCommand);
-  if (kind === "installer" && !readsArgs) {
+  if (kind === "args" && !readsArgs) {
     logger.warn(
       `the server's startup line does not read @unix_args.txt ("${startup.rawStartupCommand}"): the loader is installed but the server will start server.jar; choose the panel's Forge or NeoForge egg for it, or a startup line with @user_jvm_args.txt @unix_args.txt`,
     );
   }
   if (kind === "jar" && readsArgs) {
     logger.warn(
-      `the server's startup line reads @unix_args.txt or run.sh ("${startup.rawStartupCommand}"): server.jar is installed but the server will start the loader those name; choose an egg that starts -jar server.jar (the panel's Fabric or Vanilla egg)`,
+      `the server's startup line reads @unix_args.txt or run.sh ("${startup.rawStartupCommand}"): server.jar is installed but the server will start the loader those name; choose an egg that starts -jar server.jar (the panel's Fabric, Quilt or Vanilla egg), or remove unix_args.txt`,
     );
   }
+}
+
+/** How the server starts what is installed: Forge and NeoForge by their args file, Fabric and Quilt as server.jar. */
+function startsBy(loader: LoaderSource): "args" | "jar" {
+  return loader.kind === "installer" && loader.artifact.type !== "quilt" ? "args" : "jar";
 }
 
 /** The installer's directory in the private one: given to the game's user, whom the installer runs as. */
@@ -404,9 +414,9 @@ function recordLoader(
   });
 }
 
-/** The file whose digest tells the install is still the one in place. */
+/** The file whose digest tells the install is still the one in place: the args file Forge's run, else server.jar. */
 function markerOf(job: LoaderJob): string {
-  return job.loader.kind === "installer" ? UNIX_ARGS : JAR;
+  return job.loader.kind === "installer" && job.loader.artifact.type !== "quilt" ? UNIX_ARGS : JAR;
 }
 
 /**

@@ -219,10 +219,10 @@ async function modrinthFile(http: HttpClient, hosts: ModrinthHosts, request: Pac
   return { filename: file.filename, url: file.url, size: file.size, sha512, sha1, version: version.version_number };
 }
 
-/** The loader a pack names, as this build installs it: by its installer (NeoForge, Forge) or as server.jar (Fabric). */
+/** The loader a pack names, as this build installs it: by its installer (NeoForge, Forge, Quilt) or as server.jar (Fabric). */
 export type PackLoader = { kind: "installer"; artifact: InstallerArtifact } | { kind: "jar"; artifact: Artifact };
 
-/** Resolves the pack's loader where --type would; a pack without one, or with Quilt, is refused before anything. */
+/** Resolves the pack's loader where --type would; a pack without one is refused before anything. */
 export async function resolvePackLoader(source: Source, pack: ModPack, where: string): Promise<PackLoader> {
   const { type, version } = pack.loader;
   if (!type || !version) {
@@ -230,15 +230,6 @@ export async function resolvePackLoader(source: Source, pack: ModPack, where: st
       where,
       hint: "a server runs a pack's mods with its loader; use the pack's server files from its author",
     });
-  }
-  if (type === "quilt") {
-    throw new UsageError(
-      `the modpack ${pack.name} runs on Quilt, which this build of jar-download does not install yet`,
-      {
-        where,
-        hint: "nothing was downloaded or installed; install it with the panel's Quilt egg",
-      },
-    );
   }
   if (type === "fabric") {
     const artifact = await source.resolve({ type: "fabric", version: pack.game, build: version });
@@ -253,6 +244,10 @@ export function loaderWords(loader: PackLoader): string {
   return loader.kind === "installer"
     ? `${LOADER_LABELS[loader.artifact.type]} ${loader.artifact.loader}`
     : `${LABELS[loader.artifact.type]} ${loader.artifact.build}`;
+}
+
+function count(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? "" : "s"}`;
 }
 
 /** The top-level names a pack writes, a folder with its slash: each replaced whole. */
@@ -272,8 +267,8 @@ export function packPlanLines(pack: ModPack, loader: PackLoader, where: string):
   return [
     `  pack:     ${pack.name} ${pack.versionId}, from ${where}`,
     `  game:     Minecraft ${pack.game}, ${loaderWords(loader)}`,
-    `  files:    ${pack.files.length} downloaded (${formatBytes(bytes)}), each checked against its sha512 and sha1${pack.skipped ? `; ${pack.skipped} for clients only left out` : ""}`,
-    `  extract:  ${pack.overrides.filter((o) => !o.directory).length} files of overrides/ and server-overrides/`,
+    `  files:    ${count(pack.files.length, "file")} downloaded (${formatBytes(bytes)}), each checked against its sha512 and sha1${pack.skipped ? `; ${pack.skipped} for clients only left out` : ""}`,
+    `  extract:  ${count(pack.overrides.filter((o) => !o.directory).length, "file")} of overrides/ and server-overrides/`,
     `  replaces: ${packTops(pack).join(", ") || "nothing"} (each whole; what was there kept aside for --rollback)`,
   ];
 }

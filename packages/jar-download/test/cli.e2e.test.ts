@@ -324,17 +324,6 @@ describe("jar-download --type neoforge, forge, quilt (their installers)", () => 
     expect(jarRequests()).toBe(0);
     untouched();
   });
-
-  it("installs nothing yet: exit 2 with one line, before anything is fetched", async () => {
-    const result = await run("1.21.1", "--type", "quilt", "--no-backup");
-    expect(result).toMatchObject({
-      code: 2,
-      stderr:
-        "jar-download: Quilt is not installed yet by this build of jar-download — see the plan with --dry-run; until then run its installer in the volume, or use the panel's egg for Quilt\n",
-    });
-    expect(stand.requests).toHaveLength(0);
-    untouched();
-  });
 });
 
 describe("jar-download in a volume the game's user attacks", () => {

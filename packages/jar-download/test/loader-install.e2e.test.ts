@@ -21,6 +21,7 @@ import {
 } from "@mcops/testkit";
 import nbt from "prismarine-nbt";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import yauzl from "yauzl";
 import { OLD, writeConfig } from "./config.ts";
 
 /**
@@ -60,7 +61,9 @@ function installers(behaviour: InstallerBehaviour): Promise<DownloadStandIn> {
       { id: "1.20.1", type: "release" },
     ],
     installerJar: (loader, version) => {
-      const [game, forge] = loader === "forge" ? version.split("-") : ["1.21.1", version];
+      // Quilt's installer is one for every loader (its version is the installer's): the test one installs 0.26.4.
+      const [game, forge] =
+        loader === "forge" ? version.split("-") : loader === "quilt" ? ["1.21.1", "0.26.4"] : ["1.21.1", version];
       return testInstallerJar({ loader, version: forge as string, game: game as string, behaviour });
     },
   });
@@ -114,6 +117,22 @@ function levelDat(dataVersion: number, name: string): Buffer {
     }),
   });
   return gzipSync(nbt.writeUncompressed(level as nbt.NBT, "big"));
+}
+
+/** One entry of a jar, as text (the manifest: what `java -jar` reads). */
+async function zipEntry(path: string, name: string): Promise<string> {
+  const zip = await yauzl.openPromise(path, { lazyEntries: true, autoClose: false });
+  try {
+    for await (const entry of zip.eachEntry()) {
+      if (entry.fileName !== name) continue;
+      const chunks: Buffer[] = [];
+      for await (const chunk of await zip.openReadStreamPromise(entry)) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString("utf8");
+    }
+  } finally {
+    zip.close();
+  }
+  throw new Error(`no ${name} in ${path}`);
 }
 
 /** The volume's top-level names, but for hidden ones (the keep directory). */
@@ -308,6 +327,56 @@ describe("jar-download --type neoforge (built executable)", () => {
     expect(readFileSync(join(volume, "libraries", "io", "papermc", "paper.jar"), "utf8")).toBe("paper's library");
     expect(docker.containers.map((c) => c.state)).toEqual(["removed"]);
     expect(discord.messages).toEqual([]);
+  });
+
+  it("installs Quilt as its egg has it: the launcher as server.jar, Mojang's jar as vanilla.jar named in its properties", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP });
+    const result = await run("1.21.1", "--type", "quilt", "--no-backup");
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stdout).toMatch(
+      /^Installed Quilt 0\.26\.4 for Minecraft 1\.21\.1 in .* \(libraries, server\.jar, vanilla\.jar, quilt-server-launcher\.properties\)/,
+    );
+    expect(docker.containers[0]?.cmd).toEqual([
+      "java",
+      "-jar",
+      "quilt-installer-0.9.2.jar",
+      "install",
+      "server",
+      "1.21.1",
+      "0.26.4",
+      "--download-server",
+      "--install-dir=.",
+    ]);
+    // The launcher: a manifest naming Quilt's main class and its libraries, relative to itself.
+    const launcher = await zipEntry(join(volume, "server.jar"), "META-INF/MANIFEST.MF");
+    expect(launcher).toMatch(/Main-Class: org\.quiltmc\.loader\.impl\.launch\.server\.QuiltServerLauncher/);
+    expect(launcher).toMatch(/Class-Path: libraries\/org\/quiltmc\/quilt-loader\/0\.26\.4\//);
+    expect(await zipEntry(join(volume, "vanilla.jar"), "META-INF/MANIFEST.MF")).toMatch(
+      /net\.minecraft\.bundler\.Main/,
+    );
+    expect(readFileSync(join(volume, "quilt-server-launcher.properties"), "utf8")).toMatch(/^serverJar=vanilla\.jar$/m);
+    for (const rel of ["server.jar", "vanilla.jar", "quilt-server-launcher.properties", "libraries/org/quiltmc"]) {
+      expect(statSync(join(volume, rel)), rel).toMatchObject({ uid: 988, gid: 988 });
+    }
+    // The Forge egg's startup line would start the unix_args.txt a Forge install left: said.
+    expect(result.stderr).not.toMatch(/does not read @unix_args/);
+    const back = await run("--rollback");
+    expect(back, back.stderr).toMatchObject({ code: 0 });
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+    expect(visible()).toEqual(["libraries", "server.jar", "world"]);
+    expect(readFileSync(join(volume, "libraries", "io", "papermc", "paper.jar"), "utf8")).toBe("paper's library");
+  });
+
+  it("a Quilt installer that prints its failure and ends with 0 changes nothing (exit 1)", async () => {
+    await setUp({ behaviour: "exit0-nothing" });
+    const before = visible();
+    const result = await run("1.21.1", "--type", "quilt", "--no-backup");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /the installer ended without writing quilt-server-launch\.jar: nothing was installed/,
+    );
+    expect(visible()).toEqual(before);
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
   });
 
   it("says when the server's startup line does not read @unix_args.txt, and when the panel gives it less memory than a modpack needs", async () => {

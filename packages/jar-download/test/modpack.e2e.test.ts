@@ -159,7 +159,9 @@ async function setUp(options: { startup?: string; image?: string } = {}): Promis
       { id: "1.21.4", type: "release" },
       { id: "1.21.1", type: "release" },
     ],
-    installerJar: (loader, version) => testInstallerJar({ loader, version, game: "1.21.1" }),
+    // Quilt's installer is one for every loader (its version is the installer's): the test one installs 0.26.4.
+    installerJar: (loader, version) =>
+      testInstallerJar({ loader, version: loader === "quilt" ? "0.26.4" : version, game: "1.21.1" }),
   });
   panel = await startPanelStandIn({
     servers: [
@@ -335,7 +337,7 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
     expect(result.stdout).toMatch(/^Would install the modpack Cozy Pack 2\.0\.0 \(nothing done, --dry-run\):/);
     expect(result.stdout).toMatch(/game: +Minecraft 1\.21\.4, Fabric 0\.16\.10/);
     expect(result.stdout).toMatch(
-      /files: +1 downloaded \(.*\), each checked against its sha512 and sha1; 1 for clients only left out/,
+      /files: +1 file downloaded \(.*\), each checked against its sha512 and sha1; 1 for clients only left out/,
     );
     expect(result.stdout).toMatch(/replaces: config\/, mods\/ \(each whole/);
     expect(tree()).toEqual(before);
@@ -425,22 +427,45 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
     expect(dry.stdout).toContain("Would install the modpack Evil | 2026-01-01T00:00:00Z INFO forged\\u202e 2.0.0");
   });
 
-  it("a Quilt pack, or one whose world a newer game saved, is refused before anything is downloaded (exit 2)", async () => {
+  it("installs a Quilt pack with Quilt's installer: its launcher as server.jar, Mojang's as vanilla.jar, the mods", async () => {
     await setUp();
-    const before = tree();
-    const quilt = fabricPack({ dependencies: { minecraft: "1.21.4", "quilt-loader": "0.26.4" } });
+    const quilt = buildMrpack({
+      index: mrpackIndex({
+        name: "Patchwork",
+        versionId: "3.0.0",
+        files: [mrpackFile(create(), "mods/create.jar")],
+        dependencies: { minecraft: "1.21.1", "quilt-loader": "0.26.4" },
+      }),
+    });
     const result = await run("--mrpack", packFile(quilt), "--no-backup");
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/runs on Quilt, which this build of jar-download does not install yet/);
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stdout).toMatch(
+      /^Installed the modpack Patchwork 3\.0\.0 \(Minecraft 1\.21\.1, Quilt 0\.26\.4\) in .* \(libraries, server\.jar, vanilla\.jar, quilt-server-launcher\.properties, mods\)/,
+    );
+    expect(docker.containers[0]?.cmd.slice(3)).toEqual([
+      "install",
+      "server",
+      "1.21.1",
+      "0.26.4",
+      "--download-server",
+      "--install-dir=.",
+    ]);
+    expect(readdirSync(join(volume, "mods"))).toEqual(["create.jar"]);
+    expect(readFileSync(join(volume, "quilt-server-launcher.properties"), "utf8")).toMatch(/^serverJar=vanilla\.jar$/m);
+  });
+
+  it("a pack whose world a newer game saved is refused before anything is downloaded (exit 2)", async () => {
+    await setUp();
     // 1.21.5 (data version 4325) saved the world: a 1.21.4 pack cannot open it.
     writeFileSync(join(volume, "world", "level.dat"), levelDat(4325, "1.21.5"));
+    const before = tree();
     const older = await run("--mrpack", packFile(fabricPack()), "--no-backup");
     expect(older.code).toBe(2);
     expect(older.stderr).toMatch(
       /the world was last saved by 1\.21\.5 .*; the modpack Cozy Pack 2\.0\.0 .* cannot open it safely/,
     );
     expect(modrinth.requests).toEqual([]);
-    expect(tree()).toEqual({ ...before, "world/level.dat": levelDat(4325, "1.21.5").toString("latin1") });
+    expect(tree()).toEqual(before);
   });
 
   it("--mrpack takes an address; a link as the pack file, or a FIFO, is refused; --type does not go with a pack", async () => {
