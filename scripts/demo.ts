@@ -1,13 +1,16 @@
 import { spawn } from "node:child_process";
 import { randomBytes, randomInt, randomUUID } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  buildMrpack,
   buildWorld,
   damage,
   describeMessage,
+  mrpackFile,
+  mrpackIndex,
   type ReceivedMessage,
   startCloudflareStandIn,
   startDigitalOceanStandIn,
@@ -16,6 +19,7 @@ import {
   startDockerStandIn,
   startDownloadStandIn,
   startGameServer,
+  startModrinthStandIn,
   startPanelStandIn,
   testInstallerJar,
   toolEnv,
@@ -27,7 +31,7 @@ import {
  * the morning backup, the server starting, players joining (real protocol clients and the lines the game logs), a
  * death, the countdown restart, everyone leaving, the idle backup, restores after griefing (the whole world, one
  * area, one player), and a crash loop caught. Part 2 shows the rest:
- * the kernel's out-of-memory kill seen on Docker's events, the webhook's edge cases, a jar update with its safety snapshot, downgrade refusal and rollback, hibernate and
+ * the kernel's out-of-memory kill seen on Docker's events, the webhook's edge cases, a jar update with its safety snapshot, downgrade refusal and rollback, a loader by its installer and a Modrinth modpack, hibernate and
  * revive, the dashboard. Everything runs on 127.0.0.1 in a temporary directory;
  * nothing leaves the machine.
  */
@@ -382,8 +386,76 @@ try {
     console.log(
       `  \x1b[2mthe installer ran in ${docker.containers.at(-1)?.image} as ${docker.containers.at(-1)?.user}; the volume now holds run.sh, unix_args.txt and libraries/\x1b[0m`,
     );
+    heading("jar-download: a Modrinth modpack, its mods checked against their sha512 and sha1, with its loader");
+    await modpack();
   } finally {
     await downloads.close();
+  }
+
+  /** A small NeoForge modpack on the Modrinth stand-in: planned, installed with the server stopped, a hostile one refused. */
+  async function modpack(): Promise<void> {
+    const modrinth = await startModrinthStandIn({
+      projects: [
+        {
+          id: "DEMOMOD1",
+          slug: "demo-mod",
+          versions: [
+            {
+              id: "DMV00001",
+              versionNumber: "1.0.0",
+              gameVersions: ["1.21.4"],
+              loaders: ["neoforge"],
+              files: [{ filename: "demo-mod-1.0.0.jar" }],
+            },
+          ],
+        },
+      ],
+    });
+    try {
+      const mod = modrinth.file("DEMOMOD1", "DMV00001", "demo-mod-1.0.0.jar");
+      const pack = (files: Record<string, unknown>[]) =>
+        buildMrpack({
+          index: mrpackIndex({
+            name: "Demo Pack",
+            versionId: "1.0.0",
+            files,
+            dependencies: { minecraft: "1.21.4", neoforge: "21.4.10-beta" },
+          }),
+          overrides: { "config/demo-mod.toml": "# the pack's settings for demo-mod\nspeed = 2\n" },
+        });
+      modrinth.projects.push({
+        id: "DEMOPACK",
+        slug: "demo-pack",
+        versions: [
+          {
+            id: "DPV00001",
+            versionNumber: "1.0.0",
+            gameVersions: ["1.21.4"],
+            loaders: ["neoforge"],
+            files: [{ filename: "Demo Pack 1.0.0.mrpack", bytes: pack([mrpackFile(mod, "mods/demo-mod-1.0.0.jar")]) }],
+          },
+        ],
+      });
+      writeSecret(
+        "backup.env",
+        [
+          readFileSync(join(configDir, "backup.env"), "utf8").trimEnd(),
+          `MODRINTH_API_BASE=${modrinth.api}`,
+          `MODRINTH_CDN_BASE=${modrinth.cdn}`,
+          "",
+        ].join("\n"),
+      );
+      await run("jar-download", ["1.21.4", "--modrinth", "demo-pack", "--dry-run"]);
+      await run("jar-download", ["1.21.4", "--modrinth", "demo-pack", "--stop", "--no-backup"]);
+      console.log(
+        `  \x1b[2mthe volume's mods/: ${readdirSync(join(worldDir, "mods")).join(", ")}; NeoForge 21.4.10-beta installed with it; the old mods/ and config/ kept aside for --rollback\x1b[0m`,
+      );
+      const hostile = join(root, "hostile.mrpack");
+      writeFileSync(hostile, pack([mrpackFile(mod, "mods/../../../etc/cron.d/payload")]));
+      await run("jar-download", ["--mrpack", hostile, "--stop"]);
+    } finally {
+      await modrinth.close();
+    }
   }
 
   heading("hibernate and revive (on the operator's computer): snapshot and destroy the VM, then bring it back");
