@@ -16,8 +16,7 @@ await runTool({
         y.positional("VERSION", { type: "string", describe: "game version, e.g. 1.21.4" }).options({
           type: {
             type: "string",
-            describe:
-              "paper (the default), folia, purpur, vanilla, fabric; neoforge, forge, quilt by their installer",
+            describe: "paper (the default), folia, purpur, vanilla, fabric; neoforge, forge, quilt by their installer",
           },
           mrpack: { type: "string", describe: "install a Modrinth modpack (.mrpack) from a file or an address" },
           modrinth: {

@@ -32,7 +32,16 @@ export interface RunInstallerOptions {
   signal?: AbortSignal;
   /** The container's name (Docker picks one when none is given). */
   name?: string;
+  /** The most memory the container may use, swap included (default INSTALLER_MEMORY_BYTES). */
+  memoryBytes?: number;
 }
+
+/**
+ * Wings' own installer containers get the higher of the server's memory limit and `docker.installer_limits.memory`
+ * (1024 MiB by default; pterodactyl/wings config/config_docker.go, server/install.go resourceLimits): the least an
+ * installer is given here too. A runaway installer is killed by the kernel in its container, not the VM's game.
+ */
+export const INSTALLER_MEMORY_BYTES = 1024 * 1024 * 1024;
 
 /** Where the installer runs inside the container: the yolks images' home, where Wings mounts a server's data. */
 export const CONTAINER_DIR = "/home/container";
@@ -103,6 +112,8 @@ async function createContainer(docker: DockerSocket, options: RunInstallerOption
       CapDrop: ["ALL"],
       SecurityOpt: ["no-new-privileges"],
       PidsLimit: INSTALLER_PIDS,
+      Memory: options.memoryBytes ?? INSTALLER_MEMORY_BYTES,
+      MemorySwap: options.memoryBytes ?? INSTALLER_MEMORY_BYTES,
     },
   });
   if (answer.status === 404) {

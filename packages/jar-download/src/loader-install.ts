@@ -6,7 +6,7 @@ import { COLOURS, createPanelClient, type PanelClient } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
-import { runInstaller } from "./container.ts";
+import { INSTALLER_MEMORY_BYTES, runInstaller } from "./container.ts";
 import { downloadVerified, installedDigest } from "./download.ts";
 import { INSTALL_DIR, JAR, type Owner, PACK_DIR } from "./install.ts";
 import {
@@ -84,7 +84,13 @@ export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
       const packTops = job.pack ? await stageModpack(ctx, logger, job, staging, owner) : [];
       const names =
         job.loader.kind === "installer"
-          ? await installerOutput(ctx, logger, job, { out, volume, owner, image: details.dockerImage })
+          ? await installerOutput(ctx, logger, job, {
+              out,
+              volume,
+              owner,
+              image: details.dockerImage,
+              memoryBytes: Math.max(details.memoryLimitBytes ?? 0, INSTALLER_MEMORY_BYTES),
+            })
           : [await launcherJar(ctx, logger, job, out, owner)];
       if (job.pack) moveTops(staging.dir(PACK_DIR), out, packTops, job.what);
       const all = [...names, ...packTops];
@@ -140,7 +146,7 @@ async function installerOutput(
   ctx: Ctx,
   logger: Logger,
   job: LoaderJob,
-  on: { out: VolumeDir; volume: VolumeDir; owner: Owner; image: string | undefined },
+  on: { out: VolumeDir; volume: VolumeDir; owner: Owner; image: string | undefined; memoryBytes: number },
 ): Promise<string[]> {
   const loader = job.loader as Extract<LoaderSource, { kind: "installer" }>;
   const image = job.image?.kind === "switch" ? job.image.to.image : on.image;
@@ -149,7 +155,7 @@ async function installerOutput(
       `${job.what} needs Java ${job.image.need}; the server's image ${shortImage(job.image.from)} has Java ${job.image.had}: it is switched to ${shortImage(job.image.to.image)} with the install`,
     );
   }
-  await runIn(ctx, logger, job, loader, { out: on.out, owner: on.owner, image });
+  await runIn(ctx, logger, job, loader, { out: on.out, owner: on.owner, image, memoryBytes: on.memoryBytes });
   checkTree(on.out, on.owner);
   const { artifact } = loader;
   if (artifact.type === "quilt") return prepareQuiltOutput(on.out, on.owner);
@@ -254,7 +260,7 @@ async function runIn(
   logger: Logger,
   job: LoaderJob,
   loader: Extract<LoaderSource, { kind: "installer" }>,
-  on: { out: VolumeDir; owner: Owner; image: string | undefined },
+  on: { out: VolumeDir; owner: Owner; image: string | undefined; memoryBytes: number },
 ): Promise<void> {
   const { artifact } = loader;
   const { installer } = artifact;
@@ -283,6 +289,7 @@ async function runIn(
     dir: out.forChild,
     cmd: artifact.cmd,
     timeoutMs: loader.installerTimeoutMs,
+    memoryBytes: on.memoryBytes,
     signal: ctx.signal,
     onLine: (line) => {
       logger.info(`installer: ${line}`);

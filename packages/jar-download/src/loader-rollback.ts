@@ -83,11 +83,20 @@ export async function rollBackLoader(
         }
       }
       swapBack(volume, kept, record);
-      if (history.previousImage) await switchImage(panel, history.previousImage);
+      // The files are back whatever the panel says next: recorded so, and a stopped server started again, before a
+      // failed image switch is told (a newer Java image runs the older jar; the operator switches it by hand).
+      let imageFailure: Error | undefined;
+      if (history.previousImage) {
+        imageFailure = await switchImage(panel, history.previousImage).then(
+          () => undefined,
+          (error: Error) => error,
+        );
+      }
       writeHistory(ctx.paths, run.dir, {
         installed: history.installed,
         previous: history.previous,
         preUpgrade: undefined,
+        ...(imageFailure ? { image: history.image, previousImage: history.previousImage } : {}),
       });
       if (state !== "offline") {
         restarted = await startBack(panel, on.timeoutMs);
@@ -96,6 +105,12 @@ export async function rollBackLoader(
             hint: "look at the panel console and the server's latest.log",
           });
         }
+      }
+      if (imageFailure) {
+        throw new JobError(
+          `${record.what} was taken out and ${back} put back, but the image could not be switched back to ${shortImage(history.previousImage as string)}: ${imageFailure.message}`,
+          { hint: "choose it on the server's Startup tab in the panel (Docker Image)" },
+        );
       }
     } finally {
       backups.release();

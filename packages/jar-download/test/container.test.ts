@@ -83,6 +83,8 @@ describe("runInstaller", () => {
       capDrop: ["ALL"],
       securityOpt: ["no-new-privileges"],
       pidsLimit: 512,
+      // Wings' installer limit: at least 1024 MiB, the server's own limit when higher.
+      memory: 1024 * 1024 * 1024,
       tty: false,
       state: "removed",
     });

@@ -157,6 +157,8 @@ describe("jar-download --type neoforge (built executable)", () => {
       user: "988:988",
       state: "removed",
       exitCode: 0,
+      // The panel gives the server 4 GiB: more than Wings' installer limit (1 GiB), so the installer has as much.
+      memory: 4 * 1024 ** 3,
     });
     expect(container?.cmd).toEqual(["java", "-jar", "neoforge-21.1.77-installer.jar", "--installServer"]);
     expect(visible()).toEqual([
@@ -234,6 +236,25 @@ describe("jar-download --type neoforge (built executable)", () => {
       "Server loader installed",
       "Server rolled back",
     ]);
+  });
+
+  it("--rollback whose image switch the panel refuses still puts the files back, starts the server, and says so (exit 1)", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP, image: "ghcr.io/pterodactyl/yolks:java_17" });
+    expect((await run("1.21.1", "--type", "neoforge", "--no-backup")).code).toBe(0);
+    panel.setState("running");
+    // More than the client's retries: the panel keeps refusing.
+    panel.inject({ kind: "status", status: 500, route: "docker-image", times: 20 });
+    const back = await run("--rollback");
+    expect(back.code).toBe(1);
+    expect(back.stderr).toMatch(
+      /NeoForge 21\.1\.77 for Minecraft 1\.21\.1 was taken out and what was there before it put back, but the image could not be switched back to java_17/,
+    );
+    expect(readFileSync(join(volume, "libraries", "io", "papermc", "paper.jar"), "utf8")).toBe("paper's library");
+    expect(lstatSync(join(volume, "unix_args.txt"), { throwIfNoEntry: false })).toBeUndefined();
+    expect(panel.state()).toBe("running");
+    // Nothing left to roll back: the history says the files are back.
+    const again = await run("--rollback", "--dry-run");
+    expect(again.stdout).not.toMatch(/NeoForge/);
   });
 
   it("--rollback checks the world again once the server is stopped: saved by the loader's version as it stopped, refused and started again", async () => {
