@@ -262,3 +262,32 @@ export function prepareQuiltOutput(out: VolumeDir, owner: Owner): string[] {
   }
   return ["libraries", "server.jar", QUILT_VANILLA, QUILT_PROPERTIES];
 }
+
+/**
+ * Forge before 1.17 (MinecraftForge/Installer ServerInstall): `forge-<mc>-<v>.jar` (1.7.10:
+ * `forge-<mc>-<v>-<mc>-universal.jar`), Mojang's `minecraft_server.<mc>.jar` and `libraries/`, no run.sh. Laid out as
+ * the panel's Forge egg has it for these versions: the Forge jar becomes server.jar (the egg's `-jar
+ * {{SERVER_JARFILE}}`); it finds Mojang's jar by its name beside it. Returns the names to move into the volume.
+ */
+export function prepareLegacyForgeOutput(out: VolumeDir, game: string, loader: string): string[] {
+  const vanilla = `minecraft_server.${game}.jar`;
+  const forge = [
+    `forge-${game}-${loader}.jar`,
+    `forge-${game}-${loader}-${game}-universal.jar`,
+    `forge-${game}-${loader}-universal.jar`,
+  ].find((name) => out.lstat(name)?.isFile());
+  for (const [name, there] of [
+    [forge ?? `forge-${game}-${loader}.jar`, forge !== undefined],
+    [vanilla, out.lstat(vanilla)?.isFile() === true],
+    ["libraries", out.lstat("libraries")?.isDirectory() === true],
+  ] as const) {
+    if (!there) {
+      throw new JobError(`the installer ended without writing ${name}: nothing was installed`, {
+        where: out.path,
+        hint: "look at its output in the log above; run it again, or install another loader version",
+      });
+    }
+  }
+  out.rename(forge as string, out, "server.jar");
+  return ["libraries", "server.jar", vanilla];
+}

@@ -265,7 +265,9 @@ async function installerRun(
   const control = dryRun ? planPanel(ctx, options.args ?? {}) : settings.control;
   const need = await installerJava({ http, bases: settings.bases }, artifact);
   const what = `${LOADER_LABELS[artifact.type]} ${artifact.loader} for Minecraft ${artifact.game}`;
-  const image = control ? await planImage(createPanelClient({ ...control, clock: ctx.clock }), need, what) : undefined;
+  const image = control
+    ? await planImage(createPanelClient({ ...control, clock: ctx.clock }), need, what, artifact.javaAtMost)
+    : undefined;
   if (dryRun) return showInstallerPlan(ctx, artifact, dir, { snapshot, ignoreWorldVersion, image });
   const installer = dockerFor(settings, what);
   return installLoader(ctx, {
@@ -356,7 +358,12 @@ async function packRun(
         ? await installerJava(java, loader.artifact)
         : await requiredJava(java, { type: "fabric", version: pack.game, artifact: loader.artifact });
     const image = control
-      ? await planImage(createPanelClient({ ...control, clock: ctx.clock }), need, what)
+      ? await planImage(
+          createPanelClient({ ...control, clock: ctx.clock }),
+          need,
+          what,
+          loader.kind === "installer" ? loader.artifact.javaAtMost : undefined,
+        )
       : undefined;
     if (dryRun)
       return showPackPlan(ctx, { pack, loader, where: opened.where, dir, snapshot, ignoreWorldVersion, image });
@@ -545,7 +552,7 @@ function showInstallerPlan(
       `  file:     ${installer.fileName} (the installer)${installer.size ? `, ${formatBytes(installer.size)}` : ""}`,
       `  from:     ${installer.url}`,
       `  verify:   ${checksum}`,
-      `  run:      ${commandLine(artifact.cmd)} (the installer needs Java ${artifact.javaAtLeast} or newer)`,
+      `  run:      ${commandLine(artifact.cmd)} (${artifact.javaAtMost === artifact.javaAtLeast ? `Java ${artifact.javaAtLeast} only` : `the installer needs Java ${artifact.javaAtLeast} or newer`})`,
       `  image:    ${imageLine(plan.image)}`,
       `  into:     ${dir} (what the installer writes; the files it replaces kept aside)`,
       `  first:    ${snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,

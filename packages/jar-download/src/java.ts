@@ -71,12 +71,17 @@ function repository(image: string): string {
 }
 
 /**
- * The egg's image for a version that needs Java `need`: the smallest Java that is enough (the closest to what the
- * version was built for), from the same repository as the current image when there are several; undefined when none is
- * new enough.
+ * The egg's image for a version that needs Java `need` (and at most `atMost`): the smallest Java that is enough (the
+ * closest to what the version was built for), from the same repository as the current image when there are several;
+ * undefined when none fits.
  */
-export function chooseImage(images: EggImage[], need: number, current: string): EggImage | undefined {
-  const enough = images.filter((each) => each.java !== undefined && each.java >= need);
+export function chooseImage(
+  images: EggImage[],
+  need: number,
+  current: string,
+  atMost = Number.POSITIVE_INFINITY,
+): EggImage | undefined {
+  const enough = images.filter((each) => each.java !== undefined && each.java >= need && each.java <= atMost);
   const sameRepository = (each: EggImage) => (repository(each.image) === repository(current) ? 0 : 1);
   return enough.sort((a, b) => (a.java as number) - (b.java as number) || sameRepository(a) - sameRepository(b))[0];
 }
@@ -161,21 +166,28 @@ interface PanelLike {
  * image new enough (with the admin step that adds one), an administrator set the image by hand, or the key may not
  * switch it.
  */
-export async function planImage(panel: PanelLike, need: number | undefined, what: string): Promise<ImagePlan> {
+export async function planImage(
+  panel: PanelLike,
+  need: number | undefined,
+  what: string,
+  atMost = Number.POSITIVE_INFINITY,
+): Promise<ImagePlan> {
   const details = await panel.details();
   const image = details.dockerImage;
   if (need === undefined) return { kind: "keep", image, need, unchecked: `which Java ${what} needs is not published` };
   if (image === undefined) return { kind: "keep", image, need, unchecked: "the panel does not say the server's image" };
+  const fits = (java: number) => java >= need && java <= atMost;
   const tagged = imageJava(image);
-  if (tagged !== undefined && tagged >= need) return { kind: "keep", image, need, had: tagged };
+  if (tagged !== undefined && fits(tagged)) return { kind: "keep", image, need, had: tagged };
   const egg = eggImages((await readStartup(panel, need)).dockerImages);
   const had = tagged ?? egg.find((each) => each.image === image)?.java;
   if (had === undefined) {
     return { kind: "keep", image, need, unchecked: `which Java the image ${image} runs is not in its tag or name` };
   }
-  if (had >= need) return { kind: "keep", image, need, had };
-  const to = chooseImage(egg, need, image);
-  const runs = `${what} needs Java ${need}; the server's image ${shortImage(image)} has Java ${had}`;
+  if (fits(had)) return { kind: "keep", image, need, had };
+  const to = chooseImage(egg, need, image, atMost);
+  const needs = atMost === need ? `Java ${need} exactly` : `Java ${need}`;
+  const runs = `${what} needs ${needs}; the server's image ${shortImage(image)} has Java ${had}`;
   if (!egg.some((each) => each.image === image)) {
     throw new UsageError(`${runs}, and an administrator set that image by hand: the panel lets only them change it`, {
       hint: `in the panel's admin area: Servers → the server → Startup → Docker Image: ${to?.image ?? `an image with Java ${need}`}, then run jar-download again`,
@@ -183,7 +195,8 @@ export async function planImage(panel: PanelLike, need: number | undefined, what
   }
   if (!to) {
     const offered = egg.map((each) => each.name).join(", ") || "none";
-    throw new UsageError(`${runs}, and its egg offers no image with Java ${need} or newer (it offers ${offered})`, {
+    const wanted = atMost === need ? `Java ${need}` : `Java ${need} or newer`;
+    throw new UsageError(`${runs}, and its egg offers no image with ${wanted} (it offers ${offered})`, {
       hint: addImageStep(need, image),
     });
   }

@@ -14,12 +14,13 @@ import {
   KEEP_PREFIX,
   loaderLayout,
   moveInto,
+  prepareLegacyForgeOutput,
   prepareLoaderOutput,
   prepareQuiltOutput,
   UNIX_ARGS,
 } from "./install-tree.ts";
 import { shortImage, switchImage } from "./java.ts";
-import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
+import { type InstallerArtifact, isLegacyForge, LOADER_LABELS } from "./loaders.ts";
 import { type ModPack, type MrpackZip, stagePack } from "./mrpack.ts";
 import { beginJob, type InstallJob, pauseBackupsFor, preUpgrade, startBack, workDir } from "./replace.ts";
 import type { Artifact } from "./sources.ts";
@@ -159,6 +160,8 @@ async function installerOutput(
   checkTree(on.out, on.owner);
   const { artifact } = loader;
   if (artifact.type === "quilt") return prepareQuiltOutput(on.out, on.owner);
+  if (isLegacyForge(artifact.type, artifact.game))
+    return prepareLegacyForgeOutput(on.out, artifact.game, artifact.loader);
   return prepareLoaderOutput(on.out, on.volume, loaderLayout(artifact.type, artifact.game, artifact.loader), on.owner);
 }
 
@@ -242,9 +245,14 @@ async function warnStartup(logger: Logger, panel: PanelClient, kind: "args" | "j
   }
 }
 
-/** How the server starts what is installed: Forge and NeoForge by their args file, Fabric and Quilt as server.jar. */
+/**
+ * How the server starts what is installed: NeoForge and Forge from 1.17 by their args file; Fabric, Quilt and Forge
+ * before 1.17 as server.jar.
+ */
 function startsBy(loader: LoaderSource): "args" | "jar" {
-  return loader.kind === "installer" && loader.artifact.type !== "quilt" ? "args" : "jar";
+  if (loader.kind === "jar") return "jar";
+  const { type, game } = loader.artifact;
+  return type === "quilt" || isLegacyForge(type, game) ? "jar" : "args";
 }
 
 /** The installer's directory in the private one: given to the game's user, whom the installer runs as. */
@@ -421,9 +429,9 @@ function recordLoader(
   });
 }
 
-/** The file whose digest tells the install is still the one in place: the args file Forge's run, else server.jar. */
+/** The file whose digest tells the install is still the one in place: the args file when it starts by one, else server.jar. */
 function markerOf(job: LoaderJob): string {
-  return job.loader.kind === "installer" && job.loader.artifact.type !== "quilt" ? UNIX_ARGS : JAR;
+  return startsBy(job.loader) === "args" ? UNIX_ARGS : JAR;
 }
 
 /**

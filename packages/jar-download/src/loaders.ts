@@ -46,6 +46,18 @@ export interface InstallerArtifact {
   cmd: string[];
   /** The least Java the installer itself runs on (the game may need more: java.ts). */
   javaAtLeast: number;
+  /** The newest Java the loader runs on, when it has such a bound (Forge before 1.17: Java 8). */
+  javaAtMost?: number | undefined;
+}
+
+/**
+ * Forge before Minecraft 1.17 is a jar to start (`forge-<mc>-<v>.jar` beside `minecraft_server.<mc>.jar`), not
+ * run.sh and an arguments file (MinecraftForge/Installer ServerInstall, InstallV1's serverJarPath); and it runs on
+ * Java 8 only: LaunchWrapper (to 1.12.2) casts the system class loader to a URLClassLoader, which Java 9 ended, and
+ * the panel's Forge egg gives these versions its Java 8 image.
+ */
+export function isLegacyForge(type: InstallerType, game: string): boolean {
+  return type === "forge" && compareVersions(game, "1.17") < 0;
 }
 
 /** maven-metadata.xml of a loader's artifact is a few hundred KiB (Forge's, every version since 2012); far less than this. */
@@ -332,6 +344,7 @@ async function resolveForge(hosts: Hosts, request: InstallerRequest): Promise<In
     installer: { fileName, url: `${hosts.bases.forge}/${FORGE_PATH}/${enc(full)}/${fileName}` },
     cmd: ["java", "-jar", fileName, "--installServer"],
     javaAtLeast: 8,
+    ...(isLegacyForge("forge", game) ? { javaAtMost: 8 } : {}),
   });
 }
 

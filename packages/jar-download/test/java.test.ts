@@ -156,10 +156,14 @@ describe("the Java a version needs", () => {
 describe("the plan for the server's image", () => {
   let panel: PanelStandIn;
 
-  async function plan(server: NonNullable<PanelStandInOptions["servers"]>[number], need: number | undefined) {
+  async function plan(
+    server: NonNullable<PanelStandInOptions["servers"]>[number],
+    need: number | undefined,
+    atMost?: number,
+  ) {
     panel = await startPanelStandIn({ servers: [server] });
     const client = createPanelClient({ url: panel.url, key: panel.apiKey, serverId: panel.server.identifier });
-    return planImage(client, need, "Minecraft 1.21");
+    return planImage(client, need, "Minecraft 1.21", atMost);
   }
   afterEach(() => panel.close());
 
@@ -182,6 +186,24 @@ describe("the plan for the server's image", () => {
       had: 17,
     });
     expect(panel.imageChanges()).toEqual([]);
+  });
+
+  it("with a newest Java too (Forge before 1.17: 8 only), switches a newer image down to the one that fits", async () => {
+    expect(await plan({ dockerImage: `${YOLKS}:java_17` }, 8, 8)).toEqual({
+      kind: "switch",
+      from: `${YOLKS}:java_17`,
+      to: { name: "Java 8", image: `${YOLKS}:java_8`, java: 8 },
+      need: 8,
+      had: 17,
+    });
+    expect(await plan({ dockerImage: `${YOLKS}:java_8` }, 8, 8)).toMatchObject({ kind: "keep", had: 8 });
+    const egg = { dockerImages: { "Java 17": `${YOLKS}:java_17`, "Java 11": `${YOLKS}:java_11` } };
+    const error = await plan({ dockerImage: `${YOLKS}:java_17`, egg }, 8, 8).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      exitCode: 2,
+      message:
+        "Minecraft 1.21 needs Java 8 exactly; the server's image java_17 has Java 17, and its egg offers no image with Java 8 (it offers Java 17, Java 11)",
+    });
   });
 
   it("refuses (exit 2) when the egg has no image new enough, with the admin step", async () => {

@@ -59,7 +59,18 @@ function installers(behaviour: InstallerBehaviour): Promise<DownloadStandIn> {
     vanilla: [
       { id: "1.21.1", type: "release" },
       { id: "1.20.1", type: "release" },
+      { id: "1.12.2", type: "release" },
     ],
+    forge: {
+      versions: ["1.12.2-14.23.5.2859", "1.12.2-14.23.5.2860", "1.20.1-47.2.0", "1.20.1-47.3.0", "1.21.1-52.0.10"],
+      promos: {
+        "1.12.2-recommended": "14.23.5.2859",
+        "1.12.2-latest": "14.23.5.2860",
+        "1.20.1-latest": "47.3.0",
+        "1.20.1-recommended": "47.2.0",
+        "1.21.1-latest": "52.0.10",
+      },
+    },
     installerJar: (loader, version) => {
       // Quilt's installer is one for every loader (its version is the installer's): the test one installs 0.26.4.
       const [game, forge] =
@@ -70,7 +81,13 @@ function installers(behaviour: InstallerBehaviour): Promise<DownloadStandIn> {
 }
 
 async function setUp(
-  options: { startup?: string; behaviour?: InstallerBehaviour; image?: string; stopMs?: number } = {},
+  options: {
+    startup?: string;
+    behaviour?: InstallerBehaviour;
+    image?: string;
+    stopMs?: number;
+    eggImages?: Record<string, string>;
+  } = {},
 ): Promise<void> {
   stand = await installers(options.behaviour ?? "ok");
   discord.reset();
@@ -79,7 +96,10 @@ async function setUp(
       {
         state: "offline",
         dockerImage: options.image ?? "ghcr.io/pterodactyl/yolks:java_21",
-        ...(options.startup ? { egg: { startup: options.startup } } : {}),
+        egg: {
+          ...(options.startup ? { startup: options.startup } : {}),
+          ...(options.eggImages ? { dockerImages: options.eggImages } : {}),
+        },
       },
     ],
     timings: { startMs: 100, stopMs: options.stopMs ?? 100 },
@@ -348,6 +368,50 @@ describe("jar-download --type neoforge (built executable)", () => {
     expect(readFileSync(join(volume, "libraries", "io", "papermc", "paper.jar"), "utf8")).toBe("paper's library");
     expect(docker.containers.map((c) => c.state)).toEqual(["removed"]);
     expect(discord.messages).toEqual([]);
+  });
+
+  it("installs Forge before 1.17 as its egg has it: the Forge jar as server.jar beside Mojang's, on the egg's Java 8", async () => {
+    await setUp({ image: "ghcr.io/pterodactyl/yolks:java_17" });
+    const dry = await run("1.12.2", "--type", "forge", "--dry-run");
+    expect(dry.stdout).toMatch(
+      /run: +java -jar forge-1\.12\.2-14\.23\.5\.2859-installer\.jar --installServer \(Java 8 only\)/,
+    );
+    expect(dry.stdout).toMatch(
+      /image: +ghcr\.io\/pterodactyl\/yolks:java_17 → ghcr\.io\/pterodactyl\/yolks:java_8 \(needs Java 8/,
+    );
+    const result = await run("1.12.2", "--type", "forge", "--no-backup");
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stdout).toMatch(
+      /^Installed Forge 14\.23\.5\.2859 for Minecraft 1\.12\.2 in .* \(libraries, server\.jar, minecraft_server\.1\.12\.2\.jar\).*; Java image switched to java_8 \(was java_17\)/,
+    );
+    // The installer ran in the Java 8 image the server will run in.
+    expect(docker.containers[0]?.image).toBe("ghcr.io/pterodactyl/yolks:java_8");
+    expect(await zipEntry(join(volume, "server.jar"), "META-INF/MANIFEST.MF")).toMatch(
+      /Main-Class: net\.minecraftforge\.fml\.relauncher\.ServerLaunchWrapper/,
+    );
+    expect(statSync(join(volume, "minecraft_server.1.12.2.jar"))).toMatchObject({ uid: 988, gid: 988 });
+    expect(lstatSync(join(volume, "run.sh"), { throwIfNoEntry: false })).toBeUndefined();
+    const back = await run("--rollback");
+    expect(back, back.stderr).toMatchObject({ code: 0 });
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
+    expect(visible()).toEqual(["libraries", "server.jar", "world"]);
+    expect(panel.imageChanges().at(-1)).toEqual({
+      from: "ghcr.io/pterodactyl/yolks:java_8",
+      to: "ghcr.io/pterodactyl/yolks:java_17",
+    });
+  });
+
+  it("refuses Forge before 1.17 when the egg has no Java 8 image, before anything is fetched (exit 2)", async () => {
+    await setUp({
+      image: "ghcr.io/pterodactyl/yolks:java_21",
+      eggImages: { "Java 21": "ghcr.io/pterodactyl/yolks:java_21", "Java 17": "ghcr.io/pterodactyl/yolks:java_17" },
+    });
+    const result = await run("1.12.2", "--type", "forge", "--no-backup");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /Forge 14\.23\.5\.2859 for Minecraft 1\.12\.2 needs Java 8 exactly; the server's image java_21 has Java 21, and its egg offers no image with Java 8 \(it offers Java 21, Java 17\)/,
+    );
+    expect(docker.containers).toEqual([]);
   });
 
   it("installs Quilt as its egg has it: the launcher as server.jar, Mojang's jar as vanilla.jar named in its properties", async () => {

@@ -23,6 +23,17 @@ function run(options: TestInstallerOptions, args: string[]) {
 const at = (rel: string) => join(dir.path, rel);
 
 describe("test installer jar", () => {
+  it("Forge before 1.17 --installServer: forge-<mc>-<v>.jar and minecraft_server.<mc>.jar at the top, no run.sh", () => {
+    const { code, out } = run({ loader: "forge", version: "14.23.5.2860", game: "1.12.2" }, ["--installServer"]);
+    expect(code).toBe(0);
+    expect(out).toContain("The server installed successfully");
+    expect(statSync(at("forge-1.12.2-14.23.5.2860.jar")).isFile()).toBe(true);
+    expect(statSync(at("minecraft_server.1.12.2.jar")).isFile()).toBe(true);
+    expect(statSync(at("libraries/net/minecraft/launchwrapper/1.12/launchwrapper-1.12.jar")).isFile()).toBe(true);
+    expect(existsSync(at("run.sh"))).toBe(false);
+    expect(existsSync(at("libraries/net/minecraftforge"))).toBe(false);
+  });
+
   it("NeoForge --installServer: run.sh (executable), run.bat, user_jvm_args.txt, the args files, vanilla under libraries/", () => {
     const { code, out } = run({ loader: "neoforge", version: "21.1.77", game: "1.21.1" }, ["--installServer", "."]);
     expect(code).toBe(0);
