@@ -200,20 +200,27 @@ export function prepareLoaderOutput(out: VolumeDir, volume: VolumeDir, layout: L
       );
     }
   }
-  const args = out.readFile(layout.argsFile, ARGS_MAX_BYTES) as Buffer;
-  out.unlink(UNIX_ARGS);
+  writeNew(out, UNIX_ARGS, out.readFile(layout.argsFile, ARGS_MAX_BYTES) as Buffer, owner);
+  return layout.names.filter((name) => name !== JVM_ARGS || !volume.lstat(JVM_ARGS));
+}
+
+/**
+ * `name` in `out` written anew (whatever the installer left under it unlinked first, never opened through: created
+ * O_EXCL|O_NOFOLLOW), given to the owner through its descriptor, 644.
+ */
+function writeNew(out: VolumeDir, name: string, bytes: Buffer, owner: Owner): void {
+  out.unlink(name);
   const fd = openSync(
-    out.at(UNIX_ARGS),
+    out.at(name),
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
     0o600,
   );
   try {
-    writeSync(fd, args);
+    writeSync(fd, bytes);
     setOwnerAndMode(fd, owner, 0o644);
   } finally {
     closeSync(fd);
   }
-  return layout.names.filter((name) => name !== JVM_ARGS || !volume.lstat(JVM_ARGS));
 }
 
 /** Quilt's launcher, as its installer names it: a manifest-only jar whose Class-Path names libraries/. */
@@ -245,21 +252,8 @@ export function prepareQuiltOutput(out: VolumeDir, owner: Owner): string[] {
   }
   out.rename("server.jar", out, QUILT_VANILLA);
   out.rename(QUILT_LAUNCH, out, "server.jar");
-  out.unlink(QUILT_PROPERTIES);
-  const fd = openSync(
-    out.at(QUILT_PROPERTIES),
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o600,
-  );
-  try {
-    writeSync(
-      fd,
-      `# written by jar-download: the game's jar, which Quilt's launcher (server.jar) loads\nserverJar=${QUILT_VANILLA}\n`,
-    );
-    setOwnerAndMode(fd, owner, 0o644);
-  } finally {
-    closeSync(fd);
-  }
+  const text = `# written by jar-download: the game's jar, which Quilt's launcher (server.jar) loads\nserverJar=${QUILT_VANILLA}\n`;
+  writeNew(out, QUILT_PROPERTIES, Buffer.from(text), owner);
   return ["libraries", "server.jar", QUILT_VANILLA, QUILT_PROPERTIES];
 }
 

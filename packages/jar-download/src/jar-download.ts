@@ -22,7 +22,7 @@ import {
   packTops,
   resolvePackLoader,
 } from "./pack.ts";
-import { replaceJar } from "./replace.ts";
+import { type InstallJob, replaceJar } from "./replace.ts";
 import { rollBack } from "./rollback.ts";
 import { fields, loadSettings } from "./settings.ts";
 import {
@@ -217,18 +217,34 @@ export async function runJarDownload(
   if (dryRun) return showPlan(ctx, artifact, join(dir, JAR), { snapshot, ignoreWorldVersion, image });
   return replaceJar(ctx, {
     artifact,
-    image,
-    what: describe(artifact),
-    dir,
+    ...jobOf(options, {
+      image,
+      what: describe(artifact),
+      dir,
+      backup,
+      ignoreWorldVersion,
+      http,
+      retryDelayMs,
+      settings,
+    }),
+  });
+}
+
+/** What every install takes (InstallJob), from the command line and what the run read; the panel's fields are there. */
+function jobOf(
+  options: JarOptions,
+  run: Pick<InstallJob, "image" | "what" | "dir" | "backup" | "ignoreWorldVersion" | "http" | "retryDelayMs"> & {
+    settings: ReturnType<typeof loadSettings>;
+  },
+): InstallJob {
+  const { settings, ...rest } = run;
+  return {
+    ...rest,
     control: settings.control as NonNullable<typeof settings.control>,
-    http,
-    retryDelayMs,
     stop: options.stop ?? false,
-    backup,
-    ignoreWorldVersion,
     lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
     stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
-  });
+  };
 }
 
 /** What both kinds of install share, read once in runJarDownload. */
@@ -273,17 +289,7 @@ async function installerRun(
   return installLoader(ctx, {
     loader: { kind: "installer", artifact, ...installer },
     game: artifact.game,
-    image,
-    what,
-    dir,
-    control: settings.control as NonNullable<typeof settings.control>,
-    http,
-    retryDelayMs,
-    stop: options.stop ?? false,
-    backup,
-    ignoreWorldVersion,
-    lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
-    stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
+    ...jobOf(options, { image, what, dir, backup, ignoreWorldVersion, http, retryDelayMs, settings }),
   });
 }
 
@@ -374,17 +380,7 @@ async function packRun(
           : { kind: "jar", artifact: loader.artifact },
       game: pack.game,
       pack: { pack, zip, hostMap: settings.modrinth.hostMap },
-      image,
-      what,
-      dir,
-      control: settings.control as NonNullable<typeof settings.control>,
-      http,
-      retryDelayMs,
-      stop: options.stop ?? false,
-      backup,
-      ignoreWorldVersion,
-      lockWaitMs: options.lockWaitMs ?? 30 * 60_000,
-      stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
+      ...jobOf(options, { image, what, dir, backup, ignoreWorldVersion, http, retryDelayMs, settings }),
     });
   } finally {
     zip?.close();

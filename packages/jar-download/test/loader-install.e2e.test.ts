@@ -1,7 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
 import {
   type DiscordStandIn,
   type DockerStandIn,
@@ -19,10 +18,9 @@ import {
   testInstallerJar,
   toolEnv,
 } from "@mcops/testkit";
-import nbt from "prismarine-nbt";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import yauzl from "yauzl";
-import { OLD, writeConfig } from "./config.ts";
+import { FORGE_EGG_STARTUP, levelDat, OLD, writeConfig } from "./config.ts";
 
 /**
  * `jar-download VERSION --type neoforge|forge` with the built executable: the installer downloaded from the maven
@@ -30,8 +28,6 @@ import { OLD, writeConfig } from "./config.ts";
  * which writes the real installer's layout), its output checked and moved into the volume.
  */
 const BIN = fileURLToPath(new URL("../dist/jar-download.mjs", import.meta.url));
-const FORGE_EGG_STARTUP =
-  'java -Xms128M -XX:MaxRAMPercentage=95.0 -Dterminal.jline=false -Dterminal.ansi=true $( [[  ! -f unix_args.txt ]] && printf %s "-jar {{SERVER_JARFILE}}" || printf %s "@unix_args.txt" )';
 const ARGS = "libraries/net/neoforged/neoforge/21.1.77/unix_args.txt";
 
 let stand: DownloadStandIn;
@@ -127,17 +123,6 @@ afterEach(async () => {
   await docker.close();
   root.cleanup();
 });
-
-/** A level.dat saying the world was saved by `name` (data version `dataVersion`). */
-function levelDat(dataVersion: number, name: string): Buffer {
-  const level = nbt.comp({
-    Data: nbt.comp({
-      DataVersion: nbt.int(dataVersion),
-      Version: nbt.comp({ Id: nbt.int(dataVersion), Name: nbt.string(name), Snapshot: nbt.byte(0) }),
-    }),
-  });
-  return gzipSync(nbt.writeUncompressed(level as nbt.NBT, "big"));
-}
 
 /** One entry of a jar, as text (the manifest: what `java -jar` reads). */
 async function zipEntry(path: string, name: string): Promise<string> {

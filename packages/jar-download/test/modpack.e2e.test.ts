@@ -2,13 +2,11 @@ import { execFileSync } from "node:child_process";
 import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
 import {
   buildMrpack,
   type DiscordStandIn,
   type DockerStandIn,
   type DownloadStandIn,
-  type ModrinthProjectSpec,
   type ModrinthStandIn,
   type MrpackOptions,
   mrpackFile,
@@ -26,9 +24,8 @@ import {
   testInstallerJar,
   toolEnv,
 } from "@mcops/testkit";
-import nbt from "prismarine-nbt";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { OLD, writeConfig } from "./config.ts";
+import { FORGE_EGG_STARTUP, levelDat, modProjects, OLD, writeConfig } from "./config.ts";
 
 /**
  * `jar-download --mrpack FILE|URL` and `--modrinth PROJECT` with the built executable: the pack read and checked, its
@@ -37,51 +34,7 @@ import { OLD, writeConfig } from "./config.ts";
  * stand-in), the whole moved into the volume at once; every hostile pack refused with nothing installed.
  */
 const BIN = fileURLToPath(new URL("../dist/jar-download.mjs", import.meta.url));
-const FORGE_EGG_STARTUP =
-  'java -Xms128M -XX:MaxRAMPercentage=95.0 -Dterminal.jline=false -Dterminal.ansi=true $( [[  ! -f unix_args.txt ]] && printf %s "-jar {{SERVER_JARFILE}}" || printf %s "@unix_args.txt" )';
 const FABRIC_EGG_STARTUP = "java -Xms128M -XX:MaxRAMPercentage=95.0 -jar {{SERVER_JARFILE}}";
-
-const MODS: ModrinthProjectSpec[] = [
-  {
-    id: "AANobbMI",
-    slug: "sodium",
-    versions: [
-      {
-        id: "V1000001",
-        versionNumber: "0.6.0",
-        gameVersions: ["1.21.4"],
-        loaders: ["fabric"],
-        files: [{ filename: "sodium.jar" }],
-      },
-    ],
-  },
-  {
-    id: "P7dR8mSH",
-    slug: "fabric-api",
-    versions: [
-      {
-        id: "V2000002",
-        versionNumber: "0.110.0",
-        gameVersions: ["1.21.4"],
-        loaders: ["fabric"],
-        files: [{ filename: "fabric-api.jar" }],
-      },
-    ],
-  },
-  {
-    id: "NEOMOD01",
-    slug: "create",
-    versions: [
-      {
-        id: "V3000003",
-        versionNumber: "6.0.0",
-        gameVersions: ["1.21.1"],
-        loaders: ["neoforge"],
-        files: [{ filename: "create.jar" }],
-      },
-    ],
-  },
-];
 
 let modrinth: ModrinthStandIn;
 let discord: DiscordStandIn;
@@ -127,24 +80,13 @@ function neoforgePack(): Buffer {
   });
 }
 
-/** A level.dat saying the world was saved by `name` (data version `dataVersion`). */
-function levelDat(dataVersion: number, name: string): Buffer {
-  const level = nbt.comp({
-    Data: nbt.comp({
-      DataVersion: nbt.int(dataVersion),
-      Version: nbt.comp({ Id: nbt.int(dataVersion), Name: nbt.string(name), Snapshot: nbt.byte(0) }),
-    }),
-  });
-  return gzipSync(nbt.writeUncompressed(level as nbt.NBT, "big"));
-}
-
 function run(...args: string[]): Promise<ToolRun> {
   return runTool(BIN, args, { env });
 }
 
 beforeAll(async () => {
   discord = await startDiscordStandIn();
-  modrinth = await startModrinthStandIn({ projects: MODS.map((p) => ({ ...p })) });
+  modrinth = await startModrinthStandIn({ projects: modProjects() });
 });
 afterAll(async () => {
   await discord.close();

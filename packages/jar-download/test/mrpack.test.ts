@@ -15,6 +15,7 @@ import {
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type ModPack, type MrpackZip, readMrpack, stagePack } from "../src/mrpack.ts";
+import { modProjects } from "./config.ts";
 
 const http = createHttpClient({ userAgent: "mcops-jar-download/test (ops@example.com)", retryDelayMs: 5 });
 const OWNER = { uid: 988, gid: 988 };
@@ -24,36 +25,7 @@ let root: VolumeDir;
 let staging: VolumeDir;
 
 beforeAll(async () => {
-  stand = await startModrinthStandIn({
-    projects: [
-      {
-        id: "AANobbMI",
-        slug: "sodium",
-        versions: [
-          {
-            id: "V1000001",
-            versionNumber: "0.6.0",
-            gameVersions: ["1.21.4"],
-            loaders: ["fabric"],
-            files: [{ filename: "sodium.jar" }],
-          },
-        ],
-      },
-      {
-        id: "P7dR8mSH",
-        slug: "fabric-api",
-        versions: [
-          {
-            id: "V2000002",
-            versionNumber: "0.110.0",
-            gameVersions: ["1.21.4"],
-            loaders: ["fabric"],
-            files: [{ filename: "fabric-api.jar" }, { filename: "notes.txt", bytes: Buffer.from("not a jar\n") }],
-          },
-        ],
-      },
-    ],
-  });
+  stand = await startModrinthStandIn({ projects: modProjects() });
 });
 afterAll(() => stand.close());
 beforeEach(() => {
