@@ -3,6 +3,7 @@ import { JobError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
 import { kindOf, setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
 import type { Owner } from "./install.ts";
+import type { LoaderRecord } from "./versions.ts";
 
 /**
  * What a loader's installer (Forge, NeoForge, Quilt: run in a container as the game's user, in a private staging
@@ -91,6 +92,49 @@ function refused(dir: VolumeDir, rel: string, what: string): JobError {
     where: rel ? `${dir.path}/${rel}` : dir.path,
     hint: "run the installer again; if it does the same, install another loader version",
   });
+}
+
+/**
+ * Removes the directory where an install kept what it replaced, once a newer install is recorded in its place (only the
+ * last install can be rolled back: the older one's directory would stay in the volume, hidden, for good: a whole
+ * libraries/ or mods/ each time). Only the very directory made (keptDir's checks); anything else is left alone.
+ */
+export function forgetKept(volume: VolumeDir, record: LoaderRecord): void {
+  let kept: VolumeDir;
+  try {
+    kept = keptDir(volume, record);
+  } catch {
+    return; // gone already, or not ours
+  }
+  try {
+    volume.removePrivateDir(kept);
+  } catch {
+    // Left for the operator to see: it is root's, hidden, and named in no record.
+  } finally {
+    kept.close();
+  }
+}
+
+/** The directory the install kept what it replaced in: still the same one (inode), ours, mode 700. */
+export function keptDir(volume: VolumeDir, record: LoaderRecord): VolumeDir {
+  const gone = new JobError(`what ${record.what} replaced is no longer kept in the volume`, {
+    where: volume.display(record.keep.name),
+    hint: "install the version you want instead",
+  });
+  if (!record.keep.name.startsWith(KEEP_PREFIX)) throw gone;
+  let kept: VolumeDir | undefined;
+  try {
+    kept = volume.tryDir(record.keep.name);
+  } catch {
+    throw gone;
+  }
+  if (!kept) throw gone;
+  const stat = kept.stat();
+  if (stat.ino !== record.keep.ino || stat.uid !== process.geteuid?.() || (stat.mode & 0o777) !== 0o700) {
+    kept.close();
+    throw gone;
+  }
+  return kept;
 }
 
 /** What moveInto did: the names put in place, and those of them that replaced an entry (now in the keep directory). */

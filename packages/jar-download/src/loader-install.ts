@@ -11,6 +11,7 @@ import { downloadVerified, installedDigest } from "./download.ts";
 import { INSTALL_DIR, JAR, type Owner, PACK_DIR } from "./install.ts";
 import {
   checkTree,
+  forgetKept,
   KEEP_PREFIX,
   loaderLayout,
   moveInto,
@@ -376,7 +377,7 @@ async function swapIn(
     let installed: string[] = [];
     try {
       ({ replaced, installed } = moveInto(on.out, volume, keep, on.names));
-      recordLoader(ctx, job, on.names, keep, pre, { marker, argsDigest });
+      recordLoader(ctx, job, { names: on.names, keep, volume }, pre, { marker, argsDigest });
     } catch (error) {
       // Not recorded, it could not be rolled back: the volume is put back as it was (moveInto already did when a
       // rename failed), then the image and the server.
@@ -403,16 +404,19 @@ async function swapIn(
   }
 }
 
-/** What --rollback needs: the names put in place, where what they replaced is kept, and the args file's digest. */
+/**
+ * What --rollback needs: the names put in place, where what they replaced is kept, and the marker's digest. The
+ * directory an earlier loader install kept is removed once this one is recorded: only the last can be rolled back.
+ */
 function recordLoader(
   ctx: Ctx,
   job: LoaderJob,
-  names: string[],
-  keep: VolumeDir,
+  moved: { names: string[]; keep: VolumeDir; volume: VolumeDir },
   pre: SafetySnapshot | undefined,
   inPlace: { marker: string; argsDigest: string },
 ): void {
   const previous = readHistory(ctx.paths, job.dir);
+  const { names, keep } = moved;
   writeHistory(ctx.paths, job.dir, {
     ...(previous ?? {}),
     loader: {
@@ -427,6 +431,7 @@ function recordLoader(
     preUpgrade: pre?.shortId,
     ...(job.image?.kind === "switch" ? { image: job.image.to.image, previousImage: job.image.from } : {}),
   });
+  if (previous?.loader) forgetKept(moved.volume, previous.loader);
 }
 
 /** The file whose digest tells the install is still the one in place: the args file when it starts by one, else server.jar. */

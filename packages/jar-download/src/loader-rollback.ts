@@ -4,7 +4,7 @@ import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
 import { installedDigest } from "./download.ts";
-import { KEEP_PREFIX, moveInto, UNIX_ARGS } from "./install-tree.ts";
+import { KEEP_PREFIX, keptDir, moveInto, UNIX_ARGS } from "./install-tree.ts";
 import { shortImage, switchImage } from "./java.ts";
 import { pauseBackupsFor, startBack } from "./replace.ts";
 import { type JarHistory, type LoaderRecord, worldSaver, writeHistory } from "./versions.ts";
@@ -128,28 +128,6 @@ export async function rollBackLoader(
   } finally {
     kept.close();
   }
-}
-
-/** The directory the install kept what it replaced in: still the same one (inode), ours, mode 700. */
-function keptDir(volume: VolumeDir, record: LoaderRecord): VolumeDir {
-  const gone = new JobError(`what ${record.what} replaced is no longer kept in the volume`, {
-    where: volume.display(record.keep.name),
-    hint: "install the version you want instead",
-  });
-  if (!record.keep.name.startsWith(KEEP_PREFIX)) throw gone;
-  let kept: VolumeDir | undefined;
-  try {
-    kept = volume.tryDir(record.keep.name);
-  } catch {
-    throw gone;
-  }
-  if (!kept) throw gone;
-  const stat = kept.stat();
-  if (stat.ino !== record.keep.ino || stat.uid !== process.geteuid?.() || (stat.mode & 0o777) !== 0o700) {
-    kept.close();
-    throw gone;
-  }
-  return kept;
 }
 
 /** The swap: the loader's names out (removed), the kept ones back; the emptied kept directory removed. */

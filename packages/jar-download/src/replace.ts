@@ -21,6 +21,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { type Downloaded, downloadVerified, installedDigest } from "./download.ts";
 import { installJar, JAR, type Owner, PREVIOUS, removeStaleTemps, WORK_PREFIX } from "./install.ts";
+import { forgetKept } from "./install-tree.ts";
 import { jarVersion } from "./jar-version.ts";
 import { type ImagePlan, shortImage, switchImage } from "./java.ts";
 import { type Artifact, LABELS } from "./sources.ts";
@@ -398,12 +399,15 @@ async function replacedRecord(run: Run): Promise<JarRecord | undefined> {
 /** What --rollback will need: the jar now in place, the one kept as server.jar.previous, the pre-upgrade snapshot. */
 function recordHistory(run: Run, done: Installed): void {
   const { job } = run;
+  const before = readHistory(run.ctx.paths, job.dir);
   writeHistory(run.ctx.paths, job.dir, {
     installed: recordOf(job.artifact, job.what, done.downloaded, done.dataVersion),
     previous: done.previous ? done.replaced : undefined,
     preUpgrade: done.pre?.shortId,
     ...(done.switched ? { image: done.switched.to, previousImage: done.switched.from } : {}),
   });
+  // A loader installed before this jar can no longer be rolled back: what it kept aside goes.
+  if (before?.loader) forgetKept(run.volume, before.loader);
 }
 
 /** Starts a stopped server again and waits until it runs; false when it does not (said by the caller). */

@@ -262,6 +262,21 @@ describe("jar-download --type neoforge (built executable)", () => {
     expect(again.stdout).not.toMatch(/NeoForge/);
   });
 
+  it("keeps aside only what the last install replaced: an older install's kept directory goes when a newer one is recorded", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP });
+    const kept = () => readdirSync(volume).filter((n) => n.startsWith(".mcops-previous-install-"));
+    expect((await run("1.21.1", "--type", "neoforge", "--no-backup")).code).toBe(0);
+    const [first] = kept();
+    expect((await run("1.21.1", "--type", "neoforge", "--loader", "21.1.72", "--no-backup")).code).toBe(0);
+    expect(kept()).toHaveLength(1);
+    expect(kept()).not.toContain(first);
+    // A directory the game's user made under such a name is not ours: left alone.
+    mkdirSync(join(volume, ".mcops-previous-install-decoy"));
+    const jar = await run("1.21.1", "--type", "vanilla", "--no-backup");
+    expect(jar, jar.stderr).toMatchObject({ code: 0 });
+    expect(kept()).toEqual([".mcops-previous-install-decoy"]);
+  });
+
   it("--rollback checks the world again once the server is stopped: saved by the loader's version as it stopped, refused and started again", async () => {
     await setUp({ startup: FORGE_EGG_STARTUP, stopMs: 1500 });
     writeFileSync(join(volume, "world", "level.dat"), levelDat(3465, "1.20.1"));
