@@ -44,8 +44,11 @@ export interface OpenPack {
   close(): void;
 }
 
-/** A project slug or id as Modrinth has them (labrinth: slugs of letters, digits and !@$()`.+,"_-, ids base62). */
-const PROJECT_PATTERN = /^[A-Za-z0-9!@$()`.+,_-]{1,64}$/;
+/**
+ * A project slug or id as Modrinth has them (labrinth's slug: 3 to 64 of letters, digits and !@$()`.+,_-; an id: 8
+ * base62 characters), never only dots: `..` in the API's path would be another route once the address is normalized.
+ */
+const PROJECT_PATTERN = /^(?!\.+$)[A-Za-z0-9!@$()`.+,_-]{3,64}$/;
 
 /** The project versions the API lists (only the fields used). */
 const modrinthVersions = z.array(

@@ -445,5 +445,11 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
     const typed = await run("--mrpack", real, "--type", "fabric");
     expect(typed.code).toBe(2);
     expect(typed.stderr).toMatch(/a modpack names its own game version and loader: --type does not go with it/);
+    // ".." would be another API route once the address is normalized: not a project.
+    modrinth.requests.length = 0;
+    const dots = await run("--modrinth", "..", "--dry-run");
+    expect(dots.code).toBe(2);
+    expect(dots.stderr).toMatch(/"\.\." is not a Modrinth project/);
+    expect(modrinth.requests).toEqual([]);
   });
 });

@@ -1,9 +1,9 @@
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, UsageError } from "@mcops/core/errors";
 import type { Paths } from "@mcops/core/paths";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadSettings } from "../src/settings.ts";
 
 const KEY = `ptlc_${"k".repeat(21)}${"Q".repeat(22)}`;
@@ -11,6 +11,7 @@ const VOLUME = "/var/lib/pterodactyl/volumes/1a2b3c4d-0000-4000-8000-00000000abc
 
 let paths: Paths;
 let file: string;
+let root: string;
 
 function write(lines: string[]): void {
   writeFileSync(file, `${lines.join("\n")}\n`);
@@ -29,7 +30,7 @@ function thrown(fn: () => unknown): unknown {
 const install = { type: "vanilla", list: false, dryRun: false, args: {} } as const;
 
 beforeEach(() => {
-  const root = mkdtempSync(join(tmpdir(), "mcops-jar-settings-"));
+  root = mkdtempSync(join(tmpdir(), "mcops-jar-settings-"));
   paths = { configDir: root, logDir: root, stateDir: root, runDir: root };
   file = join(root, "backup.env");
   write([
@@ -40,6 +41,8 @@ beforeEach(() => {
     "DOWNLOAD_CONTACT=ops@example.com",
   ]);
 });
+
+afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 describe("jar-download's settings", () => {
   it("reads the panel, the volume and the contact, with the real hosts as the default bases", () => {
