@@ -1,5 +1,5 @@
 import { fstatSync } from "node:fs";
-import type { LogLevel } from "./log.ts";
+import type { LogLevel } from "./log-level.ts";
 
 /**
  * Whether file descriptor `fd` (stderr) is the systemd journal, as systemd.exec(5) says to tell: JOURNAL_STREAM holds

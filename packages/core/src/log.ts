@@ -2,13 +2,14 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type Clock, isoSeconds, systemClock } from "./clock.ts";
 import { journalStream, withPriority } from "./journal.ts";
+import type { LogLevel } from "./log-level.ts";
 import { redact } from "./secrets.ts";
 
 /**
  * Log lines as docs/contract.md fixes them: `2026-11-21T06:00:00Z LEVEL message`, one line per entry, secrets redacted.
  * Writing a log never fails the job: a log file that cannot be written is reported once on the echo stream.
  */
-export type LogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
+export type { LogLevel } from "./log-level.ts";
 
 const RANK: Record<LogLevel, number> = { DEBUG: 0, INFO: 1, WARN: 2, ERROR: 3 };
 

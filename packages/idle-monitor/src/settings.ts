@@ -24,8 +24,17 @@ import { ConfigError } from "@mcops/core/errors";
 import { IDLE_STATE_FILE } from "@mcops/core/health";
 import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
+
+/** The Worker the idle monitor reports to (worker-link.ts): where, its shared secret, how often, when to hibernate. */
+export interface WorkerSettings {
+  url: string;
+  secret: string;
+  heartbeatMs: number;
+  /** undefined: no hibernation on autopilot. */
+  hibernateAfterMs: number | undefined;
+}
+
 import type { IdleSettings } from "./decide.ts";
-import type { WorkerSettings } from "./worker-link.ts";
 
 /** Ticks a second: above 0, at most 20 (the game's rate). */
 const tpsSchema = z.pipe(

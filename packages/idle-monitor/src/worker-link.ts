@@ -5,6 +5,7 @@ import type { DrillResult } from "@mcops/core/log-events";
 import { signVmRequest } from "@mcops/core/vm-signature";
 import type { Actor } from "./act.ts";
 import type { Observation } from "./decide.ts";
+import type { WorkerSettings } from "./settings.ts";
 
 /**
  * The VM's side of discord-control (issue 19): every HEARTBEAT_EVERY the idle monitor tells the Worker how the server
@@ -16,13 +17,6 @@ import type { Observation } from "./decide.ts";
  * Every request carries the boot id read for this decision (actor.bootId, see state.ts; none when it cannot be read): the Worker refuses the requests of a boot it has
  * hibernated, and a revived VM (a new boot, with the state file the snapshot kept) starts its idle clock again.
  */
-export interface WorkerSettings {
-  url: string;
-  secret: string;
-  heartbeatMs: number;
-  /** undefined: no hibernation on autopilot. */
-  hibernateAfterMs: number | undefined;
-}
 
 /** How long the Worker has to answer. */
 const ANSWER_MS = 15_000;

@@ -1,8 +1,8 @@
 import { JobError, UsageError } from "@mcops/core/errors";
 import { HttpFailure } from "@mcops/core/http";
 import * as z from "zod/mini";
-import type { Channel, ChecksumAlgorithm, Hosts, InstallerType } from "./sources.ts";
-import { failed, getJson } from "./sources.ts";
+import type { Channel, ChecksumAlgorithm, Hosts, InstallerType } from "./service.ts";
+import { failed, getJson } from "./service.ts";
 
 /**
  * Where the loaders that ship an installer (docs/system.md 1's heavy modpack loaders Forge and NeoForge, and Quilt)

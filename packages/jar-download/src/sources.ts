@@ -1,9 +1,32 @@
 import { createHash } from "node:crypto";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { parseJsonOrUndefined } from "@mcops/core/format";
-import { checkShape, type HttpClient, HttpFailure } from "@mcops/core/http";
+import type { HttpClient, HttpFailure } from "@mcops/core/http";
 import * as z from "zod/mini";
 import { type InstallerArtifact, type InstallerRequest, listLoader, resolveInstaller } from "./loaders.ts";
+import {
+  type Bases,
+  type Channel,
+  type ChecksumAlgorithm,
+  failed,
+  getJson,
+  type Hosts,
+  INSTALLER_TYPES,
+  type InstallerType,
+  shape,
+} from "./service.ts";
+
+export {
+  type Bases,
+  type Channel,
+  type ChecksumAlgorithm,
+  failed,
+  getJson,
+  type Hosts,
+  INSTALLER_TYPES,
+  type InstallerType,
+  shape,
+};
 
 /**
  * Where each server type's jar comes from, and how to tell it is the right one:
@@ -20,12 +43,6 @@ import { type InstallerArtifact, type InstallerRequest, listLoader, resolveInsta
 export const JAR_TYPES = ["paper", "folia", "purpur", "vanilla", "fabric"] as const;
 export type JarType = (typeof JAR_TYPES)[number];
 
-/**
- * docs/system.md 1's heavy modpack loaders (Forge, NeoForge) and Quilt ship an installer that builds the server, not a
- * server jar: loaders.ts says where each installer comes from.
- */
-export const INSTALLER_TYPES = ["neoforge", "forge", "quilt"] as const;
-export type InstallerType = (typeof INSTALLER_TYPES)[number];
 /** Every type jar-download takes: a jar, or an installer. */
 export type ServerType = JarType | InstallerType;
 
@@ -36,29 +53,6 @@ export const LABELS: Record<JarType, string> = {
   vanilla: "Minecraft",
   fabric: "Fabric",
 };
-
-export type Channel = "STABLE" | "BETA" | "ALPHA";
-
-/** Each host's base address (settings.ts has the real ones as the defaults of DOWNLOAD_BASE and the rest). */
-export interface Bases {
-  paper: string;
-  purpur: string;
-  mojang: string;
-  fabric: string;
-  /** maven.neoforged.net (its /releases repository and Reposilite's API). */
-  neoforge: string;
-  /** maven.minecraftforge.net. */
-  forge: string;
-  /** files.minecraftforge.net (promotions_slim.json). */
-  forgeFiles: string;
-  /** meta.quiltmc.org (v3). */
-  quilt: string;
-  /** Quilt's release repository (maven.quiltmc.org/repository/release). */
-  quiltMaven: string;
-}
-
-/** sha512: a Modrinth modpack's files (with their sha1, checked too: see DownloadOptions.alsoVerify). */
-export type ChecksumAlgorithm = "sha256" | "sha1" | "md5" | "sha512";
 
 export interface Artifact {
   type: JarType;
@@ -146,54 +140,8 @@ function listHint(type: JarType, version?: string): string {
   return `see what there is: jar-download --list --type ${type}${version ? ` ${version}` : ""}`;
 }
 
-/** The parsed body, or one line naming the host, the route and the field that is not as the tool reads it. */
-export function shape<S extends z.ZodMiniType>(schema: S, value: unknown, url: string): z.infer<S> {
-  const { host, pathname } = new URL(url);
-  return checkShape(schema, value, { service: host, route: `GET ${pathname}` });
-}
-
-/** A failed request as one line: what the service said, where, what to do. */
-export function failed(error: unknown, what: string): never {
-  if (!(error instanceof HttpFailure)) throw error;
-  const said = error.body ? `: ${error.body.replace(/\s+/g, " ").slice(0, 200)}` : "";
-  throw new JobError(`${what} failed: ${error.message}${said}`, {
-    where: error.url,
-    hint:
-      error.status === 403
-        ? "the service refused the request; set DOWNLOAD_CONTACT (an e-mail or address) so the User-Agent names you"
-        : "try again later; a mirror can be set with DOWNLOAD_BASE, PURPUR_BASE, MOJANG_BASE, FABRIC_BASE or the loaders' *_BASE",
-  });
-}
-
-export async function getJson<S extends z.ZodMiniType>(
-  http: HttpClient,
-  url: string,
-  schema: S,
-  what: string,
-  notFound?: (failure: HttpFailure) => Error,
-  /** The statuses that mean "no such thing" for this service (default 404). */
-  notFoundStatuses: readonly number[] = [404],
-): Promise<z.infer<S>> {
-  let body: unknown;
-  try {
-    body = await http.json(url);
-  } catch (error) {
-    if (notFound && error instanceof HttpFailure && notFoundStatuses.includes(error.status ?? 0)) {
-      throw notFound(error);
-    }
-    failed(error, what);
-  }
-  return shape(schema, body, url);
-}
-
 function isNumber(build: string | undefined): build is string {
   return build !== undefined && /^\d+$/.test(build);
-}
-
-/** What every host's functions work with: the client (its User-Agent, retries and signal) and the base addresses. */
-export interface Hosts {
-  http: HttpClient;
-  bases: Bases;
 }
 
 // -- Paper and Folia (Fill v3) -----------------------------------------------------------------------------------

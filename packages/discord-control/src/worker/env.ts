@@ -1,11 +1,13 @@
-import type { ServerControl } from "./control.ts";
-
 /**
  * The Worker's bindings (wrangler.toml): the Durable Object namespace, the settings in [vars], and the secrets put
  * with `wrangler secret put` (never in wrangler.toml or the repository).
  */
 export interface Env {
-  CONTROL: DurableObjectNamespace<ServerControl>;
+  /**
+   * The Durable Object namespace of wrangler.toml's `class_name = "ServerControl"`: typed with that class where it is
+   * used (index.ts), so that this file, which every part of the Worker reads, imports none of them.
+   */
+  CONTROL: DurableObjectNamespace;
   /** Secrets. */
   DISCORD_PUBLIC_KEY: string;
   DISCORD_APPLICATION_ID: string;

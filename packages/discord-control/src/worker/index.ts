@@ -1,4 +1,5 @@
 import { VM_HEADERS } from "@mcops/core/vm-signature";
+import type { ServerControl } from "./control.ts";
 import { boundedText, DEFERRED, json, outOfScope, PONG, readInteraction, reply, verifyInteraction } from "./discord.ts";
 import type { Env } from "./env.ts";
 
@@ -21,9 +22,10 @@ export default {
   },
 } satisfies ExportedHandler<Env>;
 
-/** The server's Durable Object: one per play host. */
-function control(env: Env) {
-  return env.CONTROL.get(env.CONTROL.idFromName(env.SERVER_ADDR));
+/** The server's Durable Object: one per play host (the namespace is ServerControl's, as wrangler.toml binds it). */
+function control(env: Env): DurableObjectStub<ServerControl> {
+  const namespace = env.CONTROL as DurableObjectNamespace<ServerControl>;
+  return namespace.get(namespace.idFromName(env.SERVER_ADDR));
 }
 
 async function interactions(request: Request, env: Env): Promise<Response> {
