@@ -77,7 +77,7 @@ export const fields = {
   /** Owner of the restored world (default 988:988, docs/system.md 2.6). */
   BACKUP_OWNER: {
     ...ownerField,
-    flag: { name: "owner", describe: "uid:gid for the restored files (default 988:988)" },
+    flag: { name: "owner", describe: `uid:gid for the restored files (default ${ownerField.default})` },
   },
   /** `backup status` exits 1 when the newest snapshot is older than this. */
   BACKUP_MAX_AGE: backupMaxAgeField,
@@ -119,7 +119,7 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
     ...env,
     retention: { keepLast: env.BACKUP_KEEP_LAST, keepDaily: env.BACKUP_KEEP_DAILY, keepWeekly: env.BACKUP_KEEP_WEEKLY },
     saveTimeoutMs: env.BACKUP_SAVE_TIMEOUT * 1000,
-    owner: env.BACKUP_OWNER ?? { uid: 988, gid: 988 },
+    owner: env.BACKUP_OWNER,
     tags: ["mcops", `server-${env.SERVER_ID}`],
     disk: diskLimits(env),
     logFile: toolLogPath(ctx.paths, "backup"),

@@ -12,8 +12,6 @@ const fields = {
   GAME_ADDRESS: gameAddressField,
 };
 
-const DEFAULT_GAME_ADDRESS = "127.0.0.1:25565";
-
 /** The panel's client API fields. Read apart from the game's address: a problem with one leaves the other shown. */
 export function loadPanelSettings(ctx: Pick<ToolContext, "paths" | "env">) {
   return fromBackupEnv(pickFields(fields, ["CONTROL_URL", "CONTROL_KEY", "SERVER_ID"]), {
@@ -24,6 +22,5 @@ export function loadPanelSettings(ctx: Pick<ToolContext, "paths" | "env">) {
 
 /** host:port of the game (GAME_ADDRESS, default 127.0.0.1:25565). */
 export function loadGameAddress(ctx: Pick<ToolContext, "paths" | "env">): string {
-  const { GAME_ADDRESS } = fromBackupEnv(pickFields(fields, ["GAME_ADDRESS"]), { paths: ctx.paths, env: ctx.env });
-  return GAME_ADDRESS ?? DEFAULT_GAME_ADDRESS;
+  return fromBackupEnv(pickFields(fields, ["GAME_ADDRESS"]), { paths: ctx.paths, env: ctx.env }).GAME_ADDRESS;
 }

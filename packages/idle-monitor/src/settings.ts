@@ -61,7 +61,7 @@ export const fields = {
   WORLD_DIR: worldDirField,
   GAME_ADDRESS: {
     ...gameAddressField,
-    flag: { name: "game-address", describe: "host:port of the game (GAME_ADDRESS, 127.0.0.1:25565)" },
+    flag: { name: "game-address", describe: `host:port of the game (GAME_ADDRESS, ${gameAddressField.default})` },
   },
   /** How long the server must stay empty after play before the idle backup. */
   IDLE_AFTER: setting(durationSchema, {
@@ -124,8 +124,6 @@ export const fields = {
   }),
 };
 
-const DEFAULT_GAME_ADDRESS = "127.0.0.1:25565";
-
 export interface MonitorSettings extends IdleSettings {
   pollMs: number;
   gameAddress: string;
@@ -185,7 +183,7 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
     textfileDir: env.BACKUP_TEXTFILE_DIR,
     serverId: env.SERVER_ID,
     pollMs: env.IDLE_POLL,
-    gameAddress: env.GAME_ADDRESS ?? DEFAULT_GAME_ADDRESS,
+    gameAddress: env.GAME_ADDRESS,
     worldDir: env.WORLD_DIR,
     backupCommand: env.IDLE_BACKUP_COMMAND ?? defaultBackupCommand(),
     stopCommand: env.IDLE_STOP_COMMAND,

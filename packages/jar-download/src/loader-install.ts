@@ -72,7 +72,7 @@ export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
   const work = workDir(volume);
   process.once("exit", work.remove);
   try {
-    const owner = job.control.owner ?? { uid: 988, gid: 988 };
+    const owner = job.control.owner;
     const panel = createPanelClient({ ...job.control, clock: ctx.clock });
     const details = await panel.details();
     const before = (await panel.resources()).state;

@@ -46,7 +46,7 @@ export interface InstallJob {
   /** The server's volume (WORLD_DIR). */
   dir: string;
   /** The panel, and the owner server.jar is given to (default 988:988). */
-  control: { url: string; key: string; serverId: string; owner: Owner | undefined };
+  control: { url: string; key: string; serverId: string; owner: Owner };
   http: HttpClient;
   retryDelayMs: number;
   /** --stop: a running server is stopped for the swap and started again. */
@@ -197,7 +197,7 @@ async function replaceIn(run: Run): Promise<Installed | undefined> {
   if (job.ignoreWorldVersion) logger.warn(await ignoredWorldVersion(run.volume));
   const { work, downloaded } = await download(run);
   const dataVersion = await checkDownloaded(run, work);
-  const owner = control.owner ?? { uid: 988, gid: 988 };
+  const owner = control.owner;
   const now = (await panel.resources()).state;
   if (now === "offline") {
     const backups = await pauseBackupsFor(run);

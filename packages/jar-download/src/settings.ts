@@ -66,7 +66,7 @@ export const fields = {
   /** Owner of the installed server.jar (default 988:988, docs/system.md 2.6). */
   BACKUP_OWNER: {
     ...ownerField,
-    flag: { name: "owner", describe: "uid:gid for server.jar (default BACKUP_OWNER, else 988:988)" },
+    flag: { name: "owner", describe: `uid:gid for server.jar (default BACKUP_OWNER, else ${ownerField.default})` },
   },
   /** Wings' Docker: a loader's installer (Forge, NeoForge) runs in the server's own image there. */
   DOCKER_SOCKET: dockerSocketField,
@@ -105,7 +105,7 @@ interface Settings {
   /** The server's volume; not read for --list. */
   worldDir: string | undefined;
   /** The panel and the jar's owner; not read for --list or --dry-run. */
-  control: { url: string; key: string; serverId: string; owner: { uid: number; gid: number } | undefined } | undefined;
+  control: { url: string; key: string; serverId: string; owner: { uid: number; gid: number } } | undefined;
   /** Docker's socket (undefined: off) and the installer's time limit; read only when a loader is installed. */
   installer: { socket: string | undefined; timeoutMs: number } | undefined;
 }

@@ -61,7 +61,7 @@ describe("jar-download's settings", () => {
       modrinth: { api: "https://api.modrinth.com", hostMap: {} },
       contact: "ops@example.com",
       worldDir: VOLUME,
-      control: { url: "https://panel.example.com", key: KEY, serverId: "1a2b3c4d", owner: undefined },
+      control: { url: "https://panel.example.com", key: KEY, serverId: "1a2b3c4d", owner: { uid: 988, gid: 988 } },
     });
   });
 

@@ -50,7 +50,7 @@ type Stage = "checking" | "countdown" | "signal" | "sent";
 
 interface Run {
   ctx: Pick<ToolContext, "paths" | "clock">;
-  env: { GAME_ADDRESS?: string | undefined };
+  env: { GAME_ADDRESS: string };
   logger: Logger;
   panel: PanelClient;
   post: (title: string, description: string, colour: number) => Promise<unknown>;
@@ -166,7 +166,7 @@ async function restart(run: Run, options: RestartOptions, marks: number[]): Prom
 
 async function countdownAndRestart(run: Run, options: RestartOptions, marks: number[]): Promise<number> {
   const { ctx, logger, panel, post } = run;
-  const address = run.env.GAME_ADDRESS ?? "127.0.0.1:25565";
+  const address = run.env.GAME_ADDRESS;
   const { ping, error } = await pingGame(address);
   const started = ctx.clock.now();
   let countdown = "";

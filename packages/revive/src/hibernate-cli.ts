@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { command, runTool } from "@mcops/core/cli";
+import { KEEP_SNAPSHOTS_DEFAULT } from "./cloud/keep.ts";
 
 await runTool({
   name: "hibernate",
@@ -20,7 +21,7 @@ await runTool({
           .option("skip-backup", { type: "boolean", default: false, describe: "no last backup over SSH" })
           .option("keep", {
             type: "number",
-            describe: "this server's snapshots to keep, 1 or more (default KEEP_SNAPSHOTS, else 2)",
+            describe: `this server's snapshots to keep, 1 or more (default KEEP_SNAPSHOTS, else ${KEEP_SNAPSHOTS_DEFAULT})`,
           })
           .option("force", {
             type: "boolean",

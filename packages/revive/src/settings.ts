@@ -14,6 +14,7 @@ import {
   webhookUrlSchema,
 } from "@mcops/core/config";
 import * as z from "zod/mini";
+import { KEEP_SNAPSHOTS_DEFAULT } from "./cloud/keep.ts";
 
 /**
  * The local `.env` of the operator's own computer (docs/system.md 2.3), read by revive and hibernate only. The token
@@ -34,8 +35,8 @@ export const fields = {
   /** The passphrase-free automation key for the last backup over SSH (docs/system.md 1). */
   SSH_KEY: setting(z.optional(absolutePathSchema)),
   SSH_USER: setting(z.optional(field())),
-  /** How many of this server's snapshots to keep (default 2). */
-  KEEP_SNAPSHOTS: setting(z.optional(countSchema)),
+  /** How many of this server's snapshots to keep (default KEEP_SNAPSHOTS_DEFAULT). */
+  KEEP_SNAPSHOTS: setting(countSchema, { default: String(KEEP_SNAPSHOTS_DEFAULT) }),
   /** Where to reach the panel's API and the game when that is not PANEL_URL and SERVER_ADDR (a private network, tests). */
   CONTROL_URL: setting(z.optional(panelUrlSchema)),
   GAME_ADDRESS: setting(z.optional(hostSchema)),

@@ -36,11 +36,11 @@ export const worldDirField = setting(absolutePathSchema);
  */
 export const dockerSocketField = setting(dockerSocketSchema, { default: "/var/run/docker.sock" });
 
-/** The game port for the Server List Ping (default 127.0.0.1:25565). */
-export const gameAddressField = setting(z.optional(hostSchema));
+/** The game port for the Server List Ping, on the VM: the game beside the tools (its one default, here). */
+export const gameAddressField = setting(hostSchema, { default: "127.0.0.1:25565" });
 
 /** Owner of what the tools put into the volume: restored worlds, server.jar (default 988:988, docs/system.md 2.6). */
-export const ownerField = setting(z.optional(ownerSchema));
+export const ownerField = setting(ownerSchema, { default: "988:988" });
 
 /**
  * How old the newest successful backup may be before it is stale (default 26h): `backup status` exits 1 past it and

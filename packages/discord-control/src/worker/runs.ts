@@ -4,6 +4,7 @@ import { listPing, parseGameAddress } from "@mcops/game-log/list-ping";
 import { createCloudflare } from "@mcops/revive/cloud/cloudflare";
 import { createDigitalOcean } from "@mcops/revive/cloud/digitalocean";
 import type { HibernateDeps } from "@mcops/revive/cloud/hibernate-steps";
+import { KEEP_SNAPSHOTS_DEFAULT } from "@mcops/revive/cloud/keep";
 import type { DropletSpec, ReviveDeps } from "@mcops/revive/cloud/revive-steps";
 import { serverKey } from "@mcops/revive/cloud/snapshots";
 import type { Env } from "./env.ts";
@@ -102,11 +103,17 @@ export function hibernateDeps(env: Env): HibernateDeps {
   };
 }
 
-/** KEEP_SNAPSHOTS: a whole number of 1 or more; anything else keeps 2 (a setting that does not parse deletes nothing). */
+/**
+ * KEEP_SNAPSHOTS: a whole number of 1 or more; anything else keeps KEEP_SNAPSHOTS_DEFAULT (a setting that does not parse
+ * deletes nothing).
+ */
 export function keepSnapshots(value: string | undefined): number {
   const keep = Number(value);
   if (value !== undefined && value.trim() !== "" && Number.isInteger(keep) && keep >= 1) return keep;
-  if (value !== undefined)
-    console.log(`KEEP_SNAPSHOTS=${JSON.stringify(value)} is not a number of snapshots of 1 or more: keeping 2`);
-  return 2;
+  if (value !== undefined) {
+    console.log(
+      `KEEP_SNAPSHOTS=${JSON.stringify(value)} is not a number of snapshots of 1 or more: keeping ${KEEP_SNAPSHOTS_DEFAULT}`,
+    );
+  }
+  return KEEP_SNAPSHOTS_DEFAULT;
 }

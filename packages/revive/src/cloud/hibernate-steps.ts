@@ -1,7 +1,10 @@
 import { JobError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { type DigitalOcean, type Droplet, publicIpv4 } from "./digitalocean.ts";
+import { KEEP_SNAPSHOTS_DEFAULT } from "./keep.ts";
 import { type FindOptions, findDroplet, type ServerIdentity, serverSnapshots, snapshotName } from "./snapshots.ts";
+
+export { KEEP_SNAPSHOTS_DEFAULT };
 
 /**
  * Hibernate as steps (issue 19), for a caller that cannot wait an hour in one call (the Worker's Durable Object): the

@@ -40,7 +40,7 @@ export interface HibernateOptions {
   yes?: boolean | undefined;
   /** No last backup over SSH (the VM is unreachable, or the backup was just made). */
   skipBackup?: boolean | undefined;
-  /** This server's snapshots to keep (default KEEP_SNAPSHOTS, else 2). */
+  /** This server's snapshots to keep (default KEEP_SNAPSHOTS, whose own default is KEEP_SNAPSHOTS_DEFAULT). */
   keep?: number | undefined;
   /** Go on when the game does not answer a ping (nobody can tell who plays). */
   force?: boolean | undefined;
@@ -181,7 +181,7 @@ async function hibernateSteps(run: Hibernation, env: HibernateEnv, droplet: Drop
     server: { key: serverKey(env.SERVER_ADDR) },
     // The game was stopped (and nobody played) before: it is not pinged again here.
     players: async () => undefined,
-    keep: options.keep ?? env.KEEP_SNAPSHOTS ?? 2,
+    keep: options.keep ?? env.KEEP_SNAPSHOTS,
     now,
     pollMs: Math.max(pollMs(ctx), 1),
     timeouts: { shutdownMs: limits.shutdownMs, snapshotMs: limits.snapshotMs },
