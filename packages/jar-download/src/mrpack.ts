@@ -67,6 +67,10 @@ const RESERVED = new Set([
   "unix_args.txt",
   "win_args.txt",
   "user_jvm_args.txt",
+  // The launchers' own settings, naming the game jar they load: Quilt's is written by the install (a pack's would only
+  // be refused once the installer has run), Fabric's launcher reads its own.
+  "quilt-server-launcher.properties",
+  "fabric-server-launcher.properties",
   "libraries",
   "world",
   "world_nether",

@@ -396,6 +396,35 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
     expect(readFileSync(join(volume, "quilt-server-launcher.properties"), "utf8")).toMatch(/^serverJar=vanilla\.jar$/m);
   });
 
+  it("a Quilt pack shipping the launcher's quilt-server-launcher.properties is refused before anything is downloaded or run (exit 2)", async () => {
+    await setUp();
+    const quilt = buildMrpack({
+      index: mrpackIndex({
+        name: "Patchwork",
+        versionId: "3.0.0",
+        files: [mrpackFile(create(), "mods/create.jar")],
+        dependencies: { minecraft: "1.21.1", "quilt-loader": "0.26.4" },
+      }),
+      overrides: { "quilt-server-launcher.properties": "serverJar=mods/create.jar\n" },
+    });
+    const before = tree();
+    const result = await run("--mrpack", packFile(quilt), "--no-backup");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/is the server's own quilt-server-launcher\.properties/);
+    expect(modrinth.requests).toEqual([]);
+    expect(docker.containers).toEqual([]);
+    expect(tree()).toEqual(before);
+    // Fabric's launcher reads its own file naming the game jar: the server's too.
+    const fabric = await run(
+      "--mrpack",
+      packFile(fabricPack({}, { overrides: { "Fabric-Server-Launcher.properties": "serverJar=mods/x.jar\n" } })),
+      "--no-backup",
+    );
+    expect(fabric.code).toBe(2);
+    expect(fabric.stderr).toMatch(/is the server's own Fabric-Server-Launcher\.properties/);
+    expect(tree()).toEqual(before);
+  });
+
   it("a pack whose world a newer game saved is refused before anything is downloaded (exit 2)", async () => {
     await setUp();
     // 1.21.5 (data version 4325) saved the world: a 1.21.4 pack cannot open it.
