@@ -409,6 +409,15 @@ function refuseWorldClash(dir: string, pack: ModPack, where: string): void {
         hint: "nothing was installed; set level-name in server.properties to another folder, or use another pack",
       });
     }
+    // A file of the pack's at the top would move a folder of the server's (a mod's backups/, its map) aside, to be
+    // deleted with the kept directory at the next install.
+    const folder = packTops(pack).find((top) => !top.endsWith("/") && volume.lstat(top)?.isDirectory());
+    if (folder) {
+      throw new UsageError(`the modpack's file ${folder} would replace the folder ${folder} here`, {
+        where,
+        hint: "nothing was installed; a pack replaces folders only with folders",
+      });
+    }
   } finally {
     volume.close();
   }

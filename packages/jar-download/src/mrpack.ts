@@ -72,6 +72,9 @@ const RESERVED = new Set([
   "quilt-server-launcher.properties",
   "fabric-server-launcher.properties",
   "libraries",
+  // The game's own folders: logs/latest.log is what the log tailer and the idle monitor read.
+  "logs",
+  "crash-reports",
   "world",
   "world_nether",
   "world_the_end",

@@ -425,6 +425,23 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
     expect(tree()).toEqual(before);
   });
 
+  it("a pack's file at the top where the server has a folder (a mod's backups/), or a logs file, is refused (exit 2)", async () => {
+    await setUp();
+    mkdirSync(join(volume, "backups"));
+    writeFileSync(join(volume, "backups", "world-2026-01-01.zip"), "a backup an in-game mod made");
+    const before = tree();
+    const result = await run("--mrpack", packFile(fabricPack({}, { overrides: { backups: "x" } })), "--no-backup");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/the modpack's file backups would replace the folder backups here/);
+    expect(modrinth.requests).toEqual([]);
+    expect(tree()).toEqual(before);
+    const logs = await run("--mrpack", packFile(fabricPack({}, { overrides: { logs: "x" } })), "--no-backup");
+    expect(logs.code).toBe(2);
+    expect(logs.stderr).toMatch(/is the server's own logs/);
+    expect(tree()).toEqual(before);
+    expect(readdirSync(volume).filter((n) => n.startsWith("."))).toEqual([]);
+  });
+
   it("a pack whose world a newer game saved is refused before anything is downloaded (exit 2)", async () => {
     await setUp();
     // 1.21.5 (data version 4325) saved the world: a 1.21.4 pack cannot open it.
