@@ -219,7 +219,9 @@ async function modrinthFile(http: HttpClient, hosts: ModrinthHosts, request: Pac
       { where: url, hint: "nothing was installed" },
     );
   }
-  return { filename: file.filename, url: file.url, size: file.size, sha512, sha1, version: version.version_number };
+  // As the pack's own addresses are: normalized (":443", "/../") before MODRINTH_CDN_BASE is put in its place.
+  const normalized = new URL(file.url).href;
+  return { filename: file.filename, url: normalized, size: file.size, sha512, sha1, version: version.version_number };
 }
 
 /** The loader a pack names, as this build installs it: by its installer (NeoForge, Forge, Quilt) or as server.jar (Fabric). */
