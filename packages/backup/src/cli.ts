@@ -6,6 +6,7 @@ import { ExitCode } from "@mcops/core/errors";
 import { parseDuration } from "@mcops/core/format";
 import { LOG_FILES } from "@mcops/core/log-events";
 import { CHECKER, serveChecks } from "./drill/check-worker.ts";
+import { waitOption } from "./lock-wait.ts";
 import { fields } from "./settings.ts";
 
 // The drill's checker threads run this same file (one executable): a thread marked as a checker serves checks only.
@@ -21,11 +22,7 @@ else
         // One options() call: yargs' types of the options before a flagOptions() (keyed by any string) would be lost.
         options: (y) =>
           y.options({
-            wait: {
-              type: "boolean",
-              default: false,
-              describe: `wait (up to 2 h) for a running backup instead of exiting ${ExitCode.busy}`,
-            },
+            wait: waitOption,
             ...flagOptions(pickFields(fields, ["BACKUP_EXTRA_PATHS", "BACKUP_EXCLUDE"])),
           }),
         run: async (ctx, args) => (await import("./commands/run.ts")).runBackup(ctx, { wait: args.wait, args }),
@@ -69,11 +66,7 @@ else
                 describe: "start the server afterwards (--no-start leaves it stopped)",
               },
               ...flagOptions(pickFields(fields, ["BACKUP_OWNER"])),
-              wait: {
-                type: "boolean",
-                default: false,
-                describe: `wait for a running backup instead of exiting ${ExitCode.busy}`,
-              },
+              wait: waitOption,
             })
             .positional("snapshot", {
               type: "string",
@@ -115,11 +108,7 @@ else
                 default: "10m",
                 describe: "check every chunk for this long, then a sample of the rest",
               },
-              wait: {
-                type: "boolean",
-                default: false,
-                describe: `wait (up to 2 h) for a running backup instead of exiting ${ExitCode.busy}`,
-              },
+              wait: waitOption,
               "list-dimensions": {
                 type: "boolean",
                 default: false,

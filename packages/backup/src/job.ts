@@ -5,13 +5,11 @@ import { type Logger, silentLogger, toolLogger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
 import { backupLockFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
+import { LOCK_WAIT_MS } from "./lock-wait.ts";
 import { isSafetySnapshot, Restic, ResticError, type Snapshot } from "./restic.ts";
 import { loadSettings, type Settings } from "./settings.ts";
 
 /** What every command of backup shares: its log, the backup lock, restic as the log hears it, the panel, the channel. */
-
-/** How long `--wait` waits for the lock. */
-const WAIT_MS = 2 * 60 * 60 * 1000;
 
 export function backupLogger(ctx: Pick<ToolContext, "paths" | "stderr" | "env" | "clock">): Logger {
   return toolLogger({
@@ -36,7 +34,7 @@ export function takeBackupLock(
     tool,
     what: "a backup or restore",
     ...(wait === undefined ? {} : { waitOption: "--wait" }),
-    waitMs: wait ? WAIT_MS : 0,
+    waitMs: wait ? LOCK_WAIT_MS : 0,
     pollMs: 1000,
     clock: ctx.clock,
     signal: ctx.signal,

@@ -6,6 +6,12 @@ import { redact } from "./secrets.ts";
 import { VERSION } from "./version.ts";
 
 /**
+ * `--config FILE`: the operator's local .env, for the tools run on the operator's computer (revive, hibernate,
+ * discord-control register); declared once, spread into each command's options.
+ */
+export const configOption = { type: "string", describe: "the local .env (default ./.env)" } as const;
+
+/**
  * The one place that turns what a tool's body returned or threw into an exit code and, for errors, the one line of
  * docs/contract.md: `<tool>: <what is wrong> (<file or field>) — <what to do>`. Stack traces only with MCOPS_DEBUG=1.
  * When stderr is the journal the line carries `<3>` (`journalctl -p err` finds it) and each line of a stack `<7>`:

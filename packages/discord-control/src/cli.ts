@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { command, runTool } from "@mcops/core/cli";
+import { command, configOption, runTool } from "@mcops/core/cli";
 
 await runTool({
   name: "discord-control",
@@ -12,7 +12,7 @@ await runTool({
       options: (y) =>
         y
           .option("guild", { type: "string", describe: "one guild (server) id: shown at once, not globally" })
-          .option("config", { type: "string", describe: "the local .env (default ./.env)" }),
+          .option("config", configOption),
       run: async (ctx, args) =>
         (await import("./register.ts")).runRegister({ ...ctx, envFile: args.config }, { guild: args.guild }),
     }),

@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-import { command, runTool } from "@mcops/core/cli";
-
-/** Every command reads the local .env: --config is the one option they all take (runTool's `global`). */
-const configOption = { config: { type: "string", describe: "the local .env (default ./.env)" } } as const;
+import { command, configOption, runTool } from "@mcops/core/cli";
 
 /** --config's value: a global option is not in a command's own argument types, so it is read as what yargs made of it. */
 function envFile(args: Record<string, unknown>): string | undefined {
@@ -13,7 +10,8 @@ await runTool({
   name: "revive",
   usage:
     "$0 [--size SLUG] [--region SLUG]\n$0 dns [--ip ADDRESS] [--dry-run]\n\nOn the operator's computer, with the local .env: brings the hibernated game VM back from its newest snapshot (named for its play host), repoints DNS, starts the game and waits until it answers. `revive dns` only repoints DNS (docs/system.md 1.7).",
-  global: (y) => y.options(configOption),
+  // Every command reads the local .env: --config is the one option they all take (runTool's `global`).
+  global: (y) => y.options({ config: configOption }),
   commands: [
     command({
       command: "$0",

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { command, runTool } from "@mcops/core/cli";
+import { command, configOption, runTool } from "@mcops/core/cli";
 import { KEEP_SNAPSHOTS_DEFAULT } from "./cloud/keep.ts";
 
 await runTool({
@@ -12,7 +12,7 @@ await runTool({
       describe: false,
       options: (y) =>
         y
-          .option("config", { type: "string", describe: "the local .env (default ./.env)" })
+          .option("config", configOption)
           .option("yes", {
             type: "boolean",
             default: false,
