@@ -219,6 +219,8 @@ function refuse(job: LoaderJob, state: string): BusyError {
  */
 function warnMemory(logger: Logger, job: LoaderJob, limit: number | undefined): void {
   if (limit === undefined || limit >= LOADER_MEMORY_BYTES) return;
+  // Quilt alone is a lightweight loader, as Fabric is: the bound is the heavy loaders' and the modpacks'.
+  if (!job.pack && job.loader.artifact.type === "quilt") return;
   const what = job.pack
     ? `the modpack ${job.pack.pack.name}`
     : `${LOADER_LABELS[job.loader.artifact.type as keyof typeof LOADER_LABELS]} with mods`;

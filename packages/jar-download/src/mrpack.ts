@@ -554,7 +554,8 @@ function parentOf(dir: VolumeDir, path: string, owner: StageOptions["owner"]): {
   return { parent: cut < 0 ? dir.ensureDir("", owner) : dir.ensureDir(path.slice(0, cut), owner), name };
 }
 
-function mapUrl(url: string, hostMap: StageOptions["hostMap"]): string {
+/** `url` with the first of `hostMap`'s prefixes it starts with rewritten (a mirror, or a test's stand-in). */
+export function mapUrl(url: string, hostMap: StageOptions["hostMap"]): string {
   for (const [from, to] of Object.entries(hostMap ?? {})) {
     if (url === from || url.startsWith(`${from}/`)) return to + url.slice(from.length);
   }

@@ -9,7 +9,7 @@ import type { HttpClient } from "@mcops/core/http";
 import * as z from "zod/mini";
 import { downloadVerified } from "./download.ts";
 import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
-import { MAX_MRPACK_BYTES, type ModPack, urlProblem } from "./mrpack.ts";
+import { MAX_MRPACK_BYTES, type ModPack, mapUrl, urlProblem } from "./mrpack.ts";
 import { type Artifact, getJson, LABELS, type Source } from "./sources.ts";
 
 /**
@@ -105,7 +105,7 @@ export async function openPack(
     return downloadPack(
       {
         fileName: file.filename,
-        url: mapped(file.url, on.modrinth.hostMap),
+        url: mapUrl(file.url, on.modrinth.hostMap),
         size: file.size,
         checksum: { algorithm: "sha512", hex: file.sha512 },
       },
@@ -169,13 +169,6 @@ async function downloadPack(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function mapped(url: string, hostMap: Readonly<Record<string, string>>): string {
-  for (const [from, to] of Object.entries(hostMap)) {
-    if (url === from || url.startsWith(`${from}/`)) return to + url.slice(from.length);
-  }
-  return url;
 }
 
 /** The .mrpack of a Modrinth project's version: --pack-version's, else the newest release (for VERSION, if given). */
