@@ -2,22 +2,15 @@ import { X509Certificate } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "node:tls";
-import {
-  durationSchema,
-  fromBackupEnv,
-  pickFields,
-  serverIdSchema,
-  setting,
-  textfileDirField,
-} from "@mcops/core/config";
+import { fromBackupEnv, pickFields } from "@mcops/core/config";
 import { ExitCode } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { toolLogger } from "@mcops/core/log";
 import { writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { parse as parseYaml } from "yaml";
-import * as z from "zod/mini";
 import { readRegular } from "./files.ts";
+import { fields } from "./settings.ts";
 
 /**
  * `certs check`: when the origin certificate and Wings' certificate expire, as lines and as Prometheus textfile
@@ -25,12 +18,6 @@ import { readRegular } from "./files.ts";
  * (default 14 days), is expired, or cannot be read. Wings' certificate is the file its config names (`api.ssl.cert`
  * in /etc/pterodactyl/config.yml), else the one it serves (`--wings host:port`, a TLS handshake).
  */
-export const fields = {
-  CERT_WARN: setting(durationSchema, { default: "14d" }),
-  BACKUP_TEXTFILE_DIR: textfileDirField,
-  SERVER_ID: setting(z.optional(serverIdSchema)),
-};
-
 export interface CheckOptions {
   sslDir: string;
   /** Only this domain's origin certificate (default: every .crt in the directory). */

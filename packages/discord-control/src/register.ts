@@ -1,9 +1,9 @@
-import { baseUrlSchema, fail, field, loadSettings, setting } from "@mcops/core/config";
+import { loadSettings } from "@mcops/core/config";
 import { ExitCode, JobError } from "@mcops/core/errors";
 import { exchange, POLICIES } from "@mcops/core/http/request";
 import type { ToolContext } from "@mcops/core/tool";
 import { envFilePath } from "@mcops/revive/local";
-import * as z from "zod/mini";
+import { fields } from "./settings.ts";
 import { DISCORD_USER_AGENT } from "./user-agent.ts";
 
 /**
@@ -48,29 +48,13 @@ export function commandsPayload(guild: string | undefined): unknown[] {
   return guild ? COMMANDS : COMMANDS.map((command) => ({ ...command, ...GLOBAL_ONLY }));
 }
 
-const snowflake = field((value, ctx) => {
-  if (!/^\d{17,20}$/.test(value)) {
-    fail(
-      ctx,
-      "is not an application id (17 to 20 digits)",
-      "copy it from the Developer Portal: General Information → Application ID",
-    );
-  }
-});
-
-const fields = {
-  DISCORD_APPLICATION_ID: setting(snowflake),
-  DISCORD_BOT_TOKEN: setting(field(), { secret: true }),
-  DISCORD_API_URL: setting(z.optional(baseUrlSchema)),
-};
-
 export async function runRegister(
   ctx: Pick<ToolContext, "env" | "clock" | "stdout"> & { envFile?: string | undefined },
   options: { guild?: string | undefined },
 ): Promise<number> {
   const file = envFilePath(ctx);
   const env = loadSettings(fields, { file, env: ctx.env, missingHint: `add {name}=... to ${file}` });
-  const base = env.DISCORD_API_URL ?? "https://discord.com/api/v10";
+  const base = env.DISCORD_API_URL;
   const path = options.guild
     ? `/applications/${env.DISCORD_APPLICATION_ID}/guilds/${options.guild}/commands`
     : `/applications/${env.DISCORD_APPLICATION_ID}/commands`;

@@ -50,4 +50,4 @@ export interface Env {
   CLOUDFLARE_API_URL?: string;
 }
 
-export const DISCORD_API = "https://discord.com/api/v10";
+export { DISCORD_API } from "../discord-api.ts";
