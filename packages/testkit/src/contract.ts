@@ -81,7 +81,7 @@ function missingHeaders(real: Record<string, string> | undefined, ours: Headers)
 }
 
 /** The services whose real answers are kept in `test/contracts/<service>/`. */
-export type ContractService = "panel" | "discord" | "cloudflare" | "digitalocean" | "downloads";
+export type ContractService = "panel" | "discord" | "cloudflare" | "digitalocean" | "downloads" | "modrinth" | "docker";
 
 /** The real exchanges of a service, as kept in this package's `test/contracts/<service>/`. */
 export function realExchanges(service: ContractService): RealExchange[] {
@@ -316,7 +316,7 @@ export function contractProblems(exchanges: RealExchange[], table: ContractTable
   }
   for (const e of exchanges) {
     for (const [path, reason] of Object.entries(e.optional ?? {})) {
-      if (!/^\$(\.[a-z_]+(\[\])?)+$/.test(path) || reason.trim() === "") {
+      if (!/^\$(\.[A-Za-z_]+(\[\])?)+$/.test(path) || reason.trim() === "") {
         problems.push(`${e.name}: optional ${path} is not a JSON path with the source's reason`);
       }
     }

@@ -12,7 +12,14 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RouteSource } from "./contract.ts";
 import { type ZipEntry, zipFile } from "./downloads.ts";
-import { type HeaderMap, listenLoopback, sendJson } from "./http.ts";
+import {
+  type HeaderMap,
+  listenLoopback,
+  type RateLimitOptions,
+  SlidingWindowLimiter,
+  sendEmpty,
+  sendJson,
+} from "./http.ts";
 
 const LABRINTH = "modrinth/code apps/labrinth/src";
 const OPENAPI = "modrinth/code apps/docs/public/openapi.yaml (docs.modrinth.com/api)";
@@ -22,19 +29,25 @@ export const MODRINTH_ROUTES: readonly RouteSource[] = [
   {
     method: "GET",
     path: "https://cdn.modrinth.com/data/{project_id}/versions/{version_id}/{filename}",
-    source: `${OPENAPI} (VersionFile.url); the host in modrinth/docs docs/modpacks/format_definition.md (allowed hosts)`,
+    source:
+      `${OPENAPI} (VersionFile.url); the path and its encoding, ${LABRINTH}/routes/v3/version_creation.rs; ` +
+      `Content-Type by extension, ${LABRINTH}/util/ext.rs (project_file_type); the host in modrinth/docs ` +
+      "docs/modpacks/format_definition.md (allowed hosts)",
   },
   {
     method: "GET",
     path: "https://api.modrinth.com/v2/project/{id|slug}/version",
     source:
       `${OPENAPI} (getProjectVersions: loaders, game_versions as JSON arrays, featured); ` +
-      `${LABRINTH}/routes/v2/versions.rs (version_list); rate limit: ${LABRINTH}/util/ratelimit.rs`,
+      `${LABRINTH}/routes/v2/versions.rs (version_list; 404 without a body, routes/v2_reroute.rs flatten_404_error); ` +
+      `${LABRINTH}/models/v2/projects.rs (LegacyVersion); rate limit: ${LABRINTH}/util/ratelimit.rs`,
   },
   {
     method: "GET",
     path: "https://api.modrinth.com/v2/version/{id}",
-    source: `${OPENAPI} (getVersion); ${LABRINTH}/routes/v2/versions.rs (version_get); errors: ${LABRINTH}/models/error.rs`,
+    source:
+      `${OPENAPI} (getVersion); ${LABRINTH}/routes/v2/versions.rs (version_get; 404 without a body); ` +
+      `errors: ${LABRINTH}/models/error.rs, routes/not_found.rs (an unknown route)`,
   },
 ];
 
@@ -66,6 +79,11 @@ export interface ModrinthProjectSpec {
 
 export interface ModrinthStandInOptions {
   projects?: ModrinthProjectSpec[];
+  /**
+   * The API's rate limit per address (labrinth's util/ratelimit.rs: 300 a minute); over it, 429 `ratelimit_error`.
+   * The CDN has none.
+   */
+  rateLimit?: RateLimitOptions;
 }
 
 /** A file the stand-in serves, as a pack's index would name it. */
@@ -112,10 +130,30 @@ function defaultJar(project: string, version: string, filename: string): Buffer 
   ]);
 }
 
+/**
+ * A file name in a CDN address as labrinth writes it (routes/v3/version_creation.rs: `urlencoding::encode`, which
+ * leaves only letters, digits and `-._~`; encodeURIComponent also leaves `!'()*`).
+ */
+function encodeFileName(name: string): string {
+  return encodeURIComponent(name).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** The Content-Type the CDN serves a file with: the one labrinth stored it with (util/ext.rs project_file_type). */
+function fileType(filename: string): string {
+  const ext = filename.slice(filename.lastIndexOf(".") + 1).toLowerCase();
+  const types: Record<string, string> = {
+    jar: "application/java-archive",
+    zip: "application/zip",
+    litemod: "application/zip",
+    mrpack: "application/x-modrinth-modpack+zip",
+  };
+  return types[ext] ?? "application/octet-stream";
+}
+
 function served(project: string, version: string, spec: ModrinthFileSpec): ServedFile {
   const bytes = spec.bytes ?? defaultJar(project, version, spec.filename);
   return {
-    url: `https://cdn.modrinth.com/data/${project}/versions/${version}/${encodeURIComponent(spec.filename)}`,
+    url: `https://cdn.modrinth.com/data/${project}/versions/${version}/${encodeFileName(spec.filename)}`,
     bytes,
     sha1: createHash("sha1").update(bytes).digest("hex"),
     sha512: createHash("sha512").update(bytes).digest("hex"),
@@ -123,7 +161,7 @@ function served(project: string, version: string, spec: ModrinthFileSpec): Serve
   };
 }
 
-/** labrinth's Version (v2) for a spec. */
+/** labrinth's LegacyVersion (models/v2/projects.rs) for a spec. */
 function versionBody(project: ModrinthProjectSpec, version: ModrinthVersionSpec) {
   return {
     id: version.id,
@@ -153,8 +191,13 @@ function versionBody(project: ModrinthProjectSpec, version: ModrinthVersionSpec)
     dependencies: [],
     game_versions: version.gameVersions,
     loaders: version.loaders,
+    // The version's loader field, "unknown" when it has none (LegacyVersion::from).
+    environment: "unknown",
   };
 }
+
+/** The 429's own CORS header (util/ratelimit.rs, before the CORS middleware would add it). */
+const ANY_ORIGIN = { "Access-Control-Allow-Origin": "*" };
 
 /** A query value the API takes as a JSON array of strings (`loaders=["fabric"]`); undefined when absent. */
 function jsonArray(value: string | null): string[] | undefined {
@@ -167,18 +210,39 @@ function jsonArray(value: string | null): string[] | undefined {
   }
 }
 
+/** A modpack's version: its primary file is a .mrpack (labrinth's v3 loaders say `mrpack`; v2 shows the pack's own). */
+function isModpack(version: ModrinthVersionSpec): boolean {
+  const primary = version.files.find((f) => f.primary) ?? version.files[0];
+  return primary?.filename.endsWith(".mrpack") ?? false;
+}
+
+/** A project's versions as the list route filters them: `loaders`, `game_versions` (JSON arrays), `featured`. */
+function listed(project: ModrinthProjectSpec, query: URLSearchParams): ModrinthVersionSpec[] {
+  const loaders = jsonArray(query.get("loaders"));
+  const games = jsonArray(query.get("game_versions"));
+  const featured = query.get("featured");
+  return project.versions.filter(
+    (v) =>
+      // routes/v2/versions.rs adds "mrpack" to the loader filter: a modpack's versions match any loaders.
+      (!loaders || isModpack(v) || v.loaders.some((l) => loaders.includes(l))) &&
+      (!games || v.gameVersions.some((g) => games.includes(g))) &&
+      (featured === null || String(v.featured ?? false) === featured),
+  );
+}
+
 export async function startModrinthStandIn(options: ModrinthStandInOptions = {}): Promise<ModrinthStandIn> {
   const projects = options.projects ?? [];
   const requests: ModrinthRequestRecord[] = [];
-  let used = 0;
-  // util/ratelimit.rs: 300 a minute per address, every answer saying what is left (lowercase names).
-  const rateHeaders = (): HeaderMap => ({
-    "x-ratelimit-limit": "300",
-    "x-ratelimit-remaining": String(Math.max(0, 300 - ++used)),
-    "x-ratelimit-reset": "60",
+  // util/ratelimit.rs: 300 a minute per address (the stand-in has one), every API answer saying what is left and in
+  // how many seconds the allowance is whole again (lowercase names); over it, 429 ratelimit_error with remaining 0.
+  const limiter = new SlidingWindowLimiter({
+    ...(options.rateLimit ?? { limit: 300, windowMs: 60_000 }),
+    countRejected: false,
   });
-  const notFound = (res: ServerResponse) =>
-    sendJson(res, 404, { error: "not_found", description: "resource not found" }, rateHeaders());
+  let rate: HeaderMap = {};
+  const rateHeaders = (): HeaderMap => rate;
+  // routes/v2_reroute.rs flatten_404_error: a v2 route's "resource not found" is a 404 without a body.
+  const notFound = (res: ServerResponse) => sendEmpty(res, 404, rateHeaders());
 
   function findFile(projectId: string, versionId: string, filename: string): ServedFile | undefined {
     const project = projects.find((p) => p.id === projectId);
@@ -197,35 +261,26 @@ export async function startModrinthStandIn(options: ModrinthStandInOptions = {})
     const cdn = /^\/cdn\/data\/([^/]+)\/versions\/([^/]+)\/([^/]+)$/.exec(url.pathname);
     if (cdn) {
       const file = findFile(cdn[1] ?? "", cdn[2] ?? "", decodeURIComponent(cdn[3] ?? ""));
-      if (!file) {
-        res.writeHead(404, { "Content-Type": "text/plain" }).end("Not Found");
-        return;
-      }
-      res.writeHead(200, { "Content-Type": "application/java-archive", "Content-Length": String(file.size) });
-      res.end(file.bytes);
-      return;
+      if (!file) return void res.writeHead(404, { "Content-Type": "text/plain" }).end("Not Found");
+      res.writeHead(200, { "Content-Type": fileType(file.url), "Content-Length": String(file.size) });
+      return void res.end(file.bytes);
+    }
+    const decision = limiter.hit("127.0.0.1");
+    rate = {
+      "x-ratelimit-limit": String(decision.limit),
+      "x-ratelimit-remaining": String(decision.remaining),
+      "x-ratelimit-reset": String(Math.floor(decision.resetAfterMs / 1000)),
+    };
+    if (!decision.allowed) {
+      const description = `rate limit exceeded; retry after ${decision.retryAfterMs} milliseconds`;
+      return sendJson(res, 429, { error: "ratelimit_error", description }, { ...rate, ...ANY_ORIGIN });
     }
     const list = /^\/api\/v2\/project\/([^/]+)\/version$/.exec(url.pathname);
     if (list) {
       const project = projects.find((p) => p.id === list[1] || p.slug === list[1]);
       if (!project) return notFound(res);
-      const loaders = jsonArray(url.searchParams.get("loaders"));
-      const games = jsonArray(url.searchParams.get("game_versions"));
-      const featured = url.searchParams.get("featured");
-      const versions = project.versions.filter(
-        (v) =>
-          // routes/v2/versions.rs adds "mrpack" to the loader filter: a modpack's versions list it.
-          (!loaders || v.loaders.some((l) => loaders.includes(l) || l === "mrpack")) &&
-          (!games || v.gameVersions.some((g) => games.includes(g))) &&
-          (featured === null || String(v.featured ?? false) === featured),
-      );
-      sendJson(
-        res,
-        200,
-        versions.map((v) => versionBody(project, v)),
-        rateHeaders(),
-      );
-      return;
+      const versions = listed(project, url.searchParams).map((v) => versionBody(project, v));
+      return sendJson(res, 200, versions, rateHeaders());
     }
     const one = /^\/api\/v2\/version\/([^/]+)$/.exec(url.pathname);
     if (one) {
@@ -235,7 +290,8 @@ export async function startModrinthStandIn(options: ModrinthStandInOptions = {})
       }
       return notFound(res);
     }
-    notFound(res);
+    // routes/not_found.rs, the API's default service (GET only; other methods too here).
+    sendJson(res, 404, { error: "not_found", description: "the requested route does not exist" }, rateHeaders());
   }
 
   const loopback = await listenLoopback(handle);

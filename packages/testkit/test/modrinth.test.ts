@@ -58,7 +58,7 @@ describe("Modrinth stand-in", () => {
     }
   });
 
-  it("answers one version, and not_found for what it does not have", async () => {
+  it("answers one version, and a 404 without a body for what it does not have (labrinth's v2 routes)", async () => {
     const version = (await (await fetch(`${stand.api}/v2/version/V1000001`)).json()) as Record<string, unknown>;
     expect(version).toMatchObject({
       id: "V1000001",
@@ -69,8 +69,14 @@ describe("Modrinth stand-in", () => {
     for (const path of ["/v2/version/NOPE0000", "/v2/project/nope/version"]) {
       const response = await fetch(`${stand.api}${path}`);
       expect(response.status).toBe(404);
-      expect(await response.json()).toEqual({ error: "not_found", description: "resource not found" });
+      expect(await response.text()).toBe("");
+      expect(response.headers.get("x-ratelimit-limit")).toBe("300");
     }
+    const route = await fetch(`${stand.api}/v2/nothing`);
+    expect([route.status, await route.json()]).toEqual([
+      404,
+      { error: "not_found", description: "the requested route does not exist" },
+    ]);
   });
 
   it("serves each file from its CDN address with the hashes the API gives, and the mapped address reaches it", async () => {
