@@ -89,6 +89,39 @@ interface Live {
   exited: Promise<void>;
 }
 
+/**
+ * The container routes: what each reads of the query before it looks the container up (a 400 for any container),
+ * and the words moby puts before each of its errors (postContainersKill: `cannot kill container: <ref>: `).
+ */
+const ROUTES: Record<
+  string,
+  { check?: (query: URLSearchParams) => string | undefined; wrap?: (ref: string) => string }
+> = {
+  "POST start": {},
+  "POST wait": {
+    check: (query) => {
+      const condition = query.get("condition") ?? "";
+      const known = ["", "not-running", "next-exit", "removed"].includes(condition);
+      return known ? undefined : `invalid condition: ${JSON.stringify(condition)}`;
+    },
+  },
+  "GET logs": {
+    check: (query) =>
+      truthy(query.get("stdout")) || truthy(query.get("stderr"))
+        ? undefined
+        : "Bad parameters: you must choose at least one stream",
+  },
+  "POST kill": {
+    // daemon/kill.go ContainerKill parses the signal before it looks the container up.
+    check: (query) => {
+      const signal = query.get("signal") || "SIGKILL";
+      return signalName(signal) ? undefined : `invalid signal: ${signal}`; // moby/sys/signal ParseSignal
+    },
+    wrap: (ref) => `cannot kill container: ${ref}: `,
+  },
+  "DELETE ": {},
+};
+
 export class ContainerEngine {
   readonly containers: StandInContainer[] = [];
   readonly calls: ContainerCall[] = [];
@@ -124,21 +157,27 @@ export class ContainerEngine {
     }
     const match = /^\/containers\/([^/]+)(?:\/(start|wait|logs|kill))?$/.exec(path);
     if (!match?.[1]) return false;
-    const [, ref, action] = match;
-    const route = `${method} ${action ?? ""}`;
-    const handlers: Record<string, (c: StandInContainer) => void> = {
-      "POST start": (c) => this.#start(res, c),
-      "POST wait": (c) => this.#wait(req, res, c, query.get("condition") ?? "not-running"),
-      "GET logs": (c) => this.#logs(req, res, c, query, api),
-      "POST kill": (c) => this.#kill(res, c, query.get("signal") || "SIGKILL"),
-      "DELETE ": (c) => void this.#remove(res, c, query.get("force")),
-    };
-    const handler = handlers[route];
-    if (!handler) return false;
+    const [, encoded, action] = match;
+    const ref = decodeURIComponent(encoded ?? "");
+    const route = ROUTES[`${method} ${action ?? ""}`];
+    if (!route) return false;
     res.on("finish", record);
-    const container = this.#find(decodeURIComponent(ref ?? ""));
-    if (!container) sendJson(res, 404, { message: `No such container: ${decodeURIComponent(ref ?? "")}` });
-    else handler(container);
+    // The query is read before the container is looked up (container_routes.go): a bad one is 400 for any container.
+    const refused = route.check?.(query);
+    const container = refused === undefined ? this.#find(ref) : undefined;
+    const wrap = route.wrap?.(ref) ?? "";
+    if (refused !== undefined) sendJson(res, 400, { message: `${wrap}${refused}` });
+    else if (!container) sendJson(res, 404, { message: `${wrap}No such container: ${ref}` });
+    else {
+      const handlers: Record<string, (c: StandInContainer) => void> = {
+        "POST start": (c) => this.#start(res, c),
+        "POST wait": (c) => this.#wait(req, res, c, query.get("condition") || "not-running"),
+        "GET logs": (c) => this.#logs(req, res, c, query, api),
+        "POST kill": (c) => this.#kill(res, c, ref, query.get("signal") || "SIGKILL"),
+        "DELETE ": (c) => void this.#remove(res, c, ref, query.get("force")),
+      };
+      handlers[`${method} ${action ?? ""}`]?.(container);
+    }
     return true;
   }
 
@@ -162,7 +201,13 @@ export class ContainerEngine {
   }
 
   async #create(req: IncomingMessage, res: ServerResponse, query: URLSearchParams): Promise<void> {
-    const parsed = parseJson(await readBody(req));
+    const text = await readBody(req);
+    const type = notJson(req.headers["content-type"] ?? "", text);
+    if (type) {
+      sendJson(res, 400, { message: type });
+      return;
+    }
+    const parsed = parseJson(text);
     if (!parsed.ok || !isPlainObject(parsed.value)) {
       sendJson(res, 400, { message: "invalid JSON: the body is not a JSON object" });
       return;
@@ -201,20 +246,28 @@ export class ContainerEngine {
       return;
     }
     const id = `sha256:${createHash("sha256").update(familiar(ref)).digest("hex")}`;
+    // api/types/image/image_inspect.go InspectResponse: the fields without omitempty are always there.
     sendJson(res, 200, {
       Id: id,
       RepoTags: [familiar(ref)],
       RepoDigests: [],
+      Parent: "",
+      Comment: "",
       Created: "2024-05-01T00:00:00Z",
-      Os: "linux",
-      Architecture: "amd64",
-      Size: 0,
+      DockerVersion: "",
+      Author: "",
       Config: {
         User: "container",
         WorkingDir: "/home/container",
         Env: IMAGE_ENV,
         Entrypoint: ["/__cacert_entrypoint.sh"],
       },
+      Architecture: "amd64",
+      Os: "linux",
+      Size: 0,
+      GraphDriver: { Name: "overlay2", Data: {} },
+      RootFS: { Type: "layers", Layers: [`sha256:${createHash("sha256").update(id).digest("hex")}`] },
+      Metadata: { LastTagTime: "0001-01-01T00:00:00Z" },
     });
   }
 
@@ -285,10 +338,6 @@ export class ContainerEngine {
 
   /** Headers at once (the client knows the wait is in place), the body when the condition holds. */
   #wait(req: IncomingMessage, res: ServerResponse, container: StandInContainer, condition: string): void {
-    if (!["not-running", "next-exit", "removed"].includes(condition)) {
-      sendJson(res, 400, { message: `invalid condition: "${condition}"` });
-      return;
-    }
     res.writeHead(200, { "Content-Type": "application/json" });
     res.flushHeaders();
     const exitsBefore = this.#exits.get(container.id) ?? 0;
@@ -311,10 +360,6 @@ export class ContainerEngine {
     const wanted = new Set<number>();
     if (truthy(query.get("stdout"))) wanted.add(1);
     if (truthy(query.get("stderr"))) wanted.add(2);
-    if (wanted.size === 0) {
-      sendJson(res, 400, { message: "Bad parameters: you must choose at least one stream" });
-      return;
-    }
     const multiplexed = !c.tty && api >= 42;
     res.writeHead(200, {
       "Content-Type": multiplexed ? "application/vnd.docker.multiplexed-stream" : "application/vnd.docker.raw-stream",
@@ -342,27 +387,25 @@ export class ContainerEngine {
     req.on("close", () => followers.delete(follow));
   }
 
-  #kill(res: ServerResponse, container: StandInContainer, signal: string): void {
+  #kill(res: ServerResponse, container: StandInContainer, ref: string, signal: string): void {
     const live = this.#live.get(container.id);
     if (!live || container.state !== "running") {
-      sendJson(res, 409, { message: `Container ${container.id} is not running` });
+      // daemon/errors.go errNotRunning, wrapped by postContainersKill.
+      sendJson(res, 409, { message: `cannot kill container: ${ref}: container ${container.id} is not running` });
       return;
     }
-    const name = signalName(signal);
-    if (!name) {
-      sendJson(res, 400, { message: `Invalid signal: ${signal}` });
-      return;
-    }
+    const name = signalName(signal) as NodeJS.Signals;
     container.killedWith = name;
     this.#event("kill", container, { signal: String(os.signals[name]) });
     killGroup(live.child, name);
     sendEmpty(res, 204);
   }
 
-  async #remove(res: ServerResponse, container: StandInContainer, force: string | null): Promise<void> {
+  async #remove(res: ServerResponse, container: StandInContainer, ref: string, force: string | null): Promise<void> {
     const live = this.#live.get(container.id);
     if (live && !truthy(force)) {
-      const message = `cannot remove container "/${container.name}": container is running: stop the container before removing or force remove`;
+      // daemon/delete.go: the name as the request gave it, quoted (%q).
+      const message = `cannot remove container ${JSON.stringify(ref)}: container is running: stop the container before removing or force remove`;
       sendJson(res, 409, { message });
       return;
     }
@@ -537,6 +580,19 @@ function frame(stream: 1 | 2, data: Buffer): Buffer {
   header[0] = stream;
   header.writeUInt32BE(data.length, 4);
   return Buffer.concat([header, data]);
+}
+
+/**
+ * api/server/httputils/httputils.go CheckForJSON: a body must come as application/json (no Content-Type is fine only
+ * without a body); the 400's words, or undefined.
+ */
+function notJson(contentType: string, body: string): string | undefined {
+  if (contentType === "" && body === "") return undefined;
+  if (contentType === "") return "malformed Content-Type header (): mime: no media type";
+  const type = contentType.split(";")[0]?.trim().toLowerCase() ?? "";
+  return type === "application/json"
+    ? undefined
+    : `unsupported Content-Type header (${contentType}): must be 'application/json'`;
 }
 
 /** Docker reads booleans in queries with strconv.ParseBool-like rules: 1, true, yes. */

@@ -210,13 +210,13 @@ function serveEvents(state: EventState, req: IncomingMessage, res: ServerRespons
   requests.push(query);
   const filters = parseFilters(query.get("filters"));
   if ("error" in filters) {
-    sendJson(res, 400, { message: filters.error });
+    sendJson(res, 400, { message: filters.error }, daemonHeaders());
     return;
   }
   const since = query.get("since");
   const sinceNano = since === null ? undefined : Number(since) * 1e9;
   if (sinceNano !== undefined && !Number.isFinite(sinceNano)) {
-    sendJson(res, 400, { message: `failed to parse value ${since} as a timestamp` });
+    sendJson(res, 400, { message: `failed to parse value ${since} as a timestamp` }, daemonHeaders());
     return;
   }
   const wants = (event: DockerEvent) => matches(filters.value, event);
@@ -245,7 +245,7 @@ async function listenDaemon(
     const prefix = /^\/v1\.(\d+)(?=\/)/.exec(url.pathname);
     const api = prefix ? Number(prefix[1]) : API_CURRENT;
     const refused = versionRefused(prefix?.[1], api);
-    if (refused) return sendJson(res, 400, { message: refused });
+    if (refused) return sendJson(res, 400, { message: refused }, daemonHeaders());
     const path = url.pathname.slice(prefix ? prefix[0].length : 0);
     if (req.method === "GET" && path === "/events") return events(req, res, url.searchParams);
     if ((req.method === "GET" || req.method === "HEAD") && path === "/_ping") {
@@ -253,7 +253,10 @@ async function listenDaemon(
       res.end("OK");
       return;
     }
+    // The version middleware sets these on every answer of a route, errors included (not on "page not found").
+    for (const [name, value] of Object.entries(daemonHeaders())) res.setHeader(name, value);
     if (engine.handle(req, res, path, url.searchParams, api)) return;
+    for (const name of Object.keys(daemonHeaders())) res.removeHeader(name);
     sendJson(res, 404, { message: "page not found" });
   });
   await new Promise<void>((resolve, reject) => {
@@ -263,7 +266,10 @@ async function listenDaemon(
   return server;
 }
 
-/** moby api/server/middleware/version.go: a version outside [min, current] is 400 with these words. */
+/**
+ * moby api/server/middleware/version.go: a version outside [min, current] is 400 with these words (after the
+ * middleware set its headers).
+ */
 function versionRefused(text: string | undefined, api: number): string | undefined {
   if (text === undefined) return undefined;
   if (api > API_CURRENT)
@@ -274,6 +280,10 @@ function versionRefused(text: string | undefined, api: number): string | undefin
   return undefined;
 }
 
+/**
+ * What moby's middlewares put on every answer of a route: `Server`, `Api-Version`, `Ostype` (middleware/version.go),
+ * `Docker-Experimental` (middleware/experimental.go).
+ */
 function daemonHeaders(): Record<string, string> {
   return { "Api-Version": "1.51", "Docker-Experimental": "false", Ostype: "linux", Server: "Docker/28.3.3 (linux)" };
 }

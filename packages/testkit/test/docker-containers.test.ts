@@ -121,13 +121,16 @@ describe("Docker stand-in: containers", () => {
 
   it("kills (409 when not running) and removes (409 running without force; force kills)", async () => {
     const id = await create("sleep 600");
-    expect((await call("POST", `/v1.41/containers/${id}/kill`)).json().message).toBe(`Container ${id} is not running`);
+    // moby's words: errNotRunning wrapped by postContainersKill (the swagger's example is an older text).
+    expect((await call("POST", `/v1.41/containers/${id}/kill`)).json().message).toBe(
+      `cannot kill container: ${id}: container ${id} is not running`,
+    );
     await call("POST", `/v1.41/containers/${id}/start`);
     expect((await call("POST", `/v1.41/containers/${id}/start`)).status).toBe(304);
     const running = await call("DELETE", `/v1.41/containers/${id}`);
     expect(running.status).toBe(409);
     expect(running.json().message).toBe(
-      `cannot remove container "/${docker.containers[0]?.name}": container is running: stop the container before removing or force remove`,
+      `cannot remove container "${id}": container is running: stop the container before removing or force remove`,
     );
     const waited = call("POST", `/v1.41/containers/${id.slice(0, 12)}/wait`);
     expect((await call("POST", `/v1.41/containers/${id}/kill?signal=SIGKILL`)).status).toBe(204);
