@@ -256,54 +256,11 @@ export async function exchange(policy: RequestPolicy, options: ExchangeOptions):
   const clock = options.clock ?? systemClock;
   const started = clock.now();
   for (let attempt = 1; ; attempt++) {
-    if (options.signal?.aborted) {
-      throw new RequestFailure(policy, {
-        code: "AbortError",
-        kind: "interrupted",
-        attempts: attempt - 1,
-        where: options.where,
-      });
-    }
-    const after = await options.beforeTry?.();
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new DOMException("timed out", "TimeoutError")), policy.timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
-    let response: Response | undefined;
-    let code: string | undefined;
-    let failure: unknown;
-    try {
-      response = await options.send(signal);
-    } catch (error) {
-      failure = error;
-      code = timeout.signal.aborted
-        ? "TimeoutError"
-        : options.signal?.aborted
-          ? "AbortError"
-          : ((error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name);
-    } finally {
-      clearTimeout(timer);
-      await after?.();
-    }
-    if (code === "AbortError") {
-      throw new RequestFailure(policy, {
-        code,
-        kind: "interrupted",
-        attempts: attempt,
-        where: options.where,
-        cause: failure,
-      });
-    }
-    let errorText = "";
-    let body: unknown;
-    if (response && !response.ok) {
-      errorText = await readCapped(response, ERROR_TEXT_LIMIT);
-      try {
-        body = JSON.parse(errorText) as unknown;
-      } catch {
-        body = undefined; // a proxy's error page: the status alone speaks
-      }
-    }
+    if (options.signal?.aborted) throw interrupted(policy, options, attempt - 1);
+    const { response, code, failure } = await tryOnce(policy, options);
+    if (code === "AbortError") throw interrupted(policy, options, attempt, failure);
     if (response?.ok) return { response, errorText: "", attempts: attempt };
+    const { errorText, body } = response ? await failedAnswer(response) : { errorText: "", body: undefined };
     const verdict = decide(policy, {
       attempt,
       elapsedMs: clock.now() - started,
@@ -342,6 +299,54 @@ export async function exchange(policy: RequestPolicy, options: ExchangeOptions):
       attempts: attempt,
       ...(verdict.why === "wait-too-long" && verdict.waitMs !== undefined ? { waitTooLongMs: verdict.waitMs } : {}),
     };
+  }
+}
+
+/** The caller's signal ended the request: no further try. */
+function interrupted(policy: RequestPolicy, options: ExchangeOptions, attempts: number, cause?: unknown) {
+  return new RequestFailure(policy, {
+    code: "AbortError",
+    kind: "interrupted",
+    attempts,
+    where: options.where,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/**
+ * One try, within the policy's time: the answer, or the failure and its code (TimeoutError when the time ran out,
+ * AbortError when the caller's signal ended it, else the network's own code).
+ */
+async function tryOnce(
+  policy: RequestPolicy,
+  options: ExchangeOptions,
+): Promise<{ response?: Response; code?: string; failure?: unknown }> {
+  const after = await options.beforeTry?.();
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new DOMException("timed out", "TimeoutError")), policy.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
+  try {
+    return { response: await options.send(signal) };
+  } catch (error) {
+    const code = timeout.signal.aborted
+      ? "TimeoutError"
+      : options.signal?.aborted
+        ? "AbortError"
+        : ((error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name);
+    return { code, failure: error };
+  } finally {
+    clearTimeout(timer);
+    await after?.();
+  }
+}
+
+/** An error answer's text (bounded) and, when it is JSON, its body; a proxy's error page: the status alone speaks. */
+async function failedAnswer(response: Response): Promise<{ errorText: string; body: unknown }> {
+  const errorText = await readCapped(response, ERROR_TEXT_LIMIT);
+  try {
+    return { errorText, body: JSON.parse(errorText) as unknown };
+  } catch {
+    return { errorText, body: undefined };
   }
 }
 
