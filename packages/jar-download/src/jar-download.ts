@@ -507,6 +507,14 @@ function imageLine(image: ImagePlan | undefined): string {
   return `${image.image} kept (needs Java ${image.need}, the image has ${image.had})`;
 }
 
+/** The plans' last lines: the snapshot taken first, and the world's version when it is not checked. */
+function firstLines(plan: { snapshot: boolean; ignoreWorldVersion: boolean }): string[] {
+  return [
+    `  first:    ${plan.snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
+    ...(plan.ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
+  ];
+}
+
 /** --dry-run: what would be installed, from where, verified how, and where to. */
 function showPlan(
   ctx: Pick<ToolContext, "stdout">,
@@ -514,7 +522,6 @@ function showPlan(
   jar: string,
   plan: { snapshot: boolean; ignoreWorldVersion: boolean; image: ImagePlan | undefined },
 ): number {
-  const { snapshot, ignoreWorldVersion } = plan;
   const checksum = artifact.checksum
     ? `${artifact.checksum.algorithm} ${artifact.checksum.hex}`
     : "no checksum published";
@@ -526,8 +533,7 @@ function showPlan(
       `  verify:   ${checksum}`,
       `  into:     ${jar} (the old one kept as ${PREVIOUS})`,
       `  image:    ${imageLine(plan.image)}`,
-      `  first:    ${snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
-      ...(ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
+      ...firstLines(plan),
       "",
     ].join("\n"),
   );
@@ -546,7 +552,6 @@ function showInstallerPlan(
   dir: string,
   plan: { snapshot: boolean; ignoreWorldVersion: boolean; image: ImagePlan | undefined },
 ): number {
-  const { snapshot, ignoreWorldVersion } = plan;
   const { installer } = artifact;
   const checksum = installer.checksum
     ? `${installer.checksum.algorithm} ${installer.checksum.hex} (the maven's)`
@@ -560,8 +565,7 @@ function showInstallerPlan(
       `  run:      ${commandLine(artifact.cmd)} (${artifact.javaAtMost === artifact.javaAtLeast ? `Java ${artifact.javaAtLeast} only` : `the installer needs Java ${artifact.javaAtLeast} or newer`})`,
       `  image:    ${imageLine(plan.image)}`,
       `  into:     ${dir} (what the installer writes; the files it replaces kept aside)`,
-      `  first:    ${snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
-      ...(ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
+      ...firstLines(plan),
       "",
     ].join("\n"),
   );
@@ -593,8 +597,7 @@ function showPackPlan(
         : `  loader:   ${file.fileName} from ${file.url} (${checksum}), as server.jar`,
       `  image:    ${imageLine(plan.image)}`,
       `  into:     ${plan.dir}`,
-      `  first:    ${plan.snapshot ? "a snapshot of the world, tagged pre-upgrade" : "no snapshot (no world in the volume, or --no-backup)"}`,
-      ...(plan.ignoreWorldVersion ? ["  world:    its version not checked (--ignore-world-version)"] : []),
+      ...firstLines(plan),
       "",
     ].join("\n"),
   );

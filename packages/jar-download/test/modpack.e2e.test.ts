@@ -67,6 +67,19 @@ function fabricPack(fields: Record<string, unknown> = {}, more: Partial<MrpackOp
   });
 }
 
+/** A Quilt pack for 1.21.1 with one mod, and `overrides` when given. */
+function quiltPack(overrides?: Record<string, string>): Buffer {
+  return buildMrpack({
+    index: mrpackIndex({
+      name: "Patchwork",
+      versionId: "3.0.0",
+      files: [mrpackFile(create(), "mods/create.jar")],
+      dependencies: { minecraft: "1.21.1", "quilt-loader": "0.26.4" },
+    }),
+    ...(overrides ? { overrides } : {}),
+  });
+}
+
 /** A NeoForge pack for 1.21.1 with one mod. */
 function neoforgePack(): Buffer {
   return buildMrpack({
@@ -371,14 +384,7 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
 
   it("installs a Quilt pack with Quilt's installer: its launcher as server.jar, Mojang's as vanilla.jar, the mods", async () => {
     await setUp();
-    const quilt = buildMrpack({
-      index: mrpackIndex({
-        name: "Patchwork",
-        versionId: "3.0.0",
-        files: [mrpackFile(create(), "mods/create.jar")],
-        dependencies: { minecraft: "1.21.1", "quilt-loader": "0.26.4" },
-      }),
-    });
+    const quilt = quiltPack();
     const result = await run("--mrpack", packFile(quilt), "--no-backup");
     expect(result, result.stderr).toMatchObject({ code: 0 });
     expect(result.stdout).toMatch(
@@ -398,15 +404,7 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
 
   it("a Quilt pack shipping the launcher's quilt-server-launcher.properties is refused before anything is downloaded or run (exit 2)", async () => {
     await setUp();
-    const quilt = buildMrpack({
-      index: mrpackIndex({
-        name: "Patchwork",
-        versionId: "3.0.0",
-        files: [mrpackFile(create(), "mods/create.jar")],
-        dependencies: { minecraft: "1.21.1", "quilt-loader": "0.26.4" },
-      }),
-      overrides: { "quilt-server-launcher.properties": "serverJar=mods/create.jar\n" },
-    });
+    const quilt = quiltPack({ "quilt-server-launcher.properties": "serverJar=mods/create.jar\n" });
     const before = tree();
     const result = await run("--mrpack", packFile(quilt), "--no-backup");
     expect(result.code).toBe(2);
