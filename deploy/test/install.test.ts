@@ -97,7 +97,7 @@ beforeAll(() => {
   work = tempDir("mcops-install-");
   release = join(work.path, "mcops-test-linux-x64");
   execFileSync(process.execPath, [join(REPO, "scripts", "release.ts"), "--stage", release]);
-}, 60_000);
+});
 afterAll(() => work.cleanup());
 
 describe("install.sh", () => {
@@ -117,7 +117,7 @@ describe("install.sh", () => {
     expect(readlinkSync(join(prefix, "backup.sh"))).toBe("backup");
     const version = spawnSync(join(prefix, "webhook"), ["--version"], { encoding: "utf8", env: {} });
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
-  }, 60_000);
+  });
 
   it("writes units, cron, logrotate and mode-600 config templates, and the repository password on request", () => {
     const root = join(work.path, "root-b");
@@ -143,7 +143,7 @@ describe("install.sh", () => {
     const password = join(root, "root", ".restic-password");
     expect(lstatSync(password).mode & 0o777).toBe(0o600);
     expect(readFileSync(password, "utf8").trim()).toMatch(/^[A-Za-z0-9+/]{43}=$/);
-  }, 60_000);
+  });
 
   it("installs the Wings renewal hook (mode 755, calling the installed tools) where certbot is set up, and only there", () => {
     const root = join(work.path, "root-le");
@@ -167,7 +167,7 @@ describe("install.sh", () => {
     const without = join(work.path, "root-no-le");
     install(without);
     expect(existsSync(join(without, "etc", "letsencrypt"))).toBe(false);
-  }, 60_000);
+  });
 
   it("changes nothing the second time, and never overwrites config", () => {
     const root = join(work.path, "root-c");
@@ -181,7 +181,7 @@ describe("install.sh", () => {
     expect(again.stdout).toContain(`keep ${env} (yours; the shipped one is`);
     expect(again.stdout).not.toMatch(/\/tmp\/tmp\./);
     expect(snapshot(root)).toEqual(before);
-  }, 60_000);
+  });
 
   it("ships every document the tools' messages cite, under <prefix>/docs/, and --uninstall takes them away", () => {
     const root = join(work.path, "root-docs");
@@ -197,7 +197,7 @@ describe("install.sh", () => {
     for (const doc of cited) expect(existsSync(join(docs, doc)), doc).toBe(true);
     install(root, "--uninstall");
     expect(existsSync(join(root, "opt", "mc-tools"))).toBe(false);
-  }, 60_000);
+  });
 
   it("takes a cron file it wrote itself, with or without --with-restart, as its own, and names no temporary file", () => {
     const root = join(work.path, "root-cron");
@@ -208,7 +208,7 @@ describe("install.sh", () => {
     const cron = join(root, "etc", "cron.d", "mc-backup");
     writeFileSync(cron, `${readFileSync(cron, "utf8")}# mine\n`);
     expect(install(root).stdout).toContain(`keep ${cron} (yours; the shipped one is cron.d/mc-backup in the release)`);
-  }, 60_000);
+  });
 
   it("allows the idle monitor to write a repository on this disk (a drop-in per server), and only such a one", () => {
     const root = join(work.path, "root-repo");
@@ -250,7 +250,7 @@ describe("install.sh", () => {
     const gone = install(root, "--uninstall");
     expect(gone.status).toBe(0);
     expect(existsSync(join(root, "etc", "systemd", "system", "idle-monitor@beta.service.d"))).toBe(false);
-  }, 60_000);
+  });
 
   it("adds the weekly drill to a cron file from before it, once, and leaves one whose drill line is commented out", () => {
     const root = join(work.path, "root-drill");
@@ -272,7 +272,7 @@ describe("install.sh", () => {
     writeFileSync(cron, off);
     expect(install(root).stdout).not.toContain("add the weekly restore drill");
     expect(readFileSync(cron, "utf8")).toBe(off);
-  }, 60_000);
+  });
 
   it("--download-contact puts PaperMC's contact into backup.env once, and refuses a value the env file cannot hold", () => {
     const root = join(work.path, "root-contact");
@@ -291,7 +291,7 @@ describe("install.sh", () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/^install\.sh: --download-contact must be one word without quotes or \$/);
     expect(existsSync(other)).toBe(false);
-  }, 60_000);
+  });
 
   it("--dry-run prints the plan and writes nothing; --uninstall keeps config, logs and data", () => {
     const root = join(work.path, "root-d");
@@ -313,7 +313,7 @@ describe("install.sh", () => {
     expect(existsSync(join(root, "etc", "cron.d", "mc-backup"))).toBe(false);
     expect(existsSync(join(root, "etc", "mc-backup", "backup.env"))).toBe(true);
     expect(gone.stdout).toMatch(/^kept: /m);
-  }, 60_000);
+  });
 
   it("--uninstall from a shared prefix (/usr/local) removes every file it installed and nothing else", () => {
     const root = join(work.path, "root-f");
@@ -348,7 +348,7 @@ describe("install.sh", () => {
     expect(installed.filter((path) => path in after)).toEqual(config);
     for (const dir of ["runtime", "nginx"]) expect(existsSync(join(local, dir))).toBe(false);
     expect(existsSync(join(local, "lib"))).toBe(true);
-  }, 60_000);
+  });
 
   it("--uninstall keeps the prefix directory, and what is in it, when it holds files it did not install", () => {
     const root = join(work.path, "root-g");
@@ -359,7 +359,7 @@ describe("install.sh", () => {
     expect(gone.status).toBe(0);
     expect(gone.stdout).toContain(`keep ${prefix} (holds files install.sh did not write)`);
     expect(readdirSync(prefix)).toEqual(["my-notes.txt"]);
-  }, 60_000);
+  });
 
   it("--uninstall stops and disables every running template instance, then the template, through systemctl", () => {
     const root = join(work.path, "root-h");
@@ -399,7 +399,7 @@ describe("install.sh", () => {
       "reset-failed log-tailer.service idle-monitor.service dashboard.service log-tailer@*.service idle-monitor@*.service",
       "daemon-reload",
     ]);
-  }, 60_000);
+  });
 
   it("restarts the running services after an upgrade, and nothing when nothing changed", () => {
     const root = join(work.path, "root-u");
@@ -432,7 +432,7 @@ describe("install.sh", () => {
     const again = installWith({ MCOPS_SYSTEMCTL: systemctl }, root);
     expect(again.stdout).toMatch(/nothing changed/);
     expect(readFileSync(calls, "utf8")).toBe("");
-  }, 60_000);
+  });
 
   it("--uninstall with --root and no systemctl stand-in calls no systemctl", () => {
     const root = join(work.path, "root-i");
@@ -440,7 +440,7 @@ describe("install.sh", () => {
     const gone = install(root, "--uninstall");
     expect(gone.status).toBe(0);
     expect(gone.stdout).not.toMatch(/stop and disable|systemctl/);
-  }, 60_000);
+  });
 
   it("refuses unknown options and a relative prefix in one line (exit 2)", () => {
     const root = join(work.path, "root-e");
@@ -479,7 +479,7 @@ describe("install.sh", () => {
     expect(install(root, "--prefix", "/usr/local", "--uninstall").status).toBe(0);
     for (const [file, text] of Object.entries(theirs)) expect(readFileSync(file, "utf8"), file).toBe(text);
     expect(existsSync(join(local, "docs", "contract.md"))).toBe(false);
-  }, 60_000);
+  });
 
   it("--uninstall follows no link planted in <prefix>/docs", () => {
     const root = join(work.path, "root-doclink");
@@ -492,7 +492,7 @@ describe("install.sh", () => {
     execFileSync("ln", ["-s", elsewhere, join(docs, "packages")]);
     expect(install(root, "--uninstall").status).toBe(0);
     expect(readFileSync(join(elsewhere, "backup", "README.md"), "utf8")).toBe("precious\n");
-  }, 60_000);
+  });
 
   it("writes no drop-in that would open the system or the program to the idle monitor; reads backup.env as backup does", () => {
     const root = join(work.path, "root-wide");
@@ -520,5 +520,5 @@ describe("install.sh", () => {
     writeFileSync(env, "  export RESTIC_REPOSITORY=/srv/restic\n", { mode: 0o600 });
     install(root);
     expect(readFileSync(dropin, "utf8")).toContain("ReadWritePaths=-/srv/restic\n");
-  }, 60_000);
+  });
 });

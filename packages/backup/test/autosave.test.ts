@@ -176,7 +176,7 @@ describe("waiting for the game's Saved the game", () => {
     expect(guard.note).toMatch(/interrupted by SIGINT while waiting/);
     await guard.resume();
     expect(panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
-  }, 60_000);
+  });
 });
 
 describe("never trusting the panel's cached state", () => {
@@ -337,7 +337,6 @@ describe("never trusting the panel's cached state", () => {
   it("waits for a settled state only settleTimeoutMs, then lets save-off decide", async () => {
     await restart({ servers: [{ state: "stopping" }], resourcesCacheMs: 0 });
     const logged: string[] = [];
-    const started = Date.now();
     const guard = await pauseAutosave({
       panel: panelWriting(SAVED),
       volume: VolumeDir.open(dir),
@@ -348,11 +347,11 @@ describe("never trusting the panel's cached state", () => {
       settleTimeoutMs: 300,
     });
     await guard.resume();
-    expect(Date.now() - started).toBeLessThan(4000);
     // The container still runs while the game stops: save-off is taken.
     expect(guard.mode).toBe("flushed");
     expect(
       logged.some((line) =>
+        // "in 0 s": settleTimeoutMs (300 ms), not saveTimeoutMs (5 s), ended the wait (a line, not a clock, says so).
         /did not become running or offline in 0 s \(it is stopping\); trying save-off anyway/.test(line),
       ),
     ).toBe(true);

@@ -44,7 +44,7 @@ describe("backup (built executable, real restic and rclone)", () => {
     expect(restore.code).toBe(0);
     const after = ["world", "world_nether", "world_the_end"].map((d) => treeHash(join(server.worldDir, d)));
     expect(after).toEqual(before);
-  }, 60_000);
+  });
 
   it("leaves session.lock out and backs up extra paths when asked", async () => {
     writeFileSync(join(server.worldDir, "plugins.txt"), "not a dir");
@@ -55,5 +55,5 @@ describe("backup (built executable, real restic and rclone)", () => {
       ["world", "world_nether", "world_the_end", "eula.txt"].map((p) => join(server.worldDir, p)).sort(),
     );
     expect(snapshots[0].tags).toEqual(["mcops", `server-${server.panel.server.identifier}`]);
-  }, 60_000);
+  });
 });

@@ -68,7 +68,7 @@ describe("backup drill", () => {
     expect(gaugeValue(prom(), "mcops_drill_chunks_checked")).toBe(108);
     expect(gaugeValue(prom(), "mcops_drill_last_success_timestamp_seconds")).toBeGreaterThan(1.7e9);
     expect(scratchLeft()).toEqual([]);
-  }, 90_000);
+  });
 
   it.each([
     [
@@ -149,7 +149,7 @@ describe("backup drill", () => {
     );
     expect(server.backupLog()).not.toMatch(/restored into/);
     expect(server.backupLog()).toMatch(/ERROR === Drill failed === snapshot \w+: not enough space/);
-  }, 90_000);
+  });
 
   it("refuses a scratch directory inside the server volume (exit 2) and exits 75 while a backup holds the lock", async () => {
     await backup();
@@ -168,7 +168,7 @@ describe("backup drill", () => {
     } finally {
       lock.release();
     }
-  }, 90_000);
+  });
 
   it.each([1, 2])(
     "leaves no scratch files when %i SIGTERM(s) end it mid-drill",

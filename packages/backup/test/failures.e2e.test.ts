@@ -91,7 +91,7 @@ describe("backup failures", () => {
     expect(titles()).toEqual(["Backup started", "Backup failed"]);
     expect(lastMessage()).toMatchObject({ color: 15548997, description: expect.stringContaining("mc-backup.log") });
     expect(server.backupLog()).toMatch(/ERROR === Backup failed === there is no restic repository/);
-  }, 60_000);
+  });
 
   it("says the password is wrong in one line", async () => {
     await ready();
@@ -102,7 +102,7 @@ describe("backup failures", () => {
       /^backup: restic says the repository password is wrong \(rclone:mcopstest:.*\) — check the file RESTIC_PASSWORD_FILE points to.*\n$/,
     );
     expect(titles()).toEqual(["Backup started", "Backup failed"]);
-  }, 60_000);
+  });
 
   it("says the rclone remote is broken in one line", async () => {
     await ready();
@@ -114,7 +114,7 @@ describe("backup failures", () => {
     );
     expect(result.stderr.split("\n")).toHaveLength(2);
     expect(lastMessage()?.title).toBe("Backup failed");
-  }, 60_000);
+  });
 
   it("turns autosave back on when stopped with SIGTERM mid-snapshot, and leaves no restic behind", async () => {
     await ready({ worldMiB: 400 });
@@ -252,7 +252,7 @@ describe("backup failures", () => {
     const next = await server.run();
     expect(next.code).toBe(0);
     expect(readdirSync(locks)).not.toContain(held[0]);
-  }, 90_000);
+  });
 
   it("warns about an unreadable file and still makes the snapshot", async () => {
     await ready();
@@ -278,7 +278,7 @@ describe("backup failures", () => {
     expect(lastMessage()).toMatchObject({ title: "Backup completed", color: 16776960 });
     expect(lastMessage()?.description).toContain("1 file(s) could not be read and are missing: ");
     expect(lastMessage()?.description).toContain("locked \\*\\*now\\*\\* @\u200beveryone.dat");
-  }, 60_000);
+  });
 
   it("refuses a group-readable backup.env with exit 78, leaves the panel alone and says why in the log and the channel", async () => {
     server = await startServer();
@@ -337,7 +337,7 @@ describe("backup failures", () => {
     const token = server.discord.webhooks[0]?.token as string;
     const everything = [...seen.map((p) => p.cmdline), server.backupLog(), result.stdout, result.stderr].join("\n");
     for (const secret of [PASSWORD, server.panel.apiKey, token]) expect(everything).not.toContain(secret);
-  }, 60_000);
+  });
 
   it("backs up crash-consistent when the panel cannot be reached, and says so", async () => {
     await ready();
@@ -348,7 +348,7 @@ describe("backup failures", () => {
       /WARN the panel cannot be reached \(cannot reach the panel \(ECONNREFUSED\) after 3 tries\); the backup is crash-consistent/,
     );
     expect(lastMessage()?.description).toMatch(/panel unreachable: crash-consistent backup/);
-  }, 60_000);
+  });
 
   it("takes the panel's refusal of save-off as the proof that an offline server's files are at rest", async () => {
     await ready({ state: "offline" });
@@ -359,7 +359,7 @@ describe("backup failures", () => {
     expect(server.backupLog()).toMatch(
       /the game is not running \(the panel: Server must be online\): its files are at rest/,
     );
-  }, 60_000);
+  });
 
   it("sends save-off and waits for the game's confirmation while the panel's cached answer still says offline", async () => {
     // The panel caches /resources (20 s on a real one): it still says offline after the game has started.
@@ -380,7 +380,7 @@ describe("backup failures", () => {
     expect(server.backupLog()).toMatch(/the panel showed the server offline, but the game took save-off: it runs/);
     expect(server.backupLog()).toMatch(/the game confirmed: Saved the game/);
     expect(lastMessage()?.description).toMatch(/world flushed \(save-all flush confirmed\)/);
-  }, 60_000);
+  });
 
   it("goes on without the confirmation when the game never says Saved the game", async () => {
     await ready({ writesLog: false });
@@ -391,7 +391,7 @@ describe("backup failures", () => {
       /WARN no "Saved the game" in .*latest\.log within 1 s; going on without the confirmation/,
     );
     expect(server.panel.commands()).toEqual(["save-off", "save-all flush", "save-on"]);
-  }, 60_000);
+  });
 });
 
 describe("restic is a real dependency", () => {

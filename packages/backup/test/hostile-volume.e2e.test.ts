@@ -81,7 +81,7 @@ describe("level-name from a hostile server.properties", () => {
     expect(result.stderr).toMatch(/^backup: level-name "\.\.\/host-dir" has a path separator in it/);
     expect((await server.run(["snapshots"])).stdout).toBe(snapshots);
     expect(server.panel.commands()).toEqual([]);
-  }, 60_000);
+  });
 
   it("posts a level-name that is a masked link as literal text, never as a link (finding 10)", async () => {
     properties("level-name=[Click to claim your reward](https://evil.example/login)\n");
@@ -91,7 +91,7 @@ describe("level-name from a hostile server.properties", () => {
     const description = failed?.body.embeds[0].description as string;
     expect(description).toContain("\\[Click to claim your reward\\]\\(https:");
     expect(description).not.toMatch(/(^|[^\\])\[Click/);
-  }, 60_000);
+  });
 });
 
 describe("bidirectional and zero-width controls from the game (issue 32, item 6)", () => {
@@ -106,7 +106,7 @@ describe("bidirectional and zero-width controls from the game (issue 32, item 6)
     const description = failed?.body.embeds[0].description as string;
     expect(description).toContain('level-name "dlrow/x" has a path separator in it');
     expect(description).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff]/);
-  }, 60_000);
+  });
 });
 
 describe("files of the game that are not what they seem", () => {
@@ -119,7 +119,7 @@ describe("files of the game that are not what they seem", () => {
       `backup: ${join(server.worldDir, "server.properties")} is a symbolic link, not a regular file — links inside the server volume are never followed; remove it\n`,
     );
     expect((await server.run()).code).toBe(1);
-  }, 60_000);
+  });
 
   it("refuses a server.properties of 2 GiB without reading it", async () => {
     const file = join(server.worldDir, "server.properties");
@@ -127,7 +127,7 @@ describe("files of the game that are not what they seem", () => {
     const result = await server.run();
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/server\.properties is 2\.00 GiB, more than the 1\.00 MiB such a file can be/);
-  }, 60_000);
+  });
 
   it("does not hang on a FIFO as latest.log (finding 6): the flush goes unconfirmed, autosave is back on, the backup is taken", async () => {
     // The panel stand-in must not write the game's console lines into the FIFO itself: a server that writes no log.
@@ -145,7 +145,7 @@ describe("files of the game that are not what they seem", () => {
     expect(server.backupLog()).toContain(
       `${join(server.worldDir, "logs", "latest.log")} is a FIFO, not a regular file: going on without the game's confirmation`,
     );
-  }, 60_000);
+  });
 
   it("refuses a world that is a link instead of backing up what it points to", async () => {
     rmSync(join(server.worldDir, "world_nether"), { recursive: true });
@@ -153,7 +153,7 @@ describe("files of the game that are not what they seem", () => {
     const result = await server.run();
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/world_nether is a symbolic link, not a world directory/);
-  }, 60_000);
+  });
 
   it.each([
     ["rest:http://mcops:hunter2-repo-password@127.0.0.1:9/repo/", "rest:http://***@127.0.0.1:9/repo/"],

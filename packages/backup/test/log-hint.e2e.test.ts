@@ -23,5 +23,5 @@ describe("the backup log named in restic's hints", () => {
     expect(result.stderr).toBe(
       `backup: restic failed (exit 1): pack 1a2b3c4d is damaged (rclone:mcopstest:${server.repoDir}) — see ${join(server.logDir, "mc-backup.log")} for restic's full output\n`,
     );
-  }, 60_000);
+  });
 });

@@ -42,7 +42,7 @@ describe("backup restore", () => {
     expect(hashes()).toEqual(before);
     expect(server.panel.signals()).toEqual([]);
     expect(server.discord.requests).toHaveLength(0);
-  }, 60_000);
+  });
 
   it("stops the server, keeps the current world aside, chowns the restored one, and with --no-start leaves it stopped", async () => {
     const snapshotWorld = hashes();
@@ -61,14 +61,14 @@ describe("backup restore", () => {
     expect(sideDirs(".mcops-restore-")).toEqual([]);
     expect(titles()).toEqual(["Restore started", "Restore completed"]);
     expect(server.discord.messages[1]?.body.embeds[0].description).toMatch(/left stopped \(--no-start\)/);
-  }, 60_000);
+  });
 
   it("starts the server again afterwards and gives the default owner 988:988", async () => {
     expect((await server.run(["restore", "latest"])).code).toBe(0);
     expect(server.panel.signals()).toEqual(["stop", "start"]);
     expect(server.panel.state()).toBe("running");
     expect(statSync(join(server.worldDir, "world", "level.dat")).uid).toBe(988);
-  }, 60_000);
+  });
 
   it("leaves the original world in place when restic fails midway, and starts the server again", async () => {
     const before = hashes();
@@ -90,7 +90,7 @@ describe("backup restore", () => {
     expect(server.panel.signals()).toEqual(["stop", "start"]);
     expect(titles()).toEqual(["Restore started", "Restore failed"]);
     expect(server.discord.messages[1]?.body.embeds[0]).toMatchObject({ color: 15548997 });
-  }, 60_000);
+  });
 
   it("keeps the restored world when the panel then refuses to start the server, and says so", async () => {
     // The server is off, so the first power signal is the start after the restore: the panel refuses it.
@@ -107,7 +107,7 @@ describe("backup restore", () => {
       /the server could not be started \(.*\); start it from the panel/,
     );
     expect(server.backupLog()).toMatch(/WARN the server could not be started/);
-  }, 60_000);
+  });
 
   it("refuses a snapshot whose world has no level.dat, putting nothing in place", async () => {
     unlinkSync(join(server.worldDir, "world", "level.dat"));
@@ -120,7 +120,7 @@ describe("backup restore", () => {
       /restore failed: the restored world has no world\/level\.dat; the world was not touched/,
     );
     expect(hashes()).toEqual(before);
-  }, 60_000);
+  });
 
   it("says so in one line when the snapshot does not exist", async () => {
     const result = await server.run(["restore", "deadbeef"]);
@@ -129,7 +129,7 @@ describe("backup restore", () => {
       stderr: "backup: there is no snapshot deadbeef — list them with: backup snapshots\n",
     });
     expect(server.panel.signals()).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe("backup restore against the panel's real timing", () => {
@@ -169,7 +169,7 @@ describe("backup snapshots, check, prune, init", () => {
       ),
     );
     expect(lines.at(-1)).toBe("1 snapshot");
-  }, 60_000);
+  });
 
   it("checks the repository, also reading a subset of the data", async () => {
     const result = await server.run(["check", "--read-data-subset", "50%"]);
@@ -179,7 +179,7 @@ describe("backup snapshots, check, prune, init", () => {
     const broken = await server.run(["check"]);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toMatch(/^backup: restic failed \(exit 1\)/);
-  }, 60_000);
+  });
 
   it("prunes with the forced-clean policy, keeping the newest snapshot", async () => {
     expect((await server.run()).code).toBe(0);
@@ -187,11 +187,11 @@ describe("backup snapshots, check, prune, init", () => {
     const snapshots = JSON.parse((await server.run(["snapshots", "--json"])).stdout);
     // keep-last 1 and keep-daily 30: two snapshots of today collapse to the newest.
     expect(snapshots).toHaveLength(1);
-  }, 60_000);
+  });
 
   it("refuses to initialise an existing repository", async () => {
     const result = await server.run(["init"]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^backup: the repository already exists; it is not initialised again/);
-  }, 60_000);
+  });
 });

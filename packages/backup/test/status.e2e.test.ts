@@ -46,7 +46,7 @@ describe("backup status", () => {
     expect(result.stderr).toBe(
       `backup: the newest backup does not exist yet: older than BACKUP_MAX_AGE (26 h 0 min) — see ${join(server.logDir, "mc-backup.log")}\n`,
     );
-  }, 60_000);
+  });
 
   it("after a backup and a drill: the snapshot, what it added, the drill, the repository and the retention; exit 0", async () => {
     expect((await server.run()).code).toBe(0);
@@ -91,7 +91,7 @@ describe("backup status", () => {
     );
     expect(text.stdout).toMatch(/^Retention: +keep last 1, daily 30, weekly 12, applied after each backup$/m);
     expect(text.stdout).toMatch(/^Max age: +26 h 0 min: ok$/m);
-  }, 60_000);
+  });
 
   it("exits 1 when the newest backup is older than BACKUP_MAX_AGE, and shows a failed drill", async () => {
     oldSnapshot("2026-01-01 00:00:00");
@@ -119,7 +119,7 @@ describe("backup status", () => {
       /^Last drill: +FAILED 2026-11-22 07:01:10 UTC on snapshot 1a2b3c4d: world\/region\/r\.0\.0\.mca: truncated$/m,
     );
     expect(text.stdout).toMatch(/^Max age: +2 h 0 min: STALE$/m);
-  }, 60_000);
+  });
 
   it("counts only this server's snapshots", async () => {
     // Another server's snapshot in the same repository is not this one's newest backup.
@@ -127,7 +127,7 @@ describe("backup status", () => {
     const result = await server.run(["status", "--json"]);
     expect(result.code).toBe(1);
     expect((JSON.parse(result.stdout) as BackupStatus).newest).toBeNull();
-  }, 60_000);
+  });
 
   it("calls the newest regular snapshot the newest backup, and shows safety snapshots apart, as restore latest does", async () => {
     const own = ["mcops", `server-${server.panel.server.identifier}`];
@@ -146,5 +146,5 @@ describe("backup status", () => {
     // restore latest takes the same one: its dry run names it.
     const dry = await server.run(["restore", "latest", "--dry-run", "--no-backup"]);
     expect(dry.stdout + dry.stderr).toContain(status.newest?.id as string);
-  }, 60_000);
+  });
 });

@@ -499,7 +499,7 @@ describe("a world of more dimension folders than descriptors", () => {
     expect(report.damage).toEqual([]);
     expect(Object.keys(report.dimensions)).toHaveLength(3 + 400);
     expect(report.chunks).toBe(world.chunks);
-  }, 60_000);
+  });
 
   it("would run out under that limit if it held one descriptor per folder (the limit binds)", () => {
     for (let n = 2; n < 402; n++) mkdirSync(join(root.path, `world/DIM${n}/region`), { recursive: true });
@@ -510,7 +510,7 @@ describe("a world of more dimension folders than descriptors", () => {
       timeout: 60_000,
     });
     expect(child.stderr).toContain("EMFILE");
-  }, 60_000);
+  });
 });
 
 describe("the checker threads' heap limit", () => {
@@ -538,5 +538,5 @@ describe("the checker threads' heap limit", () => {
     } finally {
       await pool.close();
     }
-  }, 60_000);
+  });
 });

@@ -526,7 +526,7 @@ describe("form posts", () => {
     writeFileSync(webhookJson(), JSON.stringify({ events: { join: false, backup: false } }), { mode: 0o600 });
     const { cookie, csrf } = await openPage();
     expect((await postForm("/test", cookie, [["csrf", csrf]])).status).toBe(303);
-    const [message] = await discord.waitForMessages(1, 5000);
+    const [message] = await discord.waitForMessages(1);
     expect(message?.body.embeds[0].title).toBe("Test message");
     expect(message?.body.allowed_mentions).toEqual({ parse: [] });
     expect((await call("GET", "/", { headers: { cookie } })).body).toMatch(

@@ -153,7 +153,7 @@ describe("replies that end", () => {
     expect(channel.requests.every((r) => r.path.startsWith("/api/v10/webhooks/"))).toBe(true);
     const [limited, posted] = channel.requests;
     expect((posted?.at ?? 0) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(1500);
-  }, 90_000);
+  });
 
   it("hands a reply that would expire before the run ends over to the channel, saying so", async () => {
     channel = await startDiscordStandIn();
@@ -169,7 +169,7 @@ describe("replies that end", () => {
     const [message] = await channel.waitForMessages(1, 60_000);
     expect(message?.body.content).toMatch(/^Server is up at /);
     expect(discord.reply(start.token)).toMatch(/can follow no longer/);
-  }, 90_000);
+  });
 });
 
 describe("a reply's last edit that Discord fails", () => {

@@ -366,7 +366,7 @@ describe("LogFollower in a hostile volume", () => {
     expect(peak - before).toBeLessThan(16 * 1024 * 1024);
     // Reading 50 MB once is a fraction of a second; the old quadratic joins took half a minute.
     expect((cpu.user + cpu.system) / 1000).toBeLessThan(5000);
-  }, 90_000);
+  });
 
   it("saves a position inside a cut line and resumes after it, skipping the rest of that line", async () => {
     const path = join(dir, "latest.log");
@@ -406,7 +406,7 @@ describe("LogFollower in a hostile volume", () => {
     await until(() => resumed.lines.length === 2, 60_000, "the lines after the hole");
     expect(resumed.lines).toEqual(["the rest of it", joinLine(1).trimEnd()]);
     expect(resumed.position).toMatchObject({ line: 2, cut: false });
-  }, 90_000);
+  });
 
   it("skips a 20 GiB hole made under it: the line cut before it is a line of its own, the join after it is read whole", async () => {
     const path = join(dir, "latest.log");
@@ -430,7 +430,7 @@ describe("LogFollower in a hostile volume", () => {
     expect(skipped).toEqual([size - before]);
     await until(() => seen.position?.offset === size + joinLine(1).length, WAIT, "the end");
     expect(seen.position).toMatchObject({ line: 3, cut: false });
-  }, 90_000);
+  });
 
   it("a 20 GiB hole made under the game, which writes at its own offset (log4j's RandomAccessFile, no O_APPEND): its lines at the hole's start are read, the hole said once", async () => {
     const path = join(dir, "latest.log");
@@ -470,7 +470,7 @@ describe("LogFollower in a hostile volume", () => {
     } finally {
       closeSync(game);
     }
-  }, 90_000);
+  });
 
   it("jumping over a hole into what was written after it, starts at a whole line (never the end of one)", async () => {
     const path = join(dir, "latest.log");
@@ -488,7 +488,7 @@ describe("LogFollower in a hostile volume", () => {
     expect(after.every((l) => /^\[12:00:00\] \[Server thread\/INFO\]: P\d+ joined the game$/.test(l))).toBe(true);
     expect(after.at(-1)).toBe(joinLine(200_000).trimEnd());
     expect(skipped).toHaveLength(1);
-  }, 90_000);
+  });
 
   it("takes a few KiB of zeros (what a crash leaves) as the end of the line before them, and reads the next line whole", async () => {
     const path = join(dir, "latest.log");

@@ -151,5 +151,5 @@ describe("idle-monitor (built executable): BOOT_ID_FILE", () => {
     const result = await Promise.race([done, timer]);
     if (result === "blocked") child.kill("SIGKILL");
     expect(result).toMatchObject({ code: 0 });
-  }, 30_000);
+  });
 });

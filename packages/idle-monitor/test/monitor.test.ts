@@ -160,7 +160,7 @@ describe("idle-monitor against a real protocol server", () => {
       /INFO 0 players online \[ping\], server running, empty for 29 min 0 s; idle backup in 1 min 0 s\n/,
     );
     expect(log).toMatch(/INFO idle backup done/);
-  }, 30_000);
+  });
 
   it("backs up nothing when nobody played, and nothing during the cooldown", async () => {
     const m = monitor();
@@ -175,7 +175,7 @@ describe("idle-monitor against a real protocol server", () => {
     // The second idle period is due 30 min later, but the cooldown (2 h from minute 122) holds it to minute 242.
     expect(await polls(m, 120)).toEqual(["backup@242"]);
     expect(backups()).toBe(2);
-  }, 60_000);
+  });
 
   it("falls back to the game log when the ping fails", async () => {
     const m = monitor({ GAME_ADDRESS: "127.0.0.1:1" });
@@ -186,7 +186,7 @@ describe("idle-monitor against a real protocol server", () => {
     clock.advance(MIN);
     writeFileSync(log, "[12:01:00] [Server thread/INFO]: Steve left the game\n", { flag: "a" });
     expect(await polls(m, 31)).toEqual(["backup@31"]);
-  }, 30_000);
+  });
 
   it("keeps its timing across a restart of the monitor", async () => {
     const steve = await game.join("Steve");
@@ -197,7 +197,7 @@ describe("idle-monitor against a real protocol server", () => {
     expect(await polls(monitor(), 20)).toEqual(["backup@33"]);
     expect(await polls(monitor(), 20)).toEqual([]);
     expect(backups()).toBe(1);
-  }, 30_000);
+  });
 
   it("never starts a backup while one runs, and stops the idle server when told to", async () => {
     const m = monitor({ IDLE_STOP_AFTER: "45m" });
@@ -216,7 +216,7 @@ describe("idle-monitor against a real protocol server", () => {
     expect(readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8")).toMatch(
       /but a backup is running \(backup, pid \d+\): waiting for it/,
     );
-  }, 60_000);
+  });
 });
 
 describe("backups while people play, and the staleness alarm", () => {
@@ -455,7 +455,7 @@ describe("the idle stop, with the panel's real timing", () => {
     expect(discord.messages.map((msg) => msg.body.embeds[0].title)).toEqual(["Idle backup triggered"]);
     expect(existsSync(ran)).toBe(false);
     expect(m.state.idleStop).toBeUndefined();
-  }, 60_000);
+  });
 
   it("is offline by the time the tick that stopped it ends, and the stop command has run", async () => {
     const stopCommand = join(root.path, "stop-command");
@@ -480,7 +480,7 @@ describe("the idle stop, with the panel's real timing", () => {
       "Server stopped (idle)",
     ]);
     expect(existsSync(ran)).toBe(true);
-  }, 60_000);
+  });
 });
 
 describe("the backup it starts", () => {
@@ -534,7 +534,7 @@ describe("the game log fallback in a hostile volume", () => {
       ),
     ]);
     expect(backups()).toBe(0);
-  }, 30_000);
+  });
 
   it("never blocks on a FIFO as latest.log: one WARN line, and the log is read again once it is a file", async () => {
     const log = join(worldDir, "logs", "latest.log");
@@ -567,7 +567,7 @@ describe("the game log fallback in a hostile volume", () => {
     expect((await m.tick()).line).toMatch(/^1 player online \(Late\) \[log\]/);
     expect(memory() - before).toBeLessThan(LOG_TAIL_BYTES * 4);
     expect(warnings()).toEqual([]);
-  }, 30_000);
+  });
 
   it("drops the partial first line of the tail, and says undefined when there is no log", () => {
     const log = join(worldDir, "logs", "latest.log");

@@ -187,5 +187,5 @@ describe("jar-download: the Java image for the version (built executable)", () =
     expect(jarRequests()).toBe(1);
     untouched(p);
     expect(p.dockerImage()).toBe(`${YOLKS}:java_17`);
-  }, 60_000);
+  });
 });

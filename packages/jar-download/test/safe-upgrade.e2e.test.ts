@@ -301,7 +301,7 @@ describe("jar-download: safe upgrades", () => {
     expect(upgrade).toMatchObject({ code: 0, stderr: "" });
     expect(upgrade.stdout).toMatch(/ The world before it is snapshot [0-9a-f]{8} \(pre-upgrade\)\.\n$/);
     expect(await snapshotTags()).toEqual([expect.arrayContaining(["pre-upgrade"])]);
-  }, 60_000);
+  });
 
   it("--rollback: a forged level.dat refuses it with one line, --ignore-world-version puts the jar back (issue 32)", async () => {
     writeFileSync(join(volume, "server.jar"), stand.jar("vanilla-1.21.3.jar"));
@@ -462,7 +462,7 @@ describe("jar-download: safe upgrades", () => {
     expect(panel.signals()).toEqual(["stop", "start"]);
     expect(panel.state()).toBe("running");
     expect(titles()).not.toContain("Server upgraded");
-  }, 60_000);
+  });
 
   it("needs backup's restic settings for a world, says how to go without, and needs none for an empty volume", async () => {
     const file = join(env.MCOPS_CONFIG_DIR as string, "backup.env");

@@ -124,7 +124,7 @@ describe("players named like the game's own messages", () => {
     start();
     await settled();
     appendFileSync(log, backupsLog());
-    await discord.waitForMessages(5, 5000);
+    await discord.waitForMessages(5);
     await settled(500);
     expect(titles()).toEqual([
       "Server started",
@@ -178,7 +178,7 @@ describe("log-tailer (service)", () => {
         line("Stopping server"),
       ].join(""),
     );
-    const messages = await discord.waitForMessages(6, 5000);
+    const messages = await discord.waitForMessages(6);
     expect(messages.map((m) => [m.body.embeds[0].title, m.body.embeds[0].color])).toEqual([
       ["Server started", 5763719],
       ["Steve joined the game", 5763719],
@@ -200,7 +200,7 @@ describe("log-tailer (service)", () => {
       log,
       line("Steve joined the game") + line("Steve was slain by Alex using [@everyone **Sword** <@123>]"),
     );
-    const [, death] = await discord.waitForMessages(2, 5000);
+    const [, death] = await discord.waitForMessages(2);
     expect(death?.pings).toEqual({ everyone: false, users: [], roles: [] });
     expect(death?.body.embeds[0].title).toBe(
       "Steve was slain by Alex using \\[@\u200beveryone \\*\\*Sword\\*\\* \\<@123>\\]",
@@ -218,7 +218,7 @@ describe("log-tailer (service)", () => {
         line("* Steve left the game") +
         line("Alex joined the game"),
     );
-    await discord.waitForMessages(1, 5000);
+    await discord.waitForMessages(1);
     await settled();
     expect(titles()).toEqual(["Alex joined the game"]);
   });
@@ -239,7 +239,7 @@ describe("log-tailer (service)", () => {
     expect(all.some((t) => t.includes(" left"))).toBe(false);
     expect(all).toContain("5 deaths");
     expect(discord.requests.filter((r) => r.status === 429)).toHaveLength(0);
-  }, 30_000);
+  });
 
   it("follows webhook.json's categories", async () => {
     const json = join(root, "etc", "webhook.json");
@@ -248,7 +248,7 @@ describe("log-tailer (service)", () => {
     start();
     await settled();
     appendFileSync(log, line("Steve joined the game") + line("Steve drowned") + line("Steve left the game"));
-    await discord.waitForMessages(1, 5000);
+    await discord.waitForMessages(1);
     await settled();
     expect(titles()).toEqual(["Steve left the game"]);
   });
@@ -271,18 +271,18 @@ describe("log-tailer (service)", () => {
     start();
     await discord.waitForMessages(3, 10_000);
     expect(titles()).toEqual(["Steve joined the game", "Alex joined the game", "Steve left the game"]);
-  }, 60_000);
+  });
 
   it("after a restart carries on where it stopped: nothing repeated, nothing missed", async () => {
     appendFileSync(log, line("Old joined the game"));
     start();
     await settled();
     appendFileSync(log, line("Steve joined the game"));
-    await discord.waitForMessages(2, 5000);
+    await discord.waitForMessages(2);
     expect(await stop()).toBe(0);
     appendFileSync(log, line("Alex joined the game"));
     start();
-    await discord.waitForMessages(3, 5000);
+    await discord.waitForMessages(3);
     await settled();
     expect(titles()).toEqual(["Old joined the game", "Steve joined the game", "Alex joined the game"]);
   });

@@ -60,5 +60,5 @@ describe("restart-with-warning (built executable, real clock)", () => {
       await discord.close();
       rmSync(root, { recursive: true, force: true });
     }
-  }, 30_000);
+  });
 });

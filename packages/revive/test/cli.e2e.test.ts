@@ -35,7 +35,7 @@ describe("hibernate and revive (built executables)", () => {
     expect(revived).toMatchObject({ code: 0, stderr: "" });
     expect(revived.stdout).toMatch(/Revived in .*\.\n$/);
     expect(world.digitalocean.droplets()).toHaveLength(1);
-  }, 30_000);
+  });
 
   it("refuse to destroy without --yes when not on a terminal, and say what is wrong in one line", async () => {
     world = await startWorld();
@@ -60,5 +60,5 @@ describe("hibernate and revive (built executables)", () => {
     expect(elsewhere.stderr).toMatch(
       /^revive: CLOUDFLARE_API_TOKEN is not set \(.*nope\.env\) — add CLOUDFLARE_API_TOKEN=\.\.\. to .*nope\.env \(copy \.env\.example\)\n$/,
     );
-  }, 30_000);
+  });
 });

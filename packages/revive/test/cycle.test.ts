@@ -92,7 +92,7 @@ describe("hibernate → revive", () => {
       expect(steps).toMatch(line);
     }
     expect(titles()).toEqual(["Server hibernated", "Server revived"]);
-  }, 30_000);
+  });
 
   it("says on stderr, in one line, when its message could not be posted (a deleted webhook)", async () => {
     world = await startWorld();
@@ -101,7 +101,7 @@ describe("hibernate → revive", () => {
     expect(world.err.join("")).toMatch(
       /^\S+Z ERROR notification "Server hibernated" not sent: the webhook does not exist: .*\n$/,
     );
-  }, 30_000);
+  });
 
   it("refuses while players are online, and touches nothing", async () => {
     world = await startWorld();
@@ -127,7 +127,7 @@ describe("hibernate → revive", () => {
     expect(world.ssh).toEqual([]);
     await expect(runHibernate(world.ctx(), { yes: true, runner: world.runner, force: true })).resolves.toBe(0);
     expect(world.out.join("")).toMatch(/The game does not answer a ping .*; going on because of --force/);
-  }, 30_000);
+  });
 
   it.each([Number.NaN, -1, 0, 1.5])("refuses --keep %s before anything, so no snapshot is lost to it", async (keep) => {
     world = await startWorld({}, { snapshots: [{ name: "mcops-2026-01-01-0000", createdAt: "2026-01-01T00:00:00Z" }] });
@@ -165,7 +165,7 @@ describe("hibernate → revive", () => {
     // Run again while the shutdown is still pending: the same plain answer, nothing else done.
     await expect(runHibernate(world.ctx(), { yes: true, skipBackup: true })).rejects.toThrow(/still shutting down/);
     expect(world.digitalocean.droplets()).toHaveLength(1);
-  }, 30_000);
+  });
 
   it("after a shutdown that hung, a re-run waits for that shutdown and powers off, without stopping or backing up again", async () => {
     world = await startWorld();
@@ -186,7 +186,7 @@ describe("hibernate → revive", () => {
       /Carrying on with the shutdown asked for at .*\n[\s\S]*Powered mc off \(the clean shutdown failed\)/,
     );
     expect(world.digitalocean.droplets()).toEqual([]);
-  }, 30_000);
+  });
 
   it("runs the last backup and shuts the VM down only once the panel says offline (the panel's real timing)", async () => {
     // Once told to stop, the server stays "stopping" (a large world saving) until the test says otherwise.
@@ -218,7 +218,7 @@ describe("hibernate → revive", () => {
     expect(world.out.join("")).toContain(`Already hibernated: snapshot ${snapshot?.name}`);
     expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ snapshotId: snapshot?.id });
     expect(await runRevive(world.ctx())).toBe(0);
-  }, 30_000);
+  });
 
   it("keeps the droplet when the snapshot fails, and takes a new one on the next run", async () => {
     world = await startWorld();

@@ -156,7 +156,7 @@ export function startDigitalOcean(
 }
 
 /** Polls `test` every 10 ms until it holds; fails after `timeoutMs`. */
-export async function waitFor(test: () => boolean, timeoutMs = 10_000): Promise<void> {
+export async function waitFor(test: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!test()) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);

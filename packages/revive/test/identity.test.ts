@@ -75,7 +75,7 @@ describe("two servers on one DigitalOcean account", () => {
     expect(after).toContain(idOf(snapB));
     expect(after).not.toContain(firstA);
     expect(account.droplets().map((d) => d.id)).toEqual([revivedB?.id]);
-  }, 60_000);
+  });
 });
 
 describe("snapshots of the earlier naming (mcops-<date>)", () => {
@@ -102,7 +102,7 @@ describe("snapshots of the earlier naming (mcops-<date>)", () => {
     const source = world.digitalocean.snapshots().find((s) => s.id === String(droplet?.image.id));
     expect(source?.name).toBe("mcops-2026-01-01-0000");
     expect(world.out.join("")).toMatch(/Created droplet mc \(s-2vcpu-4gb, fra1\) from mcops-2026-01-01-0000/);
-  }, 30_000);
+  });
 
   it("does not guess whose one is when nothing says: it stops, names them, and says to rename this server's", async () => {
     const world = await startWorld(
@@ -138,7 +138,7 @@ describe("creates that cannot double", () => {
     // The lag was real: the run looked by its tag and did not find it at first.
     const lookups = world.digitalocean.requests.filter((r) => /tag_name=mcops-run%3A/.test(r.path));
     expect(lookups.length).toBeGreaterThan(1);
-  }, 30_000);
+  });
 
   it("carries on, when run again, a revive killed after a lost create: its droplet is found as its own, not made twice", async () => {
     const world = await startWorld();
@@ -168,7 +168,7 @@ describe("creates that cannot double", () => {
     expect(world.out.join("")).toContain(`(found by its tag mcops-run:${runId}`);
     // Done: the next revive is a new run.
     expect(state().revive).toBeUndefined();
-  }, 30_000);
+  });
 });
 
 describe("snapshot names", () => {

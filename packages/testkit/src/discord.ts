@@ -234,7 +234,7 @@ function standIn(discord: Discord, server: Loopback): DiscordStandIn {
     deleteWebhook(index) {
       discord.deleted.add(hookAt(index).id);
     },
-    waitForMessages(count, timeoutMs = 5000) {
+    waitForMessages(count, timeoutMs = 30_000) {
       return discord.changes.waitFor(
         () => (messages.length >= count ? [...messages] : undefined),
         timeoutMs,

@@ -581,7 +581,7 @@ function standIn(panel: Panel, server: Loopback): PanelStandIn {
     stateHistory: (id) => machine(id).history.map((entry) => ({ ...entry })),
     console: (id) => [...machine(id).console],
     inject: (fault) => panel.faults.push(fault),
-    waitForState: (state, timeoutMs = 5000, id) => waitForState(panel, machine(id), state, timeoutMs),
+    waitForState: (state, timeoutMs = 30_000, id) => waitForState(panel, machine(id), state, timeoutMs),
     waitForPolls: (state, count, timeoutMs = 60_000, id) => waitForPolls(panel, machine(id), state, count, timeoutMs),
     reset() {
       calls.length = 0;

@@ -10,7 +10,7 @@ import type { TempDir } from "../src/http.ts";
 import { tempDir } from "../src/http.ts";
 
 const UA = "mcops-jar-download/1.0 (https://example.invalid/mcops)";
-const HAS_UNZIP = spawnSync("unzip", ["-v"], { stdio: "ignore", timeout: 2000 }).status === 0;
+const HAS_UNZIP = spawnSync("unzip", ["-v"], { stdio: "ignore", timeout: 30_000 }).status === 0;
 
 let stand: DownloadStandIn | undefined;
 let dir: TempDir | undefined;
@@ -636,10 +636,10 @@ describe("jars", () => {
     dir = tempDir("mcops-testkit-jar-");
     const file = join(dir.path, "paper.jar");
     writeFileSync(file, paper);
-    expect(execFileSync("unzip", ["-t", file], { encoding: "utf8", timeout: 5000 })).toContain("No errors detected");
-    const manifest = execFileSync("unzip", ["-p", file, "META-INF/MANIFEST.MF"], { encoding: "utf8", timeout: 5000 });
+    expect(execFileSync("unzip", ["-t", file], { encoding: "utf8", timeout: 30_000 })).toContain("No errors detected");
+    const manifest = execFileSync("unzip", ["-p", file, "META-INF/MANIFEST.MF"], { encoding: "utf8", timeout: 30_000 });
     expect(manifest).toBe("Manifest-Version: 1.0\r\nMain-Class: io.papermc.paperclip.Main\r\n\r\n");
-    const version = execFileSync("unzip", ["-p", file, "version.json"], { encoding: "utf8", timeout: 5000 });
+    const version = execFileSync("unzip", ["-p", file, "version.json"], { encoding: "utf8", timeout: 30_000 });
     expect(JSON.parse(version)).toMatchObject({ id: "1.21.4", world_version: 4189 });
     // A deflated zip of the same maker, as real jars have most of their entries.
     const deflated = join(dir.path, "deflated.jar");
@@ -647,10 +647,10 @@ describe("jars", () => {
       deflated,
       zipFile([{ name: Buffer.from("a.txt"), data: Buffer.from("hello ".repeat(100)) }], { deflate: true }),
     );
-    expect(execFileSync("unzip", ["-t", deflated], { encoding: "utf8", timeout: 5000 })).toContain(
+    expect(execFileSync("unzip", ["-t", deflated], { encoding: "utf8", timeout: 30_000 })).toContain(
       "No errors detected",
     );
-    expect(execFileSync("unzip", ["-p", deflated, "a.txt"], { encoding: "utf8", timeout: 5000 })).toBe(
+    expect(execFileSync("unzip", ["-p", deflated, "a.txt"], { encoding: "utf8", timeout: 30_000 })).toBe(
       "hello ".repeat(100),
     );
   });

@@ -127,7 +127,7 @@ describe("webhook (built executable)", () => {
     expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1500);
     // Posted to as /api/v10/webhooks/…; the address in webhook.env stays as it was.
     expect(discord.requests.every((r) => r.path.startsWith("/api/v10/webhooks/"))).toBe(true);
-  }, 60_000);
+  });
 
   it("waits out the stand-in's own 429 on the address without a version (it posts to /api/v10: seconds)", async () => {
     writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);
@@ -135,7 +135,7 @@ describe("webhook (built executable)", () => {
     const result = await run(["After a 429"]);
     expect(result.code).toBe(0);
     expect(discord.requests.map((r) => r.status)).toEqual([429, 200]);
-  }, 60_000);
+  });
 
   it("a global 429 holds every post of the machine; a shared one holds only its webhook", async () => {
     await discord.close();
@@ -162,7 +162,7 @@ describe("webhook (built executable)", () => {
     // The first webhook too, which Discord never answered 429: dropped at once, Discord not asked.
     expect((await run(["any webhook"])).code).toBe(75);
     expect(discord.requests).toHaveLength(asked);
-  }, 60_000);
+  });
 
   it("retries a 5xx answer and a dropped connection", async () => {
     writeWebhookEnv(`WEBHOOK_URL=${discord.webhookUrl()}\n`);

@@ -53,11 +53,11 @@ describe("createPanelClient", () => {
   it("sends power signals and console commands, and waits for a state", async () => {
     const c = client();
     await c.power("start");
-    const running = await c.waitForState("running", { timeoutMs: 3000, pollMs: 20 });
+    const running = await c.waitForState("running", { timeoutMs: 30_000, pollMs: 20 });
     expect(running.state).toBe("running");
     await c.command("save-all flush");
     await c.power("stop");
-    await c.waitForState(["offline"], { timeoutMs: 3000, pollMs: 20 });
+    await c.waitForState(["offline"], { timeoutMs: 30_000, pollMs: 20 });
     expect(panel.signals()).toEqual(["start", "stop"]);
     expect(panel.commands()).toEqual(["save-all flush"]);
     const auth = panel.calls.every((call) => call.status !== 401);
