@@ -1,8 +1,8 @@
 import { describeError, JobError } from "@mcops/core/errors";
+import { recordingLogger } from "@mcops/core/events";
 import { createNotifier, createPanelClient, type Notifier, type PanelClient, toolNotifier } from "@mcops/core/http";
 import { acquireLock, type Lock } from "@mcops/core/lock";
-import { type Logger, silentLogger, toolLogger } from "@mcops/core/log";
-import { LOG_FILES } from "@mcops/core/log-events";
+import { type Logger, silentLogger } from "@mcops/core/log";
 import { backupLockFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
 import { LOCK_WAIT_MS } from "./lock-wait.ts";
@@ -12,13 +12,7 @@ import { loadSettings, type Settings } from "./settings.ts";
 /** What every command of backup shares: its log, the backup lock, restic as the log hears it, the panel, the channel. */
 
 export function backupLogger(ctx: Pick<ToolContext, "paths" | "stderr" | "env" | "clock">): Logger {
-  return toolLogger({
-    logDir: ctx.paths.logDir,
-    file: LOG_FILES.backup,
-    stderr: ctx.stderr,
-    env: ctx.env,
-    clock: ctx.clock,
-  });
+  return recordingLogger(ctx, "backup");
 }
 
 /**

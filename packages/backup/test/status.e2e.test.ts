@@ -1,7 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { drillLine } from "@mcops/core/log-events";
+import { eventJournal, eventsFile } from "@mcops/core/events";
+import { formatBytes } from "@mcops/core/format";
+import { type RecordOf, ToolRecord } from "@mcops/core/records";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BackupStatus } from "../src/commands/status.ts";
 import { type Server, startServer } from "./harness.ts";
@@ -53,15 +55,36 @@ describe("backup status", () => {
     const done = /=== Backup done === .*added ([^,]+), repository [^,]+, snapshot (\w+)/.exec(server.backupLog());
     expect(done).not.toBeNull();
     const [, added, id] = done as RegExpExecArray;
-    appendFileSync(
-      join(server.logDir, "mc-backup.log"),
-      `2026-11-22T07:01:10Z INFO ${drillLine.done({ snapshot: id as string, files: 9, chunks: 1200, took: "12 s" })}\n`,
-    );
+    // The run's record: its sizes are numbers, and the log's words are those numbers put into words.
+    const state = { stateDir: join(server.root, "state") };
+    const records = readFileSync(eventsFile(state, "backup"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => ToolRecord.parse(JSON.parse(line)));
+    // The run's and its notifications' (the notifier records what became of each post).
+    expect(records.map((r) => (r.type === "notification" ? `${r.title}: ${r.outcome}` : r.type))).toEqual([
+      "backup.started",
+      "Backup started: sent",
+      "backup.done",
+      "Backup completed: sent",
+    ]);
+    const record = records[2] as RecordOf<"backup.done">;
+    expect(record).toMatchObject({ snapshot: id, addedBytes: expect.any(Number), repositoryBytes: expect.any(Number) });
+    expect(formatBytes(record.addedBytes)).toBe(added);
+    // A drill as `backup drill` records it.
+    eventJournal(state, "backup").append({
+      type: "drill.done",
+      at: Date.parse("2026-11-22T07:01:10Z"),
+      snapshot: id as string,
+      files: 9,
+      chunks: 1200,
+      tookMs: 12_000,
+    });
     const result = await server.run(["status", "--json"]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const status = JSON.parse(result.stdout) as BackupStatus;
-    expect(status.newest).toMatchObject({ id, added });
+    expect(status.newest).toMatchObject({ id, added, addedBytes: record.addedBytes });
     expect(status.newest?.ageSeconds).toBeGreaterThanOrEqual(0);
     expect(status.newest?.ageSeconds).toBeLessThan(600);
     expect(status.lastDrill).toEqual({
@@ -71,6 +94,7 @@ describe("backup status", () => {
       files: 9,
       chunks: 1200,
       took: "12 s",
+      tookMs: 12_000,
     });
     expect(status.repository.snapshots).toBe(1);
     expect(status.repository.bytes).toBeGreaterThan(0);
@@ -96,9 +120,10 @@ describe("backup status", () => {
   it("exits 1 when the newest backup is older than BACKUP_MAX_AGE, and shows a failed drill", async () => {
     oldSnapshot("2026-01-01 00:00:00");
     server.backupEnv({ BACKUP_MAX_AGE: "2h" });
+    // Written by a version before the records: backup status still reads it (no record kept yet).
     appendFileSync(
       join(server.logDir, "mc-backup.log"),
-      `2026-11-22T07:01:10Z ERROR ${drillLine.failed("1a2b3c4d", "world/region/r.0.0.mca: truncated")}\n`,
+      "2026-11-22T07:01:10Z ERROR === Drill failed === snapshot 1a2b3c4d: world/region/r.0.0.mca: truncated\n",
     );
     const result = await server.run(["status", "--json"]);
     expect(result.code).toBe(1);

@@ -1,50 +1,52 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
+import { isErrno } from "./fs.ts";
 import type { Paths } from "./paths.ts";
+import { type HealthFigures, IdleStateFile } from "./records.ts";
 
-/**
- * The idle monitor's latest health figures (issue 18), kept in its state file for the dashboard to show: the last tick
- * rate asked, memory used over the limit, free space on the volume's disk and restic's cache's.
- */
-export interface HealthFigures {
-  /** Epoch ms of the decision that measured them. */
-  at: number;
-  tps?: number | undefined;
-  memory?: number | undefined;
-  volumeFree?: number | undefined;
-  cacheFree?: number | undefined;
-}
+export type { HealthFigures } from "./records.ts";
 
 /** The idle monitor's state file in the state directory. */
 export const IDLE_STATE_FILE = "idle-monitor.json";
 
 const MAX_STATE_BYTES = 256 * 1024;
 
-/** The figures as the idle monitor last wrote them; undefined when there are none (or the file is not its). */
-export function readHealthFigures(paths: Paths): HealthFigures | undefined {
+/**
+ * The idle monitor's state file parsed with its schema (records.ts): a field of the wrong shape is dropped, a file
+ * that is not JSON or not an object is an empty state. {} when it does not exist; read without blocking, a regular
+ * file only, at most 256 KiB.
+ */
+export function readIdleState(file: string): IdleStateFile {
   let text: string;
+  let fd: number;
   try {
-    const fd = openSync(join(paths.stateDir, IDLE_STATE_FILE), "r");
-    try {
-      const buffer = Buffer.alloc(Math.min(fstatSync(fd).size, MAX_STATE_BYTES));
-      text = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString("utf8");
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return undefined;
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return {};
+    throw error;
   }
   try {
-    const health = (JSON.parse(text) as { health?: Record<string, unknown> }).health;
-    if (!health || typeof health.at !== "number") return undefined;
-    const ratio = (key: string) => (typeof health[key] === "number" ? (health[key] as number) : undefined);
-    return {
-      at: health.at,
-      tps: ratio("tps"),
-      memory: ratio("memory"),
-      volumeFree: ratio("volumeFree"),
-      cacheFree: ratio("cacheFree"),
-    };
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return {};
+    const buffer = Buffer.alloc(Math.min(stat.size, MAX_STATE_BYTES));
+    text = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  const parsed = IdleStateFile.safeParse(value);
+  return parsed.success ? parsed.data : {};
+}
+
+/** The figures as the idle monitor last wrote them (issue 18); undefined when there are none or it cannot be read. */
+export function readHealthFigures(paths: Paths): HealthFigures | undefined {
+  try {
+    return readIdleState(join(paths.stateDir, IDLE_STATE_FILE)).health;
   } catch {
     return undefined;
   }

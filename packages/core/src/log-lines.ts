@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { isErrno } from "./fs.ts";
 import type { LogLevel } from "./log.ts";
 
@@ -23,15 +23,26 @@ export function parseLogLine(line: string): LogLine | undefined {
  * not exist or cannot be read. Bounded, so a log of any size costs the page the same.
  */
 export function readLogTail(file: string, maxBytes = 256 * 1024): LogLine[] {
+  return tailLines(file, maxBytes).flatMap((line) => parseLogLine(line) ?? []);
+}
+
+/**
+ * The whole lines in the last `maxBytes` of a file (a partial first line dropped), oldest first; [] when it does not
+ * exist or cannot be read. Opened without blocking and read only when it is a regular file (a FIFO never holds a
+ * reader), never more than `maxBytes`.
+ */
+export function tailLines(file: string, maxBytes: number): string[] {
   let fd: number;
   try {
-    fd = openSync(file, "r");
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
     if (isErrno(error, "ENOENT") || isErrno(error, "EACCES")) return [];
     throw error;
   }
   try {
-    const size = fstatSync(fd).size;
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return [];
+    const size = stat.size;
     const start = Math.max(0, size - maxBytes);
     const buffer = Buffer.alloc(size - start);
     let read = 0;
@@ -42,7 +53,7 @@ export function readLogTail(file: string, maxBytes = 256 * 1024): LogLine[] {
     }
     let text = buffer.subarray(0, read).toString("utf8");
     if (start > 0) text = text.slice(text.indexOf("\n") + 1);
-    return text.split("\n").flatMap((line) => parseLogLine(line) ?? []);
+    return text.split("\n");
   } finally {
     closeSync(fd);
   }

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { type Clock, isoSeconds, systemClock } from "./clock.ts";
 import { journalStream, withPriority } from "./journal.ts";
 import type { LogLevel } from "./log-level.ts";
+import type { EventJournal } from "./records.ts";
 import { redact } from "./secrets.ts";
 
 /**
@@ -19,6 +20,8 @@ interface LogOptions {
 }
 
 export interface Logger {
+  /** Where the tool's records go along with their lines (events.ts, `record`); none: the lines only. */
+  events?: EventJournal | undefined;
   debug(message: string): void;
   info(message: string, options?: LogOptions): void;
   warn(message: string, options?: LogOptions): void;
@@ -41,6 +44,8 @@ interface LoggerOptions {
   /** Write DEBUG lines to the file too (MCOPS_DEBUG=1). */
   debug?: boolean | undefined;
   clock?: Clock | undefined;
+  /** The tool's records (events.ts): `record` appends there what it logs. */
+  events?: EventJournal | undefined;
 }
 
 /**
@@ -115,6 +120,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   }
 
   return {
+    events: options.events,
     debug: (m) => write("DEBUG", m),
     info: (m, o) => write("INFO", m, o),
     warn: (m, o) => write("WARN", m, o),
@@ -137,8 +143,11 @@ export function toolLogger(options: {
   stderr: Writer & { isTTY?: boolean; fd?: number };
   env: NodeJS.ProcessEnv;
   clock?: Clock | undefined;
+  /** The tool's records (events.ts, eventJournal). */
+  events?: EventJournal | undefined;
 }): Logger {
   return createLogger({
+    events: options.events,
     file: join(options.logDir, options.file),
     echo: options.stderr,
     echoLevel: options.stderr.isTTY ? "INFO" : "WARN",

@@ -1,15 +1,16 @@
 import type { Category } from "@mcops/core/categories";
-import { NOTIFYING_TOOLS, type NotifyingTool, notificationIn, toolLogPath } from "@mcops/core/log-events";
-import { readLogTail } from "@mcops/core/log-lines";
-import { webhookFailureSummary } from "./remote-answer.ts";
+import { readRecords } from "@mcops/core/events";
+import { NOTIFYING_TOOLS, type NotifyingTool } from "@mcops/core/log-events";
+import type { Paths } from "@mcops/core/paths";
+import { webhookFailureWords } from "./remote-answer.ts";
 
 /**
- * "The last few notifications sent". Core's notifier logs what became of every message in the log of the tool that
- * sent it, one line each, which core's log-events reads back (notificationIn). The list is those lines and nothing
- * else: a message is shown only once its outcome is logged. Nothing is logged while no webhook is configured.
+ * "The last few notifications sent". Core's notifier records what became of every message in the events of the tool
+ * that sent it (and writes its log line from the same record); the list is those records and nothing else: a message
+ * is shown only once its outcome is recorded. Nothing is recorded while no webhook is configured.
  */
 export interface NotificationEntry {
-  /** Epoch ms of the log line. */
+  /** Epoch ms of the record. */
   time: number;
   source: NotifyingTool;
   title: string;
@@ -18,21 +19,25 @@ export interface NotificationEntry {
   /** The category that is off (outcome off). */
   category: Category | undefined;
   /**
-   * Why a post failed: the notifier's reason and advice (outcome failed), with an HTTP answer as its status only:
-   * what the webhook host said stays in the log (remote-answer.ts).
+   * Why a post failed, in the page's words (remote-answer.ts): an HTTP answer as its status only, what the webhook
+   * host said stays in the log.
    */
   detail: string | undefined;
 }
 
-/** The newest `count` outcomes of every notifying tool's log, newest first. */
-export function recentNotifications(logDir: string, count = 8): NotificationEntry[] {
+/** The newest `count` outcomes of every notifying tool's records, newest first. */
+export function recentNotifications(paths: Pick<Paths, "logDir" | "stateDir">, count = 8): NotificationEntry[] {
   const all = NOTIFYING_TOOLS.flatMap((source, fileIndex) =>
-    readLogTail(toolLogPath({ logDir }, source), 64 * 1024).flatMap((line, index) => {
-      const found = notificationIn(line);
-      if (!found) return [];
-      const { failure, ...outcome } = found;
-      const detail = failure === undefined ? undefined : webhookFailureSummary(failure);
-      const entry: NotificationEntry = { time: line.time, source, ...outcome, detail };
+    readRecords(paths, source).flatMap((record, index) => {
+      if (record.type !== "notification") return [];
+      const entry: NotificationEntry = {
+        time: record.at,
+        source,
+        title: record.title,
+        outcome: record.outcome,
+        category: record.category,
+        detail: record.failure && webhookFailureWords(record.failure),
+      };
       return [{ entry, fileIndex, index }];
     }),
   );

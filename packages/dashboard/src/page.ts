@@ -2,7 +2,7 @@ import { CATEGORIES, type Category } from "@mcops/core/categories";
 import { isoSeconds } from "@mcops/core/clock";
 import { redactWebhookUrl } from "@mcops/core/config";
 import { formatBytes, formatDuration } from "@mcops/core/format";
-import type { BackupRun } from "@mcops/core/log-events";
+import type { BackupRun } from "@mcops/core/records";
 import type { NotificationEntry } from "./notifications.ts";
 import type { CurrentSettings } from "./settings-store.ts";
 import type { ServerStatus } from "./status.ts";
@@ -145,11 +145,12 @@ function playersPart(status: ServerStatus): string {
   return `<dd>${esc(p.ping.online)} of ${esc(p.ping.max)} online${names}</dd>`;
 }
 
+/** A backup's figures from its record, put into words here: "took 42 s · added 12.3 MiB · ...". */
 function backupFacts(run: BackupRun): string {
   return [
-    run.took && `took ${run.took}`,
-    run.added && `added ${run.added}`,
-    run.repository && `repository ${run.repository}`,
+    run.tookMs !== undefined && `took ${formatDuration(run.tookMs)}`,
+    run.addedBytes !== undefined && `added ${formatBytes(run.addedBytes)}`,
+    run.repositoryBytes !== undefined && `repository ${formatBytes(run.repositoryBytes)}`,
     run.snapshot && `snapshot ${run.snapshot}`,
   ]
     .filter(Boolean)
@@ -185,7 +186,7 @@ function backupPart(status: ServerStatus, now: number): string {
       );
     } else if (last.result === "failed") {
       parts.push(
-        `<span class="state offline">failed</span>${stamp}${last.took ? ` <span class="muted">after ${esc(last.took)}</span>` : ""} <span class="why">${esc(last.reason ?? "")}</span>`,
+        `<span class="state offline">failed</span>${stamp}${last.tookMs === undefined ? "" : ` <span class="muted">after ${esc(formatDuration(last.tookMs))}</span>`} <span class="why">${esc(last.reason ?? "")}</span>`,
       );
     } else {
       parts.push(

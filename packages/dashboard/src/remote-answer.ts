@@ -1,5 +1,6 @@
 import { McopsError } from "@mcops/core/errors";
 import { PanelError } from "@mcops/core/http";
+import { WEBHOOK_ANSWER_WORDS, type WebhookFailure } from "@mcops/core/records";
 import { redact } from "@mcops/core/secrets";
 import { describeError } from "./settings-store.ts";
 
@@ -7,58 +8,38 @@ import { describeError } from "./settings-store.ts";
  * What the page may say about a remote service's answer: a short status summary, never the answer's body. Core's
  * notifier and panel client put the body's words (Discord's `message` and form errors, the panel's `detail`) into their
  * reasons, which is right for the tools' logs (root's to read) but not for a page: an address pointed at another
- * service would otherwise read that service's answers back through the dashboard. The logs keep the whole line.
+ * service would otherwise read that service's answers back through the dashboard. The logs keep the whole line; the
+ * page puts the codes (a failed post's kind and status, a PanelError's kind, status and own words) into its words.
  */
 
-/** The notifier's reasons for an HTTP answer (`<reason> (<status> <Discord's words>)`): the reason and the status kept. */
-const WEBHOOK_HTTP_ANSWER =
-  /^((?:the webhook does not exist|the webhook token is not accepted|the message was refused)[^()]*) \((\d{3})\b/;
-
-/** The notifier's other reasons, made of its own words and local facts only: shown as they are. */
-const WEBHOOK_OWN_WORDS = [
-  /^cannot reach the webhook host [\w.:[\]-]+ \([\w.-]+\) after \d+ tries$/,
-  /^the webhook stayed rate limited \(429\) after \d+ waits$/,
-  /^the webhook host kept failing \(HTTP \d{3}\) after \d+ tries$/,
-  /^the message could not be sent \([^()]{0,120}\)$/,
-];
-
-/** The notifier's advice is its own words and the settings file's name; a longer one is not shown. */
-const LONGEST_ADVICE = 240;
+/** The longest advice or own-words reason the page shows: the notifier's are far shorter. */
+const LONGEST_SHOWN = 240;
 
 /**
- * The page's form of a notifier's failure, `<reason> — <advice>` as it logs it: the HTTP status instead of what the
- * remote side said; a reason of another shape becomes a pointer to the log.
+ * A failed post (its record's failure) in the page's words: an HTTP answer as the notifier's words and its status;
+ * the notifier's other reasons are its own words and local facts, shown as they are; the advice follows. A failure
+ * read from a log written before the records has only its sentence: a pointer to the log.
  */
-export function webhookFailureSummary(detail: string): string {
-  // The advice is the notifier's and never holds " — "; a remote text may, so the last one splits.
-  const split = detail.lastIndexOf(" — ");
-  const reason = split < 0 ? detail : detail.slice(0, split);
-  const advice = split < 0 ? undefined : detail.slice(split + 3);
-  const http = WEBHOOK_HTTP_ANSWER.exec(reason);
+export function webhookFailureWords(failure: WebhookFailure): string {
+  const { kind, status, reason, hint } = failure;
   let summary: string;
-  if (http) summary = `${http[1]} (HTTP ${http[2]})`;
-  else if (WEBHOOK_OWN_WORDS.some((shape) => shape.test(reason))) summary = reason;
-  else return "the post failed; the tool's log says why";
-  return redact(advice !== undefined && advice.length <= LONGEST_ADVICE ? `${summary} — ${advice}` : summary);
+  if (kind === "gone" || kind === "token" || kind === "refused") {
+    summary = status === undefined ? WEBHOOK_ANSWER_WORDS[kind] : `${WEBHOOK_ANSWER_WORDS[kind]} (HTTP ${status})`;
+  } else if (kind === "legacy" || reason.length > LONGEST_SHOWN) {
+    return "the post failed; the tool's log says why";
+  } else summary = reason;
+  return redact(hint && hint.length <= LONGEST_SHOWN ? `${summary} — ${hint}` : summary);
 }
 
 /**
- * The page's form of an error from the panel client: an HTTP answer as the reason and its status, without the panel's
- * words; an answer that could not be read as just that (a JSON parser's message quotes the body); the rest (cannot
- * reach the panel, a setting missing) as describeError has it.
+ * The page's form of an error from the panel client: an answer the panel wrote as the client's own words for it and
+ * its status, without the panel's words; an answer that could not be read as just that (a JSON parser's message
+ * quotes the body); the rest (cannot reach the panel, a setting missing) as describeError has it.
  */
 export function panelErrorSummary(error: unknown): string {
   if (!(error instanceof McopsError)) return "the panel's answer could not be read (not the JSON of its API)";
   if (!(error instanceof PanelError) || error.status === undefined) return describeError(error);
-  const status = error.status;
-  // Core's messages: `<reason> (<status>[ <code>][: <detail>]...)`, or `the panel answered <status>...`.
-  const at = error.message.indexOf(` (${status}`);
-  const reason = error.message.startsWith("the panel answered ")
-    ? "the panel answered"
-    : at > 0
-      ? error.message.slice(0, at)
-      : "the panel refused the request";
-  let line = `${reason} (HTTP ${status})`;
+  let line = `${error.reason ?? "the panel refused the request"} (HTTP ${error.status})`;
   if (error.where) line += ` (${error.where})`;
   // A rate limit's advice quotes the panel's Retry-After header.
   const hint = error.kind === "rate-limited" ? "try again in a minute" : error.hint;

@@ -4,8 +4,9 @@ import type { AddressInfo } from "node:net";
 import { CATEGORIES } from "@mcops/core/categories";
 import { loadNotifyConfig, type NotifyConfig, redactWebhookUrl } from "@mcops/core/config";
 import { JobError, UsageError } from "@mcops/core/errors";
-import { COLOURS, createNotifier } from "@mcops/core/http";
-import { type Logger, toolLogger } from "@mcops/core/log";
+import { recordingLogger } from "@mcops/core/events";
+import { COLOURS, createNotifier, failureOf } from "@mcops/core/http";
+import type { Logger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
 import { configFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
@@ -14,7 +15,7 @@ import { type AuthResult, clientAddress, createAuthenticator, type ThrottleOptio
 import { createCsrf, crossOriginReason, sessionCookie, sessionFrom } from "./csrf.ts";
 import { dashboardPage, type Flash, messagePage } from "./page.ts";
 import { passwdFile } from "./passwd.ts";
-import { webhookFailureSummary } from "./remote-answer.ts";
+import { webhookFailureWords } from "./remote-answer.ts";
 import { describeError, readSettings, saveSettings } from "./settings-store.ts";
 import { createStatusReader } from "./status.ts";
 import { STYLE } from "./style.ts";
@@ -135,13 +136,7 @@ function flashStore() {
 
 function openSite(ctx: DashboardContext, options: DashboardOptions): Site {
   const trustProxy = options.trustProxy ?? ctx.env[TRUST_PROXY] === "1";
-  const logger: Logger = toolLogger({
-    logDir: ctx.paths.logDir,
-    file: LOG_FILES.dashboard,
-    stderr: ctx.stderr,
-    env: ctx.env,
-    clock: ctx.clock,
-  });
+  const logger: Logger = recordingLogger(ctx, "dashboard");
   const secret = randomBytes(32);
   const auth = createAuthenticator({
     file: passwdFile(ctx.paths),
@@ -279,10 +274,7 @@ async function testMessage(site: Site, user: string): Promise<Flash> {
   });
   if (result.status === "sent") return { kind: "ok", text: `Test message sent to ${where}.` };
   // The log has the notifier's whole line; the page gets the status, never what the remote side answered.
-  const why =
-    result.status === "failed"
-      ? webhookFailureSummary(`${result.reason} — ${result.hint}`)
-      : "no webhook address is set";
+  const why = result.status === "failed" ? webhookFailureWords(failureOf(result)) : "no webhook address is set";
   return { kind: "error", text: `Test message not sent: ${why}` };
 }
 

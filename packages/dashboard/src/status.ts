@@ -1,9 +1,9 @@
+import { readRecords } from "@mcops/core/events";
 import { type HealthFigures, readHealthFigures } from "@mcops/core/health";
 import { createPanelClient, type Resources } from "@mcops/core/http";
 import { isHolderAlive, readLockHolder } from "@mcops/core/lock";
-import { type BackupSummary, summariseBackups, toolLogPath } from "@mcops/core/log-events";
-import { readLogTail } from "@mcops/core/log-lines";
 import { backupLockFile } from "@mcops/core/paths";
+import { type BackupSummary, summariseBackups } from "@mcops/core/records";
 import type { ToolContext } from "@mcops/core/tool";
 import { type GamePing, pingGame } from "@mcops/game-log/game-ping";
 import { type NotificationEntry, recentNotifications } from "./notifications.ts";
@@ -81,15 +81,11 @@ async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live
   return { panel, players, checkedAt };
 }
 
-/** The last backup from the backup log, and one in progress while a live backup holds the lock. */
+/** The last backup from the backup's records, and one in progress while a live backup holds the lock. */
 function readBackup(ctx: StatusContext): BackupSummary {
   const holder = readLockHolder(backupLockFile(ctx.paths));
   const running = holder !== undefined && holder.tool === "backup" && isHolderAlive(holder);
-  const log = toolLogPath(ctx.paths, "backup");
-  // The newest backup may be in the file logrotate renamed (delaycompress keeps .1 plain).
-  const backup = summariseBackups(readLogTail(log), running);
-  if (backup.last) return backup;
-  return { ...backup, last: summariseBackups(readLogTail(`${log}.1`), false).last };
+  return summariseBackups(readRecords(ctx.paths, "backup"), running);
 }
 
 export function createStatusReader(ctx: StatusContext, options: StatusOptions = {}) {
@@ -103,7 +99,7 @@ export function createStatusReader(ctx: StatusContext, options: StatusOptions = 
       return {
         ...live,
         backup: readBackup(ctx),
-        notifications: recentNotifications(ctx.paths.logDir),
+        notifications: recentNotifications(ctx.paths),
         health: readHealthFigures(ctx.paths),
       };
     },

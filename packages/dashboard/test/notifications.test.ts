@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { eventJournal } from "@mcops/core/events";
 import { type TempDir, tempDir } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { recentNotifications } from "../src/notifications.ts";
@@ -12,8 +13,10 @@ beforeEach(() => {
   mkdirSync(dir.path, { recursive: true });
 });
 afterEach(() => dir.cleanup());
+/** The logs in the directory, and no records yet: logs the tools wrote before they kept records. */
+const paths = () => ({ logDir: dir.path, stateDir: join(dir.path, "state") });
 
-describe("recent notifications, from the tools' logs", () => {
+describe("recent notifications, from the tools' logs written before the records", () => {
   it("are the notifier's outcome lines of every tool's log, newest first", () => {
     write(
       "mc-backup.log",
@@ -36,7 +39,7 @@ describe("recent notifications, from the tools' logs", () => {
       `2026-11-21T10:55:00Z INFO countdown of 5 minutes starts (2 players online)
        2026-11-21T10:55:01Z INFO notification "Scheduled restart warning" sent`,
     );
-    expect(recentNotifications(dir.path)).toEqual([
+    expect(recentNotifications(paths())).toEqual([
       {
         time: Date.parse("2026-11-21T10:55:01Z"),
         source: "restart-with-warning",
@@ -90,20 +93,92 @@ describe("recent notifications, from the tools' logs", () => {
        2026-11-21T08:00:02Z WARN notification "Idle backup triggered" not sent: something
        2026-11-21T08:00:03Z INFO notification "Idle backup triggered" sent to https://discord.com/api/webhooks/1/***`,
     );
-    expect(recentNotifications(dir.path)).toEqual([]);
+    expect(recentNotifications(paths())).toEqual([]);
   });
 
   it("are the newest `count` of them, the dashboard's test messages included", () => {
     const lines = Array.from({ length: 10 }, (_, i) => `2026-11-21T06:0${i}:00Z INFO notification "Test message" sent`);
     write("mc-dashboard.log", `2026-11-21T05:59:00Z INFO listening on http://127.0.0.1:8088\n${lines.join("\n")}`);
-    const entries = recentNotifications(dir.path);
+    const entries = recentNotifications(paths());
     expect(entries).toHaveLength(8);
     expect(entries[0]).toMatchObject({ source: "dashboard", title: "Test message", outcome: "sent" });
     expect(entries[0]?.time).toBe(Date.parse("2026-11-21T06:09:00Z"));
-    expect(recentNotifications(dir.path, 20)).toHaveLength(10);
+    expect(recentNotifications(paths(), 20)).toHaveLength(10);
   });
 
   it("are none when there are no logs", () => {
-    expect(recentNotifications(join(dir.path, "nowhere"))).toEqual([]);
+    expect(recentNotifications({ logDir: join(dir.path, "nowhere"), stateDir: join(dir.path, "nowhere") })).toEqual([]);
+  });
+});
+
+describe("recent notifications, from the tools' records", () => {
+  it("are the records of every notifying tool, the failures in the page's words from their codes", () => {
+    const at = (iso: string) => Date.parse(iso);
+    const log = eventJournal(paths(), "log-tailer");
+    log.append({
+      type: "notification",
+      at: at("2026-11-22T07:00:05Z"),
+      title: "Steve joined",
+      outcome: "off",
+      category: "join",
+    });
+    log.append({ type: "notification", at: at("2026-11-22T07:03:00Z"), title: "Steve died", outcome: "sent" });
+    eventJournal(paths(), "backup").append({
+      type: "notification",
+      at: at("2026-11-22T06:00:43Z"),
+      title: "Backup completed",
+      outcome: "failed",
+      failure: {
+        kind: "token",
+        status: 401,
+        // What Discord said stays in the log: the page builds its words from the code.
+        reason: "the webhook token is not accepted (401 Invalid Webhook Token REMOTE-WORDS, code 50027)",
+        hint: "copy the webhook address again into /etc/mc-backup/webhook.json",
+      },
+    });
+    // A log line of a tool that keeps records is not read: its record says what became of the post.
+    write("mc-log-tailer.log", '2026-11-22T08:00:00Z INFO notification "From the log" sent');
+    expect(recentNotifications(paths())).toEqual([
+      {
+        time: at("2026-11-22T07:03:00Z"),
+        source: "log-tailer",
+        title: "Steve died",
+        outcome: "sent",
+        category: undefined,
+        detail: undefined,
+      },
+      {
+        time: at("2026-11-22T07:00:05Z"),
+        source: "log-tailer",
+        title: "Steve joined",
+        outcome: "off",
+        category: "join",
+        detail: undefined,
+      },
+      {
+        time: at("2026-11-22T06:00:43Z"),
+        source: "backup",
+        title: "Backup completed",
+        outcome: "failed",
+        category: undefined,
+        detail:
+          "the webhook token is not accepted (HTTP 401) — copy the webhook address again into /etc/mc-backup/webhook.json",
+      },
+    ]);
+  });
+
+  it("skip a line of the events file that is not a record (cut short, another version's, forged)", () => {
+    mkdirSync(join(dir.path, "state", "events"), { recursive: true });
+    writeFileSync(
+      join(dir.path, "state", "events", "restart-with-warning.jsonl"),
+      [
+        '{"type":"notification","at":1,"title":"ok","outcome":"sent"}',
+        '{"type":"notification","at":2,"title":"x","outcome":"exploded"}',
+        '{"type":"notification","at":"3","title":"x","outcome":"sent"}',
+        "not json",
+        '{"type":"notification","at":4,"title":"cut',
+      ].join("\n"),
+    );
+    expect(recentNotifications(paths()).map((e) => e.title)).toEqual(["ok"]);
   });
 });

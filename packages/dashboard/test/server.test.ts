@@ -282,7 +282,7 @@ describe("the page", () => {
     mkdirSync(paths.logDir, { recursive: true });
     writeFileSync(
       join(paths.logDir, "mc-backup.log"),
-      "2026-11-21T06:00:00Z INFO === Backup started ===\n2026-11-21T06:00:42Z INFO === Backup done === took 42 s, added 12.3 MiB, repository 1.2 GiB, snapshot 1a2b3c4d\n",
+      "2026-11-21T06:00:00Z INFO === Backup started ===\n2026-11-21T06:00:42Z INFO === Backup done === took 42 s, added 12.3 MiB, repository 1.20 GiB, snapshot 1a2b3c4d\n",
     );
     writeFileSync(
       join(paths.logDir, "mc-log-tailer.log"),
@@ -294,7 +294,7 @@ describe("the page", () => {
     const { body } = await openPage();
     // The stand-in was started two hours into the server's uptime (beforeEach).
     expect(body).toMatch(/<span class="state running">running<\/span>, up 2 h \d+ min/);
-    expect(body).toContain("took 42 s · added 12.3 MiB · repository 1.2 GiB · snapshot 1a2b3c4d");
+    expect(body).toContain("took 42 s · added 12.3 MiB · repository 1.20 GiB · snapshot 1a2b3c4d");
     expect(body).toMatch(/<td>Steve left the game<\/td><td class="muted">game log<\/td><td>sent<\/td>/);
     expect(body).toMatch(
       /<td>Steve joined the game<\/td><td class="muted">game log<\/td><td><span class="muted">off<\/span> <span class="why">the join category is off/,

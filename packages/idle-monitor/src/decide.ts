@@ -1,6 +1,6 @@
 import { isoSeconds } from "@mcops/core/clock";
 import { formatDuration } from "@mcops/core/format";
-import type { HealthFigures } from "@mcops/core/health";
+import type { IdleStateFile } from "@mcops/core/records";
 
 /**
  * The idle monitor's decision, as a pure function of what it remembers, what it sees now and the settings, so that
@@ -8,49 +8,11 @@ import type { HealthFigures } from "@mcops/core/health";
  * state (state.ts).
  */
 
-/** What the monitor remembers between polls and across restarts (the state file). Times in ms since the epoch. */
-export interface IdleState {
-  /** The last time anyone was seen online. */
-  lastActivity?: number | undefined;
-  /** Since when nobody has been online (unset while someone plays or nobody knows). */
-  idleSince?: number | undefined;
-  /** When the monitor last started an idle backup (for the cooldown). */
-  lastIdleBackup?: number | undefined;
-  /** The last backup known to have succeeded (the monitor's own, or any in mc-backup.log). */
-  lastBackupOk?: number | undefined;
-  /** When the monitor last stopped the server for being idle. */
-  idleStop?: number | undefined;
-  /** Since when players have been online without a break (unset while nobody plays). */
-  activeSince?: number | undefined;
-  /** When the monitor last started a recovery point while people played. */
-  lastPlayBackup?: number | undefined;
-  /** When the monitor first looked: the age of "no backup yet". */
-  watchingSince?: number | undefined;
-  /** When the staleness alarm was last posted; unset once backups run again. */
-  staleAlarm?: number | undefined;
-  /** The tick-rate command the server answers ("none": neither), when it was last asked, its last answer (lag-watch.ts). */
-  tpsCommand?: "tps" | "tick query" | "none" | undefined;
-  tpsAskedAt?: number | undefined;
-  lastTps?: number | undefined;
-  /** The low samples in a row; when the lag warning was posted, unset once it is over. */
-  lowSamples?: number[] | undefined;
-  lagAlert?: number | undefined;
-  /** The latest health figures, for the dashboard (core's health.ts). */
-  health?: HealthFigures | undefined;
-  /** Since when memory has been above MEMORY_HIGH of the limit (memory-watch.ts). */
-  memoryHighSince?: number | undefined;
-  /** When the memory warning was posted; unset once it is below again. */
-  memoryAlert?: number | undefined;
-  /** The UTC day (2026-11-25) of the last daily certificate check (cert-watch.ts). */
-  certsCheckedDay?: string | undefined;
-  /** When the last heartbeat went to the Worker (worker-link.ts), and when a hibernation was last asked and accepted. */
-  heartbeatAt?: number | undefined;
-  hibernateAsked?: number | undefined;
-  /** The kernel's boot id when the state was last saved: a new one starts the idle clock again (state.ts, onBoot). */
-  bootId?: string | undefined;
-  /** The disks below DISK_WARN, and when each level was last posted (disk-watch.ts). */
-  disks?: Partial<Record<"volume" | "cache", { warn?: string | undefined; critical?: string | undefined }>> | undefined;
-}
+/**
+ * What the monitor remembers between polls and across restarts (the state file, idle-monitor.json): its schema is
+ * core's (records.ts, IdleStateFile), which the dashboard reads the health figures with. Times in ms since the epoch.
+ */
+export type IdleState = IdleStateFile;
 
 type ServerState = "offline" | "starting" | "running" | "stopping" | "unknown";
 

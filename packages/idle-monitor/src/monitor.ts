@@ -1,8 +1,7 @@
 import { diskSpace, type StatFs } from "@mcops/core/disk";
 import { ExitCode, JobError } from "@mcops/core/errors";
+import { recordingLogger } from "@mcops/core/events";
 import { COLOURS, createPanelClient, toolNotifier } from "@mcops/core/http";
-import { toolLogger } from "@mcops/core/log";
-import { LOG_FILES } from "@mcops/core/log-events";
 import { type Gauge, writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { type Actor, act } from "./act.ts";
@@ -48,13 +47,7 @@ interface Parts extends Actor {
  */
 function assemble(ctx: MonitorContext, args: Record<string, unknown>, once: boolean, statfs?: StatFs): Parts {
   const { env, settings } = loadSettings(ctx, args);
-  const logger = toolLogger({
-    logDir: ctx.paths.logDir,
-    file: LOG_FILES["idle-monitor"],
-    stderr: ctx.stderr,
-    env: ctx.env,
-    clock: ctx.clock,
-  });
+  const logger = recordingLogger(ctx, "idle-monitor");
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const panel = createPanelClient({
     url: env.CONTROL_URL,

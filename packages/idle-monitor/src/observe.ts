@@ -1,9 +1,9 @@
 import type { McopsError } from "@mcops/core/errors";
+import { readRecords } from "@mcops/core/events";
 import { COLOURS, type Notifier, type PanelClient, PanelError } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
-import { type DrillResult, lastBackupDone, lastBackupEnd, lastDrill, toolLogPath } from "@mcops/core/log-events";
-import { readLogTail } from "@mcops/core/log-lines";
 import type { Paths } from "@mcops/core/paths";
+import { lastBackupDone, lastBackupEnd, lastDrill, type RecordOf } from "@mcops/core/records";
 import { UnsafePathError, VolumeDir } from "@mcops/core/volume";
 import { LOG_TAIL_BYTES, playersInGameLog } from "@mcops/game-log/game-log";
 import { pingGame } from "@mcops/game-log/game-ping";
@@ -77,15 +77,15 @@ function playersByLog(
   return { players: undefined, names: [], source: "panel" };
 }
 
-/** What mc-backup.log (its last 256 KiB) says: the newest successful backup, and the newest run's end. */
-export function backupLogFacts(paths: Pick<Paths, "logDir">): {
+/** What the backup's records say: the newest successful backup, the newest run's end, and the last drill. */
+export function backupLogFacts(paths: Pick<Paths, "logDir" | "stateDir">): {
   done: number | undefined;
   end: BackupEnd | undefined;
-  drill: DrillResult | undefined;
+  drill: RecordOf<"drill.done" | "drill.failed"> | undefined;
 } {
   try {
-    const lines = readLogTail(toolLogPath(paths, "backup"));
-    return { done: lastBackupDone(lines), end: lastBackupEnd(lines), drill: lastDrill(lines) };
+    const records = readRecords(paths, "backup");
+    return { done: lastBackupDone(records)?.at, end: lastBackupEnd(records), drill: lastDrill(records) };
   } catch {
     return { done: undefined, end: undefined, drill: undefined };
   }

@@ -1,72 +1,16 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { isErrno, writeFileAtomic } from "@mcops/core/fs";
+import { writeFileAtomic } from "@mcops/core/fs";
+import { readIdleState } from "@mcops/core/health";
+import { BOOT_ID } from "@mcops/core/records";
 import type { IdleState } from "./decide.ts";
 
 /** The state file: written whole to a temporary file and renamed, so a crash never leaves half of it. */
 
+/** The state as last saved, parsed with its schema (core's records.ts): a field of the wrong shape is dropped. */
 export function readState(file: string): IdleState {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return {};
-    throw error;
-  }
-  try {
-    const value = JSON.parse(text) as Record<string, unknown>;
-    const time = (key: string) => (typeof value[key] === "number" ? (value[key] as number) : undefined);
-    return {
-      lastActivity: time("lastActivity"),
-      idleSince: time("idleSince"),
-      lastIdleBackup: time("lastIdleBackup"),
-      lastBackupOk: time("lastBackupOk"),
-      idleStop: time("idleStop"),
-      activeSince: time("activeSince"),
-      lastPlayBackup: time("lastPlayBackup"),
-      watchingSince: time("watchingSince"),
-      staleAlarm: time("staleAlarm"),
-      memoryHighSince: time("memoryHighSince"),
-      tpsCommand: ["tps", "tick query", "none"].includes(value.tpsCommand as string)
-        ? (value.tpsCommand as IdleState["tpsCommand"])
-        : undefined,
-      tpsAskedAt: time("tpsAskedAt"),
-      lastTps: time("lastTps"),
-      lowSamples: Array.isArray(value.lowSamples)
-        ? (value.lowSamples as unknown[]).filter((v): v is number => typeof v === "number").slice(-3)
-        : undefined,
-      lagAlert: time("lagAlert"),
-      health:
-        typeof value.health === "object" && value.health !== null ? (value.health as IdleState["health"]) : undefined,
-      memoryAlert: time("memoryAlert"),
-      heartbeatAt: time("heartbeatAt"),
-      hibernateAsked: time("hibernateAsked"),
-      bootId: typeof value.bootId === "string" && BOOT_ID.test(value.bootId) ? value.bootId : undefined,
-      certsCheckedDay:
-        typeof value.certsCheckedDay === "string" && /^\d{4}-\d\d-\d\d$/.test(value.certsCheckedDay)
-          ? value.certsCheckedDay
-          : undefined,
-      disks: diskAlerts(value.disks),
-    };
-  } catch {
-    return {};
-  }
+  return readIdleState(file);
 }
-
-/** The disk alerts as written: only UTC days ("2026-11-25") under the two keys; anything else is dropped. */
-function diskAlerts(value: unknown): IdleState["disks"] {
-  if (!value || typeof value !== "object") return undefined;
-  const day = (v: unknown) => (typeof v === "string" && /^\d{4}-\d\d-\d\d$/.test(v) ? v : undefined);
-  const alerts: NonNullable<IdleState["disks"]> = {};
-  for (const key of ["volume", "cache"] as const) {
-    const alert = (value as Record<string, { warn?: unknown; critical?: unknown } | undefined>)[key];
-    if (alert && typeof alert === "object") alerts[key] = { warn: day(alert.warn), critical: day(alert.critical) };
-  }
-  return Object.keys(alerts).length ? alerts : undefined;
-}
-
-/** A kernel boot id is a UUID; anything of that alphabet up to 64 characters is taken (the Worker takes the same). */
-const BOOT_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 /**
  * The kernel's boot id (BOOT_ID_FILE, /proc/sys/kernel/random/boot_id): a new one at every boot, so a VM revived from

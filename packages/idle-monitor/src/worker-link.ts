@@ -1,7 +1,7 @@
 import { ExitCode } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { COLOURS } from "@mcops/core/http";
-import type { DrillResult } from "@mcops/core/log-events";
+import { HeartbeatAnswer, type HeartbeatBody, type RecordOf } from "@mcops/core/records";
 import { signVmRequest } from "@mcops/core/vm-signature";
 import type { Actor } from "./act.ts";
 import type { Observation } from "./decide.ts";
@@ -36,12 +36,6 @@ async function send(link: WorkerSettings, path: string, body: unknown, now: numb
   });
 }
 
-/** What the Worker answers a heartbeat. */
-interface Answer {
-  hibernate?: { force?: unknown } | false;
-  start?: unknown;
-}
-
 /**
  * The heartbeat when it is due, and always before a hibernation on autopilot; then what the Worker asks (a `/start`
  * waiting for the game wins over the autopilot), then the autopilot, only once the Worker has answered.
@@ -50,7 +44,7 @@ export async function talkToWorker(
   actor: Actor,
   link: WorkerSettings,
   observation: Observation,
-  drill: DrillResult | undefined,
+  drill: RecordOf<"drill.done" | "drill.failed"> | undefined,
   now: number,
 ): Promise<void> {
   const { state, logger } = actor;
@@ -97,23 +91,24 @@ async function heartbeat(
   actor: Actor,
   link: WorkerSettings,
   observation: Observation,
-  drill: DrillResult | undefined,
+  drill: RecordOf<"drill.done" | "drill.failed"> | undefined,
   now: number,
-): Promise<Answer | undefined> {
+): Promise<HeartbeatAnswer | undefined> {
   const { state, logger } = actor;
   state.heartbeatAt = now;
   try {
+    const beat: HeartbeatBody = {
+      serverState: observation.state,
+      players: observation.names,
+      online: observation.players ?? 0,
+      lastBackup: state.lastBackupOk,
+      lastDrill: drill && { at: drill.at, ok: drill.type === "drill.done" },
+      bootId: actor.bootId,
+    };
     const response = await send(
       link,
       "/vm/heartbeat",
-      {
-        serverState: observation.state,
-        players: observation.names,
-        online: observation.players ?? 0,
-        lastBackup: state.lastBackupOk,
-        lastDrill: drill && { at: drill.time, ok: drill.ok },
-        bootId: actor.bootId,
-      },
+      beat,
       // Signed when sent, not when the decision began: an idle backup before it may have taken minutes, and the
       // Worker refuses a request more than 5 minutes old.
       actor.ctx.clock.now(),
@@ -124,7 +119,10 @@ async function heartbeat(
       logger.warn(`the Worker refused the heartbeat (${response.status} ${said})${hint}`, { echo: false });
       return undefined;
     }
-    return (await response.json()) as Answer;
+    const answer = HeartbeatAnswer.safeParse(await response.json());
+    if (answer.success) return answer.data;
+    logger.warn("the Worker's answer to the heartbeat is not one; is the Worker as new as this VM?", { echo: false });
+    return undefined;
   } catch (error) {
     logger.warn(`no heartbeat to the Worker: ${(error as Error).message}`, { echo: false });
     return undefined;

@@ -3,10 +3,10 @@ import { basename, dirname, join } from "node:path";
 import type { Clock } from "@mcops/core/clock";
 import { fromBackupEnv, pickFields, SERVER_UUID } from "@mcops/core/config";
 import { ConfigError, type JobError, UsageError } from "@mcops/core/errors";
+import { recordingLogger } from "@mcops/core/events";
 import { formatBytes } from "@mcops/core/format";
 import { COLOURS, createPanelClient, type Notice, toolNotifier } from "@mcops/core/http";
-import { type Logger, toolLogger } from "@mcops/core/log";
-import { LOG_FILES } from "@mcops/core/log-events";
+import type { Logger } from "@mcops/core/log";
 import type { Paths } from "@mcops/core/paths";
 import { writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
@@ -60,13 +60,7 @@ const STOP_POSTS_MS = 10_000;
 export async function runTailer(ctx: TailerContext, options: TailerOptions = {}): Promise<number> {
   const settings = loadTailerSettings(ctx, options);
   const log = openLog(options, settings.WORLD_DIR);
-  const logger = toolLogger({
-    logDir: ctx.paths.logDir,
-    file: LOG_FILES["log-tailer"],
-    stderr: ctx.stderr,
-    env: ctx.env,
-    clock: ctx.clock,
-  });
+  const logger = recordingLogger(ctx, "log-tailer");
   const posts = announcer(ctx, logger, settings);
   const position = positionStore(ctx.paths, log.file, logger);
   const unsent = unsentStore(ctx.paths, log.file, logger);

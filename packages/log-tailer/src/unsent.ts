@@ -5,7 +5,6 @@ import { formatBytes, formatSpan } from "@mcops/core/format";
 import { isErrno } from "@mcops/core/fs";
 import { EMBED_LIMITS, type Notice, truncate } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
-import { notificationLine } from "@mcops/core/log-events";
 import type { Paths } from "@mcops/core/paths";
 import { redact } from "@mcops/core/secrets";
 import * as z from "zod/mini";
@@ -115,12 +114,10 @@ export function unsentStore(paths: Paths, logFile: string, logger: Logger): Unse
       // "recent notifications" counts only ERROR lines as failed; the next start's line says what became of it.
       const reason = `the service stopped before Discord took it (a stop waits ${formatSpan(budgetMs)} for its posts)`;
       for (const notice of dropped) {
-        logger.warn(
-          notificationLine.failed(notice.title, reason, `more than ${UNSENT_MAX} were left: the oldest are dropped`),
-        );
+        logger.warn(notSent(notice.title, reason, `more than ${UNSENT_MAX} were left: the oldest are dropped`));
       }
       const next = written ? `saved in ${file}: it is posted at the next start` : "it could not be saved (said above)";
-      for (const notice of kept) logger.warn(notificationLine.failed(notice.title, reason, next));
+      for (const notice of kept) logger.warn(notSent(notice.title, reason, next));
       if (dropped.length > 0) {
         logger.warn(
           `${dropped.length} of the ${made.length} messages the stop left are dropped: at most ${UNSENT_MAX} are kept`,
@@ -177,4 +174,12 @@ function readBounded(file: string): { text: string } | { broken: string } {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The notifier's not-sent line, as a WARN: no record (the message is not lost, and the dashboard's "recent
+ * notifications" shows what became of it at the next start).
+ */
+function notSent(title: string, reason: string, hint: string): string {
+  return `notification "${title}" not sent: ${reason} — ${hint}`;
 }

@@ -1,10 +1,10 @@
 import type { Clock } from "@mcops/core/clock";
 import { BusyError, describeError, ExitCode, JobError, McopsError } from "@mcops/core/errors";
+import { recordingLogger } from "@mcops/core/events";
 import { formatDuration } from "@mcops/core/format";
 import { COLOURS, createPanelClient, type PanelClient, toolNotifier } from "@mcops/core/http";
 import { pauseBackups } from "@mcops/core/lock";
-import { type Logger, toolLogger } from "@mcops/core/log";
-import { LOG_FILES } from "@mcops/core/log-events";
+import type { Logger } from "@mcops/core/log";
 import { backupLockFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
 import { pingGame } from "@mcops/game-log/game-ping";
@@ -79,13 +79,7 @@ export async function runRestart(
     return 0;
   }
   const env = loadSettings(ctx);
-  const logger = toolLogger({
-    logDir: ctx.paths.logDir,
-    file: LOG_FILES["restart-with-warning"],
-    stderr: ctx.stderr,
-    env: ctx.env,
-    clock: ctx.clock,
-  });
+  const logger = recordingLogger(ctx, "restart-with-warning");
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const panel: PanelClient = createPanelClient({
     url: env.CONTROL_URL,

@@ -1,10 +1,11 @@
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { BusyError, ConfigError, JobError, McopsError, UsageError } from "@mcops/core/errors";
+import { record } from "@mcops/core/events";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
-import { drillLine } from "@mcops/core/log-events";
+import { sampledWords } from "@mcops/core/records";
 import { type Gauge, writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
@@ -79,7 +80,7 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions): Promis
     const restic = resticFor(ctx, settings, logger);
     const { snapshot, worlds } = await planDrill(drill, restic, options.snapshot);
     drill.snapshot = snapshot;
-    logger.info(drillLine.started(snapshot.short_id));
+    record(logger, { type: "drill.started", at: ctx.clock.now(), snapshot: snapshot.short_id });
     const checkers = pool;
     const report = await inScratch(drill, scratchParent, async (scratch) => {
       await checkSpace(drill, await restic.restoreSize(snapshot.id), scratchParent);
@@ -227,13 +228,20 @@ async function reportVerified(drill: Drill, report: WorldCheckReport): Promise<v
   const snapshot = drill.snapshot as Snapshot;
   const tookMs = ctx.clock.now() - drill.started;
   const took = formatDuration(tookMs);
-  const sampled = report.sampled ? `${report.chunks} of ${report.chunksPresent} chunks` : undefined;
+  const sampledChunks = report.sampled ? { checked: report.chunks, present: report.chunksPresent } : undefined;
+  const sampled = sampledChunks && sampledWords(sampledChunks);
   const last = readLastDrill(ctx.paths, logger);
   const older = olderThanLast(last, snapshot.time);
   const drops = older ? [] : compareWithLast(last, report);
-  logger.info(
-    drillLine.done({ snapshot: snapshot.short_id, files: report.files, chunks: report.chunks, took, sampled }),
-  );
+  record(logger, {
+    type: "drill.done",
+    at: ctx.clock.now(),
+    snapshot: snapshot.short_id,
+    files: report.files,
+    chunks: report.chunks,
+    tookMs,
+    sampled: sampledChunks,
+  });
   for (const drop of drops) logger.warn(`fewer than at the last drill: ${describeDrop(drop)}`);
   const budget = sampled ? `\nThe time budget ran out: ${sampled} were checked, a sample of the rest.` : "";
   const fewer = drops.length
@@ -282,7 +290,11 @@ async function reportFailed(drill: Drill, error: unknown): Promise<McopsError> {
   if (error instanceof DamagedSnapshot) {
     for (const { file, reason: why } of error.report.damage) logger.warn(`damaged: ${file}: ${why}`, { echo: false });
   }
-  logger.error(drillLine.failed(drill.snapshot?.short_id, reason), { echo: false });
+  record(
+    logger,
+    { type: "drill.failed", at: ctx.clock.now(), snapshot: drill.snapshot?.short_id, reason },
+    { echo: false },
+  );
   await notifier.send({
     title: "Backup drill failed",
     description: `${drill.snapshot ? `Snapshot ${drill.snapshot.short_id}: ` : ""}${reason}\nSee ${settings.logFile} on the server.`,

@@ -3,12 +3,14 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { describeSpace, diskLevel, diskSpace } from "@mcops/core/disk";
 import { describeError, JobError, McopsError } from "@mcops/core/errors";
+import { record } from "@mcops/core/events";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { writeFileAtomic } from "@mcops/core/fs";
 import { COLOURS, escapeGameText, type Notifier, toolNotifier } from "@mcops/core/http";
 import { isHolderAlive, processStartTime } from "@mcops/core/lock";
 import type { Logger } from "@mcops/core/log";
-import { type BackupFacts, backupFactList, backupLine, toolLogPath } from "@mcops/core/log-events";
+import { toolLogPath } from "@mcops/core/log-events";
+import { backupFactList, type RecordOf } from "@mcops/core/records";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { backupLogger, notifierFor, resticFor, takeBackupLock, unlockedOnce } from "../job.ts";
@@ -79,7 +81,7 @@ async function loadOrReport(
     return { settings, notifier };
   } catch (error) {
     const reason = describeError(error);
-    logger.error(backupLine.failed(reason), { echo: false });
+    record(logger, failedRecord(ctx, reason, error), { echo: false });
     await notifierFor(ctx, logger).send({
       title: "Backup failed",
       description: `${reason}\nSee ${toolLogPath(ctx.paths, "backup")} on the server.`,
@@ -114,7 +116,7 @@ interface World {
 async function begin(run: Run): Promise<World> {
   const { ctx, settings, logger } = run;
   await stopOrphanedRestic(ctx, logger);
-  logger.info(backupLine.started());
+  record(logger, { type: "backup.started", at: ctx.clock.now() });
   await ping(settings.BACKUP_PING_URL, "start", logger);
   const volume = VolumeDir.open(settings.WORLD_DIR);
   run.volume = volume;
@@ -174,16 +176,20 @@ async function reportDone(run: Run, restic: Restic, taken: Taken, notes: string[
     return undefined;
   });
   const took = ctx.clock.now() - run.started;
-  const facts: BackupFacts = {
-    took: formatDuration(took),
-    added: formatBytes(summary.dataAdded),
-    repository: total === undefined ? undefined : formatBytes(total),
+  const done: RecordOf<"backup.done"> = {
+    type: "backup.done",
+    at: ctx.clock.now(),
+    tookMs: took,
+    addedBytes: summary.dataAdded,
+    repositoryBytes: total,
     snapshot: summary.snapshotId,
+    saveMs: flushMs,
+    autosaveOffMs,
   };
-  logger.info(backupLine.done(facts, autosaveOffMs, flushMs));
+  record(logger, done);
   await notifier.send({
     title: "Backup completed",
-    description: [backupFactList(facts).join(" · "), ...stallFacts(taken), ...notes].join("\n"),
+    description: [backupFactList(done).join(" · "), ...stallFacts(taken), ...notes].join("\n"),
     colour: summary.unreadable.length ? COLOURS.warning : COLOURS.success,
     category: "backup",
   });
@@ -250,7 +256,7 @@ async function reportFailed(run: Run, error: unknown): Promise<McopsError> {
   const { ctx, settings, logger, notifier } = run;
   const reason = error instanceof Error ? error.message : String(error);
   // The same reason ends the run as its one error line on stderr: the log file gets it, the echo does not.
-  logger.error(backupLine.failed(reason), { echo: false });
+  record(logger, failedRecord(ctx, reason, error), { echo: false });
   await notifier.send({
     title: "Backup failed",
     description: `${reason}\nSee ${settings.logFile} on the server.`,
@@ -318,4 +324,11 @@ function progressPrinter(ctx: Pick<ToolContext, "stderr" | "clock">): ((p: Progr
       `\r\x1b[K  ${p.percent.toFixed(1)}%  ${formatBytes(p.bytesDone)} / ${formatBytes(p.totalBytes)}${eta}`,
     );
   };
+}
+
+/** A failed backup's record: the reason in the tool's words, the error's class and the exit code the run ends with. */
+function failedRecord(ctx: Pick<RunContext, "clock">, reason: string, error: unknown): RecordOf<"backup.failed"> {
+  const failed: RecordOf<"backup.failed"> = { type: "backup.failed", at: ctx.clock.now(), reason };
+  if (error instanceof McopsError) return { ...failed, kind: error.name, exitCode: error.exitCode };
+  return error instanceof Error ? { ...failed, kind: error.name } : failed;
 }

@@ -1,25 +1,38 @@
 import { isoSeconds } from "@mcops/core/clock";
 import { JobError } from "@mcops/core/errors";
+import { readRecords } from "@mcops/core/events";
 import { formatBytes, formatDuration } from "@mcops/core/format";
-import { backupEventIn, type DrillResult, lastDrill } from "@mcops/core/log-events";
-import { readLogTail } from "@mcops/core/log-lines";
+import { lastDrill, type RecordOf, sampledWords, type ToolRecord } from "@mcops/core/records";
 import type { ToolContext } from "@mcops/core/tool";
 import { repositoryJob, snapshotTime } from "../job.ts";
 import { isSafetySnapshot, SAFETY_TAGS, type Snapshot } from "../restic.ts";
 import type { Settings } from "../settings.ts";
 
-/** How much of the end of mc-backup.log is read for the newest backup's figures and the last drill: months of lines. */
-const LOG_TAIL_BYTES = 2 * 1024 * 1024;
-
 /** `backup status --json`: what a monitor or a script reads. Times are ISO 8601 in UTC. */
 export interface BackupStatus {
   server: string;
   /** The newest backup: the newest snapshot that is not a safety snapshot (what restore latest and the drill take). */
-  newest: { id: string; time: string; ageSeconds: number; added: string | undefined } | null;
+  newest: {
+    id: string;
+    time: string;
+    ageSeconds: number;
+    /** What the backup that made it added, in words ("12.3 MiB") and in bytes (its record's figure). */
+    added: string | undefined;
+    addedBytes: number | undefined;
+  } | null;
   /** The newest safety snapshot of each kind (pre-restore, pre-upgrade), shown apart. */
   safety: Array<{ tag: string; id: string; time: string }>;
   lastDrill:
-    | { ok: true; time: string; snapshot: string; files: number; chunks: number; took: string; sampled?: string }
+    | {
+        ok: true;
+        time: string;
+        snapshot: string;
+        files: number;
+        chunks: number;
+        took: string;
+        tookMs: number;
+        sampled?: string;
+      }
     | { ok: false; time: string; snapshot: string | undefined; reason: string }
     | null;
   repository: { bytes: number | undefined; snapshots: number };
@@ -44,7 +57,7 @@ export async function runStatus(
     logger.warn(`could not read the repository size: ${error.message}`);
     return undefined;
   });
-  const status = statusOf(settings, snapshots, bytes, readLogTail(settings.logFile, LOG_TAIL_BYTES), ctx.clock.now());
+  const status = statusOf(settings, snapshots, bytes, readRecords(ctx.paths, "backup"), ctx.clock.now());
   const newest = snapshots.find((s) => !isSafetySnapshot(s));
   ctx.stdout.write(options.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status, newest));
   if (status.stale) {
@@ -63,23 +76,30 @@ export function statusOf(
   settings: Settings,
   snapshots: readonly Snapshot[],
   bytes: number | undefined,
-  lines: Parameters<typeof lastDrill>[0],
+  records: readonly ToolRecord[],
   now: number,
 ): BackupStatus {
   const newest = snapshots.find((s) => !isSafetySnapshot(s));
   const newestAt = newest ? Date.parse(newest.time) : undefined;
-  const added = newest ? addedBy(lines, newest.short_id) : undefined;
+  const addedBytes = newest ? addedBy(records, newest.short_id) : undefined;
+  const added = addedBytes === undefined ? undefined : formatBytes(addedBytes);
   return {
     server: settings.SERVER_ID,
     newest:
       newest && newestAt !== undefined
-        ? { id: newest.short_id, time: isoSeconds(newestAt), ageSeconds: Math.round((now - newestAt) / 1000), added }
+        ? {
+            id: newest.short_id,
+            time: isoSeconds(newestAt),
+            ageSeconds: Math.round((now - newestAt) / 1000),
+            added,
+            addedBytes,
+          }
         : null,
     safety: SAFETY_TAGS.flatMap((tag) => {
       const found = snapshots.find((s) => s.tags?.includes(tag));
       return found ? [{ tag, id: found.short_id, time: isoSeconds(Date.parse(found.time)) }] : [];
     }),
-    lastDrill: drillStatus(lastDrill(lines)),
+    lastDrill: drillStatus(lastDrill(records)),
     repository: { bytes, snapshots: snapshots.length },
     retention: { ...settings.retention, prune: settings.BACKUP_PRUNE },
     maxAgeSeconds: settings.BACKUP_MAX_AGE / 1000,
@@ -87,21 +107,28 @@ export function statusOf(
   };
 }
 
-/** What the backup that made the snapshot added, from its done line in mc-backup.log (restic 0.14 does not keep it). */
-function addedBy(lines: Parameters<typeof lastDrill>[0], shortId: string): string | undefined {
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const event = backupEventIn(lines[i] as { text: string });
-    if (event?.kind === "done" && event.facts.snapshot === shortId) return event.facts.added;
-  }
-  return undefined;
+/** What the backup that made the snapshot added, from its record (restic 0.14 does not keep it). */
+function addedBy(records: readonly ToolRecord[], shortId: string): number | undefined {
+  return records.findLast((r): r is RecordOf<"backup.done"> => r.type === "backup.done" && r.snapshot === shortId)
+    ?.addedBytes;
 }
 
-function drillStatus(drill: DrillResult | undefined): BackupStatus["lastDrill"] {
+function drillStatus(drill: RecordOf<"drill.done" | "drill.failed"> | undefined): BackupStatus["lastDrill"] {
   if (!drill) return null;
-  const time = isoSeconds(drill.time);
-  if (!drill.ok) return { ok: false, time, snapshot: drill.snapshot, reason: drill.reason };
-  const { sampled, ...facts } = drill.facts;
-  return { ok: true, time, ...facts, ...(sampled ? { sampled } : {}) };
+  const time = isoSeconds(drill.at);
+  if (drill.type === "drill.failed") return { ok: false, time, snapshot: drill.snapshot, reason: drill.reason };
+  const { snapshot, files, chunks, tookMs, sampled } = drill;
+  const took = formatDuration(tookMs);
+  return {
+    ok: true,
+    time,
+    snapshot,
+    files,
+    chunks,
+    took,
+    tookMs,
+    ...(sampled ? { sampled: sampledWords(sampled) } : {}),
+  };
 }
 
 function formatStatus(status: BackupStatus, newest: Snapshot | undefined): string {

@@ -5,9 +5,10 @@ import type { Category } from "../categories.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { loadNotifyConfig, type NotifyConfig } from "../config/index.ts";
 import { apiVersion, type DiscordRateScope, discordRateLimit, versionedWebhookUrl } from "../discord.ts";
+import { record } from "../events.ts";
 import { type Logger, silentLogger, stripHidden } from "../log.ts";
-import { notificationLine } from "../log-events.ts";
 import { configFile, type Paths } from "../paths.ts";
+import { WEBHOOK_ANSWER_WORDS, type WebhookFailure, type WebhookFailureKind } from "../records.ts";
 import { redact } from "../secrets.ts";
 import { USER_AGENT } from "../version.ts";
 import { createRateWindow, type RateWindow, WaitTooLong } from "./rate-window.ts";
@@ -135,10 +136,13 @@ export type SendResult =
   | { status: "filtered"; category: Category }
   | {
       status: "failed";
+      /** The notifier's reason for the tool's log (it may quote Discord's words) and its advice. */
       reason: string;
       hint: string;
-      /** rate-limited: Discord holds the webhook longer than a post may wait; gone: the webhook was deleted or its token refused. */
-      kind?: "rate-limited" | "gone";
+      /** Why, as a code (records.ts): what a page puts into its own words. */
+      kind: WebhookFailureKind;
+      /** The HTTP status answered, when one was. */
+      httpStatus?: number | undefined;
     };
 
 export interface Notifier {
@@ -197,23 +201,33 @@ function firstFormError(errors: unknown, path: string[] = []): string | undefine
   return undefined;
 }
 
-function describeHttpFailure(status: number, body: DiscordError, where: string): { reason: string; hint: string } {
+function describeHttpFailure(
+  status: number,
+  body: DiscordError,
+  where: string,
+): { reason: string; hint: string; kind: WebhookFailureKind; httpStatus: number } {
   const said = body.message ? `${body.message}${body.code ? `, code ${body.code}` : ""}` : `HTTP ${status}`;
   if (status === 404) {
     return {
-      reason: `the webhook does not exist: it was deleted or its address is wrong (404 ${said})`,
+      kind: "gone",
+      httpStatus: status,
+      reason: `${WEBHOOK_ANSWER_WORDS.gone} (404 ${said})`,
       hint: `create a webhook again in the channel's settings and put its address in ${where}`,
     };
   }
   if (status === 401 || status === 403) {
     return {
-      reason: `the webhook token is not accepted (${status} ${said})`,
+      kind: "token",
+      httpStatus: status,
+      reason: `${WEBHOOK_ANSWER_WORDS.token} (${status} ${said})`,
       hint: `copy the webhook address again into ${where}`,
     };
   }
   const detail = status === 400 ? firstFormError(body.errors) : undefined;
   return {
-    reason: `the message was refused (${status} ${said}${detail ? `: ${detail}` : ""})`,
+    kind: "refused",
+    httpStatus: status,
+    reason: `${WEBHOOK_ANSWER_WORDS.refused} (${status} ${said}${detail ? `: ${detail}` : ""})`,
     hint: "this is a bug in mcops if it repeats; run with MCOPS_DEBUG=1 and report it",
   };
 }
@@ -354,6 +368,7 @@ function unanswered(error: unknown, target: URL): SendResult {
   if (error instanceof RequestFailure) {
     return {
       status: "failed",
+      kind: "unreachable",
       reason: `cannot reach the webhook host ${target.host} (${error.code}) after ${error.attempts} tries`,
       hint: "check the machine's network and DNS; messages are not queued",
     };
@@ -384,6 +399,8 @@ async function readAnswer(ctx: PostContext, answer: Exchange, where: string): Pr
   if (response.status === 429) {
     return {
       status: "failed",
+      kind: "busy",
+      httpStatus: 429,
       reason: `the webhook stayed rate limited (429) after ${attempts} tries`,
       hint: "another program may be posting to the same webhook; give mcops its own webhook",
     };
@@ -391,25 +408,28 @@ async function readAnswer(ctx: PostContext, answer: Exchange, where: string): Pr
   if (response.status >= 500) {
     return {
       status: "failed",
+      kind: "server",
+      httpStatus: response.status,
       reason: `the webhook host kept failing (HTTP ${response.status}) after ${attempts} tries`,
       hint: "Discord may be having an outage; see its status page",
     };
   }
-  const gone = response.status === 404 || response.status === 401 || response.status === 403;
-  return {
-    status: "failed",
-    ...describeHttpFailure(response.status, body, where),
-    ...(gone ? { kind: "gone" as const } : {}),
-  };
+  return { status: "failed", ...describeHttpFailure(response.status, body, where) };
 }
 
-/** The outcome's one line in the tool's log (Notifier.send): sent, or why not (unless `logFailures` is false). */
-function logOutcome(logger: Logger, title: string, result: SendResult, logFailures: boolean): void {
+/** The outcome's record and its line in the tool's log (Notifier.send): sent, or why not (unless `logFailures` is false). */
+function logOutcome(logger: Logger, at: number, title: string, result: SendResult, logFailures: boolean): void {
   if (result.status === "failed") {
-    if (logFailures) logger.error(notificationLine.failed(title, result.reason, result.hint));
+    if (logFailures) record(logger, { type: "notification", at, title, outcome: "failed", failure: failureOf(result) });
   } else {
-    logger.info(notificationLine.sent(title));
+    record(logger, { type: "notification", at, title, outcome: "sent" });
   }
+}
+
+/** A failed post's code, for its record. */
+export function failureOf(result: Extract<SendResult, { status: "failed" }>): WebhookFailure {
+  const { kind, httpStatus, reason, hint } = result;
+  return { kind, ...(httpStatus === undefined ? {} : { status: httpStatus }), reason, hint };
 }
 
 export function createNotifier(options: NotifierOptions): Notifier {
@@ -445,7 +465,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       if (!config.webhookUrl) return { status: "disabled" };
       const title = redact(notice.title);
       if (notice.category && !config.events[notice.category]) {
-        logger.info(notificationLine.off(title, notice.category));
+        record(logger, { type: "notification", at: clock.now(), title, outcome: "off", category: notice.category });
         return { status: "filtered", category: notice.category };
       }
       const message = preview(notice) as WebhookMessage;
@@ -453,11 +473,12 @@ export function createNotifier(options: NotifierOptions): Notifier {
       const result = await post(config.webhookUrl, message).catch(
         (error: unknown): SendResult => ({
           status: "failed",
+          kind: "local",
           reason: `the message could not be sent (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
           hint: "check that the run directory (/run/mc-tools, or MCOPS_RUN_DIR / MCOPS_RATE_DIR) can be written",
         }),
       );
-      logOutcome(logger, title, result, logFailures);
+      logOutcome(logger, clock.now(), title, result, logFailures);
       return result;
     },
   };
@@ -505,11 +526,11 @@ export function toolNotifier(options: {
     async send(notice) {
       const notifier = fresh();
       if (gone && notifier.preview(notice)) {
-        logger.debug(notificationLine.gone(redact(notice.title)));
+        logger.debug(`notification "${redact(notice.title)}" not sent: the webhook is gone (said above)`);
         return gone;
       }
       const result = await notifier.send(notice);
-      if (result.status === "failed" && result.kind === "gone") gone = result;
+      if (result.status === "failed" && (result.kind === "gone" || result.kind === "token")) gone = result;
       return result;
     },
   };

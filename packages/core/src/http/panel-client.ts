@@ -82,13 +82,19 @@ export class PanelError extends JobError {
   readonly detail: string | undefined;
   /** For kind "wings": the status Wings (or a proxy in front of it) answered the panel; undefined when none came. */
   readonly wingsStatus: number | undefined;
+  /**
+   * For an answer the panel wrote: the message's own words, without what the panel said (its code and detail), for a
+   * page that shows the status but never the answer's words (the dashboard).
+   */
+  readonly reason: string | undefined;
 
   constructor(
     kind: PanelErrorKind,
     message: string,
-    options: McopsErrorOptions & { status?: number; detail?: string; wingsStatus?: number },
+    options: McopsErrorOptions & { status?: number; detail?: string; wingsStatus?: number; reason?: string },
   ) {
     super(redact(message), options);
+    this.reason = options.reason;
     this.exitCode = kind === "wings" ? ExitCode.busy : ExitCode.failed;
     this.kind = kind;
     this.status = options.status;
@@ -279,6 +285,7 @@ function toError(
         where: link.where,
         status,
         detail: undefined,
+        reason: "the panel did not answer",
         hint: "it may be restarting: try again in a minute; if it lasts, check the panel's web server and PHP-FPM",
       },
     );
@@ -302,22 +309,26 @@ function panelAnswerError(
     case 401:
       return new PanelError("auth", `the panel refused the API key (${said})`, {
         ...opts,
+        reason: "the panel refused the API key",
         hint: "check CONTROL_KEY: a client API key (ptlc_...) from Account → API Credentials, not revoked",
       });
     case 400:
       if (path === DOCKER_IMAGE_PATH) {
         return new PanelError("image-locked", `the panel will not switch the server's image (${said})`, {
           ...opts,
+          reason: "the panel will not switch the server's image",
           hint: "an administrator set it by hand: change it in the admin area (Servers → the server → Startup → Docker Image), or pick one of the egg's images there so the Startup tab can switch it",
         });
       }
       return new PanelError("panel-error", `the panel answered ${said}`, {
         ...opts,
+        reason: "the panel answered",
         hint: "check the panel's logs (the web server error log and the queue worker's journal)",
       });
     case 403:
       return new PanelError("forbidden", `the API key may not do this on server ${serverId} (${said})`, {
         ...opts,
+        reason: `the API key may not do this on server ${serverId}`,
         hint:
           PERMISSION_HINTS[path] ??
           "use a client key of a user who owns the server or has the needed subuser permission",
@@ -325,17 +336,20 @@ function panelAnswerError(
     case 404:
       return new PanelError("not-found", `the panel has no server ${serverId} for this key (${said})`, {
         ...opts,
+        reason: `the panel has no server ${serverId} for this key`,
         hint: "check SERVER_ID: the first 8 characters of the server's UUID, as in the panel address /server/<id>",
       });
     case 409:
       return new PanelError("conflict", `the panel refuses while the server is busy (${said})`, {
         ...opts,
+        reason: "the panel refuses while the server is busy",
         hint: "wait until the install or transfer has finished, or unsuspend the server in the admin area",
       });
     case 422:
       if (path === DOCKER_IMAGE_PATH && first?.meta?.source_field === "docker_image") {
         return new PanelError("image-not-offered", `the panel refused the image: the egg does not offer it (${said})`, {
           ...opts,
+          reason: "the panel refused the image: the egg does not offer it",
           hint: "add it to the egg in the admin area (Nests → the egg → Docker Images), or pick one the Startup tab lists",
         });
       }
@@ -344,12 +358,14 @@ function panelAnswerError(
         `the panel rejected the request (${said}${first?.meta?.source_field ? `, field ${first.meta.source_field}` : ""})`,
         {
           ...opts,
+          reason: "the panel rejected the request",
           hint: "this is a bug in mcops; run with MCOPS_DEBUG=1 and report it",
         },
       );
     case 429:
       return new PanelError("rate-limited", `the panel is rate limiting this key (${said})`, {
         ...opts,
+        reason: "the panel is rate limiting this key",
         hint: `try again in ${retryAfter === undefined ? "a few" : Math.ceil(retryAfter / 1000)} seconds; another program may be using the same key`,
       });
     // The panel's own 502 comes only from the console route: the server is not running (Wings refuses commands).
@@ -357,16 +373,19 @@ function panelAnswerError(
       if (path !== "/command") {
         return new PanelError("panel-unavailable", `the panel did not answer (${said} on ${path || "/"})`, {
           ...opts,
+          reason: "the panel did not answer",
           hint: "it may be restarting: try again in a minute",
         });
       }
       return new PanelError("server-offline", `the game server is not running (${said})`, {
         ...opts,
+        reason: "the game server is not running",
         hint: "start it first; console commands need a running server",
       });
     default:
       return new PanelError("panel-error", `the panel answered ${said}`, {
         ...opts,
+        reason: "the panel answered",
         hint: "check the panel's logs (the web server error log and the queue worker's journal)",
       });
   }

@@ -1,4 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
+import { parseJsonOrUndefined } from "@mcops/core/format";
+import { BOOT_ID, Heartbeat as HeartbeatRecord } from "@mcops/core/records";
 import { verifyVmRequest } from "@mcops/core/vm-signature";
 import { type HibernateRun, hibernateStep, newHibernateRun } from "@mcops/revive/cloud/hibernate-steps";
 import { newReviveRun, type ReviveRun, resumeInterrupted, reviveStep } from "@mcops/revive/cloud/revive-steps";
@@ -564,10 +566,6 @@ function describeServer(state: ControlState, now: number): string {
   return "❔ No word from the VM yet: its idle monitor sends one every few minutes once WORKER_URL is set.";
 }
 
-const NAME = /^[A-Za-z0-9_.*]{1,16}$/;
-/** A kernel boot id is a UUID; anything of that alphabet up to 64 characters is taken. */
-const BOOT_ID = /^[A-Za-z0-9-]{1,64}$/;
-
 /** The boot id a VM request's body carries (`bootId`), if it carries a well-formed one. */
 function bootOf(body: string): string | undefined {
   try {
@@ -578,36 +576,20 @@ function bootOf(body: string): string | undefined {
   }
 }
 
-/** The VM's heartbeat, checked field by field (it is signed, but never trusted to be well-formed). */
+/**
+ * The VM's heartbeat, parsed with its schema (core's records.ts, which the idle monitor writes it by): signed, but
+ * never trusted to be well-formed. A time ahead of the Worker's clock by more than a minute is not one.
+ */
 function readHeartbeat(body: string, now: number): Heartbeat | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  const b = value as {
-    serverState?: unknown;
-    players?: unknown;
-    online?: unknown;
-    lastBackup?: unknown;
-    lastDrill?: { at?: unknown; ok?: unknown };
-  };
-  if (typeof b?.serverState !== "string" || !Array.isArray(b.players)) return undefined;
-  const names = b.players.filter((p): p is string => typeof p === "string" && NAME.test(p)).slice(0, 100);
-  const time = (t: unknown) =>
-    typeof t === "number" && Number.isFinite(t) && t > 0 && t <= now + 60_000 ? t : undefined;
-  const drillAt = time(b.lastDrill?.at);
+  const parsed = HeartbeatRecord.safeParse(parseJsonOrUndefined(body));
+  if (!parsed.success) return undefined;
+  const { lastBackup, lastDrill, ...beat } = parsed.data;
+  const time = (t: number | undefined) => (t !== undefined && t <= now + 60_000 ? t : undefined);
+  const drillAt = time(lastDrill?.at);
   return {
+    ...beat,
     at: now,
-    serverState: b.serverState.slice(0, 20),
-    players: names,
-    online:
-      typeof b.online === "number" && Number.isInteger(b.online) && b.online >= names.length && b.online <= 100_000
-        ? b.online
-        : names.length,
-    lastBackup: time(b.lastBackup),
-    lastDrill: drillAt === undefined ? undefined : { at: drillAt, ok: b.lastDrill?.ok === true },
-    bootId: bootOf(body),
+    lastBackup: time(lastBackup),
+    lastDrill: drillAt === undefined ? undefined : { at: drillAt, ok: lastDrill?.ok === true },
   };
 }
