@@ -1,36 +1,25 @@
 /**
- * The Worker's bindings (wrangler.toml): the Durable Object namespace, the settings in [vars], and the secrets put
- * with `wrangler secret put` (never in wrangler.toml or the repository).
+ * The Worker's bindings. What wrangler.toml declares (the Durable Object namespace, the settings in [vars]) and the
+ * secrets named in worker-secret-names.env are typed by `wrangler types` in env.generated.d.ts (`npm run worker-types`
+ * writes it; test/worker-types.test.ts fails when it is out of date): none of them is written a second time here.
+ * The secrets' values are put with `wrangler secret put NAME`, never in wrangler.toml or the repository.
+ * An intersection, not `extends`: a name of Unset that an operator adds to wrangler.toml is then simply always set.
  */
-export interface Env {
+export type Env = WranglerEnv & Unset;
+
+/**
+ * What a deployment may leave unset, which `wrangler types` cannot declare: it types every name in wrangler.toml's
+ * [vars] and in worker-secret-names.env as always set (an empty string where one is left empty), and these are absent
+ * unless an operator or a test sets them (`wrangler.toml` or `--var`), the code taking its default then.
+ */
+interface Unset {
   /**
-   * The Durable Object namespace of wrangler.toml's `class_name = "ServerControl"`: typed with that class where it is
-   * used (index.ts), so that this file, which every part of the Worker reads, imports none of them.
-   */
-  CONTROL: DurableObjectNamespace;
-  /** Secrets. */
-  DISCORD_PUBLIC_KEY: string;
-  DISCORD_APPLICATION_ID: string;
-  VM_SECRET: string;
-  DIGITALOCEAN_ACCESS_TOKEN: string;
-  CLOUDFLARE_API_TOKEN: string;
-  /**
-   * A channel webhook (Discord: channel settings → Integrations → Webhooks; the one the VM posts to): where a run's
-   * outcome goes when the reply that asked for it can no longer be edited (Discord keeps its token 15 minutes).
+   * A secret: a channel webhook (Discord: channel settings → Integrations → Webhooks; the one the VM posts to): where
+   * a run's outcome goes when the reply that asked for it can no longer be edited (Discord keeps its token 15 minutes).
    */
   OUTCOME_WEBHOOK_URL?: string;
-  /** [vars]: the play host (maybe with its port) and the panel's address, as in the operator's .env. */
-  SERVER_ADDR: string;
-  PANEL_URL: string;
-  /** The group's Discord server (guild) id: interactions from anywhere else (a DM, another guild) are refused. */
-  GUILD_ID?: string;
-  /** Role ids: who may /start, who may /stop (admins may /start too). */
-  START_ROLE?: string;
-  ADMIN_ROLE?: string;
+  /** The game VM by name (else the one droplet with DROPLET_TAG), and the region to create it in. */
   DROPLET_NAME?: string;
-  DROPLET_TAG?: string;
-  /** The VM to create when no hibernation of this Worker remembers one (a VM hibernated with the local CLI). */
-  DROPLET_SIZE?: string;
   DROPLET_REGION?: string;
   /** How often a run looks while it waits, ms (default 5000; tests make it short). */
   POLL_MS?: string;

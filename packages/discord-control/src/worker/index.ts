@@ -24,10 +24,7 @@ export default {
 
 /** The server's Durable Object: one per play host (the namespace is ServerControl's, as wrangler.toml binds it). */
 function control(env: Env): DurableObjectStub<ServerControl> {
-  // env.ts types the binding as any Durable Object namespace (so that it imports no part of the Worker); wrangler.toml
-  // binds it to ServerControl, which is what it is here.
-  const namespace = env.CONTROL as unknown as DurableObjectNamespace<ServerControl>;
-  return namespace.get(namespace.idFromName(env.SERVER_ADDR));
+  return env.CONTROL.get(env.CONTROL.idFromName(env.SERVER_ADDR));
 }
 
 async function interactions(request: Request, env: Env): Promise<Response> {
