@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { isMainThread, workerData } from "node:worker_threads";
-import { command, runTool } from "@mcops/core/cli";
+import { command, dryRunOption, runTool } from "@mcops/core/cli";
 import { flagOptions, pickFields } from "@mcops/core/config";
 import { ExitCode } from "@mcops/core/errors";
 import { parseDuration } from "@mcops/core/format";
@@ -55,11 +55,7 @@ else
                 default: true,
                 describe: "snapshot the current world first, tagged pre-restore (--no-backup skips it)",
               },
-              "dry-run": {
-                type: "boolean",
-                default: false,
-                describe: "print the plan and the entries, change nothing",
-              },
+              "dry-run": dryRunOption("print the plan and the entries, change nothing"),
               start: {
                 type: "boolean",
                 default: true,

@@ -12,6 +12,14 @@ import { VERSION } from "./version.ts";
 export const configOption = { type: "string", describe: "the local .env (default ./.env)" } as const;
 
 /**
+ * `--dry-run`: show what the command would do and do none of it (backup restore, jar-download, restart-with-warning,
+ * revive dns, webhook); declared once, each command saying in its help what it shows.
+ */
+export function dryRunOption(describe: string) {
+  return { type: "boolean", default: false, describe } as const;
+}
+
+/**
  * The one place that turns what a tool's body returned or threw into an exit code and, for errors, the one line of
  * docs/contract.md: `<tool>: <what is wrong> (<file or field>) — <what to do>`. Stack traces only with MCOPS_DEBUG=1.
  * When stderr is the journal the line carries `<3>` (`journalctl -p err` finds it) and each line of a stack `<7>`:

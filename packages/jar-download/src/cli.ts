@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { command, runTool } from "@mcops/core/cli";
+import { command, dryRunOption, runTool } from "@mcops/core/cli";
 import { flagOptions, pickFields } from "@mcops/core/config";
 import { fields } from "./settings.ts";
 
@@ -38,7 +38,7 @@ await runTool({
               "Paper/Folia: least stable channel taken for the newest build (stable, beta, alpha); NeoForge/Quilt: beta takes a beta loader",
           },
           list: { type: "boolean", default: false, describe: "list the versions, or the builds of VERSION" },
-          "dry-run": { type: "boolean", default: false, describe: "say what would be installed, do nothing" },
+          "dry-run": dryRunOption("say what would be installed, do nothing"),
           stop: { type: "boolean", default: false, describe: "stop a running server for the swap, then start it" },
           backup: {
             type: "boolean",

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { command, runTool } from "@mcops/core/cli";
+import { command, dryRunOption, runTool } from "@mcops/core/cli";
 import { LOG_FILES } from "@mcops/core/log-events";
 
 await runTool({
@@ -14,7 +14,7 @@ await runTool({
           .option("countdown", { type: "string", default: "5m", describe: "how long to warn before restarting" })
           .option("reason", { type: "string", describe: "said to the players with every warning" })
           .option("lock-wait", { type: "string", default: "30m", describe: "how long to wait for a running backup" })
-          .option("dry-run", { type: "boolean", default: false, describe: "print the schedule, do nothing" }),
+          .option("dry-run", dryRunOption("print the schedule, do nothing")),
       run: async (ctx, args) => {
         const [{ parseDuration }, { runRestart }] = await Promise.all([
           import("@mcops/core/format"),

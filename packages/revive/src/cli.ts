@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { command, configOption, runTool } from "@mcops/core/cli";
+import { command, configOption, dryRunOption, runTool } from "@mcops/core/cli";
 
 /** --config's value: a global option is not in a command's own argument types, so it is read as what yargs made of it. */
 function envFile(args: Record<string, unknown>): string | undefined {
@@ -43,7 +43,7 @@ await runTool({
       options: (y) =>
         y
           .option("ip", { type: "string", describe: "the address to set (default: the game VM's)" })
-          .option("dry-run", { type: "boolean", default: false, describe: "print the plan, change nothing" }),
+          .option("dry-run", dryRunOption("print the plan, change nothing")),
       run: async (ctx, args) =>
         (await import("./commands/dns.ts")).runDns(
           { ...ctx, envFile: envFile(args) },
