@@ -5,6 +5,8 @@ import { command, runTool } from "@mcops/core/cli";
 const SSL_DIR = "/etc/ssl/cloudflare";
 const WINGS_CONFIG = "/etc/pterodactyl/config.yml";
 const HOOKS_DIR = "/etc/letsencrypt/renewal-hooks/deploy";
+/** `--wings-config`, declared once for the three commands that read Wings' config. */
+const wingsConfigOption = { type: "string", default: WINGS_CONFIG, describe: "Wings' config.yml" } as const;
 
 await runTool({
   name: "certs",
@@ -36,15 +38,13 @@ await runTool({
     command({
       command: "wings-cert",
       describe: "the certificate file Wings' config names (for the renewal hook)",
-      options: (y) =>
-        y.option("wings-config", { type: "string", default: WINGS_CONFIG, describe: "Wings' config.yml" }),
+      options: (y) => y.option("wings-config", wingsConfigOption),
       run: async (ctx, args) => (await import("./wings-hook.ts")).runWingsCert(ctx, args.wingsConfig),
     }),
     command({
       command: "wings-url",
       describe: "where Wings answers, from its config.yml (api.host, api.port, api.ssl.enabled; for the renewal hook)",
-      options: (y) =>
-        y.option("wings-config", { type: "string", default: WINGS_CONFIG, describe: "Wings' config.yml" }),
+      options: (y) => y.option("wings-config", wingsConfigOption),
       run: async (ctx, args) => (await import("./wings-hook.ts")).runWingsUrl(ctx, args.wingsConfig),
     }),
     command({
@@ -84,7 +84,7 @@ await runTool({
         y
           .option("domain", { type: "string", describe: "only this origin certificate (default: all in --ssl-dir)" })
           .option("ssl-dir", { type: "string", default: SSL_DIR, describe: "where the origin certificates are" })
-          .option("wings-config", { type: "string", default: WINGS_CONFIG, describe: "Wings' config.yml" })
+          .option("wings-config", wingsConfigOption)
           .option("wings", { type: "string", describe: "host:port to ask Wings' certificate of (TLS handshake)" }),
       run: async (ctx, args) =>
         (await import("./check.ts")).runCheck(ctx, {
