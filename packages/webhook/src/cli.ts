@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-import { CATEGORIES, type Category, command, runTool } from "@mcops/core/cli";
+import { type Category, command, runTool } from "@mcops/core/cli";
 import { hideBin } from "yargs/helpers";
+import { EXAMPLES, options, positionals, USAGE } from "./settings.ts";
 
 /**
  * webhook.sh took its arguments as they came, and a description may well start with "-" ("- item", "-5 players").
@@ -33,8 +34,7 @@ const { argv, text } = protectTexts(hideBin(process.argv));
 
 await runTool({
   name: "webhook",
-  usage:
-    "$0 TITLE [DESCRIPTION] [COLOUR]\n\nPosts one rich message to the Discord channel webhook of /etc/mc-backup/webhook.env (drop-in for webhook.sh). Does nothing when no webhook is configured.",
+  usage: USAGE,
   argv,
   commands: [
     command({
@@ -42,26 +42,10 @@ await runTool({
       describe: false,
       options: (y) =>
         y
-          .positional("title", { type: "string", describe: "message title" })
-          .positional("description", { type: "string", describe: "message text (Discord markdown allowed)" })
-          .positional("colour", {
-            type: "string",
-            describe: "decimal RGB, #rrggbb, or success|error|warning|info|event (default info, 3447003)",
-          })
-          .option("category", {
-            type: "string",
-            choices: CATEGORIES,
-            describe: "event category; nothing is sent when webhook.json turns it off",
-          })
-          .option("footer", {
-            type: "string",
-            describe: "footer text (default: PLAY_HOST from webhook.env, else the host name)",
-          })
-          .option("dry-run", {
-            type: "boolean",
-            default: false,
-            describe: "print the JSON that would be sent; send nothing",
-          }),
+          .positional("title", positionals.title)
+          .positional("description", positionals.description)
+          .positional("colour", positionals.colour)
+          .options(options),
       run: async (ctx, args) =>
         (await import("./webhook.ts")).runWebhook(ctx, {
           title: text(args.title) ?? "",
@@ -73,5 +57,5 @@ await runTool({
         }),
     }),
   ],
-  examples: [["$0 'Backup done' 'took 42 s, 1.2 GiB' success", ""]],
+  examples: EXAMPLES,
 });

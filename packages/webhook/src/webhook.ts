@@ -4,6 +4,7 @@ import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { buildMessage, COLOURS, createNotifier } from "@mcops/core/http";
 import { createLogger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
+import { DEFAULT_COLOUR } from "./settings.ts";
 
 /** What `runWebhook` touches of the outside world. */
 export type WebhookContext = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr">;
@@ -20,7 +21,7 @@ export interface WebhookOptions {
 }
 
 export function parseColour(input: string | undefined): number {
-  if (input === undefined || input === "") return COLOURS.info;
+  if (input === undefined || input === "") return COLOURS[DEFAULT_COLOUR];
   const value = input.trim().toLowerCase();
   if (value in COLOURS) return COLOURS[value as keyof typeof COLOURS];
   let colour = Number.NaN;

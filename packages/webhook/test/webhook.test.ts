@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COLOURS, type Paths, systemClock } from "@mcops/core";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_COLOUR, positionals } from "../src/settings.ts";
 import { parseColour, runWebhook } from "../src/webhook.ts";
 
 describe("parseColour", () => {
@@ -21,6 +22,14 @@ describe("parseColour", () => {
 
   it.each(["16777216", "-1", "red", "#fff", "12.5"])("refuses %j as a usage error", (input) => {
     expect(() => parseColour(input)).toThrowError(expect.objectContaining({ exitCode: 2 }));
+  });
+
+  it("is described in --help by the names and the default it reads", () => {
+    // settings.ts is read by --help, so it names the colours without loading the notifier that declares them.
+    const names = Object.keys(COLOURS).join("|");
+    expect(positionals.colour.describe).toBe(
+      `decimal RGB, #rrggbb, or ${names} (default ${DEFAULT_COLOUR}, ${COLOURS[DEFAULT_COLOUR]})`,
+    );
   });
 });
 
