@@ -192,6 +192,18 @@ describe("the release on a booted Debian 12 (systemd-nspawn)", () => {
     expect(await newestSnapshot()).not.toBe(handSnapshot);
     expect(readdirSync(box.path("/root/.cache/restic"))).not.toEqual([]);
     expect(await box.run("grep -c 'idle backup' /var/log/mc-idle-monitor.log")).not.toBe("0\n");
+    // The idle backup, run from the monitor's sandbox, kept its record; backup status shows its figures from it.
+    const records = readFileSync(box.path("/var/lib/mc-tools/events/backup.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; snapshot?: string; addedBytes?: unknown });
+    const done = records.filter((r) => r.type === "backup.done").at(-1);
+    expect(done).toMatchObject({ snapshot: expect.any(String), addedBytes: expect.any(Number) });
+    expect((await newestSnapshot()).startsWith(done?.snapshot as string)).toBe(true);
+    const status = JSON.parse(await box.run("/opt/mc-tools/backup status --json")) as {
+      newest: { id: string; addedBytes?: number };
+    };
+    expect(status.newest).toMatchObject({ id: done?.snapshot, addedBytes: done?.addedBytes });
   }, 300_000);
 
   it("stops a unit whose config is wrong once (exit 78, no restarts), its error in the journal as an error", async () => {

@@ -17,7 +17,7 @@ import { legacyRecords } from "./records-legacy.ts";
 
 /** A file this large is rotated before the next record: about 5,000 backups' records. */
 export const ROTATE_BYTES = 1024 * 1024;
-/** What a reader takes from the end of each file. */
+/** What a reader takes from the end of each file, unless it asks for less. */
 export const READ_BYTES = 256 * 1024;
 
 /** The events file of a tool. */
@@ -60,9 +60,9 @@ export function record(logger: Logger, record: ToolRecord, options?: { echo?: bo
   }
 }
 
-/** The records in the last READ_BYTES of `file`; a line that is not one (cut short, another version's) is skipped. */
-function recordsIn(file: string): ToolRecord[] {
-  return tailLines(file, READ_BYTES).flatMap((line) => {
+/** The records in the last `maxBytes` of `file`; a line that is not one (cut short, another version's) is skipped. */
+function recordsIn(file: string, maxBytes: number): ToolRecord[] {
+  return tailLines(file, maxBytes).flatMap((line) => {
     if (!line) return [];
     try {
       const parsed = ToolRecord.safeParse(JSON.parse(line));
@@ -88,11 +88,15 @@ function exists(file: string): boolean {
  * tools were upgraded since its last run) is read from its log as the versions before wrote it (records-legacy.ts),
  * so the dashboard shows the last backup before the first new one.
  */
-export function readRecords(paths: Pick<Paths, "stateDir" | "logDir">, tool: LoggingTool): ToolRecord[] {
+export function readRecords(
+  paths: Pick<Paths, "stateDir" | "logDir">,
+  tool: LoggingTool,
+  maxBytes = READ_BYTES,
+): ToolRecord[] {
   const file = eventsFile(paths, tool);
-  if (exists(file) || exists(`${file}.1`)) return [...recordsIn(`${file}.1`), ...recordsIn(file)];
+  if (exists(file) || exists(`${file}.1`)) return [...recordsIn(`${file}.1`, maxBytes), ...recordsIn(file, maxBytes)];
   const log = toolLogPath(paths, tool);
-  return legacyRecords([...readLogTail(`${log}.1`, READ_BYTES), ...readLogTail(log, READ_BYTES)]);
+  return legacyRecords([...readLogTail(`${log}.1`, maxBytes), ...readLogTail(log, maxBytes)]);
 }
 
 /**

@@ -25,10 +25,13 @@ export interface NotificationEntry {
   detail: string | undefined;
 }
 
+/** How much of the end of each tool's records the list reads: hundreds of posts, for the newest eight. */
+const RECENT_BYTES = 64 * 1024;
+
 /** The newest `count` outcomes of every notifying tool's records, newest first. */
 export function recentNotifications(paths: Pick<Paths, "logDir" | "stateDir">, count = 8): NotificationEntry[] {
   const all = NOTIFYING_TOOLS.flatMap((source, fileIndex) =>
-    readRecords(paths, source).flatMap((record, index) => {
+    readRecords(paths, source, RECENT_BYTES).flatMap((record, index) => {
       if (record.type !== "notification") return [];
       const entry: NotificationEntry = {
         time: record.at,

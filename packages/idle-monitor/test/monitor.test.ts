@@ -13,6 +13,7 @@ import {
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { StatFs } from "@mcops/core/disk";
+import { eventJournal } from "@mcops/core/events";
 import { COLOURS } from "@mcops/core/http";
 import { acquireLock } from "@mcops/core/lock";
 import { resolvePaths } from "@mcops/core/paths";
@@ -268,6 +269,32 @@ describe("backups while people play, and the staleness alarm", () => {
     expect(readFileSync(join(textfiles, "mcops_idle.prom"), "utf8")).toMatch(/^mcops_backup_stale\{server="\w+"\} 0$/m);
     // Cleared in the state file, so the next gap alarms again.
     expect(m.state.staleAlarm).toBeUndefined();
+  }, 120_000);
+
+  it("takes the backup's ends from its records: a failure's reason, and the success that ends the alarm", async () => {
+    const m = monitor({ BACKUP_MAX_AGE: "2h" });
+    const journal = eventJournal(ctx.paths, "backup");
+    const done = { type: "backup.done", tookMs: 1000, addedBytes: 1, snapshot: "aaaa0000" } as const;
+    journal.append({ ...done, at: T0 });
+    journal.append({ type: "backup.failed", at: T0 + 30 * MIN, reason: "restic: wrong password", exitCode: 1 });
+    // A line in the log, where records are kept, is not the backup's word: it changes nothing.
+    mkdirSync(join(root.path, "log"), { recursive: true });
+    const at = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+    writeFileSync(
+      join(root.path, "log", "mc-backup.log"),
+      `${at(T0 + 60 * MIN)} INFO === Backup done === took 1 s, added 1 B, snapshot ffff0000\n`,
+    );
+    expect(await polls(m, 3 * 60)).toEqual([]);
+    const titles = () => discord.messages.map((msg) => msg.body.embeds[0].title);
+    expect(titles()).toEqual(["No backup for 2 h"]);
+    expect(discord.messages[0]?.body.embeds[0].description).toBe(
+      "The last one failed: restic: wrong password\nBACKUP_MAX_AGE is 2 h 0 min.",
+    );
+    const now = clock.now();
+    journal.append({ ...done, at: now, snapshot: "bbbb0000" });
+    expect(await polls(m, 1)).toEqual([]);
+    expect(titles()).toEqual(["No backup for 2 h", "Backups are running again"]);
+    expect(m.state.lastBackupOk).toBe(now);
   }, 120_000);
 });
 
