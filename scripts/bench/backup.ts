@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readRecords } from "@mcops/core/events";
 import { startPanelStandIn, toolEnv } from "@mcops/testkit";
 import { fmt, median, ratio, writeBackupEnv } from "./lib.ts";
 
@@ -93,10 +94,10 @@ export async function benchBackup(mib = 300, rounds = 3): Promise<void> {
         await run(BIN, ["init"], env);
         note(`${label} first`, await run(BIN, [], env));
         note(`${label} second`, await run(BIN, [], env));
-        for (const match of readFileSync(join(dir, "log", "mc-backup.log"), "utf8").matchAll(
-          /autosave was off for ([\d.]+) s/g,
-        )) {
-          autosaveOff.push(Number(match[1]) * 1000);
+        // The backups' own figures, from their records (never their log lines read back).
+        for (const record of readRecords({ stateDir: join(dir, "state"), logDir: join(dir, "log") }, "backup")) {
+          if (record.type === "backup.done" && record.autosaveOffMs !== undefined)
+            autosaveOff.push(record.autosaveOffMs);
         }
       }
     }

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deflate, inflateSync } from "node:zlib";
+import { readRecords } from "@mcops/core/events";
+import { lastDrill } from "@mcops/core/records";
 import { type BuiltWorld, buildWorld, type PanelStandIn, startPanelStandIn, toolEnv } from "@mcops/testkit";
 import { TAG, walkNbt } from "../../packages/backup/src/drill/nbt-walk.ts";
 import { fmt, median, ratio, writeBackupEnv } from "./lib.ts";
@@ -678,8 +680,9 @@ async function drillRounds(repo: Repo, rounds: number, warmup: number, extra: No
     restoreMs.push(plain.ms);
     drillMs.push(drill.ms);
   }
-  const log = readFileSync(join(repo.root, "log", "mc-backup.log"), "utf8");
-  const chunks = Number([...log.matchAll(/=== Drill done === .*chunks (\d+)/g)].at(-1)?.[1] ?? 0);
+  const records = readRecords({ stateDir: join(repo.root, "state"), logDir: join(repo.root, "log") }, "backup");
+  const drilled = lastDrill(records);
+  const chunks = drilled?.type === "drill.done" ? drilled.chunks : 0;
   return { restore: median(restoreMs), drill: median(drillMs), chunks };
 }
 
