@@ -36,7 +36,8 @@ export function tailLines(file: string, maxBytes: number): string[] {
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
-    if (isErrno(error, "ENOENT") || isErrno(error, "EACCES")) return [];
+    // Not there, not ours to read, or a path through something that is not a directory: nothing to read.
+    if (["ENOENT", "EACCES", "ENOTDIR", "ELOOP", "ENXIO"].some((code) => isErrno(error, code))) return [];
     throw error;
   }
   try {

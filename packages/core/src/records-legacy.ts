@@ -16,7 +16,9 @@ const DRILL_DONE =
 const DRILL_FAILED = /^=== Drill failed === (?:snapshot (\S+): )?(.*)$/;
 const SENT = /^notification "(.*)" sent$/;
 const OFF = /^notification "(.*)" not sent: the (\w+) category is off$/;
-const NOT_SENT = /^notification "(.*)" not sent: (.*)$/;
+// The title ends at the first `" not sent: `: a refused post's reason quotes the webhook host, whose words must never
+// become part of a title (the page shows titles).
+const NOT_SENT = /^notification "(.*?)" not sent: (.*)$/;
 
 const UNITS: Record<string, number> = { B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4 };
 

@@ -13,10 +13,16 @@ import type { LogLevel } from "./log-level.ts";
  * This module is pure (zod and core's formatting only): the Worker bundles it to check the heartbeat.
  */
 
-/** Epoch milliseconds. */
-const Epoch = z.int().check(z.nonnegative());
-/** A span in milliseconds. */
-const Span = z.number().check(z.nonnegative());
+/** Epoch milliseconds, within what a Date can hold (a later one would fail every reader that shows it). */
+const Epoch = z.int().check(z.nonnegative(), z.maximum(8.64e15));
+/**
+ * A span in milliseconds, measured on the wall clock: one that a clock stepped back (NTP) made negative is 0, never a
+ * record its readers refuse (the backup would look unfinished to all of them).
+ */
+const Span = z.pipe(
+  z.number(),
+  z.transform((ms) => Math.max(0, ms)),
+);
 const Bytes = z.number().check(z.nonnegative());
 const Count = z.int().check(z.nonnegative());
 /** A restic snapshot's short id, as the tools write it. */

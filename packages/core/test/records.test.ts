@@ -18,6 +18,7 @@ import {
   type ToolRecord,
 } from "../src/records.ts";
 import { legacyRecords } from "../src/records-legacy.ts";
+import { clearSecrets, registerSecret } from "../src/secrets.ts";
 
 const done = (over: Partial<RecordOf<"backup.done">> = {}): RecordOf<"backup.done"> => ({
   type: "backup.done",
@@ -213,16 +214,18 @@ describe("a tool's events file", () => {
       / INFO === Backup started ===\n.* INFO === Backup done === took 42 s, added 12\.3 MiB, repository 1\.20 GiB, snapshot 1a2b3c4d\n$/,
     );
     expect(readRecords(paths(), "backup")).toEqual([{ type: "backup.started", at: 1000 }, done()]);
-    expect(statSync(eventsFile(paths(), "backup")).mode & 0o777).toBe(0o644);
+    expect(statSync(eventsFile(paths(), "backup")).mode & 0o777).toBe(0o640);
   });
 
-  it("is read instead of the log once it exists: a forged line in the log says nothing", () => {
+  it("is read instead of the log from its first record on: a line of the log after it says nothing", () => {
     mkdirSync(join(dir.path, "log"), { recursive: true });
     const line = "2026-11-21T06:00:42Z INFO === Backup done === took 1 s, added 1 B, snapshot f0f0f0f0\n";
     writeFileSync(join(dir.path, "log", "mc-backup.log"), line);
     expect(lastBackupDone(readRecords(paths(), "backup"))?.snapshot).toBe("f0f0f0f0");
-    eventJournal(paths(), "backup").append({ type: "backup.started", at: 1 });
-    expect(readRecords(paths(), "backup")).toEqual([{ type: "backup.started", at: 1 }]);
+    eventJournal(paths(), "backup").append({ type: "backup.started", at: Date.parse("2026-11-21T06:00:10Z") });
+    expect(readRecords(paths(), "backup")).toEqual([
+      { type: "backup.started", at: Date.parse("2026-11-21T06:00:10Z") },
+    ]);
   });
 
   it("is rotated once it is full, and read from the end only", () => {
@@ -306,5 +309,106 @@ describe("the idle monitor's state file and the heartbeat, parsed with their sch
       bootId: "5f0c",
     });
     expect(Heartbeat.safeParse({ players: [] }).success).toBe(false);
+  });
+});
+
+describe("a record against what the game and a remote host write (an attack pass on issue 34's records)", () => {
+  const paths = () => ({ logDir: join(dir.path, "log"), stateDir: join(dir.path, "state") });
+  const logger = () =>
+    createLogger({ file: join(paths().logDir, "mc-backup.log"), events: eventJournal(paths(), "backup") });
+  afterEach(() => clearSecrets());
+
+  it("keeps no secret: a failure's reason that quotes restic's address is redacted as its log line is", () => {
+    registerSecret("hunter2-repository-password");
+    const reason = "restic cannot open rest:https://mc:hunter2-repository-password@backup.example/mc";
+    record(logger(), { type: "backup.failed", at: 1000, reason });
+    expect(readFileSync(join(paths().logDir, "mc-backup.log"), "utf8")).not.toContain("hunter2");
+    expect(readFileSync(eventsFile(paths(), "backup"), "utf8")).not.toContain("hunter2");
+    // The dashboard, another process, never registered restic's secrets: the record it reads has none.
+    clearSecrets();
+    expect(lastBackupEnd(readRecords(paths(), "backup"))?.failed).toBe(
+      "restic cannot open rest:https://mc:***@backup.example/mc",
+    );
+  });
+
+  it("keeps a title as its log line shows it: no line break, bidirectional or zero-width character; at most 256", () => {
+    const title = `Steve\u202eevetS was slain by \u200b[Sword]\nINFO forged\u2028line${"x".repeat(70_000)}`;
+    record(logger(), { type: "notification", at: 1000, title, outcome: "sent" });
+    const read = readRecords(paths(), "backup")[0] as RecordOf<"notification">;
+    expect(read.title).toMatch(/^Steve\\u202eevetS was slain by \\u200b\[Sword\] \| INFO forged\\u2028linex+…$/);
+    expect(read.title).toHaveLength(256);
+  });
+
+  it("is a done backup to its readers when the clock stepped back while it ran (its line says took 0 ms)", () => {
+    record(logger(), { type: "backup.started", at: 10_000 });
+    record(logger(), {
+      type: "backup.done",
+      at: 8000,
+      tookMs: -2000,
+      addedBytes: 5,
+      snapshot: "1a2b3c4d",
+      autosaveOffMs: -1,
+    });
+    expect(readFileSync(join(paths().logDir, "mc-backup.log"), "utf8")).toContain("=== Backup done === took 0 ms");
+    expect(lastBackupDone(readRecords(paths(), "backup"))).toMatchObject({ tookMs: 0, autosaveOffMs: 0 });
+  });
+
+  it("never writes to a FIFO or through a link in the events file's place; the run goes on, one WARN line", async () => {
+    mkdirSync(join(paths().stateDir, "events"), { recursive: true });
+    const file = eventsFile(paths(), "backup");
+    execFileSync("mkfifo", [file]);
+    const lines: string[] = [];
+    const warned = createLogger({
+      echo: { write: (l: string) => lines.push(l) },
+      events: eventJournal(paths(), "backup"),
+    });
+    record(warned, { type: "backup.started", at: 1 }); // would hang here if it opened the FIFO for writing
+    expect(lines.filter((l) => / WARN cannot keep the backup\.started record \(E\w+\)/.test(l))).toHaveLength(1);
+    rmSync(file);
+    writeFileSync(join(dir.path, "target"), "root's file\n");
+    execFileSync("ln", ["-s", join(dir.path, "target"), file]);
+    record(logger(), { type: "backup.started", at: 2 });
+    expect(readFileSync(join(dir.path, "target"), "utf8")).toBe("root's file\n");
+  });
+
+  it("reads nothing, and does not throw, where `events` is not a directory", () => {
+    mkdirSync(paths().stateDir, { recursive: true });
+    writeFileSync(join(paths().stateDir, "events"), "");
+    expect(readRecords(paths(), "backup")).toEqual([]);
+  });
+
+  it("never takes the webhook host's words into a title from an old log line", () => {
+    const said = 'PAY ATTENTION: visit evil.example" not sent: cannot reach';
+    const line = parseLogLine(
+      `2026-11-21T06:00:00Z ERROR notification "Backup completed" not sent: the message was refused (400 ${said}) — this is a bug in mcops if it repeats; run with MCOPS_DEBUG=1 and report it`,
+    );
+    expect(legacyRecords(line ? [line] : [])[0]).toMatchObject({ title: "Backup completed" });
+  });
+
+  it("shows the last backup of an old log until the first record's own time, never the same run twice", () => {
+    mkdirSync(paths().logDir, { recursive: true });
+    writeFileSync(
+      join(paths().logDir, "mc-backup.log"),
+      [
+        "2026-11-21T06:00:00Z INFO === Backup started ===",
+        "2026-11-21T06:00:42Z INFO === Backup done === took 42 s, added 1.00 MiB, snapshot aaaa0000",
+        "2026-11-22T06:00:00Z INFO === Backup started ===",
+        "",
+      ].join("\n"),
+    );
+    // The first new backup is under way: its start is recorded, and logged in the same second.
+    eventJournal(paths(), "backup").append({ type: "backup.started", at: Date.parse("2026-11-22T06:00:00.400Z") });
+    const summary = summariseBackups(readRecords(paths(), "backup"), true);
+    expect(summary.current).toMatchObject({ result: "running", startedAt: Date.parse("2026-11-22T06:00:00.400Z") });
+    expect(summary.last).toMatchObject({ result: "done", snapshot: "aaaa0000", addedBytes: 1024 ** 2 });
+  });
+
+  it("refuses a time no Date holds, which would fail every reader that shows it", () => {
+    mkdirSync(join(paths().stateDir, "events"), { recursive: true });
+    writeFileSync(
+      eventsFile(paths(), "backup"),
+      '{"type":"backup.started","at":9000000000000000}\n{"type":"backup.started","at":5}\n',
+    );
+    expect(readRecords(paths(), "backup")).toEqual([{ type: "backup.started", at: 5 }]);
   });
 });

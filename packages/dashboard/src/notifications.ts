@@ -1,5 +1,6 @@
 import type { Category } from "@mcops/core/categories";
 import { readRecords } from "@mcops/core/events";
+import { oneLine } from "@mcops/core/log";
 import { NOTIFYING_TOOLS, type NotifyingTool } from "@mcops/core/log-events";
 import type { Paths } from "@mcops/core/paths";
 import { webhookFailureWords } from "./remote-answer.ts";
@@ -36,7 +37,8 @@ export function recentNotifications(paths: Pick<Paths, "logDir" | "stateDir">, c
       const entry: NotificationEntry = {
         time: record.at,
         source,
-        title: record.title,
+        // As the log line shows it (records are written so; one put there otherwise is shown so too).
+        title: oneLine(record.title),
         outcome: record.outcome,
         category: record.category,
         detail: record.failure && webhookFailureWords(record.failure),

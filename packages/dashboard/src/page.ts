@@ -2,6 +2,7 @@ import { CATEGORIES, type Category } from "@mcops/core/categories";
 import { isoSeconds } from "@mcops/core/clock";
 import { redactWebhookUrl } from "@mcops/core/config";
 import { formatBytes, formatDuration } from "@mcops/core/format";
+import { oneLine } from "@mcops/core/log";
 import type { BackupRun } from "@mcops/core/records";
 import type { NotificationEntry } from "./notifications.ts";
 import type { CurrentSettings } from "./settings-store.ts";
@@ -186,7 +187,7 @@ function backupPart(status: ServerStatus, now: number): string {
       );
     } else if (last.result === "failed") {
       parts.push(
-        `<span class="state offline">failed</span>${stamp}${last.tookMs === undefined ? "" : ` <span class="muted">after ${esc(formatDuration(last.tookMs))}</span>`} <span class="why">${esc(last.reason ?? "")}</span>`,
+        `<span class="state offline">failed</span>${stamp}${last.tookMs === undefined ? "" : ` <span class="muted">after ${esc(formatDuration(last.tookMs))}</span>`} <span class="why">${esc(oneLine(last.reason ?? ""))}</span>`,
       );
     } else {
       parts.push(

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { eventJournal } from "@mcops/core/events";
+import { eventJournal, record } from "@mcops/core/events";
+import { createLogger } from "@mcops/core/log";
 import { type TempDir, tempDir } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { recentNotifications } from "../src/notifications.ts";
@@ -180,5 +181,31 @@ describe("recent notifications, from the tools' records", () => {
       ].join("\n"),
     );
     expect(recentNotifications(paths()).map((e) => e.title)).toEqual(["ok"]);
+  });
+
+  it("show a death message as its log line does: no bidirectional, zero-width or line-break character; a long one cut", () => {
+    const logger = createLogger({ events: eventJournal(paths(), "log-tailer") });
+    for (let i = 0; i < 7; i++)
+      record(logger, { type: "notification", at: 1000 + i, title: `Steve joined ${i}`, outcome: "sent" });
+    record(logger, {
+      type: "notification",
+      at: 2000,
+      title: `Alex was slain by Steve using [\u202edrowS\u202c]\u2028\u200b@everyone ${"x".repeat(66_000)}`,
+      outcome: "sent",
+    });
+    const entries = recentNotifications(paths());
+    expect(entries[0]?.title).toMatch(
+      /^Alex was slain by Steve using \[\\u202edrowS\\u202c\]\\u2028\\u200b@everyone x+…$/,
+    );
+    // One long title does not push the tool's earlier posts off the list.
+    expect(entries.map((e) => e.title)).toContain("Steve joined 6");
+    // A record put there by other means is shown the same way.
+    eventJournal(paths(), "log-tailer").append({
+      type: "notification",
+      at: 3000,
+      title: "A\u202eB\nC",
+      outcome: "sent",
+    });
+    expect(recentNotifications(paths())[0]?.title).toBe("A\\u202eB | C");
   });
 });
