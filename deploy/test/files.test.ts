@@ -13,8 +13,8 @@ import {
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { isolated } from "@mcops/backup/isolate";
 import { tempDir } from "@mcops/testkit";
+import { isolated } from "@mcops/world/isolate";
 import { CronExpressionParser } from "cron-parser";
 import { describe, expect, it } from "vitest";
 

@@ -8,7 +8,7 @@ import { deflate, inflateSync } from "node:zlib";
 import { readRecords } from "@mcops/core/events";
 import { lastDrill } from "@mcops/core/records";
 import { type BuiltWorld, buildWorld, type PanelStandIn, startPanelStandIn, toolEnv } from "@mcops/testkit";
-import { TAG, walkNbt } from "../../packages/backup/src/drill/nbt-walk.ts";
+import { TAG, walkNbt } from "@mcops/world/nbt-walk";
 import { fmt, median, ratio, writeBackupEnv } from "./lib.ts";
 
 /**

@@ -5,9 +5,9 @@ import { flagOptions, pickFields } from "@mcops/core/config";
 import { ExitCode } from "@mcops/core/errors";
 import { parseDuration } from "@mcops/core/format";
 import { LOG_FILES } from "@mcops/core/log-events";
+import { fields } from "@mcops/world/settings";
 import { CHECKER, serveChecks } from "./drill/check-worker.ts";
 import { waitOption } from "./lock-wait.ts";
-import { fields } from "./settings.ts";
 
 // The drill's checker threads run this same file (one executable): a thread marked as a checker serves checks only.
 if (!isMainThread && (workerData as { role?: string } | undefined)?.role === CHECKER) serveChecks();

@@ -1,13 +1,14 @@
 import { describeError, JobError } from "@mcops/core/errors";
 import { recordingLogger } from "@mcops/core/events";
-import { createNotifier, createPanelClient, type Notifier, type PanelClient, toolNotifier } from "@mcops/core/http";
+import { createNotifier, type Notifier, toolNotifier } from "@mcops/core/http";
 import { acquireLock, type Lock } from "@mcops/core/lock";
 import { type Logger, silentLogger } from "@mcops/core/log";
 import { backupLockFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
+import { resticFor } from "@mcops/world/clients";
+import { isSafetySnapshot, type Snapshot } from "@mcops/world/restic";
+import { loadSettings } from "@mcops/world/settings";
 import { LOCK_WAIT_MS } from "./lock-wait.ts";
-import { isSafetySnapshot, Restic, ResticError, type Snapshot } from "./restic.ts";
-import { loadSettings, type Settings } from "./settings.ts";
 
 /** What every command of backup shares: its log, the backup lock, restic as the log hears it, the panel, the channel. */
 
@@ -32,51 +33,6 @@ export function takeBackupLock(
     pollMs: 1000,
     clock: ctx.clock,
     signal: ctx.signal,
-  });
-}
-
-export function resticFor(
-  ctx: Pick<ToolContext, "runner" | "signal">,
-  settings: Settings,
-  logger: Logger,
-  onSpawn?: (pid: number) => void,
-): Restic {
-  return new Restic({
-    runner: ctx.runner,
-    env: { RESTIC_REPOSITORY: settings.RESTIC_REPOSITORY, RESTIC_PASSWORD_FILE: settings.RESTIC_PASSWORD_FILE },
-    logFile: settings.logFile,
-    signal: ctx.signal,
-    onSpawn,
-    onStderr: (line) => {
-      if (/^error: /.test(line)) logger.warn(`restic: ${line}`);
-      else if (line.trim() && !/NOTICE: Config file .* not found/.test(line)) logger.debug(`restic: ${line}`);
-    },
-  });
-}
-
-/**
- * Runs a restic command; when a lock is in its way, clears the locks whose restic is gone (restic unlock leaves a live
- * one alone) and tries once more. Unlocking only when needed saves opening the repository (~0.7 s) on every run.
- */
-export async function unlockedOnce<T>(restic: Restic, logger: Logger, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (!(error instanceof ResticError) || error.kind !== "locked") throw error;
-    logger.warn(`${error.message}; clearing stale locks (restic unlock) and trying again`);
-    await restic.unlock();
-    return fn();
-  }
-}
-
-export function panelFor(settings: Settings, ctx: Pick<ToolContext, "clock">): PanelClient {
-  return createPanelClient({
-    url: settings.CONTROL_URL,
-    key: settings.CONTROL_KEY,
-    serverId: settings.SERVER_ID,
-    clock: ctx.clock,
-    timeoutMs: 10_000,
-    maxAttempts: 3,
   });
 }
 
@@ -116,11 +72,6 @@ export async function whileLocked<T>(
   } finally {
     lock.release();
   }
-}
-
-/** Ends a job's step with "interrupted by SIGTERM" once the run's signal has come (its cleanup runs on the way out). */
-export function stopIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new JobError(`interrupted by ${String(signal.reason)}`);
 }
 
 /** `2026-11-21T06-00-00Z`: a timestamp that is safe in a directory name. */

@@ -1,6 +1,4 @@
 import { join } from "node:path";
-import { type Settings as BackupSettings, loadSettings as loadBackupSettings } from "@mcops/backup/snapshot";
-import { levelName } from "@mcops/backup/world";
 import { fromBackupEnv, pickFields } from "@mcops/core/config";
 import { ConfigError, UsageError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
@@ -8,6 +6,8 @@ import { createHttpClient, createPanelClient, type HttpClient } from "@mcops/cor
 import type { ToolContext } from "@mcops/core/tool";
 import { VERSION } from "@mcops/core/version";
 import { VolumeDir } from "@mcops/core/volume";
+import { type Settings as BackupSettings, loadSettings as loadBackupSettings } from "@mcops/world/settings";
+import { levelName } from "@mcops/world/world";
 import { JAR, PREVIOUS } from "./install.ts";
 import { type ImagePlan, planImage, requiredJava } from "./java.ts";
 import { installLoader } from "./loader-install.ts";

@@ -1,11 +1,11 @@
 import { closeSync, constants, openSync } from "node:fs";
-import type { SafetySnapshot } from "@mcops/backup/snapshot";
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
 import { COLOURS, createPanelClient, type PanelClient } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
+import type { SafetySnapshot } from "@mcops/world/snapshot";
 import { INSTALLER_MEMORY_BYTES, runInstaller } from "./container.ts";
 import { downloadVerified, installedDigest } from "./download.ts";
 import { INSTALL_DIR, JAR, type Owner, PACK_DIR } from "./install.ts";

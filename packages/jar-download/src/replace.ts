@@ -1,7 +1,5 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type Settings as BackupSettings, type SafetySnapshot, safetySnapshot } from "@mcops/backup/snapshot";
-import type { SavedBy } from "@mcops/backup/world";
 import type { Clock } from "@mcops/core/clock";
 import { BusyError, ConfigError, JobError, UsageError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
@@ -19,6 +17,9 @@ import { LOG_FILES } from "@mcops/core/log-events";
 import { backupLockFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
+import type { Settings as BackupSettings } from "@mcops/world/settings";
+import { type SafetySnapshot, safetySnapshot } from "@mcops/world/snapshot";
+import type { SavedBy } from "@mcops/world/world";
 import { type Downloaded, downloadVerified, installedDigest } from "./download.ts";
 import { installJar, JAR, type Owner, PREVIOUS, removeStaleTemps, WORK_PREFIX } from "./install.ts";
 import { forgetKept } from "./install-tree.ts";

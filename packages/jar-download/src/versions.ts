@@ -1,10 +1,10 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { levelName, type SavedBy, type SavedByFile, savedBy } from "@mcops/backup/world";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { writeFileAtomic } from "@mcops/core/fs";
 import type { Paths } from "@mcops/core/paths";
 import type { VolumeDir } from "@mcops/core/volume";
+import { levelName, type SavedBy, type SavedByFile, savedBy } from "@mcops/world/world";
 import { DATA_VERSIONS } from "./data-versions.generated.ts";
 import { type Downloaded, installedDigest } from "./download.ts";
 import type { Artifact, ChecksumAlgorithm } from "./sources.ts";

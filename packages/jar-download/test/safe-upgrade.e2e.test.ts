@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import {
@@ -27,7 +27,7 @@ import { OLD, writeConfig } from "./config.ts";
  * the downgrade refused before any request, and --rollback, refused while the world is the newer version's.
  */
 const BIN = fileURLToPath(new URL("../dist/jar-download.mjs", import.meta.url));
-const BACKUP = join(dirname(fileURLToPath(import.meta.resolve("@mcops/backup/world"))), "..", "dist", "backup.mjs");
+const BACKUP = fileURLToPath(new URL("../../backup/dist/backup.mjs", import.meta.url));
 
 let stand: DownloadStandIn;
 let discord: DiscordStandIn;

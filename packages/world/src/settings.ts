@@ -44,8 +44,9 @@ const resticRepositorySchema = field((value, ctx) => {
 
 /**
  * What backup reads from backup.env (docs/system.md 2.1, packages/backup/README.md), each field declared once: a
- * field's flag (which wins over the file and the environment) is the option of that name in cli.ts. Their order is the order
- * in which problems are reported.
+ * field's flag (which wins over the file and the environment) is the option of that name in backup's cli.ts. Their
+ * order is the order in which problems are reported. jar-download reads the same file through loadSettings, for the
+ * snapshot it takes before an upgrade: one declaration, so both refuse the same backup.env with the same words.
  */
 export const fields = {
   ...panelFields,

@@ -4,12 +4,10 @@ import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
 import { pauseAutosave } from "./autosave.ts";
-import { panelFor, resticFor, stopIfAborted, unlockedOnce } from "./job.ts";
+import { panelFor, resticFor, unlockedOnce } from "./clients.ts";
 import { type BackupSummary, isolationProblem, type Progress, type Restic, type SafetyTag } from "./restic.ts";
 import type { Settings } from "./settings.ts";
 import { backupPaths, levelName } from "./world.ts";
-
-export { loadSettings, type Settings } from "./settings.ts";
 
 /**
  * Taking a snapshot of the world: the one way every command does it (the scheduled backup, and the safety snapshots a
@@ -40,6 +38,11 @@ export interface SnapshotRequest {
   /** Tags besides this server's own. */
   extraTags?: readonly string[] | undefined;
   onProgress?: ((p: Progress) => void) | undefined;
+}
+
+/** Ends a job's step with "interrupted by SIGTERM" once the run's signal has come (its cleanup runs on the way out). */
+export function stopIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new JobError(`interrupted by ${String(signal.reason)}`);
 }
 
 /** restic must read the volume with no link followed (BACKUP_ISOLATE), or the operator turned that off knowingly. */

@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { basename, isAbsolute, join } from "node:path";
 import { ConfigError, JobError } from "@mcops/core/errors";
 import { checkVolumeName, kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
-import { MAX_SMALL_FILE, readLevelDat } from "./drill/level-dat.ts";
+import { MAX_SMALL_FILE, readLevelDat } from "./level-dat.ts";
 
 /** server.properties is a few kilobytes; anything near this is not the game's. */
 const SERVER_PROPERTIES_MAX_BYTES = 1 << 20;

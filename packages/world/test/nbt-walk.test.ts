@@ -2,8 +2,8 @@ import { gzipSync } from "node:zlib";
 import { compoundBomb } from "@mcops/testkit";
 import nbt from "prismarine-nbt";
 import { describe, expect, it } from "vitest";
-import { readLevelDat } from "../src/drill/level-dat.ts";
-import { MAX_VALUES, readNbtFields, walkNbt } from "../src/drill/nbt-walk.ts";
+import { readLevelDat } from "../src/level-dat.ts";
+import { MAX_VALUES, readNbtFields, walkNbt } from "../src/nbt-walk.ts";
 
 /** A root compound "" holding list "x" of `lists` lists of TAG_End, each claiming 0xFFFFFF elements: 4 GB from ~400 B. */
 function endListBomb(lists: number): Buffer {

@@ -7,7 +7,8 @@ import { clearSecrets, redact } from "@mcops/core/secrets";
 import { beforeEach, describe, expect, it } from "vitest";
 import { loadSettings } from "../src/settings.ts";
 
-// The fields only backup reads, and their tests, moved here from core's test/config.test.ts.
+// backup.env's fields as backup and jar-download read them, and their tests (from core's test/config.test.ts, then
+// from backup's).
 
 const KEY = `ptlc_${"k".repeat(21)}${"Q".repeat(22)}`;
 const UUID = "1a2b3c4d-0000-4000-8000-00000000abcd";

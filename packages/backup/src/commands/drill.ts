@@ -9,23 +9,16 @@ import { sampledWords } from "@mcops/core/records";
 import { type Gauge, writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
+import { resticFor, unlockedOnce } from "@mcops/world/clients";
+import type { Restic, Snapshot } from "@mcops/world/restic";
+import { loadSettings, type Settings } from "@mcops/world/settings";
+import { stopIfAborted } from "@mcops/world/snapshot";
+import { levelName } from "@mcops/world/world";
 import { byDimension, dimensionFolder, dimensionsIn } from "../dimensions.ts";
 import { compareWithLast, type Drop, olderThanLast, readLastDrill, writeLastDrill } from "../drill/last-drill.ts";
 import { CheckerOutOfMemory, CheckerPool, checkerEntry, threadsFor } from "../drill/pool.ts";
 import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
-import {
-  backupLogger,
-  pickSnapshot,
-  resticFor,
-  snapshotTime,
-  stamp,
-  stopIfAborted,
-  takeBackupLock,
-  unlockedOnce,
-} from "../job.ts";
-import type { Restic, Snapshot } from "../restic.ts";
-import { loadSettings, type Settings } from "../settings.ts";
-import { levelName } from "../world.ts";
+import { backupLogger, pickSnapshot, snapshotTime, stamp, takeBackupLock } from "../job.ts";
 
 type DrillContext = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit">;
 

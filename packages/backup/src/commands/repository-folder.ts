@@ -2,9 +2,9 @@ import { fromBackupEnv, pickFields } from "@mcops/core/config";
 import { ConfigError } from "@mcops/core/errors";
 import { parseJsonOrUndefined } from "@mcops/core/format";
 import type { ToolContext } from "@mcops/core/tool";
+import { fields } from "@mcops/world/settings";
 import * as z from "zod/mini";
 import { type RcloneRemote, repositoryFolder, tooWide, unitSafe } from "../repository-folder.ts";
-import { fields } from "../settings.ts";
 
 const dumpSchema = z.record(z.string(), z.object({ type: z.optional(z.string()), remote: z.optional(z.string()) }));
 

@@ -6,8 +6,12 @@ import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { playersInGameLog } from "@mcops/game-log/game-log";
-import { backupLogger, panelFor, pickSnapshot, resticFor, snapshotTime, stamp, takeBackupLock } from "../job.ts";
-import type { Restic, Snapshot } from "../restic.ts";
+import { panelFor, resticFor } from "@mcops/world/clients";
+import type { Restic, Snapshot } from "@mcops/world/restic";
+import { loadSettings, type Settings } from "@mcops/world/settings";
+import { type SafetySnapshot, safetySnapshot } from "@mcops/world/snapshot";
+import { levelName } from "@mcops/world/world";
+import { backupLogger, pickSnapshot, snapshotTime, stamp, takeBackupLock } from "../job.ts";
 import { describePlayer, type Player, refuseIfOnline, resolvePlayer } from "../restore/players.ts";
 import {
   areaTargets,
@@ -20,9 +24,6 @@ import {
   type Where,
 } from "../restore/select.ts";
 import { closeWork, rollBack, type Staging, type SwapWork, stage, swapIn } from "../restore/swap.ts";
-import { loadSettings, type Settings } from "../settings.ts";
-import { type SafetySnapshot, safetySnapshot } from "../snapshot.ts";
-import { levelName } from "../world.ts";
 
 type RestoreContext = Pick<
   ToolContext,

@@ -13,12 +13,13 @@ import { toolLogPath } from "@mcops/core/log-events";
 import { backupFactList, type RecordOf } from "@mcops/core/records";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
-import { backupLogger, notifierFor, resticFor, takeBackupLock, unlockedOnce } from "../job.ts";
+import { resticFor, unlockedOnce } from "@mcops/world/clients";
+import type { BackupSummary, Progress, Restic } from "@mcops/world/restic";
+import { loadSettings, type Settings } from "@mcops/world/settings";
+import { checkIsolation, type Taken, takeSnapshot } from "@mcops/world/snapshot";
+import { backupPaths } from "@mcops/world/world";
+import { backupLogger, notifierFor, takeBackupLock } from "../job.ts";
 import { ping, writeTextfile } from "../reporting.ts";
-import type { BackupSummary, Progress, Restic } from "../restic.ts";
-import { loadSettings, type Settings } from "../settings.ts";
-import { checkIsolation, type Taken, takeSnapshot } from "../snapshot.ts";
-import { backupPaths } from "../world.ts";
 
 type RunContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "runner" | "signal" | "atExit">;
 

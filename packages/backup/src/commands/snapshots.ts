@@ -1,6 +1,6 @@
 import type { ToolContext } from "@mcops/core/tool";
+import type { Snapshot } from "@mcops/world/restic";
 import { repositoryJob } from "../job.ts";
-import type { Snapshot } from "../restic.ts";
 
 /** `backup snapshots`: the repository's snapshots as a table, or restic's JSON (docs/system.md 4.5). */
 export async function runSnapshots(

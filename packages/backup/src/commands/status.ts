@@ -4,9 +4,9 @@ import { readRecords } from "@mcops/core/events";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { lastDrill, type RecordOf, sampledWords, type ToolRecord } from "@mcops/core/records";
 import type { ToolContext } from "@mcops/core/tool";
+import { isSafetySnapshot, SAFETY_TAGS, type Snapshot } from "@mcops/world/restic";
+import type { Settings } from "@mcops/world/settings";
 import { repositoryJob, snapshotTime } from "../job.ts";
-import { isSafetySnapshot, SAFETY_TAGS, type Snapshot } from "../restic.ts";
-import type { Settings } from "../settings.ts";
 
 /** `backup status --json`: what a monitor or a script reads. Times are ISO 8601 in UTC. */
 export interface BackupStatus {

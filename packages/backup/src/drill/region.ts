@@ -1,9 +1,9 @@
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
-import { crc32, gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
+import { gunzipSync, inflateSync } from "node:zlib";
 import { isErrno } from "@mcops/core/fs";
 import { readRange } from "@mcops/core/volume";
+import { TAG, walkNbt } from "@mcops/world/nbt-walk";
 import { decompressLz4Blocks } from "./lz4-block.ts";
-import { TAG, walkNbt } from "./nbt-walk.ts";
 
 /**
  * The Anvil region format as the game reads it (net.minecraft.world.level.chunk.storage.RegionFile): an 8 KiB header
@@ -203,51 +203,6 @@ function checkPayload(payload: Buffer, compression: number, terrain = false): st
     return "has no level data (no Status, no Level): the game skips it and generates the chunk anew";
   }
   return undefined;
-}
-
-/**
- * The NBT of a gzip file (level.dat, playerdata), inflated to at most `maxBytes`; or why it is not one. Only the first
- * gzip member is read and what follows it ignored, as Java's GZIPInputStream (the game's reader) does; the member's
- * CRC-32 and length are checked.
- */
-export function gunzipNbt(data: Buffer, maxBytes: number): { nbt: Buffer } | { problem: string } {
-  const start = gzipHeaderEnd(data);
-  if (typeof start === "string") return { problem: `not gzip (${start})` };
-  let inflated: { buffer: Buffer; engine: { bytesWritten: number } };
-  try {
-    inflated = inflateRawSync(data.subarray(start), { maxOutputLength: maxBytes, info: true }) as unknown as {
-      buffer: Buffer;
-      engine: { bytesWritten: number };
-    };
-  } catch (error) {
-    if (isErrno(error, "ERR_BUFFER_TOO_LARGE")) return { problem: `more than ${maxBytes} bytes inflated` };
-    return { problem: `not gzip (${errorText(error)})` };
-  }
-  const trailer = start + inflated.engine.bytesWritten;
-  if (trailer + 8 > data.length) return { problem: "not gzip (it ends before its checksum)" };
-  if (data.readUInt32LE(trailer) !== crc32(inflated.buffer)) return { problem: "not gzip (its CRC-32 does not match)" };
-  if (data.readUInt32LE(trailer + 4) !== inflated.buffer.length % 2 ** 32) {
-    return { problem: "not gzip (its length does not match)" };
-  }
-  return { nbt: inflated.buffer };
-}
-
-/** Where a gzip member's deflate data starts (RFC 1952: the header and its optional fields), or why it is not gzip. */
-function gzipHeaderEnd(data: Buffer): number | string {
-  if (data.length < 18 || data[0] !== 0x1f || data[1] !== 0x8b) return "incorrect header check";
-  if (data[2] !== 8) return `compression method ${data[2]}`;
-  const flags = data[3] as number;
-  let at = 10;
-  if (flags & 4) at += 2 + data.readUInt16LE(at); // at is 10 here, and data holds 18 bytes at least
-  for (const bit of [8, 16]) {
-    if (flags & bit) {
-      const end = data.indexOf(0, at);
-      if (end === -1) return "its header never ends";
-      at = end + 1;
-    }
-  }
-  if (flags & 2) at += 2;
-  return at < data.length ? at : "its header never ends";
 }
 
 /**

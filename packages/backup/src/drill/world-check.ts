@@ -1,11 +1,11 @@
 import { closeSync, lstatSync, type Stats } from "node:fs";
 import { oneLine } from "@mcops/core/log";
 import { kindOf, readRange, VolumeDir } from "@mcops/core/volume";
+import { gunzipNbt, MAX_SMALL_FILE, readLevelDat } from "@mcops/world/level-dat";
+import { walkNbt } from "@mcops/world/nbt-walk";
 import { dimensionKey, MAX_DIMENSION_DEPTH } from "../dimensions.ts";
-import { MAX_SMALL_FILE, readLevelDat } from "./level-dat.ts";
-import { walkNbt } from "./nbt-walk.ts";
 import { CheckerPool, checkerEntry, threadsFor } from "./pool.ts";
-import { gunzipNbt, openRegularAt } from "./region.ts";
+import { openRegularAt } from "./region.ts";
 
 /**
  * What the game reads of a restored world, checked (issues 16 and 28): level.dat, every region file of every dimension

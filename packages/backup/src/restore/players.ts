@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { BusyError, UsageError } from "@mcops/core/errors";
 import { UnsafePathError, type VolumeDir } from "@mcops/core/volume";
+import type { Restic, Snapshot } from "@mcops/world/restic";
 import { distance } from "fastest-levenshtein";
-import type { Restic, Snapshot } from "../restic.ts";
 
 /**
  * Who `--player` names: a UUID as it is (usercache.json is not read for it), or a name looked up in the server's

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { JobError, UsageError } from "@mcops/core/errors";
 import type { VolumeDir } from "@mcops/core/volume";
+import type { Restic, Snapshot, SnapshotNode } from "@mcops/world/restic";
 import { type Dimension, dimensionFolder, parseDimension } from "../dimensions.ts";
-import type { Restic, Snapshot, SnapshotNode } from "../restic.ts";
 import { describePlayer, type Player } from "./players.ts";
 
 /**

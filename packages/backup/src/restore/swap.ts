@@ -2,7 +2,7 @@ import { dirname, join } from "node:path";
 import { JobError } from "@mcops/core/errors";
 import type { Logger } from "@mcops/core/log";
 import type { VolumeDir } from "@mcops/core/volume";
-import type { Restic, Snapshot } from "../restic.ts";
+import type { Restic, Snapshot } from "@mcops/world/restic";
 import type { Target } from "./select.ts";
 
 /**
