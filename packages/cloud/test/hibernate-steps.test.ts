@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { DigitalOcean } from "../src/cloud/digitalocean.ts";
-import { type HibernateDeps, type HibernateRun, hibernateStep } from "../src/cloud/hibernate-steps.ts";
+import type { DigitalOcean } from "../src/digitalocean.ts";
+import { type HibernateDeps, type HibernateRun, hibernateStep } from "../src/hibernate-steps.ts";
 
 /**
  * The snapshot step against DigitalOcean's answers as they can fall in time: a stand-in cannot make a snapshot end

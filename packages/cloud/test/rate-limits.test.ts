@@ -6,8 +6,8 @@ import {
   virtualClock,
 } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCloudflare } from "../src/cloud/cloudflare.ts";
-import { createDigitalOcean } from "../src/cloud/digitalocean.ts";
+import { createCloudflare } from "../src/cloudflare.ts";
+import { createDigitalOcean } from "../src/digitalocean.ts";
 
 /**
  * The vendors' rate limits as their own pages describe them (issue 31): DigitalOcean's 250-a-minute burst limit

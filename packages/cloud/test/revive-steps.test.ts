@@ -1,10 +1,9 @@
 import { systemClock } from "@mcops/core";
-import type { DigitalOceanStandIn } from "@mcops/testkit";
+import { type DigitalOceanStandIn, startDigitalOceanStandIn } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCloudflare } from "../src/cloud/cloudflare.ts";
-import { createDigitalOcean } from "../src/cloud/digitalocean.ts";
-import { newReviveRun, type ReviveDeps, reviveStep, type StepResult } from "../src/cloud/revive-steps.ts";
-import { startDigitalOcean } from "./harness.ts";
+import { createCloudflare } from "../src/cloudflare.ts";
+import { createDigitalOcean } from "../src/digitalocean.ts";
+import { newReviveRun, type ReviveDeps, reviveStep, type StepResult } from "../src/revive-steps.ts";
 
 /**
  * The revive steps one at a time against the DigitalOcean stand-in, with the run's clock in the test's hands: the
@@ -22,7 +21,12 @@ const RUN_A = "aaaaaaaaaaaaaaaa";
 const RUN_B = "bbbbbbbbbbbbbbbb";
 
 async function lagging(): Promise<{ stand: DigitalOceanStandIn; deps: ReviveDeps; clock: { t: number } }> {
-  const stand = await startDigitalOcean({ droplets: [], snapshots: [{ name: SNAPSHOT, region: "fra1" }] });
+  const stand = await startDigitalOceanStandIn({
+    droplets: [],
+    snapshots: [{ name: SNAPSHOT, region: "fra1" }],
+    // Actions that take tens of milliseconds, as in revive's tests.
+    timings: { createMs: 80, shutdownMs: 60, powerOffMs: 30, powerOnMs: 30, snapshotMs: 80 },
+  });
   account = stand;
   // Every droplet created from here on is missing from the list until the test says it caught up.
   stand.lagList({ requests: Number.POSITIVE_INFINITY });

@@ -15,7 +15,7 @@ import {
   resultSchema,
   verifySchema,
   zoneSchema,
-} from "../src/cloud/cloudflare.ts";
+} from "../src/cloudflare.ts";
 import {
   actionBodySchema,
   accountSchema as doAccountSchema,
@@ -24,7 +24,7 @@ import {
   page,
   snapshotSchema,
   sshKeySchema,
-} from "../src/cloud/digitalocean.ts";
+} from "../src/digitalocean.ts";
 
 /** The routes createDigitalOcean calls, and the schema each answer is read with (`page` as `all()` builds it). */
 const DIGITALOCEAN_READS = [

@@ -1,8 +1,8 @@
+import { envFilePath } from "@mcops/cloud/local-env";
 import { loadSettings } from "@mcops/core/config";
 import { ExitCode, JobError } from "@mcops/core/errors";
 import { exchange, POLICIES } from "@mcops/core/http/request";
 import type { ToolContext } from "@mcops/core/tool";
-import { envFilePath } from "@mcops/revive/local";
 import { fields } from "./settings.ts";
 import { DISCORD_USER_AGENT } from "./user-agent.ts";
 

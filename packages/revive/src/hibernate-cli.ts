@@ -1,6 +1,6 @@
 #!/usr/bin/env node
+import { KEEP_SNAPSHOTS_DEFAULT } from "@mcops/cloud/keep";
 import { command, configOption, runTool } from "@mcops/core/cli";
-import { KEEP_SNAPSHOTS_DEFAULT } from "./cloud/keep.ts";
 
 await runTool({
   name: "hibernate",

@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { createInterface } from "node:readline/promises";
+import { envFilePath, type LocalFiles } from "@mcops/cloud/local-env";
 import { CATEGORIES, type Category } from "@mcops/core/categories";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
@@ -18,9 +19,6 @@ import { type Field, loadLocalSettings } from "./settings.ts";
  * re-run), finding the game VM, the confirmation of destructive steps, step timings, and the webhook when .env names
  * one.
  */
-
-/** Where the local `.env` is: `--config`, else MCOPS_ENV_FILE, else ./.env. */
-export type LocalFiles = Pick<ToolContext, "env"> & { envFile?: string | undefined };
 
 /** Answers the confirmation question on a terminal. */
 export type Ask = (question: string) => Promise<string>;
@@ -55,10 +53,6 @@ export function timeouts(ctx: Waits): Timeouts {
 
 export function pollMs(ctx: Waits): number {
   return ctx.pollMs ?? 5000;
-}
-
-export function envFilePath(ctx: LocalFiles): string {
-  return resolve(ctx.envFile ?? ctx.env.MCOPS_ENV_FILE ?? ".env");
 }
 
 /** The named fields of the local .env (settings.ts). */

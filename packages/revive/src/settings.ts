@@ -1,3 +1,4 @@
+import { KEEP_SNAPSHOTS_DEFAULT } from "@mcops/cloud/keep";
 import {
   absolutePathSchema,
   baseUrlSchema,
@@ -14,7 +15,6 @@ import {
   webhookUrlSchema,
 } from "@mcops/core/config";
 import * as z from "zod/mini";
-import { KEEP_SNAPSHOTS_DEFAULT } from "./cloud/keep.ts";
 
 /**
  * The local `.env` of the operator's own computer (docs/system.md 2.3), read by revive and hibernate only. The token

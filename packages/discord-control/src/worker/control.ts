@@ -1,9 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
+import { type HibernateRun, hibernateStep, newHibernateRun } from "@mcops/cloud/hibernate-steps";
+import { newReviveRun, type ReviveRun, resumeInterrupted, reviveStep } from "@mcops/cloud/revive-steps";
 import { parseJsonOrUndefined } from "@mcops/core/format";
 import { BOOT_ID, Heartbeat as HeartbeatRecord } from "@mcops/core/records";
 import { verifyVmRequest } from "@mcops/core/vm-signature";
-import { type HibernateRun, hibernateStep, newHibernateRun } from "@mcops/revive/cloud/hibernate-steps";
-import { newReviveRun, type ReviveRun, resumeInterrupted, reviveStep } from "@mcops/revive/cloud/revive-steps";
 import { type Delivery, editReply, escapeMarkdown, postToChannel, relative } from "./discord.ts";
 import type { Env } from "./env.ts";
 import { hibernateDeps, type RememberedDroplet, reviveDeps } from "./runs.ts";

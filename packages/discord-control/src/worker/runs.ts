@@ -1,12 +1,12 @@
 import { connect } from "cloudflare:sockets";
+import { createCloudflare } from "@mcops/cloud/cloudflare";
+import { createDigitalOcean } from "@mcops/cloud/digitalocean";
+import type { HibernateDeps } from "@mcops/cloud/hibernate-steps";
+import { KEEP_SNAPSHOTS_DEFAULT } from "@mcops/cloud/keep";
+import type { DropletSpec, ReviveDeps } from "@mcops/cloud/revive-steps";
+import { serverKey } from "@mcops/cloud/snapshots";
 import type { Clock } from "@mcops/core/clock";
 import { listPing, parseGameAddress } from "@mcops/game-log/list-ping";
-import { createCloudflare } from "@mcops/revive/cloud/cloudflare";
-import { createDigitalOcean } from "@mcops/revive/cloud/digitalocean";
-import type { HibernateDeps } from "@mcops/revive/cloud/hibernate-steps";
-import { KEEP_SNAPSHOTS_DEFAULT } from "@mcops/revive/cloud/keep";
-import type { DropletSpec, ReviveDeps } from "@mcops/revive/cloud/revive-steps";
-import { serverKey } from "@mcops/revive/cloud/snapshots";
 import type { Env } from "./env.ts";
 
 /** The Worker's clock: real time (in a Durable Object, setTimeout waits while the call lasts). */

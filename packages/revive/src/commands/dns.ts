@@ -1,9 +1,10 @@
+import { createCloudflare, type DnsChange, dnsNames, syncDns } from "@mcops/cloud/cloudflare";
+import { createDigitalOcean, publicIpv4 } from "@mcops/cloud/digitalocean";
+import type { LocalFiles } from "@mcops/cloud/local-env";
+import { findDroplet, serverKey } from "@mcops/cloud/snapshots";
 import { ExitCode, UsageError } from "@mcops/core/errors";
 import type { ToolContext } from "@mcops/core/tool";
-import { createCloudflare, type DnsChange, dnsNames, syncDns } from "../cloud/cloudflare.ts";
-import { createDigitalOcean, publicIpv4 } from "../cloud/digitalocean.ts";
-import { findDroplet, serverKey } from "../cloud/snapshots.ts";
-import { type LocalFiles, loadEnv } from "../local.ts";
+import { loadEnv } from "../local.ts";
 
 export interface DnsOptions {
   ip?: string | undefined;

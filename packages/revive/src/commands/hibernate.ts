@@ -1,24 +1,24 @@
-import { BusyError, ExitCode, JobError, UsageError } from "@mcops/core/errors";
-import { COLOURS, createPanelClient } from "@mcops/core/http";
-import { LOG_FILES } from "@mcops/core/log-events";
-import { type Runner, zxRunner } from "@mcops/core/runner";
-import type { ToolContext } from "@mcops/core/tool";
-import { pingGame } from "@mcops/game-log/game-ping";
 import {
   createDigitalOcean,
   type DigitalOcean,
   type Droplet,
   publicIpv4,
   SNAPSHOT_PRICE_PER_GB,
-} from "../cloud/digitalocean.ts";
+} from "@mcops/cloud/digitalocean";
 import {
   type HibernateDeps,
   type HibernateRun,
   type HibernateStep,
   hibernateStep,
   newHibernateRun,
-} from "../cloud/hibernate-steps.ts";
-import { findDroplet, serverKey } from "../cloud/snapshots.ts";
+} from "@mcops/cloud/hibernate-steps";
+import { findDroplet, serverKey } from "@mcops/cloud/snapshots";
+import { BusyError, ExitCode, JobError, UsageError } from "@mcops/core/errors";
+import { COLOURS, createPanelClient } from "@mcops/core/http";
+import { LOG_FILES } from "@mcops/core/log-events";
+import { type Runner, zxRunner } from "@mcops/core/runner";
+import type { ToolContext } from "@mcops/core/tool";
+import { pingGame } from "@mcops/game-log/game-ping";
 import {
   type Ask,
   confirm,

@@ -1,11 +1,11 @@
+import { createCloudflare, dnsNames } from "@mcops/cloud/cloudflare";
+import { createDigitalOcean, type DigitalOcean } from "@mcops/cloud/digitalocean";
+import { type DropletSpec, newReviveRun, type ReviveDeps, type ReviveRun, reviveStep } from "@mcops/cloud/revive-steps";
+import { serverKey } from "@mcops/cloud/snapshots";
 import { ExitCode, JobError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { COLOURS, createPanelClient } from "@mcops/core/http";
 import { parseGameAddress, pingGame } from "@mcops/game-log/game-ping";
-import { createCloudflare, dnsNames } from "../cloud/cloudflare.ts";
-import { createDigitalOcean, type DigitalOcean } from "../cloud/digitalocean.ts";
-import { type DropletSpec, newReviveRun, type ReviveDeps, type ReviveRun, reviveStep } from "../cloud/revive-steps.ts";
-import { serverKey } from "../cloud/snapshots.ts";
 import {
   type LocalContext,
   type LocalState,
