@@ -16,18 +16,33 @@ export { KEEP_SNAPSHOTS_DEFAULT };
  */
 export type HibernatePhase = "find" | "shutdown" | "off" | "snapshot" | "listed" | "destroy" | "prune" | "done";
 
+/** The game VM as hibernation remembers it: what revive recreates, and its monthly price for the cost line. */
+export interface HibernatedDroplet {
+  id: number;
+  name: string;
+  size: string;
+  region: string;
+  tags: string[];
+  priceMonthly?: number | undefined;
+}
+
+/** What hibernation remembers of `droplet`. */
+export function hibernatedDroplet(droplet: Droplet): HibernatedDroplet {
+  return {
+    id: droplet.id,
+    name: droplet.name,
+    size: droplet.size_slug,
+    region: droplet.region.slug,
+    tags: droplet.tags,
+    priceMonthly: droplet.size?.price_monthly,
+  };
+}
+
 export interface HibernateRun {
   phase: HibernatePhase;
   startedAt: number;
   phaseSince: number;
-  droplet?: {
-    id: number;
-    name: string;
-    size: string;
-    region: string;
-    tags: string[];
-    priceMonthly?: number | undefined;
-  };
+  droplet?: HibernatedDroplet;
   ip?: string | undefined;
   actionId?: number;
   /** Set once the droplet was powered off after its clean shutdown failed or did not finish: which. */
@@ -149,17 +164,9 @@ async function findStep(run: HibernateRun, deps: HibernateDeps): Promise<Hiberna
       waitMs: undefined,
     };
   }
-  const remembered = {
-    id: droplet.id,
-    name: droplet.name,
-    size: droplet.size_slug,
-    region: droplet.region.slug,
-    tags: droplet.tags,
-    priceMonthly: droplet.size?.price_monthly,
-  };
   const phase = droplet.status === "off" ? "snapshot" : "shutdown";
   return next(run, deps, phase, `Found droplet ${droplet.name} (${droplet.status})`, {
-    droplet: remembered,
+    droplet: hibernatedDroplet(droplet),
     ip: publicIpv4(droplet),
   });
 }

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline/promises";
+import type { HibernatedDroplet } from "@mcops/cloud/hibernate-steps";
 import { envFilePath, type LocalFiles } from "@mcops/cloud/local-env";
 import { CATEGORIES, type Category } from "@mcops/core/categories";
 import { JobError, UsageError } from "@mcops/core/errors";
@@ -62,14 +63,7 @@ export function loadEnv<K extends Field>(ctx: LocalFiles, names: readonly K[]) {
 
 export interface LocalState {
   /** The game VM as it was when hibernated (what revive recreates). */
-  droplet?: {
-    id: number;
-    name: string;
-    size: string;
-    region: string;
-    tags: string[];
-    priceMonthly?: number | undefined;
-  };
+  droplet?: HibernatedDroplet;
   /** A shutdown asked for (after the game was stopped and backed up) and the droplet not yet known to be off. */
   powerDown?: { dropletId: number; actionId: number; since: string };
   /** A snapshot asked for and not yet known to be done. */

@@ -1,7 +1,7 @@
 import { connect } from "cloudflare:sockets";
 import { createCloudflare } from "@mcops/cloud/cloudflare";
 import { createDigitalOcean } from "@mcops/cloud/digitalocean";
-import type { HibernateDeps } from "@mcops/cloud/hibernate-steps";
+import type { HibernateDeps, HibernatedDroplet } from "@mcops/cloud/hibernate-steps";
 import { KEEP_SNAPSHOTS_DEFAULT } from "@mcops/cloud/keep";
 import type { DropletSpec, ReviveDeps } from "@mcops/cloud/revive-steps";
 import { serverKey } from "@mcops/cloud/snapshots";
@@ -23,16 +23,11 @@ export const workerClock: Clock = {
     }),
 };
 
-/** The VM as hibernation remembered it (the Durable Object's own hibernate, or nothing). */
-export interface RememberedDroplet {
-  /** Its id (what a snapshot of the earlier naming was taken of); absent in what was stored before it was read. */
-  id?: number | undefined;
-  name: string;
-  size: string;
-  region: string;
-  tags: string[];
-  priceMonthly?: number | undefined;
-}
+/**
+ * The VM as hibernation remembered it (the Durable Object's own hibernate, or nothing). Its id (what a snapshot of the
+ * earlier naming was taken of) is absent in what was stored before it was read.
+ */
+export type RememberedDroplet = Omit<HibernatedDroplet, "id"> & { id?: number | undefined };
 
 /** The players answering at `address`, or undefined when the game does not answer within 3 s. */
 export async function pingFromWorker(address: string): Promise<{ online: number; names: string[] } | undefined> {

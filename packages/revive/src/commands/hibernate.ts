@@ -9,6 +9,7 @@ import {
   type HibernateDeps,
   type HibernateRun,
   type HibernateStep,
+  hibernatedDroplet,
   hibernateStep,
   newHibernateRun,
 } from "@mcops/cloud/hibernate-steps";
@@ -139,14 +140,8 @@ async function alreadyHibernated({ ctx, digitalocean, state, step }: Hibernation
 
 /** Writes down the droplet as it is, for revive to recreate; its monthly price, for the cost line. */
 function rememberDroplet({ ctx, state }: Hibernation, droplet: Droplet): number | undefined {
-  state.droplet = {
-    id: droplet.id,
-    name: droplet.name,
-    size: droplet.size_slug,
-    region: droplet.region.slug,
-    tags: droplet.tags,
-    priceMonthly: droplet.size?.price_monthly ?? state.droplet?.priceMonthly,
-  };
+  const seen = hibernatedDroplet(droplet);
+  state.droplet = { ...seen, priceMonthly: seen.priceMonthly ?? state.droplet?.priceMonthly };
   writeLocalState(ctx, state);
   return state.droplet.priceMonthly;
 }
