@@ -1,6 +1,6 @@
 import { closeSync, type FSWatcher, fstatSync, readSync, type Stats, watch } from "node:fs";
 import { JobError } from "@mcops/core/errors";
-import { kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
+import { kindOf, readRange, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
 
 /**
  * Follows a log file the way the game writes it (docs/system.md 6 rule 3): appended to, renamed away at every start and after
@@ -29,6 +29,10 @@ import { kindOf, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
  * after it. So while the file ends in a run of zeros, where that run starts is kept (`hole`), and the first byte there
  * is looked at before each read: once it is no longer zero, reading goes back there, and from the first zero after what
  * was written there on to where it had got (the zeros in between are neither read nor said again).
+ *
+ * It is the one reader of the game's log: the log tailer follows it (start(), woken by file events), and what waits for
+ * the game's answer to a command reads through it on its own clock (positionAtEnd() before the command, then poll():
+ * the backup's "Saved the game", the idle monitor's tick rate).
  */
 export interface FollowPosition {
   dev: number;
@@ -95,6 +99,8 @@ export interface FollowerOptions {
   pollMs?: number;
   /** The line cap; default MAX_LINE_BYTES. */
   maxLineBytes?: number;
+  /** The most read in one turn (a drain, a poll); default TURN_BYTES. */
+  turnBytes?: number;
 }
 
 const HEAD_BYTES = 64;
@@ -117,6 +123,7 @@ const CUT: LineInfo = Object.freeze({ cut: true });
 export class LogFollower {
   readonly #o: FollowerOptions;
   readonly #max: number;
+  readonly #turn: number;
   #fd: number | undefined;
   #dev = 0;
   #ino = 0;
@@ -145,13 +152,15 @@ export class LogFollower {
   #resume: FollowPosition | undefined;
   /** The problems said since a regular file was last followed (each is said once). */
   readonly #problems = new Set<string>();
-  readonly #buffer = Buffer.allocUnsafe(CHUNK);
+  readonly #buffer: Buffer;
 
   constructor(options: FollowerOptions) {
     this.#o = options;
     this.#resume = options.resumeFrom;
     this.#max = Math.max(1, options.maxLineBytes ?? MAX_LINE_BYTES);
     this.#pending = Buffer.allocUnsafe(this.#max);
+    this.#turn = Math.max(1, options.turnBytes ?? TURN_BYTES);
+    this.#buffer = Buffer.allocUnsafe(Math.min(CHUNK, this.#turn));
   }
 
   start(): void {
@@ -215,6 +224,17 @@ export class LogFollower {
     } finally {
       if (parent && parent !== this.#o.dir) parent.close();
     }
+  }
+
+  /**
+   * For a reader that looks on its own clock instead of start(): reads what is new now, at most `turnBytes` (the rest
+   * at the next call), with no watch, no timer and nothing left to run after it. Never throws: a problem goes to
+   * `onProblem`. stop() closes the file.
+   */
+  poll(): void {
+    this.drain();
+    if (this.#more) clearImmediate(this.#more);
+    this.#more = undefined;
   }
 
   /**
@@ -417,9 +437,10 @@ export class LogFollower {
   /** Reads on to the end of the file, or for one turn's worth of bytes (then false). */
   #readToEnd(): boolean {
     const fd = this.#fd as number;
-    for (let budget = TURN_BYTES; budget > 0; ) {
+    for (let budget = this.#turn; budget > 0; ) {
       if (this.#stopped) return true;
-      const read = readSync(fd, this.#buffer, 0, CHUNK, this.#pos);
+      const want = Math.min(this.#buffer.length, budget);
+      const read = readSync(fd, this.#buffer, 0, want, this.#pos);
       if (read === 0) {
         this.#endZeros();
         return true;
@@ -460,7 +481,7 @@ export class LogFollower {
         }
       }
       if (this.#back !== undefined && this.#pos >= this.#back) this.#back = undefined;
-      if (!back && read === CHUNK && chunk[read - 1] === 0 && this.#zeros >= HOLE_BYTES) this.#jumpOverHole(fd);
+      if (!back && read === want && chunk[read - 1] === 0 && this.#zeros >= HOLE_BYTES) this.#jumpOverHole(fd);
     }
     return false;
   }
@@ -569,6 +590,26 @@ export class LogFollower {
   #deliver(line: string, info: LineInfo): void {
     this.#line++;
     this.#o.onLine(line, info);
+  }
+}
+
+/**
+ * Where `file` ends now, as a position to follow it from (resumeFrom): only what is written after this is read, and
+ * a file that replaces it from its beginning. Undefined when there is none; what is there instead of a regular file
+ * reached without links is refused as `VolumeDir.tryOpenFile` refuses it (never opened, never waited on).
+ */
+export function positionAtEnd(dir: VolumeDir, file: string): FollowPosition | undefined {
+  const opened = dir.tryOpenFile(file);
+  if (!opened) return undefined;
+  try {
+    const { dev, ino, size } = opened.stat;
+    // The head as the follower keeps it: the first bytes, up to the first zero.
+    const first = readRange(opened.fd, 0, Math.min(HEAD_BYTES, size));
+    const zero = first.indexOf(0);
+    const head = zero < 0 ? first : first.subarray(0, zero);
+    return { dev, ino, offset: size, line: 0, head: head.toString("base64") };
+  } finally {
+    closeSync(opened.fd);
   }
 }
 

@@ -1,6 +1,7 @@
-import { closeSync } from "node:fs";
-import { readRange, type VolumeDir } from "@mcops/core/volume";
+import type { JobError } from "@mcops/core/errors";
+import type { VolumeDir } from "@mcops/core/volume";
 import { LATEST_LOG, parseHeader } from "./game-log.ts";
+import { type FollowPosition, LogFollower, positionAtEnd } from "./log-follower.ts";
 
 /**
  * The server's tick rate, asked on the console and read back from the game log (issue 18): Paper's, Purpur's and
@@ -42,25 +43,38 @@ export function parseTickAnswer(text: string): TickAnswer | undefined {
   return undefined;
 }
 
-/** The size of the game log now: where the answer to a command sent next begins; undefined when there is no log. */
-export function gameLogSize(volume: VolumeDir): number | undefined {
-  const file = volume.tryOpenFile(LATEST_LOG);
-  if (!file) return undefined;
-  closeSync(file.fd);
-  return file.stat.size;
+/** Where the answer to a command sent next begins: the game log's end now; undefined when there is no log. */
+export function gameLogEnd(volume: VolumeDir): FollowPosition | undefined {
+  return positionAtEnd(volume, LATEST_LOG);
 }
 
 /**
- * The game log's text from `offset` on (from its beginning when it is shorter now: it was rotated), at most
- * `maxBytes`; undefined when there is no log.
+ * The game log's whole lines written after `from` (from its beginning when it was rotated or truncated since), read
+ * through the log follower, at most `maxBytes` of it; undefined when there is no log. What is there instead of a
+ * regular file (a link, a FIFO) is thrown, never opened.
  */
-export function gameLogSince(volume: VolumeDir, offset: number, maxBytes = 64 * 1024): string | undefined {
-  const file = volume.tryOpenFile(LATEST_LOG);
-  if (!file) return undefined;
+export function gameLogSince(volume: VolumeDir, from: FollowPosition, maxBytes = 64 * 1024): string | undefined {
+  const read = { text: "", found: false, problem: undefined as JobError | undefined };
+  const follower = new LogFollower({
+    dir: volume,
+    file: LATEST_LOG,
+    resumeFrom: from,
+    turnBytes: maxBytes,
+    onFile: () => {
+      read.found = true;
+    },
+    onLine: (line) => {
+      read.text += `${line}\n`;
+    },
+    onProblem: (error) => {
+      read.problem ??= error;
+    },
+  });
   try {
-    const start = file.stat.size < offset ? 0 : offset;
-    return readRange(file.fd, start, Math.min(file.stat.size - start, maxBytes)).toString("utf8");
+    follower.poll();
   } finally {
-    closeSync(file.fd);
+    follower.stop();
   }
+  if (read.problem) throw read.problem;
+  return read.found ? read.text : undefined;
 }

@@ -22,7 +22,13 @@ import { VolumeDir } from "@mcops/core/volume";
 import { fifoWitness } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GameLogParser } from "../src/game-log.ts";
-import { type FollowerOptions, type FollowPosition, LogFollower, MAX_LINE_BYTES } from "../src/log-follower.ts";
+import {
+  type FollowerOptions,
+  type FollowPosition,
+  LogFollower,
+  MAX_LINE_BYTES,
+  positionAtEnd,
+} from "../src/log-follower.ts";
 
 let dir: string;
 let volume: VolumeDir;
@@ -499,5 +505,111 @@ describe("LogFollower in a hostile volume", () => {
     await until(() => seen.lines.length === 5, WAIT, "five lines");
     expect(seen.lines).toEqual(["half a line", joinLine(1).trimEnd(), "a", "b", joinLine(2).trimEnd()]);
     expect(skipped).toEqual([5000]);
+  });
+});
+
+/** A follower that is never started: read only when the test polls it. */
+function polled(rel: string, more: Partial<FollowerOptions> = {}) {
+  const seen = { lines: [] as string[], files: [] as string[], problems: [] as JobError[] };
+  follower = new LogFollower({
+    dir: volume,
+    file: rel,
+    onLine: (line) => seen.lines.push(line),
+    onFile: (reason) => seen.files.push(reason),
+    onProblem: (error) => seen.problems.push(error),
+    ...more,
+  });
+  return { seen, poll: () => follower?.poll() };
+}
+
+/** Lets the event loop run a few turns: what a follower left scheduled would run meanwhile. */
+async function turns(count = 5): Promise<void> {
+  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe("LogFollower read on the caller's clock (positionAtEnd, poll)", () => {
+  it("reads only what is written after positionAtEnd, whole lines, when polled", async () => {
+    const path = join(dir, "latest.log");
+    const before = `${joinLine(0)}[12:00:00] [Server thread/INFO]: Saved the game\n`;
+    writeFileSync(path, before);
+    const from = positionAtEnd(volume, "latest.log");
+    expect(from).toMatchObject({ offset: Buffer.byteLength(before), line: 0 });
+    const { seen, poll } = polled("latest.log", { resumeFrom: from });
+    poll();
+    expect(seen.files).toEqual(["resumed"]);
+    expect(seen.lines).toEqual([]);
+    appendFileSync(path, joinLine(1).slice(0, 20));
+    poll();
+    expect(seen.lines).toEqual([]);
+    appendFileSync(path, joinLine(1).slice(20) + joinLine(2));
+    poll();
+    expect(seen.lines).toEqual([joinLine(1).trimEnd(), joinLine(2).trimEnd()]);
+    // Never started: nothing reads between polls.
+    appendFileSync(path, joinLine(3));
+    await turns();
+    expect(seen.lines).toHaveLength(2);
+  });
+
+  it("reads at most turnBytes a poll, and leaves nothing to run after it", async () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, "");
+    const from = positionAtEnd(volume, "latest.log");
+    const { seen, poll } = polled("latest.log", { resumeFrom: from, turnBytes: 64 * 1024 });
+    const lines = Array.from({ length: 4000 }, (_, i) => joinLine(i)).join("");
+    appendFileSync(path, lines);
+    poll();
+    const first = seen.lines.length;
+    expect(first).toBeGreaterThan(0);
+    expect(seen.lines.join("\n").length).toBeLessThanOrEqual(64 * 1024);
+    await turns();
+    expect(seen.lines).toHaveLength(first);
+    let polls = 1;
+    while (seen.lines.length < 4000) {
+      poll();
+      polls++;
+    }
+    expect(polls).toBeGreaterThanOrEqual(Math.ceil(Buffer.byteLength(lines) / (64 * 1024)));
+    expect(seen.lines.at(-1)).toBe(joinLine(3999).trimEnd());
+  });
+
+  it("reads a log rotated or truncated after positionAtEnd from its beginning", () => {
+    const path = join(dir, "latest.log");
+    writeFileSync(path, joinLine(0).repeat(10));
+    const from = positionAtEnd(volume, "latest.log");
+    renameSync(path, join(dir, "old.log"));
+    writeFileSync(path, joinLine(1));
+    const rotated = polled("latest.log", { resumeFrom: from });
+    rotated.poll();
+    expect(rotated.seen.files).toEqual(["rotated"]);
+    expect(rotated.seen.lines).toEqual([joinLine(1).trimEnd()]);
+    follower?.stop();
+
+    const again = positionAtEnd(volume, "latest.log");
+    truncateSync(path, 0);
+    appendFileSync(path, joinLine(2));
+    const truncated = polled("latest.log", { resumeFrom: again });
+    truncated.poll();
+    expect(truncated.seen.lines).toEqual([joinLine(2).trimEnd()]);
+  });
+
+  it("positionAtEnd: undefined without a file, a FIFO or a link refused without opening it", async () => {
+    expect(positionAtEnd(volume, "logs/latest.log")).toBeUndefined();
+    const path = join(dir, "latest.log");
+    execFileSync("mkfifo", [path]);
+    const witness = fifoWitness(path);
+    expect(() => positionAtEnd(volume, "latest.log")).toThrow(`${path} is a FIFO, not a regular file`);
+    const { seen, poll } = polled("latest.log");
+    poll();
+    expect(await witness.end()).toBe(false);
+    expect(seen.problems.map((p) => p.message)).toEqual([`${path} is a FIFO, not a regular file`]);
+    unlinkSync(path);
+    const outside = mkdtempSync(join(tmpdir(), "mcops-canary-"));
+    try {
+      writeFileSync(join(outside, "latest.log"), joinLine(99));
+      symlinkSync(join(outside, "latest.log"), path);
+      expect(() => positionAtEnd(volume, "latest.log")).toThrow(`${path} is a symbolic link, not a regular file`);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,11 @@
-import { describe, expect, it } from "vitest";
-import { parseTickAnswer } from "../src/tick-rate.ts";
+import { execFileSync } from "node:child_process";
+import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { VolumeDir } from "@mcops/core/volume";
+import { fifoWitness } from "@mcops/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { gameLogEnd, gameLogSince, parseTickAnswer } from "../src/tick-rate.ts";
 
 const at = (message: string, thread = "Server thread", level = "INFO") => `[12:00:00] [${thread}/${level}]: ${message}`;
 
@@ -40,5 +46,52 @@ describe("parseTickAnswer", () => {
     expect(parseTickAnswer(at("TPS from last 1m, 5m, 15m: 1.0, 1.0, 1.0", "Server thread", "WARN"))).toBeUndefined();
     expect(parseTickAnswer(at("Target tick rate: 20.0 per second."))).toBeUndefined();
     expect(parseTickAnswer("")).toBeUndefined();
+  });
+});
+
+describe("the answer's text in the game log (gameLogEnd, gameLogSince)", () => {
+  let dir: string;
+  let volume: VolumeDir;
+  let log: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "mcops-tick-"));
+    mkdirSync(join(dir, "logs"));
+    log = join(dir, "logs", "latest.log");
+    volume = VolumeDir.open(dir);
+  });
+  afterEach(() => {
+    volume.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("is the whole lines written after the command, each time from there, at most maxBytes", () => {
+    expect(gameLogEnd(volume)).toBeUndefined();
+    writeFileSync(log, `${at("TPS from last 1m, 5m, 15m: 1.0, 1.0, 1.0")}\n`);
+    const from = gameLogEnd(volume);
+    if (!from) throw new Error("no log");
+    expect(gameLogSince(volume, from)).toBe("");
+    appendFileSync(log, `${at("Target tick rate: 20.0 per second.")}\nAverage time per tick: 8`);
+    expect(gameLogSince(volume, from)).toBe(`${at("Target tick rate: 20.0 per second.")}\n`);
+    appendFileSync(log, "0.0ms (Target: 50.0ms)\n");
+    const text = gameLogSince(volume, from) as string;
+    expect(parseTickAnswer(text)).toEqual({ tps: 12.5 });
+    expect(gameLogSince(volume, from, 40)).toBe("");
+    expect(gameLogSince(volume, from, 100)).toBe(`${at("Target tick rate: 20.0 per second.")}\n`);
+  });
+
+  it("starts over in a log rotated since; undefined when the log is gone; a FIFO is thrown, never opened", async () => {
+    writeFileSync(log, `${at("TPS from last 1m, 5m, 15m: 1.0, 1.0, 1.0")}\n`.repeat(5));
+    const from = gameLogEnd(volume);
+    if (!from) throw new Error("no log");
+    renameSync(log, join(dir, "logs", "old.log"));
+    expect(gameLogSince(volume, from)).toBeUndefined();
+    writeFileSync(log, `${at("TPS from last 1m, 5m, 15m: 19.5, 20.0, 20.0")}\n`);
+    expect(parseTickAnswer(gameLogSince(volume, from) as string)).toEqual({ tps: 19.5 });
+    rmSync(log);
+    execFileSync("mkfifo", [log]);
+    const witness = fifoWitness(log);
+    expect(() => gameLogEnd(volume)).toThrow(`${log} is a FIFO, not a regular file`);
+    expect(() => gameLogSince(volume, from)).toThrow(`${log} is a FIFO, not a regular file`);
+    expect(await witness.end()).toBe(false);
   });
 });

@@ -3,7 +3,7 @@ import { formatDuration, formatSpan } from "@mcops/core/format";
 import type { PanelClient } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import { VolumeDir } from "@mcops/core/volume";
-import { gameLogSince, gameLogSize, parseTickAnswer, type TickAnswer } from "@mcops/game-log/tick-rate";
+import { gameLogEnd, gameLogSince, parseTickAnswer, type TickAnswer } from "@mcops/game-log/tick-rate";
 import type { IdleState } from "./decide.ts";
 
 /**
@@ -96,11 +96,11 @@ async function ask(
     return "no log"; // a volume that cannot be opened is said where the game log is read (observe.ts)
   }
   try {
-    const offset = gameLogSize(volume);
-    if (offset === undefined) return "no log";
+    const from = gameLogEnd(volume);
+    if (from === undefined) return "no log";
     await run.panel.command(command);
     for (let waited = 0; waited <= ANSWER_WAIT_MS; waited += ANSWER_POLL_MS) {
-      const text = gameLogSince(volume, offset);
+      const text = gameLogSince(volume, from);
       const answer = text === undefined ? undefined : parseTickAnswer(text);
       if (answer) return answer;
       await run.clock.sleep(ANSWER_POLL_MS);

@@ -1,9 +1,10 @@
-import { closeSync } from "node:fs";
 import type { Clock } from "@mcops/core/clock";
+import type { JobError } from "@mcops/core/errors";
 import { type PanelClient, PanelError } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
-import { readRange, UnsafePathError, type VolumeDir } from "@mcops/core/volume";
-import { isMainThread, parseHeader } from "@mcops/game-log/game-log";
+import { UnsafePathError, type VolumeDir } from "@mcops/core/volume";
+import { isMainThread, LATEST_LOG, parseHeader } from "@mcops/game-log/game-log";
+import { type FollowPosition, LogFollower, positionAtEnd } from "@mcops/game-log/log-follower";
 
 /**
  * A consistent world on disk while restic reads it (issue 3, step 3): `save-off`, then `save-all flush`, then wait for
@@ -57,8 +58,9 @@ export interface AutosaveOptions {
 }
 
 const SETTLE_TIMEOUT_MS = 5 * 60_000;
-const LATEST_LOG = "logs/latest.log";
 const RECHECK_TIMEOUT_MS = 30_000;
+/** The most of the game's log read at each look for "Saved the game": the game writes a few lines meanwhile. */
+const READ_BYTES = 1 << 20;
 
 /** How the world was made consistent, before the guard knows whether autosave was turned off. */
 type Outcome = Pick<AutosaveGuard, "mode" | "note" | "flushMs">;
@@ -225,43 +227,65 @@ function resumer(options: AutosaveOptions, offSince: number): () => Promise<void
 /** save-all flush (save-off was taken), then the wait for the game's "Saved the game" in latest.log. */
 async function flushAndConfirm(options: AutosaveOptions): Promise<Outcome> {
   const { panel, volume, latestLog = LATEST_LOG, logger } = options;
-  const log = new GameLogTail(volume, latestLog);
-  const offset = log.size();
+  const from = logEnd(volume, latestLog);
   const sent = options.clock.now();
   await panel.command("save-all flush");
   logger.info("save-off and save-all flush sent; waiting for the game to confirm");
-  return waitForSaved(options, log, offset, sent);
+  return waitForSaved(options, from, sent);
 }
 
-/** Reads the log's new lines until the game's own "Saved the game", the save timeout, or the run's abort. */
-async function waitForSaved(options: AutosaveOptions, log: GameLogTail, from: number, sent: number): Promise<Outcome> {
+/**
+ * Where the log ends before the flush: its lines after that are the game's answer. Undefined when there is no regular
+ * file there: then a log the game starts is read from its beginning, and what is there instead is said by the wait.
+ */
+function logEnd(volume: VolumeDir, latestLog: string): FollowPosition | undefined {
+  try {
+    return positionAtEnd(volume, latestLog);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads the log's new lines through game-log's follower (a regular file only, never blocking, whole lines, a rotated
+ * or truncated log from its beginning, at most READ_BYTES a look) until the game's own "Saved the game", the save
+ * timeout, or the run's abort.
+ */
+async function waitForSaved(
+  options: AutosaveOptions,
+  from: FollowPosition | undefined,
+  sent: number,
+): Promise<Outcome> {
   // Reading the new tail of latest.log is cheap; look often, the flush usually lands within a few hundred ms.
-  const { clock, logger, saveTimeoutMs, pollMs = 25, signal } = options;
+  const { clock, logger, saveTimeoutMs, pollMs = 25, signal, volume, latestLog = LATEST_LOG } = options;
   const deadline = clock.now() + saveTimeoutMs;
-  let offset = from;
-  let partial = "";
-  while (clock.now() < deadline && !signal?.aborted) {
-    let read: ReturnType<GameLogTail["readFrom"]>;
-    try {
-      read = log.readFrom(offset);
-    } catch (error) {
-      if (!(error instanceof UnsafePathError)) throw error;
-      // A FIFO, a device or a link where the log belongs: never opened, never waited on.
-      logger.warn(`${error.message}: going on without the game's confirmation`);
-      return { mode: "flush-unconfirmed", note: "save-all flush not confirmed (game log unusable)" };
+  const seen = { saved: false, problem: undefined as JobError | undefined };
+  const log = new LogFollower({
+    dir: volume,
+    file: latestLog,
+    resumeFrom: from,
+    turnBytes: READ_BYTES,
+    onLine: (line) => {
+      if (isSavedTheGame(line)) seen.saved = true;
+    },
+    onProblem: (error) => {
+      seen.problem ??= error;
+    },
+  });
+  try {
+    while (clock.now() < deadline && !signal?.aborted) {
+      log.poll();
+      if (seen.problem) return unusable(seen.problem, logger);
+      if (seen.saved) {
+        const flushMs = clock.now() - sent;
+        logger.info(`the game confirmed: Saved the game, ${(flushMs / 1000).toFixed(1)} s after save-all flush`);
+        return { mode: "flushed", note: "world flushed (save-all flush confirmed)", flushMs };
+      }
+      // An abort ends the pause at once (the sleep rejects); the loop then stops.
+      await clock.sleep(pollMs, signal).catch(() => {});
     }
-    const { text, start, next } = read;
-    // Whole lines only: the game's line may be read in two pieces while it is being written. A new file starts over.
-    const lines = ((start === offset ? partial : "") + text).split("\n");
-    partial = (lines.pop() ?? "").slice(-65_536);
-    offset = next;
-    if (lines.some(isSavedTheGame)) {
-      const flushMs = clock.now() - sent;
-      logger.info(`the game confirmed: Saved the game, ${(flushMs / 1000).toFixed(1)} s after save-all flush`);
-      return { mode: "flushed", note: "world flushed (save-all flush confirmed)", flushMs };
-    }
-    // An abort ends the pause at once (the sleep rejects); the loop then stops.
-    await clock.sleep(pollMs, signal).catch(() => {});
+  } finally {
+    log.stop();
   }
   if (signal?.aborted) {
     const note = `interrupted by ${String(signal.reason)} while waiting for "Saved the game"`;
@@ -269,9 +293,16 @@ async function waitForSaved(options: AutosaveOptions, log: GameLogTail, from: nu
     return { mode: "flush-unconfirmed", note };
   }
   logger.warn(
-    `no "Saved the game" in ${log.volume.display(log.rel)} within ${saveTimeoutMs / 1000} s; going on without the confirmation`,
+    `no "Saved the game" in ${volume.display(latestLog)} within ${saveTimeoutMs / 1000} s; going on without the confirmation`,
   );
   return { mode: "flush-unconfirmed", note: "save-all flush not confirmed in time" };
+}
+
+/** A FIFO, a device or a link where the log belongs (never opened, never waited on): no confirmation to wait for. */
+function unusable(problem: JobError, logger: Logger): Outcome {
+  if (!(problem instanceof UnsafePathError)) throw problem;
+  logger.warn(`${problem.message}: going on without the game's confirmation`);
+  return { mode: "flush-unconfirmed", note: "save-all flush not confirmed (game log unusable)" };
 }
 
 /**
@@ -281,36 +312,4 @@ async function waitForSaved(options: AutosaveOptions, log: GameLogTail, from: nu
 function isSavedTheGame(line: string): boolean {
   const header = parseHeader(line.endsWith("\r") ? line.slice(0, -1) : line);
   return header?.level === "INFO" && isMainThread(header.thread) && header.message === "Saved the game";
-}
-
-/** The new text of the game's growing log, read through the volume: a regular file only, never blocking. */
-class GameLogTail {
-  readonly volume: VolumeDir;
-  readonly rel: string;
-
-  constructor(volume: VolumeDir, rel: string) {
-    this.volume = volume;
-    this.rel = rel;
-  }
-
-  size(): number {
-    try {
-      return this.volume.lstat(this.rel)?.size ?? 0;
-    } catch {
-      return 0;
-    }
-  }
-
-  /** New text from `offset` (at most 1 MiB); starts over (`start` 0) when the file was replaced or truncated. */
-  readFrom(offset: number): { text: string; start: number; next: number } {
-    const file = this.volume.tryOpenFile(this.rel);
-    if (!file) return { text: "", start: offset, next: offset };
-    try {
-      const start = file.stat.size < offset ? 0 : offset;
-      const bytes = readRange(file.fd, start, Math.min(file.stat.size - start, 1 << 20));
-      return { text: bytes.toString("utf8"), start, next: start + bytes.length };
-    } finally {
-      closeSync(file.fd);
-    }
-  }
 }
