@@ -77,7 +77,8 @@ function configError(fn: () => unknown): ConfigError {
 
 /**
  * backup.env's fields as a tool declares them: the shared ones from core, and two of a tool's own (backup's own
- * fields, with their checks, are tested in packages/backup). A field gets a flag when a test gives one.
+ * fields, with their checks, are tested in packages/world, beside their declaration). A field gets a flag when a test
+ * gives one.
  */
 const FIELDS: Record<string, Setting> = {
   ...panelFields,
