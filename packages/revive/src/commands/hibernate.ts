@@ -161,7 +161,7 @@ async function bringDown(run: Hibernation, env: HibernateEnv, droplet: Droplet, 
 }
 
 /**
- * The shared steps (cloud/hibernate-steps.ts, the ones the Discord Worker runs) from the shutdown on, one after the
+ * The shared steps (@mcops/cloud/hibernate-steps, the ones the Discord Worker runs) from the shutdown on, one after the
  * other: shutdown (power off when it fails or does not finish), snapshot, listed, the operator's yes, destroy, keep
  * the newest snapshots. What is under way is written in the state file as it goes (powerDown, snapshot), so a re-run
  * carries on with it.
