@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 
 /**
  * Every setting's default sits in its one declaration (issue 34): GAME_ADDRESS's and BACKUP_OWNER's in core's shared
- * fields, KEEP_SNAPSHOTS' in revive's cloud/keep.ts. The compiler reads every source: a default written again as code
+ * fields, KEEP_SNAPSHOTS' in @mcops/cloud's keep.ts. The compiler reads every source: a default written again as code
  * (a string literal, a number given to a keep setting) is found; help texts and comments that quote it are not code.
  */
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -50,7 +50,7 @@ describe("a setting's default", () => {
 
   it("of KEEP_SNAPSHOTS is declared once, and no keep setting falls back to a number of its own", () => {
     const declared = find((node) => ts.isVariableDeclaration(node) && node.name.getText() === "KEEP_SNAPSHOTS_DEFAULT");
-    expect(declared).toEqual(["packages/revive/src/cloud/keep.ts: KEEP_SNAPSHOTS_DEFAULT = 2"]);
+    expect(declared).toEqual(["packages/cloud/src/keep.ts: KEEP_SNAPSHOTS_DEFAULT = 2"]);
     const fallback = find(
       (node) =>
         ts.isBinaryExpression(node) &&
