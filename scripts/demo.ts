@@ -626,14 +626,8 @@ try {
   rmSync(root, { recursive: true, force: true });
 }
 
-/**
- * The end: the server hibernates on autopilot and a group member wakes it from Discord. The Worker runs in the real
- * workerd runtime (wrangler dev) against the stand-ins; the VM's side is the idle monitor with WORKER_URL set.
- */
-async function discordControl(): Promise<void> {
-  heading(
-    "Saturday — nobody has played for 2 hours: the idle monitor stops the game, backs up, and the Worker hibernates the VM",
-  );
+/** Discord's application, DigitalOcean with the VM's droplet, and Cloudflare with the panel's and the game's names. */
+async function cloudStandIns() {
   const app = await startDiscordAppStandIn();
   const cloud = await startDigitalOceanStandIn({
     droplets: [{ name: "mc", size: "s-2vcpu-4gb", region: "fra1", tags: ["mcops"], sizeGigabytes: 7 }],
@@ -646,6 +640,18 @@ async function discordControl(): Promise<void> {
       { zone: "example.co.uk", name: "play.example.co.uk", content: "198.51.100.20" },
     ],
   });
+  return { app, cloud, dns };
+}
+
+/**
+ * The end: the server hibernates on autopilot and a group member wakes it from Discord. The Worker runs in the real
+ * workerd runtime (wrangler dev) against the stand-ins; the VM's side is the idle monitor with WORKER_URL set.
+ */
+async function discordControl(): Promise<void> {
+  heading(
+    "Saturday — nobody has played for 2 hours: the idle monitor stops the game, backs up, and the Worker hibernates the VM",
+  );
+  const { app, cloud, dns } = await cloudStandIns();
   const secret = randomBytes(32).toString("hex");
   const worker = await startWorker(
     workerVars({ app, digitalocean: cloud, cloudflare: dns, gameAddress: game.address, secret }, { POLL_MS: "400" }),
