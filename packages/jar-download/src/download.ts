@@ -5,7 +5,8 @@ import { JobError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import { type HttpClient, HttpFailure } from "@mcops/core/http";
 import type { VolumeDir } from "@mcops/core/volume";
-import type { Artifact, ChecksumAlgorithm } from "./sources.ts";
+import type { ChecksumAlgorithm } from "./service.ts";
+import type { Artifact } from "./sources.ts";
 
 interface DownloadOptions {
   http: HttpClient;

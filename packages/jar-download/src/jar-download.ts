@@ -24,18 +24,9 @@ import {
 } from "./pack.ts";
 import { type InstallJob, replaceJar } from "./replace.ts";
 import { rollBack } from "./rollback.ts";
+import { type Channel, INSTALLER_TYPES, type InstallerType } from "./service.ts";
 import { fields, loadSettings } from "./settings.ts";
-import {
-  type Artifact,
-  type Channel,
-  createSource,
-  INSTALLER_TYPES,
-  type InstallerType,
-  JAR_TYPES,
-  LABELS,
-  type ServerType,
-  type Source,
-} from "./sources.ts";
+import { type Artifact, createSource, JAR_TYPES, LABELS, type ServerType, type Source } from "./sources.ts";
 import { dataVersionOf, refuseDowngrade, worldSaver } from "./versions.ts";
 
 interface JarOptions {

@@ -1,7 +1,8 @@
 import { JobError, UsageError } from "@mcops/core/errors";
 import { checkShape, type HttpClient, HttpFailure, PanelError } from "@mcops/core/http";
 import * as z from "zod/mini";
-import { type Artifact, type Bases, mojangJava } from "./sources.ts";
+import type { Bases } from "./service.ts";
+import { type Artifact, mojangJava } from "./sources.ts";
 
 /**
  * The Java a server version needs, and the Docker image that gives it (docs/system.md 9). A Pterodactyl server runs in

@@ -10,7 +10,8 @@ import * as z from "zod/mini";
 import { downloadVerified } from "./download.ts";
 import { type InstallerArtifact, LOADER_LABELS } from "./loaders.ts";
 import { MAX_MRPACK_BYTES, type ModPack, mapUrl, urlProblem } from "./mrpack.ts";
-import { type Artifact, getJson, LABELS, type Source } from "./sources.ts";
+import { getJson } from "./service.ts";
+import { type Artifact, LABELS, type Source } from "./sources.ts";
 
 /**
  * Modrinth modpacks on the command line (issue 33): where the .mrpack comes from (a file, an address, a Modrinth

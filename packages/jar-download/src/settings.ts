@@ -14,7 +14,8 @@ import {
 import { ConfigError } from "@mcops/core/errors";
 import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
-import { type Bases, INSTALLER_TYPES, type ServerType } from "./sources.ts";
+import { type Bases, INSTALLER_TYPES } from "./service.ts";
+import type { ServerType } from "./sources.ts";
 
 /** The operator's contact for the User-Agent: an e-mail address or a web address. */
 const contactSchema = field((value, ctx) => {

@@ -11,22 +11,9 @@ import {
   failed,
   getJson,
   type Hosts,
-  INSTALLER_TYPES,
   type InstallerType,
   shape,
 } from "./service.ts";
-
-export {
-  type Bases,
-  type Channel,
-  type ChecksumAlgorithm,
-  failed,
-  getJson,
-  type Hosts,
-  INSTALLER_TYPES,
-  type InstallerType,
-  shape,
-};
 
 /**
  * Where each server type's jar comes from, and how to tell it is the right one:

@@ -7,7 +7,8 @@ import type { VolumeDir } from "@mcops/core/volume";
 import { levelName, type SavedBy, type SavedByFile, savedBy } from "@mcops/world/world";
 import { DATA_VERSIONS } from "./data-versions.generated.ts";
 import { type Downloaded, installedDigest } from "./download.ts";
-import type { Artifact, ChecksumAlgorithm } from "./sources.ts";
+import type { ChecksumAlgorithm } from "./service.ts";
+import type { Artifact } from "./sources.ts";
 
 /**
  * A world saved by a newer game version cannot be opened safely by an older one: the game converts data forwards
