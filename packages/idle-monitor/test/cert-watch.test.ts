@@ -41,7 +41,8 @@ describe("certWarnings", () => {
 
   it("gives up on a certs check that hangs, with one warning line, and does not hold the monitor", async () => {
     const hang = join(dir.path, "certs-hangs");
-    writeFileSync(hang, "#!/bin/sh\nexec sleep 30\n");
+    // It would sleep far beyond this test's limit: returning at all proves the monitor gave up on it.
+    writeFileSync(hang, "#!/bin/sh\nexec sleep 3600\n");
     chmodSync(hang, 0o755);
     const lines: string[] = [];
     const actor = {
@@ -49,9 +50,7 @@ describe("certWarnings", () => {
       state: {},
       logger: { warn: (l: string) => lines.push(l), info: (l: string) => lines.push(l) },
     } as unknown as Actor;
-    const started = Date.now();
     await watchCerts(actor, hang, Date.now(), async () => undefined, 300);
-    expect(Date.now() - started).toBeLessThan(20_000);
     expect(lines).toEqual([expect.stringMatching(/^the daily certificate check failed \(exit/)]);
   });
 

@@ -206,7 +206,7 @@ export async function replay(baseUrl: string, request: RealExchange["request"], 
     method: request.method,
     headers,
     body,
-    signal: AbortSignal.timeout(5000),
+    signal: AbortSignal.timeout(60_000), // only ends a hang: a busy machine can take seconds to answer on loopback
   });
   const text = await res.text();
   const json = res.headers.get("content-type")?.startsWith("application/json") && text !== "";
