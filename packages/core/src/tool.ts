@@ -30,19 +30,28 @@ export interface ToolContext {
   atExit: Set<() => Promise<void>>;
 }
 
-/** One subcommand (or the default one, `$0`): its yargs form, its typed options, and what it runs. */
-export interface Command<A = object> {
+/**
+ * One subcommand (or the default one, `$0`): its yargs form, its typed options, its settings, and what it runs.
+ *
+ * `settings` reads and checks what the command is configured with (its flags, the environment, its env file: the
+ * tool's settings.ts) and gives it typed; runTool calls it once the context is built and hands the result to `run`, so
+ * a command never reads its own configuration from untyped arguments, and a bad value ends the run with its one line
+ * before anything is done. A command whose settings depend on what it is asked (a dry run that needs none) says so in
+ * its loader. Like `run`, it loads the tool's code with a dynamic import, so --help stays fast.
+ */
+export interface Command<A = object, S = undefined> {
   /** yargs' command string: "$0", "restore <snapshot>", "$0 [VERSION]". */
   command: string;
   /** Its line in --help; false hides it (a default command that the usage text already explains). */
   describe: string | false;
   options?: (argv: Argv) => Argv<A>;
+  settings?: (ctx: ToolContext, args: ArgumentsCamelCase<A>) => S | Promise<S>;
   /** Loads the tool's code (a dynamic import, so --help stays fast) and runs it; the number is the exit code. */
-  run: (ctx: ToolContext, args: ArgumentsCamelCase<A>) => Promise<number | undefined>;
+  run: (ctx: ToolContext, args: ArgumentsCamelCase<A>, settings: S) => Promise<number | undefined>;
 }
 
-/** A command with its argument types inferred from its options. */
-export function command<A>(spec: Command<A>): Command<A> {
+/** A command with its argument and settings types inferred from its options and its settings loader. */
+export function command<A, S = undefined>(spec: Command<A, S>): Command<A, S> {
   return spec;
 }
 
@@ -51,7 +60,7 @@ export interface Tool {
   /** The usage text at the top of --help. */
   usage: string;
   // biome-ignore lint/suspicious/noExplicitAny: each command has its own argument types; command() checked them
-  commands: readonly Command<any>[];
+  commands: readonly Command<any, any>[];
   /** Options every command takes (revive's --config). */
   global?: (argv: Argv) => Argv;
   examples?: readonly [command: string, description: string][];
@@ -77,7 +86,7 @@ const SECOND_SIGNAL_MS = 5000;
  */
 export function runTool(tool: Tool): Promise<never> {
   return runMain(tool.name, async () => {
-    let chosen: { command: Command<object>; args: ArgumentsCamelCase<object> } | undefined;
+    let chosen: { command: Command<object, unknown>; args: ArgumentsCamelCase<object> } | undefined;
     let cli = createCli(tool.name, tool.argv ?? hideBin(process.argv), tool.usage);
     if (tool.global) cli = tool.global(cli);
     for (const spec of tool.commands) {
@@ -92,8 +101,10 @@ export function runTool(tool: Tool): Promise<never> {
     const atExit = new Set<() => Promise<void>>();
     const ended = onSignals(controller, atExit, tool.windDownMs);
     const ctx = await systemContext(controller.signal, atExit);
-    // Whichever ends first: the command, or a second signal.
-    return Promise.race([chosen.command.run(ctx, chosen.args), ended]);
+    const { command, args } = chosen;
+    // Whichever ends first: the command (its settings read first), or a second signal.
+    const run = async () => command.run(ctx, args, await command.settings?.(ctx, args));
+    return Promise.race([run(), ended]);
   });
 }
 
