@@ -28,7 +28,8 @@ await runTool({
             ]),
           ),
         }),
-      run: async (ctx, args) => (await import("./monitor.ts")).runMonitor(ctx, args, args.once),
+      settings: async (ctx, args) => (await import("./settings.ts")).loadSettings(ctx, args),
+      run: async (ctx, args, loaded) => (await import("./monitor.ts")).runMonitor(ctx, loaded, args.once),
     }),
   ],
 });

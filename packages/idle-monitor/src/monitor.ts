@@ -12,7 +12,7 @@ import { checkDisks, watchedDisks } from "./disk-watch.ts";
 import { sampleTps } from "./lag-watch.ts";
 import { checkMemory } from "./memory-watch.ts";
 import { backupLogFacts, type GameLogReporter, gameLogReporter, observe } from "./observe.ts";
-import { loadSettings, type MonitorSettings } from "./settings.ts";
+import type { LoadedSettings, MonitorSettings } from "./settings.ts";
 import { onBoot, readBootId, readState, writeState } from "./state.ts";
 import { talkToWorker } from "./worker-link.ts";
 
@@ -45,8 +45,8 @@ interface Parts extends Actor {
  * Loads the settings and builds what the decisions use: the log, the notifier, the panel client, the state file's state.
  * `once`: the failure of the one decision ends the run with it (exit code, one line), so its log line is not echoed.
  */
-function assemble(ctx: MonitorContext, args: Record<string, unknown>, once: boolean, statfs?: StatFs): Parts {
-  const { env, settings } = loadSettings(ctx, args);
+function assemble(ctx: MonitorContext, loaded: LoadedSettings, once: boolean, statfs?: StatFs): Parts {
+  const { env, settings } = loaded;
   const logger = recordingLogger(ctx, "idle-monitor");
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const panel = createPanelClient({
@@ -247,13 +247,8 @@ async function watchLag(parts: Parts, observation: Observation): Promise<Gauge[]
 }
 
 /** `args`: the parsed command line (its flags win over backup.env). */
-export function createMonitor(
-  ctx: MonitorContext,
-  args: Record<string, unknown> = {},
-  once = false,
-  statfs?: StatFs,
-): Monitor {
-  const parts = assemble(ctx, args, once, statfs);
+export function createMonitor(ctx: MonitorContext, loaded: LoadedSettings, once = false, statfs?: StatFs): Monitor {
+  const parts = assemble(ctx, loaded, once, statfs);
   return {
     settings: parts.settings,
     get state() {
@@ -264,8 +259,8 @@ export function createMonitor(
 }
 
 /** The service: a decision every IDLE_POLL until the signal; `once`: one decision. */
-export async function runMonitor(ctx: MonitorContext, args: Record<string, unknown>, once: boolean): Promise<number> {
-  const monitor = createMonitor(ctx, args, once);
+export async function runMonitor(ctx: MonitorContext, loaded: LoadedSettings, once: boolean): Promise<number> {
+  const monitor = createMonitor(ctx, loaded, once);
   for (;;) {
     const decision = await monitor.tick();
     if (once) {

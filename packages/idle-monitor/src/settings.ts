@@ -198,6 +198,9 @@ export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, args: Reco
   return { env, settings };
 }
 
+/** What the command is handed: backup.env's fields as read (the panel client's), and the monitor's settings from them. */
+export type LoadedSettings = ReturnType<typeof loadSettings>;
+
 /** WORKER_URL and WORKER_SECRET go together; IDLE_HIBERNATE_AFTER needs both. One line when they do not. */
 function workerSettings(env: {
   WORKER_URL?: string | undefined;

@@ -35,7 +35,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMonitor, type Monitor } from "../src/monitor.ts";
 import { LOG_TAIL_BYTES, playersInLog } from "../src/observe.ts";
-import { defaultBackupCommand } from "../src/settings.ts";
+import { defaultBackupCommand, loadSettings } from "../src/settings.ts";
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -78,7 +78,7 @@ function monitor(extra: Record<string, string> = {}, statfs?: StatFs): Monitor {
       .join(""),
   );
   chmodSync(join(etc, "backup.env"), 0o600);
-  return createMonitor(ctx, {}, false, statfs);
+  return createMonitor(ctx, loadSettings(ctx), false, statfs);
 }
 
 /** The panel replaced by one whose game (of that kind) answers the console in the volume's latest.log, which it runs. */

@@ -17,6 +17,7 @@ import {
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMonitor } from "../src/monitor.ts";
+import { loadSettings } from "../src/settings.ts";
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -143,7 +144,7 @@ async function idleMonitor(options: { state?: Record<string, number>; runner?: t
     runner: options.runner ?? zxRunner,
     signal: new AbortController().signal,
   };
-  return { monitor: createMonitor(ctx), backedUp: () => existsSync(calls) };
+  return { monitor: createMonitor(ctx, loadSettings(ctx)), backedUp: () => existsSync(calls) };
 }
 
 describe("the heartbeat and the autopilot", () => {

@@ -15,8 +15,9 @@ await runTool({
           default: false,
           describe: "ignore the saved position: read the file from its beginning",
         }),
-      run: async (ctx, args) =>
-        (await import("./tailer.ts")).runTailer(ctx, { file: args.file, fromStart: args.fromStart }),
+      settings: async (ctx, args) => (await import("./settings.ts")).loadSettings(ctx, { file: args.file }),
+      run: async (ctx, args, settings) =>
+        (await import("./tailer.ts")).runTailer(ctx, { file: args.file, fromStart: args.fromStart }, settings),
     }),
     command({
       command: "scan <files..>",

@@ -3,14 +3,18 @@ import {
   dockerSocketField,
   fail,
   field,
+  fromBackupEnv,
   panelUrlSchema,
+  pickFields,
   serverIdSchema,
   setting,
   textfileDirField,
   worldDirField,
   yesNoSchema,
 } from "@mcops/core/config";
+import { ConfigError } from "@mcops/core/errors";
 import { durationMs } from "@mcops/core/format";
+import type { ToolContext } from "@mcops/core/tool";
 import * as z from "zod/mini";
 
 /** A crash loop: `count` crashes within `windowMs`. */
@@ -51,3 +55,30 @@ export const fields = {
   /** node_exporter's textfile directory, for mcops_log_tailer.prom (the crashes counted). */
   BACKUP_TEXTFILE_DIR: textfileDirField,
 };
+
+export interface TailerOptions {
+  /** The log to follow; default <WORLD_DIR>/logs/latest.log from backup.env. */
+  file?: string | undefined;
+  /** Ignore the saved position and read the file from its beginning. */
+  fromStart?: boolean | undefined;
+}
+
+/**
+ * backup.env's fields (docs/system.md 2.1): WORLD_DIR only without --file; the panel only for CRASH_LOOP_STOP, which
+ * cannot work without it (exit 78 before anything is followed).
+ */
+export function loadSettings(ctx: Pick<ToolContext, "paths" | "env">, options: TailerOptions) {
+  const names = Object.keys(fields).filter((name) => name !== "WORLD_DIR" || !options.file) as (keyof typeof fields)[];
+  const settings = fromBackupEnv(pickFields(fields, names), { paths: ctx.paths, env: ctx.env });
+  const panel = [settings.CONTROL_URL, settings.CONTROL_KEY, settings.SERVER_ID];
+  if (settings.CRASH_LOOP && settings.CRASH_LOOP_STOP && panel.some((value) => value === undefined)) {
+    throw new ConfigError("CRASH_LOOP_STOP=yes needs the panel to stop the server", {
+      where: settings.file,
+      hint: "add CONTROL_URL, CONTROL_KEY and SERVER_ID (docs/system.md 2.1), or set CRASH_LOOP_STOP=no",
+    });
+  }
+  return settings as typeof settings & { WORLD_DIR?: string | undefined };
+}
+
+/** What the service is handed: backup.env's fields, WORLD_DIR among them unless --file names the log. */
+export type TailerSettings = ReturnType<typeof loadSettings>;

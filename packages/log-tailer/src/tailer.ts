@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Clock } from "@mcops/core/clock";
-import { fromBackupEnv, pickFields, SERVER_UUID } from "@mcops/core/config";
-import { ConfigError, type JobError, UsageError } from "@mcops/core/errors";
+import { SERVER_UUID } from "@mcops/core/config";
+import { type JobError, UsageError } from "@mcops/core/errors";
 import { recordingLogger } from "@mcops/core/events";
 import { formatBytes } from "@mcops/core/format";
 import { COLOURS, createPanelClient, type Notice, toolNotifier } from "@mcops/core/http";
@@ -16,18 +16,11 @@ import { type FollowPosition, LogFollower, MAX_LINE_BYTES } from "@mcops/game-lo
 import { type OomKill, type StreamMark, watchContainer } from "./container-watch.ts";
 import { CrashLoop } from "./crash-loop.ts";
 import { after, BurstThrottle, ErrorDigest, oomKillEvent } from "./messages.ts";
-import { fields } from "./settings.ts";
+import type { TailerOptions, TailerSettings } from "./settings.ts";
 import { readJson, saveJson, stateFile } from "./state-files.ts";
 import { type Pending, type UnsentStore, unsentStore } from "./unsent.ts";
 
 type TailerContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "signal">;
-
-interface TailerOptions {
-  /** The log to follow; default <WORLD_DIR>/logs/latest.log from backup.env. */
-  file?: string | undefined;
-  /** Ignore the saved position and read the file from its beginning. */
-  fromStart?: boolean | undefined;
-}
 
 /** Where the log is: its path for messages, the directory it is reached from (held open) and the path below it. */
 interface Log {
@@ -57,8 +50,7 @@ const STOP_POSTS_MS = 10_000;
  * The service (docs/system.md 1.5, 6): follows latest.log and posts the game's events. Its position (file identity and offset) is
  * saved in the state dir, so a restart neither announces old lines again nor misses new ones.
  */
-export async function runTailer(ctx: TailerContext, options: TailerOptions = {}): Promise<number> {
-  const settings = loadTailerSettings(ctx, options);
+export async function runTailer(ctx: TailerContext, options: TailerOptions, settings: TailerSettings): Promise<number> {
   const log = openLog(options, settings.WORLD_DIR);
   const logger = recordingLogger(ctx, "log-tailer");
   const posts = announcer(ctx, logger, settings);
@@ -81,23 +73,6 @@ export async function runTailer(ctx: TailerContext, options: TailerOptions = {})
   log.dir.close();
   logger.info("stopped");
   return 0;
-}
-
-/**
- * backup.env's fields (docs/system.md 2.1): WORLD_DIR only without --file; the panel only for CRASH_LOOP_STOP, which
- * cannot work without it (exit 78 before anything is followed).
- */
-function loadTailerSettings(ctx: TailerContext, options: TailerOptions) {
-  const names = Object.keys(fields).filter((name) => name !== "WORLD_DIR" || !options.file) as (keyof typeof fields)[];
-  const settings = fromBackupEnv(pickFields(fields, names), { paths: ctx.paths, env: ctx.env });
-  const panel = [settings.CONTROL_URL, settings.CONTROL_KEY, settings.SERVER_ID];
-  if (settings.CRASH_LOOP && settings.CRASH_LOOP_STOP && panel.some((value) => value === undefined)) {
-    throw new ConfigError("CRASH_LOOP_STOP=yes needs the panel to stop the server", {
-      where: settings.file,
-      hint: "add CONTROL_URL, CONTROL_KEY and SERVER_ID (docs/system.md 2.1), or set CRASH_LOOP_STOP=no",
-    });
-  }
-  return settings as typeof settings & { WORLD_DIR?: string | undefined };
 }
 
 /** The log to follow: --file, else <WORLD_DIR>/logs/latest.log; never followed if it is a link. */
@@ -135,7 +110,7 @@ interface Announcer {
   flush(budgetMs: number): Promise<Pending[]>;
 }
 
-function announcer(ctx: TailerContext, logger: Logger, settings: ReturnType<typeof loadTailerSettings>): Announcer {
+function announcer(ctx: TailerContext, logger: Logger, settings: TailerSettings): Announcer {
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   let queue: Promise<unknown> = Promise.resolve();
   /** The messages queued and not yet posted, oldest first (the first may be under way). */
@@ -224,7 +199,7 @@ function announcer(ctx: TailerContext, logger: Logger, settings: ReturnType<type
  * The crashes seen since the tailer started, as `mcops_crashes_total` in mcops_log_tailer.prom (BACKUP_TEXTFILE_DIR):
  * a counter that starts again at 0 with the service, as Prometheus counters do (rate() and increase() expect that).
  */
-function crashCounter(logger: Logger, settings: ReturnType<typeof loadTailerSettings>): { count(): void } {
+function crashCounter(logger: Logger, settings: TailerSettings): { count(): void } {
   let total = 0;
   const write = () =>
     writeGauges(
@@ -250,7 +225,7 @@ function crashCounter(logger: Logger, settings: ReturnType<typeof loadTailerSett
 function crashLoopFor(
   ctx: TailerContext,
   logger: Logger,
-  settings: ReturnType<typeof loadTailerSettings>,
+  settings: TailerSettings,
   send: (notice: Notice | Promise<Notice>) => void,
 ): CrashLoop | undefined {
   const rule = settings.CRASH_LOOP;
@@ -270,7 +245,7 @@ function crashLoopFor(
 async function containerWatch(
   ctx: TailerContext,
   logger: Logger,
-  settings: ReturnType<typeof loadTailerSettings>,
+  settings: TailerSettings,
   posts: Announcer,
   logFile: string,
 ): Promise<void> {

@@ -7,6 +7,7 @@ import type { Clock } from "@mcops/core/clock";
 import { resolvePaths } from "@mcops/core/paths";
 import { type DiscordStandIn, startDiscordStandIn, toolEnv, waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadSettings } from "../src/settings.ts";
 import { runTailer } from "../src/tailer.ts";
 
 /**
@@ -111,7 +112,7 @@ function startTailer() {
     signal: abort.signal,
   };
   let endedAt: number | undefined;
-  const running = runTailer(ctx, { file: log }).finally(() => {
+  const running = runTailer(ctx, { file: log }, loadSettings(ctx, { file: log })).finally(() => {
     endedAt = stepped.clock.now();
   });
   return {

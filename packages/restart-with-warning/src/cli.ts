@@ -15,18 +15,8 @@ await runTool({
           .option("reason", { type: "string", describe: "said to the players with every warning" })
           .option("lock-wait", { type: "string", default: "30m", describe: "how long to wait for a running backup" })
           .option("dry-run", dryRunOption("print the schedule, do nothing")),
-      run: async (ctx, args) => {
-        const [{ parseDuration }, { runRestart }] = await Promise.all([
-          import("@mcops/core/format"),
-          import("./restart.ts"),
-        ]);
-        return runRestart(ctx, {
-          countdownMs: parseDuration(args.countdown),
-          reason: args.reason,
-          lockWaitMs: parseDuration(args.lockWait),
-          dryRun: args.dryRun,
-        });
-      },
+      settings: async (ctx, args) => (await import("./settings.ts")).restartPlan(ctx, args),
+      run: async (ctx, _args, plan) => (await import("./restart.ts")).runRestart(ctx, plan),
     }),
   ],
   // The process ends at the first SIGINT or SIGTERM, as it always has: nothing in a restart waits on ctx.signal.

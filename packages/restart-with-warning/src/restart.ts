@@ -8,18 +8,7 @@ import type { Logger } from "@mcops/core/log";
 import { backupLockFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
 import { pingGame } from "@mcops/game-log/game-ping";
-import { loadSettings } from "./settings.ts";
-
-interface RestartOptions {
-  /** Countdown length (default 5 minutes: the cron line at :55 restarts on the hour). */
-  countdownMs?: number | undefined;
-  reason?: string | undefined;
-  dryRun?: boolean | undefined;
-  /** How long to wait for a running backup to finish (default 30 minutes). */
-  lockWaitMs?: number | undefined;
-  /** How long the server may take to be running again (default 5 minutes). */
-  upTimeoutMs?: number | undefined;
-}
+import type { RestartPlan } from "./settings.ts";
 
 /** When the players are told, in seconds before the restart. */
 const MARKS = [300, 180, 120, 60, 30, 10, 5, 4, 3, 2, 1];
@@ -68,7 +57,7 @@ interface Run {
  */
 export async function runRestart(
   ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr">,
-  options: RestartOptions = {},
+  options: RestartPlan,
 ): Promise<number> {
   const countdownMs = options.countdownMs ?? 5 * 60_000;
   const marks = schedule(countdownMs);
@@ -78,7 +67,7 @@ export async function runRestart(
     );
     return 0;
   }
-  const env = loadSettings(ctx);
+  const env = options.settings;
   const logger = recordingLogger(ctx, "restart-with-warning");
   const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
   const panel: PanelClient = createPanelClient({
@@ -116,7 +105,7 @@ function explain(failure: unknown): { message: string; line: string } {
 
 const isDown = (state: string | undefined): boolean => state === "offline" || state === "stopping";
 
-async function restart(run: Run, options: RestartOptions, marks: number[]): Promise<number> {
+async function restart(run: Run, options: RestartPlan, marks: number[]): Promise<number> {
   const { ctx, logger, panel, post } = run;
   const state = (await panel.resources()).state;
   if (isDown(state)) {
@@ -158,7 +147,7 @@ async function restart(run: Run, options: RestartOptions, marks: number[]): Prom
   }
 }
 
-async function countdownAndRestart(run: Run, options: RestartOptions, marks: number[]): Promise<number> {
+async function countdownAndRestart(run: Run, options: RestartPlan, marks: number[]): Promise<number> {
   const { ctx, logger, panel, post } = run;
   const address = run.env.GAME_ADDRESS;
   const { ping, error } = await pingGame(address);

@@ -18,6 +18,7 @@ import {
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runRestart, schedule, tellraw } from "../src/restart.ts";
+import { loadSettings, type RestartPlan } from "../src/settings.ts";
 
 const T0 = Date.UTC(2026, 10, 21, 4, 55, 0);
 
@@ -30,6 +31,11 @@ let clock: VirtualClock;
 let slowPanel = false;
 let ctx: Parameters<typeof runRestart>[0];
 let stderr: string;
+
+/** A run as the command makes it: backup.env's fields read and checked first, then handed to it. */
+function restartNow(timing: Omit<RestartPlan, "dryRun" | "settings"> = {}): Promise<number> {
+  return runRestart(ctx, { ...timing, settings: loadSettings(ctx) });
+}
 
 function writeConfig(name: string, text: string): void {
   const etc = toolEnv(root).MCOPS_CONFIG_DIR as string;
@@ -84,7 +90,7 @@ const restartLog = () => readFileSync(join(root, "log", "mc-restart.log"), "utf8
 describe("restart-with-warning", () => {
   it("warns at 5m, 3m, 2m, 1m, 30s, 10s and each of the last 5 seconds, on time, then restarts", async () => {
     await game.join("Steve");
-    expect(await runRestart(ctx, { reason: "nightly restart" })).toBe(0);
+    expect(await restartNow({ reason: "nightly restart" })).toBe(0);
     const said = panel.commands().map((c) => JSON.parse(c.replace(/^tellraw @a /, ""))[2].text as string);
     expect(said).toEqual(
       [
@@ -128,7 +134,7 @@ describe("restart-with-warning", () => {
 
   it("does nothing when the server is offline: one log line, exit 75, no messages", async () => {
     panel.setState("offline");
-    expect(await runRestart(ctx)).toBe(75);
+    expect(await restartNow()).toBe(75);
     expect(restartLog()).toMatch(/INFO the server is offline: nothing to restart\n$/);
     expect(panel.commands()).toEqual([]);
     expect(panel.signals()).toEqual([]);
@@ -138,7 +144,7 @@ describe("restart-with-warning", () => {
   it("stops counting when the server stops during the countdown, and says so", async () => {
     await game.join("Steve");
     clock.at(150_000, () => panel.setState("offline"));
-    expect(await runRestart(ctx)).toBe(75);
+    expect(await restartNow()).toBe(75);
     expect(panel.signals()).toEqual([]);
     expect(panel.commands()).toHaveLength(2);
     expect(restartLog()).toMatch(/WARN the server stopped during the countdown \(2 minutes left\): not restarting it/);
@@ -148,13 +154,13 @@ describe("restart-with-warning", () => {
   it("goes on when a console command fails", async () => {
     await game.join("Steve");
     panel.inject({ kind: "status", status: 500, route: "command", times: 2 });
-    expect(await runRestart(ctx, { countdownMs: 30_000 })).toBe(0);
+    expect(await restartNow({ countdownMs: 30_000 })).toBe(0);
     expect(restartLog()).toMatch(/WARN countdown message at 30 seconds failed/);
     expect(panel.signals()).toEqual(["restart"]);
   });
 
   it("restarts at once, without a countdown, when nobody is online, and says so", async () => {
-    expect(await runRestart(ctx)).toBe(0);
+    expect(await restartNow()).toBe(0);
     expect(panel.commands()).toEqual([]);
     expect(panel.signals()).toEqual(["restart"]);
     expect(restartLog()).toMatch(
@@ -170,7 +176,7 @@ describe("restart-with-warning", () => {
     // the panel is still on its way, before any of its (virtual) time has passed.
     await usePanel({ servers: [{ state: "running" }], timings: { startMs: 1, stopMs: 1 }, powerDelayMs: 0 });
     panel.inject({ kind: "delay", ms: 50, route: "resources", times: 2 });
-    expect(await runRestart(ctx)).toBe(0);
+    expect(await restartNow()).toBe(0);
     expect(panel.signals()).toEqual(["restart"]);
     expect(panel.stateHistory().map((s) => s.state)).toEqual(["running", "stopping", "offline", "starting", "running"]);
     expect(titles()).toEqual(["Restart triggered", "Server restarted"]);
@@ -178,7 +184,7 @@ describe("restart-with-warning", () => {
 
   it("counts down anyway when the Server List Ping gets no answer", async () => {
     await game.close();
-    expect(await runRestart(ctx, { countdownMs: 10_000 })).toBe(0);
+    expect(await restartNow({ countdownMs: 10_000 })).toBe(0);
     expect(restartLog()).toMatch(/WARN no answer to the Server List Ping on .*; counting down anyway/);
     expect(panel.commands()).toHaveLength(6);
   });
@@ -186,7 +192,7 @@ describe("restart-with-warning", () => {
   it("waits for a running backup to finish before restarting", async () => {
     const backup: Lock = await acquireLock(join(root, "run", "backup.lock"), { tool: "backup" });
     clock.at(10 * 60_000, () => backup.release());
-    expect(await runRestart(ctx, { countdownMs: 10_000 })).toBe(0);
+    expect(await restartNow({ countdownMs: 10_000 })).toBe(0);
     expect(restartLog()).toMatch(
       /INFO a backup is already running \(backup, pid \d+, since .*\): waiting for it before restarting/,
     );
@@ -211,7 +217,7 @@ describe("restart-with-warning", () => {
       afterSignal.held = existsSync(lockFile);
       afterSignal.signals = panel.signals().length;
     });
-    expect(await runRestart(ctx, { countdownMs: 10_000 })).toBe(0);
+    expect(await restartNow({ countdownMs: 10_000 })).toBe(0);
     expect(atRelease).toEqual({ commands: 0, messages: 0 });
     expect(restartLog()).toMatch(/^2026-11-21T05:05:0[0-2]Z INFO countdown: 10 seconds left$/m);
     expect(restartLog()).toMatch(/^2026-11-21T05:05:1[0-2]Z INFO sending the restart signal/m);
@@ -230,7 +236,7 @@ describe("restart-with-warning", () => {
       // is more than 700 real sleeps of 1 ms: the panel acts, restarts and its cache expires well inside it.
       now: Date.now,
     });
-    expect(await runRestart(ctx, { upTimeoutMs: 60 * 60_000 })).toBe(0);
+    expect(await restartNow({ upTimeoutMs: 60 * 60_000 })).toBe(0);
     const history = panel.stateHistory();
     expect(history.map((h) => h.state)).toEqual(["running", "stopping", "offline", "starting", "running"]);
     const restarted = discord.messages.find((m) => m.body.embeds[0].title === "Server restarted");
@@ -239,7 +245,7 @@ describe("restart-with-warning", () => {
 
   it("reports a failed restart when the panel accepts the signal but the server never restarts", async () => {
     await usePanel({ servers: [{ state: "running", uptimeMs: 3 * 86_400_000 }], powerDelayMs: 60_000 });
-    await expect(runRestart(ctx, { upTimeoutMs: 60_000 })).rejects.toMatchObject({ exitCode: 1 });
+    await expect(restartNow({ upTimeoutMs: 60_000 })).rejects.toMatchObject({ exitCode: 1 });
     expect(panel.signals()).toEqual(["restart"]);
     expect(titles()).toEqual(["Restart triggered", "Restart failed"]);
     expect(discord.messages.at(-1)?.body.embeds[0].color).toBe(15548997);
@@ -253,7 +259,7 @@ describe("restart-with-warning", () => {
       servers: [{ state: "running", uptimeMs: 3 * 86_400_000 }],
       timings: { startMs: 60_000, stopMs: 30 },
     });
-    await expect(runRestart(ctx, { upTimeoutMs: 10 * 60_000 })).rejects.toMatchObject({
+    await expect(restartNow({ upTimeoutMs: 10 * 60_000 })).rejects.toMatchObject({
       exitCode: 1,
       message: expect.stringMatching(/did not come back/),
     });
@@ -268,7 +274,7 @@ describe("restart-with-warning", () => {
 
   it("logs and posts a failed restart signal, and rethrows it", async () => {
     panel.inject({ kind: "status", status: 500, route: "power" });
-    await expect(runRestart(ctx)).rejects.toMatchObject({ exitCode: 1, message: /the panel answered 500/ });
+    await expect(restartNow()).rejects.toMatchObject({ exitCode: 1, message: /the panel answered 500/ });
     expect(panel.signals()).toEqual([]);
     expect(restartLog()).toMatch(/^\S+ ERROR restart failed: the panel answered 500 HttpException: .* — /m);
     expect(titles()).toEqual(["Restart failed"]);
@@ -282,7 +288,7 @@ describe("restart-with-warning", () => {
 
   it("logs a failed first status request, posts nothing, and rethrows it", async () => {
     panel.inject({ kind: "status", status: 500, route: "resources", times: 4 });
-    await expect(runRestart(ctx)).rejects.toMatchObject({ exitCode: 1, message: /the panel answered 500/ });
+    await expect(restartNow()).rejects.toMatchObject({ exitCode: 1, message: /the panel answered 500/ });
     expect(restartLog()).toMatch(
       /^2026-11-21T04:5\d:\d\dZ ERROR restart failed: the panel answered 500 HttpException/m,
     );
@@ -294,7 +300,7 @@ describe("restart-with-warning", () => {
   it("skips the restart, exit 75, when the backup is still running after the wait", async () => {
     await game.join("Steve");
     const backup = await acquireLock(join(root, "run", "backup.lock"), { tool: "backup" });
-    await expect(runRestart(ctx, { countdownMs: 10_000, lockWaitMs: 60_000 })).rejects.toMatchObject({ exitCode: 75 });
+    await expect(restartNow({ countdownMs: 10_000, lockWaitMs: 60_000 })).rejects.toMatchObject({ exitCode: 75 });
     expect(panel.signals()).toEqual([]);
     // The players were never told about a restart that did not happen.
     expect(panel.commands()).toEqual([]);
@@ -309,7 +315,7 @@ describe("restart-with-warning", () => {
     const backup = await acquireLock(join(root, "run", "backup.lock"), { tool: "backup" });
     clock.at(5 * 60_000, () => panel.setState("offline"));
     clock.at(10 * 60_000, () => backup.release());
-    expect(await runRestart(ctx, { countdownMs: 10_000 })).toBe(75);
+    expect(await restartNow({ countdownMs: 10_000 })).toBe(75);
     expect(restartLog()).toMatch(/INFO the server is offline after the backup: nothing to restart\n$/);
     expect(panel.signals()).toEqual([]);
     expect(discord.requests).toHaveLength(0);
