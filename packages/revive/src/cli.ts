@@ -26,16 +26,14 @@ await runTool({
             describe: "SSH key id or fingerprint (default: all on the account)",
           })
           .option("wait", { type: "string", default: "10m", describe: "how long to wait for the panel and the game" }),
-      run: async (ctx, args) => {
-        const [{ runRevive }, { parseDuration }] = await Promise.all([
-          import("./commands/revive.ts"),
-          import("@mcops/core/format"),
-        ]);
-        return runRevive(
-          { ...ctx, envFile: envFile(args) },
-          { size: args.size, region: args.region, sshKeys: args.sshKey?.map(String), waitMs: parseDuration(args.wait) },
-        );
-      },
+      settings: async (ctx, args) =>
+        (await import("./settings.ts")).reviveSettings({ ...ctx, envFile: envFile(args) }, args.wait),
+      run: async (ctx, args, settings) =>
+        (await import("./commands/revive.ts")).runRevive({ ...ctx, envFile: envFile(args) }, settings, {
+          size: args.size,
+          region: args.region,
+          sshKeys: args.sshKey?.map(String),
+        }),
     }),
     command({
       command: "dns",
@@ -44,11 +42,9 @@ await runTool({
         y
           .option("ip", { type: "string", describe: "the address to set (default: the game VM's)" })
           .option("dry-run", dryRunOption("print the plan, change nothing")),
-      run: async (ctx, args) =>
-        (await import("./commands/dns.ts")).runDns(
-          { ...ctx, envFile: envFile(args) },
-          { ip: args.ip, dryRun: args.dryRun },
-        ),
+      settings: async (ctx, args) => (await import("./settings.ts")).dnsSettings({ ...ctx, envFile: envFile(args) }),
+      run: async (ctx, args, settings) =>
+        (await import("./commands/dns.ts")).runDns(ctx, settings, { ip: args.ip, dryRun: args.dryRun }),
     }),
   ],
 });

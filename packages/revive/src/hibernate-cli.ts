@@ -28,15 +28,19 @@ await runTool({
             default: false,
             describe: "go on when the game does not answer a ping, so nobody can tell who plays",
           }),
-      run: async (ctx, args) => {
+      settings: async (ctx, args) =>
+        (await import("./settings.ts")).hibernateSettings({ ...ctx, envFile: args.config }, args.keep),
+      run: async (ctx, args, settings) => {
         const [{ runHibernate }, { terminalAsk }] = await Promise.all([
           import("./commands/hibernate.ts"),
           import("./local.ts"),
         ]);
-        return runHibernate(
-          { ...ctx, envFile: args.config, ask: terminalAsk() },
-          { yes: args.yes, skipBackup: args.skipBackup, keep: args.keep, force: args.force, runner: ctx.runner },
-        );
+        return runHibernate({ ...ctx, envFile: args.config, ask: terminalAsk() }, settings, {
+          yes: args.yes,
+          skipBackup: args.skipBackup,
+          force: args.force,
+          runner: ctx.runner,
+        });
       },
     }),
   ],

@@ -12,7 +12,6 @@ import { createNotifier, type Notifier } from "@mcops/core/http";
 import { createLogger } from "@mcops/core/log";
 import { resolvePaths } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
-import { type Field, loadLocalSettings } from "./settings.ts";
 
 /**
  * What revive and hibernate share: the local `.env` (docs/system.md 2.3; `--config`, else MCOPS_ENV_FILE, else ./.env),
@@ -54,11 +53,6 @@ export function timeouts(ctx: Waits): Timeouts {
 
 export function pollMs(ctx: Waits): number {
   return ctx.pollMs ?? 5000;
-}
-
-/** The named fields of the local .env (settings.ts). */
-export function loadEnv<K extends Field>(ctx: LocalFiles, names: readonly K[]) {
-  return loadLocalSettings(envFilePath(ctx), ctx.env, names);
 }
 
 export interface LocalState {

@@ -19,7 +19,11 @@ import {
   type TempDir,
   tempDir,
 } from "@mcops/testkit";
-import type { LocalContext } from "../src/local.ts";
+import { type DnsOptions, runDns } from "../src/commands/dns.ts";
+import { type HibernateOptions, runHibernate } from "../src/commands/hibernate.ts";
+import { type ReviveOptions, runRevive } from "../src/commands/revive.ts";
+import type { Ask, LocalContext } from "../src/local.ts";
+import { dnsSettings, hibernateSettings, reviveSettings } from "../src/settings.ts";
 
 /**
  * The operator's world for hibernate and revive: DigitalOcean with the game VM (tagged mcops), Cloudflare with the
@@ -162,4 +166,26 @@ export async function waitFor(test: () => boolean, timeoutMs = 30_000): Promise<
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/**
+ * The commands as cli.ts and hibernate-cli.ts run them: their settings read first with the same loaders (--keep and
+ * --wait with them; --wait's default is the command line's), then the command with them.
+ */
+export async function hibernate(
+  ctx: LocalContext & { ask?: Ask | undefined },
+  { keep, ...options }: HibernateOptions & { keep?: number | undefined } = {},
+): Promise<number> {
+  return runHibernate(ctx, hibernateSettings(ctx, keep), options);
+}
+
+export async function revive(
+  ctx: LocalContext,
+  { wait = "10m", ...options }: ReviveOptions & { wait?: string } = {},
+): Promise<number> {
+  return runRevive(ctx, reviveSettings(ctx, wait), options);
+}
+
+export async function dns(ctx: LocalContext, options: DnsOptions): Promise<number> {
+  return runDns(ctx, dnsSettings(ctx), options);
 }

@@ -2,9 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DigitalOceanStandIn } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { runHibernate } from "../src/commands/hibernate.ts";
-import { runRevive } from "../src/commands/revive.ts";
-import { startDigitalOcean, startWorld, type World } from "./harness.ts";
+import { hibernate, revive, startDigitalOcean, startWorld, type World } from "./harness.ts";
 
 /** Issue 30: one server, one identity (the play host) on an account that may hold others. */
 
@@ -41,9 +39,9 @@ describe("two servers on one DigitalOcean account", () => {
     worlds.push(b);
     const [dropletA, dropletB] = account.droplets();
 
-    expect(await runHibernate(a.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    expect(await hibernate(a.ctx(), { yes: true, skipBackup: true })).toBe(0);
     expect(account.droplets().map((d) => d.name)).toEqual(["mc-b"]);
-    expect(await runHibernate(b.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    expect(await hibernate(b.ctx(), { yes: true, skipBackup: true })).toBe(0);
     expect(account.droplets()).toEqual([]);
     // Keeping one each: both worlds are still there, and the test droplet's.
     const legacy = "mcops-2026-01-01-0000";
@@ -56,16 +54,16 @@ describe("two servers on one DigitalOcean account", () => {
 
     const firstA = idOf(snapA);
     // B's world is the newest snapshot on the account; A still gets its own back.
-    expect(await runRevive(a.ctx())).toBe(0);
+    expect(await revive(a.ctx())).toBe(0);
     const revivedA = account.droplets().find((d) => d.tags.includes(A_TAG));
     expect(revivedA?.image.id).toBe(Number(idOf(snapA)));
-    expect(await runRevive(b.ctx())).toBe(0);
+    expect(await revive(b.ctx())).toBe(0);
     const revivedB = account.droplets().find((d) => d.tags.includes(B_TAG));
     expect(revivedB?.image.id).toBe(Number(idOf(snapB)));
     expect(account.droplets()).toHaveLength(2);
 
     // A hibernates again, keeping one: its own older snapshot goes, B's and the test droplet's stay.
-    expect(await runHibernate(a.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    expect(await hibernate(a.ctx(), { yes: true, skipBackup: true })).toBe(0);
     // (By id: a second hibernation in the same minute takes the same name.)
     const after = account.snapshots().map((s) => s.id);
     expect(after).toHaveLength(3);
@@ -95,7 +93,7 @@ describe("snapshots of the earlier naming (mcops-<date>)", () => {
     );
     worlds.push(world);
     remember(world, 4242);
-    expect(await runRevive(world.ctx())).toBe(0);
+    expect(await revive(world.ctx())).toBe(0);
     const [droplet] = world.digitalocean.droplets();
     const source = world.digitalocean.snapshots().find((s) => s.id === String(droplet?.image.id));
     expect(source?.name).toBe("mcops-2026-01-01-0000");
@@ -109,7 +107,7 @@ describe("snapshots of the earlier naming (mcops-<date>)", () => {
     );
     worlds.push(world);
     remember(world, undefined);
-    await expect(runRevive(world.ctx(), { size: "s-2vcpu-4gb", region: "fra1" })).rejects.toMatchObject({
+    await expect(revive(world.ctx(), { size: "s-2vcpu-4gb", region: "fra1" })).rejects.toMatchObject({
       message:
         "there is no snapshot of play.example.co.uk to revive from; 1 of the earlier naming (mcops-2026-02-01-0000) was not taken of a droplet this server knows",
       hint: expect.stringContaining("rename this server's snapshot to mcops-play.example.co.uk-<its date>"),
@@ -122,12 +120,12 @@ describe("creates that cannot double", () => {
   it("makes one droplet when the create is answered 500 after making it and the list lags behind", async () => {
     const world = await startWorld();
     worlds.push(world);
-    expect(await runHibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    expect(await hibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
     // The new droplet is missing from the next 5 list answers, and the create's answer is a 500.
     world.digitalocean.lagList({ requests: 5 });
     world.digitalocean.inject({ kind: "status-after-effect", status: 500, route: "POST /v2/droplets" });
     world.out.length = 0;
-    expect(await runRevive(world.ctx())).toBe(0);
+    expect(await revive(world.ctx())).toBe(0);
     expect(world.digitalocean.droplets()).toHaveLength(1);
     expect(world.digitalocean.requests.filter((r) => r.route === "POST /v2/droplets")).toHaveLength(1);
     const printed = world.out.join("");
@@ -141,7 +139,7 @@ describe("creates that cannot double", () => {
   it("carries on, when run again, a revive killed after a lost create: its droplet is found as its own, not made twice", async () => {
     const world = await startWorld();
     worlds.push(world);
-    expect(await runHibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
+    expect(await hibernate(world.ctx(), { yes: true, skipBackup: true })).toBe(0);
     world.digitalocean.lagList({ requests: 4 });
     world.digitalocean.inject({ kind: "status-after-effect", status: 500, route: "POST /v2/droplets" });
     // The operator's revive dies at its first wait after the lost create (Ctrl-C, a closed laptop).
@@ -152,7 +150,7 @@ describe("creates that cannot double", () => {
         throw new Error("killed");
       },
     };
-    await expect(runRevive(killed)).rejects.toThrow("killed");
+    await expect(revive(killed)).rejects.toThrow("killed");
     const state = () => JSON.parse(readFileSync(join(world.dir.path, ".mcops-state.json"), "utf8"));
     const { runId } = state().revive;
     expect(runId).toMatch(/^[0-9a-f]{16}$/);
@@ -160,7 +158,7 @@ describe("creates that cannot double", () => {
 
     // Run again at once, the list still lagging: the droplet is looked for by the same run's tag and found.
     world.out.length = 0;
-    expect(await runRevive(world.ctx())).toBe(0);
+    expect(await revive(world.ctx())).toBe(0);
     expect(world.digitalocean.droplets()).toHaveLength(1);
     expect(world.digitalocean.requests.filter((r) => r.route === "POST /v2/droplets")).toHaveLength(1);
     expect(world.out.join("")).toContain(`(found by its tag mcops-run:${runId}`);

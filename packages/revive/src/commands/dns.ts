@@ -1,10 +1,9 @@
 import { createCloudflare, type DnsChange, dnsNames, syncDns } from "@mcops/cloud/cloudflare";
 import { createDigitalOcean, publicIpv4 } from "@mcops/cloud/digitalocean";
-import type { LocalFiles } from "@mcops/cloud/local-env";
 import { findDroplet, serverKey } from "@mcops/cloud/snapshots";
 import { ExitCode, UsageError } from "@mcops/core/errors";
 import type { ToolContext } from "@mcops/core/tool";
-import { loadEnv } from "../local.ts";
+import type { DnsSettings } from "../settings.ts";
 
 export interface DnsOptions {
   ip?: string | undefined;
@@ -31,15 +30,9 @@ function dnsWrites(changes: DnsChange[]): number {
   return changes.reduce((n, c) => n + (c.change === "none" ? 0 : 1) + c.removed.length, 0);
 }
 
-/** The running game VM's public address, for `revive dns` without `--ip`. */
-async function vmAddress(ctx: Pick<ToolContext, "clock"> & LocalFiles): Promise<string> {
-  const env = loadEnv(ctx, [
-    "DIGITALOCEAN_ACCESS_TOKEN",
-    "SERVER_ADDR",
-    "DROPLET_NAME",
-    "DROPLET_TAG",
-    "DIGITALOCEAN_API_URL",
-  ]);
+/** The running game VM's public address, for `revive dns` without `--ip`: its fields are read here, not before. */
+async function vmAddress(ctx: Pick<ToolContext, "clock">, settings: DnsSettings): Promise<string> {
+  const env = settings.vm();
   const digitalocean = createDigitalOcean({
     base: env.DIGITALOCEAN_API_URL,
     token: env.DIGITALOCEAN_ACCESS_TOKEN,
@@ -55,14 +48,17 @@ async function vmAddress(ctx: Pick<ToolContext, "clock"> & LocalFiles): Promise<
   return ip;
 }
 
-/** `revive dns`: point the panel name (proxied) and the play name (DNS only) at the VM, or at `--ip`. */
+/**
+ * `revive dns`: point the panel name (proxied) and the play name (DNS only) at the VM, or at `--ip`. `env` is what
+ * dnsSettings (settings.ts) read before the run, with the loader of the VM's fields for when no --ip is given.
+ */
 export async function runDns(
-  ctx: Pick<ToolContext, "clock" | "stdout"> & LocalFiles,
+  ctx: Pick<ToolContext, "clock" | "stdout">,
+  env: DnsSettings,
   options: DnsOptions,
 ): Promise<number> {
-  const env = loadEnv(ctx, ["CLOUDFLARE_API_TOKEN", "SERVER_ADDR", "PANEL_URL", "CLOUDFLARE_API_URL"]);
   const names = dnsNames(env.SERVER_ADDR, env.PANEL_URL);
-  const ip = options.ip || (await vmAddress(ctx));
+  const ip = options.ip || (await vmAddress(ctx, env));
   const cf = createCloudflare({ base: env.CLOUDFLARE_API_URL, token: env.CLOUDFLARE_API_TOKEN, clock: ctx.clock });
   const changes = await syncDns(cf, names, ip, options.dryRun ?? false);
   const writes = dnsWrites(changes);

@@ -14,7 +14,7 @@ import {
   newHibernateRun,
 } from "@mcops/cloud/hibernate-steps";
 import { findDroplet, serverKey } from "@mcops/cloud/snapshots";
-import { BusyError, ExitCode, JobError, UsageError } from "@mcops/core/errors";
+import { BusyError, ExitCode, JobError } from "@mcops/core/errors";
 import { COLOURS, createPanelClient } from "@mcops/core/http";
 import { LOG_FILES } from "@mcops/core/log-events";
 import { type Runner, zxRunner } from "@mcops/core/runner";
@@ -25,7 +25,6 @@ import {
   confirm,
   type LocalContext,
   type LocalState,
-  loadEnv,
   localNotifier,
   pollMs,
   readLocalState,
@@ -35,14 +34,12 @@ import {
   timeouts,
   writeLocalState,
 } from "../local.ts";
-import { VM_FIELDS } from "../settings.ts";
+import type { HibernateSettings } from "../settings.ts";
 
 export interface HibernateOptions {
   yes?: boolean | undefined;
   /** No last backup over SSH (the VM is unreachable, or the backup was just made). */
   skipBackup?: boolean | undefined;
-  /** This server's snapshots to keep (default KEEP_SNAPSHOTS, whose own default is KEEP_SNAPSHOTS_DEFAULT). */
-  keep?: number | undefined;
   /** Go on when the game does not answer a ping (nobody can tell who plays). */
   force?: boolean | undefined;
   runner?: Runner | undefined;
@@ -58,9 +55,6 @@ function costLine(snapshotGb: number, priceMonthly: number | undefined): string 
 /** What hibernate uses of the tool's context: revive's, and the confirmation question. */
 type HibernateContext = LocalContext & { ask?: Ask | undefined };
 
-const FIELDS = [...VM_FIELDS, "SSH_KEY", "SSH_USER", "KEEP_SNAPSHOTS"] as const;
-type HibernateEnv = ReturnType<typeof loadEnv<(typeof FIELDS)[number]>>;
-
 /** One run: the context, DigitalOcean, the state file's content as it goes, and the step timings. */
 interface Hibernation {
   ctx: HibernateContext;
@@ -75,10 +69,14 @@ interface Hibernation {
  * down (power off when a clean shutdown does not finish); snapshot it and wait; check the snapshot is listed; only then
  * destroy the droplet; keep this server's newest N snapshots. Re-run after an interruption, it carries on: a snapshot in
  * progress is waited for, not taken twice; a droplet already gone with its snapshot listed is "already hibernated".
+ * `env` is the local .env's fields with `--keep` over KEEP_SNAPSHOTS, read by hibernateSettings (settings.ts) before
+ * the run.
  */
-export async function runHibernate(ctx: HibernateContext, options: HibernateOptions = {}): Promise<number> {
-  checkKeep(options.keep);
-  const env = loadEnv(ctx, FIELDS);
+export async function runHibernate(
+  ctx: HibernateContext,
+  env: HibernateSettings,
+  options: HibernateOptions = {},
+): Promise<number> {
   requireConsent(ctx, options.yes ?? false, "destroying the droplet");
   const digitalocean = createDigitalOcean({
     base: env.DIGITALOCEAN_API_URL,
@@ -102,20 +100,14 @@ export async function runHibernate(ctx: HibernateContext, options: HibernateOpti
   return ExitCode.ok;
 }
 
-/** Checked first: a wrong number here would delete the snapshots it was meant to keep. */
-function checkKeep(keep: number | undefined): void {
-  if (keep !== undefined && !(Number.isInteger(keep) && keep >= 1)) {
-    throw new UsageError(`--keep ${keep} is not a number of snapshots to keep`, {
-      hint: "give a whole number of 1 or more, e.g. --keep 2",
-    });
-  }
-}
-
 /**
  * No droplet: hibernated already, or destroyed by a run stopped before it could write down the snapshot it kept. Says
  * so when that snapshot is listed (and writes it down); throws otherwise.
  */
-async function alreadyHibernated({ ctx, digitalocean, state, step }: Hibernation, env: HibernateEnv): Promise<void> {
+async function alreadyHibernated(
+  { ctx, digitalocean, state, step }: Hibernation,
+  env: HibernateSettings,
+): Promise<void> {
   const pending = state.snapshot;
   const listed = (await digitalocean.snapshots()).find((s) =>
     state.snapshotId
@@ -150,7 +142,7 @@ function rememberDroplet({ ctx, state }: Hibernation, droplet: Droplet): number 
  * An active droplet not yet being snapshotted: the game stopped, the last backup, the shutdown. A shutdown an earlier
  * run asked for is carried on with, without stopping or backing up again on a VM going down.
  */
-async function bringDown(run: Hibernation, env: HibernateEnv, droplet: Droplet, options: HibernateOptions) {
+async function bringDown(run: Hibernation, env: HibernateSettings, droplet: Droplet, options: HibernateOptions) {
   const { state, step } = run;
   const snapshotting = state.snapshot?.dropletId === droplet.id;
   if (droplet.status !== "active" || snapshotting) return;
@@ -166,7 +158,7 @@ async function bringDown(run: Hibernation, env: HibernateEnv, droplet: Droplet, 
  * the newest snapshots. What is under way is written in the state file as it goes (powerDown, snapshot), so a re-run
  * carries on with it.
  */
-async function hibernateSteps(run: Hibernation, env: HibernateEnv, droplet: Droplet, options: HibernateOptions) {
+async function hibernateSteps(run: Hibernation, env: HibernateSettings, droplet: Droplet, options: HibernateOptions) {
   const { ctx, digitalocean, step } = run;
   const now = () => ctx.clock.now();
   const limits = timeouts(ctx);
@@ -176,7 +168,7 @@ async function hibernateSteps(run: Hibernation, env: HibernateEnv, droplet: Drop
     server: { key: serverKey(env.SERVER_ADDR) },
     // The game was stopped (and nobody played) before: it is not pinged again here.
     players: async () => undefined,
-    keep: options.keep ?? env.KEEP_SNAPSHOTS,
+    keep: env.KEEP_SNAPSHOTS,
     now,
     pollMs: Math.max(pollMs(ctx), 1),
     timeouts: { shutdownMs: limits.shutdownMs, snapshotMs: limits.snapshotMs },
@@ -255,7 +247,7 @@ function noteHibernated({ ctx, state }: Hibernation, hib: HibernateRun): void {
 /** The last line, and the webhook's message when .env names one. */
 async function report(
   { ctx, step }: Hibernation,
-  env: HibernateEnv,
+  env: HibernateSettings,
   snapshot: string,
   destroyed: string,
   cost: string,
@@ -272,7 +264,7 @@ async function report(
 /** Refuses while anyone plays (or, without --force, while nobody can tell); stops the game server through the panel. */
 async function stopGame(
   ctx: Pick<ToolContext, "clock">,
-  env: HibernateEnv,
+  env: HibernateSettings,
   force: boolean,
   step: Steps,
 ): Promise<void> {
@@ -313,7 +305,7 @@ async function stopGame(
 }
 
 /** The VM's own backup tool, over SSH, before anything is shut down. */
-async function lastBackup(env: HibernateEnv, ip: string | undefined, runner: Runner, step: Steps): Promise<void> {
+async function lastBackup(env: HibernateSettings, ip: string | undefined, runner: Runner, step: Steps): Promise<void> {
   if (!ip)
     throw new JobError("the droplet has no public IPv4 address for the last backup", { hint: "pass --skip-backup" });
   const args = [

@@ -9,7 +9,6 @@ import { parseGameAddress, pingGame } from "@mcops/game-log/game-ping";
 import {
   type LocalContext,
   type LocalState,
-  loadEnv,
   localNotifier,
   pollMs,
   readLocalState,
@@ -18,7 +17,7 @@ import {
   timeouts,
   writeLocalState,
 } from "../local.ts";
-import { VM_FIELDS } from "../settings.ts";
+import type { ReviveSettings } from "../settings.ts";
 import { describeChanges } from "./dns.ts";
 
 export interface ReviveOptions {
@@ -26,19 +25,13 @@ export interface ReviveOptions {
   region?: string | undefined;
   /** SSH key ids or fingerprints; default every key on the account. */
   sshKeys?: string[] | undefined;
-  /** How long to wait for the panel and the game (default 10 minutes). */
-  waitMs?: number | undefined;
 }
 
-const FIELDS = [...VM_FIELDS, "CLOUDFLARE_API_TOKEN", "CLOUDFLARE_API_URL"] as const;
-type ReviveEnv = ReturnType<typeof loadEnv<(typeof FIELDS)[number]>>;
-
-/** One run: the context, the .env's fields, DigitalOcean, how long to wait for the panel and the game, the timings. */
+/** One run: the context, its settings (how long to wait for the panel and the game too), DigitalOcean, the timings. */
 interface Revival {
   ctx: LocalContext;
-  env: ReviveEnv;
+  env: ReviveSettings;
   digitalocean: DigitalOcean;
-  waitMs: number;
   step: Steps;
 }
 
@@ -47,10 +40,10 @@ interface Revival {
  * waits until it runs with an IPv4 address, repoints DNS, waits for the panel, starts the game server and waits until
  * the game answers a Server List Ping, printing how long each step took. The steps are revive-steps.ts, the ones the
  * Discord Worker runs too; here they run one after the other in this process. Re-run after an interruption, it
- * carries on: a droplet already there is not created again.
+ * carries on: a droplet already there is not created again. `env` is the local .env's fields and `--wait`, read by
+ * reviveSettings (settings.ts) before the run.
  */
-export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}): Promise<number> {
-  const env = loadEnv(ctx, FIELDS);
+export async function runRevive(ctx: LocalContext, env: ReviveSettings, options: ReviveOptions = {}): Promise<number> {
   const names = dnsNames(env.SERVER_ADDR, env.PANEL_URL);
   const digitalocean = createDigitalOcean({
     base: env.DIGITALOCEAN_API_URL,
@@ -58,7 +51,7 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
     clock: ctx.clock,
   });
   const cf = createCloudflare({ base: env.CLOUDFLARE_API_URL, token: env.CLOUDFLARE_API_TOKEN, clock: ctx.clock });
-  const run: Revival = { ctx, env, digitalocean, waitMs: options.waitMs ?? 10 * 60_000, step: steps(ctx) };
+  const run: Revival = { ctx, env, digitalocean, step: steps(ctx) };
   await digitalocean.verify();
   await cf.verify((names[0] as (typeof names)[number]).zone);
   const state = readLocalState(ctx);
@@ -74,7 +67,7 @@ export async function runRevive(ctx: LocalContext, options: ReviveOptions = {}):
     gameAddress: (ip) => gameAddress(env, ip),
     answers: async (address) => (await pingGame(address, 3000, 1)).ping !== undefined,
     now: () => ctx.clock.now(),
-    timeouts: { activeMs: timeouts(ctx).activeMs, gameMs: run.waitMs },
+    timeouts: { activeMs: timeouts(ctx).activeMs, gameMs: env.waitMs },
     pollMs: pollMs(ctx),
   };
   let revive = resumed(ctx, state);
@@ -172,7 +165,8 @@ function rememberCreated({ ctx }: Revival, state: LocalState, revive: ReviveRun)
 }
 
 /** Waits until the panel answers, then starts the game server when it is offline. */
-async function startServer({ ctx, env, waitMs, step }: Revival, serverId: string): Promise<void> {
+async function startServer({ ctx, env, step }: Revival, serverId: string): Promise<void> {
+  const { waitMs } = env;
   const url = env.CONTROL_URL ?? env.PANEL_URL;
   const panel = createPanelClient({ url, key: env.CONTROL_KEY, serverId, clock: ctx.clock, maxAttempts: 1 });
   const deadline = ctx.clock.now() + waitMs;
@@ -200,7 +194,7 @@ async function startServer({ ctx, env, waitMs, step }: Revival, serverId: string
 }
 
 /** The game's address on the new VM: GAME_ADDRESS, else the new address with SERVER_ADDR's port. */
-function gameAddress(env: ReviveEnv, ip: string): string {
+function gameAddress(env: ReviveSettings, ip: string): string {
   // The new address itself, not the name: a resolver may still hand out the destroyed droplet's for a few minutes.
   return env.GAME_ADDRESS ?? `${ip}:${parseGameAddress(env.SERVER_ADDR).port}`;
 }
