@@ -46,8 +46,9 @@ await runTool({
           .positional("description", positionals.description)
           .positional("colour", positionals.colour)
           .options(options),
-      run: async (ctx, args) =>
-        (await import("./webhook.ts")).runWebhook(ctx, {
+      settings: async (ctx) => (await import("./webhook.ts")).webhookSettings(ctx),
+      run: async (ctx, args, settings) =>
+        (await import("./webhook.ts")).runWebhook(ctx, settings, {
           title: text(args.title) ?? "",
           description: text(args.description),
           colour: text(args.colour),

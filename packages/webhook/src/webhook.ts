@@ -1,5 +1,5 @@
 import type { Category } from "@mcops/core/categories";
-import { loadNotifyConfig } from "@mcops/core/config";
+import { loadNotifyConfig, type NotifyConfig } from "@mcops/core/config";
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { buildMessage, COLOURS, createNotifier } from "@mcops/core/http";
 import { createLogger } from "@mcops/core/log";
@@ -35,13 +35,26 @@ export function parseColour(input: string | undefined): number {
   return colour;
 }
 
+/**
+ * webhook's settings: where a message goes (webhook.env, webhook.json, the WEBHOOK_URL variable: core's
+ * loadNotifyConfig), handed as a loader. runWebhook calls it once the message's words and colour are checked, as it
+ * always read them, so that a usage error is said before a configuration error.
+ */
+export function webhookSettings(ctx: Pick<ToolContext, "paths" | "env">): () => NotifyConfig {
+  return () => loadNotifyConfig({ paths: ctx.paths, env: ctx.env });
+}
+
 /** Posts one rich message (docs/system.md 4.4 webhook.sh): title, description, colour; footer = play host; timestamp = now. */
-export async function runWebhook(ctx: WebhookContext, options: WebhookOptions): Promise<number> {
+export async function runWebhook(
+  ctx: WebhookContext,
+  settings: () => NotifyConfig,
+  options: WebhookOptions,
+): Promise<number> {
   if (options.title.trim() === "" && !options.description?.trim()) {
     throw new UsageError("TITLE and DESCRIPTION are both empty", { hint: "give the message a title or a text" });
   }
   const colour = parseColour(options.colour);
-  const config = loadNotifyConfig({ paths: ctx.paths, env: ctx.env });
+  const config = settings();
   config.playHost = options.footer ?? config.playHost;
   const logger = createLogger({ echo: ctx.stderr, echoLevel: "WARN", clock: ctx.clock });
   const notifier = createNotifier({

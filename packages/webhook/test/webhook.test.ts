@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { COLOURS, type Paths, systemClock } from "@mcops/core";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_COLOUR, positionals } from "../src/settings.ts";
-import { parseColour, runWebhook } from "../src/webhook.ts";
+import { parseColour, runWebhook, webhookSettings } from "../src/webhook.ts";
 
 describe("parseColour", () => {
   it.each([
@@ -39,16 +39,20 @@ describe("runWebhook --dry-run", () => {
     const paths: Paths = { configDir: root, logDir: root, stateDir: root, runDir: root };
     let out = "";
     let err = "";
-    const code = await runWebhook(
-      {
-        paths,
-        env: {},
-        clock: systemClock,
-        stdout: { write: (t) => (out += t) },
-        stderr: { write: (t) => (err += t) },
-      },
-      { title: "Backup done", description: "took 42 s", colour: "success", footer: "play.example.com", dryRun: true },
-    );
+    const ctx = {
+      paths,
+      env: {},
+      clock: systemClock,
+      stdout: { write: (t: string) => (out += t) },
+      stderr: { write: (t: string) => (err += t) },
+    };
+    const code = await runWebhook(ctx, webhookSettings(ctx), {
+      title: "Backup done",
+      description: "took 42 s",
+      colour: "success",
+      footer: "play.example.com",
+      dryRun: true,
+    });
     expect(code).toBe(0);
     const message = JSON.parse(out);
     expect(message).toEqual({
@@ -77,10 +81,12 @@ describe("runWebhook --dry-run", () => {
       },
     };
     const ctx = { paths, env: {}, clock: systemClock, stdout: io, stderr: { write: () => true } };
-    await expect(runWebhook(ctx, { title: "  " })).rejects.toThrowError(
+    await expect(runWebhook(ctx, webhookSettings(ctx), { title: "  " })).rejects.toThrowError(
       expect.objectContaining({ exitCode: 2, message: "TITLE and DESCRIPTION are both empty" }),
     );
-    expect(await runWebhook(ctx, { title: "", description: "- only a list", dryRun: true })).toBe(0);
+    expect(await runWebhook(ctx, webhookSettings(ctx), { title: "", description: "- only a list", dryRun: true })).toBe(
+      0,
+    );
     const embed = JSON.parse(out).embeds[0];
     expect(embed.title).toBeUndefined();
     expect(embed.description).toBe("- only a list");
