@@ -2,7 +2,6 @@ import { X509Certificate } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "node:tls";
-import { fromBackupEnv, pickFields } from "@mcops/core/config";
 import { ExitCode } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
 import { toolLogger } from "@mcops/core/log";
@@ -10,7 +9,7 @@ import { writeGauges } from "@mcops/core/textfile";
 import type { ToolContext } from "@mcops/core/tool";
 import { parse as parseYaml } from "yaml";
 import { readRegular } from "./files.ts";
-import { fields } from "./settings.ts";
+import type { CheckSettings } from "./settings.ts";
 
 /**
  * `certs check`: when the origin certificate and Wings' certificate expire, as lines and as Prometheus textfile
@@ -35,14 +34,12 @@ export interface Expiry {
   error?: string | undefined;
 }
 
+/** `settings` is CERT_WARN and where the gauges go, read by checkSettings (settings.ts) before the run. */
 export async function runCheck(
   ctx: Pick<ToolContext, "paths" | "env" | "stdout" | "stderr" | "clock">,
+  settings: CheckSettings,
   options: CheckOptions,
 ): Promise<number> {
-  const settings = fromBackupEnv(pickFields(fields, ["CERT_WARN", "BACKUP_TEXTFILE_DIR", "SERVER_ID"]), {
-    paths: ctx.paths,
-    env: ctx.env,
-  });
   const expiries = [...originExpiries(options), ...(await wingsExpiries(options))];
   const now = ctx.clock.now();
   let bad = false;

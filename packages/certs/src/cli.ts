@@ -86,8 +86,9 @@ await runTool({
           .option("ssl-dir", { type: "string", default: SSL_DIR, describe: "where the origin certificates are" })
           .option("wings-config", wingsConfigOption)
           .option("wings", { type: "string", describe: "host:port to ask Wings' certificate of (TLS handshake)" }),
-      run: async (ctx, args) =>
-        (await import("./check.ts")).runCheck(ctx, {
+      settings: async (ctx) => (await import("./settings.ts")).checkSettings(ctx),
+      run: async (ctx, args, settings) =>
+        (await import("./check.ts")).runCheck(ctx, settings, {
           sslDir: args.sslDir,
           domain: args.domain,
           wingsConfig: args.wingsConfig,
