@@ -13,8 +13,9 @@ await runTool({
         y
           .option("guild", { type: "string", describe: "one guild (server) id: shown at once, not globally" })
           .option("config", configOption),
-      run: async (ctx, args) =>
-        (await import("./register.ts")).runRegister({ ...ctx, envFile: args.config }, { guild: args.guild }),
+      settings: async (ctx, args) => (await import("./settings.ts")).registerSettings({ ...ctx, envFile: args.config }),
+      run: async (ctx, args, settings) =>
+        (await import("./register.ts")).runRegister(ctx, settings, { guild: args.guild }),
     }),
   ],
 });

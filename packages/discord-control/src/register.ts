@@ -1,9 +1,7 @@
-import { envFilePath } from "@mcops/cloud/local-env";
-import { loadSettings } from "@mcops/core/config";
 import { ExitCode, JobError } from "@mcops/core/errors";
 import { exchange, POLICIES } from "@mcops/core/http/request";
 import type { ToolContext } from "@mcops/core/tool";
-import { fields } from "./settings.ts";
+import type { RegisterSettings } from "./settings.ts";
 import { DISCORD_USER_AGENT } from "./user-agent.ts";
 
 /**
@@ -48,12 +46,12 @@ export function commandsPayload(guild: string | undefined): unknown[] {
   return guild ? COMMANDS : COMMANDS.map((command) => ({ ...command, ...GLOBAL_ONLY }));
 }
 
+/** `env`: the application's id, its bot token and Discord's API, read by registerSettings (settings.ts) first. */
 export async function runRegister(
-  ctx: Pick<ToolContext, "env" | "clock" | "stdout"> & { envFile?: string | undefined },
+  ctx: Pick<ToolContext, "clock" | "stdout">,
+  env: RegisterSettings,
   options: { guild?: string | undefined },
 ): Promise<number> {
-  const file = envFilePath(ctx);
-  const env = loadSettings(fields, { file, env: ctx.env, missingHint: `add {name}=... to ${file}` });
   const base = env.DISCORD_API_URL;
   const path = options.guild
     ? `/applications/${env.DISCORD_APPLICATION_ID}/guilds/${options.guild}/commands`

@@ -1,4 +1,5 @@
-import { baseUrlSchema, fail, field, setting } from "@mcops/core/config";
+import { envFilePath, type LocalFiles } from "@mcops/cloud/local-env";
+import { baseUrlSchema, fail, field, loadSettings, setting } from "@mcops/core/config";
 import { DISCORD_API } from "./discord-api.ts";
 
 /** A Discord application id: a snowflake of 17 to 20 digits. */
@@ -19,3 +20,14 @@ export const fields = {
   /** Discord's API (a stand-in in tests); its default is the Worker's, declared once in discord-api.ts. */
   DISCORD_API_URL: setting(baseUrlSchema, { default: DISCORD_API }),
 };
+
+/**
+ * `register`'s settings: the fields above from the local .env (`--config`, else MCOPS_ENV_FILE, else ./.env) and the
+ * environment.
+ */
+export function registerSettings(ctx: LocalFiles) {
+  const file = envFilePath(ctx);
+  return loadSettings(fields, { file, env: ctx.env, missingHint: `add {name}=... to ${file}` });
+}
+
+export type RegisterSettings = ReturnType<typeof registerSettings>;
