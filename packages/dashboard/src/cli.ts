@@ -15,7 +15,10 @@ await runTool({
           default: "127.0.0.1:8088",
           describe: "host:port to listen on (keep it on 127.0.0.1 behind nginx)",
         }),
-      run: async (ctx, args) => (await import("./commands/serve.ts")).runServe(ctx, { listen: args.listen }),
+      // Loaders, not values: the page re-reads backup.env and webhook.json whenever it needs them (settings.ts).
+      settings: async (ctx) => (await import("./settings.ts")).serveSettings(ctx),
+      run: async (ctx, args, settings) =>
+        (await import("./commands/serve.ts")).runServe(ctx, settings, { listen: args.listen }),
     }),
     command({
       command: "passwd",

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CATEGORIES } from "@mcops/core/categories";
-import { loadNotifyConfig, type NotifyConfig, redactWebhookUrl } from "@mcops/core/config";
+import { type NotifyConfig, redactWebhookUrl } from "@mcops/core/config";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { recordingLogger } from "@mcops/core/events";
 import { COLOURS, createNotifier, failureOf } from "@mcops/core/http";
@@ -16,6 +16,7 @@ import { createCsrf, crossOriginReason, sessionCookie, sessionFrom } from "./csr
 import { dashboardPage, type Flash, messagePage } from "./page.ts";
 import { passwdFile } from "./passwd.ts";
 import { webhookFailureWords } from "./remote-answer.ts";
+import type { ServeSettings } from "./settings.ts";
 import { describeError, readSettings, saveSettings } from "./settings-store.ts";
 import { createStatusReader } from "./status.ts";
 import { STYLE } from "./style.ts";
@@ -105,9 +106,13 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | number>
   return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
 }
 
-/** What every request shares: the context, the log, the sign-in, the form tokens, the status and the flashes. */
+/**
+ * What every request shares: the context, the settings' loaders, the log, the sign-in, the form tokens, the status
+ * and the flashes.
+ */
 interface Site {
   ctx: DashboardContext;
+  settings: ServeSettings;
   logger: Logger;
   trustProxy: boolean;
   allowAnyHost: boolean;
@@ -134,7 +139,7 @@ function flashStore() {
   };
 }
 
-function openSite(ctx: DashboardContext, options: DashboardOptions): Site {
+function openSite(ctx: DashboardContext, settings: ServeSettings, options: DashboardOptions): Site {
   const trustProxy = options.trustProxy ?? ctx.env[TRUST_PROXY] === "1";
   const logger: Logger = recordingLogger(ctx, "dashboard");
   const secret = randomBytes(32);
@@ -148,12 +153,17 @@ function openSite(ctx: DashboardContext, options: DashboardOptions): Site {
   });
   return {
     ctx,
+    settings,
     logger,
     trustProxy,
     allowAnyHost: allowsAnyWebhookHost(ctx.env),
     auth,
     csrf: createCsrf(secret),
-    status: createStatusReader(ctx, options.statusCacheMs === undefined ? {} : { cacheMs: options.statusCacheMs }),
+    status: createStatusReader(
+      ctx,
+      settings,
+      options.statusCacheMs === undefined ? {} : { cacheMs: options.statusCacheMs },
+    ),
     flashes: flashStore(),
   };
 }
@@ -226,7 +236,7 @@ function testMessageConfig(
 ): { ok: true; config: NotifyConfig; url: string } | { ok: false; flash: Flash } {
   let config: NotifyConfig;
   try {
-    config = loadNotifyConfig({ paths: site.ctx.paths, env: site.ctx.env });
+    config = site.settings.notify();
   } catch (error) {
     return { ok: false, flash: { kind: "error", text: `Test message not sent: ${describeError(error)}` } };
   }
@@ -376,9 +386,14 @@ async function listen(site: Site, host: string, port: number): Promise<Server> {
   return server;
 }
 
-export async function startDashboard(ctx: DashboardContext, options: DashboardOptions = {}): Promise<Dashboard> {
+/** `settings`: serveSettings' loaders (settings.ts), which the page calls at each request that needs them. */
+export async function startDashboard(
+  ctx: DashboardContext,
+  settings: ServeSettings,
+  options: DashboardOptions = {},
+): Promise<Dashboard> {
   const { host, port } = parseListen(options.listen ?? DEFAULT_LISTEN);
-  const site = openSite(ctx, options);
+  const site = openSite(ctx, settings, options);
   const server = await listen(site, host, port);
   const bound = server.address() as AddressInfo;
   const url = `http://${bound.family === "IPv6" ? `[${bound.address}]` : bound.address}:${bound.port}`;

@@ -8,7 +8,7 @@ import type { ToolContext } from "@mcops/core/tool";
 import { type GamePing, pingGame } from "@mcops/game-log/game-ping";
 import { type NotificationEntry, recentNotifications } from "./notifications.ts";
 import { panelErrorSummary, pingErrorSummary } from "./remote-answer.ts";
-import { loadGameAddress, loadPanelSettings } from "./settings.ts";
+import type { ServeSettings } from "./settings.ts";
 import { describeError } from "./settings-store.ts";
 
 /** What the page shows beside the form. Each part that cannot be had says why instead. */
@@ -25,6 +25,9 @@ export interface ServerStatus {
 
 type StatusContext = Pick<ToolContext, "paths" | "env" | "clock">;
 
+/** The loaders of backup.env's fields, called at each ask: a change to the file is shown without a restart. */
+type StatusSettings = Pick<ServeSettings, "panel" | "gameAddress">;
+
 interface StatusOptions {
   /** The panel and the game are asked at most this often (default 10 s); the logs are read for every page. */
   cacheMs?: number;
@@ -35,9 +38,13 @@ interface StatusOptions {
 type Live = Pick<ServerStatus, "panel" | "players" | "checkedAt">;
 
 /** The server's state from the panel (docs/system.md 4.1 client API, resources), or why it cannot be had. */
-function askPanel(ctx: StatusContext, options: StatusOptions): Promise<ServerStatus["panel"]> {
+function askPanel(
+  ctx: StatusContext,
+  settings: StatusSettings,
+  options: StatusOptions,
+): Promise<ServerStatus["panel"]> {
   try {
-    const env = loadPanelSettings(ctx);
+    const env = settings.panel();
     const panel = createPanelClient({
       url: env.CONTROL_URL,
       key: env.CONTROL_KEY,
@@ -57,10 +64,10 @@ function askPanel(ctx: StatusContext, options: StatusOptions): Promise<ServerSta
 }
 
 /** The players online from the game (Server List Ping), or why they cannot be had. */
-function askGame(ctx: StatusContext, options: StatusOptions): Promise<ServerStatus["players"]> {
+function askGame(settings: StatusSettings, options: StatusOptions): Promise<ServerStatus["players"]> {
   let address: string | undefined;
   try {
-    address = loadGameAddress(ctx);
+    address = settings.gameAddress();
     const at = address;
     return pingGame(at, options.pingTimeoutMs ?? 2500, 1).then((answer) =>
       answer.ping
@@ -73,10 +80,10 @@ function askGame(ctx: StatusContext, options: StatusOptions): Promise<ServerStat
 }
 
 /** Asks the panel and the game at once. */
-async function askLive(ctx: StatusContext, options: StatusOptions): Promise<Live> {
+async function askLive(ctx: StatusContext, settings: StatusSettings, options: StatusOptions): Promise<Live> {
   const checkedAt = ctx.clock.now();
-  const panelPart = askPanel(ctx, options);
-  const playersPart = askGame(ctx, options);
+  const panelPart = askPanel(ctx, settings, options);
+  const playersPart = askGame(settings, options);
   const [panel, players] = await Promise.all([panelPart, playersPart]);
   return { panel, players, checkedAt };
 }
@@ -88,13 +95,13 @@ function readBackup(ctx: StatusContext): BackupSummary {
   return summariseBackups(readRecords(ctx.paths, "backup"), running);
 }
 
-export function createStatusReader(ctx: StatusContext, options: StatusOptions = {}) {
+export function createStatusReader(ctx: StatusContext, settings: StatusSettings, options: StatusOptions = {}) {
   const cacheMs = options.cacheMs ?? 10_000;
   let cached: { at: number; live: Promise<Live> } | undefined;
   return {
     async read(): Promise<ServerStatus> {
       const now = ctx.clock.now();
-      if (!cached || now - cached.at >= cacheMs) cached = { at: now, live: askLive(ctx, options) };
+      if (!cached || now - cached.at >= cacheMs) cached = { at: now, live: askLive(ctx, settings, options) };
       const live = await cached.live;
       return {
         ...live,

@@ -16,6 +16,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { passwdFile, setPassword } from "../src/passwd.ts";
 import { type Dashboard, startDashboard } from "../src/server.ts";
+import { serveSettings } from "../src/settings.ts";
 
 /** The server in this process, driven over real HTTP on 127.0.0.1 (the browser tests drive the built executable). */
 const PASSWORD = "correct horse battery";
@@ -104,10 +105,12 @@ beforeEach(async () => {
 });
 
 function start(environment: NodeJS.ProcessEnv, clock: Clock = systemClock): Promise<Dashboard> {
-  return startDashboard(
-    { paths, env: environment, clock, stderr: { write: (t: string) => (stderr += t) } },
-    { listen: "127.0.0.1:0", throttle: { baseMs: 300, maxMs: 1200 }, statusCacheMs: 0 },
-  );
+  const ctx = { paths, env: environment, clock, stderr: { write: (t: string) => (stderr += t) } };
+  return startDashboard(ctx, serveSettings(ctx), {
+    listen: "127.0.0.1:0",
+    throttle: { baseMs: 300, maxMs: 1200 },
+    statusCacheMs: 0,
+  });
 }
 
 /**
@@ -318,6 +321,16 @@ describe("the page", () => {
     panel.inject({ kind: "status", status: 401, times: 5 });
     const { body } = await openPage();
     expect(body).toMatch(/State<\/dt><dd class="bad">unknown <span class="why">the panel refused the API key/);
+  });
+
+  it("reads backup.env whenever it asks the panel: a change shows without a restart", async () => {
+    expect((await openPage()).body).toMatch(/<span class="state running">running<\/span>/);
+    writeFileSync(join(paths.configDir, "backup.env"), `CONTROL_URL=${panel.url}\nGAME_ADDRESS=127.0.0.1:9\n`, {
+      mode: 0o600,
+    });
+    expect((await openPage()).body).toMatch(
+      /State<\/dt><dd class="bad">unknown <span class="why">CONTROL_KEY is not set/,
+    );
   });
 
   it("shows the panel's refusal as its status, never the words of its answer", async () => {
