@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import { isMainThread, workerData } from "node:worker_threads";
 import { command, dryRunOption, runTool } from "@mcops/core/cli";
-import { flagOptions, pickFields } from "@mcops/core/config";
+import { flagOptions, fromBackupEnv, pickFields } from "@mcops/core/config";
 import { ExitCode } from "@mcops/core/errors";
-import { parseDuration } from "@mcops/core/format";
 import { LOG_FILES } from "@mcops/core/log-events";
-import { fields } from "@mcops/world/settings";
+import type { ToolContext } from "@mcops/core/tool";
+// The fields give the flags below; their loader comes with them (the module is loaded for --help anyway).
+import { fields, loadSettings } from "@mcops/world/settings";
 import { CHECKER, serveChecks } from "./drill/check-worker.ts";
 import { waitOption } from "./lock-wait.ts";
 
@@ -25,7 +26,10 @@ else
             wait: waitOption,
             ...flagOptions(pickFields(fields, ["BACKUP_EXTRA_PATHS", "BACKUP_EXCLUDE"])),
           }),
-        run: async (ctx, args) => (await import("./commands/run.ts")).runBackup(ctx, { wait: args.wait, args }),
+        // The loader reports a broken backup.env or webhook.env in the backup log and the channel, as a failed run.
+        settings: async (ctx, args) => (await import("./commands/run.ts")).loadOrReport(ctx, args),
+        run: async (ctx, args, configured) =>
+          (await import("./commands/run.ts")).runBackup(ctx, { wait: args.wait }, configured),
       }),
       command({
         command: "restore [snapshot]",
@@ -68,26 +72,17 @@ else
               type: "string",
               describe: "snapshot id, or latest (the default for --player, --area and --dimension)",
             }),
-        run: async (ctx, args) =>
-          (await import("./commands/restore.ts")).runRestore(ctx, {
-            snapshot:
-              args.snapshot ?? ((args.player ?? args.area ?? args.dimension) && !args.tag ? "latest" : undefined),
-            tag: args.tag,
-            player: args.player,
-            area: args.area,
-            dimension: args.dimension,
-            backup: args.backup,
-            dryRun: args.dryRun,
-            noStart: args.start === false,
-            wait: args.wait,
-            args,
-          }),
+        settings: async (ctx, args) => (await import("./commands/restore.ts")).loadRestore(ctx, restoreOptions(args)),
+        run: async (ctx, args, request) =>
+          (await import("./commands/restore.ts")).runRestore(ctx, restoreOptions(args), request),
       }),
       command({
         command: "snapshots",
         describe: "list the snapshots",
         options: (y) => y.option("json", { type: "boolean", default: false, describe: "restic's JSON" }),
-        run: async (ctx, args) => (await import("./commands/snapshots.ts")).runSnapshots(ctx, { json: args.json }),
+        settings: repositorySettings,
+        run: async (ctx, args, settings) =>
+          (await import("./commands/snapshots.ts")).runSnapshots(ctx, { json: args.json }, settings),
       }),
       command({
         command: "drill [snapshot]",
@@ -113,23 +108,21 @@ else
               ...flagOptions(pickFields(fields, ["DRILL_MEMORY"])),
             })
             .positional("snapshot", { type: "string", describe: "snapshot id (default: the newest of this server)" }),
-        run: async (ctx, args) => {
-          const drill = await import("./commands/drill.ts");
-          if (args.listDimensions) return drill.listDimensions(ctx, { snapshot: args.snapshot });
-          return drill.runDrill(ctx, {
-            snapshot: args.snapshot,
-            scratch: args.scratch,
-            budgetMs: parseDuration(args.budget),
-            wait: args.wait,
-            args,
-          });
+        settings: async (ctx, args) => (await import("./commands/drill.ts")).loadDrill(ctx, args),
+        run: async (ctx, args, drill) => {
+          const { listDimensions, runDrill } = await import("./commands/drill.ts");
+          if (drill.list) return listDimensions(ctx, { snapshot: args.snapshot }, drill.settings);
+          const options = { snapshot: args.snapshot, scratch: args.scratch, budgetMs: drill.budgetMs, wait: args.wait };
+          return runDrill(ctx, options, drill.settings);
         },
       }),
       command({
         command: "status",
         describe: `the newest backup, the last drill, the repository; exit ${ExitCode.failed} when the newest is older than BACKUP_MAX_AGE`,
         options: (y) => y.option("json", { type: "boolean", default: false, describe: "for scripts" }),
-        run: async (ctx, args) => (await import("./commands/status.ts")).runStatus(ctx, { json: args.json }),
+        settings: repositorySettings,
+        run: async (ctx, args, settings) =>
+          (await import("./commands/status.ts")).runStatus(ctx, { json: args.json }, settings),
       }),
       command({
         command: "check",
@@ -139,24 +132,60 @@ else
             type: "string",
             describe: "also read this part of the data, e.g. 10% or 1/5",
           }),
-        run: async (ctx, args) =>
-          (await import("./commands/check.ts")).runCheck(ctx, { readDataSubset: args.readDataSubset }),
+        settings: repositorySettings,
+        run: async (ctx, args, settings) =>
+          (await import("./commands/check.ts")).runCheck(ctx, { readDataSubset: args.readDataSubset }, settings),
       }),
       command({
         command: "prune",
         describe: "forced clean: forget --keep-last 1 --keep-daily 30 --keep-weekly 12 --prune",
-        run: async (ctx) => (await import("./commands/prune.ts")).runPrune(ctx),
+        settings: repositorySettings,
+        run: async (ctx, _args, settings) => (await import("./commands/prune.ts")).runPrune(ctx, settings),
       }),
       command({
         command: "repository-folder",
         describe:
           "print the folder on this disk that RESTIC_REPOSITORY writes to (nothing for a remote one); install.sh uses it",
-        run: async (ctx) => (await import("./commands/repository-folder.ts")).runRepositoryFolder(ctx),
+        settings: (ctx) => fromBackupEnv(pickFields(fields, ["RESTIC_REPOSITORY"]), { paths: ctx.paths, env: ctx.env }),
+        run: async (ctx, _args, settings) =>
+          (await import("./commands/repository-folder.ts")).runRepositoryFolder(ctx, settings),
       }),
       command({
         command: "init",
         describe: "create the repository (refuses to touch an existing one)",
-        run: async (ctx) => (await import("./commands/init.ts")).runInit(ctx),
+        settings: repositorySettings,
+        run: async (ctx, _args, settings) => (await import("./commands/init.ts")).runInit(ctx, settings),
       }),
     ],
   });
+
+/** The repository commands' settings: backup.env and the environment, no flag. */
+function repositorySettings(ctx: ToolContext) {
+  return loadSettings(ctx);
+}
+
+/** restore's options from its command line (latest is the default snapshot of a part of the world). */
+function restoreOptions(args: {
+  snapshot?: string | undefined;
+  tag?: string | undefined;
+  player?: string | undefined;
+  area?: string | undefined;
+  dimension?: string | undefined;
+  backup: boolean;
+  dryRun: boolean;
+  start: boolean;
+  wait: boolean;
+}) {
+  return {
+    snapshot: args.snapshot ?? ((args.player ?? args.area ?? args.dimension) && !args.tag ? "latest" : undefined),
+    tag: args.tag,
+    player: args.player,
+    area: args.area,
+    dimension: args.dimension,
+    backup: args.backup,
+    dryRun: args.dryRun,
+    noStart: args.start === false,
+    wait: args.wait,
+    args,
+  };
+}

@@ -7,7 +7,7 @@ import { backupLockFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
 import { resticFor } from "@mcops/world/clients";
 import { isSafetySnapshot, type Snapshot } from "@mcops/world/restic";
-import { loadSettings } from "@mcops/world/settings";
+import type { Settings } from "@mcops/world/settings";
 import { LOCK_WAIT_MS } from "./lock-wait.ts";
 
 /** What every command of backup shares: its log, the backup lock, restic as the log hears it, the panel, the channel. */
@@ -53,11 +53,13 @@ export function notifierFor(ctx: Pick<ToolContext, "paths" | "env" | "clock">, l
   }
 }
 
-/** The repository commands (snapshots, check, prune, init): the settings without flags, the log, restic. */
-export function repositoryJob(ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "runner" | "signal">) {
-  const settings = loadSettings(ctx);
+/** The repository commands (snapshots, status, check, prune, init), given their settings: the log, restic. */
+export function repositoryJob(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "runner" | "signal">,
+  settings: Settings,
+) {
   const logger = backupLogger(ctx);
-  return { settings, logger, restic: resticFor(ctx, settings, logger) };
+  return { logger, restic: resticFor(ctx, settings, logger) };
 }
 
 /** Runs `fn` holding the backup lock (no --wait: a running backup makes the command exit busy at once). */

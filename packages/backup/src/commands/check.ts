@@ -1,12 +1,14 @@
 import type { ToolContext } from "@mcops/core/tool";
+import type { Settings } from "@mcops/world/settings";
 import { repositoryJob, whileLocked } from "../job.ts";
 
 /** `backup check`: restic's integrity check of the repository, maybe reading part of the data (docs/system.md 4.5). */
 export async function runCheck(
   ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">,
   options: { readDataSubset?: string | undefined },
+  settings: Settings,
 ): Promise<number> {
-  const { logger, restic } = repositoryJob(ctx);
+  const { logger, restic } = repositoryJob(ctx, settings);
   return whileLocked(ctx, "backup check", async () => {
     logger.info(
       `checking the repository${options.readDataSubset ? ` (reading ${options.readDataSubset} of the data)` : ""}`,

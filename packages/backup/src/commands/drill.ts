@@ -2,7 +2,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } fr
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { BusyError, ConfigError, JobError, McopsError, UsageError } from "@mcops/core/errors";
 import { record } from "@mcops/core/events";
-import { formatBytes, formatDuration } from "@mcops/core/format";
+import { formatBytes, formatDuration, parseDuration } from "@mcops/core/format";
 import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import { sampledWords } from "@mcops/core/records";
@@ -31,8 +31,25 @@ export interface DrillOptions {
   budgetMs: number;
   /** Wait for a running backup instead of exiting busy. */
   wait?: boolean | undefined;
-  /** The command line's settings (--memory). */
-  args?: Record<string, unknown> | undefined;
+}
+
+/**
+ * What the drill's settings loader hands: backup.env's settings, and for a drill its --budget; --list-dimensions
+ * restores and checks nothing, and reads neither --budget nor --memory.
+ */
+export type DrillSettings = { list: true; settings: Settings } | { list: false; settings: Settings; budgetMs: number };
+
+/**
+ * The drill's settings loader (cli.ts). A drill's --budget is read first, so that a usage error comes before a
+ * configuration error; then backup.env, with --memory (`args`, the parsed command line) over DRILL_MEMORY.
+ */
+export function loadDrill(
+  ctx: Pick<ToolContext, "paths" | "env">,
+  args: { listDimensions: boolean; budget: string } & Record<string, unknown>,
+): DrillSettings {
+  if (args.listDimensions) return { list: true, settings: loadSettings(ctx) };
+  const budgetMs = parseDuration(args.budget);
+  return { list: false, settings: loadSettings(ctx, args), budgetMs };
 }
 
 /** The scratch directories of drills are named so, in their parent: a drill killed with -9 leaves one, the next removes it. */
@@ -57,9 +74,8 @@ interface Drill {
  * region file's header and chunks, and the players' files, and says the result in mc-backup.log, in the channel and
  * as gauges. The scratch directory goes on every path: the end of the run, a failure, a signal (the second one too).
  */
-export async function runDrill(ctx: DrillContext, options: DrillOptions): Promise<number> {
+export async function runDrill(ctx: DrillContext, options: DrillOptions, settings: Settings): Promise<number> {
   const logger = backupLogger(ctx);
-  const settings = loadSettings(ctx, options.args);
   const memoryMiB = drillMemoryMiB(settings.DRILL_MEMORY);
   const scratchParent = scratchParentOf(ctx, settings, options.scratch);
   // docs/contract.md: a webhook.env others can read is refused (78) before anything is done.
@@ -379,9 +395,9 @@ function drillMemoryMiB(size: string): number {
 export async function listDimensions(
   ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">,
   options: { snapshot?: string | undefined },
+  settings: Settings,
 ): Promise<number> {
   const logger = backupLogger(ctx);
-  const settings = loadSettings(ctx);
   const restic = resticFor(ctx, settings, logger);
   const { snapshot, worlds } = await planDrill({ ctx, settings, logger } as Drill, restic, options.snapshot);
   const nodes = await restic.ls(

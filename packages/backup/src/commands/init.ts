@@ -1,12 +1,14 @@
 import { JobError } from "@mcops/core/errors";
 import type { ToolContext } from "@mcops/core/tool";
+import type { Settings } from "@mcops/world/settings";
 import { repositoryJob, whileLocked } from "../job.ts";
 
 /** `backup init`: creates the repository, and refuses to touch one that exists. */
 export async function runInit(
   ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">,
+  settings: Settings,
 ): Promise<number> {
-  const { settings, logger, restic } = repositoryJob(ctx);
+  const { logger, restic } = repositoryJob(ctx, settings);
   return whileLocked(ctx, "backup init", async () => {
     if (await restic.exists()) {
       throw new JobError("the repository already exists; it is not initialised again", {

@@ -1,11 +1,13 @@
 import type { ToolContext } from "@mcops/core/tool";
+import type { Settings } from "@mcops/world/settings";
 import { repositoryJob, whileLocked } from "../job.ts";
 
 /** `backup prune`: the forced clean of docs/system.md 4.5 and 8, after clearing stale locks. */
 export async function runPrune(
   ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">,
+  settings: Settings,
 ): Promise<number> {
-  const { settings, logger, restic } = repositoryJob(ctx);
+  const { logger, restic } = repositoryJob(ctx, settings);
   return whileLocked(ctx, "backup prune", async () => {
     const r = settings.retention;
     logger.info(

@@ -1,8 +1,6 @@
-import { fromBackupEnv, pickFields } from "@mcops/core/config";
 import { ConfigError } from "@mcops/core/errors";
 import { parseJsonOrUndefined } from "@mcops/core/format";
 import type { ToolContext } from "@mcops/core/tool";
-import { fields } from "@mcops/world/settings";
 import * as z from "zod/mini";
 import { type RcloneRemote, repositoryFolder, tooWide, unitSafe } from "../repository-folder.ts";
 
@@ -11,11 +9,12 @@ const dumpSchema = z.record(z.string(), z.object({ type: z.optional(z.string()),
 /**
  * `backup repository-folder`: prints the folder on this machine's disk that RESTIC_REPOSITORY writes to, and nothing
  * for a repository elsewhere. install.sh allows the idle monitor's unit to write there (a drop-in with ReadWritePaths).
+ * Its settings are RESTIC_REPOSITORY alone (and the file it came from): nothing else of backup.env is read or checked.
  */
 export async function runRepositoryFolder(
-  ctx: Pick<ToolContext, "paths" | "env" | "stdout" | "runner">,
+  ctx: Pick<ToolContext, "stdout" | "runner">,
+  settings: { RESTIC_REPOSITORY: string; file: string },
 ): Promise<number> {
-  const settings = fromBackupEnv(pickFields(fields, ["RESTIC_REPOSITORY"]), { paths: ctx.paths, env: ctx.env });
   const repository = settings.RESTIC_REPOSITORY;
   let remotes: Record<string, RcloneRemote> = {};
   if (repository.startsWith("rclone:")) {

@@ -55,14 +55,18 @@ export interface RestoreOptions {
   beforeMove?: ((rel: string) => void) | undefined;
 }
 
+/** What a restore is asked for (the selection) and what it is configured with (backup.env's settings, --owner). */
+export interface RestoreRequest {
+  selection: Selection;
+  settings: Settings;
+}
+
 /**
- * Restores a snapshot, or a part of it (issue 17: one player, an area, a dimension), over the world: see swap.ts for
- * how the files are put in place safely. The whole world, an area and a dimension need the server stopped: it is
- * stopped, waited for, and started again. A player's files are restored while the server runs, refused while that
- * player is online. Every restore first takes a snapshot of the current world tagged pre-restore (--no-backup skips it),
- * so that the restore can itself be undone from the repository.
+ * The restore's settings loader (cli.ts; runRestore calls it when it is given none, as a test in this process does):
+ * what is asked for is checked first, so that a usage error comes before a configuration error, then the settings
+ * are read (`options.args`: --owner wins over BACKUP_OWNER).
  */
-export async function runRestore(ctx: RestoreContext, options: RestoreOptions): Promise<number> {
+export function loadRestore(ctx: Pick<ToolContext, "paths" | "env">, options: RestoreOptions): RestoreRequest {
   const selection = parseSelection(options);
   if (selection.kind === "world" && options.snapshot === undefined && options.tag === undefined) {
     throw new UsageError("which snapshot?", {
@@ -74,7 +78,21 @@ export async function runRestore(ctx: RestoreContext, options: RestoreOptions): 
       hint: `backup restore ${options.snapshot}, or backup restore --tag ${options.tag}`,
     });
   }
-  const settings = loadSettings(ctx, options.args);
+  return { selection, settings: loadSettings(ctx, options.args) };
+}
+
+/**
+ * Restores a snapshot, or a part of it (issue 17: one player, an area, a dimension), over the world: see swap.ts for
+ * how the files are put in place safely. The whole world, an area and a dimension need the server stopped: it is
+ * stopped, waited for, and started again. A player's files are restored while the server runs, refused while that
+ * player is online. Every restore first takes a snapshot of the current world tagged pre-restore (--no-backup skips it),
+ * so that the restore can itself be undone from the repository.
+ */
+export async function runRestore(
+  ctx: RestoreContext,
+  options: RestoreOptions,
+  { selection, settings }: RestoreRequest = loadRestore(ctx, options),
+): Promise<number> {
   const logger = backupLogger(ctx);
   const volume = VolumeDir.open(settings.WORLD_DIR);
   try {

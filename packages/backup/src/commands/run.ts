@@ -26,8 +26,13 @@ type RunContext = Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "runn
 export interface BackupOptions {
   /** Wait for a running backup (or restore) to finish instead of exiting with ExitCode.busy. */
   wait?: boolean | undefined;
-  /** The parsed command line: --extra-path and --exclude win over backup.env. */
-  args?: Record<string, unknown> | undefined;
+}
+
+/** What a backup runs with: its settings (backup.env, the flags), the channel webhook.env names, and the log both write. */
+export interface Configured {
+  settings: Settings;
+  notifier: Notifier;
+  logger: Logger;
 }
 
 /** One backup run, as its steps share it. */
@@ -41,9 +46,11 @@ interface Run {
 }
 
 /** One backup (docs/system.md 1.3, 6; issue 3): lock, save-off/flush, restic backup, save-on, retention, report. */
-export async function runBackup(ctx: RunContext, options: BackupOptions = {}): Promise<number> {
-  const logger = backupLogger(ctx);
-  const { settings, notifier } = await loadOrReport(ctx, logger, options.args);
+export async function runBackup(
+  ctx: RunContext,
+  options: BackupOptions,
+  { settings, notifier, logger }: Configured,
+): Promise<number> {
   const lock = await takeBackupLock(ctx, "backup", options.wait ?? false);
   const run: Run = { ctx, settings, logger, notifier, started: ctx.clock.now() };
   try {
@@ -66,20 +73,21 @@ export async function runBackup(ctx: RunContext, options: BackupOptions = {}): P
 }
 
 /**
- * The settings and the notifier. When backup.env, the password file or webhook.env is broken, nobody reads stderr
+ * The backup's settings loader (cli.ts): the settings (`args`, the parsed command line: --extra-path and --exclude win
+ * over backup.env) and the notifier. When backup.env, the password file or webhook.env is broken, nobody reads stderr
  * under cron: the backup log (its place does not depend on backup.env) and the channel say why no backup ran, and the
  * run still ends with the error.
  */
-async function loadOrReport(
-  ctx: RunContext,
-  logger: Logger,
-  args: Record<string, unknown> | undefined,
-): Promise<{ settings: Settings; notifier: Notifier }> {
+export async function loadOrReport(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stderr">,
+  args: Record<string, unknown>,
+): Promise<Configured> {
+  const logger = backupLogger(ctx);
   try {
     const settings = loadSettings(ctx, args);
     // docs/contract.md: a webhook.env others can read is refused (78) like backup.env, before anything is done.
     const notifier = toolNotifier({ paths: ctx.paths, env: ctx.env, logger, clock: ctx.clock });
-    return { settings, notifier };
+    return { settings, notifier, logger };
   } catch (error) {
     const reason = describeError(error);
     record(logger, failedRecord(ctx, reason, error), { echo: false });

@@ -1,13 +1,15 @@
 import type { ToolContext } from "@mcops/core/tool";
 import type { Snapshot } from "@mcops/world/restic";
+import type { Settings } from "@mcops/world/settings";
 import { repositoryJob } from "../job.ts";
 
 /** `backup snapshots`: the repository's snapshots as a table, or restic's JSON (docs/system.md 4.5). */
 export async function runSnapshots(
   ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">,
   options: { json?: boolean | undefined },
+  settings: Settings,
 ): Promise<number> {
-  const { settings, restic } = repositoryJob(ctx);
+  const { restic } = repositoryJob(ctx, settings);
   const snapshots = await restic.snapshots();
   ctx.stdout.write(
     options.json ? `${JSON.stringify(snapshots, null, 2)}\n` : formatSnapshots(snapshots, settings.WORLD_DIR),

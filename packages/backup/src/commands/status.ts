@@ -50,8 +50,9 @@ export interface BackupStatus {
 export async function runStatus(
   ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal">,
   options: { json?: boolean | undefined },
+  settings: Settings,
 ): Promise<number> {
-  const { settings, logger, restic } = repositoryJob(ctx);
+  const { logger, restic } = repositoryJob(ctx, settings);
   const snapshots = (await restic.snapshots(settings.tags)).sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
   const bytes = await restic.repositorySize().catch((error: Error) => {
     logger.warn(`could not read the repository size: ${error.message}`);
