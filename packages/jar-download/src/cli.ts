@@ -59,27 +59,48 @@ await runTool({
           // --dir and --owner: WORLD_DIR's and BACKUP_OWNER's flags, declared with the fields in settings.ts.
           ...flagOptions(pickFields(fields, ["WORLD_DIR", "BACKUP_OWNER"])),
         }),
-      run: async (ctx, args) =>
-        (await import("./jar-download.ts")).runJarDownload(ctx, {
-          version: args.VERSION,
-          type: args.type,
-          build: args.build,
-          loader: args.loader,
-          channel: args.channel,
-          list: args.list,
-          dryRun: args.dryRun,
-          stop: args.stop,
-          backup: args.backup,
-          rollback: args.rollback,
-          ignoreWorldVersion: args.ignoreWorldVersion,
-          mrpack: args.mrpack,
-          modrinth: args.modrinth,
-          packVersion: args.packVersion,
-          args,
-        }),
+      settings: async (ctx, args) => (await import("./jar-download.ts")).loadRequest(ctx, jarOptions(args)),
+      run: async (ctx, args, request) =>
+        (await import("./jar-download.ts")).runJarDownload(ctx, jarOptions(args), request),
     }),
   ],
   // A signal stops the download (its temporary file is removed on the way out); whatever else is in progress (a wait
   // for the panel) gets a few seconds, then the process ends with 130.
   windDownMs: 3000,
 });
+
+/** The run's options from its command line. */
+function jarOptions(args: {
+  VERSION?: string | undefined;
+  type?: string | undefined;
+  build?: string | undefined;
+  loader?: string | undefined;
+  channel?: string | undefined;
+  list: boolean;
+  dryRun: boolean;
+  stop: boolean;
+  backup: boolean;
+  rollback: boolean;
+  ignoreWorldVersion: boolean;
+  mrpack?: string | undefined;
+  modrinth?: string | undefined;
+  packVersion?: string | undefined;
+}) {
+  return {
+    version: args.VERSION,
+    type: args.type,
+    build: args.build,
+    loader: args.loader,
+    channel: args.channel,
+    list: args.list,
+    dryRun: args.dryRun,
+    stop: args.stop,
+    backup: args.backup,
+    rollback: args.rollback,
+    ignoreWorldVersion: args.ignoreWorldVersion,
+    mrpack: args.mrpack,
+    modrinth: args.modrinth,
+    packVersion: args.packVersion,
+    args,
+  };
+}

@@ -1,12 +1,11 @@
 import { join } from "node:path";
-import { fromBackupEnv, pickFields } from "@mcops/core/config";
 import { ConfigError, UsageError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
 import { createHttpClient, createPanelClient, type HttpClient } from "@mcops/core/http";
 import type { ToolContext } from "@mcops/core/tool";
 import { VERSION } from "@mcops/core/version";
 import { VolumeDir } from "@mcops/core/volume";
-import { type Settings as BackupSettings, loadSettings as loadBackupSettings } from "@mcops/world/settings";
+import type { Settings as BackupSettings } from "@mcops/world/settings";
 import { levelName } from "@mcops/world/world";
 import { JAR, PREVIOUS } from "./install.ts";
 import { type ImagePlan, planImage, requiredJava } from "./java.ts";
@@ -25,7 +24,7 @@ import {
 import { type InstallJob, replaceJar } from "./replace.ts";
 import { rollBack } from "./rollback.ts";
 import { type Channel, INSTALLER_TYPES, type InstallerType } from "./service.ts";
-import { fields, loadSettings } from "./settings.ts";
+import { loadSettings, type Settings } from "./settings.ts";
 import { type Artifact, createSource, JAR_TYPES, LABELS, type ServerType, type Source } from "./sources.ts";
 import { dataVersionOf, refuseDowngrade, worldSaver } from "./versions.ts";
 
@@ -49,7 +48,7 @@ interface JarOptions {
   mrpack?: string | undefined;
   modrinth?: string | undefined;
   packVersion?: string | undefined;
-  /** The parsed command line: --dir and --owner override WORLD_DIR and BACKUP_OWNER (see settings.ts). */
+  /** The parsed command line: --dir and --owner override WORLD_DIR and BACKUP_OWNER (see settings.ts's loadSettings). */
   args?: Record<string, unknown> | undefined;
   /** How long to wait for a running backup before stopping the server (default 30 minutes). */
   lockWaitMs?: number | undefined;
@@ -160,6 +159,31 @@ function userAgent(contact: string | undefined): string {
   return `mcops-jar-download/${VERSION} (${contact ?? "self-hosted Minecraft server tools; operator contact not set"})`;
 }
 
+/** What a run is asked for, checked, and the settings that kind of run reads. */
+export interface JarRequest {
+  wanted: Wanted;
+  settings: Settings;
+}
+
+/**
+ * jar-download's settings loader (cli.ts). What was asked for is checked first, so that a usage error comes before a
+ * configuration error; then the settings that kind of run reads (settings.ts): a rollback's, a modpack's, or those of
+ * the type asked for, for --list and --dry-run fewer.
+ */
+export function loadRequest(ctx: Pick<ToolContext, "paths" | "env">, options: JarOptions): JarRequest {
+  const wanted = checkRequest(options);
+  const args = options.args ?? {};
+  const dryRun = options.dryRun ?? false;
+  // A rollback downloads nothing: no host's settings are needed (vanilla's ask for none); its --dry-run reads the
+  // panel as the rollback does. A pack names its own loader: read as vanilla is, with an installer's fields.
+  const run = options.rollback
+    ? { type: "vanilla" as const, list: false, dryRun: false, args }
+    : isPack(options)
+      ? { type: "vanilla" as const, list: false, dryRun, args, pack: true }
+      : { type: wanted.type, list: options.list ?? false, dryRun, args };
+  return { wanted, settings: loadSettings(ctx, run) };
+}
+
 /**
  * docs/system.md 4.3: fetch the jar of a version, verify it, and install it as server.jar in the server's volume, chowned to
  * the container's user, keeping the old one as server.jar.previous. The download happens while the server still runs;
@@ -169,21 +193,18 @@ function userAgent(contact: string | undefined): string {
 export async function runJarDownload(
   ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "signal" | "runner" | "atExit">,
   options: JarOptions,
+  { wanted, settings }: JarRequest,
 ): Promise<number> {
-  const wanted = checkRequest(options);
   const list = options.list ?? false;
   const dryRun = options.dryRun ?? false;
   if (options.rollback) {
-    // Nothing is downloaded: no host's settings are needed (vanilla's ask for none).
-    const settings = loadSettings(ctx, { type: "vanilla", list: false, dryRun: false, args: options.args ?? {} });
     return rollBack(ctx, settings, {
       stateTimeoutMs: options.stateTimeoutMs ?? 5 * 60_000,
       dryRun,
       ignoreWorldVersion: options.ignoreWorldVersion ?? false,
     });
   }
-  if (isPack(options)) return packRun(ctx, options);
-  const settings = loadSettings(ctx, { type: wanted.type, list, dryRun, args: options.args ?? {} });
+  if (isPack(options)) return packRun(ctx, options, settings);
   const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
   const http = createHttpClient({ userAgent: userAgent(settings.contact), retryDelayMs, signal: ctx.signal });
   const source = createSource(http, settings.bases);
@@ -197,14 +218,13 @@ export async function runJarDownload(
   const snapshot =
     (await checkNotOlder(dir, version, `${labelOf(wanted.type)} ${version}`, ignoreWorldVersion)) &&
     options.backup !== false;
-  const backup = snapshot && !dryRun ? backupSettingsFor(ctx, dir) : undefined;
+  const backup = snapshot && !dryRun ? settings.backup(dir) : undefined;
   const common = { dir, backup, snapshot, ignoreWorldVersion, http, retryDelayMs, source, settings };
   if (isInstallerType(wanted.type)) return installerRun(ctx, options, { ...wanted, type: wanted.type }, common);
   const artifact = await source.resolve({ ...wanted, type: wanted.type, version: wanted.version as string });
   // The Java it needs against the server's image, before anything is downloaded or changed (docs/system.md 9).
-  const control = dryRun ? planPanel(ctx, options.args ?? {}) : settings.control;
   const java = { http, bases: settings.bases };
-  const image = control ? await imagePlan(java, control, artifact) : undefined;
+  const image = settings.panel ? await imagePlan(java, settings.panel, artifact) : undefined;
   if (dryRun) return showPlan(ctx, artifact, join(dir, JAR), { snapshot, ignoreWorldVersion, image });
   return replaceJar(ctx, {
     artifact,
@@ -225,7 +245,7 @@ export async function runJarDownload(
 function jobOf(
   options: JarOptions,
   run: Pick<InstallJob, "image" | "what" | "dir" | "backup" | "ignoreWorldVersion" | "http" | "retryDelayMs"> & {
-    settings: ReturnType<typeof loadSettings>;
+    settings: Settings;
   },
 ): InstallJob {
   const { settings, ...rest } = run;
@@ -247,7 +267,7 @@ interface Common {
   http: HttpClient;
   retryDelayMs: number;
   source: Source;
-  settings: ReturnType<typeof loadSettings>;
+  settings: Settings;
 }
 
 /**
@@ -269,11 +289,10 @@ async function installerRun(
     channel: wanted.channel,
   };
   const artifact = await source.resolveInstaller(request);
-  const control = dryRun ? planPanel(ctx, options.args ?? {}) : settings.control;
   const need = await installerJava({ http, bases: settings.bases }, artifact);
   const what = `${LOADER_LABELS[artifact.type]} ${artifact.loader} for Minecraft ${artifact.game}`;
-  const image = control
-    ? await planImage(createPanelClient({ ...control, clock: ctx.clock }), need, what, artifact.javaAtMost)
+  const image = settings.panel
+    ? await planImage(createPanelClient({ ...settings.panel, clock: ctx.clock }), need, what, artifact.javaAtMost)
     : undefined;
   if (dryRun) return showInstallerPlan(ctx, artifact, dir, { snapshot, ignoreWorldVersion, image });
   const installer = dockerFor(settings, what);
@@ -294,7 +313,7 @@ async function installerJava(
 }
 
 /** Docker's socket for a loader's installer, and its time limit: DOCKER_SOCKET off is a configuration error. */
-function dockerFor(settings: ReturnType<typeof loadSettings>, what: string) {
+function dockerFor(settings: Settings, what: string) {
   const installer = settings.installer as NonNullable<typeof settings.installer>;
   if (!installer.socket) {
     throw new ConfigError(
@@ -316,10 +335,9 @@ function dockerFor(settings: ReturnType<typeof loadSettings>, what: string) {
 async function packRun(
   ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "signal" | "runner" | "atExit">,
   options: JarOptions,
+  settings: Settings,
 ): Promise<number> {
   const dryRun = options.dryRun ?? false;
-  const args = options.args ?? {};
-  const settings = loadSettings(ctx, { type: "vanilla", list: false, dryRun, args, pack: true });
   const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
   const http = createHttpClient({ userAgent: userAgent(settings.contact), retryDelayMs, signal: ctx.signal });
   const source = createSource(http, settings.bases);
@@ -347,16 +365,15 @@ async function packRun(
     const what = `the modpack ${pack.name} ${pack.versionId} (Minecraft ${pack.game}, ${loaderWords(loader)})`;
     const ignoreWorldVersion = options.ignoreWorldVersion ?? false;
     const snapshot = (await checkNotOlder(dir, pack.game, what, ignoreWorldVersion)) && options.backup !== false;
-    const backup = snapshot && !dryRun ? backupSettingsFor(ctx, dir) : undefined;
-    const control = dryRun ? planPanel(ctx, args) : settings.control;
+    const backup = snapshot && !dryRun ? settings.backup(dir) : undefined;
     const java = { http, bases: settings.bases };
     const need =
       loader.kind === "installer"
         ? await installerJava(java, loader.artifact)
         : await requiredJava(java, { type: "fabric", version: pack.game, artifact: loader.artifact });
-    const image = control
+    const image = settings.panel
       ? await planImage(
-          createPanelClient({ ...control, clock: ctx.clock }),
+          createPanelClient({ ...settings.panel, clock: ctx.clock }),
           need,
           what,
           loader.kind === "installer" ? loader.artifact.javaAtMost : undefined,
@@ -414,21 +431,6 @@ function refuseWorldClash(dir: string, pack: ModPack, where: string): void {
   }
 }
 
-/** The panel, for --dry-run's image line: read when backup.env has it (a dry run needs none); else not checked. */
-function planPanel(ctx: Pick<ToolContext, "paths" | "env">, args: Record<string, unknown>) {
-  try {
-    const panel = fromBackupEnv(pickFields(fields, ["CONTROL_URL", "CONTROL_KEY", "SERVER_ID"]), {
-      paths: ctx.paths,
-      env: ctx.env,
-      args,
-    });
-    return { url: panel.CONTROL_URL, key: panel.CONTROL_KEY, serverId: panel.SERVER_ID };
-  } catch (error) {
-    if (error instanceof ConfigError || error instanceof UsageError) return undefined;
-    throw error;
-  }
-}
-
 /** The Java the artifact needs, compared with the server's image: keep it, or the egg's image to switch to (exit 2: none). */
 async function imagePlan(
   java: { http: HttpClient; bases: Parameters<typeof requiredJava>[0]["bases"] },
@@ -462,22 +464,6 @@ async function checkNotOlder(
     return volume.lstat(levelName(volume))?.isDirectory() === true;
   } finally {
     volume.close();
-  }
-}
-
-/**
- * The backup's settings (backup.env's restic fields), for the pre-upgrade snapshot, WORLD_DIR being the volume
- * jar-download works on: a problem with them is said before anything is done, with the way to go without.
- */
-function backupSettingsFor(ctx: Pick<ToolContext, "paths" | "env">, dir: string): BackupSettings {
-  try {
-    return { ...loadBackupSettings(ctx), WORLD_DIR: dir };
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    throw new ConfigError(`${error.message} (the pre-upgrade snapshot needs backup's settings)`, {
-      where: error.where,
-      hint: `${error.hint ? `${error.hint}; or ` : ""}install without a pre-upgrade snapshot: --no-backup`,
-    });
   }
 }
 

@@ -11,8 +11,9 @@ import {
   setting,
   worldDirField,
 } from "@mcops/core/config";
-import { ConfigError } from "@mcops/core/errors";
+import { ConfigError, UsageError } from "@mcops/core/errors";
 import type { ToolContext } from "@mcops/core/tool";
+import { type Settings as BackupSettings, loadSettings as loadBackupSettings } from "@mcops/world/settings";
 import * as z from "zod/mini";
 import { type Bases, INSTALLER_TYPES } from "./service.ts";
 import type { ServerType } from "./sources.ts";
@@ -27,8 +28,8 @@ const contactSchema = field((value, ctx) => {
 /**
  * What jar-download reads from backup.env (docs/system.md 2.1, packages/jar-download/README.md), each field declared
  * once: a field's flag (which wins over the file and the environment) is the option of that name in cli.ts. They are
- * read in three groups, at three moments (see loadSettings); within a group, their order is the order in which
- * problems are reported.
+ * read in groups, as the run needs them (see loadSettings); within a group, their order is the order in which problems
+ * are reported.
  */
 export const fields = {
   /** PaperMC's download service (Paper, Folia), docs/system.md 4.3's {download_base}; a mirror, or a stand-in in tests. */
@@ -98,7 +99,10 @@ const CONTROL_FIELDS = ["CONTROL_URL", "CONTROL_KEY", "SERVER_ID", "BACKUP_OWNER
 /** Where and how long a loader's installer runs: only a run that installs one reads these. */
 const INSTALLER_FIELDS = ["DOCKER_SOCKET", "INSTALLER_TIMEOUT"] as const;
 
-interface Settings {
+/** Where the panel is and the key to it. */
+type Panel = { url: string; key: string; serverId: string };
+
+export interface Settings {
   bases: Bases;
   /** Modrinth's API, and its CDN's addresses rewritten to MODRINTH_CDN_BASE when that is not the real one. */
   modrinth: { api: string; hostMap: Record<string, string> };
@@ -106,15 +110,27 @@ interface Settings {
   /** The server's volume; not read for --list. */
   worldDir: string | undefined;
   /** The panel and the jar's owner; not read for --list or --dry-run. */
-  control: { url: string; key: string; serverId: string; owner: { uid: number; gid: number } } | undefined;
+  control: (Panel & { owner: { uid: number; gid: number } }) | undefined;
   /** Docker's socket (undefined: off) and the installer's time limit; read only when a loader is installed. */
   installer: { socket: string | undefined; timeoutMs: number } | undefined;
+  /**
+   * The panel whose image the Java a version needs is compared with: an install's (`control`); for --dry-run the one
+   * backup.env names, if it names one whole and well (a dry run needs none: its image is then not checked).
+   */
+  panel: Panel | undefined;
+  /**
+   * backup's settings for the pre-upgrade snapshot of the volume `dir`. A loader, not a value: the run reads them
+   * only once level.dat has been checked (a downgrade is refused before a problem with backup.env is said) and the
+   * volume holds a world to snapshot (a first install needs none), and not at all for --dry-run or --no-backup.
+   */
+  backup: (dir: string) => BackupSettings;
 }
 
 /**
- * Everything the run needs, read before anything is asked of the network, so that a configuration error comes first:
- * the services always, then (unless it is --list) WORLD_DIR, then (unless --list or --dry-run) the panel's fields and
- * BACKUP_OWNER. `args` is the parsed command line (--dir, --owner).
+ * What the run needs, read before anything is asked of the network, so that a configuration error comes first: the
+ * services always, then (unless it is --list) WORLD_DIR, then (unless --list or --dry-run) the panel's fields and
+ * BACKUP_OWNER, then (for a loader or a pack) the installer's; --dry-run reads the panel only if backup.env has it.
+ * backup's settings are read later, when the run asks (`backup`). `args` is the parsed command line (--dir, --owner).
  */
 export function loadSettings(
   ctx: Pick<ToolContext, "paths" | "env">,
@@ -135,6 +151,12 @@ export function loadSettings(
   const installer =
     control && (run.pack || (INSTALLER_TYPES as readonly string[]).includes(run.type))
       ? fromBackupEnv(pickFields(fields, INSTALLER_FIELDS), from)
+      : undefined;
+  // A dry run's panel is read leniently here, not when its image line is made: a read that cannot fail says the same.
+  const panel = control
+    ? { url: control.CONTROL_URL, key: control.CONTROL_KEY, serverId: control.SERVER_ID }
+    : run.dryRun && !run.list
+      ? namedPanel(from)
       : undefined;
   return {
     bases: {
@@ -164,5 +186,34 @@ export function loadSettings(
       owner: control.BACKUP_OWNER,
     },
     installer: installer && { socket: installer.DOCKER_SOCKET, timeoutMs: installer.INSTALLER_TIMEOUT },
+    panel,
+    backup: (dir) => backupSettingsFor(ctx, dir),
   };
+}
+
+/** The panel, for --dry-run's image line: read when backup.env has it (a dry run needs none); else not checked. */
+function namedPanel(from: Parameters<typeof fromBackupEnv>[1]): Panel | undefined {
+  try {
+    const panel = fromBackupEnv(pickFields(fields, ["CONTROL_URL", "CONTROL_KEY", "SERVER_ID"]), from);
+    return { url: panel.CONTROL_URL, key: panel.CONTROL_KEY, serverId: panel.SERVER_ID };
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof UsageError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The backup's settings (backup.env's restic fields), for the pre-upgrade snapshot, WORLD_DIR being the volume
+ * jar-download works on: a problem with them is said before anything is done, with the way to go without.
+ */
+function backupSettingsFor(ctx: Pick<ToolContext, "paths" | "env">, dir: string): BackupSettings {
+  try {
+    return { ...loadBackupSettings(ctx), WORLD_DIR: dir };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new ConfigError(`${error.message} (the pre-upgrade snapshot needs backup's settings)`, {
+      where: error.where,
+      hint: `${error.hint ? `${error.hint}; or ` : ""}install without a pre-upgrade snapshot: --no-backup`,
+    });
+  }
 }

@@ -62,6 +62,8 @@ describe("jar-download's settings", () => {
       contact: "ops@example.com",
       worldDir: VOLUME,
       control: { url: "https://panel.example.com", key: KEY, serverId: "1a2b3c4d", owner: { uid: 988, gid: 988 } },
+      panel: { url: "https://panel.example.com", key: KEY, serverId: "1a2b3c4d" },
+      backup: expect.any(Function),
     });
   });
 
@@ -85,7 +87,34 @@ describe("jar-download's settings", () => {
       control: undefined,
     });
     const dry = { ...install, dryRun: true, args: { dir: VOLUME } };
-    expect(loadSettings({ paths, env: {} }, dry)).toMatchObject({ worldDir: VOLUME, control: undefined });
+    expect(loadSettings({ paths, env: {} }, dry)).toMatchObject({
+      worldDir: VOLUME,
+      control: undefined,
+      panel: undefined,
+    });
+  });
+
+  it("gives --dry-run the panel when backup.env names it whole, for its image line, but not the jar's owner", () => {
+    const dry = loadSettings({ paths, env: { BACKUP_OWNER: "x" } }, { ...install, dryRun: true });
+    expect(dry).toMatchObject({ control: undefined, installer: undefined });
+    expect(dry.panel).toEqual({ url: "https://panel.example.com", key: KEY, serverId: "1a2b3c4d" });
+  });
+
+  it("reads backup's settings only when the run asks, for the volume it works on, naming the way to go without", () => {
+    const settings = loadSettings({ paths, env: {} }, install);
+    const error = thrown(() => settings.backup("/srv/volume"));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({
+      message: "RESTIC_REPOSITORY is not set (the pre-upgrade snapshot needs backup's settings)",
+      hint: expect.stringMatching(/; or install without a pre-upgrade snapshot: --no-backup$/),
+    });
+    const password = join(root, "restic-password");
+    writeFileSync(password, "secret\n", { mode: 0o600 });
+    const env = { RESTIC_REPOSITORY: "/srv/restic", RESTIC_PASSWORD_FILE: password };
+    expect(loadSettings({ paths, env }, install).backup("/srv/volume")).toMatchObject({
+      WORLD_DIR: "/srv/volume",
+      RESTIC_REPOSITORY: "/srv/restic",
+    });
   });
 
   it("asks for DOWNLOAD_CONTACT for Paper and Folia only", () => {
