@@ -26,6 +26,7 @@ import {
   startDiscordStandIn,
   startGameServer,
   startPanelStandIn,
+  statfsWithFree,
   type TempDir,
   tempDir,
   toolEnv,
@@ -61,7 +62,8 @@ function backups(): number {
   return existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n").length : 0;
 }
 
-function monitor(extra: Record<string, string> = {}, statfs?: StatFs): Monitor {
+/** A monitor on backup.env's fields and `extra`; its disk half free unless the test gives its own (`statfs`). */
+function monitor(extra: Record<string, string> = {}, statfs: StatFs = statfsWithFree(0.5)): Monitor {
   const etc = ctx.env.MCOPS_CONFIG_DIR as string;
   writeFileSync(
     join(etc, "backup.env"),

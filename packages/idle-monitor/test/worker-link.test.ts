@@ -9,6 +9,7 @@ import {
   type PanelStandIn,
   startDiscordStandIn,
   startPanelStandIn,
+  statfsWithFree,
   type TempDir,
   tempDir,
   toolEnv,
@@ -144,7 +145,10 @@ async function idleMonitor(options: { state?: Record<string, number>; runner?: t
     runner: options.runner ?? zxRunner,
     signal: new AbortController().signal,
   };
-  return { monitor: createMonitor(ctx, loadSettings(ctx)), backedUp: () => existsSync(calls) };
+  return {
+    monitor: createMonitor(ctx, loadSettings(ctx), false, statfsWithFree(0.5)),
+    backedUp: () => existsSync(calls),
+  };
 }
 
 describe("the heartbeat and the autopilot", () => {

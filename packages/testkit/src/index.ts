@@ -9,6 +9,7 @@ export type { DiscordStandIn, DiscordStandInOptions, ReceivedMessage } from "./d
 export { computePings, DISCORD_ROUTES, describeMessage, startDiscordStandIn } from "./discord.ts";
 export type { DiscordAppStandIn, EditRequest, InteractionAnswer, ReplyEdit, SlashCommand } from "./discord-app.ts";
 export { DISCORD_APP_ROUTES, startDiscordAppStandIn } from "./discord-app.ts";
+export { statfsWithFree } from "./disk.ts";
 export type {
   ContainerBind,
   ContainerCall,
