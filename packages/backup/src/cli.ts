@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 import { isMainThread, workerData } from "node:worker_threads";
 import { command, dryRunOption, runTool } from "@mcops/core/cli";
-import { flagOptions, fromBackupEnv, pickFields } from "@mcops/core/config";
+import { flagOptions, pickFields } from "@mcops/core/config";
 import { ExitCode } from "@mcops/core/errors";
 import { LOG_FILES } from "@mcops/core/log-events";
-import type { ToolContext } from "@mcops/core/tool";
-// The fields give the flags below; their loader comes with them (the module is loaded for --help anyway).
-import { fields, loadSettings } from "@mcops/world/settings";
+// The fields give the flags below (their declaration is shared with jar-download: see settings.ts).
+import { fields } from "@mcops/world/settings";
 import { CHECKER, serveChecks } from "./drill/check-worker.ts";
 import { waitOption } from "./lock-wait.ts";
+import { repositoryFolderSettings, repositorySettings } from "./settings.ts";
 
 // The drill's checker threads run this same file (one executable): a thread marked as a checker serves checks only.
 if (!isMainThread && (workerData as { role?: string } | undefined)?.role === CHECKER) serveChecks();
@@ -146,7 +146,7 @@ else
         command: "repository-folder",
         describe:
           "print the folder on this disk that RESTIC_REPOSITORY writes to (nothing for a remote one); install.sh uses it",
-        settings: (ctx) => fromBackupEnv(pickFields(fields, ["RESTIC_REPOSITORY"]), { paths: ctx.paths, env: ctx.env }),
+        settings: repositoryFolderSettings,
         run: async (ctx, _args, settings) =>
           (await import("./commands/repository-folder.ts")).runRepositoryFolder(ctx, settings),
       }),
@@ -158,11 +158,6 @@ else
       }),
     ],
   });
-
-/** The repository commands' settings: backup.env and the environment, no flag. */
-function repositorySettings(ctx: ToolContext) {
-  return loadSettings(ctx);
-}
 
 /** restore's options from its command line (latest is the default snapshot of a part of the world). */
 function restoreOptions(args: {

@@ -108,6 +108,15 @@ describe("the packages", () => {
     expect(TOOLS.filter((name) => manifest(name).exports !== undefined)).toEqual([]);
   });
 
+  it("have each tool's settings in its src/settings.ts, which its cli.ts uses", () => {
+    const without = TOOLS.filter((name) => !existsSync(join(ROOT, "packages", name, "src", "settings.ts")));
+    expect(without).toEqual([]);
+    const unused = TOOLS.filter(
+      (name) => !readFileSync(join(ROOT, "packages", name, "src", "cli.ts"), "utf8").includes('"./settings.ts"'),
+    );
+    expect(unused).toEqual([]);
+  });
+
   it("have no tool that imports another tool, in its code or its tests, nor a library that imports a tool", () => {
     const files = packages.flatMap((name) =>
       ["src", "test"].flatMap((folder) =>
