@@ -58,7 +58,11 @@ export interface DiscordRateLimit {
  * `global` is X-RateLimit-Scope: global, X-RateLimit-Global: true or the body's `global: true`; `user` and `shared`
  * hold only the webhook posted to.
  */
-export function discordRateLimit(headers: Headers, body: unknown, version: number | undefined): DiscordRateLimit {
+export function discordRateLimit(
+  headers: Pick<Headers, "get">,
+  body: unknown,
+  version: number | undefined,
+): DiscordRateLimit {
   const scopeHeader = headers.get("x-ratelimit-scope")?.trim().toLowerCase();
   const inBody = body && typeof body === "object" ? (body as { retry_after?: unknown; global?: unknown }) : {};
   const global =

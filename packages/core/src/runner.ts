@@ -1,5 +1,4 @@
-import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
-import { createInterface } from "node:readline";
+import type { ChildProcess, SpawnOptions, spawn } from "node:child_process";
 import { $ } from "zx/core";
 
 /**
@@ -33,6 +32,9 @@ export interface Runner {
 
 /** zx hands `spawn` an empty argument list together with shell: true, which Node 24 deprecates (DEP0190). */
 function spawnCommandLine(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
+  // Taken when a program runs, not imported: an ES import of a builtin loads it (and what it pulls in) at the start of
+  // every tool, and the daemons that rarely run a program would carry it (issue 35).
+  const { spawn } = process.getBuiltinModule("node:child_process");
   return args.length ? spawn(command, args, options) : spawn(command, options);
 }
 
@@ -61,6 +63,7 @@ export const zxRunner: Runner = {
       killSignal: "SIGTERM",
       spawn: spawnCommandLine as typeof spawn,
     })`${command} ${args}`;
+    const { createInterface } = process.getBuiltinModule("node:readline");
     if (options.onStdoutLine) createInterface({ input: child.stdout }).on("line", options.onStdoutLine);
     if (options.onStderrLine) createInterface({ input: child.stderr }).on("line", options.onStderrLine);
     if (child.pid !== undefined) options.onSpawn?.(child.pid);

@@ -1,6 +1,6 @@
 import { ExitCode } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { COLOURS } from "@mcops/core/http";
+import { type Answer, COLOURS, send as post } from "@mcops/core/http";
 import { HeartbeatAnswer, type HeartbeatBody, type RecordOf } from "@mcops/core/records";
 import { signVmRequest } from "@mcops/core/vm-signature";
 import type { Actor } from "./act.ts";
@@ -23,17 +23,13 @@ const ANSWER_MS = 15_000;
 /** After a hibernation was asked and accepted, no second one for this long (the VM is about to go). */
 const HIBERNATE_AGAIN_MS = 30 * 60_000;
 
-async function send(link: WorkerSettings, path: string, body: unknown, now: number): Promise<Response> {
+async function send(link: WorkerSettings, path: string, body: unknown, now: number): Promise<Answer> {
   const text = JSON.stringify(body);
   const url = `${link.url}${path}`;
   // The signature covers the method and the path the Worker sees, so it is taken only at this endpoint.
   const headers = await signVmRequest(link.secret, { method: "POST", path: new URL(url).pathname, body: text }, now);
-  return fetch(url, {
-    method: "POST",
-    headers: { ...headers, "content-type": "application/json" },
-    body: text,
-    signal: AbortSignal.timeout(ANSWER_MS),
-  });
+  // node:http, not fetch: a daemon that idles for days does not carry undici (core's transport.ts).
+  return post(url, { method: "post", body: text, headers, signal: AbortSignal.timeout(ANSWER_MS) });
 }
 
 /**
@@ -119,7 +115,7 @@ async function heartbeat(
       logger.warn(`the Worker refused the heartbeat (${response.status} ${said})${hint}`, { echo: false });
       return undefined;
     }
-    const answer = HeartbeatAnswer.safeParse(await response.json());
+    const answer = HeartbeatAnswer.safeParse(JSON.parse(await response.text()));
     if (answer.success) return answer.data;
     logger.warn("the Worker's answer to the heartbeat is not one; is the Worker as new as this VM?", { echo: false });
     return undefined;

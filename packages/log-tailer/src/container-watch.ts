@@ -1,5 +1,6 @@
-import { type IncomingMessage, request } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { Clock } from "@mcops/core/clock";
+import { nodeHttp } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 
 /**
@@ -145,7 +146,7 @@ class EventReader {
         if (error) reject(error);
         else resolve();
       };
-      const req = request(
+      const req = nodeHttp().request(
         { socketPath: this.#o.socket, path: `/events?${query}`, method: "GET", signal: this.#o.signal },
         (res) => {
           clearTimeout(unanswered);

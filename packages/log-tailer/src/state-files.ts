@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "@mcops/core/fs";
@@ -14,6 +13,8 @@ const STATE_MODE = 0o666;
 /** A state file of the tailer for this log: `log-tailer-<hash of the log's path>[-<what>].json`. */
 export function stateFile(paths: Paths, logFile: string, what?: string): string {
   mkdirSync(paths.stateDir, { recursive: true });
+  // Taken here, not imported: an ES import of node:crypto loads all of it at the start (issue 35).
+  const { createHash } = process.getBuiltinModule("node:crypto");
   const hash = createHash("sha256").update(logFile).digest("hex").slice(0, 12);
   return join(paths.stateDir, `log-tailer-${hash}${what ? `-${what}` : ""}.json`);
 }

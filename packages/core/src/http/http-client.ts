@@ -59,7 +59,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   async function get(url: string, request: { signal?: AbortSignal } = {}): Promise<Response> {
     const signals = [options.signal, request.signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-    let answer: Exchange;
+    let answer: Exchange<Response>;
     try {
       answer = await exchange(policy, {
         where: url,

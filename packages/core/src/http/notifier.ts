@@ -1,5 +1,4 @@
 import { statSync } from "node:fs";
-import ky from "ky";
 import * as z from "zod/mini";
 import type { Category } from "../categories.ts";
 import { type Clock, systemClock } from "../clock.ts";
@@ -10,7 +9,6 @@ import { type Logger, silentLogger, stripHidden } from "../log.ts";
 import { configFile, type Paths } from "../paths.ts";
 import { WEBHOOK_ANSWER_WORDS, type WebhookFailure, type WebhookFailureKind } from "../records.ts";
 import { redact } from "../secrets.ts";
-import { USER_AGENT } from "../version.ts";
 import { createRateWindow, type RateWindow, WaitTooLong } from "./rate-window.ts";
 import {
   type Exchange,
@@ -21,6 +19,7 @@ import {
   type RequestPolicy,
   waitHintMs,
 } from "./request.ts";
+import { NO_HEADERS, send } from "./transport.ts";
 
 /** docs/system.md 2.4 colour constants. */
 export const COLOURS = {
@@ -339,7 +338,7 @@ function requestPost(ctx: PostContext, target: URL, message: WebhookMessage): Pr
         : waitHintMs(response.headers, now, body),
     onRetry: async ({ status, code, waitMs, headers, body }) => {
       if (status === 429) {
-        const { scope } = discordRateLimit(headers ?? new Headers(), body, version);
+        const { scope } = discordRateLimit(headers ?? NO_HEADERS, body, version);
         await blockFor(windows, scope, clock.now(), waitMs);
         logger.warn(
           `webhook rate limited${scope === "global" ? " (Discord's global limit)" : ""}; waiting ${waitMs} ms`,
@@ -348,15 +347,7 @@ function requestPost(ctx: PostContext, target: URL, message: WebhookMessage): Pr
         logger.warn(`webhook ${status ? `answered ${status}` : `post failed (${code})`}; trying again in ${waitMs} ms`);
       }
     },
-    send: (signal) =>
-      ky.post(target, {
-        json: message,
-        timeout: false,
-        retry: 0,
-        throwHttpErrors: false,
-        signal,
-        headers: { "user-agent": USER_AGENT },
-      }),
+    send: (signal) => send(target.href, { method: "post", json: message, signal }),
   });
 }
 

@@ -1,10 +1,9 @@
-import ky, { type KyInstance } from "ky";
 import * as z from "zod/mini";
 import { type Clock, systemClock } from "../clock.ts";
 import { ExitCode, JobError, type McopsErrorOptions } from "../errors.ts";
 import { redact } from "../secrets.ts";
-import { USER_AGENT } from "../version.ts";
 import { errorBody, exchange, POLICIES, parseBody, RequestFailure, type RequestPolicy, waitHintMs } from "./request.ts";
+import { type Answer, type SendOptions, send } from "./transport.ts";
 
 /**
  * The Pterodactyl client API (docs/system.md 4.1, prefix /api/client) as the tools need it: power signals, console commands,
@@ -214,7 +213,8 @@ interface PanelLink {
   where: string;
   policy: RequestPolicy;
   clock: Clock;
-  http: KyInstance;
+  /** One try of a request to the panel, with the key (transport.ts: node:http, not fetch). */
+  http: (address: string, request: Omit<SendOptions, "headers">) => Promise<Answer>;
 }
 
 function connect(options: PanelClientOptions): PanelLink {
@@ -225,16 +225,8 @@ function connect(options: PanelClientOptions): PanelLink {
     ...(options.maxAttempts ? { attempts: options.maxAttempts } : {}),
     ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
   };
-  const http = ky.create({
-    timeout: false,
-    retry: 0,
-    throwHttpErrors: false,
-    headers: {
-      authorization: `Bearer ${key}`,
-      accept: "application/json",
-      "user-agent": USER_AGENT,
-    },
-  });
+  const headers = { authorization: `Bearer ${key}`, accept: "application/json" };
+  const http: PanelLink["http"] = (address, request) => send(address, { ...request, headers });
   return {
     url,
     serverId,

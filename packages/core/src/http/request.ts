@@ -1,6 +1,7 @@
 import type * as z from "zod/mini";
 import { type Clock, systemClock } from "../clock.ts";
 import { JobError } from "../errors.ts";
+import type { Answer, AnswerHeaders } from "./transport.ts";
 
 /**
  * The one request policy of every client in mcops (the panel, the Discord webhook, DigitalOcean, Cloudflare, the jar
@@ -156,7 +157,7 @@ export function decide(policy: RequestPolicy, outcome: TryOutcome): Verdict {
  * the wait only when the hour is used up (RateLimit-Remaining 0); with room left in the hour the 429 is the
  * 250-per-minute burst limit, whose wait is its Retry-After and is not in RateLimit-Reset.
  */
-export function waitHintMs(headers: Headers, now: number, body?: unknown): number | undefined {
+export function waitHintMs(headers: AnswerHeaders, now: number, body?: unknown): number | undefined {
   const inBody = (body as { retry_after?: unknown } | undefined)?.retry_after;
   if (typeof inBody === "number" && Number.isFinite(inBody) && inBody >= 0) return Math.ceil(inBody * 1000);
   const retryAfter = headers.get("retry-after")?.trim();
@@ -212,9 +213,9 @@ export class RequestFailure extends JobError {
   }
 }
 
-export interface Exchange {
+export interface Exchange<R extends Answer = Answer> {
   /** The last answer. A 2xx body is left unread for the caller (it may be a download to stream). */
-  response: Response;
+  response: R;
   /** The body of a non-2xx answer, at most 64 KiB; "" for a 2xx. */
   errorText: string;
   attempts: number;
@@ -222,19 +223,19 @@ export interface Exchange {
   waitTooLongMs?: number;
 }
 
-export interface ExchangeOptions {
+export interface ExchangeOptions<R extends Answer = Answer> {
   /** For messages: the address or "GET /resources". Never a secret. */
   where: string;
   /** A repeat does nothing twice (GET, a power stop, a DNS PATCH to the same content). */
   idempotent: boolean;
   /** One try. Must pass `signal` to the request (it carries the per-try timeout and the caller's interruption). */
-  send: (signal: AbortSignal) => Promise<Response>;
+  send: (signal: AbortSignal) => Promise<R>;
   clock?: Clock;
   signal?: AbortSignal;
   /** Runs before each try, outside its timeout (a rate window's turn); what it returns runs after the try. */
   beforeTry?: () => Promise<(() => Promise<void>) | undefined>;
   /** The wait a failed answer asks for, in ms (default waitHintMs); `body` is its JSON body, if it is JSON. */
-  waitHint?: (response: Response, body: unknown, now: number) => number | undefined;
+  waitHint?: (response: R, body: unknown, now: number) => number | undefined;
   /**
    * Told of each pause before another try (the status or the network code, and the wait; for an answer, its headers
    * and JSON body).
@@ -244,7 +245,7 @@ export interface ExchangeOptions {
     waitMs: number;
     status?: number;
     code?: string;
-    headers?: Headers;
+    headers?: AnswerHeaders;
     body?: unknown;
   }) => void | Promise<void>;
 }
@@ -252,7 +253,10 @@ export interface ExchangeOptions {
 const ERROR_TEXT_LIMIT = 64 * 1024;
 
 /** One request under the policy: tries, waits and gives up as it says. */
-export async function exchange(policy: RequestPolicy, options: ExchangeOptions): Promise<Exchange> {
+export async function exchange<R extends Answer>(
+  policy: RequestPolicy,
+  options: ExchangeOptions<R>,
+): Promise<Exchange<R>> {
   const clock = options.clock ?? systemClock;
   const started = clock.now();
   for (let attempt = 1; ; attempt++) {
@@ -303,7 +307,7 @@ export async function exchange(policy: RequestPolicy, options: ExchangeOptions):
 }
 
 /** The caller's signal ended the request: no further try. */
-function interrupted(policy: RequestPolicy, options: ExchangeOptions, attempts: number, cause?: unknown) {
+function interrupted(policy: RequestPolicy, options: { where: string }, attempts: number, cause?: unknown) {
   return new RequestFailure(policy, {
     code: "AbortError",
     kind: "interrupted",
@@ -317,10 +321,10 @@ function interrupted(policy: RequestPolicy, options: ExchangeOptions, attempts: 
  * One try, within the policy's time: the answer, or the failure and its code (TimeoutError when the time ran out,
  * AbortError when the caller's signal ended it, else the network's own code).
  */
-async function tryOnce(
+async function tryOnce<R extends Answer>(
   policy: RequestPolicy,
-  options: ExchangeOptions,
-): Promise<{ response?: Response; code?: string; failure?: unknown }> {
+  options: ExchangeOptions<R>,
+): Promise<{ response?: R; code?: string; failure?: unknown }> {
   const after = await options.beforeTry?.();
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new DOMException("timed out", "TimeoutError")), policy.timeoutMs);
@@ -341,7 +345,7 @@ async function tryOnce(
 }
 
 /** An error answer's text (bounded) and, when it is JSON, its body; a proxy's error page: the status alone speaks. */
-async function failedAnswer(response: Response): Promise<{ errorText: string; body: unknown }> {
+async function failedAnswer(response: Answer): Promise<{ errorText: string; body: unknown }> {
   const errorText = await readCapped(response, ERROR_TEXT_LIMIT);
   try {
     return { errorText, body: JSON.parse(errorText) as unknown };
@@ -351,7 +355,7 @@ async function failedAnswer(response: Response): Promise<{ errorText: string; bo
 }
 
 /** A body's text, cut at `limit` bytes (an error page is read, never an unbounded one). */
-async function readCapped(response: Response, limit: number): Promise<string> {
+async function readCapped(response: Answer, limit: number): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];

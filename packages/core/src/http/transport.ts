@@ -1,0 +1,141 @@
+import type { IncomingMessage, RequestOptions } from "node:http";
+import { Readable } from "node:stream";
+import { USER_AGENT } from "../version.ts";
+
+/**
+ * The part of an HTTP answer the request policy (request.ts) and its callers read. A fetch Response has it, and so
+ * has what `send` gives.
+ */
+export interface Answer {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: AnswerHeaders;
+  readonly body: ReadableStream<Uint8Array> | null;
+  text(): Promise<string>;
+}
+
+/** A header by its name (any case), or null. */
+export interface AnswerHeaders {
+  get(name: string): string | null;
+}
+
+/** The headers of an answer that has none to read. */
+export const NO_HEADERS: AnswerHeaders = { get: () => null };
+
+export interface SendOptions {
+  method: "get" | "post" | "put" | "patch" | "delete";
+  /** Sent as JSON (content-type application/json). */
+  json?: unknown;
+  /** JSON already written (a signed body must be sent as it was signed); instead of `json`. */
+  body?: string;
+  headers?: Record<string, string>;
+  /** Ends the request (the per-try timeout, the caller's interruption): it then rejects with the signal's reason. */
+  signal: AbortSignal;
+}
+
+/**
+ * node:http as its CommonJS exports. Imported as an ES module (`import ... from "node:http"`, or import()), Node copies
+ * every export into the module's namespace, and reading node:http's lazy WebSocket, CloseEvent and MessageEvent loads
+ * undici: the 16 MiB the daemons avoid by not using fetch. A daemon takes node:http from here, never by import.
+ */
+export function nodeHttp(): typeof import("node:http") {
+  return process.getBuiltinModule("node:http");
+}
+
+/** node:https, the same way (see nodeHttp). */
+export function nodeHttps(): typeof import("node:https") {
+  return process.getBuiltinModule("node:https");
+}
+
+/** A redirect is followed at most this often, as fetch does (its limit is 20). */
+const MAX_REDIRECTS = 20;
+
+/**
+ * One HTTP request through node:http(s), for the clients the daemons use (the panel's, the webhook's). Not the global
+ * fetch: undici, which Node's fetch is, costs a process about 16 MiB of resident memory the moment Headers, Request or
+ * Response is first touched, where node:http costs about 4 (issue 35; the log-tailer and the idle monitor idle for
+ * days). The connection is not kept: a daemon asks once a minute or less, and a kept socket the server closed in
+ * between would fail the next request.
+ *
+ * As fetch does: a redirect is followed (303, and 301 or 302 after a POST, become a GET without body; the
+ * Authorization header is not sent to another origin), and a failure to connect rejects with a TypeError whose `cause`
+ * is the network's own error (its `code`: ECONNREFUSED, ENOTFOUND, ECONNRESET).
+ */
+export async function send(url: string, options: SendOptions): Promise<Answer> {
+  let target = new URL(url);
+  let method = options.method.toUpperCase();
+  let body = options.body ?? (options.json === undefined ? undefined : JSON.stringify(options.json));
+  const headers: Record<string, string> = { "user-agent": USER_AGENT, ...options.headers };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  for (let redirects = 0; ; redirects++) {
+    const response = await once(target, method, headers, body, options.signal);
+    const location = response.headers.location;
+    if (![301, 302, 303, 307, 308].includes(response.statusCode ?? 0) || !location || redirects >= MAX_REDIRECTS) {
+      return answer(response);
+    }
+    response.resume();
+    const next = new URL(location, target);
+    if (next.origin !== target.origin) delete headers.authorization;
+    if (
+      response.statusCode === 303 ||
+      (method === "POST" && response.statusCode !== 307 && response.statusCode !== 308)
+    ) {
+      method = method === "HEAD" ? "HEAD" : "GET";
+      body = undefined;
+      delete headers["content-type"];
+    }
+    target = next;
+  }
+}
+
+async function once(
+  target: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
+  if (target.protocol !== "http:" && target.protocol !== "https:") {
+    throw new TypeError("fetch failed", {
+      cause: Object.assign(new Error(`${target.protocol} is not HTTP`), { code: "EPROTO" }),
+    });
+  }
+  // https is loaded only for an https address (TLS costs memory too).
+  const { request } = target.protocol === "https:" ? nodeHttps() : nodeHttp();
+  const sent: Record<string, string> = { ...headers };
+  if (body !== undefined) sent["content-length"] = String(Buffer.byteLength(body));
+  const requestOptions: RequestOptions = { method, headers: sent, agent: false, signal };
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const req = request(target, requestOptions, resolve);
+    req.on("error", (error) =>
+      reject(signal.aborted ? signal.reason : new TypeError("fetch failed", { cause: error })),
+    );
+    req.end(body);
+  });
+}
+
+/** The answer as the policy reads it; its body is read once, by text() or through `body`. */
+function answer(response: IncomingMessage): Answer {
+  const status = response.statusCode ?? 0;
+  let stream: ReadableStream<Uint8Array> | undefined;
+  return {
+    status,
+    ok: status >= 200 && status < 300,
+    headers: {
+      get(name) {
+        const value = response.headers[name.toLowerCase()];
+        return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+      },
+    },
+    get body() {
+      stream ??= Readable.toWeb(response) as ReadableStream<Uint8Array>;
+      return stream;
+    },
+    async text() {
+      const chunks: Buffer[] = [];
+      for await (const chunk of response) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString("utf8");
+    },
+  };
+}
