@@ -2,8 +2,10 @@ import { execFileSync, spawn } from "node:child_process";
 import {
   appendFileSync,
   chmodSync,
+  closeSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readFileSync,
   rmSync,
   statSync,
@@ -24,6 +26,21 @@ function timeIt(fn: () => void): number {
   const started = process.hrtime.bigint();
   fn();
   return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+/**
+ * The scan's baseline: grep printing the lines it finds to a file, as the scan prints its events (issue 35; GNU grep
+ * stops at the first match when its output is /dev/null, and counting with -c does less than the scan must).
+ */
+function grepToFile(file: string, output: string): void {
+  const out = openSync(output, "w");
+  try {
+    execFileSync("grep", ["-E", " (joined|left) the game$", file], { stdio: ["ignore", out, "inherit"] });
+  } catch {
+    // grep exits 1 when it finds nothing
+  } finally {
+    closeSync(out);
+  }
 }
 
 export async function benchLogTailer(): Promise<void> {
@@ -53,15 +70,7 @@ export async function benchLogTailer(): Promise<void> {
           }),
         ),
       );
-      greps.push(
-        timeIt(() => {
-          try {
-            execFileSync("grep", ["-cE", " (joined|left) the game$", big], { stdio: ["ignore", "pipe", "inherit"] });
-          } catch {
-            // grep exits 1 when it counts 0
-          }
-        }),
-      );
+      greps.push(timeIt(() => grepToFile(big, join(root, "grep.out"))));
     }
     const scan = median(scans);
     console.log(`log-tailer scan of ${target.toLocaleString("en")} lines built from the fixtures, 5 runs, medians`);
@@ -69,7 +78,7 @@ export async function benchLogTailer(): Promise<void> {
       `  log-tailer scan            ${fmt(scan)}   ${Math.round(target / (scan / 1000)).toLocaleString("en")} lines/s (target >= 1,000,000)`,
     );
     console.log(
-      `  grep -cE join/leave        ${fmt(median(greps))}   scan/grep ratio ${ratio(scan, median(greps))} (target <= 3x)`,
+      `  grep -E join/leave > file  ${fmt(median(greps))}   scan/grep ratio ${ratio(scan, median(greps))} (target <= 3x)`,
     );
 
     // 2. follow mode: append to post, outside throttling (start lines: neither bursts nor the rate limit apply)
@@ -109,7 +118,7 @@ export async function benchLogTailer(): Promise<void> {
     bare.kill();
     await discord.close();
     console.log(
-      `  resident memory after 60 s idle: log-tailer ${(t / 1024).toFixed(1)} MiB, bare node ${(b / 1024).toFixed(1)} MiB, ratio ${ratio(t, b)} (target <= 1.3x)`,
+      `  resident memory after 60 s idle: log-tailer ${(t / 1024).toFixed(1)} MiB, bare node ${(b / 1024).toFixed(1)} MiB, ratio ${ratio(t, b)} (target <= 1.25x)`,
     );
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -50,6 +50,7 @@ export type {
   ServedFile,
 } from "./modrinth.ts";
 export { buildMrpack, MODRINTH_ROUTES, mrpackFile, mrpackIndex, startModrinthStandIn } from "./modrinth.ts";
+export { moduleProbe } from "./modules.ts";
 export type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
 export { DEFAULT_EGG, PANEL_ROUTES, startPanelStandIn } from "./panel.ts";
 export { buildRealWorld, type RealLayout, type RealRegion, type RealWorld, realRegions } from "./real-world.ts";

@@ -2,8 +2,17 @@ import * as z from "zod/mini";
 import { type Clock, systemClock } from "../clock.ts";
 import { ExitCode, JobError, type McopsErrorOptions } from "../errors.ts";
 import { redact } from "../secrets.ts";
-import { errorBody, exchange, POLICIES, parseBody, RequestFailure, type RequestPolicy, waitHintMs } from "./request.ts";
-import { type Answer, type SendOptions, send } from "./transport.ts";
+import {
+  type Answer,
+  errorBody,
+  exchange,
+  POLICIES,
+  parseBody,
+  RequestFailure,
+  type RequestPolicy,
+  waitHintMs,
+} from "./request.ts";
+import { type SendOptions, send } from "./transport.ts";
 
 /**
  * The Pterodactyl client API (docs/system.md 4.1, prefix /api/client) as the tools need it: power signals, console commands,

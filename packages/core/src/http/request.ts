@@ -1,7 +1,23 @@
 import type * as z from "zod/mini";
 import { type Clock, systemClock } from "../clock.ts";
 import { JobError } from "../errors.ts";
-import type { Answer, AnswerHeaders } from "./transport.ts";
+
+/**
+ * The part of an HTTP answer the request policy (request.ts) and its callers read. A fetch Response has it (the
+ * Worker's clients, the downloads), and so has what transport.ts `send` gives (the daemons').
+ */
+export interface Answer {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: AnswerHeaders;
+  readonly body: ReadableStream<Uint8Array> | null;
+  text(): Promise<string>;
+}
+
+/** A header by its name (any case), or null. */
+export interface AnswerHeaders {
+  get(name: string): string | null;
+}
 
 /**
  * The one request policy of every client in mcops (the panel, the Discord webhook, DigitalOcean, Cloudflare, the jar

@@ -1,23 +1,7 @@
 import type { IncomingMessage, RequestOptions } from "node:http";
 import { Readable } from "node:stream";
 import { USER_AGENT } from "../version.ts";
-
-/**
- * The part of an HTTP answer the request policy (request.ts) and its callers read. A fetch Response has it, and so
- * has what `send` gives.
- */
-export interface Answer {
-  readonly status: number;
-  readonly ok: boolean;
-  readonly headers: AnswerHeaders;
-  readonly body: ReadableStream<Uint8Array> | null;
-  text(): Promise<string>;
-}
-
-/** A header by its name (any case), or null. */
-export interface AnswerHeaders {
-  get(name: string): string | null;
-}
+import type { Answer, AnswerHeaders } from "./request.ts";
 
 /** The headers of an answer that has none to read. */
 export const NO_HEADERS: AnswerHeaders = { get: () => null };
