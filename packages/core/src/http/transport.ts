@@ -102,6 +102,9 @@ async function once(
 /** The answer as the policy reads it; its body is read once, by text() or through `body`. */
 function answer(response: IncomingMessage): Answer {
   const status = response.statusCode ?? 0;
+  // Should a body cut off (a reset, the caller's signal) raise 'error' while nobody reads it yet, it must not end the
+  // process: whoever reads it later (text(), the stream) gets the failure there.
+  response.on("error", () => undefined);
   let stream: ReadableStream<Uint8Array> | undefined;
   return {
     status,

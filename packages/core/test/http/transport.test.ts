@@ -87,6 +87,16 @@ describe("send (node:http, as fetch would)", () => {
     expect(seen).toHaveLength(21);
   });
 
+  it("fails the reading of a body cut off midway", async () => {
+    const { url } = await serve((_req, res) => {
+      res.writeHead(200, { "content-length": "100" });
+      res.write("half");
+      setImmediate(() => res.socket?.destroy());
+    });
+    const answer = await send(`${url}/`, { method: "get", signal: signal() });
+    await expect(answer.text()).rejects.toThrow();
+  });
+
   it("fails to connect as fetch does (a TypeError whose cause has the code), and an abort with the signal's reason", async () => {
     const { url } = await serve(() => undefined); // never answers
     const closed = new URL(url);
