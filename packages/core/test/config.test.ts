@@ -167,6 +167,11 @@ describe("fromBackupEnv", () => {
     [{ CONTROL_URL: "http://panel.example.com" }, "CONTROL_URL must be an https:// address (got http://)", "line 1"],
     [{ CONTROL_URL: "panel.example.com" }, "CONTROL_URL is not a URL", "line 1"],
     [
+      { CONTROL_URL: "https://admin:hunter2@panel.example.com" },
+      "CONTROL_URL must not hold a user name or password",
+      "line 1",
+    ],
+    [
       { CONTROL_URL: "https://panel.example.com/api/client" },
       "CONTROL_URL must be the panel's base address, without /api/...",
       "line 1",

@@ -37,6 +37,11 @@ export function httpUrl(value: string, ctx: Ctx, example: string): URL | undefin
     fail(ctx, "is not a URL", `write it in full, e.g. ${example}`);
     return undefined;
   }
+  if (url.username || url.password) {
+    // As fetch refuses it; and the address is named in messages, where a password must never show.
+    fail(ctx, "must not hold a user name or password", `remove the "user:password@" part, e.g. ${example}`);
+    return undefined;
+  }
   if (url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK.has(url.hostname))) return url;
   fail(ctx, `must be an https:// address (got ${url.protocol}//)`, `use ${example}`);
   return undefined;

@@ -42,23 +42,28 @@ const MAX_REDIRECTS = 20;
  * between would fail the next request.
  *
  * As fetch does: a redirect is followed (303, and 301 or 302 after a POST, become a GET without body; the
- * Authorization header is not sent to another origin), and a failure to connect rejects with a TypeError whose `cause`
- * is the network's own error (its `code`: ECONNREFUSED, ENOTFOUND, ECONNRESET).
+ * Authorization header is not sent to another origin; more than 20 fail), a failure to connect rejects with a TypeError
+ * whose `cause` is the network's own error (its `code`: ECONNREFUSED, ENOTFOUND, ECONNRESET), an address with a user
+ * and password in it is refused, and a body read that the signal ends rejects with the signal's reason.
  */
 export async function send(url: string, options: SendOptions): Promise<Answer> {
-  let target = new URL(url);
+  let target = address(url);
   let method = options.method.toUpperCase();
   let body = options.body ?? (options.json === undefined ? undefined : JSON.stringify(options.json));
-  const headers: Record<string, string> = { "user-agent": USER_AGENT, ...options.headers };
+  // Names in lower case, so that a header is replaced or dropped whatever case the caller wrote it in.
+  const headers: Record<string, string> = { "user-agent": USER_AGENT };
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
   if (body !== undefined) headers["content-type"] = "application/json";
   for (let redirects = 0; ; redirects++) {
     const response = await once(target, method, headers, body, options.signal);
     const location = response.headers.location;
-    if (![301, 302, 303, 307, 308].includes(response.statusCode ?? 0) || !location || redirects >= MAX_REDIRECTS) {
-      return answer(response);
+    if (![301, 302, 303, 307, 308].includes(response.statusCode ?? 0) || !location) {
+      return answer(response, options.signal);
     }
-    response.resume();
-    const next = new URL(location, target);
+    // Its body is not wanted, and may never end: the connection goes with it.
+    response.destroy();
+    if (redirects >= MAX_REDIRECTS) throw failed("redirect count exceeded", "ERR_TOO_MANY_REDIRECTS");
+    const next = address(location, target);
     if (next.origin !== target.origin) delete headers.authorization;
     if (
       response.statusCode === 303 ||
@@ -72,6 +77,27 @@ export async function send(url: string, options: SendOptions): Promise<Answer> {
   }
 }
 
+/** A failure as fetch gives it: "fetch failed", its cause carrying the code. */
+function failed(message: string, code: string, cause?: unknown): TypeError {
+  return new TypeError("fetch failed", { cause: Object.assign(new Error(message, { cause }), { code }) });
+}
+
+/**
+ * An address to ask, or fetch's failure: not a URL, not HTTP(S), or with a user and password in it (which fetch
+ * refuses, and which would then show in every message that names the address).
+ */
+function address(text: string, base?: URL): URL {
+  let url: URL;
+  try {
+    url = new URL(text, base);
+  } catch (error) {
+    throw failed(`not an address: ${text.slice(0, 200)}`, "ERR_INVALID_URL", error);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw failed(`${url.protocol} is not HTTP`, "EPROTO");
+  if (url.username || url.password) throw failed("an address with credentials in it", "ERR_INVALID_URL");
+  return url;
+}
+
 async function once(
   target: URL,
   method: string,
@@ -79,11 +105,6 @@ async function once(
   body: string | undefined,
   signal: AbortSignal,
 ): Promise<IncomingMessage> {
-  if (target.protocol !== "http:" && target.protocol !== "https:") {
-    throw new TypeError("fetch failed", {
-      cause: Object.assign(new Error(`${target.protocol} is not HTTP`), { code: "EPROTO" }),
-    });
-  }
   // https is loaded only for an https address (TLS costs memory too).
   const { request } = target.protocol === "https:" ? nodeHttps() : nodeHttp();
   const sent: Record<string, string> = { ...headers };
@@ -100,7 +121,7 @@ async function once(
 }
 
 /** The answer as the policy reads it; its body is read once, by text() or through `body`. */
-function answer(response: IncomingMessage): Answer {
+function answer(response: IncomingMessage, signal: AbortSignal): Answer {
   const status = response.statusCode ?? 0;
   // Should a body cut off (a reset, the caller's signal) raise 'error' while nobody reads it yet, it must not end the
   // process: whoever reads it later (text(), the stream) gets the failure there.
@@ -121,7 +142,12 @@ function answer(response: IncomingMessage): Answer {
     },
     async text() {
       const chunks: Buffer[] = [];
-      for await (const chunk of response) chunks.push(chunk as Buffer);
+      try {
+        for await (const chunk of response) chunks.push(chunk as Buffer);
+      } catch (error) {
+        // As fetch: the signal's reason when it ended the read, else "terminated".
+        throw signal.aborted ? signal.reason : new TypeError("terminated", { cause: error });
+      }
       return Buffer.concat(chunks).toString("utf8");
     },
   };

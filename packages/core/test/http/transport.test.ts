@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { waitUntil } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { send } from "../../src/http/transport.ts";
 
@@ -80,21 +81,69 @@ describe("send (node:http, as fetch would)", () => {
     expect(other.seen[0]?.headers.authorization).toBeUndefined();
   });
 
-  it("stops following a redirect loop after 20 hops and gives the last answer", async () => {
-    const { url, seen } = await serve((_req, res) => res.writeHead(302, { location: "/again" }).end());
-    const answer = await send(`${url}/again`, { method: "get", signal: signal() });
-    expect(answer.status).toBe(302);
+  it("gives up on a redirect loop after 20 hops, and on a Location that is no address, as fetch does", async () => {
+    const { url, seen } = await serve((req, res) =>
+      res.writeHead(302, { location: req.url === "/bad" ? "http://[zz" : "/again" }).end(),
+    );
+    const loop = await send(`${url}/again`, { method: "get", signal: signal() }).catch((e: unknown) => e);
+    expect(loop).toBeInstanceOf(TypeError);
+    expect((loop as { cause?: { code?: string } }).cause?.code).toBe("ERR_TOO_MANY_REDIRECTS");
     expect(seen).toHaveLength(21);
+    const bad = await send(`${url}/bad`, { method: "get", signal: signal() }).catch((e: unknown) => e);
+    expect((bad as { cause?: { code?: string } }).cause?.code).toBe("ERR_INVALID_URL");
   });
 
-  it("fails the reading of a body cut off midway", async () => {
+  it("drops the key on another origin whatever case its name has, and refuses an address with a password", async () => {
+    const other = await serve((_req, res) => res.end("elsewhere"));
+    const { url } = await serve((_req, res) => res.writeHead(302, { location: `${other.url}/` }).end());
+    const headers = { Authorization: "Bearer ptlc_key" };
+    expect(await (await send(url, { method: "get", headers, signal: signal() })).text()).toBe("elsewhere");
+    expect(other.seen[0]?.headers.authorization).toBeUndefined();
+    const withPassword = new URL(other.url);
+    withPassword.username = "user";
+    withPassword.password = "secret";
+    const refused = await send(withPassword.href, { method: "get", signal: signal() }).catch((e: unknown) => e);
+    expect((refused as { cause?: { code?: string } }).cause?.code).toBe("ERR_INVALID_URL");
+    expect(String((refused as Error & { cause: Error }).cause.message)).not.toContain("secret");
+    expect(other.seen).toHaveLength(1);
+  });
+
+  it("closes a redirect's connection even when its body never ends", async () => {
+    let closed = false;
+    const { url } = await serve((req, res) => {
+      if (req.url !== "/moved") return void res.end("here");
+      res.writeHead(302, { location: "/here", "content-length": "1000" });
+      res.write("never finished");
+      res.socket?.once("close", () => {
+        closed = true;
+      });
+    });
+    // A signal that never ends anything: only send itself may close that connection.
+    const never = new AbortController().signal;
+    expect(await (await send(`${url}/moved`, { method: "get", signal: never })).text()).toBe("here");
+    await waitUntil(() => closed, "the redirect's connection to close", 30_000);
+  });
+
+  it("ends a body read with the signal's reason when the signal ends it", async () => {
+    const { url } = await serve((_req, res) => {
+      res.writeHead(200, { "content-length": "1000" });
+      res.write("x"); // and nothing more
+    });
+    const controller = new AbortController();
+    const answer = await send(url, { method: "get", signal: controller.signal });
+    const reading = answer.text();
+    controller.abort(new DOMException("timed out", "TimeoutError"));
+    await expect(reading).rejects.toMatchObject({ name: "TimeoutError" });
+  });
+
+  it('fails the reading of a body cut off midway ("terminated", as fetch says)', async () => {
     const { url } = await serve((_req, res) => {
       res.writeHead(200, { "content-length": "100" });
       res.write("half");
       setImmediate(() => res.socket?.destroy());
     });
     const answer = await send(`${url}/`, { method: "get", signal: signal() });
-    await expect(answer.text()).rejects.toThrow();
+    await expect(answer.text()).rejects.toThrow("terminated");
   });
 
   it("fails to connect as fetch does (a TypeError whose cause has the code), and an abort with the signal's reason", async () => {
@@ -110,6 +159,7 @@ describe("send (node:http, as fetch would)", () => {
     controller.abort(new DOMException("timed out", "TimeoutError"));
     await expect(pending).rejects.toMatchObject({ name: "TimeoutError" });
     const scheme = await send("ftp://127.0.0.1/", { method: "get", signal: signal() }).catch((e: unknown) => e);
+    expect(scheme).toBeInstanceOf(TypeError);
     expect((scheme as { cause?: { code?: string } }).cause?.code).toBe("EPROTO");
   });
 });
