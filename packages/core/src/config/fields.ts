@@ -37,11 +37,6 @@ export function httpUrl(value: string, ctx: Ctx, example: string): URL | undefin
     fail(ctx, "is not a URL", `write it in full, e.g. ${example}`);
     return undefined;
   }
-  if (url.username || url.password) {
-    // As fetch refuses it; and the address is named in messages, where a password must never show.
-    fail(ctx, "must not hold a user name or password", `remove the "user:password@" part, e.g. ${example}`);
-    return undefined;
-  }
   if (url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK.has(url.hostname))) return url;
   fail(ctx, `must be an https:// address (got ${url.protocol}//)`, `use ${example}`);
   return undefined;
@@ -52,6 +47,10 @@ export const panelUrlSchema = z.pipe(
     const url = httpUrl(value, ctx, "https://panel.example.com");
     if (url && /\/api(\/|$)/.test(url.pathname)) {
       fail(ctx, "must be the panel's base address, without /api/...", `use ${url.origin}`);
+    } else if (url && (url.username || url.password)) {
+      // The panel client refuses to send to it (as fetch did), and the address is named in its messages, where a
+      // password must never show.
+      fail(ctx, "must not hold a user name or password", `use ${url.origin}`);
     }
   }),
   z.transform((value: string) => value.replace(/\/+$/, "")),
