@@ -1,6 +1,5 @@
 import type { IncomingMessage } from "node:http";
 import type { Clock } from "@mcops/core/clock";
-import { nodeHttp } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 
 /**
@@ -146,21 +145,24 @@ class EventReader {
         if (error) reject(error);
         else resolve();
       };
-      const req = nodeHttp().request(
-        { socketPath: this.#o.socket, path: `/events?${query}`, method: "GET", signal: this.#o.signal },
-        (res) => {
-          clearTimeout(unanswered);
-          if (res.statusCode !== 200) return this.#refused(res, settle);
-          // From now on nothing is missed: a reconnection asks from here even when no event came.
-          if (this.#mark.sinceNano === 0) this.#setSince(this.#o.clock.now() * 1e6 - 1e9);
-          connected();
-          const lines = new LineSplitter((line) => this.#line(line));
-          res.on("data", (chunk: Buffer) => lines.push(chunk));
-          // However it ends (the daemon stopping closes it mid-chunk), a stream that was followed has ended.
-          res.on("error", () => settle());
-          res.on("close", () => settle());
-        },
-      );
+      // Not an ES import of node:http: that loads undici (16 MiB) for the whole life of the service (core's transport.ts).
+      const req = process
+        .getBuiltinModule("node:http")
+        .request(
+          { socketPath: this.#o.socket, path: `/events?${query}`, method: "GET", signal: this.#o.signal },
+          (res) => {
+            clearTimeout(unanswered);
+            if (res.statusCode !== 200) return this.#refused(res, settle);
+            // From now on nothing is missed: a reconnection asks from here even when no event came.
+            if (this.#mark.sinceNano === 0) this.#setSince(this.#o.clock.now() * 1e6 - 1e9);
+            connected();
+            const lines = new LineSplitter((line) => this.#line(line));
+            res.on("data", (chunk: Buffer) => lines.push(chunk));
+            // However it ends (the daemon stopping closes it mid-chunk), a stream that was followed has ended.
+            res.on("error", () => settle());
+            res.on("close", () => settle());
+          },
+        );
       // Only until the headers: a stream that was answered may then be quiet for days.
       const unanswered = setTimeout(() => req.destroy(new Error("it did not answer within 30 s")), ANSWER_MS);
       req.on("error", (error) => settle(error));

@@ -17,20 +17,6 @@ export interface SendOptions {
   signal: AbortSignal;
 }
 
-/**
- * node:http as its CommonJS exports. Imported as an ES module (`import ... from "node:http"`, or import()), Node copies
- * every export into the module's namespace, and reading node:http's lazy WebSocket, CloseEvent and MessageEvent loads
- * undici: the 16 MiB the daemons avoid by not using fetch. A daemon takes node:http from here, never by import.
- */
-export function nodeHttp(): typeof import("node:http") {
-  return process.getBuiltinModule("node:http");
-}
-
-/** node:https, the same way (see nodeHttp). */
-export function nodeHttps(): typeof import("node:https") {
-  return process.getBuiltinModule("node:https");
-}
-
 /** A redirect is followed at most this often, as fetch does (its limit is 20). */
 const MAX_REDIRECTS = 20;
 
@@ -105,8 +91,11 @@ async function once(
   body: string | undefined,
   signal: AbortSignal,
 ): Promise<IncomingMessage> {
-  // https is loaded only for an https address (TLS costs memory too).
-  const { request } = target.protocol === "https:" ? nodeHttps() : nodeHttp();
+  // Taken as CommonJS, https only for an https address (TLS costs memory too). An ES import of node:http makes Node
+  // copy every export into the module's namespace, and reading its lazy WebSocket, CloseEvent and MessageEvent loads
+  // undici: the 16 MiB this module exists to avoid.
+  const { request } =
+    target.protocol === "https:" ? process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http");
   const sent: Record<string, string> = { ...headers };
   if (body !== undefined) sent["content-length"] = String(Buffer.byteLength(body));
   const requestOptions: RequestOptions = { method, headers: sent, agent: false, signal };
