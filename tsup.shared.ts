@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { builtinModules } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { Options } from "tsup";
 
@@ -29,10 +30,50 @@ export function toolConfig(tool: string, more: Record<string, string> = {}): Opt
         "string-width": fileURLToPath(new URL("./packages/core/src/string-width.ts", import.meta.url)),
       };
     },
-    esbuildPlugins: [yargsShimFromBundle],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    // Builtins come through builtinsOnUse, which needs them before tsup's own rewriting of "node:" names.
+    removeNodeProtocol: false,
+    esbuildPlugins: [builtinsOnUse, yargsShimFromBundle],
+    banner: { js: 'const require = process.getBuiltinModule("node:module").createRequire(import.meta.url);' },
   };
 }
+
+const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
+
+/**
+ * Node's own modules, taken with `process.getBuiltinModule` and read only where a name is used. An ES import of a
+ * builtin makes Node copy every export of it into the module namespace, and many are lazy: `import { x } from
+ * "node:fs"` loads fs/promises, streams and readline's interface, an import of node:util loads its TextDecoder (and
+ * with it worker_threads), node:http's loads undici. esbuild's interop for a CommonJS module reads each export's
+ * descriptor, which loads them just the same, so the module handed to it is an object of accessors over the builtin:
+ * a name is read from the builtin when the code uses it, and assigning to it assigns to the builtin. Issue 35: the
+ * idle daemons' memory and every tool's start.
+ */
+const builtinsOnUse: NonNullable<Options["esbuildPlugins"]>[number] = {
+  name: "builtins-on-use",
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?[a-z_/]+$/ }, (args) =>
+      BUILTINS.has(args.path) ? { path: args.path.replace(/^node:/, ""), namespace: "builtin" } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "builtin" }, (args) => ({
+      // A module that is a function (events, assert, module, stream) or process itself is handed as it is: its
+      // methods need it as `this`, and a copy of its names would not be callable.
+      contents: `const builtin = process.getBuiltinModule(${JSON.stringify(`node:${args.path}`)});
+if (typeof builtin === "function" || builtin === process) module.exports = builtin;
+else {
+const names = {};
+for (const name of Object.getOwnPropertyNames(builtin)) {
+  Object.defineProperty(names, name, {
+    get: () => builtin[name],
+    set: (value) => { builtin[name] = value; },
+    enumerable: true,
+  });
+}
+module.exports = names;
+}`,
+      loader: "js",
+    }));
+  },
+};
 
 /**
  * The two checks yargs' shim takes from node:assert, which an ES import would load whole (with what it pulls in) at
