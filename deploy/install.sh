@@ -67,6 +67,8 @@ TOOLS=(webhook backup restart-with-warning idle-monitor log-tailer jar-download 
 DROPINS=(backup.sh:backup restart-with-warning.sh:restart-with-warning webhook.sh:webhook idle-monitor.py:idle-monitor
   log-tailer.py:log-tailer revive.py:revive)
 UNITS=(log-tailer.service log-tailer@.service idle-monitor.service idle-monitor@.service dashboard.service)
+# Node's compile cache for the launchers (not under the prefix, which may be shared and is read-only to the units).
+CACHE_DIR=/var/cache/mc-tools
 
 # Where the pieces come from: the release layout (lib/, runtime/, systemd/ ... beside this script) or a built clone.
 if [ -d "$HERE/lib" ]; then
@@ -218,6 +220,15 @@ remove_dir() {
   run rmdir "$path"
 }
 
+# clear_cache: Node's compile cache, which Node alone writes: every entry is made again at the next start (an upgraded
+# runtime or bundle would leave the old ones behind). Only the directory install.sh made, never through a link.
+clear_cache() {
+  local cache="$ROOT$CACHE_DIR/node"
+  [ -d "$cache" ] && [ ! -L "$ROOT$CACHE_DIR" ] && [ ! -L "$cache" ] || return 0
+  say "clear $cache/"
+  run rm -rf --one-file-system "$cache"
+}
+
 with_prefix() { sed "s#/opt/mc-tools#$PREFIX#g" "$1"; }
 
 # MCOPS_SYSTEMCTL: a stand-in for systemctl, used even with --root (the deploy tests; leave it unset otherwise).
@@ -362,6 +373,12 @@ if [ "$UNINSTALL" = 1 ]; then
   fi
   [ -f "$DEST/$MANIFEST_NAME" ] && remove "$DEST/$MANIFEST_NAME"
   for dir in lib runtime nginx docs; do remove_dir "$PREFIX/$dir"; done
+  clear_cache
+  if [ -d "$ROOT$CACHE_DIR" ] && [ ! -L "$ROOT$CACHE_DIR" ]; then
+    changed=1
+    say "remove $ROOT$CACHE_DIR/"
+    run rmdir "$ROOT$CACHE_DIR"
+  fi
   remove_dir "$PREFIX"
   if [ "$changed" = 1 ] && have_systemd; then run "$SYSTEMCTL" daemon-reload; fi
   say "kept: $ROOT/etc/mc-backup (config), /var/log/mc-*.log (logs), $ROOT/var/lib/mc-tools (state), the backups"
@@ -385,10 +402,24 @@ for tool in "${TOOLS[@]}"; do
 self=\$0
 if [ -L "\$self" ]; then self=\$(/bin/readlink -f "\$self"); fi
 here=\${self%/*}
-exec "\$here/runtime/node" "\$here/lib/$tool.mjs" "\$@"
+# Node's compile cache, in the directory install.sh made for it (root's, 0700): a start after the first skips
+# compiling the bundle. Without the directory (a user who cannot enter it, a unit whose /var is read-only), Node
+# goes on without it and says nothing.
+if [ -d $CACHE_DIR ]; then NODE_COMPILE_CACHE=$CACHE_DIR/node; export NODE_COMPILE_CACHE; fi
+# A unit's Node flags (MCOPS_NODE_FLAGS, e.g. the log tailer's --lite-mode): for this process only, not for the
+# programs it starts.
+flags=\${MCOPS_NODE_FLAGS-}
+unset MCOPS_NODE_FLAGS
+set -f
+exec "\$here/runtime/node" \$flags "\$here/lib/$tool.mjs" "\$@"
 EOF
 done
 for pair in "${DROPINS[@]}"; do link "${pair#*:}" "$DEST/${pair%%:*}"; done
+if [ ! -d "$ROOT$CACHE_DIR" ]; then
+  changed=1
+  say "make $ROOT$CACHE_DIR/ (Node's compile cache)"
+  run mkdir -p -m 0700 "$ROOT$CACHE_DIR"
+fi
 [ -f "$FILES/README.md" ] && put "$FILES/README.md" "$DEST/README.md" 0644
 # The documents the tools' messages cite (docs/system.md 2.1, a tool's README), and the version, for upgrades.
 if [ -d "$FILES/docs" ]; then
@@ -405,6 +436,8 @@ put_text "$DEST/$MANIFEST_NAME" 0644 < <(printf '%s\n' "${SHIPPED[@]}" | sort -u
 
 # systemd units (paths follow --prefix), cron, logrotate.
 program_changed=$changed
+# A new bundle or runtime: the compile cache starts afresh.
+[ "$program_changed" = 1 ] && clear_cache
 changed=0
 for unit in "${UNITS[@]}"; do
   [ -f "$FILES/systemd/$unit" ] || continue

@@ -119,6 +119,31 @@ describe("install.sh", () => {
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
+  it("a launcher gives MCOPS_NODE_FLAGS to Node for its own process only, split into words and never globbed", () => {
+    const root = join(work.path, "root-flags");
+    install(root);
+    const launcher = join(root, "opt", "mc-tools", "log-tailer");
+    // -p prints what Node was given and whether the variable is still there for the programs the tool would start;
+    // the brackets would match a one-letter file in the working directory if the shell globbed them.
+    writeFileSync(join(work.path, "p"), "");
+    const run = spawnSync(launcher, ["--help"], {
+      encoding: "utf8",
+      cwd: work.path,
+      env: { MCOPS_NODE_FLAGS: "--max-semi-space-size=1 -p [process.execArgv,process.env.MCOPS_NODE_FLAGS]" },
+    });
+    expect(run.stderr).toBe("");
+    expect(run.stdout.replace(/\s+/g, " ").trim()).toBe(
+      "[ [ '--max-semi-space-size=1', '-p', '[process.execArgv,process.env.MCOPS_NODE_FLAGS]' ], undefined ]",
+    );
+    // The compile cache's directory: root's alone; --uninstall takes it.
+    expect(statSync(join(root, "var", "cache", "mc-tools")).mode & 0o777).toBe(0o700);
+    mkdirSync(join(root, "var", "cache", "mc-tools", "node", "v0"), { recursive: true });
+    writeFileSync(join(root, "var", "cache", "mc-tools", "node", "v0", "entry"), "");
+    expect(install(root, "--uninstall").status).toBe(0);
+    expect(existsSync(join(root, "var", "cache", "mc-tools"))).toBe(false);
+    expect(existsSync(join(root, "var", "cache"))).toBe(true);
+  });
+
   it("writes units, cron, logrotate and mode-600 config templates, and the repository password on request", () => {
     const root = join(work.path, "root-b");
     install(root, "--with-restart", "--create-restic-password", "--prefix", "/srv/mcops");

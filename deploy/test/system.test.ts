@@ -146,6 +146,10 @@ describe("the release on a booted Debian 12 (systemd-nspawn)", () => {
       "/etc/systemd/system/log-tailer.service",
     );
     expect(await box.run("ls /opt/mc-tools/docs")).toMatch(/system\.md/);
+    // The launchers' compile cache: root's directory, filled by a first start.
+    expect(await box.run("stat -c '%a %U' /var/cache/mc-tools")).toBe("700 root\n");
+    await box.run("/opt/mc-tools/webhook --version");
+    expect(await box.run("find /var/cache/mc-tools/node -type f | wc -l")).not.toBe("0\n");
   });
 
   it("is configured, allows the idle monitor its local repository, initialises it and backs up by hand", async () => {
@@ -377,6 +381,7 @@ describe("the release on a booted Debian 12 (systemd-nspawn)", () => {
     const units = await box.run("systemctl list-units --all --plain --no-legend 'log-tailer*' 'idle-monitor*'");
     expect(units.trim()).toBe("");
     expect(await box.run("ls /opt /etc/systemd/system")).not.toMatch(/mc-tools|log-tailer|idle-monitor/);
+    expect(await box.run("ls /var/cache")).not.toMatch(/mc-tools/);
     expect(await box.run("ls /etc/mc-backup /srv/restic")).toMatch(/backup\.env[\s\S]*config/);
   }, 120_000);
 });

@@ -25,11 +25,15 @@ export function timeCommand(command: string, args: string[], env: NodeJS.Process
 }
 
 /** Runs the commands interleaved (so drift in the machine's load hits all alike) and returns each one's times. */
-export function interleaved(commands: Array<[string, string[]]>, runs: number, warmup = 3): number[][] {
+export function interleaved(
+  commands: Array<[string, string[], NodeJS.ProcessEnv?]>,
+  runs: number,
+  warmup = 3,
+): number[][] {
   const times = commands.map(() => [] as number[]);
   for (let i = 0; i < warmup + runs; i++) {
-    commands.forEach(([command, args], c) => {
-      const ms = timeCommand(command, args);
+    commands.forEach(([command, args, env], c) => {
+      const ms = timeCommand(command, args, env);
       if (i >= warmup) times[c]?.push(ms);
     });
   }
@@ -84,4 +88,14 @@ export function writeBackupEnv(
     ].join("\n"),
   );
   chmodSync(file, 0o600);
+}
+
+/**
+ * The Node flags a unit gives its service (deploy/systemd/<unit>'s `Environment="MCOPS_NODE_FLAGS=..."`, which the
+ * installed launcher puts before the bundle): a daemon is measured as it runs once installed.
+ */
+export function unitNodeFlags(unit: string): string[] {
+  const text = readFileSync(new URL(`../../deploy/systemd/${unit}`, import.meta.url), "utf8");
+  const flags = /^Environment="MCOPS_NODE_FLAGS=([^"]*)"$/m.exec(text)?.[1];
+  return flags ? flags.split(/\s+/).filter(Boolean) : [];
 }
