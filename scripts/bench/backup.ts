@@ -9,8 +9,9 @@ import { startPanelStandIn, toolEnv } from "@mcops/testkit";
 import { fmt, median, ratio, writeBackupEnv } from "./lib.ts";
 
 /**
- * Issue 3: the built `backup` against a plain `restic backup` of the same generated ~300 MB world, a first run and a
- * second with nothing changed; target at most 1.05x restic alone. Also how long autosave was off. Runs are asynchronous
+ * Issue 3: the built `backup` against a plain `restic backup` of the same generated ~300 MB world (with the restic flags
+ * the backup passes), a first run and a second with nothing changed; targets at most 1.05x restic alone (issue 35: 1.1x
+ * for an unchanged world). Also how long autosave was off. Runs are asynchronous
  * because the panel stand-in lives in this process.
  */
 const BIN = fileURLToPath(new URL("../../packages/backup/dist/backup.mjs", import.meta.url));
@@ -47,7 +48,7 @@ function makeWorld(worldDir: string, mib: number): void {
   writeFileSync(join(worldDir, "server.properties"), "level-name=world\n");
 }
 
-export async function benchBackup(mib = 300, rounds = 3): Promise<void> {
+export async function benchBackup(mib = 300, rounds = 3, unchanged = 3): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "mcops-bench-backup-"));
   const uuid = randomUUID();
   const worldDir = join(root, "volumes", uuid);
@@ -75,13 +76,16 @@ export async function benchBackup(mib = 300, rounds = 3): Promise<void> {
   const autosaveOff: number[] = [];
   try {
     for (let round = 0; round < rounds; round++) {
-      // restic alone
+      // restic alone, with the flags the backup gives it (--json, its tags, its excludes); not its mount namespace
+      // (BACKUP_ISOLATE), which is the backup's own cost.
       const plain = { ...base, RESTIC_REPOSITORY: `rclone:mcopstest:${root}/plain-${round}` };
+      const resticBackup = ["backup", "--json", "--exclude-larger-than", "4G", "--tag", "mcops", "--tag"];
+      resticBackup.push(`server-${panel.server.identifier}`, "--exclude", "session.lock", "--", ...paths);
       await run("restic", ["init"], plain);
-      note("restic first", await run("restic", ["backup", "--tag", "mcops", ...paths], plain));
-      note("restic second", await run("restic", ["backup", "--tag", "mcops", ...paths], plain));
+      note("restic first", await run("restic", resticBackup, plain));
 
       // mcops backup, without and with the default retention
+      const envs = new Map<string, NodeJS.ProcessEnv>();
       for (const [label, prune] of [
         ["backup", "no"],
         ["backup + retention", "yes"],
@@ -91,11 +95,19 @@ export async function benchBackup(mib = 300, rounds = 3): Promise<void> {
           `BACKUP_PRUNE=${prune}`,
         ]);
         const env = toolEnv(dir, { RCLONE_CONFIG_MCOPSTEST_TYPE: "local" });
+        envs.set(label, env);
         await run(BIN, ["init"], env);
         note(`${label} first`, await run(BIN, [], env));
-        note(`${label} second`, await run(BIN, [], env));
-        // The backups' own figures, from their records (never their log lines read back).
-        for (const record of readRecords({ stateDir: join(dir, "state"), logDir: join(dir, "log") }, "backup")) {
+      }
+      // Nothing changed since: each of the three again, interleaved (the machine's load drifts), `unchanged` times.
+      for (let i = 0; i < unchanged; i++) {
+        note("restic second", await run("restic", resticBackup, plain));
+        for (const [label, env] of envs) note(`${label} second`, await run(BIN, [], env));
+      }
+      // The backups' own figures, from their records (never their log lines read back).
+      for (const env of envs.values()) {
+        const dirs = { stateDir: env.MCOPS_STATE_DIR as string, logDir: env.MCOPS_LOG_DIR as string };
+        for (const record of readRecords(dirs, "backup")) {
           if (record.type === "backup.done" && record.autosaveOffMs !== undefined)
             autosaveOff.push(record.autosaveOffMs);
         }
@@ -108,13 +120,13 @@ export async function benchBackup(mib = 300, rounds = 3): Promise<void> {
 
   const m = (key: string) => median(times[key] ?? []);
   console.log(
-    `backup of a generated ${mib} MiB world, ${rounds} rounds, medians (restic ${await resticVersion()}, local rclone remote)`,
+    `backup of a generated ${mib} MiB world, ${rounds} rounds (second run: ${unchanged} per round, interleaved), medians (restic ${await resticVersion()}, local rclone remote)`,
   );
   for (const run of ["first", "second"]) {
     const plain = m(`restic ${run}`);
     console.log(`  ${run} run: restic backup alone           ${fmt(plain)}`);
     console.log(
-      `  ${run} run: backup (BACKUP_PRUNE=no)      ${fmt(m(`backup ${run}`))}   ratio ${ratio(m(`backup ${run}`), plain)} (target <= 1.05x)`,
+      `  ${run} run: backup (BACKUP_PRUNE=no)      ${fmt(m(`backup ${run}`))}   ratio ${ratio(m(`backup ${run}`), plain)} (target <= ${run === "first" ? "1.05" : "1.1"}x)`,
     );
     console.log(
       `  ${run} run: backup (default retention)    ${fmt(m(`backup + retention ${run}`))}   ratio ${ratio(m(`backup + retention ${run}`), plain)} (includes forget --prune)`,
