@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startGameServer, startPanelStandIn, toolEnv } from "@mcops/testkit";
-import { cpuMs, ratio, rssKiB } from "./lib.ts";
+import { cpuMs, ratio, rssKiB, unitNodeFlags } from "./lib.ts";
 
 const BIN = fileURLToPath(new URL("../../packages/idle-monitor/dist/idle-monitor.mjs", import.meta.url));
 const SECONDS = 60;
@@ -28,7 +28,9 @@ export async function benchIdleMonitor(): Promise<void> {
       `CONTROL_URL=${panel.url}\nCONTROL_KEY=${panel.apiKey}\nSERVER_ID=${panel.server.identifier}\nWORLD_DIR=${root}\nGAME_ADDRESS=${game.address}\n`,
     );
     chmodSync(file, 0o600);
-    const monitor = spawn(BIN, [], { env, stdio: "ignore" });
+    // As the unit runs it: the launcher puts the unit's Node flags (if any) before the bundle.
+    const flags = unitNodeFlags("idle-monitor@.service");
+    const monitor = spawn(process.execPath, [...flags, BIN], { env, stdio: "ignore" });
     const bare = spawn(process.execPath, ["-e", "setInterval(()=>{},1e3)"], { stdio: "ignore" });
     await new Promise((r) => setTimeout(r, 5000));
     const start = [cpuMs(monitor.pid as number), cpuMs(bare.pid as number)];
