@@ -1,9 +1,7 @@
-import yargs, { type Argv } from "yargs";
-import { formatErrorLine, McopsError, UsageError } from "./errors.ts";
+import { formatErrorLine, McopsError } from "./errors.ts";
 import { journalStream, withPriority } from "./journal.ts";
 import { type LogLevel, oneLine, type Writer } from "./log.ts";
 import { redact } from "./secrets.ts";
-import { VERSION } from "./version.ts";
 
 /**
  * `--config FILE`: the operator's local .env, for the tools run on the operator's computer (revive, hibernate,
@@ -61,24 +59,4 @@ export async function runMain(tool: string, body: () => Promise<number | undefin
   }
   await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
   process.exit(code);
-}
-
-/**
- * A yargs parser with the behaviour every tool shares: `--help`, `--version`, strict flags, and usage errors thrown
- * as UsageError (exit 2) instead of yargs printing the whole help.
- */
-export function createCli(tool: string, argv: string[], usage: string): Argv {
-  return yargs(argv)
-    .scriptName(tool)
-    .usage(usage)
-    .version(VERSION)
-    .help()
-    .alias("h", "help")
-    .strict()
-    .detectLocale(false)
-    .wrap(Math.min(110, process.stdout.columns || 80))
-    .fail((message, error) => {
-      if (error) throw error;
-      throw new UsageError(message.replace(/\s*\n\s*/g, " "), { hint: `see ${tool} --help` });
-    });
 }

@@ -1,11 +1,12 @@
 import type { ArgumentsCamelCase, Argv } from "yargs";
-import { hideBin } from "yargs/helpers";
 import type { Clock } from "./clock.ts";
 import { JobError } from "./errors.ts";
+import { helpRequest, renderHelp } from "./help.ts";
 import type { Writer } from "./log.ts";
-import { createCli, runMain } from "./main.ts";
+import { runMain } from "./main.ts";
 import type { Paths } from "./paths.ts";
 import type { Runner } from "./runner.ts";
+import { VERSION } from "./version.ts";
 
 /**
  * Everything a tool touches of the outside world, built in one place for every executable. A tool's functions take
@@ -86,16 +87,8 @@ const SECOND_SIGNAL_MS = 5000;
  */
 export function runTool(tool: Tool): Promise<never> {
   return runMain(tool.name, async () => {
-    let chosen: { command: Command<object, unknown>; args: ArgumentsCamelCase<object> } | undefined;
-    let cli = createCli(tool.name, tool.argv ?? hideBin(process.argv), tool.usage);
-    if (tool.global) cli = tool.global(cli);
-    for (const spec of tool.commands) {
-      cli = cli.command(spec.command, spec.describe as string, spec.options ?? ((y) => y), (args) => {
-        chosen = { command: spec, args };
-      });
-    }
-    for (const [example, description] of tool.examples ?? []) cli = cli.example(example, description);
-    await cli.parseAsync();
+    const argv = tool.argv ?? process.argv.slice(2);
+    const chosen = (await answerHelp(tool, argv)) ? undefined : await parse(tool, argv);
     if (!chosen) return 0;
     const controller = new AbortController();
     const atExit = new Set<() => Promise<void>>();
@@ -106,6 +99,38 @@ export function runTool(tool: Tool): Promise<never> {
     const run = async () => command.run(ctx, args, await command.settings?.(ctx, args));
     return Promise.race([run(), ended]);
   });
+}
+
+/**
+ * `--help`, `-h`, `--version` and `<command> --help` answered from the table, as yargs would answer them, without
+ * loading yargs (help.ts); true once answered. Anything else is yargs' to parse.
+ */
+async function answerHelp(tool: Tool, argv: readonly string[]): Promise<boolean> {
+  const asked = helpRequest(tool, argv, process.env);
+  if (!asked) return false;
+  const text = asked.version ? VERSION : await renderHelp(tool, asked.command);
+  if (text === undefined) return false;
+  process.stdout.write(`${text}\n`);
+  return true;
+}
+
+/** The arguments parsed by yargs (loaded here): the command they choose, or none when yargs answered them itself. */
+async function parse(
+  tool: Tool,
+  argv: string[],
+): Promise<{ command: Command<object, unknown>; args: ArgumentsCamelCase<object> } | undefined> {
+  const { createCli } = await import("./yargs-cli.ts");
+  let chosen: { command: Command<object, unknown>; args: ArgumentsCamelCase<object> } | undefined;
+  let cli = createCli(tool.name, argv, tool.usage);
+  if (tool.global) cli = tool.global(cli);
+  for (const spec of tool.commands) {
+    cli = cli.command(spec.command, spec.describe as string, spec.options ?? ((y) => y), (args) => {
+      chosen = { command: spec, args };
+    });
+  }
+  for (const [example, description] of tool.examples ?? []) cli = cli.example(example, description);
+  await cli.parseAsync();
+  return chosen;
 }
 
 function onSignals(

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { BusyError, ConfigError, UsageError } from "../src/errors.ts";
-import { createCli, reportError } from "../src/main.ts";
+import { reportError } from "../src/main.ts";
 import { clearSecrets, registerSecret } from "../src/secrets.ts";
+import { createCli } from "../src/yargs-cli.ts";
 
 function report(error: unknown, debug = false, journal = false) {
   let text = "";
