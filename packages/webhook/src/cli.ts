@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { type Category, command, runTool } from "@mcops/core/cli";
-import { hideBin } from "yargs/helpers";
 import { EXAMPLES, options, positionals, USAGE } from "./settings.ts";
 
 /**
@@ -30,7 +29,7 @@ function protectTexts(argv: string[]): { argv: string[]; text: (value: unknown) 
   };
 }
 
-const { argv, text } = protectTexts(hideBin(process.argv));
+const { argv, text } = protectTexts(process.argv.slice(2));
 
 await runTool({
   name: "webhook",
