@@ -110,7 +110,8 @@ async function answerHelp(tool: Tool, argv: readonly string[]): Promise<boolean>
   if (!asked) return false;
   const text = asked.version ? VERSION : await renderHelp(tool, asked.command);
   if (text === undefined) return false;
-  process.stdout.write(`${text}\n`);
+  // As yargs prints it: console.log, which ignores a reader gone (EPIPE) where a bare write would throw.
+  console.log(text);
   return true;
 }
 

@@ -79,12 +79,14 @@ function columnsPreload(columns: number): string {
   return `--import=${file}`;
 }
 
-async function run(argv: string[], columns: number | undefined, env: Record<string, string>) {
+async function run(argv: string[], columns: number | undefined, env: Record<string, string>, readerGone = false) {
   const flags = columns === undefined ? [] : [columnsPreload(columns)];
   const child = spawn(process.execPath, [...flags, TOOL], {
     env: { PATH: process.env.PATH, DEMO_ARGV: JSON.stringify({ argv }), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  // A reader that went away before the help was written (`demo-tool --help | true`).
+  if (readerGone) child.stdout.destroy();
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => {
@@ -131,6 +133,14 @@ describe("--help and --version without yargs", () => {
       expect((await run(argv, 80, { YARGS_MIN_NODE_VERSION: "999" })).stderr).toMatch(
         /minimum Node\.js version of 999/,
       );
+    }
+  });
+
+  it("end as yargs does when the reader of stdout is gone: exit 0, nothing on stderr", async () => {
+    for (const argv of [["--help"], ["--version"], ["restore", "-h"]]) {
+      const fast = await run(argv, undefined, { YARGS_MIN_NODE_VERSION: "999" }, true);
+      expect(fast).toEqual(await run(argv, undefined, { MCOPS_HELP: "yargs" }, true));
+      expect(fast).toMatchObject({ code: 0, stderr: "" });
     }
   });
 
