@@ -61,12 +61,8 @@ function isPlayerName(message: string, end: number): boolean {
   return true;
 }
 
-/**
- * Compiles death message templates (`%1$s` first, then a space) into a matcher. Templates are grouped by the word
- * after the player name; a message whose second word starts no template is turned away after one Map lookup, the rest
- * are tried against one combined, anchored regex for that word.
- */
-export function createDeathMatcher(templates: readonly string[]): (message: string) => DeathMatch | undefined {
+/** Templates grouped by the word after the player's name; those with an argument there apart. */
+function byWordAfterPlayer(templates: readonly string[]): { byWord: Map<string, string[]>; anyWord: string[] } {
   const byWord = new Map<string, string[]>();
   // Templates whose second word holds an argument (none so far) could follow any word.
   const anyWord: string[] = [];
@@ -83,6 +79,26 @@ export function createDeathMatcher(templates: readonly string[]): (message: stri
     if (list === undefined) byWord.set(word, [template]);
     else list.push(template);
   }
+  return { byWord, anyWord };
+}
+
+/**
+ * The words that can follow the player's name in a death message (`was`, `drowned`, `fell`, ...): a message whose
+ * second word is none of them is no death (matchDeath turns it away after one lookup). `any` when a template has an
+ * argument there, and then any word can.
+ */
+export function deathWordsAfterPlayer(templates: readonly string[] = DEATH_TEMPLATES): string[] | "any" {
+  const { byWord, anyWord } = byWordAfterPlayer(templates);
+  return anyWord.length > 0 ? "any" : [...byWord.keys()];
+}
+
+/**
+ * Compiles death message templates (`%1$s` first, then a space) into a matcher. Templates are grouped by the word
+ * after the player name; a message whose second word starts no template is turned away after one Map lookup, the rest
+ * are tried against one combined, anchored regex for that word.
+ */
+export function createDeathMatcher(templates: readonly string[]): (message: string) => DeathMatch | undefined {
+  const { byWord, anyWord } = byWordAfterPlayer(templates);
   const buckets = new Map<string, Bucket>();
   for (const [word, list] of byWord) buckets.set(word, bucket([...list, ...anyWord]));
   const fallback = anyWord.length > 0 ? bucket(anyWord) : undefined;

@@ -136,6 +136,21 @@ export class GameLogParser {
     return this.#line;
   }
 
+  /** Whether an error or crash entry is collecting its stack lines: every line up to the next entry belongs to it. */
+  get collecting(): boolean {
+    return this.#open !== undefined;
+  }
+
+  /**
+   * Counts `count` lines that were not pushed because pushing them would have changed nothing but the line number:
+   * no entry was collecting (see `collecting`) and no rule below acts on them (line-filter.ts decides that on bytes,
+   * for log-tailer scan). Only events' timing differs: what a line settles by its number (a held login's window), the
+   * next line pushed settles first, before it acts.
+   */
+  skip(count: number): void {
+    this.#line += count;
+  }
+
   /** Feeds one line (without its newline). */
   push(raw: string): void {
     this.#line++;

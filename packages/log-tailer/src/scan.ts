@@ -3,19 +3,25 @@ import { JobError } from "@mcops/core/errors";
 import { escapeHidden, type Writer } from "@mcops/core/log";
 import { kindOf } from "@mcops/core/volume";
 import { type GameEvent, GameLogParser } from "@mcops/game-log/game-log";
+import { LineFilter } from "@mcops/game-log/line-filter";
 import { MAX_LINE_BYTES } from "@mcops/game-log/log-follower";
 
 /** docs/contract.md's `log-tailer scan` line: type, player (join, leave, death), message, time, line. */
 export function scanLine(event: GameEvent): string {
+  // JSON.stringify escapes only C0: DEL, C1 codes, the Unicode line separators and the bidirectional and zero-width
+  // controls from players' text are escaped too, so a line read on a terminal or by a line-splitting tool is one line
+  // of plain text that reads as it is.
+  return escapeHidden(scanJson(event));
+}
+
+/** scanLine before escapeHidden. */
+function scanJson(event: GameEvent): string {
   const out: Record<string, string | number> = { type: event.type };
   if (event.player !== undefined) out.player = event.player;
   out.message = event.message;
   out.time = event.time;
   out.line = event.line;
-  // JSON.stringify escapes only C0: DEL, C1 codes, the Unicode line separators and the bidirectional and zero-width
-  // controls from players' text are escaped too, so a line read on a terminal or by a line-splitting tool is one line
-  // of plain text that reads as it is.
-  return escapeHidden(JSON.stringify(out));
+  return JSON.stringify(out);
 }
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -48,14 +54,16 @@ function openLog(file: string): number {
 /**
  * `log-tailer scan FILE...`: the events of whole files, one JSON object per line on stdout, in log order; posts nothing.
  * Files are read in order through one parser, so players online at the end of one file are online in the next
- * (a midnight rotation starts a file with no startup lines). Reads in large chunks: it is meant for big logs.
+ * (a midnight rotation starts a file with no startup lines). Reads in large chunks: it is meant for big logs. Lines are
+ * tested on their bytes first (LineFilter): only those the parser could act on are decoded and pushed, the others only
+ * counted; `everyLine` pushes every line instead (the same output, slower: what the tests compare the fast path to).
  */
-export function runScan(files: string[], stdout: Writer, chunkBytes = CHUNK_BYTES): number {
+export function runScan(files: string[], stdout: Writer, chunkBytes = CHUNK_BYTES, everyLine = false): number {
   let out: string[] = [];
   const parser = new GameLogParser((event) => {
-    out.push(scanLine(event));
+    out.push(scanJson(event));
     if (out.length >= 4096) {
-      stdout.write(`${out.join("\n")}\n`);
+      stdout.write(`${escapeHidden(out.join("\n"))}\n`);
       out = [];
     }
   });
@@ -65,14 +73,36 @@ export function runScan(files: string[], stdout: Writer, chunkBytes = CHUNK_BYTE
     for (const file of files) fds.push(openLog(file));
     for (const fd of fds) {
       parser.resetLines(0);
-      readLines(fd, chunkBytes, (line) => parser.push(line));
+      if (everyLine) readLines(fd, chunkBytes, (line) => parser.push(line));
+      else readChunks(fd, chunkBytes, MAX_LINE_BYTES, filteredLines(parser));
     }
   } finally {
     for (const fd of fds) closeSync(fd);
   }
   parser.flush();
-  if (out.length) stdout.write(`${out.join("\n")}\n`);
+  // escapeHidden leaves newlines alone and never reads across one: escaping the joined lines escapes each line.
+  if (out.length) stdout.write(`${escapeHidden(out.join("\n"))}\n`);
   return 0;
+}
+
+/** What readChunks hands on: the complete lines of each read, a line cut at the cap, and a last line without newline. */
+interface LineSink {
+  /** `buffer[begin, cut)`: whole lines, each ending in a newline byte but the last, which ends at `cut` (a newline). */
+  lines(buffer: Buffer, begin: number, cut: number): void;
+  /** A line over the cap: its first `maxLine` bytes, decoded. */
+  cutLine(text: string): void;
+  /** The last line, without a newline, decoded. */
+  lastLine(text: string): void;
+}
+
+/**
+ * A line as decoded whole, cut to `maxLine` bytes: only a line of more than a third of the cap in UTF-16 units can be
+ * over it in UTF-8 bytes (invalid bytes become three-byte U+FFFD), so only those are measured.
+ */
+function capped(text: string, maxLine: number): string {
+  if (text.length * 3 > maxLine && Buffer.byteLength(text) > maxLine)
+    return Buffer.from(text).toString("utf8", 0, maxLine);
+  return text;
 }
 
 /**
@@ -88,20 +118,60 @@ export function readLines(
   onLine: (line: string) => void,
   maxLine = MAX_LINE_BYTES,
 ): void {
+  readChunks(fd, chunkBytes, maxLine, {
+    lines(buffer, begin, cut) {
+      const text = buffer.toString("utf8", begin, cut);
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+        onLine(capped(text.slice(start, nl), maxLine));
+        start = nl + 1;
+      }
+      onLine(capped(text.slice(start), maxLine));
+    },
+    cutLine: onLine,
+    lastLine: (text) => onLine(capped(text, maxLine)),
+  });
+}
+
+/**
+ * The lines of each read as the parser would have them from readLines, but decoded and pushed only when LineFilter
+ * says they may matter, when the parser is collecting an entry's stack lines, or when a line is long enough for the
+ * cap to cut it (its cut end could read otherwise); the others are counted with `skip()`. Line numbers stay exact: a
+ * skipped line is one newline byte.
+ */
+function filteredLines(parser: GameLogParser, maxLine = MAX_LINE_BYTES): LineSink {
+  const filter = new LineFilter(parser.online);
+  const push = (text: string) => parser.push(text);
+  return {
+    lines(buffer, begin, cut) {
+      filter.region(buffer, cut + 1);
+      let skipped = 0;
+      for (let start = begin; start <= cut; ) {
+        const nl = buffer.indexOf(10, start);
+        if (filter.mayMatter(buffer, start, nl) || parser.collecting || (nl - start) * 3 > maxLine) {
+          if (skipped) parser.skip(skipped);
+          skipped = 0;
+          parser.push(capped(buffer.toString("utf8", start, nl), maxLine));
+        } else skipped++;
+        start = nl + 1;
+      }
+      if (skipped) parser.skip(skipped);
+    },
+    cutLine: push,
+    lastLine: (text) => parser.push(capped(text, maxLine)),
+  };
+}
+
+/** readLines' reads: the buffer, what is carried from one read to the next, and the lines cut at the cap. */
+function readChunks(fd: number, chunkBytes: number, maxLine: number, sink: LineSink): void {
   let buffer = Buffer.allocUnsafe(chunkBytes);
   let carried = 0;
   /** In the rest of a cut line: bytes are dropped up to the next newline. */
   let skipping = false;
-  const line = (text: string) => {
-    // Only a line of more than a third of the cap in UTF-16 units can be over it in UTF-8 bytes: measure only those.
-    if (text.length * 3 > maxLine && Buffer.byteLength(text) > maxLine) {
-      onLine(Buffer.from(text).toString("utf8", 0, maxLine));
-    } else onLine(text);
-  };
   for (;;) {
     if (carried === buffer.length) {
       if (carried > maxLine) {
-        onLine(buffer.toString("utf8", 0, maxLine));
+        sink.cutLine(buffer.toString("utf8", 0, maxLine));
         skipping = true;
         carried = 0;
       } else {
@@ -129,15 +199,9 @@ export function readLines(
       carried = end - begin;
       continue;
     }
-    const text = buffer.toString("utf8", begin, cut);
-    let start = 0;
-    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
-      line(text.slice(start, nl));
-      start = nl + 1;
-    }
-    line(text.slice(start));
+    sink.lines(buffer, begin, cut);
     buffer.copy(buffer, 0, cut + 1, end);
     carried = end - cut - 1;
   }
-  if (carried > 0 && !skipping) line(buffer.toString("utf8", 0, carried));
+  if (carried > 0 && !skipping) sink.lastLine(buffer.toString("utf8", 0, carried));
 }
