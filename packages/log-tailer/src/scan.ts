@@ -63,7 +63,7 @@ export function runScan(files: string[], stdout: Writer, chunkBytes = CHUNK_BYTE
   const parser = new GameLogParser((event) => {
     out.push(scanJson(event));
     if (out.length >= 4096) {
-      stdout.write(`${escapeHidden(out.join("\n"))}\n`);
+      stdout.write(escapedLines(out));
       out = [];
     }
   });
@@ -80,9 +80,20 @@ export function runScan(files: string[], stdout: Writer, chunkBytes = CHUNK_BYTE
     for (const fd of fds) closeSync(fd);
   }
   parser.flush();
-  // escapeHidden leaves newlines alone and never reads across one: escaping the joined lines escapes each line.
-  if (out.length) stdout.write(`${escapeHidden(out.join("\n"))}\n`);
+  if (out.length) stdout.write(escapedLines(out));
   return 0;
+}
+
+/** Printable ASCII and newlines: what escapeHidden leaves as it is (JSON.stringify has escaped every other C0 code). */
+const PLAIN = /^[\x20-\x7e\n]*$/;
+
+/**
+ * scanJson's lines as scanLine's, one per line: escapeHidden leaves newlines alone and never reads across one, so
+ * escaping the joined lines escapes each line; and lines of printable ASCII only, most of them, it is not run on.
+ */
+function escapedLines(lines: string[]): string {
+  const text = lines.join("\n");
+  return `${PLAIN.test(text) ? text : escapeHidden(text)}\n`;
 }
 
 /** What readChunks hands on: the complete lines of each read, a line cut at the cap, and a last line without newline. */
