@@ -110,9 +110,30 @@ interface Slot {
   until: number;
 }
 
+/** A set of names that counts its changes: who reads it often (LineFilter) sees at a glance whether it changed. */
+export class OnlinePlayers extends Set<string> {
+  /** Goes up with every add, delete and clear. */
+  changes = 0;
+
+  override add(name: string): this {
+    this.changes++;
+    return super.add(name);
+  }
+
+  override delete(name: string): boolean {
+    this.changes++;
+    return super.delete(name);
+  }
+
+  override clear(): void {
+    this.changes++;
+    super.clear();
+  }
+}
+
 export class GameLogParser {
   /** Players online as the log tells it (joins minus leaves); cleared at start and stop. */
-  readonly online = new Set<string>();
+  readonly online = new OnlinePlayers();
   #line = 0;
   /** Events in log order, waiting until every event before them is settled. */
   #queue: Slot[] = [];

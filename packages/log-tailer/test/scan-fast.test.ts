@@ -1,10 +1,12 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { escapeHidden } from "@mcops/core/log";
 import { realLogNames, realLogPath } from "@mcops/game-log/fixtures";
+import { parseGameLog } from "@mcops/game-log/game-log";
 import { MAX_LINE_BYTES } from "@mcops/game-log/log-follower";
 import { describe, expect, it } from "vitest";
-import { runScan } from "../src/scan.ts";
+import { runScan, scanLine } from "../src/scan.ts";
 
 // The fast path (lines tested on bytes, only those that may matter pushed) against the parser on every line: the same
 // stdout for every input, real or made to look almost like a line the parser acts on.
@@ -269,5 +271,19 @@ describe("log-tailer scan's fast path", () => {
     const path = file("long.log", Buffer.concat(lines.flatMap((line) => [line, Buffer.from("\n")])));
     for (const size of [1 << 20, 65_537, 4096, 1000])
       expect(same([path], size)).toMatch(/"player":"Zed".*\n.*"player":"Zed"/);
+  });
+
+  it("writes each event's line as JSON.stringify of its fields would", () => {
+    const text = [generated(5, 3000), ...realLogNames().map((name) => readFileSync(realLogPath(name)))];
+    const events = parseGameLog(Buffer.concat(text).toString("utf8"));
+    expect(events.length).toBeGreaterThan(500);
+    for (const event of [
+      ...events,
+      { type: "join", player: '"\\\u2028\ud800', message: "\u0000\u009b", time: "", line: 0 } as const,
+    ]) {
+      const { type, player, message, time, line } = event;
+      const fields = player === undefined ? { type, message, time, line } : { type, player, message, time, line };
+      expect(scanLine(event)).toBe(escapeHidden(JSON.stringify(fields)));
+    }
   });
 });
