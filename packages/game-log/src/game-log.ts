@@ -157,16 +157,19 @@ export class GameLogParser {
     return this.#line;
   }
 
-  /** Whether an error or crash entry is collecting its stack lines: every line up to the next entry belongs to it. */
-  get collecting(): boolean {
-    return this.#open !== undefined;
+  /**
+   * Whether every line must be pushed, whatever it says: an error or crash entry is collecting its stack lines (every
+   * line up to the next entry belongs to it), or a login or a lost connection is held for its window (the line that
+   * ends the window settles it, and a player online changes what later lines mean).
+   */
+  get needsEveryLine(): boolean {
+    return this.#open !== undefined || this.#held.length > 0;
   }
 
   /**
    * Counts `count` lines that were not pushed because pushing them would have changed nothing but the line number:
-   * no entry was collecting (see `collecting`) and no rule below acts on them (line-filter.ts decides that on bytes,
-   * for log-tailer scan). Only events' timing differs: what a line settles by its number (a held login's window), the
-   * next line pushed settles first, before it acts.
+   * the parser did not need every line (needsEveryLine) and no rule below acts on them (line-filter.ts decides that on
+   * bytes, for log-tailer scan). Only when events are emitted differs: the next line pushed releases them.
    */
   skip(count: number): void {
     this.#line += count;

@@ -5,8 +5,8 @@ import type { OnlinePlayers } from "./game-log.ts";
  * Which lines of a game log GameLogParser can act on, decided on their bytes before any decoding: log-tailer scan's
  * fast path, which pushes only those lines and counts the others with `skip()`. It must never turn away a line the
  * parser would act on, so every test here is a necessary condition of one of the parser's rules, read off its regexes:
- * when in doubt, a line may matter. It holds only while no entry is collecting stack lines (`parser.collecting`): then
- * every line matters. A line the parser acts on is one with an entry header (HEADER or CONSOLE_HEADER in game-log.ts)
+ * when in doubt, a line may matter. It holds only while the parser does not need every line (`needsEveryLine`: an
+ * entry collecting stack lines, a login held for its window), and with the players online as of the last line pushed. A line the parser acts on is one with an entry header (HEADER or CONSOLE_HEADER in game-log.ts)
  * whose level is ERROR or FATAL, or INFO from the main thread with a message that ends with ` the game`, begins with
  * `Done (`, `Stopping ` or `Starting `, or begins with a player's name followed by `[` (a Bukkit login), by a word a
  * death message or `lost connection` has there, or by a space when that player is online (the modded-death rule).

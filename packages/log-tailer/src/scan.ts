@@ -145,9 +145,9 @@ export function readLines(
 
 /**
  * The lines of each read as the parser would have them from readLines, but decoded and pushed only when LineFilter
- * says they may matter, when the parser is collecting an entry's stack lines, or when a line is long enough for the
- * cap to cut it (its cut end could read otherwise); the others are counted with `skip()`. Line numbers stay exact: a
- * skipped line is one newline byte.
+ * says they may matter, when the parser needs every line (stack lines, a login's window), or when a line is long
+ * enough for the cap to cut it (its cut end could read otherwise); the others are counted with `skip()`. Line numbers
+ * stay exact: a skipped line is one newline byte.
  */
 function filteredLines(parser: GameLogParser, maxLine = MAX_LINE_BYTES): LineSink {
   const filter = new LineFilter(parser.online);
@@ -158,7 +158,7 @@ function filteredLines(parser: GameLogParser, maxLine = MAX_LINE_BYTES): LineSin
       let skipped = 0;
       for (let start = begin; start <= cut; ) {
         const nl = buffer.indexOf(10, start);
-        if (filter.mayMatter(buffer, start, nl) || parser.collecting || (nl - start) * 3 > maxLine) {
+        if (filter.mayMatter(buffer, start, nl) || parser.needsEveryLine || (nl - start) * 3 > maxLine) {
           if (skipped) parser.skip(skipped);
           skipped = 0;
           parser.push(capped(buffer.toString("utf8", start, nl), maxLine));

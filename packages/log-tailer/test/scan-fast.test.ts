@@ -151,8 +151,8 @@ const ODD_BYTES = [
 ];
 
 /** One generated line: a prefix, a message, sometimes odd bytes somewhere in it, sometimes a CR at the end. */
-function generatedLine(next: () => number): Buffer {
-  let line = Buffer.from(pick(next, PREFIXES) + pick(next, MESSAGES));
+function generatedLine(next: () => number, messages: readonly string[]): Buffer {
+  let line = Buffer.from(pick(next, PREFIXES) + pick(next, messages));
   if (next() < 0.3) {
     const at = Math.floor(next() * (line.length + 1));
     line = Buffer.concat([line.subarray(0, at), Buffer.from(pick(next, ODD_BYTES)), line.subarray(at)]);
@@ -171,10 +171,18 @@ function mutated(next: () => number, line: Buffer): Buffer {
   return Buffer.concat([line.subarray(0, at), line.subarray(at + 1)]);
 }
 
-function generated(seed: number, count: number): Buffer {
+/** Bukkit's way: logins and lost connections, never `joined the game`, so that logins are held for their window. */
+const BUKKIT = [
+  ...MESSAGES.filter((m) => !m.includes("joined")),
+  "Steve fainted",
+  "Bob fainted",
+  ...Array(40).fill("Preparing spawn area: 5%"),
+];
+
+function generated(seed: number, count: number, messages: readonly string[] = MESSAGES): Buffer {
   const next = random(seed);
   const lines: Buffer[] = [];
-  for (let i = 0; i < count; i++) lines.push(generatedLine(next));
+  for (let i = 0; i < count; i++) lines.push(generatedLine(next, messages));
   return Buffer.concat(lines.flatMap((line) => [line, Buffer.from("\n")]));
 }
 
@@ -208,6 +216,10 @@ describe("log-tailer scan's fast path", () => {
       expect(events).toMatch(/"type":"crash"/);
       same([path], 997);
     }
+    for (let seed = 7; seed <= 10; seed++) {
+      const path = file(`bukkit-${seed}.log`, generated(seed, 4000, BUKKIT));
+      expect(same([path])).toMatch(/"message":"(Steve|Bob) fainted"/);
+    }
   });
 
   it("prints the same for real lines with a byte changed, inserted or removed", () => {
@@ -218,6 +230,23 @@ describe("log-tailer scan's fast path", () => {
       const path = file(`mutated-${round}.log`, Buffer.concat(body.flatMap((line) => [line, Buffer.from("\n")])));
       same([path]);
     }
+  });
+
+  it("prints the same when a Bukkit login's window ends on lines that act on nothing (the player is online then)", () => {
+    const at = (message: string) => `[12:00:00] [Server thread/INFO]: ${message}`;
+    const noise = (n: number) => Array.from({ length: n }, (_, i) => at(`Preparing spawn area: ${i}%`));
+    const lines = [
+      at("Bob[/203.0.113.7:51234] logged in with entity id 42 at ([world]1.0, 2.0, 3.0)"),
+      ...noise(25),
+      // A modded death: only a player online makes it one, and Bob is online from the 21st line after his login.
+      at("Bob fainted"),
+      at("Bob lost connection: Disconnected"),
+      ...noise(25),
+      at("Bob fainted"),
+    ];
+    const path = file("bukkit-window.log", `${lines.join("\n")}\n`);
+    const events = same([path]);
+    expect(events).toContain('"message":"Bob fainted"');
   });
 
   it("prints the same whatever the reads' size, with lines split across reads at every offset", () => {
