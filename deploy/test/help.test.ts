@@ -1,8 +1,7 @@
-import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { tempDir } from "@mcops/testkit";
+import { runTool, tempDir } from "@mcops/testkit";
 import { afterAll, describe, expect, it } from "vitest";
 
 /**
@@ -33,19 +32,9 @@ function columnsFlag(columns: number | undefined): string[] {
 }
 
 async function run(path: string, argv: string[], columns: number | undefined, env: Record<string, string>) {
-  const child = spawn(process.execPath, [...columnsFlag(columns), path, ...argv], {
+  const { code, stdout, stderr } = await runTool(process.execPath, [...columnsFlag(columns), path, ...argv], {
     env: { PATH: process.env.PATH, HOME: dir.path, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const code = await new Promise((resolve) => child.once("close", resolve));
   return { code, stdout, stderr };
 }
 

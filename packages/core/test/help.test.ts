@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "@mcops/testkit";
+import { startTool, tempDir } from "@mcops/testkit";
 import { afterAll, describe, expect, it } from "vitest";
 
 /**
@@ -81,21 +80,12 @@ function columnsPreload(columns: number): string {
 
 async function run(argv: string[], columns: number | undefined, env: Record<string, string>, readerGone = false) {
   const flags = columns === undefined ? [] : [columnsPreload(columns)];
-  const child = spawn(process.execPath, [...flags, TOOL], {
+  const { child, done } = startTool(process.execPath, [...flags, TOOL], {
     env: { PATH: process.env.PATH, DEMO_ARGV: JSON.stringify({ argv }), ...env },
-    stdio: ["ignore", "pipe", "pipe"],
   });
   // A reader that went away before the help was written (`demo-tool --help | true`).
-  if (readerGone) child.stdout.destroy();
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const code = await new Promise((resolve) => child.once("close", resolve));
+  if (readerGone) child.stdout?.destroy();
+  const { code, stdout, stderr } = await done;
   return { code, stdout, stderr };
 }
 
