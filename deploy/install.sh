@@ -226,6 +226,7 @@ clear_cache() {
   local cache="$ROOT$CACHE_DIR/node"
   [ -d "$cache" ] && [ ! -L "$ROOT$CACHE_DIR" ] && [ ! -L "$cache" ] || return 0
   say "clear $cache/"
+  GONE["$cache"]=1
   run rm -rf --one-file-system "$cache"
 }
 
@@ -375,9 +376,13 @@ if [ "$UNINSTALL" = 1 ]; then
   for dir in lib runtime nginx docs; do remove_dir "$PREFIX/$dir"; done
   clear_cache
   if [ -d "$ROOT$CACHE_DIR" ] && [ ! -L "$ROOT$CACHE_DIR" ]; then
-    changed=1
-    say "remove $ROOT$CACHE_DIR/"
-    run rmdir "$ROOT$CACHE_DIR"
+    if empty_after "$ROOT$CACHE_DIR"; then
+      changed=1
+      say "remove $ROOT$CACHE_DIR/"
+      run rmdir "$ROOT$CACHE_DIR"
+    else
+      say "keep $ROOT$CACHE_DIR (holds files install.sh did not write)"
+    fi
   fi
   remove_dir "$PREFIX"
   if [ "$changed" = 1 ] && have_systemd; then run "$SYSTEMCTL" daemon-reload; fi

@@ -144,6 +144,35 @@ describe("install.sh", () => {
     expect(existsSync(join(root, "var", "cache"))).toBe(true);
   });
 
+  it("--uninstall keeps a compile cache directory that holds a file of someone else's, and finishes", () => {
+    const root = join(work.path, "root-cache-kept");
+    install(root);
+    const cache = join(root, "var", "cache", "mc-tools");
+    mkdirSync(join(cache, "node", "v0"), { recursive: true });
+    writeFileSync(join(cache, "node", "v0", "entry"), "");
+    writeFileSync(join(cache, "notes.txt"), "the operator's\n");
+    const dry = install(root, "--uninstall", "--dry-run");
+    expect(dry.status).toBe(0);
+    expect(dry.stdout).toContain(`keep ${cache} (holds files install.sh did not write)`);
+    const gone = install(root, "--uninstall");
+    expect(gone.stderr).toBe("");
+    expect(gone.status).toBe(0);
+    expect(gone.stdout).toContain(`keep ${cache} (holds files install.sh did not write)`);
+    expect(gone.stdout).toContain("kept: ");
+    expect(readdirSync(cache)).toEqual(["notes.txt"]);
+    expect(existsSync(join(root, "opt", "mc-tools"))).toBe(false);
+  });
+
+  it("--uninstall --dry-run says the empty compile cache directory would go, as the run does", () => {
+    const root = join(work.path, "root-cache-dry");
+    install(root);
+    const cache = join(root, "var", "cache", "mc-tools");
+    mkdirSync(join(cache, "node", "v0"), { recursive: true });
+    expect(install(root, "--uninstall", "--dry-run").stdout).toContain(`remove ${cache}/`);
+    expect(install(root, "--uninstall").stdout).toContain(`remove ${cache}/`);
+    expect(existsSync(cache)).toBe(false);
+  });
+
   it("writes units, cron, logrotate and mode-600 config templates, and the repository password on request", () => {
     const root = join(work.path, "root-b");
     install(root, "--with-restart", "--create-restic-password", "--prefix", "/srv/mcops");
