@@ -33,7 +33,10 @@ export function toolConfig(tool: string, more: Record<string, string> = {}): Opt
     // Builtins come through builtinsOnUse, which needs them before tsup's own rewriting of "node:" names.
     removeNodeProtocol: false,
     esbuildPlugins: [builtinsOnUse, yargsShimFromBundle],
-    banner: { js: 'const require = process.getBuiltinModule("node:module").createRequire(import.meta.url);' },
+    // process.getBuiltinModule came with Node 22.3; on 22.0 to 22.2 (docs/contract.md: Node 22 or newer) require is it.
+    banner: {
+      js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url); process.getBuiltinModule ??= require;',
+    },
   };
 }
 

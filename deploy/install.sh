@@ -410,7 +410,7 @@ here=\${self%/*}
 # Node's compile cache, in the directory install.sh made for it (root's, 0700): a start after the first skips
 # compiling the bundle. Without the directory (a user who cannot enter it, a unit whose /var is read-only), Node
 # goes on without it and says nothing.
-if [ -d $CACHE_DIR ]; then NODE_COMPILE_CACHE=$CACHE_DIR/node; export NODE_COMPILE_CACHE; fi
+if [ -d $CACHE_DIR ] && [ ! -L $CACHE_DIR ]; then NODE_COMPILE_CACHE=$CACHE_DIR/node; export NODE_COMPILE_CACHE; fi
 # A unit's Node flags (MCOPS_NODE_FLAGS, e.g. the log tailer's --lite-mode): for this process only, not for the
 # programs it starts.
 flags=\${MCOPS_NODE_FLAGS-}
@@ -420,7 +420,10 @@ exec "\$here/runtime/node" \$flags "\$here/lib/$tool.mjs" "\$@"
 EOF
 done
 for pair in "${DROPINS[@]}"; do link "${pair#*:}" "$DEST/${pair%%:*}"; done
-if [ ! -d "$ROOT$CACHE_DIR" ]; then
+if [ -L "$ROOT$CACHE_DIR" ] || { [ -e "$ROOT$CACHE_DIR" ] && [ ! -d "$ROOT$CACHE_DIR" ]; }; then
+  # Not made by install.sh: left as it is, and the launchers run without a cache when it is no directory.
+  say "keep $ROOT$CACHE_DIR (not a directory install.sh made: Node's compile cache is not used)"
+elif [ ! -d "$ROOT$CACHE_DIR" ]; then
   changed=1
   say "make $ROOT$CACHE_DIR/ (Node's compile cache)"
   run mkdir -p -m 0700 "$ROOT$CACHE_DIR"

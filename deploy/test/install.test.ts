@@ -8,6 +8,7 @@ import {
   readFileSync,
   readlinkSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join, relative } from "node:path";
@@ -142,6 +143,25 @@ describe("install.sh", () => {
     expect(install(root, "--uninstall").status).toBe(0);
     expect(existsSync(join(root, "var", "cache", "mc-tools"))).toBe(false);
     expect(existsSync(join(root, "var", "cache"))).toBe(true);
+  });
+
+  it("installs in full when the compile cache's place holds a link or a file, and leaves it as it is", () => {
+    for (const [name, plant] of [
+      ["root-cache-link", (path: string) => symlinkSync("/nonexistent", path)],
+      ["root-cache-file", (path: string) => writeFileSync(path, "not a directory\n")],
+    ] as const) {
+      const root = join(work.path, name);
+      const cache = join(root, "var", "cache", "mc-tools");
+      mkdirSync(join(cache, ".."), { recursive: true });
+      plant(cache);
+      const result = install(root);
+      expect(result.stderr).toBe("");
+      expect(result.status).toBe(0);
+      expect(result.stdout).toContain(`keep ${cache} (not a directory install.sh made`);
+      expect(existsSync(join(root, "etc", "systemd", "system", "log-tailer.service"))).toBe(true);
+      expect(install(root, "--uninstall").status).toBe(0);
+      expect(lstatSync(cache).isDirectory()).toBe(false);
+    }
   });
 
   it("--uninstall keeps a compile cache directory that holds a file of someone else's, and finishes", () => {
