@@ -143,9 +143,11 @@ export function readLines(
   });
 }
 
+const LBRACKET = 0x5b;
+
 /**
  * The lines of each read as the parser would have them from readLines, but decoded and pushed only when LineFilter
- * says they may matter, when the parser needs every line (stack lines, a login's window), or when a line is long
+ * says they may matter, when the parser needs every entry line (an open entry, a login's window), or when a line is long
  * enough for the cap to cut it (its cut end could read otherwise); the others are counted with `skip()`. Line numbers
  * stay exact: a skipped line is one newline byte.
  */
@@ -158,7 +160,11 @@ function filteredLines(parser: GameLogParser, maxLine = MAX_LINE_BYTES): LineSin
       let skipped = 0;
       for (let start = begin; start <= cut; ) {
         const nl = buffer.indexOf(10, start);
-        if (filter.mayMatter(buffer, start, nl) || parser.needsEveryLine || (nl - start) * 3 > maxLine) {
+        // A line that does not start with `[` has no entry header (one with ESC or § may, once they are stripped:
+        // mayMatter takes those): the parser only adds it to an open entry's stack, exception or report, none of
+        // which a scan line prints, so it is counted even while the parser needs every line.
+        const entry = buffer[start] === LBRACKET;
+        if (filter.mayMatter(buffer, start, nl) || (parser.needsEveryLine && entry) || (nl - start) * 3 > maxLine) {
           if (skipped) parser.skip(skipped);
           skipped = 0;
           parser.push(capped(buffer.toString("utf8", start, nl), maxLine));
