@@ -169,7 +169,9 @@ export class GameLogParser {
   /**
    * Counts `count` lines that were not pushed because pushing them would have changed nothing but the line number:
    * the parser did not need every line (needsEveryLine) and no rule below acts on them (line-filter.ts decides that on
-   * bytes, for log-tailer scan). Only when events are emitted differs: the next line pushed releases them.
+   * bytes, for log-tailer scan). Only when events are emitted differs: the next line pushed releases them. A line
+   * without an entry header may be counted even while an entry collects its stack: it would only have been added to
+   * that entry's stack, exception or report, which the caller then does without (a scan line prints none of them).
    */
   skip(count: number): void {
     this.#line += count;
