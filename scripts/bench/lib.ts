@@ -43,10 +43,10 @@ export function interleaved(
 export const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
-/** Resident memory of a running process, in KiB (/proc/<pid>/status VmRSS). */
-export function rssKiB(pid: number): number {
+/** Resident memory of a running process, in KiB: now (/proc/<pid>/status VmRSS), or at most so far (VmHWM). */
+export function rssKiB(pid: number, field: "VmRSS" | "VmHWM" = "VmRSS"): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
 }
 
 /** CPU time a process has used so far (user + system), in ms: /proc/<pid>/stat fields 14 and 15, in clock ticks. */

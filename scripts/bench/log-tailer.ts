@@ -156,7 +156,7 @@ async function peakReading(flags: string[], log: string, env: NodeJS.ProcessEnv)
     still = cpu === last ? still + 1 : 0;
     last = cpu;
   }
-  const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  const hwm = rssKiB(pid, "VmHWM");
   const exited = new Promise((resolve) => reader.once("exit", resolve));
   reader.kill("SIGTERM");
   await exited;
