@@ -263,8 +263,10 @@ interface Machine {
   startedAt: number | null;
   /** A restart is waiting for the stop to finish. */
   pendingStart: boolean;
-  /** Accepted power signals not acted on yet (powerDelayMs), and a start's container not started yet (containerMs). */
+  /** Accepted power signals not acted on yet (powerDelayMs). */
   delayedSignals: Set<NodeJS.Timeout>;
+  /** A start's container not started yet (containerMs); a stop or a kill cancels it with the start. */
+  containerStart: NodeJS.Timeout | undefined;
   transition: NodeJS.Timeout | undefined;
   cache: { at: number; body: unknown } | undefined;
   console: string[];
@@ -493,6 +495,7 @@ function machinesOf(servers: PanelServerOptions[], now: () => number): Machine[]
       startedAt: state === "offline" ? null : now() - (server.uptimeMs ?? 0),
       pendingStart: false,
       delayedSignals: new Set(),
+      containerStart: undefined,
       memoryBytes: undefined,
       tickMs: 12.3,
       image: server.dockerImage ?? DEFAULT_IMAGE,
@@ -545,8 +548,7 @@ function standIn(panel: Panel, server: Loopback): PanelStandIn {
     state: (id) => machine(id).state,
     setState(state, id) {
       const m = machine(id);
-      timers.clear(m.transition);
-      m.transition = undefined;
+      panel.game.endTransition(m);
       m.pendingStart = false;
       for (const timer of m.delayedSignals) timers.clear(timer);
       m.delayedSignals.clear();
@@ -555,7 +557,8 @@ function standIn(panel: Panel, server: Loopback): PanelStandIn {
     removeContainer(id) {
       machine(id).container = "absent";
     },
-    busy: () => machines.some((m) => m.transition !== undefined || m.delayedSignals.size > 0),
+    busy: () =>
+      machines.some((m) => m.transition !== undefined || m.containerStart !== undefined || m.delayedSignals.size > 0),
     setStateReported(reported, id) {
       const m = machine(id);
       m.stateReported = reported;
@@ -637,6 +640,8 @@ async function waitForPolls(
 /** The game behind the panel: its power states and its console. */
 interface Game {
   enter(m: Machine, state: ServerState): void;
+  /** Cancels a start or a stop under way. */
+  endTransition(m: Machine): void;
   /** Acts on a power signal as Wings does. */
   power: Record<string, (m: Machine) => void>;
   /** A console command, as the game answers it. */
@@ -668,22 +673,25 @@ function gameOf(setup: {
     else m.startedAt ??= now();
     changes.notify();
   };
+  /** Cancels a start or a stop under way, with a start's container. */
+  const endTransition = (m: Machine): void => {
+    timers.clear(m.transition);
+    m.transition = undefined;
+    timers.clear(m.containerStart);
+    m.containerStart = undefined;
+  };
   const start = (m: Machine): void => {
     if (m.state !== "offline") return; // Wings ignores start unless the server is offline.
     enter(m, "starting");
-    const container = timers.set(() => {
-      m.delayedSignals.delete(container);
-      if (m.state !== "starting") return;
+    m.containerStart = timers.set(() => {
+      m.containerStart = undefined;
       m.container = "running";
       say(m, `Starting minecraft server version ${GAME_VERSION}`);
       changes.notify();
     }, timings.containerMs);
-    m.delayedSignals.add(container);
     m.transition = timers.set(() => {
-      timers.clear(container);
-      m.delayedSignals.delete(container);
+      endTransition(m);
       m.container = "running";
-      m.transition = undefined;
       advance?.(timings.startMs);
       enter(m, "running");
       say(m, 'Done (3.512s)! For help, type "help"');
@@ -692,7 +700,7 @@ function gameOf(setup: {
   const stop = (m: Machine): void => {
     m.pendingStart = false;
     if (m.state !== "running" && m.state !== "starting") return;
-    timers.clear(m.transition);
+    endTransition(m);
     enter(m, "stopping");
     for (const line of ["Stopping the server", "Stopping server", "Saving players", "Saving worlds"]) say(m, line);
     m.transition = timers.set(() => {
@@ -714,8 +722,7 @@ function gameOf(setup: {
     m.pendingStart = true;
   };
   const kill = (m: Machine): void => {
-    timers.clear(m.transition);
-    m.transition = undefined;
+    endTransition(m);
     m.pendingStart = false;
     enter(m, "offline");
   };
@@ -735,7 +742,7 @@ function gameOf(setup: {
       for (const text of answer) say(m, text);
     }
   };
-  return { enter, power: { start, stop, restart, kill }, runCommand };
+  return { enter, endTransition, power: { start, stop, restart, kill }, runCommand };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

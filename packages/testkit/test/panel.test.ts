@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { TempDir } from "../src/http.ts";
 import { tempDir } from "../src/http.ts";
 import type { PanelStandIn, PanelStandInOptions } from "../src/panel.ts";
@@ -347,7 +347,8 @@ describe("power", () => {
     await power(p, "restart");
     await power(p, "stop");
     await p.waitForState("offline", 30_000);
-    await sleep(120);
+    // Nothing left on the stand-in's timers: no start will follow.
+    expect(p.busy()).toBe(false);
     expect(p.state()).toBe("offline");
   });
 
@@ -366,8 +367,7 @@ describe("power", () => {
     expect(p.state()).toBe("starting");
     await power(p, "kill");
     expect(p.state()).toBe("offline");
-    await sleep(120);
-    expect(p.state()).toBe("offline");
+    expect(p.busy()).toBe(false);
   });
 
   it.each([
@@ -417,7 +417,9 @@ describe("console commands", () => {
     const early = await command(p, "save-off");
     expect(early.status).toBe(502);
     expect((await json(early)).errors[0].detail).toBe("Server must be online in order to send commands.");
-    await sleep(300);
+    // Wings has started the container once the game prints its first line.
+    const started = () => messages(p.console()).some((m) => m?.startsWith("Starting minecraft server version "));
+    await vi.waitFor(() => expect(started()).toBe(true), { timeout: 30_000, interval: 10 });
     expect(p.state()).toBe("starting");
     expect((await command(p, "say early")).status).toBe(204);
     p.setState("running");
@@ -490,8 +492,11 @@ describe("latest.log", () => {
     for (const cmd of ["say Restart in 5 minutes", "list", 'tellraw @a {"text":"hi"}', "save-off", "save-all flush"]) {
       expect((await command(p, cmd)).status).toBe(204);
     }
-    expect(messages(p.console()).at(-1)).toBe("Saving the game (this may take a moment!)");
-    await sleep(80);
+    // The save ends on the stand-in's timer: wait for it, never for a time.
+    await vi.waitFor(() => expect(messages(p.console())).toContain("Saved the game"), {
+      timeout: 30_000,
+      interval: 10,
+    });
     for (const cmd of ["save-on", "weather clear"]) await command(p, cmd);
     expect(messages(readFileSync(logFile, "utf8").trimEnd().split("\n"))).toEqual([
       "[Server] Restart in 5 minutes",
@@ -501,6 +506,16 @@ describe("latest.log", () => {
       "Saved the game",
       "Automatic saving is now enabled",
       "Unknown or incomplete command, see below for error",
+    ]);
+  });
+
+  it("says the game is saved only after its save delay", async () => {
+    const p = await start({ servers: [{ state: "running" }], saveDelayMs: 3_600_000 });
+    await command(p, "save-all");
+    await command(p, "list");
+    expect(messages(p.console())).toEqual([
+      "Saving the game (this may take a moment!)",
+      "There are 0 of a max of 20 players online: ",
     ]);
   });
 
