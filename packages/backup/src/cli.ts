@@ -47,7 +47,13 @@ else
                 type: "string",
                 // One value even when it starts with a minus: --area -100,-100,600,250.
                 requiresArg: true,
-                describe: "only the region files covering X1,Z1,X2,Z2 (block coordinates) in region/, entities/, poi/",
+                describe:
+                  "only the chunks covering X1,Z1,X2,Z2 (block coordinates) in region/, entities/, poi/; every other chunk stays as it is",
+              },
+              "whole-regions": {
+                type: "boolean",
+                default: false,
+                describe: "with --area: restore the region files the area touches whole (512-block squares)",
               },
               dimension: {
                 type: "string",
@@ -166,6 +172,7 @@ function restoreOptions(args: {
   player?: string | undefined;
   area?: string | undefined;
   dimension?: string | undefined;
+  wholeRegions: boolean;
   backup: boolean;
   dryRun: boolean;
   start: boolean;
@@ -177,6 +184,7 @@ function restoreOptions(args: {
     player: args.player,
     area: args.area,
     dimension: args.dimension,
+    wholeRegions: args.wholeRegions,
     backup: args.backup,
     dryRun: args.dryRun,
     noStart: args.start === false,

@@ -275,7 +275,7 @@ const REGIONS = ["r.-1.-1", "r.-1.0", "r.0.-1", "r.0.0", "r.1.0"];
 const FOLDERS = ["region", "entities", "poi"];
 
 describe("backup restore --area", () => {
-  it("restores exactly the region files covering the area in region/, entities/ and poi/, across a region boundary", async () => {
+  it("with --whole-regions, restores exactly the region files covering the area in region/, entities/ and poi/, across a region boundary", async () => {
     await withWorld("bukkit", "running");
     for (const folder of FOLDERS) {
       const made = readdirSync(file(`world/${folder}`)).find((n) => n.endsWith(".mca")) as string;
@@ -291,13 +291,13 @@ describe("backup restore --area", () => {
     const outside = FOLDERS.map((f) => hashOf(`world/${f}/r.1.0.mca`));
     put(`world/playerdata/${ALEX}.dat`, "Alex's progress today");
 
-    const plan = await server.run(["restore", "--area", "-10,-10,10,10", "--dry-run"]);
+    const plan = await server.run(["restore", "--area", "-10,-10,10,10", "--whole-regions", "--dry-run"]);
     expect(plan.code).toBe(0);
     const entries = plan.stdout.split("Entries (12):\n")[1]?.trim().split("\n");
     expect(entries?.map((l) => l.trim()).sort()).toEqual(inArea.map((rel) => `replace ${rel}`).sort());
     expect(server.panel.signals()).toEqual([]);
 
-    const result = await server.run(["restore", "--area", "-10,-10,10,10"]);
+    const result = await server.run(["restore", "--area", "-10,-10,10,10", "--whole-regions"]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(inArea.map(hashOf)).toEqual(snapshot);
@@ -310,7 +310,7 @@ describe("backup restore --area", () => {
     );
     expect(titles()).toEqual(["Restore completed"]);
     expect(server.discord.messages[0]?.body.embeds[0].description).toMatch(
-      /^Restored the area -10,-10 to 10,10 of the overworld \\\(4 regions\\\) from snapshot [0-9a-f]{8} .*: 12 entries/,
+      /^Restored the area -10,-10 to 10,10 of the overworld \\\(4 regions whole\\\) from snapshot [0-9a-f]{8} .*: 12 entries/,
     );
   }, 120_000);
 

@@ -10,10 +10,20 @@ describe("parseArea", () => {
   });
 
   it("counts the regions the area touches: 512 blocks a region, -1 is region -1", () => {
-    const words = (text: string) => describeSelection({ kind: "area", area: parseArea(text), dimension: "overworld" });
-    expect(words("0,0,511,511")).toMatch(/\(1 region\)$/);
-    expect(words("-10,-10,10,10")).toMatch(/\(4 regions\)$/);
-    expect(words("-512,0,512,0")).toMatch(/\(3 regions\)$/);
+    const words = (text: string) =>
+      describeSelection({ kind: "area", area: parseArea(text), dimension: "overworld", wholeRegions: true });
+    expect(words("0,0,511,511")).toMatch(/\(1 region whole\)$/);
+    expect(words("-10,-10,10,10")).toMatch(/\(4 regions whole\)$/);
+    expect(words("-512,0,512,0")).toMatch(/\(3 regions whole\)$/);
+  });
+
+  it("gives the chunks the area touches: 16 blocks a chunk, -1 is chunk -1, both corners included", () => {
+    const words = (text: string) =>
+      describeSelection({ kind: "area", area: parseArea(text), dimension: "overworld", wholeRegions: false });
+    expect(words("0,0,15,15")).toBe("the area 0,0 to 15,15 of the overworld (chunks 0,0 to 0,0 (1 chunk) in 1 region)");
+    expect(words("-1,-1,16,0")).toMatch(/\(chunks -1,-1 to 1,0 \(6 chunks\) in 4 regions\)$/);
+    // Issue 36's report: a 41x101-block area is 4x7 chunks, not 545.
+    expect(words("100,200,140,300")).toMatch(/\(chunks 6,12 to 8,18 \(21 chunks\) in 1 region\)$/);
   });
 
   it("refuses what is not an area, beyond the world, or larger than 1024 regions (exit 2)", () => {
@@ -34,6 +44,14 @@ describe("parseSelection", () => {
       dimension: "nether",
     });
     expect(parseSelection({ dimension: "END" })).toEqual({ kind: "dimension", dimension: "end" });
+    expect(parseSelection({ area: "0,0,1,1" })).toMatchObject({ wholeRegions: false });
+    expect(parseSelection({ area: "0,0,1,1", wholeRegions: true })).toMatchObject({ wholeRegions: true });
+  });
+
+  it("refuses --whole-regions without an area (exit 2)", () => {
+    for (const options of [{ wholeRegions: true }, { wholeRegions: true, dimension: "nether" }]) {
+      expect(() => parseSelection(options)).toThrow(expect.objectContaining({ exitCode: 2 }));
+    }
   });
 
   it("refuses a player with an area, and an unknown dimension", () => {

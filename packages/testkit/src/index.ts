@@ -55,6 +55,14 @@ export type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
 export { DEFAULT_EGG, PANEL_ROUTES, startPanelStandIn } from "./panel.ts";
 export { buildRealWorld, type RealLayout, type RealRegion, type RealWorld, realRegions } from "./real-world.ts";
 export {
+  changeChunkAsGame,
+  chunkNbt,
+  prismarineReadable,
+  type RawChunk,
+  regionChunks,
+  saveChunkAsGame,
+} from "./region.ts";
+export {
   type BuiltWorld,
   buildWorld,
   type Compression,

@@ -1,3 +1,4 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { BusyError, JobError, type McopsError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
@@ -12,9 +13,13 @@ import { loadSettings, type Settings } from "@mcops/world/settings";
 import { type SafetySnapshot, safetySnapshot } from "@mcops/world/snapshot";
 import { levelName } from "@mcops/world/world";
 import { backupLogger, pickSnapshot, snapshotTime, stamp, takeBackupLock } from "../job.ts";
+import { type AreaMerge, checkUnchanged, describeMerges, mergeArea } from "../restore/area.ts";
+import { chunkBounds } from "../restore/chunks.ts";
 import { describePlayer, type Player, refuseIfOnline, resolvePlayer } from "../restore/players.ts";
 import {
+  type Area,
   areaTargets,
+  describeChunks,
   describeSelection,
   dimensionTargets,
   parseSelection,
@@ -37,8 +42,10 @@ export interface RestoreOptions {
   tag?: string | undefined;
   /** One player's files, by name or UUID (the server keeps running). */
   player?: string | undefined;
-  /** The region files of an area, X1,Z1,X2,Z2 in block coordinates. */
+  /** The chunks of an area, X1,Z1,X2,Z2 in block coordinates. */
   area?: string | undefined;
+  /** With --area: the region files the area touches, whole (the behaviour before issue 36). */
+  wholeRegions?: boolean | undefined;
   /** One dimension whole, or the dimension of --area. */
   dimension?: string | undefined;
   /** false: no pre-restore snapshot of the current world first (--no-backup). */
@@ -98,6 +105,7 @@ export async function runRestore(
   try {
     const plan = await planRestore(ctx, options, selection, settings, resticFor(ctx, settings, logger), volume);
     if (options.dryRun) {
+      if (mergesChunks(plan)) plan.merged = await previewArea(ctx, plan, settings, logger);
       ctx.stdout.write(planText(plan));
       return 0;
     }
@@ -127,7 +135,13 @@ interface RestorePlan {
   serverTimeoutMs: number;
   /** The plan in words, for --dry-run. */
   steps: string[];
+  /** An area restored chunk by chunk: the merge of each region file, once the snapshot's copies are staged. */
+  merged?: AreaMerge | undefined;
 }
+
+/** Whether the plan restores an area chunk by chunk (not --whole-regions). */
+const mergesChunks = (plan: { selection: Selection }): boolean =>
+  plan.selection.kind === "area" && !plan.selection.wholeRegions;
 
 async function planRestore(
   ctx: Pick<ToolContext, "clock">,
@@ -172,7 +186,7 @@ async function targetsOf(where: Where, selection: Selection, player: Player | un
     case "player":
       return playerTargets(where, player as Player);
     case "area":
-      return areaTargets(where, selection.area, selection.dimension);
+      return areaTargets(where, selection.area, selection.dimension, selection.wholeRegions);
     case "dimension":
       return dimensionTargets(where, selection.dimension);
     case "world":
@@ -206,13 +220,19 @@ function planSteps(plan: RestorePlan, options: RestoreOptions, settings: Setting
     ? "stop the server through the panel and wait until it is offline"
     : `check that ${plan.player ? describePlayer(plan.player) : "the player"} is not online (the server keeps running)`;
   const list = (rels: string[]) => (rels.length > 3 ? `${rels.length} entries` : rels.join(", ") || "(nothing)");
+  const staging = join(worldDir, `${plan.stagingPrefix}XXXXXX`);
   return [
     first,
     options.backup === false
       ? "take no snapshot of the current world first (--no-backup)"
       : "take a snapshot of the current world tagged pre-restore",
-    `restore ${list(restored)} from snapshot ${snapshot.short_id} (${snapshotTime(snapshot)}, ${snapshot.hostname}) into a new private ${join(worldDir, `${plan.stagingPrefix}XXXXXX`)}`,
+    `restore ${list(restored)} from snapshot ${snapshot.short_id} (${snapshotTime(snapshot)}, ${snapshot.hostname}) into a new private ${staging}`,
     `check ${plan.selection.kind === "world" ? `that ${plan.level}/level.dat came back` : "what came back"}, and chown it to ${uid}:${gid} there`,
+    ...(mergesChunks(plan)
+      ? [
+          `write there, for each region file, a new one holding the snapshot's chunks in ${describeChunks(chunkBounds((plan.selection as { area: Area }).area))} and the current file's other chunks as they are`,
+        ]
+      : []),
     `move the current ${list(current)} into a new private ${join(worldDir, `${plan.asidePrefix}XXXXXX`)}`,
     `move the restored ${list(restored)} into ${worldDir}`,
     !plan.stopsServer
@@ -227,11 +247,65 @@ function planSteps(plan: RestorePlan, options: RestoreOptions, settings: Setting
 function planText(plan: RestorePlan): string {
   const steps = plan.steps.map((step, i) => `  ${i + 1}. ${step}\n`).join("");
   if (plan.selection.kind === "world") return `Restore plan (nothing done, --dry-run):\n${steps}`;
-  const entries = plan.targets.map(({ rel, inSnapshot, inVolume }) => {
+  const merges = new Map(plan.merged?.files.map((file, i) => [file.rel, describeMerges(plan.merged as AreaMerge)[i]]));
+  const targets = plan.merged?.targets ?? plan.targets;
+  const entries = targets.map(({ rel, inSnapshot, inVolume }) => {
+    const merge = merges.get(rel);
+    if (merge) return `  ${inVolume ? "merge  " : "add    "} ${merge}\n`;
     const action = inSnapshot && inVolume ? "replace" : inSnapshot ? "add    " : "remove ";
     return `  ${action} ${rel}${inSnapshot ? "" : " (not in the snapshot: moved aside)"}\n`;
   });
-  return `Restore plan for ${plan.what} from snapshot ${plan.snapshot.short_id} (nothing done, --dry-run):\n${steps}Entries (${plan.targets.length}):\n${entries.join("")}`;
+  const chunks = plan.merged ? `${chunksText(plan.merged)}\n` : "";
+  return `Restore plan for ${plan.what} from snapshot ${plan.snapshot.short_id} (nothing done, --dry-run):\n${steps}${chunks}Entries (${targets.length}):\n${entries.join("")}`;
+}
+
+/** How many chunks come back from how many region files, and how many go. */
+function chunksText(merged: AreaMerge): string {
+  const { restored, removed, files } = merged;
+  const from = `${restored} chunk${restored === 1 ? "" : "s"} come${restored === 1 ? "s" : ""} back from ${files.length} region file${files.length === 1 ? "" : "s"}`;
+  return removed
+    ? `${from}; ${removed} the snapshot does not have ${removed === 1 ? "goes" : "go"} (not generated then).`
+    : `${from}.`;
+}
+
+/**
+ * --dry-run of an area restored chunk by chunk: the snapshot's region files of the area are restored into a private
+ * scratch directory in the state directory (never into the volume), their headers and the live files' read, and the
+ * scratch directory removed.
+ */
+async function previewArea(
+  ctx: Pick<ToolContext, "paths" | "atExit">,
+  plan: RestorePlan,
+  settings: Settings,
+  logger: Logger,
+): Promise<AreaMerge> {
+  const parent = join(ctx.paths.stateDir, "restore");
+  mkdirSync(parent, { recursive: true, mode: 0o700 });
+  const path = mkdtempSync(join(parent, `plan-${stamp(plan.now)}-`));
+  const remove = async (): Promise<void> => {
+    rmSync(path, { recursive: true, force: true, maxRetries: 3 });
+    ctx.atExit.delete(remove);
+  };
+  ctx.atExit.add(remove);
+  const scratch = VolumeDir.open(path, "the scratch directory");
+  let restored: VolumeDir | undefined;
+  try {
+    const wanted = plan.targets.filter((t) => t.inSnapshot && t.region);
+    if (wanted.length) {
+      await plan.restic.restore(
+        plan.snapshot.id,
+        scratch.forChild,
+        wanted.map((t) => join(settings.WORLD_DIR, t.rel)),
+      );
+    }
+    restored = scratch.tryDir(settings.WORLD_DIR.replace(/^\/+/, ""));
+    const area = (plan.selection as { area: Area }).area;
+    return mergeArea(plan.volume, restored, plan.targets, chunkBounds(area), logger);
+  } finally {
+    restored?.close();
+    scratch.close();
+    await remove();
+  }
 }
 
 /** The restore itself, under the backup lock: a failure at any step puts every replaced entry back. */
@@ -263,7 +337,22 @@ async function restore(
     const pre = options.backup === false ? undefined : await preRestoreSnapshot(ctx, settings, logger, plan);
     await stage(work, stagingOf(plan, settings), logger);
     if (!plan.stopsServer) await checkOffline(panel, plan);
-    const aside = swapIn(work, { ...plan, owner: settings.owner }, options.beforeMove);
+    let targets = plan.targets;
+    let beforeMove = options.beforeMove;
+    if (mergesChunks(plan)) {
+      const area = (plan.selection as { area: Area }).area;
+      const merged = mergeArea(plan.volume, work.restored, plan.targets, chunkBounds(area), logger, {
+        owner: settings.owner,
+      });
+      plan.merged = merged;
+      targets = merged.targets;
+      for (const line of describeMerges(merged)) logger.info(line);
+      beforeMove = (rel) => {
+        checkUnchanged(plan.volume, merged.seen, rel);
+        options.beforeMove?.(rel);
+      };
+    }
+    const aside = swapIn(work, { ...plan, targets, owner: settings.owner }, beforeMove);
     logger.info(`${plan.what} restored; what it replaced is kept in ${aside}`);
     const started = !plan.stopsServer
       ? "the server kept running"
@@ -342,10 +431,15 @@ function completedText(
   const lines =
     plan.selection.kind === "world"
       ? [`Snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)} is back (${done.took}); ${done.started}.`]
-      : [
-          // A player's name is the game's: shown literally, never as Markdown.
-          `Restored ${escapeGameText(plan.what)} from snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}: ${placed} entr${placed === 1 ? "y" : "ies"} (${done.took}); ${done.started}.`,
-        ];
+      : plan.merged
+        ? [
+            `Restored ${plan.what} from snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)} (${done.took}); ${done.started}.`,
+            `${chunksText(plan.merged)} Every other chunk is as it was.`,
+          ]
+        : [
+            // A player's name is the game's: shown literally, never as Markdown.
+            `Restored ${escapeGameText(plan.what)} from snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}: ${placed} entr${placed === 1 ? "y" : "ies"} (${done.took}); ${done.started}.`,
+          ];
   lines.push(`What it replaced is kept in ${done.aside}.`);
   if (done.pre) lines.push(`The world before the restore is snapshot ${done.pre.shortId} (pre-restore).`);
   return lines.join("\n");

@@ -3,6 +3,7 @@ import { gunzipSync, inflateSync } from "node:zlib";
 import { isErrno } from "@mcops/core/fs";
 import { readRange } from "@mcops/core/volume";
 import { TAG, walkNbt } from "@mcops/world/nbt-walk";
+import { HEADER_BYTES, headerEntries, headerOf, type Location, SECTOR } from "../region-file.ts";
 import { decompressLz4Blocks } from "./lz4-block.ts";
 
 /**
@@ -17,9 +18,6 @@ import { decompressLz4Blocks } from "./lz4-block.ts";
  * damaged when its header entry is one the game drops (into the header, no sectors, starting past the end of the
  * file), or when the bytes at its sectors cannot hold what its length declares; never for the file's size alone.
  */
-const SECTOR = 4096;
-const HEADER_BYTES = 2 * SECTOR;
-
 /** A chunk decompresses to at most this much: vanilla's biggest chunks are a few MiB. */
 const MAX_CHUNK_BYTES = 64 * 1024 * 1024;
 /** A region file up to this size is read in one go; a larger one chunk by chunk. */
@@ -69,10 +67,10 @@ export function checkRegionFile(fd: number, size: number, job: RegionJob, openEx
   const whole = size <= READ_WHOLE ? readRange(fd, 0, size) : undefined;
   // A header cut short is read as the game reads it: what is missing is zeros (no chunk), what is there must point
   // inside the file.
-  const read = whole ? whole.subarray(0, HEADER_BYTES) : readRange(fd, 0, HEADER_BYTES);
-  const header = read.length < HEADER_BYTES ? Buffer.concat([read, Buffer.alloc(HEADER_BYTES - read.length)]) : read;
-  const locations = readLocations(header, size, job);
-  if ("problem" in locations) return { ...result, damage: locations.problem };
+  const header = headerOf(whole ? whole.subarray(0, HEADER_BYTES) : readRange(fd, 0, HEADER_BYTES));
+  const locations = headerEntries(header, size, job);
+  // The first entry the game would drop (losing that chunk) is damage.
+  if (locations.dropped[0]) return { ...result, damage: locations.dropped[0].problem };
   result.present = locations.list.length;
   // Entries that share a sector share their bytes: inflated and walked once (the game reads each; the result is one).
   const payloads = new Map<number, string | undefined>();
@@ -92,44 +90,6 @@ export function checkRegionFile(fd: number, size: number, job: RegionJob, openEx
   }
   return result;
 }
-
-/** A present chunk: its place in the file, from the header, and its world chunk coordinates. */
-interface Location {
-  sector: number;
-  count: number;
-  x: number;
-  z: number;
-}
-
-/** The present chunks, or the first header entry the game would drop (losing that chunk). */
-function readLocations(
-  header: Buffer,
-  size: number,
-  region: { x: number; z: number },
-): { list: Location[] } | { problem: string } {
-  const list: Location[] = [];
-  for (let index = 0; index < 1024; index++) {
-    const entry = header.readUInt32BE(index * 4);
-    if (entry === 0) continue;
-    const sector = entry >>> 8;
-    const count = entry & 0xff;
-    const x = region.x * 32 + (index & 31);
-    const z = region.z * 32 + (index >> 5);
-    const at = `chunk ${x},${z}`;
-    if (sector < 2) return { problem: `${at}: header points into the header (sector ${sector})` };
-    if (count === 0) return { problem: `${at}: header gives sector ${sector} with a sector count of 0` };
-    if (sector * SECTOR >= size) {
-      return {
-        problem: `${at}: header points past the end (sector ${sector}, the file ends in sector ${sectorOf(size)})`,
-      };
-    }
-    list.push({ sector, count, x, z });
-  }
-  return { list };
-}
-
-/** The sector a file of `size` bytes ends in. */
-const sectorOf = (size: number): number => Math.ceil(size / SECTOR) - 1;
 
 const NAMES: Record<number, string> = { 1: "gzip", 2: "zlib", 3: "uncompressed", 4: "LZ4" };
 

@@ -1,13 +1,15 @@
 import { join } from "node:path";
 import { JobError, UsageError } from "@mcops/core/errors";
-import type { VolumeDir } from "@mcops/core/volume";
+import { kindOf, type VolumeDir } from "@mcops/core/volume";
 import type { Restic, Snapshot, SnapshotNode } from "@mcops/world/restic";
 import { type Dimension, dimensionFolder, parseDimension } from "../dimensions.ts";
+import { regionOfName } from "../region-file.ts";
+import { type ChunkBounds, chunkBounds, chunkCount, inChunks } from "./chunks.ts";
 import { describePlayer, type Player } from "./players.ts";
 
 /**
- * What a restore brings back (issue 17): the whole world, one player's files, the region files of an area, or one
- * dimension. Each becomes a list of targets, paths relative to WORLD_DIR: what the snapshot holds there replaces what
+ * What a restore brings back (issue 17): the whole world, one player's files, the chunks of an area (issue 36; or the
+ * region files it touches, with --whole-regions), or one dimension. Each becomes a list of targets, paths relative to WORLD_DIR: what the snapshot holds there replaces what
  * the volume holds; what only the volume holds is moved aside too (the snapshot's world did not have it).
  */
 
@@ -22,7 +24,7 @@ export interface Area {
 export type Selection =
   | { kind: "world" }
   | { kind: "player"; who: string }
-  | { kind: "area"; area: Area; dimension: Dimension }
+  | { kind: "area"; area: Area; dimension: Dimension; wholeRegions: boolean }
   | { kind: "dimension"; dimension: Dimension };
 
 /** A path (relative to WORLD_DIR) a restore replaces, and where it is. */
@@ -30,6 +32,8 @@ export interface Target {
   rel: string;
   inSnapshot: boolean;
   inVolume: boolean;
+  /** A region file whose chunks in the area come from the snapshot and the rest from the volume (chunks.ts). */
+  region?: { x: number; z: number };
 }
 
 /** The world border is 29,999,984 blocks from the centre. */
@@ -39,8 +43,18 @@ const MAX_REGIONS = 1024;
 const REGION_FOLDERS = ["region", "entities", "poi"] as const;
 
 /** The command line's --player, --area and --dimension as one selection; exit 2 for a combination that is not one. */
-export function parseSelection(options: { player?: string; area?: string; dimension?: string }): Selection {
-  const { player, area, dimension } = options;
+export function parseSelection(options: {
+  player?: string | undefined;
+  area?: string | undefined;
+  dimension?: string | undefined;
+  wholeRegions?: boolean | undefined;
+}): Selection {
+  const { player, area, dimension, wholeRegions = false } = options;
+  if (wholeRegions && area === undefined) {
+    throw new UsageError("--whole-regions goes with --area: it restores the region files the area touches whole", {
+      hint: "add --area X1,Z1,X2,Z2",
+    });
+  }
   if (player !== undefined && (area !== undefined || dimension !== undefined)) {
     throw new UsageError("--player restores one player's files: it does not go with --area or --dimension", {
       hint: "run one restore for the player and one for the area",
@@ -48,7 +62,7 @@ export function parseSelection(options: { player?: string; area?: string; dimens
   }
   if (player !== undefined) return { kind: "player", who: player.trim() };
   const dim = dimension === undefined ? undefined : parseDimension(dimension);
-  if (area !== undefined) return { kind: "area", area: parseArea(area), dimension: dim ?? "overworld" };
+  if (area !== undefined) return { kind: "area", area: parseArea(area), dimension: dim ?? "overworld", wholeRegions };
   return dim === undefined ? { kind: "world" } : { kind: "dimension", dimension: dim };
 }
 
@@ -79,14 +93,19 @@ function regionCount(area: Area): number {
   return (region(area.x2) - region(area.x1) + 1) * (region(area.z2) - region(area.z1) + 1);
 }
 
-/** Whether the region file or external chunk file `name` lies in the area's regions. */
-function inArea(name: string, area: Area): boolean {
+/**
+ * Whether the region file or external chunk file `name` lies in the area: a region file when the area touches its
+ * region; an external chunk (c.<x>.<z>.mcc) when its chunk is in the area, or with `wholeRegions` in one of the
+ * area's regions (32 chunks a region).
+ */
+function inArea(name: string, area: Area, wholeRegions: boolean): boolean {
   const match = /^(r|c)\.(-?\d+)\.(-?\d+)\.(mca|mcc)$/.exec(name);
   if (!match || (match[1] === "r") !== (match[4] === "mca")) return false;
-  // An external chunk (c.<x>.<z>.mcc) belongs to the region its chunk is in: 32 chunks a region.
+  const [x, z] = [Number(match[2]), Number(match[3])];
+  if (match[1] === "c" && !wholeRegions) return inChunks(chunkBounds(area), x, z);
   const scale = match[1] === "c" ? 32 : 1;
-  const rx = Math.floor(Number(match[2]) / scale);
-  const rz = Math.floor(Number(match[3]) / scale);
+  const rx = Math.floor(x / scale);
+  const rz = Math.floor(z / scale);
   return rx >= region(area.x1) && rx <= region(area.x2) && rz >= region(area.z1) && rz <= region(area.z2);
 }
 
@@ -101,9 +120,18 @@ export function describeSelection(selection: Selection, player?: Player): string
       return `the ${selection.dimension === "overworld" ? "overworld's terrain" : selection.dimension}`;
     case "area": {
       const { x1, z1, x2, z2 } = selection.area;
-      return `the area ${x1},${z1} to ${x2},${z2} of the ${selection.dimension} (${regionCount(selection.area)} region${regionCount(selection.area) === 1 ? "" : "s"})`;
+      const regions = `${regionCount(selection.area)} region${regionCount(selection.area) === 1 ? "" : "s"}`;
+      const where = `the area ${x1},${z1} to ${x2},${z2} of the ${selection.dimension}`;
+      if (selection.wholeRegions) return `${where} (${regions} whole)`;
+      return `${where} (${describeChunks(chunkBounds(selection.area))} in ${regions})`;
     }
   }
+}
+
+/** An area's chunk bounds in words: `chunks -7,-7 to 37,15 (1035 chunks)`. */
+export function describeChunks(bounds: ChunkBounds): string {
+  const count = chunkCount(bounds);
+  return `chunks ${bounds.x1},${bounds.z1} to ${bounds.x2},${bounds.z2} (${count} chunk${count === 1 ? "" : "s"})`;
 }
 
 /** What the plan needs to find the targets. */
@@ -138,8 +166,16 @@ export async function playerTargets(where: Where, player: Player): Promise<Targe
   return targets.filter((t) => t.inSnapshot || t.inVolume);
 }
 
-/** The region files of an area (and their external chunks) in the region, entities and poi folders of a dimension. */
-export async function areaTargets(where: Where, area: Area, dimension: Dimension): Promise<Target[]> {
+/**
+ * The region files of an area and its external chunks, in the region, entities and poi folders of a dimension. A
+ * region file is merged chunk by chunk (its `region` set) unless `wholeRegions`.
+ */
+export async function areaTargets(
+  where: Where,
+  area: Area,
+  dimension: Dimension,
+  wholeRegions: boolean,
+): Promise<Target[]> {
   const base = dimensionFolder(where.level, dimension, snapshotIsBukkit(where, dimension));
   const folders = REGION_FOLDERS.map((f) => `${base}/${f}`);
   const listed = await where.restic.ls(
@@ -150,17 +186,35 @@ export async function areaTargets(where: Where, area: Area, dimension: Dimension
   for (const folder of folders) {
     for (const node of listed) {
       const rel = relativeTo(where.worldDir, node.path);
-      if (node.type === "file" && rel.startsWith(`${folder}/`) && inArea(rel.slice(folder.length + 1), area))
+      if (
+        node.type === "file" &&
+        rel.startsWith(`${folder}/`) &&
+        inArea(rel.slice(folder.length + 1), area, wholeRegions)
+      )
         names.add(rel);
     }
     const dir = where.volume.tryDir(folder);
     try {
-      for (const name of dir?.list() ?? []) if (inArea(name, area)) names.add(`${folder}/${name}`);
+      for (const name of dir?.list() ?? []) if (inArea(name, area, wholeRegions)) names.add(`${folder}/${name}`);
     } finally {
       dir?.close();
     }
   }
   const targets = targetsFrom(where, [...names].sort(), listed, "file");
+  if (!wholeRegions) {
+    for (const target of targets) {
+      const region = regionOfName(target.rel.slice(target.rel.lastIndexOf("/") + 1));
+      if (!region) continue;
+      target.region = region;
+      // Its chunks outside the area are read: refused before anything is done when it is not a file (never followed).
+      const stat = where.volume.lstat(target.rel);
+      if (stat && !stat.isFile()) {
+        throw new JobError(`${target.rel} is ${kindOf(stat)}, not a region file: its chunks cannot be merged`, {
+          hint: "look at it (something in the server volume made it); --whole-regions moves it aside without reading it",
+        });
+      }
+    }
+  }
   if (!targets.some((t) => t.inSnapshot)) {
     // Nothing to bring back: a restore would only move aside what the volume has there now (a typo in the area).
     throw new UsageError(

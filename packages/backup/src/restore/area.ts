@@ -1,0 +1,125 @@
+import { closeSync, type Stats } from "node:fs";
+import { dirname } from "node:path";
+import { JobError } from "@mcops/core/errors";
+import type { Logger } from "@mcops/core/log";
+import type { VolumeDir } from "@mcops/core/volume";
+import {
+  type ChunkBounds,
+  planMerge,
+  type RegionMerge,
+  type RegionSource,
+  regionSource,
+  writeMergedFile,
+} from "./chunks.ts";
+import type { Target } from "./select.ts";
+
+/**
+ * The region files of an area restore, merged chunk by chunk (chunks.ts) where a restore's staging directory holds
+ * the snapshot's copies: what each file gets, and the counts the plan and the message give.
+ */
+export interface AreaMerge {
+  /** The targets left to swap: region files the area has nothing in, on either side, are not touched. */
+  targets: Target[];
+  /** Per region file (relative path): what comes back, what goes, what stays. */
+  files: Array<{ rel: string; merge: RegionMerge }>;
+  restored: number;
+  removed: number;
+  /** The live region files read, as they were: a change before they are moved aside stops the restore. */
+  seen: Map<string, Stats>;
+}
+
+/**
+ * Plans the merge of every region target: the live file from the volume (a link, a FIFO or anything but a file is
+ * refused), the snapshot's from `restored`. With `write`, each merged file is made in `restored` in place of the
+ * snapshot's copy, owned like the world, so that the swap puts it in.
+ */
+export function mergeArea(
+  volume: VolumeDir,
+  restored: VolumeDir | undefined,
+  targets: Target[],
+  bounds: ChunkBounds,
+  logger: Logger,
+  write?: { owner: { uid: number; gid: number } },
+): AreaMerge {
+  const result: AreaMerge = { targets: [], files: [], restored: 0, removed: 0, seen: new Map() };
+  for (const target of targets) {
+    if (!target.region) {
+      result.targets.push(target);
+      continue;
+    }
+    const live = volume.tryOpenFile(target.rel);
+    const theirs = target.inSnapshot ? restored?.tryOpenFile(target.rel) : undefined;
+    try {
+      if (target.inSnapshot && !theirs) {
+        throw new JobError(`restic did not restore ${target.rel}`, {
+          hint: "the snapshot may be damaged; try an older one",
+        });
+      }
+      const sources = { live: open(live), snapshot: open(theirs) };
+      const merge = planMerge(target.region, bounds, sources.live, sources.snapshot);
+      for (const dropped of merge.dropped) logger.warn(`${target.rel}: not carried, the game drops it: ${dropped}`);
+      if (!merge.touches) continue;
+      result.files.push({ rel: target.rel, merge });
+      result.restored += merge.restored;
+      result.removed += merge.removed;
+      if (live) result.seen.set(target.rel, live.stat);
+      result.targets.push({ rel: target.rel, inSnapshot: true, inVolume: live !== undefined });
+      if (write && restored) {
+        const mode = (live ?? theirs)?.stat.mode ?? 0o644;
+        placeMerged(restored, target.rel, merge, sources, write.owner, mode & 0o777);
+      }
+    } finally {
+      if (live) closeSync(live.fd);
+      if (theirs) closeSync(theirs.fd);
+    }
+  }
+  return result;
+}
+
+const open = (file: { fd: number } | undefined): RegionSource | undefined => (file ? regionSource(file.fd) : undefined);
+
+/** The merged file, made under a new name beside the snapshot's copy and renamed over it. */
+function placeMerged(
+  restored: VolumeDir,
+  rel: string,
+  merge: RegionMerge,
+  sources: { live?: RegionSource | undefined; snapshot?: RegionSource | undefined },
+  owner: { uid: number; gid: number },
+  mode: number,
+): void {
+  const name = rel.slice(rel.lastIndexOf("/") + 1);
+  const dir = restored.ensureDir(dirname(rel));
+  try {
+    const temporary = `.${name}.merged`;
+    writeMergedFile(dir.at(temporary), merge, sources, owner, mode, rel);
+    dir.rename(temporary, dir, name);
+  } finally {
+    dir.close();
+  }
+}
+
+/**
+ * Before a merged region file's live copy is moved aside: it must be the file that was read. A server started
+ * meanwhile (from the panel) writes it, and those chunks would be lost to the restored file.
+ */
+export function checkUnchanged(volume: VolumeDir, seen: Map<string, Stats>, rel: string): void {
+  const before = seen.get(rel);
+  if (!before) return;
+  seen.delete(rel);
+  const now = volume.lstat(rel);
+  if (!now || now.ino !== before.ino || now.size !== before.size || now.mtimeMs !== before.mtimeMs) {
+    throw new JobError(`${rel} changed after its chunks were merged: is the server running again?`, {
+      hint: "stop it from the panel and run the restore again",
+    });
+  }
+}
+
+/** Each merged region file in words, for the plan and the log. */
+export function describeMerges(merged: AreaMerge): string[] {
+  return merged.files.map(({ rel, merge }) => {
+    const parts = [`${merge.restored} chunk${merge.restored === 1 ? "" : "s"} from the snapshot`];
+    if (merge.removed) parts.push(`${merge.removed} removed (not in the snapshot)`);
+    parts.push(`${merge.kept} kept`);
+    return `${rel}: ${parts.join(", ")}`;
+  });
+}

@@ -1,0 +1,246 @@
+import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  changeChunkAsGame,
+  damage,
+  prismarineReadable,
+  realRegions,
+  regionChunks,
+  saveChunkAsGame,
+} from "@mcops/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { checkRegionFile, openRegularAt } from "../src/drill/region.ts";
+import {
+  type ChunkBounds,
+  chunkBounds,
+  planMerge,
+  type RegionMerge,
+  regionSource,
+  writeMergedFile,
+} from "../src/restore/chunks.ts";
+
+/**
+ * The area restore's region writer (issue 36) against the format: an 8 KiB header of big-endian sector offsets and
+ * counts, then big-endian timestamps; each chunk a length, a compression byte and its payload, in whole 4 KiB sectors.
+ * Every file written is read back with the test kit's own reader, prismarine-provider-anvil's RegionFile (an
+ * independent implementation of the game's) and the drill's checker.
+ */
+
+const REAL = realRegions().get("1.21.1");
+if (!REAL) throw new Error("prismarine-provider-anvil's 1.21.1 region file is missing");
+const REGION = { x: 0, z: 0 };
+const index = (x: number, z: number) => (x & 31) + (z & 31) * 32;
+
+let dir: string;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function scratch(): string {
+  dir = mkdtempSync(join(tmpdir(), "mcops-chunks-"));
+  return dir;
+}
+
+/** A copy of the real file to change. */
+function realCopy(name: string): string {
+  const path = join(dir ?? scratch(), name);
+  copyFileSync((REAL as { path: string }).path, path);
+  return path;
+}
+
+/** Merges the files at `live` and `snapshot` (either may be absent) over `bounds`; the new file's bytes and the plan. */
+function merge(
+  live: string | undefined,
+  snapshot: string | undefined,
+  bounds: ChunkBounds,
+  region = REGION,
+): { out: Buffer; plan: RegionMerge; path: string } {
+  const fds = [live, snapshot].map((p) => (p ? openSync(p, "r") : undefined));
+  try {
+    const sources = {
+      live: fds[0] ? regionSource(fds[0]) : undefined,
+      snapshot: fds[1] ? regionSource(fds[1]) : undefined,
+    };
+    const plan = planMerge(region, bounds, sources.live, sources.snapshot);
+    const path = join(dir, `merged-${Math.random().toString(36).slice(2)}.mca`);
+    writeMergedFile(
+      path,
+      plan,
+      sources,
+      { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
+      0o644,
+      "r.0.0.mca",
+    );
+    return { out: readFileSync(path), plan, path };
+  } finally {
+    for (const fd of fds) if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** What the game needs of the header: sectors from 2 on, no two chunks sharing one, all inside the file. */
+function expectSoundHeader(out: Buffer): void {
+  expect(out.length % 4096).toBe(0);
+  const used = new Set<number>();
+  for (const chunk of regionChunks(out).values()) {
+    expect(chunk.sector).toBeGreaterThanOrEqual(2);
+    expect(chunk.sectors).toBe(Math.ceil(chunk.raw.length / 4096));
+    for (let s = chunk.sector; s < chunk.sector + chunk.sectors; s++) {
+      expect(used.has(s)).toBe(false);
+      used.add(s);
+    }
+    expect((chunk.sector + chunk.sectors) * 4096).toBeLessThanOrEqual(out.length);
+  }
+}
+
+/** Every chunk read back by prismarine-provider-anvil (it opens the file to write: a copy) and by the drill. */
+async function expectReadable(path: string, count: number): Promise<void> {
+  expect(await prismarineReadable(path)).toBe(count);
+  const fd = openSync(path, "r");
+  try {
+    const checked = checkRegionFile(fd, statSync(path).size, { ...REGION, sample: false, terrain: true }, (name) =>
+      openRegularAt(openSync(dir, "r"), name),
+    );
+    expect(checked).toMatchObject({ present: count, checked: count });
+    expect(checked.damage).toBeUndefined();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe("the area restore's region writer", () => {
+  it("takes the area's chunks from the snapshot and every other chunk from the live file, byte for byte", async () => {
+    scratch();
+    const snapshot = realCopy("snapshot.mca");
+    const live = realCopy("live.mca");
+    // After the backup the game saved chunk 3,3 (inside the area) and 10,10 (outside) again.
+    changeChunkAsGame(live, REGION, index(3, 3), "griefed");
+    changeChunkAsGame(live, REGION, index(10, 10), "built since");
+    const bounds = chunkBounds({ x1: 48, z1: 48, x2: 63, z2: 63 });
+    const { out, plan, path } = merge(live, snapshot, bounds);
+    expect(plan).toMatchObject({ restored: 1, removed: 0, kept: 224, dropped: [], touches: true });
+    const [before, now, merged] = [snapshot, live, path].map((p) => regionChunks(readFileSync(p)));
+    expect(merged?.size).toBe(225);
+    for (const [i, chunk] of merged ?? []) {
+      const from = i === index(3, 3) ? before : now;
+      expect(chunk.raw.equals(from?.get(i)?.raw as Buffer), `chunk ${i}`).toBe(true);
+      expect(chunk.timestamp).toBe(from?.get(i)?.timestamp);
+    }
+    expect(merged?.get(index(10, 10))?.raw.toString("latin1")).not.toBe(
+      before?.get(index(10, 10))?.raw.toString("latin1"),
+    );
+    expectSoundHeader(out);
+    await expectReadable(path, 225);
+  });
+
+  it("pads a last sector the game left unpadded, and carries a chunk in its sectors whatever their tail holds", () => {
+    scratch();
+    const live = realCopy("live.mca");
+    damage.unpad(live);
+    expect(statSync(live).size % 4096).not.toBe(0);
+    const snapshot = realCopy("snapshot.mca");
+    const { out } = merge(live, snapshot, chunkBounds({ x1: 0, z1: 0, x2: 15, z2: 15 }));
+    expect(out.length % 4096).toBe(0);
+    const now = regionChunks(readFileSync(live));
+    for (const [i, chunk] of regionChunks(out)) expect(chunk.raw.equals(now.get(i)?.raw as Buffer)).toBe(true);
+  });
+
+  it("leaves out a chunk of the area the snapshot lacks, and makes a file the live world lacks from the area's chunks", async () => {
+    scratch();
+    const snapshot = realCopy("snapshot.mca");
+    const live = realCopy("live.mca");
+    // The game generated chunk 20,20 after the backup (the real file holds chunks 0..14 in x and z).
+    saveChunkAsGame(live, REGION, index(20, 20), Buffer.from([10, 0, 0, 0]), 2);
+    const removed = merge(live, snapshot, chunkBounds({ x1: 300, z1: 300, x2: 340, z2: 340 }));
+    expect(removed.plan).toMatchObject({ restored: 0, removed: 1, kept: 225, touches: true });
+    expect(regionChunks(removed.out).has(index(20, 20))).toBe(false);
+    expect(regionChunks(removed.out).size).toBe(225);
+    await expectReadable(removed.path, 225);
+
+    const created = merge(undefined, snapshot, chunkBounds({ x1: 0, z1: 0, x2: 511, z2: 31 }));
+    expect(created.plan).toMatchObject({ restored: 30, removed: 0, kept: 0, touches: true });
+    expect([...regionChunks(created.out).keys()].sort((a, b) => a - b)).toEqual(
+      [...regionChunks(readFileSync(snapshot)).keys()].filter((i) => i >> 5 <= 1).sort((a, b) => a - b),
+    );
+    expectSoundHeader(created.out);
+
+    // Nothing of the area on either side: the file is not the area's business.
+    const untouched = merge(live, snapshot, chunkBounds({ x1: 400, z1: 0, x2: 410, z2: 10 }));
+    expect(untouched.plan.touches).toBe(false);
+    // Every chunk of the area gone: a header and nothing else, as the game makes a new file.
+    const emptied = merge(undefined, undefined, chunkBounds({ x1: 0, z1: 0, x2: 511, z2: 511 }));
+    expect(emptied.out).toEqual(Buffer.alloc(8192));
+  });
+
+  it("carries an external chunk's marker (compression | 0x80, one sector) and a chunk in every compression as it is", () => {
+    scratch();
+    const live = join(dir, "live.mca");
+    writeFileSync(live, Buffer.alloc(8192));
+    // A chunk over 255 sectors goes to its .mcc: the region file keeps a 5-byte marker.
+    saveChunkAsGame(
+      live,
+      REGION,
+      index(1, 0),
+      Buffer.concat([Buffer.from([10, 0, 0]), Buffer.alloc(1_100_000, 1), Buffer.from([0])]),
+      3,
+    );
+    for (const compression of [1, 2, 3, 4] as const) {
+      saveChunkAsGame(
+        live,
+        REGION,
+        index(2 + compression, 0),
+        Buffer.from([10, 0, 0, 0]),
+        compression,
+        1_700_000_000 + compression,
+      );
+    }
+    const { out } = merge(live, undefined, chunkBounds({ x1: 500, z1: 500, x2: 500, z2: 500 }));
+    const chunks = regionChunks(out);
+    expect(chunks.get(index(1, 0))).toMatchObject({ compression: 0x83, sectors: 1 });
+    expect(chunks.get(index(1, 0))?.raw).toEqual(Buffer.from([0, 0, 0, 1, 0x83]));
+    for (const compression of [1, 2, 3, 4]) {
+      expect(chunks.get(index(2 + compression, 0))).toMatchObject({
+        compression,
+        timestamp: 1_700_000_000 + compression,
+      });
+    }
+  });
+
+  it("keeps entries that share their sectors shared, drops entries the game drops, and refuses overlaps built to multiply", () => {
+    scratch();
+    const live = realCopy("live.mca");
+    const data = readFileSync(live);
+    // Chunk 1,0 made to point at chunk 0,0's sectors; chunk 2,0 past the end of the file.
+    data.writeUInt32BE(data.readUInt32BE(0), 4);
+    data.writeUInt32BE(((100_000 << 8) | 1) >>> 0, 8);
+    writeFileSync(live, data);
+    const { out, plan } = merge(live, undefined, chunkBounds({ x1: 500, z1: 500, x2: 500, z2: 500 }));
+    expect(plan.dropped).toEqual([
+      expect.stringMatching(/^live chunk 2,0: header points past the end \(sector 100000/),
+    ]);
+    const chunks = regionChunks(out);
+    expect(chunks.get(0)?.sector).toBe(chunks.get(1)?.sector);
+    expect(chunks.has(2)).toBe(false);
+
+    // 1024 entries, each 255 sectors starting one sector apart: 1 MiB of file that would be written out as 1 GiB.
+    const bomb = join(dir, "bomb.mca");
+    const header = Buffer.alloc(8192);
+    for (let i = 0; i < 1024; i++) header.writeUInt32BE((((2 + i) << 8) | 255) >>> 0, i * 4);
+    writeFileSync(bomb, Buffer.concat([header, Buffer.alloc((1024 + 255) * 4096, 1)]));
+    expect(() => merge(bomb, undefined, chunkBounds({ x1: 5000, z1: 5000, x2: 5000, z2: 5000 }))).toThrow(
+      "r.0.0.mca: its chunks' sectors overlap, which no game writes; nothing was changed",
+    );
+  });
+
+  it("places each chunk at the region's own chunk indices for negative regions", () => {
+    scratch();
+    const live = realCopy("r.-1.-1.mca");
+    const region = { x: -1, z: -1 };
+    // Block -1,-1 is chunk -1,-1: index 31 + 31 * 32 of region -1,-1; the real file has no chunk there.
+    const plan = merge(live, live, chunkBounds({ x1: -16, z1: -16, x2: -1, z2: -1 }), region).plan;
+    expect(plan).toMatchObject({ restored: 0, removed: 0, kept: 225, touches: false });
+    const bounds = chunkBounds({ x1: -512, z1: -512, x2: -512 + 15, z2: -512 + 15 });
+    expect(bounds).toEqual({ x1: -32, z1: -32, x2: -32, z2: -32 });
+    expect(merge(undefined, live, bounds, region).plan).toMatchObject({ restored: 1, kept: 0 });
+  });
+});
