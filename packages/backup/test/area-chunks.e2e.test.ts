@@ -24,7 +24,8 @@ import {
   saveChunkAsGame,
 } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Server, startServer } from "./harness.ts";
+import { runRestore } from "../src/commands/restore.ts";
+import { backUp, inProcess, type Server, startServer } from "./harness.ts";
 
 /**
  * Issue 36: `backup restore --area` brings back the chunks of the area, and every other chunk of the world stays as
@@ -61,14 +62,6 @@ async function realWorld(): Promise<void> {
   expect((await server.run(["init"])).code).toBe(0);
 }
 
-async function backup(): Promise<void> {
-  const result = await server.run();
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  server.discord.reset();
-  server.panel.reset();
-}
-
 /** Every chunk of `after` is `expected`'s, byte for byte, with its timestamp; both hold the same chunks. */
 function expectSameChunks(after: Map<number, RawChunk>, expected: Map<number, RawChunk>, what: string): void {
   expect([...after.keys()].sort(), what).toEqual([...expected.keys()].sort());
@@ -97,7 +90,7 @@ describe("backup restore --area, chunk by chunk", () => {
   it("brings back the area's chunks in region/, entities/ and poi/; a chunk outside it saved since keeps its change", async () => {
     await realWorld();
     const folders = ["region", "entities", "poi"].map((f) => `world/${f}/r.0.0.mca`);
-    await backup();
+    await backUp(server);
     const snapshot = folders.map(chunksOf);
     // After the backup: a griefer wrecks chunk 3,3 (blocks 48..63); a player builds in chunk 10,10.
     for (const rel of folders) {
@@ -165,7 +158,7 @@ describe("backup restore --area, chunk by chunk", () => {
       expect(real?.name).toBe(name);
       copyFileSync(real?.path as string, file(`world/region/${name}`));
     }
-    await backup();
+    await backUp(server);
     const inArea = (region: { x: number; z: number }) => {
       const all: number[] = [];
       for (let i = 0; i < 1024; i++) {
@@ -207,7 +200,7 @@ describe("backup restore --area, chunk by chunk", () => {
 
   it("removes a chunk generated since the snapshot and makes a region file the world lost from the area's chunks", async () => {
     await realWorld();
-    await backup();
+    await backUp(server);
     const before = chunksOf("world/region/r.0.0.mca");
     const entities = chunksOf("world/entities/r.0.0.mca");
     // Chunk 20,20 (blocks 320..335) was generated after the backup; entities/r.0.0.mca was deleted.
@@ -251,7 +244,7 @@ describe("backup restore --area, chunk by chunk", () => {
     const real = chunksOf(rel);
     writeFileSync(file(rel), Buffer.alloc(8192));
     for (const [i, chunk] of real) saveChunkAsGame(file(rel), { x: 0, z: 0 }, i, chunkNbt(chunk), 4, chunk.timestamp);
-    await backup();
+    await backUp(server);
     const snapshot = chunksOf(rel);
     expect([...snapshot.values()].every((c) => c.compression === 4)).toBe(true);
     changeChunkAsGame(file(rel), { x: 0, z: 0 }, index(5, 5), "griefed");
@@ -281,7 +274,7 @@ describe("backup restore --area, chunk by chunk", () => {
     saveChunkAsGame(file(rel), { x: 0, z: 0 }, index(3, 3), huge(1), 3);
     saveChunkAsGame(file(rel), { x: 0, z: 0 }, index(10, 10), huge(2), 3);
     expect(chunksOf(rel).get(index(3, 3))?.compression).toBe(0x83);
-    await backup();
+    await backUp(server);
     const snapshotMcc = readFileSync(file("world/region/c.3.3.mcc"));
     // Since: chunk 3,3 was cleared (small again: the game deletes its .mcc), chunk 10,10 grew.
     saveChunkAsGame(file(rel), { x: 0, z: 0 }, index(3, 3), Buffer.from([10, 0, 0, 0]), 2);
@@ -300,7 +293,7 @@ describe("backup restore --area, chunk by chunk", () => {
 
   it("refuses a region file that is a link or a FIFO before stopping anything; --whole-regions moves it aside unread", async () => {
     await realWorld();
-    await backup();
+    await backUp(server);
     const outside = join(server.root, "secret");
     writeFileSync(outside, "not the game's");
     // A FIFO nobody writes: opening it to read would hang the restore (the witness frees it and says so).
@@ -329,5 +322,31 @@ describe("backup restore --area, chunk by chunk", () => {
     expect(whole.code, whole.stderr).toBe(0);
     expect(statSync(file("world/poi/r.0.0.mca")).isFile()).toBe(true);
     expect(readFileSync(outside, "utf8")).toBe("not the game's");
+  }, 120_000);
+
+  it("stops before replacing a region file the game saved after it was merged, and puts everything back", async () => {
+    await realWorld();
+    await backUp(server);
+    const rel = "world/region/r.0.0.mca";
+    changeChunkAsGame(file(rel), { x: 0, z: 0 }, index(3, 3), "griefed");
+    let moves = 0;
+    const restore = runRestore(inProcess(server), {
+      area: "48,48,63,63",
+      snapshot: "latest",
+      backup: false,
+      serverTimeoutMs: 60_000,
+      beforeMove: () => {
+        // While entities' file is being moved aside, the server (started from the panel) saves chunk 10,10.
+        if (++moves === 1) changeChunkAsGame(file(rel), { x: 0, z: 0 }, index(10, 10), "saved meanwhile");
+      },
+    });
+    await expect(restore).rejects.toThrow(
+      /^restore failed: world\/region\/r\.0\.0\.mca changed after its chunks were merged: is the server running again\?; everything replaced was put back$/,
+    );
+    const now = chunksOf(rel);
+    expect(chunkNbt(now.get(index(10, 10)) as RawChunk).includes("saved meanwhile")).toBe(true);
+    expect(chunkNbt(now.get(index(3, 3)) as RawChunk).includes("griefed")).toBe(true);
+    expect(readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-"))).toEqual([]);
+    expect(server.panel.signals()).toEqual(["stop", "start"]);
   }, 120_000);
 });

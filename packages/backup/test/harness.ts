@@ -14,6 +14,9 @@ import {
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { systemClock } from "@mcops/core/clock";
+import { resolvePaths } from "@mcops/core/paths";
+import { zxRunner } from "@mcops/core/runner";
 import {
   type DiscordStandIn,
   type PanelStandIn,
@@ -23,6 +26,8 @@ import {
   type ToolRun,
   toolEnv,
 } from "@mcops/testkit";
+import { expect } from "vitest";
+import type { runRestore } from "../src/commands/restore.ts";
 
 /** A game server's world, a real restic repository behind a local rclone remote, and the panel and Discord stand-ins. */
 export const BIN = fileURLToPath(new URL("../dist/backup.mjs", import.meta.url));
@@ -189,4 +194,31 @@ export function treeHash(dir: string): string {
   };
   walk(dir);
   return hash.digest("hex");
+}
+
+/** What runRestore needs to run in this process (for a test's fault or race at a move), as the tool's own context. */
+export function inProcess(server: Server): Parameters<typeof runRestore>[0] {
+  const env = server.env;
+  // restic, run by this process, finds the local rclone remote in the environment.
+  for (const [k, v] of Object.entries(env)) if (k.startsWith("RCLONE_CONFIG_")) process.env[k] = v;
+  const writer = { write: () => true };
+  return {
+    paths: resolvePaths(env),
+    env,
+    clock: systemClock,
+    stdout: writer,
+    stderr: writer,
+    runner: zxRunner,
+    signal: new AbortController().signal,
+    atExit: new Set(),
+  };
+}
+
+/** One backup that must succeed, then the stand-ins' records cleared: what a test checks comes after it. */
+export async function backUp(server: Server): Promise<void> {
+  const result = await server.run();
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  server.discord.reset();
+  server.panel.reset();
 }

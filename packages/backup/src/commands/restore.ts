@@ -105,7 +105,10 @@ export async function runRestore(
   try {
     const plan = await planRestore(ctx, options, selection, settings, resticFor(ctx, settings, logger), volume);
     if (options.dryRun) {
-      if (mergesChunks(plan)) plan.merged = await previewArea(ctx, plan, settings, logger);
+      if (mergesChunks(plan)) {
+        plan.merged = await previewArea(ctx, plan, settings, logger);
+        plan.steps = planSteps(plan, options, settings);
+      }
       ctx.stdout.write(planText(plan));
       return 0;
     }
@@ -214,8 +217,11 @@ function planSteps(plan: RestorePlan, options: RestoreOptions, settings: Setting
   const { snapshot, targets } = plan;
   const worldDir = settings.WORLD_DIR;
   const { uid, gid } = settings.owner;
-  const current = targets.filter((t) => t.inVolume).map((t) => t.rel);
   const restored = targets.filter((t) => t.inSnapshot).map((t) => t.rel);
+  // An area's region files once merged: the files the area has nothing in are not moved.
+  const swapped = plan.merged?.targets ?? targets;
+  const current = swapped.filter((t) => t.inVolume).map((t) => t.rel);
+  const placed = swapped.filter((t) => t.inSnapshot).map((t) => t.rel);
   const first = plan.stopsServer
     ? "stop the server through the panel and wait until it is offline"
     : `check that ${plan.player ? describePlayer(plan.player) : "the player"} is not online (the server keeps running)`;
@@ -234,7 +240,7 @@ function planSteps(plan: RestorePlan, options: RestoreOptions, settings: Setting
         ]
       : []),
     `move the current ${list(current)} into a new private ${join(worldDir, `${plan.asidePrefix}XXXXXX`)}`,
-    `move the restored ${list(restored)} into ${worldDir}`,
+    `move the ${mergesChunks(plan) ? "new" : "restored"} ${list(placed)} into ${worldDir}`,
     !plan.stopsServer
       ? "leave the server running"
       : options.noStart
