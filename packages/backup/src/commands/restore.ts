@@ -14,10 +14,9 @@ import { type SafetySnapshot, safetySnapshot } from "@mcops/world/snapshot";
 import { levelName } from "@mcops/world/world";
 import { backupLogger, pickSnapshot, snapshotTime, stamp, takeBackupLock } from "../job.ts";
 import { type AreaMerge, checkUnchanged, describeMerges, mergeArea } from "../restore/area.ts";
-import { chunkBounds } from "../restore/chunks.ts";
+import { type ChunkBounds, chunkBounds } from "../restore/chunks.ts";
 import { describePlayer, type Player, refuseIfOnline, resolvePlayer } from "../restore/players.ts";
 import {
-  type Area,
   areaTargets,
   describeChunks,
   describeSelection,
@@ -105,8 +104,9 @@ export async function runRestore(
   try {
     const plan = await planRestore(ctx, options, selection, settings, resticFor(ctx, settings, logger), volume);
     if (options.dryRun) {
-      if (mergesChunks(plan)) {
-        plan.merged = await previewArea(ctx, plan, settings, logger);
+      const bounds = chunkArea(plan);
+      if (bounds) {
+        plan.merged = await previewArea(ctx, plan, settings, bounds, logger);
         plan.steps = planSteps(plan, options, settings);
       }
       ctx.stdout.write(planText(plan));
@@ -142,9 +142,9 @@ interface RestorePlan {
   merged?: AreaMerge | undefined;
 }
 
-/** Whether the plan restores an area chunk by chunk (not --whole-regions). */
-const mergesChunks = (plan: { selection: Selection }): boolean =>
-  plan.selection.kind === "area" && !plan.selection.wholeRegions;
+/** The chunks of the area a plan restores chunk by chunk (not --whole-regions). */
+const chunkArea = ({ selection }: { selection: Selection }): ChunkBounds | undefined =>
+  selection.kind === "area" && !selection.wholeRegions ? chunkBounds(selection.area) : undefined;
 
 async function planRestore(
   ctx: Pick<ToolContext, "clock">,
@@ -227,6 +227,7 @@ function planSteps(plan: RestorePlan, options: RestoreOptions, settings: Setting
     : `check that ${plan.player ? describePlayer(plan.player) : "the player"} is not online (the server keeps running)`;
   const list = (rels: string[]) => (rels.length > 3 ? `${rels.length} entries` : rels.join(", ") || "(nothing)");
   const staging = join(worldDir, `${plan.stagingPrefix}XXXXXX`);
+  const bounds = chunkArea(plan);
   return [
     first,
     options.backup === false
@@ -234,13 +235,13 @@ function planSteps(plan: RestorePlan, options: RestoreOptions, settings: Setting
       : "take a snapshot of the current world tagged pre-restore",
     `restore ${list(restored)} from snapshot ${snapshot.short_id} (${snapshotTime(snapshot)}, ${snapshot.hostname}) into a new private ${staging}`,
     `check ${plan.selection.kind === "world" ? `that ${plan.level}/level.dat came back` : "what came back"}, and chown it to ${uid}:${gid} there`,
-    ...(mergesChunks(plan)
+    ...(bounds
       ? [
-          `write there, for each region file, a new one holding the snapshot's chunks in ${describeChunks(chunkBounds((plan.selection as { area: Area }).area))} and the current file's other chunks as they are`,
+          `write there, for each region file, a new one holding the snapshot's chunks in ${describeChunks(bounds)} and the current file's other chunks as they are`,
         ]
       : []),
     `move the current ${list(current)} into a new private ${join(worldDir, `${plan.asidePrefix}XXXXXX`)}`,
-    `move the ${mergesChunks(plan) ? "new" : "restored"} ${list(placed)} into ${worldDir}`,
+    `move the ${bounds ? "new" : "restored"} ${list(placed)} into ${worldDir}`,
     !plan.stopsServer
       ? "leave the server running"
       : options.noStart
@@ -283,6 +284,7 @@ async function previewArea(
   ctx: Pick<ToolContext, "paths" | "atExit">,
   plan: RestorePlan,
   settings: Settings,
+  bounds: ChunkBounds,
   logger: Logger,
 ): Promise<AreaMerge> {
   const parent = join(ctx.paths.stateDir, "restore");
@@ -305,8 +307,7 @@ async function previewArea(
       );
     }
     restored = scratch.tryDir(settings.WORLD_DIR.replace(/^\/+/, ""));
-    const area = (plan.selection as { area: Area }).area;
-    return mergeArea(plan.volume, restored, plan.targets, chunkBounds(area), logger);
+    return mergeArea(plan.volume, restored, plan.targets, bounds, logger);
   } finally {
     restored?.close();
     scratch.close();
@@ -345,11 +346,9 @@ async function restore(
     if (!plan.stopsServer) await checkOffline(panel, plan);
     let targets = plan.targets;
     let beforeMove = options.beforeMove;
-    if (mergesChunks(plan)) {
-      const area = (plan.selection as { area: Area }).area;
-      const merged = mergeArea(plan.volume, work.restored, plan.targets, chunkBounds(area), logger, {
-        owner: settings.owner,
-      });
+    const bounds = chunkArea(plan);
+    if (bounds) {
+      const merged = mergeArea(plan.volume, work.restored, plan.targets, bounds, logger, { owner: settings.owner });
       plan.merged = merged;
       targets = merged.targets;
       for (const line of describeMerges(merged)) logger.info(line);
