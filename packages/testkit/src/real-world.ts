@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import nbt from "prismarine-nbt";
+import { regionChunks } from "./region.ts";
 import { damage, levelDatNbt } from "./world.ts";
 
 /**
@@ -88,7 +89,7 @@ export function buildRealWorld(
     copyFileSync(region.path, join(dir, rel));
     if (options.unpadded) damage.unpad(join(dir, rel));
     writeFileSync(join(dir, folder, "region", "r.30.30.mca"), "");
-    const chunks = presentChunks(readFileSync(region.path));
+    const chunks = regionChunks(readFileSync(region.path)).size;
     world.regionFiles.push(rel);
     world.chunks += chunks;
     world.dimensions[dimensionName(where)] = { folder, chunks };
@@ -109,10 +110,4 @@ function dimensionName(where: string): string {
   if (where === "") return "overworld";
   const dim = where.split("/").at(-1) as string;
   return dim === "DIM-1" ? "nether" : dim === "DIM1" ? "end" : dim;
-}
-
-function presentChunks(data: Buffer): number {
-  let count = 0;
-  for (let index = 0; index < 1024; index++) if (data.readUInt32BE(index * 4) !== 0) count++;
-  return count;
 }
