@@ -11,7 +11,6 @@ import {
   SECTOR,
   timestampOf,
 } from "../region-file.ts";
-import type { Area } from "./select.ts";
 
 /**
  * An area restored chunk by chunk (issue 36): for a region file the area touches, a new region file holding the
@@ -20,6 +19,14 @@ import type { Area } from "./select.ts";
  * header is written anew for the new places. A chunk in the area the snapshot lacks (not generated then) is left out;
  * an entry the game drops when it opens the file (into the header, no sectors, past the end) is not carried.
  */
+
+/** An area in block coordinates (what F3 shows), its corners ordered: x1 <= x2, z1 <= z2. */
+export interface Area {
+  x1: number;
+  z1: number;
+  x2: number;
+  z2: number;
+}
 
 /** The chunks of an area: chunk coordinates, 16 blocks a chunk. */
 export interface ChunkBounds {

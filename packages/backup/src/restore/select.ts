@@ -4,7 +4,7 @@ import { kindOf, type VolumeDir } from "@mcops/core/volume";
 import type { Restic, Snapshot, SnapshotNode } from "@mcops/world/restic";
 import { type Dimension, dimensionFolder, parseDimension } from "../dimensions.ts";
 import { regionOfName } from "../region-file.ts";
-import { type ChunkBounds, chunkBounds, chunkCount, inChunks } from "./chunks.ts";
+import { type Area, type ChunkBounds, chunkBounds, chunkCount, inChunks } from "./chunks.ts";
 import { describePlayer, type Player } from "./players.ts";
 
 /**
@@ -12,14 +12,6 @@ import { describePlayer, type Player } from "./players.ts";
  * region files it touches, with --whole-regions), or one dimension. Each becomes a list of targets, paths relative to WORLD_DIR: what the snapshot holds there replaces what
  * the volume holds; what only the volume holds is moved aside too (the snapshot's world did not have it).
  */
-
-/** Block coordinates, the corners in any order. */
-export interface Area {
-  x1: number;
-  z1: number;
-  x2: number;
-  z2: number;
-}
 
 export type Selection =
   | { kind: "world" }
