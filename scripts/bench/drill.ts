@@ -1,15 +1,24 @@
-import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deflate, inflateSync } from "node:zlib";
 import { readRecords } from "@mcops/core/events";
 import { lastDrill } from "@mcops/core/records";
-import { type BuiltWorld, buildWorld, type PanelStandIn, startPanelStandIn, toolEnv } from "@mcops/testkit";
+import { type BuiltWorld, buildWorld } from "@mcops/testkit";
 import { TAG, walkNbt } from "@mcops/world/nbt-walk";
-import { fmt, median, ratio, writeBackupEnv } from "./lib.ts";
+import {
+  BACKUP_BIN,
+  backedUp,
+  closeRepo,
+  describeRepo,
+  fmt,
+  MiB,
+  makeWorld,
+  median,
+  type Repo,
+  ratio,
+  run,
+} from "./lib.ts";
 
 /**
  * Issue 16: the restore drill, three ways, each a ratio against an anchor measured in the same run (rounds interleaved,
@@ -29,41 +38,10 @@ import { fmt, median, ratio, writeBackupEnv } from "./lib.ts";
  *    `-o rclone.args="serve restic --stdio --b2-hard-delete --bwlimit 20M"` limits a plain restic alike, but the
  *    backup tool takes no restic options.)
  */
-const BIN = fileURLToPath(new URL("../../packages/backup/dist/backup.mjs", import.meta.url));
-const MiB = 1024 * 1024;
 /** rclone's --bwlimit 20M: 20 MiB/s, both ways. */
 const BWLIMIT = "20M";
 const BWLIMIT_BYTES = 20 * MiB;
 const deflateAsync = promisify(deflate);
-
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ ms: number; stdout: string }> {
-  const started = process.hrtime.bigint();
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => {
-      if (code !== 0) reject(new Error(`${command} ${args.join(" ")} exited ${code}: ${stderr}`));
-      else resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, stdout });
-    });
-  });
-}
-
-const mib = (bytes: number) => `${(bytes / MiB).toFixed(0)} MiB`;
-
-/** A world of about `size` MiB: as many region files (1024 chunks of 24 sections each) as it takes. */
-function makeWorld(worldDir: string, size: number): BuiltWorld {
-  const probe = mkdtempSync(join(tmpdir(), "mcops-bench-probe-"));
-  const options = { chunksPerRegion: 1024, sections: 24, variety: 16, compressions: [2] as const, players: 8 };
-  const one = buildWorld(probe, { ...options, regions: 1 });
-  rmSync(probe, { recursive: true, force: true });
-  const perRegion = one.bytes / one.regionFiles.length;
-  const regions = Math.max(1, Math.round((size * MiB) / perRegion / 3) - 2);
-  writeFileSync(join(worldDir, "server.properties"), "level-name=world\n");
-  return buildWorld(worldDir, { ...options, regions });
-}
 
 /**
  * A world of about `size` MiB whose overworld terrain is generated 1.18+ chunks, every one different: testkit's world
@@ -611,61 +589,6 @@ async function benchNbtThroughput(sets: Array<[string, string, string[]]>, round
 // 2 and 3. backup drill against restic restore alone
 // ---------------------------------------------------------------------------------------------------------------
 
-interface Repo {
-  root: string;
-  worldDir: string;
-  world: BuiltWorld;
-  env: NodeJS.ProcessEnv;
-  restic: NodeJS.ProcessEnv;
-  panel: PanelStandIn;
-  snapshot: string;
-  includes: string[];
-  /** Bytes in the repository's folder: what a restore reads at most. */
-  repoBytes: number;
-}
-
-function dirBytes(dir: string): number {
-  let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name)).size;
-  }
-  return total;
-}
-
-/** A world made by `make` in a new directory, backed up by the built tool into a local rclone remote. */
-async function backedUp(name: string, make: (worldDir: string) => BuiltWorld | Promise<BuiltWorld>): Promise<Repo> {
-  const root = mkdtempSync(join(tmpdir(), `mcops-bench-${name}-`));
-  let panel: PanelStandIn | undefined;
-  try {
-    const worldDir = join(root, "volume");
-    mkdirSync(worldDir, { recursive: true });
-    const world = await make(worldDir);
-    const password = join(root, "password");
-    writeFileSync(password, "bench password\n", { mode: 0o600 });
-    chmodSync(password, 0o600);
-    panel = await startPanelStandIn({ servers: [{ state: "offline" }] });
-    const env = toolEnv(root, { RCLONE_CONFIG_MCOPSTEST_TYPE: "local" });
-    const repository = `rclone:mcopstest:${root}/repo`;
-    writeBackupEnv(env.MCOPS_CONFIG_DIR as string, { panel, worldDir, repository, password });
-    const restic = { ...env, RESTIC_REPOSITORY: repository, RESTIC_PASSWORD_FILE: password };
-    await run(BIN, ["init"], env);
-    await run(BIN, [], env);
-    const listed = await run("restic", ["snapshots", "--json"], restic);
-    const snapshot = (JSON.parse(listed.stdout) as Array<{ id: string }>)[0]?.id as string;
-    const includes = world.worlds.flatMap((w) => ["--include", join(worldDir, w)]);
-    return { root, worldDir, world, env, restic, panel, snapshot, includes, repoBytes: dirBytes(join(root, "repo")) };
-  } catch (error) {
-    await panel?.close();
-    rmSync(root, { recursive: true, force: true });
-    throw error;
-  }
-}
-
-async function close(repo: Repo): Promise<void> {
-  await repo.panel.close();
-  rmSync(repo.root, { recursive: true, force: true });
-}
-
 /** `restic restore` alone, then `backup drill`, `rounds` times (after `warmup` of each); medians. */
 async function drillRounds(repo: Repo, rounds: number, warmup: number, extra: NodeJS.ProcessEnv = {}) {
   const restoreMs: number[] = [];
@@ -675,7 +598,7 @@ async function drillRounds(repo: Repo, rounds: number, warmup: number, extra: No
     const restic = { ...repo.restic, ...extra };
     const plain = await run("restic", ["restore", repo.snapshot, "--target", target, ...repo.includes], restic);
     rmSync(target, { recursive: true, force: true });
-    const drill = await run(BIN, ["drill", repo.snapshot], { ...repo.env, ...extra });
+    const drill = await run(BACKUP_BIN, ["drill", repo.snapshot], { ...repo.env, ...extra });
     if (round < warmup) continue; // the page cache and restic's own cache
     restoreMs.push(plain.ms);
     drillMs.push(drill.ms);
@@ -686,14 +609,11 @@ async function drillRounds(repo: Repo, rounds: number, warmup: number, extra: No
   return { restore: median(restoreMs), drill: median(drillMs), chunks };
 }
 
-/** "336 MiB world (12 region files, 12288 chunks, zlib; restic repository 8 MiB)" */
-function describe({ world, repoBytes }: Repo): string {
-  return `${mib(world.bytes)} world (${world.regionFiles.length} region files, ${world.chunks} chunks, zlib; restic repository ${mib(repoBytes)})`;
-}
-
 async function benchLocal(repo: Repo, rounds: number): Promise<void> {
   const { restore, drill, chunks } = await drillRounds(repo, rounds, 1);
-  console.log(`backup drill of testkit's generated ${describe(repo)}, local rclone remote, ${rounds} rounds, medians`);
+  console.log(
+    `backup drill of testkit's generated ${describeRepo(repo)}, local rclone remote, ${rounds} rounds, medians`,
+  );
   console.log(`  restic restore alone          ${fmt(restore)}`);
   console.log(`  backup drill                  ${fmt(drill)}   ratio ${ratio(drill, restore)} (target <= 4x)`);
   console.log(
@@ -714,7 +634,7 @@ async function benchLimited(repo: Repo, rounds: number): Promise<void> {
   const added = (ms: number, before: number) =>
     `(+${fmt(ms - before)} by the limit${ms < floor * 0.9 ? "; FASTER than the limit allows: it did not apply" : ""})`;
   console.log(
-    `backup drill of a ${describe(repo)} of generated 1.18+ chunks, rclone remote limited to 20 MiB/s (RCLONE_BWLIMIT=${BWLIMIT}), ${rounds} rounds, medians`,
+    `backup drill of a ${describeRepo(repo)} of generated 1.18+ chunks, rclone remote limited to 20 MiB/s (RCLONE_BWLIMIT=${BWLIMIT}), ${rounds} rounds, medians`,
   );
   console.log(`  the repository at 20 MiB/s    ${fmt(floor)}`);
   console.log(`  without the limit (warm-up)   restic restore ${fmt(free.restore)}, backup drill ${fmt(free.drill)}`);
@@ -740,7 +660,7 @@ export async function benchDrill(size = 300, rounds = 3, limitedSize = 100, limi
     console.log("");
     await benchLimited(limited, limitedRounds);
   } finally {
-    await close(local);
-    if (limited) await close(limited);
+    await closeRepo(local);
+    if (limited) await closeRepo(limited);
   }
 }
