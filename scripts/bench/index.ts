@@ -3,6 +3,7 @@ import { benchDiscordControl } from "./discord-control.ts";
 import { benchDrill } from "./drill.ts";
 import { benchIdleMonitor } from "./idle-monitor.ts";
 import { benchLogTailer, benchLogTailerHole } from "./log-tailer.ts";
+import { benchRestoreArea } from "./restore-area.ts";
 import { benchWebhook } from "./webhook.ts";
 
 /**
@@ -13,6 +14,7 @@ const benches: Record<string, () => void | Promise<void>> = {
   webhook: () => benchWebhook(),
   backup: () => benchBackup(),
   drill: () => benchDrill(),
+  "restore-area": () => benchRestoreArea(),
   "log-tailer": () => benchLogTailer(),
   "log-tailer-hole": () => benchLogTailerHole(),
   "idle-monitor": () => benchIdleMonitor(),
