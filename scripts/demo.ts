@@ -7,11 +7,13 @@ import { fileURLToPath } from "node:url";
 import {
   buildMrpack,
   buildWorld,
+  changeChunkAsGame,
   damage,
   describeMessage,
   mrpackFile,
   mrpackIndex,
   type ReceivedMessage,
+  regionChunks,
   startCloudflareStandIn,
   startDigitalOceanStandIn,
   startDiscordAppStandIn,
@@ -235,17 +237,20 @@ try {
   );
   await channel(0);
 
-  heading("19:30 — a griefer burns Steve's base near spawn: only that area comes back, Alex's build far away stays");
-  const region = (x: number) => join(worldDir, "world", "region", `r.${x}.0.mca`);
-  const [base, build] = [region(0), region(3)];
-  const progress = Buffer.concat([readFileSync(build), Buffer.alloc(4096, 7)]); // Alex's evening: a sector more
-  writeFileSync(build, progress);
-  const snapshotBase = readFileSync(base);
+  heading("19:30 — a griefer burns Steve's base near spawn: only its chunks come back, Alex's build next to it stays");
+  // Both in r.0.0.mca: Steve's base in chunk 0,0 (blocks 0..15), Alex's build in the first chunk east of the area.
+  const base = join(worldDir, "world", "region", "r.0.0.mca");
+  const inArea = (i: number) => (i & 31) <= 12 && i >> 5 <= 12; // the area 10,10 to 200,200: chunks 0..12
+  const snapshotBase = regionChunks(readFileSync(base)).get(0)?.raw;
+  const build = [...regionChunks(readFileSync(base)).keys()].find((i) => !inArea(i)) as number;
+  changeChunkAsGame(base, { x: 0, z: 0 }, build, "Alex's evening build");
+  const progress = regionChunks(readFileSync(base)).get(build)?.raw;
   damage.corruptChunk(base);
   await run("backup", ["restore", "--area", "10,10,200,200", "--dry-run"]);
   await run("backup", ["restore", "--area", "10,10,200,200"]);
+  const merged = regionChunks(readFileSync(base));
   console.log(
-    `  \x1b[2mr.0.0.mca (Steve's base): ${readFileSync(base).equals(snapshotBase) ? "as in the snapshot again" : "STILL GRIEFED"}; r.3.0.mca (Alex's build): ${readFileSync(build).equals(progress) ? "this evening's progress kept" : "PROGRESS LOST"}\x1b[0m`,
+    `  \x1b[2mchunk 0,0 (Steve's base): ${snapshotBase && merged.get(0)?.raw.equals(snapshotBase) ? "as in the snapshot again" : "STILL GRIEFED"}; chunk ${build & 31},${build >> 5} of the same region file (Alex's build): ${progress && merged.get(build)?.raw.equals(progress) ? "this evening's progress kept" : "PROGRESS LOST"}\x1b[0m`,
   );
 
   heading("20:15 — a plugin bug empties Steve's inventory: his player file alone comes back, the server keeps running");
