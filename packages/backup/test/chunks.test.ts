@@ -1,10 +1,24 @@
-import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  closeSync,
+  copyFileSync,
+  ftruncateSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   changeChunkAsGame,
   damage,
+  type GameRead,
   prismarineReadable,
+  readChunkAsGame,
   realRegions,
   regionChunks,
   saveChunkAsGame,
@@ -14,6 +28,7 @@ import { checkRegionFile, openRegularAt } from "../src/drill/region.ts";
 import {
   type ChunkBounds,
   chunkBounds,
+  inChunks,
   planMerge,
   type RegionMerge,
   regionSource,
@@ -105,6 +120,61 @@ async function expectReadable(path: string, count: number): Promise<void> {
     expect(checked.damage).toBeUndefined();
   } finally {
     closeSync(fd);
+  }
+}
+
+/** A chunk's bytes as the game writes them: its length, a compression byte and the payload. */
+function chunkBytes(payload: Buffer, compression = 3): Buffer {
+  const head = Buffer.alloc(5);
+  head.writeInt32BE(payload.length + 1, 0);
+  head[4] = compression;
+  return Buffer.concat([head, payload]);
+}
+
+/** An uncompressed NBT compound of about `bytes` bytes, its bytes all `mark`. */
+const nbtOf = (bytes: number, mark = 1) =>
+  Buffer.concat([
+    Buffer.from([10, 0, 0, 7, 0, 1, 0x61]),
+    Buffer.from([0, 0, 0, 0]),
+    Buffer.alloc(bytes, mark),
+    Buffer.from([0]),
+  ]).fill(0, 7, 11);
+
+/** `file` with chunk `index` pointing at `sector` with `count` sectors, and `data` written there (the file grown to hold it). */
+function withEntry(file: Buffer, index: number, sector: number, count: number, data: Buffer): Buffer {
+  const out = Buffer.alloc(Math.max(file.length, sector * 4096 + data.length));
+  file.copy(out);
+  data.copy(out, sector * 4096);
+  out.writeUInt32BE(((sector << 8) | count) >>> 0, index * 4);
+  out.writeUInt32BE(1_700_000_000, 4096 + index * 4);
+  return out;
+}
+
+/**
+ * Every chunk of the merged file reads in the game, vanilla and Spigot (Paper), exactly as it reads from its source:
+ * the snapshot's in the area, the live file's outside it. A read that throws ("error") is the game making the chunk
+ * anew, as it does for no chunk.
+ */
+function expectReadsAsSources(
+  out: Buffer,
+  sources: { live?: Buffer; snapshot?: Buffer },
+  bounds: ChunkBounds,
+  region = REGION,
+): void {
+  // What the game reads, in words: a stream by its length and digest.
+  const read = (file: Buffer | undefined, i: number, reader: "vanilla" | "spigot"): string => {
+    const got: GameRead = file ? readChunkAsGame(file, i, reader) : undefined;
+    if (got === "error" || got === undefined) return "no chunk";
+    if (!Buffer.isBuffer(got)) return `external, compression ${got.external}`;
+    return `${got.length} bytes ${createHash("sha256").update(got).digest("hex")}`;
+  };
+  for (const reader of ["vanilla", "spigot"] as const) {
+    for (let i = 0; i < 1024; i++) {
+      const inArea = inChunks(bounds, region.x * 32 + (i & 31), region.z * 32 + (i >> 5));
+      const source = inArea ? sources.snapshot : sources.live;
+      const [got, wanted] = [read(out, i, reader), read(source, i, reader)];
+      if (got !== wanted) expect(got, `${reader} chunk ${i}`).toBe(wanted);
+    }
   }
 }
 
@@ -222,14 +292,24 @@ describe("the area restore's region writer", () => {
     expect(chunks.get(0)?.sector).toBe(chunks.get(1)?.sector);
     expect(chunks.has(2)).toBe(false);
 
-    // 1024 entries, each 255 sectors starting one sector apart: 1 MiB of file that would be written out as 1 GiB.
+    // 1024 entries, each 255 sectors starting one sector apart, each sector the start of a chunk of 255 sectors the game
+    // reads: 5 MiB of file that would be written out as 1 GiB.
     const bomb = join(dir, "bomb.mca");
     const header = Buffer.alloc(8192);
     for (let i = 0; i < 1024; i++) header.writeUInt32BE((((2 + i) << 8) | 255) >>> 0, i * 4);
-    writeFileSync(bomb, Buffer.concat([header, Buffer.alloc((1024 + 255) * 4096, 1)]));
-    expect(() => merge(bomb, undefined, chunkBounds({ x1: 5000, z1: 5000, x2: 5000, z2: 5000 }))).toThrow(
+    const body = Buffer.alloc((1024 + 255) * 4096, 1);
+    for (let i = 0; i < 1024; i++) body.writeInt32BE(255 * 4096 - 4, i * 4096);
+    writeFileSync(bomb, Buffer.concat([header, body]));
+    const far = chunkBounds({ x1: 5000, z1: 5000, x2: 5000, z2: 5000 });
+    expect(() => merge(bomb, undefined, far)).toThrow(
       "r.0.0.mca: its chunks' sectors overlap, which no game writes; nothing was changed",
     );
+    // The same entries over bytes no game reads a chunk from (each length says 16 MiB): nothing of them is carried.
+    writeFileSync(bomb, Buffer.concat([header, Buffer.alloc((1024 + 255) * 4096, 1)]));
+    const { out: empty, plan: none } = merge(bomb, undefined, far);
+    expect(none).toMatchObject({ kept: 0 });
+    expect(none.dropped).toHaveLength(1024);
+    expect(empty).toEqual(Buffer.alloc(8192));
   });
 
   it("places each chunk at the region's own chunk indices for negative regions", () => {
@@ -242,5 +322,71 @@ describe("the area restore's region writer", () => {
     const bounds = chunkBounds({ x1: -512, z1: -512, x2: -512 + 15, z2: -512 + 15 });
     expect(bounds).toEqual({ x1: -32, z1: -32, x2: -32, z2: -32 });
     expect(merge(undefined, live, bounds, region).plan).toMatchObject({ restored: 1, kept: 0 });
+  });
+
+  it("carries each chunk as the game reads it, vanilla and Spigot alike, whatever the live file's header says", () => {
+    scratch();
+    const real = readFileSync((REAL as { path: string }).path);
+    const end = Math.ceil(real.length / 4096);
+    const small = chunkBytes(nbtOf(100));
+    // Chunks outside the area (row 20), each after the real file's 225 chunks, each as a damaged or hostile file has it.
+    const cases: Array<[string, Buffer]> = [
+      ["a sector count of 255 at the end of a short file", withEntry(real, index(20, 20), end, 255, small)],
+      // Spigot wrote a chunk over 255 sectors into the region file before 1.14: Paper still reads it whole.
+      [
+        "a chunk of 300 sectors as Spigot wrote it",
+        withEntry(real, index(21, 20), end, 255, chunkBytes(nbtOf(300 * 4096))),
+      ],
+      [
+        "a chunk whose length runs past the end of the file",
+        withEntry(real, index(22, 20), end, 2, chunkBytes(nbtOf(6000)).subarray(0, 100)),
+      ],
+      ["a length of 0", withEntry(real, index(23, 20), end, 1, Buffer.from([0, 0, 0, 0, 2, 9, 9]))],
+      ["a negative length", withEntry(real, index(24, 20), end, 1, Buffer.from([0xff, 0xff, 0xff, 0xf0, 2, 9]))],
+      [
+        "a chunk longer than its sector count, more of the file after it",
+        withEntry(withEntry(real, index(25, 20), end, 1, chunkBytes(nbtOf(6000))), index(26, 20), end + 2, 1, small),
+      ],
+      [
+        "an external chunk's marker in 3 sectors with bytes after it",
+        withEntry(real, index(27, 20), end, 3, Buffer.concat([Buffer.from([0, 0, 0, 9, 0x82]), Buffer.alloc(9000, 7)])),
+      ],
+    ];
+    const bounds = chunkBounds({ x1: 0, z1: 0, x2: 31, z2: 31 });
+    for (const [what, live] of cases) {
+      const path = join(dir, "live.mca");
+      writeFileSync(path, live);
+      for (const snapshot of [REAL?.path, undefined]) {
+        const { out } = merge(path, snapshot, bounds);
+        expectReadsAsSources(out, { live, ...(snapshot ? { snapshot: real } : {}) }, bounds);
+        expect(out.length % 4096, what).toBe(0);
+      }
+    }
+  });
+
+  it("drops an entry 2 GiB or more into the file, where the game cannot read, and writes nothing for it", () => {
+    scratch();
+    const path = join(dir, "sparse.mca");
+    const fd = openSync(path, "w");
+    try {
+      // A sparse file of 100 GiB: the game's user made it in a moment.
+      ftruncateSync(fd, 100 * 1024 ** 3);
+      const header = Buffer.alloc(8192);
+      for (const [i, sector] of [2, 2 ** 19, 2 ** 20 + 2, 0xff_0000].entries()) {
+        header.writeUInt32BE(((sector << 8) | 255) >>> 0, i * 4);
+        writeSync(fd, chunkBytes(nbtOf(1000 * 1000)), 0, undefined, sector * 4096);
+      }
+      writeSync(fd, header, 0, 8192, 0);
+    } finally {
+      closeSync(fd);
+    }
+    const { out, plan } = merge(path, undefined, chunkBounds({ x1: 5000, z1: 5000, x2: 5000, z2: 5000 }));
+    expect(plan.kept).toBe(1);
+    expect(plan.dropped).toEqual([
+      "live chunk 1,0: header points 2 GiB or more into the file (sector 524288), where the game cannot read",
+      "live chunk 2,0: header points 2 GiB or more into the file (sector 1048578), where the game cannot read",
+      "live chunk 3,0: header points 2 GiB or more into the file (sector 16711680), where the game cannot read",
+    ]);
+    expect(out.length).toBe((2 + 245) * 4096);
   });
 });

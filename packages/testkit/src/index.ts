@@ -57,8 +57,11 @@ export { buildRealWorld, type RealLayout, type RealRegion, type RealWorld, realR
 export {
   changeChunkAsGame,
   chunkNbt,
+  type GameRead,
   prismarineReadable,
   type RawChunk,
+  type RegionReader,
+  readChunkAsGame,
   regionChunks,
   saveChunkAsGame,
 } from "./region.ts";

@@ -44,6 +44,52 @@ export function regionChunks(file: Buffer): Map<number, RawChunk> {
   return chunks;
 }
 
+/**
+ * Which server's RegionFile reads the file: vanilla's (Fabric and Forge run it unchanged), or Spigot's and its forks'
+ * (Paper, Purpur), which read a chunk whose sector count is 255 as far as its length says (Spigot wrote chunks over
+ * 255 sectors into the region file before 1.14) and reserve that many sectors when they open the file.
+ */
+export type RegionReader = "vanilla" | "spigot";
+
+/** What the game reads for a chunk: the compression byte and the payload, or the compression of its `.mcc` file. */
+export type GameRead = Buffer | { external: number } | "error" | undefined;
+
+/**
+ * What RegionFile.getChunkDataInputStream hands the decompressor for chunk `index` of the region file `file`, as its
+ * source reads (net.minecraft.world.level.chunk.storage.RegionFile, 1.14+, and Spigot's patch of it): the constructor
+ * zeroes an entry into the header, with no sectors, or starting past the end; a read takes `count` sectors (Spigot: a
+ * count of 255 as its length says) from `sector * 4096` in Java ints, and gives no chunk (undefined: the game
+ * generates it anew) for fewer than 5 bytes, a length of 0, a stream longer than what was read, or a negative one.
+ * "error" where the game's read throws: a position from 2 GiB on overflows (negative, or wrapped to another place),
+ * and so does Spigot's buffer of a length of 2 GiB or more.
+ */
+export function readChunkAsGame(file: Buffer, index: number, reader: RegionReader = "vanilla"): GameRead {
+  const location = file.length >= 4 * (index + 1) ? file.readInt32BE(index * 4) : 0;
+  if (location === 0) return undefined;
+  const sector = (location >> 8) & 0xffffff;
+  const start = sector * 4096;
+  let count = location & 0xff;
+  if (reader === "spigot" && count === 255) {
+    // ByteBuffer.allocate(4), zeros where the file ends; (realLen + 4) / 4096 + 1 in ints.
+    const realLen = Buffer.alloc(4);
+    file.copy(realLen, 0, start, Math.min(file.length, start + 4));
+    count = (Math.trunc(((realLen.readInt32BE(0) + 4) | 0) / 4096) + 1) | 0;
+  }
+  if (sector < 2 || count === 0 || start > file.length) return undefined;
+  if (start > 0x7fffffff) return "error";
+  const wanted = (count * 4096) | 0;
+  if (wanted < 0) return "error";
+  const bytes = file.subarray(start, Math.min(file.length, start + wanted));
+  if (bytes.length < 5) return undefined;
+  const length = bytes.readInt32BE(0);
+  const version = bytes[4] as number;
+  if (length === 0) return undefined;
+  const stream = (length - 1) | 0;
+  if (version & 0x80) return { external: version & 0x7f };
+  if (stream > bytes.length - 5 || stream < 0) return undefined;
+  return bytes.subarray(4, 5 + stream);
+}
+
 /** A chunk's uncompressed NBT. */
 export function chunkNbt(chunk: RawChunk, mcc?: Buffer): Buffer {
   const payload = chunk.compression & 0x80 ? (mcc as Buffer) : chunk.raw.subarray(5);
