@@ -10,6 +10,11 @@ export const HEADER_BYTES = 2 * SECTOR;
 export const MAX_SECTORS_PER_CHUNK = 255;
 /** A chunk's first sector is 24 bits of the location. */
 export const MAX_SECTOR = 0xff_ffff;
+/**
+ * The last sector the game can read a chunk from: it reads at `sector * 4096` in 32-bit ints, which from 2 GiB on is
+ * negative (the read throws) or wraps around to another place in the file.
+ */
+export const MAX_READABLE_SECTOR = 2 ** 19 - 1;
 
 /** A present chunk: its place in the file, from the header, and its world chunk coordinates. */
 export interface Location {
@@ -41,8 +46,8 @@ export function chunkAt(region: { x: number; z: number }, index: number): { x: n
 }
 
 /**
- * The header's entries as the game takes them when it opens the file: an entry pointing into the header, with no
- * sectors, or starting past the end of the file is dropped.
+ * The header's entries as the game takes them: an entry pointing into the header, with no sectors, or starting past the
+ * end of the file is dropped when it opens the file; one starting 2 GiB or more into the file when it reads it.
  */
 export function headerEntries(header: Buffer, size: number, region: { x: number; z: number }): HeaderEntries {
   const entries: HeaderEntries = { list: [], dropped: [] };
@@ -58,11 +63,53 @@ export function headerEntries(header: Buffer, size: number, region: { x: number;
     else if (count === 0) problem = `${at}: header gives sector ${sector} with a sector count of 0`;
     else if (sector * SECTOR >= size) {
       problem = `${at}: header points past the end (sector ${sector}, the file ends in sector ${Math.ceil(size / SECTOR) - 1})`;
+    } else if (sector > MAX_READABLE_SECTOR) {
+      problem = `${at}: header points 2 GiB or more into the file (sector ${sector}), where the game cannot read`;
     }
     if (problem) entries.dropped.push({ index, problem });
     else entries.list.push({ index, sector, count, x, z });
   }
   return entries;
+}
+
+/**
+ * What of a present chunk the game reads, from the 5 bytes at its first sector (`head`, fewer where the file ends) and
+ * the `available` bytes from there to the end of the file: its length, compression byte and payload (4 + length
+ * bytes; for a chunk in its `c.<x>.<z>.mcc`, the 5 bytes of the marker), or why no game reads a chunk there (it makes
+ * the chunk anew). Vanilla reads `count` sectors; Spigot and its forks (Paper, Purpur) read a chunk whose count is 255
+ * as far as its length says (Spigot wrote chunks over 255 sectors into the region file before 1.14), below 2 GiB.
+ */
+export function chunkStream(
+  location: Location,
+  head: Buffer,
+  available: number,
+): { bytes: number } | { problem: string } {
+  const at = `chunk ${location.x},${location.z}`;
+  if (head.length < 5) return { problem: `${at}: the file ends ${head.length} bytes into it` };
+  const length = head.readInt32BE(0);
+  if (length === 0) return { problem: `${at}: allocated, but its data is missing (length 0)` };
+  if (((head[4] as number) & 0x80) !== 0) return { bytes: 5 };
+  if (length < 0) return { problem: `${at}: its length is negative (${length})` };
+  const bytes = 4 + length;
+  if (bytes > available) {
+    return { problem: `${at}: truncated: its length says ${length - 1} bytes, the file has ${available - 5}` };
+  }
+  const spigot = location.count === MAX_SECTORS_PER_CHUNK && bytes < 2 ** 31 - SECTOR;
+  if (bytes > location.count * SECTOR && !spigot) {
+    return { problem: `${at}: its length says ${length - 1} bytes, more than its ${location.count} sectors hold` };
+  }
+  return { bytes };
+}
+
+/**
+ * Where a chunk of `bytes` (chunkStream) goes in a new file: the sectors it takes, the count its header entry gives
+ * (at most 255), and the sectors the game reserves for it when it opens the file (Spigot: the length's for a count of
+ * 255, a sector more than it takes when the length fills its last sector), which no other chunk may share.
+ */
+export function sectorsOf(bytes: number): { count: number; reserved: number } {
+  const taken = Math.ceil(bytes / SECTOR);
+  if (taken < MAX_SECTORS_PER_CHUNK) return { count: taken, reserved: taken };
+  return { count: MAX_SECTORS_PER_CHUNK, reserved: Math.floor(bytes / SECTOR) + 1 };
 }
 
 /** The timestamp of entry `index`. */

@@ -3,21 +3,27 @@ import { JobError } from "@mcops/core/errors";
 import { readRange, setOwnerAndMode } from "@mcops/core/volume";
 import {
   chunkAt,
+  chunkStream,
   HEADER_BYTES,
   headerEntries,
   headerOf,
   type Location,
+  MAX_READABLE_SECTOR,
   MAX_SECTOR,
   SECTOR,
+  sectorsOf,
   timestampOf,
 } from "../region-file.ts";
 
 /**
  * An area restored chunk by chunk (issue 36): for a region file the area touches, a new region file holding the
- * snapshot's version of every chunk in the area and the live version of every other chunk. Each chunk's sectors are
- * carried as they are (length, compression byte, payload, an external chunk's marker), with its own timestamp; the
- * header is written anew for the new places. A chunk in the area the snapshot lacks (not generated then) is left out;
- * an entry the game drops when it opens the file (into the header, no sectors, past the end) is not carried.
+ * snapshot's version of every chunk in the area and the live version of every other chunk. Each chunk is carried as
+ * the game reads it (chunkStream: its length, compression byte and payload, an external chunk's marker; a chunk Spigot
+ * wrote over 255 sectors whole), with its own timestamp; the header is written anew for the new places, so that
+ * vanilla and Paper read every chunk of the new file as they read it from its source. A chunk in the area the snapshot
+ * lacks (not generated then) is left out; an entry no game reads a chunk from (into the header, no sectors, past the
+ * end, past 2 GiB, a length of 0, a stream longer than the file or its sectors) is not carried: the game makes that
+ * chunk anew either way.
  */
 
 /** An area in block coordinates (what F3 shows), its corners ordered: x1 <= x2, z1 <= z2. */
@@ -61,12 +67,13 @@ export function regionSource(fd: number): RegionSource {
   return { fd, size, header: headerOf(readRange(fd, 0, HEADER_BYTES)) };
 }
 
-/** One chunk of the new file: where its sectors are read from. */
+/** One chunk of the new file: where its bytes are read from. */
 interface Carried {
   index: number;
   from: "live" | "snapshot";
   sector: number;
-  count: number;
+  /** What the game reads of it, from its first sector on (chunkStream). */
+  bytes: number;
   timestamp: number;
 }
 
@@ -106,27 +113,36 @@ export function planMerge(
     const { x, z } = chunkAt(region, index);
     const inArea = inChunks(bounds, x, z);
     const [side, from, source] = inArea ? [theirs, "snapshot" as const, snapshot] : [ours, "live" as const, live];
-    const dropped = side.dropped.get(index);
+    const found = side.at.get(index);
+    const stream = found && source ? streamOf(source, found) : undefined;
+    const dropped = side.dropped.get(index) ?? (stream && "problem" in stream ? stream.problem : undefined);
     if (dropped) merge.dropped.push(`${from} ${dropped}`);
-    const location = side.at.get(index);
+    const carried = stream && "bytes" in stream ? stream.bytes : undefined;
     if (inArea) {
-      if (location || ours.at.has(index) || dropped || ours.dropped.has(index)) merge.touches = true;
-      if (location) merge.restored++;
+      if (found || ours.at.has(index) || dropped || ours.dropped.has(index)) merge.touches = true;
+      if (carried) merge.restored++;
       else if (ours.at.has(index)) merge.removed++;
-    } else if (location) merge.kept++;
-    if (location && source) {
-      const { sector, count } = location;
-      merge.chunks.push({ index, from, sector, count, timestamp: timestampOf(source.header, index) });
+    } else if (carried) merge.kept++;
+    if (found && source && carried) {
+      const timestamp = timestampOf(source.header, index);
+      merge.chunks.push({ index, from, sector: found.sector, bytes: carried, timestamp });
     }
   }
   return merge;
 }
 
+/** What the game reads of the chunk at `location` of `source` (chunkStream), from its first 5 bytes. */
+function streamOf(source: RegionSource, location: Location): ReturnType<typeof chunkStream> {
+  const start = location.sector * SECTOR;
+  return chunkStream(location, readRange(source.fd, start, 5), source.size - start);
+}
+
 /**
- * Writes the new region file into `out` (an empty file): the header, then each chunk's sectors in the order of the
- * sources' files, whole sectors (what the game reads: a last sector the game left unpadded is padded with zeros).
- * Entries sharing their first sector share it in the new file too. The new file is never larger than both sources
- * together: entries built to overlap (no game writes them) would multiply a small file, and are refused.
+ * Writes the new region file into `out` (an empty file): the header, then each chunk's bytes in the order of the
+ * sources' files, each from the start of a sector, whole sectors (what the game reads: a last sector left unpadded, or
+ * a chunk's sectors past its length, are zeros). Entries sharing their first sector share it in the new file too.
+ * The new file is never larger than both sources together (as far as the game reads them): entries built to overlap
+ * (no game writes them) would multiply a small file, and are refused before anything is written.
  */
 export function writeMerge(
   merge: RegionMerge,
@@ -134,35 +150,70 @@ export function writeMerge(
   out: number,
   what: string,
 ): { bytes: number } {
+  const { placed, end } = layOut(merge, sources, what);
   const header = Buffer.alloc(HEADER_BYTES);
-  const sectorsOf = (source: RegionSource | undefined) => (source ? Math.ceil(source.size / SECTOR) : 0);
-  const limit = Math.min(MAX_SECTOR, 2 + sectorsOf(sources.live) + sectorsOf(sources.snapshot));
-  const placed = new Map<string, number>();
-  let next = 2;
-  const ordered = [...merge.chunks].sort((a, b) => a.from.localeCompare(b.from) || a.sector - b.sector);
-  for (const chunk of ordered) {
-    const source = sources[chunk.from] as RegionSource;
-    const key = `${chunk.from}:${chunk.sector}:${chunk.count}`;
-    let at = placed.get(key);
-    if (at === undefined) {
-      at = next;
-      if (at + chunk.count > limit) {
-        throw new JobError(`${what}: its chunks' sectors overlap, which no game writes; nothing was changed`, {
-          hint: "look at the file; restore its region files whole with --whole-regions",
-        });
-      }
-      const start = chunk.sector * SECTOR;
-      const bytes = readRange(source.fd, start, Math.min(chunk.count * SECTOR, source.size - start));
-      writeAll(out, bytes, at * SECTOR);
-      placed.set(key, at);
-      next += chunk.count;
+  const written = new Set<number>();
+  for (const chunk of merge.chunks) {
+    const at = placed.get(`${chunk.from}:${chunk.sector}`) as number;
+    if (!written.has(at)) {
+      copyChunk(sources[chunk.from] as RegionSource, chunk, out, at, what);
+      written.add(at);
     }
-    header.writeUInt32BE(((at << 8) | chunk.count) >>> 0, chunk.index * 4);
+    header.writeUInt32BE(((at << 8) | sectorsOf(chunk.bytes).count) >>> 0, chunk.index * 4);
     header.writeUInt32BE(chunk.timestamp, SECTOR + chunk.index * 4);
   }
   writeAll(out, header, 0);
-  ftruncateSync(out, next * SECTOR);
-  return { bytes: next * SECTOR };
+  ftruncateSync(out, end * SECTOR);
+  return { bytes: end * SECTOR };
+}
+
+/**
+ * Each chunk's first sector in the new file (by `from:sector`), in the order of the sources' files, and the file's
+ * end; refused when that would be larger than both sources, each as far as the game can read it (a chunk starts below
+ * 2 GiB and is shorter than 2 GiB): a sparse file says it is larger than it is.
+ */
+function layOut(
+  merge: RegionMerge,
+  sources: { live?: RegionSource | undefined; snapshot?: RegionSource | undefined },
+  what: string,
+): { placed: Map<string, number>; end: number } {
+  const readable = (source: RegionSource | undefined) =>
+    source ? Math.min(Math.ceil(source.size / SECTOR), 2 * (MAX_READABLE_SECTOR + 1)) : 0;
+  const limit = Math.min(MAX_SECTOR, 2 + readable(sources.live) + readable(sources.snapshot));
+  const placed = new Map<string, number>();
+  let end = 2;
+  const ordered = [...merge.chunks].sort((a, b) => a.from.localeCompare(b.from) || a.sector - b.sector);
+  for (const chunk of ordered) {
+    const key = `${chunk.from}:${chunk.sector}`;
+    if (placed.has(key)) continue;
+    const { reserved } = sectorsOf(chunk.bytes);
+    if (end + reserved > limit) {
+      throw new JobError(`${what}: its chunks' sectors overlap, which no game writes; nothing was changed`, {
+        hint: "look at the file; restore its region files whole with --whole-regions",
+      });
+    }
+    placed.set(key, end);
+    end += reserved;
+  }
+  return { placed, end };
+}
+
+/** The most of a chunk read into memory at once: a chunk Spigot wrote can be far longer than 1 MiB. */
+const PIECE = 1024 * 1024;
+
+/** Copies the bytes of `chunk` from its source to sector `at` of `out`, a piece at a time. */
+function copyChunk(source: RegionSource, chunk: Carried, out: number, at: number, what: string): void {
+  const start = chunk.sector * SECTOR;
+  for (let done = 0; done < chunk.bytes; ) {
+    const piece = readRange(source.fd, start + done, Math.min(PIECE, chunk.bytes - done));
+    if (piece.length === 0) {
+      throw new JobError(`${what} changed while its chunks were read: is the server running again?`, {
+        hint: "stop it from the panel and run the restore again",
+      });
+    }
+    writeAll(out, piece, at * SECTOR + done);
+    done += piece.length;
+  }
 }
 
 function writeAll(fd: number, data: Buffer, position: number): void {
