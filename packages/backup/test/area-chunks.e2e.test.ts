@@ -349,4 +349,54 @@ describe("backup restore --area, chunk by chunk", () => {
     expect(readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-"))).toEqual([]);
     expect(server.panel.signals()).toEqual(["stop", "start"]);
   }, 120_000);
+
+  it("stops before replacing a region file the game made after the merge where there was none, and puts everything back", async () => {
+    await realWorld();
+    await backUp(server);
+    const rel = "world/region/r.0.0.mca";
+    const snapshot = chunksOf(rel);
+    // The live world had lost its region file: the merge makes one from the area's chunks alone.
+    unlinkSync(file(rel));
+    let moves = 0;
+    const restore = runRestore(inProcess(server), {
+      area: "48,48,63,63",
+      snapshot: "latest",
+      backup: false,
+      serverTimeoutMs: 60_000,
+      beforeMove: () => {
+        // While entities' file is being moved, the server (started from the panel) generates chunk 10,10 anew.
+        if (++moves === 1) {
+          writeFileSync(file(rel), Buffer.alloc(8192));
+          saveChunkAsGame(file(rel), { x: 0, z: 0 }, index(10, 10), chunkNbt(snapshot.get(0) as RawChunk), 2);
+        }
+      },
+    });
+    await expect(restore).rejects.toThrow(
+      /^restore failed: world\/region\/r\.0\.0\.mca changed after its chunks were merged: is the server running again\?; everything replaced was put back$/,
+    );
+    expect([...chunksOf(rel).keys()]).toEqual([index(10, 10)]);
+    expect(readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-"))).toEqual([]);
+    expect(server.panel.signals()).toEqual(["stop", "start"]);
+  }, 120_000);
+
+  it("takes only the names the game gives its files: r.00.0.mca, r.-0.0.mca and c.03.3.mcc are none of the area's", async () => {
+    await realWorld();
+    // What a plugin or a hand left beside the game's files, in the volume and so in the snapshot.
+    const others = ["r.00.0.mca", "r.-0.0.mca", "r.0.-0.mca", "r.0.0.mca.bak", "c.03.3.mcc", "c.3.03.mcc"];
+    for (const name of others) copyFileSync(file("world/region/r.0.0.mca"), file(`world/region/${name}`));
+    await backUp(server);
+    changeChunkAsGame(file("world/region/r.0.0.mca"), { x: 0, z: 0 }, index(3, 3), "griefed");
+    for (const name of others) writeFileSync(file(`world/region/${name}`), `changed since: ${name}`);
+
+    const plan = await server.run(["restore", "--area", "50,50,60,62", "--dry-run"]);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain("3 chunks come back from 3 region files.\nEntries (3):\n");
+    for (const name of others) expect(plan.stdout).not.toContain(name);
+
+    const result = await server.run(["restore", "--area", "50,50,60,62"]);
+    expect(result.code, result.stderr).toBe(0);
+    for (const name of others)
+      expect(readFileSync(file(`world/region/${name}`), "utf8")).toBe(`changed since: ${name}`);
+    expect(lastMessage().description).toContain("\n3 chunks come back from 3 region files.");
+  }, 120_000);
 });
