@@ -115,8 +115,14 @@ export function sectorsOf(bytes: number): { count: number; reserved: number } {
 /** The timestamp of entry `index`. */
 export const timestampOf = (header: Buffer, index: number): number => header.readUInt32BE(SECTOR + index * 4);
 
+/**
+ * A region file's name `r.<x>.<z>.mca` or an external chunk's `c.<x>.<z>.mcc`, as the game makes them ("r." + x + "."
+ * + z + ".mca"): integers as Java writes them, so `r.00.0.mca` and `r.-0.0.mca` are names the game never reads.
+ */
+export const GAME_FILE_NAME = /^(r|c)\.(0|-?[1-9]\d*)\.(0|-?[1-9]\d*)\.(mca|mcc)$/;
+
 /** Region coordinates from a region file's name `r.<x>.<z>.mca`; undefined for any other name. */
 export function regionOfName(name: string): { x: number; z: number } | undefined {
-  const match = /^r\.(-?\d+)\.(-?\d+)\.mca$/.exec(name);
-  return match ? { x: Number(match[1]), z: Number(match[2]) } : undefined;
+  const match = GAME_FILE_NAME.exec(name);
+  return match?.[1] === "r" && match[4] === "mca" ? { x: Number(match[2]), z: Number(match[3]) } : undefined;
 }

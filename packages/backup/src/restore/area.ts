@@ -24,8 +24,11 @@ export interface AreaMerge {
   files: Array<{ rel: string; merge: RegionMerge }>;
   restored: number;
   removed: number;
-  /** The live region files read, as they were: a change before they are moved aside stops the restore. */
-  seen: Map<string, Stats>;
+  /**
+   * The live region files read, as they were (undefined: there was none): a change before they are moved aside, or
+   * one made where there was none, stops the restore.
+   */
+  seen: Map<string, Stats | undefined>;
 }
 
 /**
@@ -62,7 +65,7 @@ export function mergeArea(
       result.files.push({ rel: target.rel, merge });
       result.restored += merge.restored;
       result.removed += merge.removed;
-      if (live) result.seen.set(target.rel, live.stat);
+      result.seen.set(target.rel, live?.stat);
       result.targets.push({ rel: target.rel, inSnapshot: true, inVolume: live !== undefined });
       if (write && restored) {
         const mode = (live ?? theirs)?.stat.mode ?? 0o644;
@@ -99,15 +102,19 @@ function placeMerged(
 }
 
 /**
- * Before a merged region file's live copy is moved aside: it must be the file that was read. A server started
- * meanwhile (from the panel) writes it, and those chunks would be lost to the restored file.
+ * Before a merged region file's live copy is moved aside, or the merged file put where there was none: it must be the
+ * file that was read, or still none. A server started meanwhile (from the panel) writes it, and those chunks would be
+ * lost to the restored file.
  */
-export function checkUnchanged(volume: VolumeDir, seen: Map<string, Stats>, rel: string): void {
+export function checkUnchanged(volume: VolumeDir, seen: Map<string, Stats | undefined>, rel: string): void {
+  if (!seen.has(rel)) return;
   const before = seen.get(rel);
-  if (!before) return;
   seen.delete(rel);
   const now = volume.lstat(rel);
-  if (!now || now.ino !== before.ino || now.size !== before.size || now.mtimeMs !== before.mtimeMs) {
+  const changed = before
+    ? !now || now.ino !== before.ino || now.size !== before.size || now.mtimeMs !== before.mtimeMs
+    : now !== undefined;
+  if (changed) {
     throw new JobError(`${rel} changed after its chunks were merged: is the server running again?`, {
       hint: "stop it from the panel and run the restore again",
     });

@@ -3,7 +3,7 @@ import { JobError, UsageError } from "@mcops/core/errors";
 import { kindOf, type VolumeDir } from "@mcops/core/volume";
 import type { Restic, Snapshot, SnapshotNode } from "@mcops/world/restic";
 import { type Dimension, dimensionFolder, parseDimension } from "../dimensions.ts";
-import { regionOfName } from "../region-file.ts";
+import { GAME_FILE_NAME, regionOfName } from "../region-file.ts";
 import { type Area, type ChunkBounds, chunkBounds, chunkCount, inChunks } from "./chunks.ts";
 import { describePlayer, type Player } from "./players.ts";
 
@@ -86,12 +86,12 @@ function regionCount(area: Area): number {
 }
 
 /**
- * Whether the region file or external chunk file `name` lies in the area: a region file when the area touches its
- * region; an external chunk (c.<x>.<z>.mcc) when its chunk is in the area, or with `wholeRegions` in one of the
+ * Whether the region file or external chunk file `name` (as the game names them) lies in the area: a region file when
+ * the area touches its region; an external chunk (c.<x>.<z>.mcc) when its chunk is in the area, or with `wholeRegions` in one of the
  * area's regions (32 chunks a region).
  */
 function inArea(name: string, area: Area, wholeRegions: boolean): boolean {
-  const match = /^(r|c)\.(-?\d+)\.(-?\d+)\.(mca|mcc)$/.exec(name);
+  const match = GAME_FILE_NAME.exec(name);
   if (!match || (match[1] === "r") !== (match[4] === "mca")) return false;
   const [x, z] = [Number(match[2]), Number(match[3])];
   if (match[1] === "c" && !wholeRegions) return inChunks(chunkBounds(area), x, z);
