@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   copyFileSync,
   existsSync,
@@ -12,6 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { resolvePaths } from "@mcops/core/paths";
 import {
   buildRealWorld,
   changeChunkAsGame,
@@ -25,7 +26,7 @@ import {
 } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { runRestore } from "../src/commands/restore.ts";
-import { backUp, inProcess, type Server, startServer } from "./harness.ts";
+import { BIN, backUp, inProcess, type Server, startServer } from "./harness.ts";
 
 /**
  * Issue 36: `backup restore --area` brings back the chunks of the area, and every other chunk of the world stays as
@@ -398,5 +399,49 @@ describe("backup restore --area, chunk by chunk", () => {
     for (const name of others)
       expect(readFileSync(file(`world/region/${name}`), "utf8")).toBe(`changed since: ${name}`);
     expect(lastMessage().description).toContain("\n3 chunks come back from 3 region files.");
+  }, 120_000);
+
+  it("the dry run removes the copy a killed dry run left, never a running one's, and stops (exit 75) before a copy that would not fit", async () => {
+    await realWorld();
+    await backUp(server);
+    const parent = join(resolvePaths(server.env).stateDir, "restore");
+    // A dry run killed with -9 left its copy; another dry run (this process stands for it) is counting now.
+    const gone = spawnSync("true").pid;
+    const left = `plan-2026-11-22T07-00-00Z-${gone}-abcdef`;
+    const running = `plan-2026-11-22T07-00-00Z-${process.pid}-ghijkl`;
+    for (const name of [left, running]) mkdirSync(join(parent, name, "world", "region"), { recursive: true });
+    const plan = await server.run(["restore", "--area", "50,50,60,62", "--dry-run"]);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(readdirSync(parent)).toEqual([running]);
+    expect(server.backupLog()).toMatch(new RegExp(`WARN removing .*/${left}, left by a dry run that was killed\n`));
+
+    // A 256 KiB tmpfs where the copy goes, in a private mount namespace: the area's 3 region files are 3 MiB.
+    const tiny = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(
+        "unshare",
+        [
+          "-m",
+          "sh",
+          "-c",
+          `mount -t tmpfs -o size=256k none '${parent}' && exec "$0" "$@"`,
+          process.execPath,
+          BIN,
+          "restore",
+          "--area",
+          "50,50,60,62",
+          "--dry-run",
+        ],
+        { env: server.env, cwd: server.root },
+      );
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    expect(tiny.stderr).toMatch(
+      /^backup: not enough space in .*\/restore for the dry run's copy of the snapshot's 3 region files: it needs 3\.\d MiB \(and 10 %\), 256(\.0)? KiB is free — /,
+    );
+    expect(tiny.code).toBe(75);
+    expect(readdirSync(parent)).toEqual([running]);
+    expect(server.panel.signals()).toEqual([]);
   }, 120_000);
 });
