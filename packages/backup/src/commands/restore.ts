@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { BusyError, JobError, type McopsError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
@@ -16,6 +16,7 @@ import { backupLogger, pickSnapshot, snapshotTime, stamp, takeBackupLock } from 
 import { type AreaMerge, checkUnchanged, describeMerges, mergeArea } from "../restore/area.ts";
 import { type ChunkBounds, chunkBounds } from "../restore/chunks.ts";
 import { describePlayer, type Player, refuseIfOnline, resolvePlayer } from "../restore/players.ts";
+import { makeScratch } from "../restore/scratch.ts";
 import {
   areaTargets,
   describeChunks,
@@ -277,8 +278,8 @@ function chunksText(merged: AreaMerge): string {
 
 /**
  * --dry-run of an area restored chunk by chunk: the snapshot's region files of the area are restored into a private
- * scratch directory in the state directory (never into the volume), their headers and the live files' read, and the
- * scratch directory removed.
+ * scratch directory in the state directory (never into the volume; restore/scratch.ts), their headers and the live
+ * files' read, and the scratch directory removed.
  */
 async function previewArea(
   ctx: Pick<ToolContext, "paths" | "atExit">,
@@ -287,9 +288,9 @@ async function previewArea(
   bounds: ChunkBounds,
   logger: Logger,
 ): Promise<AreaMerge> {
-  const parent = join(ctx.paths.stateDir, "restore");
-  mkdirSync(parent, { recursive: true, mode: 0o700 });
-  const path = mkdtempSync(join(parent, `plan-${stamp(plan.now)}-`));
+  const wanted = plan.targets.filter((t) => t.inSnapshot && t.region);
+  const copy = { bytes: wanted.reduce((sum, t) => sum + (t.size ?? 0), 0), files: wanted.length };
+  const path = makeScratch(join(ctx.paths.stateDir, "restore"), stamp(plan.now), copy, logger);
   const remove = async (): Promise<void> => {
     rmSync(path, { recursive: true, force: true, maxRetries: 3 });
     ctx.atExit.delete(remove);
@@ -298,7 +299,6 @@ async function previewArea(
   const scratch = VolumeDir.open(path, "the scratch directory");
   let restored: VolumeDir | undefined;
   try {
-    const wanted = plan.targets.filter((t) => t.inSnapshot && t.region);
     if (wanted.length) {
       await plan.restic.restore(
         plan.snapshot.id,

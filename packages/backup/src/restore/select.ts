@@ -26,6 +26,8 @@ export interface Target {
   inVolume: boolean;
   /** A region file whose chunks in the area come from the snapshot and the rest from the volume (chunks.ts). */
   region?: { x: number; z: number };
+  /** Its size in the snapshot, as `restic ls` says. */
+  size?: number | undefined;
 }
 
 /** The world border is 29,999,984 blocks from the centre. */
@@ -238,8 +240,13 @@ async function targetsIn(where: Where, rels: string[], type: "file" | "dir"): Pr
 }
 
 function targetsFrom(where: Where, rels: string[], listed: SnapshotNode[], type: "file" | "dir"): Target[] {
-  const held = new Set(listed.filter((n) => n.type === type).map((n) => relativeTo(where.worldDir, n.path)));
-  return rels.map((rel) => ({ rel, inSnapshot: held.has(rel), inVolume: where.volume.lstat(rel) !== undefined }));
+  const held = new Map(listed.filter((n) => n.type === type).map((n) => [relativeTo(where.worldDir, n.path), n.size]));
+  return rels.map((rel) => ({
+    rel,
+    inSnapshot: held.has(rel),
+    inVolume: where.volume.lstat(rel) !== undefined,
+    ...(held.has(rel) ? { size: held.get(rel) } : {}),
+  }));
 }
 
 function relativeTo(worldDir: string, path: string): string {
