@@ -89,8 +89,8 @@ function regionCount(area: Area): number {
 
 /**
  * Whether the region file or external chunk file `name` (as the game names them) lies in the area: a region file when
- * the area touches its region; an external chunk (c.<x>.<z>.mcc) when its chunk is in the area, or with `wholeRegions` in one of the
- * area's regions (32 chunks a region).
+ * the area touches its region; an external chunk (c.<x>.<z>.mcc) when its chunk is in the area, or with `wholeRegions`
+ * in one of the area's regions (32 chunks a region).
  */
 function inArea(name: string, area: Area, wholeRegions: boolean): boolean {
   const match = GAME_FILE_NAME.exec(name);
