@@ -352,6 +352,11 @@ describe("the area restore's region writer", () => {
         withEntry(real, index(27, 20), end, 3, Buffer.concat([Buffer.from([0, 0, 0, 9, 0x82]), Buffer.alloc(9000, 7)])),
       ],
     ];
+    // The reader reads the game's own chunks, and Spigot's long one only as Spigot does.
+    for (const [i, chunk] of regionChunks(real)) expect(readChunkAsGame(real, i)).toEqual(chunk.raw.subarray(4));
+    const spigot = (cases[1] as [string, Buffer])[1];
+    expect(readChunkAsGame(spigot, index(21, 20), "vanilla")).toBeUndefined();
+    expect(readChunkAsGame(spigot, index(21, 20), "spigot")).toHaveLength(300 * 4096 + 13);
     const bounds = chunkBounds({ x1: 0, z1: 0, x2: 31, z2: 31 });
     for (const [what, live] of cases) {
       const path = join(dir, "live.mca");
