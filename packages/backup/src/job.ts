@@ -1,5 +1,8 @@
-import { describeError, JobError } from "@mcops/core/errors";
+import { lstatSync, readdirSync, rmSync, statfsSync } from "node:fs";
+import { join } from "node:path";
+import { BusyError, describeError, JobError } from "@mcops/core/errors";
 import { recordingLogger } from "@mcops/core/events";
+import { formatBytes } from "@mcops/core/format";
 import { createNotifier, type Notifier, toolNotifier } from "@mcops/core/http";
 import { acquireLock, type Lock } from "@mcops/core/lock";
 import { type Logger, silentLogger } from "@mcops/core/log";
@@ -131,4 +134,48 @@ export function pickSnapshot(snapshots: Snapshot[], wanted: SnapshotWanted, tags
   if (matches.length > 1)
     throw new JobError(`"${id}" names ${matches.length} snapshots`, { hint: "give more of the id" });
   return matches[0] as Snapshot;
+}
+
+/** Room asked for above a copy's size: restic's own files while it restores, and the filesystem's slack. */
+const SPACE_MARGIN = 1.1;
+
+/**
+ * Stops (exit 75) before a copy of `bytes` is made in `dir` when it and a tenth more would not fit there: the drill's
+ * scratch copy of a snapshot, an area's dry run's copy of its region files. Returns the free and the needed bytes.
+ */
+export function checkRoom(
+  dir: string,
+  bytes: number,
+  copy: { for: string; of: string; hint: string },
+): { free: number; needed: number } {
+  const needed = Math.ceil(bytes * SPACE_MARGIN);
+  const stats = statfsSync(dir);
+  const free = stats.bavail * stats.bsize;
+  if (free < needed) {
+    throw new BusyError(
+      `not enough space in ${dir} for ${copy.for}: it needs ${formatBytes(needed)} (${copy.of} and 10 %), ${formatBytes(free)} is free`,
+      { hint: copy.hint },
+    );
+  }
+  return { free, needed };
+}
+
+/**
+ * Removes the directories named `prefix…` in `parent` that a run killed before it could remove its own left behind
+ * (`by`: "a drill"), except those `keep` says are still in use.
+ */
+export function removeLeftovers(
+  parent: string,
+  prefix: string,
+  by: string,
+  logger: Logger,
+  keep: (name: string) => boolean = () => false,
+): void {
+  for (const name of readdirSync(parent)) {
+    if (!name.startsWith(prefix) || keep(name)) continue;
+    const path = join(parent, name);
+    if (!lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) continue;
+    logger.warn(`removing ${path}, left by ${by} that was killed`);
+    rmSync(path, { recursive: true, force: true });
+  }
 }

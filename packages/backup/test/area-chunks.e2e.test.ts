@@ -438,7 +438,7 @@ describe("backup restore --area, chunk by chunk", () => {
       child.on("close", (code) => resolve({ code, stderr }));
     });
     expect(tiny.stderr).toMatch(
-      /^backup: not enough space in .*\/restore for the dry run's copy of the snapshot's 3 region files: it needs 3\.\d+ MiB \(and 10 %\), 256(\.0)? KiB is free — /,
+      /^backup: not enough space in .*\/restore for the dry run's copy of the snapshot's 3 region files: it needs 3\.\d+ MiB \(the files and 10 %\), 256(\.0)? KiB is free — /,
     );
     expect(tiny.code).toBe(75);
     expect(readdirSync(parent)).toEqual([running]);

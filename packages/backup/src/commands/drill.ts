@@ -1,6 +1,6 @@
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { BusyError, ConfigError, JobError, McopsError, UsageError } from "@mcops/core/errors";
+import { ConfigError, JobError, McopsError, UsageError } from "@mcops/core/errors";
 import { record } from "@mcops/core/events";
 import { formatBytes, formatDuration, parseDuration } from "@mcops/core/format";
 import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/http";
@@ -18,7 +18,7 @@ import { byDimension, dimensionFolder, dimensionsIn } from "../dimensions.ts";
 import { compareWithLast, type Drop, olderThanLast, readLastDrill, writeLastDrill } from "../drill/last-drill.ts";
 import { CheckerOutOfMemory, CheckerPool, checkerEntry, threadsFor } from "../drill/pool.ts";
 import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
-import { backupLogger, pickSnapshot, snapshotTime, stamp, takeBackupLock } from "../job.ts";
+import { backupLogger, checkRoom, pickSnapshot, removeLeftovers, snapshotTime, stamp, takeBackupLock } from "../job.ts";
 
 type DrillContext = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit">;
 
@@ -55,9 +55,6 @@ export function loadDrill(
 /** The scratch directories of drills are named so, in their parent: a drill killed with -9 leaves one, the next removes it. */
 const SCRATCH_PREFIX = "mcops-drill-";
 
-/** Room asked for above the snapshot's size: restic's own files while it restores, and the filesystem's slack. */
-const SPACE_MARGIN = 1.1;
-
 /** One drill, as its steps share it. */
 interface Drill {
   ctx: DrillContext;
@@ -92,7 +89,7 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions, setting
     record(logger, { type: "drill.started", at: ctx.clock.now(), snapshot: snapshot.short_id });
     const checkers = pool;
     const report = await inScratch(drill, scratchParent, async (scratch) => {
-      await checkSpace(drill, await restic.restoreSize(snapshot.id), scratchParent);
+      checkSpace(drill, await restic.restoreSize(snapshot.id), scratchParent);
       if (checkers.failure) throw checkers.failure; // threads that could not start: no restore for nothing
       await unlockedOnce(restic, logger, () =>
         restic.restore(
@@ -188,7 +185,7 @@ async function planDrill(
 async function inScratch<T>(drill: Drill, parent: string, fn: (scratch: string) => Promise<T>): Promise<T> {
   const { ctx, logger } = drill;
   mkdirSync(parent, { recursive: true, mode: 0o700 });
-  removeLeftovers(parent, logger);
+  removeLeftovers(parent, SCRATCH_PREFIX, "a drill", logger);
   const scratch = mkdtempSync(join(parent, `${SCRATCH_PREFIX}${stamp(ctx.clock.now())}-`));
   const remove = async (): Promise<void> => {
     rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
@@ -202,28 +199,13 @@ async function inScratch<T>(drill: Drill, parent: string, fn: (scratch: string) 
   }
 }
 
-/** Scratch directories of earlier drills that were killed before they could remove theirs. */
-function removeLeftovers(parent: string, logger: Logger): void {
-  for (const name of readdirSync(parent)) {
-    if (!name.startsWith(SCRATCH_PREFIX)) continue;
-    const path = join(parent, name);
-    if (!lstatSync(path).isDirectory()) continue;
-    logger.warn(`removing ${path}, left by a drill that was killed`);
-    rmSync(path, { recursive: true, force: true });
-  }
-}
-
 /** Stops (exit 75) before restoring when the snapshot and a tenth more would not fit where the scratch copy goes. */
-async function checkSpace({ logger }: Drill, restoreSize: number, parent: string): Promise<void> {
-  const needed = Math.ceil(restoreSize * SPACE_MARGIN);
-  const stats = statfsSync(parent);
-  const free = stats.bavail * stats.bsize;
-  if (free < needed) {
-    throw new BusyError(
-      `not enough space in ${parent} for the drill: it needs ${formatBytes(needed)} (the snapshot and 10 %), ${formatBytes(free)} is free`,
-      { hint: "free some space, or give a directory on a larger disk with --scratch DIR" },
-    );
-  }
+function checkSpace({ logger }: Drill, restoreSize: number, parent: string): void {
+  const { free, needed } = checkRoom(parent, restoreSize, {
+    for: "the drill",
+    of: "the snapshot",
+    hint: "free some space, or give a directory on a larger disk with --scratch DIR",
+  });
   logger.info(`${formatBytes(free)} free in ${parent}; the drill needs ${formatBytes(needed)}`);
 }
 

@@ -1,9 +1,9 @@
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
-import { BusyError } from "@mcops/core/errors";
-import { formatBytes } from "@mcops/core/format";
-import { isErrno } from "@mcops/core/fs";
+import { isHolderAlive } from "@mcops/core/lock";
 import type { Logger } from "@mcops/core/log";
+import { checkRoom, removeLeftovers } from "../job.ts";
 
 /**
  * The private scratch directory an area's dry run restores the snapshot's region files into, to count their chunks:
@@ -14,7 +14,6 @@ import type { Logger } from "@mcops/core/log";
  */
 
 const PREFIX = "plan-";
-const SPACE_MARGIN = 1.1;
 
 /** Makes the scratch directory in `parent` for a copy of `bytes` in `files` region files; returns its path. */
 export function makeScratch(
@@ -24,38 +23,18 @@ export function makeScratch(
   logger: Logger,
 ): string {
   mkdirSync(parent, { recursive: true, mode: 0o700 });
-  removeLeftovers(parent, logger);
-  const needed = Math.ceil(copy.bytes * SPACE_MARGIN);
-  const stats = statfsSync(parent);
-  const free = stats.bavail * stats.bsize;
-  if (free < needed) {
-    const files = `${copy.files} region file${copy.files === 1 ? "" : "s"}`;
-    throw new BusyError(
-      `not enough space in ${parent} for the dry run's copy of the snapshot's ${files}: it needs ${formatBytes(needed)} (and 10 %), ${formatBytes(free)} is free`,
-      { hint: "free some space there; --whole-regions --dry-run lists the region files without copying them" },
-    );
-  }
+  removeLeftovers(parent, PREFIX, "a dry run", logger, inUse);
+  const files = `${copy.files} region file${copy.files === 1 ? "" : "s"}`;
+  checkRoom(parent, copy.bytes, {
+    for: `the dry run's copy of the snapshot's ${files}`,
+    of: "the files",
+    hint: "free some space there; --whole-regions --dry-run lists the region files without copying them",
+  });
   return mkdtempSync(join(parent, `${PREFIX}${stamp}-${process.pid}-`));
 }
 
-/** Scratch directories of dry runs that were killed before they could remove theirs. */
-function removeLeftovers(parent: string, logger: Logger): void {
-  for (const name of readdirSync(parent)) {
-    if (!name.startsWith(PREFIX)) continue;
-    const pid = Number(/^plan-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ-(\d+)-/.exec(name)?.[1]);
-    if (Number.isInteger(pid) && pid > 0 && running(pid)) continue;
-    const path = join(parent, name);
-    if (!lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) continue;
-    logger.warn(`removing ${path}, left by a dry run that was killed`);
-    rmSync(path, { recursive: true, force: true });
-  }
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return !isErrno(error, "ESRCH");
-  }
+/** Whether the dry run that made the scratch directory `name` still runs (its pid is in the name). */
+function inUse(name: string): boolean {
+  const pid = Number(/^plan-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ-(\d+)-/.exec(name)?.[1]);
+  return isHolderAlive({ pid, start: "", tool: "backup", host: hostname(), since: "" });
 }
