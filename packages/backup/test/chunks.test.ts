@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   closeSync,
@@ -13,6 +14,8 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { silentLogger } from "@mcops/core/log";
+import { VolumeDir } from "@mcops/core/volume";
 import {
   changeChunkAsGame,
   damage,
@@ -25,6 +28,7 @@ import {
 } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkRegionFile, openRegularAt } from "../src/drill/region.ts";
+import { checkUnchanged, mergeArea } from "../src/restore/area.ts";
 import {
   type ChunkBounds,
   chunkBounds,
@@ -393,5 +397,42 @@ describe("the area restore's region writer", () => {
       "live chunk 3,0: header points 2 GiB or more into the file (sector 16711680), where the game cannot read",
     ]);
     expect(out.length).toBe((2 + 245) * 4096);
+  });
+});
+
+describe("a region file saved again after its merge", () => {
+  it("is seen even within the same clock tick: the same inode, size and modification time, another header", () => {
+    scratch();
+    const live = realCopy("r.0.0.mca");
+    const volume = VolumeDir.open(dir);
+    try {
+      const target = { rel: "r.0.0.mca", inSnapshot: false, inVolume: true, region: REGION };
+      const bounds = chunkBounds({ x1: 0, z1: 0, x2: 15, z2: 15 });
+      const mtime = () => statSync(live, { bigint: true }).mtimeNs;
+      const setMtime = (ns: bigint) =>
+        execFileSync("touch", [
+          "-m",
+          "-d",
+          `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, "0")}`,
+          live,
+        ]);
+      const before = mtime();
+      // Touched back to the same time, nothing else: the file is the one read.
+      let merged = mergeArea(volume, undefined, [target], bounds, silentLogger);
+      setMtime(before);
+      expect(() => checkUnchanged(volume, merged.seen, "r.0.0.mca")).not.toThrow();
+      // The game saves a chunk in place (its timestamp in the header) within the tick: same size, same time.
+      merged = mergeArea(volume, undefined, [target], bounds, silentLogger);
+      const data = readFileSync(live);
+      data.writeUInt32BE(data.readUInt32BE(4096) + 1, 4096);
+      writeFileSync(live, data);
+      setMtime(before);
+      expect(mtime()).toBe(before);
+      expect(() => checkUnchanged(volume, merged.seen, "r.0.0.mca")).toThrow(
+        "r.0.0.mca changed after its chunks were merged: is the server running again?",
+      );
+    } finally {
+      volume.close();
+    }
   });
 });

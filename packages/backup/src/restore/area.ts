@@ -28,7 +28,7 @@ export interface AreaMerge {
    * The live region files read, as they were (undefined: there was none): a change before they are moved aside, or
    * one made where there was none, stops the restore.
    */
-  seen: Map<string, Stats | undefined>;
+  seen: Map<string, Seen | undefined>;
 }
 
 /**
@@ -65,7 +65,7 @@ export function mergeArea(
       result.files.push({ rel: target.rel, merge });
       result.restored += merge.restored;
       result.removed += merge.removed;
-      result.seen.set(target.rel, live?.stat);
+      result.seen.set(target.rel, live && sources.live ? { stat: live.stat, header: sources.live.header } : undefined);
       result.targets.push({ rel: target.rel, inSnapshot: true, inVolume: live !== undefined });
       if (write && restored) {
         const mode = (live ?? theirs)?.stat.mode ?? 0o644;
@@ -106,18 +106,37 @@ function placeMerged(
  * file that was read, or still none. A server started meanwhile (from the panel) writes it, and those chunks would be
  * lost to the restored file.
  */
-export function checkUnchanged(volume: VolumeDir, seen: Map<string, Stats | undefined>, rel: string): void {
+export function checkUnchanged(volume: VolumeDir, seen: Map<string, Seen | undefined>, rel: string): void {
   if (!seen.has(rel)) return;
   const before = seen.get(rel);
   seen.delete(rel);
-  const now = volume.lstat(rel);
-  const changed = before
-    ? !now || now.ino !== before.ino || now.size !== before.size || now.mtimeMs !== before.mtimeMs
-    : now !== undefined;
+  const changed = before ? !sameFile(volume, rel, before) : volume.lstat(rel) !== undefined;
   if (changed) {
     throw new JobError(`${rel} changed after its chunks were merged: is the server running again?`, {
       hint: "stop it from the panel and run the restore again",
     });
+  }
+}
+
+/** A live region file as it was read: a save of a chunk changes its header (the chunk's place and timestamp). */
+interface Seen {
+  stat: Stats;
+  header: Buffer;
+}
+
+/**
+ * Whether `rel` is still the file that was read: the same inode, size and modification time (which moves only once per
+ * clock tick), and the same header (which every chunk the game saves changes).
+ */
+function sameFile(volume: VolumeDir, rel: string, before: Seen): boolean {
+  const file = volume.tryOpenFile(rel);
+  if (!file) return false;
+  try {
+    const { ino, size, mtimeMs } = file.stat;
+    if (ino !== before.stat.ino || size !== before.stat.size || mtimeMs !== before.stat.mtimeMs) return false;
+    return regionSource(file.fd).header.equals(before.header);
+  } finally {
+    closeSync(file.fd);
   }
 }
 
