@@ -457,6 +457,54 @@ describe("checkRegionFile where the game is lenient", () => {
     expect(checkBytes(cut).damage).toMatch(/^chunk 1,0: header points past the end/);
   });
 
+  it("reads a chunk Spigot wrote over 255 sectors as Paper reads it: whole when its count is 255", () => {
+    // Uncompressed NBT of 300 sectors: a root with Status and a byte array.
+    const status = Buffer.from("minecraft:full");
+    const array = Buffer.alloc(300 * 4096, 1);
+    const body = Buffer.concat([
+      Buffer.from([10, 0, 0, 8, 0, 6]),
+      Buffer.from("Status"),
+      Buffer.from([0, status.length]),
+      status,
+      Buffer.from([7, 0, 1, 0x62]),
+      Buffer.from([
+        (array.length >>> 24) & 255,
+        (array.length >>> 16) & 255,
+        (array.length >>> 8) & 255,
+        array.length & 255,
+      ]),
+      array,
+      Buffer.from([0]),
+    ]);
+    const spigot = (count: number) => {
+      const data = Buffer.alloc(8192 + Math.ceil((body.length + 5) / 4096) * 4096);
+      data.writeUInt32BE(((2 << 8) | count) >>> 0, 0);
+      data.writeUInt32BE(body.length + 1, 8192);
+      data[8196] = 3;
+      body.copy(data, 8197);
+      return data;
+    };
+    const whole = checkBytes(spigot(255), { terrain: true });
+    expect(whole.damage).toBeUndefined();
+    expect(whole).toMatchObject({ present: 1, checked: 1, inflated: 1 });
+    // Vanilla reads its sectors only: with another count, the chunk is cut short.
+    expect(checkBytes(spigot(254)).damage).toMatch(
+      new RegExp(`^chunk 0,0: truncated: its length says ${body.length} bytes, the file has ${254 * 4096 - 5}$`),
+    );
+    // A length past the end of the file, or past what a chunk can be, is damage as before.
+    const cut = spigot(255).subarray(0, 8192 + 256 * 4096);
+    expect(checkBytes(cut).damage).toMatch(
+      new RegExp(`^chunk 0,0: truncated: its length says ${body.length} bytes, the file has `),
+    );
+    const huge = spigot(255);
+    huge.writeUInt32BE(40 * 1024 * 1024, 8192);
+    expect(checkBytes(huge).damage).toMatch(
+      new RegExp(
+        `^chunk 0,0: truncated: its length says ${40 * 1024 * 1024 - 1} bytes, the file has ${255 * 4096 - 5}$`,
+      ),
+    );
+  });
+
   it("reads an external chunk whatever length the region file gives it, as the game does", () => {
     const data = chunk(Buffer.alloc(0));
     data.writeInt32BE(-5, 8192);
