@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import {
   closeSync,
+  copyFileSync,
   fstatSync,
   mkdirSync,
   openSync,
@@ -81,6 +82,17 @@ describe("checkWorld", () => {
         reason: expect.stringMatching(/^chunk -?\d+,-?\d+: truncated: its length says \d+ bytes, the file has \d+$/),
       },
     ]);
+  });
+
+  it("checks only the names the game gives its region files: a damaged r.-0.0.mca or r.00.0.mca is none of its", async () => {
+    const built = buildWorld(root.path, { chunksPerRegion: 12 });
+    for (const name of ["r.-0.0.mca", "r.00.0.mca", "r.0.0.mca.bak"]) {
+      copyFileSync(join(root.path, "world/region/r.0.0.mca"), join(root.path, "world/region", name));
+      damage.pointPastEnd(join(root.path, "world/region", name));
+    }
+    const report = await check();
+    expect(report.damage).toEqual([]);
+    expect(report.chunks).toBe(built.chunks);
   });
 
   it("names a header that points past the end of its file", async () => {

@@ -4,6 +4,7 @@ import { kindOf, readRange, VolumeDir } from "@mcops/core/volume";
 import { gunzipNbt, MAX_SMALL_FILE, readLevelDat } from "@mcops/world/level-dat";
 import { walkNbt } from "@mcops/world/nbt-walk";
 import { dimensionKey, MAX_DIMENSION_DEPTH } from "../dimensions.ts";
+import { regionOfName } from "../region-file.ts";
 import { CheckerPool, checkerEntry, threadsFor } from "./pool.ts";
 import { openRegularAt } from "./region.ts";
 
@@ -62,7 +63,6 @@ export interface WorldCheckReport {
 }
 
 const MAX_DAMAGE = 50;
-const REGION_NAME = /^r\.(-?\d+)\.(-?\d+)\.mca$/;
 const REGION_FOLDERS = ["region", "entities", "poi"] as const;
 /** DRILL_MEMORY's default, for a check that starts its own threads (the tests). */
 const DEFAULT_MEMORY_MIB = 512;
@@ -277,14 +277,15 @@ function regionFiles(check: Check, dimension: DimensionFolder): RegionFile[] {
       const terrain = kind === "region" && dimension.key !== undefined;
       if (terrain) countDimension(check, dimension);
       for (const { name, stat } of check.entries(folder)) {
-        const match = REGION_NAME.exec(name);
-        if (!match) continue;
+        // Only the names the game gives its region files: it never reads r.00.0.mca or r.-0.0.mca.
+        const region = regionOfName(name);
+        if (!region) continue;
         if (!stat.isFile()) {
           check.damaged(`${folder.rel}/${name}`, `is ${kindOf(stat)}, not a region file`);
           continue;
         }
         const dimensionKey = terrain ? dimension.key : undefined;
-        files.push({ folder: folder.rel, name, x: Number(match[1]), z: Number(match[2]), dimension: dimensionKey });
+        files.push({ folder: folder.rel, name, x: region.x, z: region.z, dimension: dimensionKey });
       }
     });
   }
