@@ -94,11 +94,20 @@ export function chunkStream(
   if (bytes > available) {
     return { problem: `${at}: truncated: its length says ${length - 1} bytes, the file has ${available - 5}` };
   }
-  const spigot = location.count === MAX_SECTORS_PER_CHUNK && bytes < 2 ** 31 - SECTOR;
-  if (bytes > location.count * SECTOR && !spigot) {
+  if (bytes > location.count * SECTOR && spigotSpan(location.count, length) === undefined) {
     return { problem: `${at}: its length says ${length - 1} bytes, more than its ${location.count} sectors hold` };
   }
   return { bytes };
+}
+
+/**
+ * How far Spigot and its forks (Paper) read a chunk past its `count` sectors: a count of 255 with a `length` beyond
+ * them is read as far as the length says (Spigot wrote chunks over 255 sectors before 1.14), below 2 GiB. Undefined
+ * where they read its sectors only, as vanilla does.
+ */
+export function spigotSpan(count: number, length: number): number | undefined {
+  const bytes = 4 + length;
+  return count === MAX_SECTORS_PER_CHUNK && bytes > count * SECTOR && bytes < 2 ** 31 - SECTOR ? bytes : undefined;
 }
 
 /**

@@ -87,6 +87,23 @@ function expectedMerge(
   return merged;
 }
 
+/**
+ * The area 48,48 to 63,63 restored in this process, without a pre-restore snapshot; `game` runs at its first move, as
+ * a server started from the panel meanwhile would write.
+ */
+function restoreWhileGameWrites(game: () => void): Promise<number> {
+  let moves = 0;
+  return runRestore(inProcess(server), {
+    area: "48,48,63,63",
+    snapshot: "latest",
+    backup: false,
+    serverTimeoutMs: 60_000,
+    beforeMove: () => {
+      if (++moves === 1) game();
+    },
+  });
+}
+
 describe("backup restore --area, chunk by chunk", () => {
   it("brings back the area's chunks in region/, entities/ and poi/; a chunk outside it saved since keeps its change", async () => {
     await realWorld();
@@ -330,17 +347,10 @@ describe("backup restore --area, chunk by chunk", () => {
     await backUp(server);
     const rel = "world/region/r.0.0.mca";
     changeChunkAsGame(file(rel), { x: 0, z: 0 }, index(3, 3), "griefed");
-    let moves = 0;
-    const restore = runRestore(inProcess(server), {
-      area: "48,48,63,63",
-      snapshot: "latest",
-      backup: false,
-      serverTimeoutMs: 60_000,
-      beforeMove: () => {
-        // While entities' file is being moved aside, the server (started from the panel) saves chunk 10,10.
-        if (++moves === 1) changeChunkAsGame(file(rel), { x: 0, z: 0 }, index(10, 10), "saved meanwhile");
-      },
-    });
+    // While entities' file is being moved aside, the server (started from the panel) saves chunk 10,10.
+    const restore = restoreWhileGameWrites(() =>
+      changeChunkAsGame(file(rel), { x: 0, z: 0 }, index(10, 10), "saved meanwhile"),
+    );
     await expect(restore).rejects.toThrow(
       /^restore failed: world\/region\/r\.0\.0\.mca changed after its chunks were merged: is the server running again\?; everything replaced was put back$/,
     );
@@ -358,19 +368,10 @@ describe("backup restore --area, chunk by chunk", () => {
     const snapshot = chunksOf(rel);
     // The live world had lost its region file: the merge makes one from the area's chunks alone.
     unlinkSync(file(rel));
-    let moves = 0;
-    const restore = runRestore(inProcess(server), {
-      area: "48,48,63,63",
-      snapshot: "latest",
-      backup: false,
-      serverTimeoutMs: 60_000,
-      beforeMove: () => {
-        // While entities' file is being moved, the server (started from the panel) generates chunk 10,10 anew.
-        if (++moves === 1) {
-          writeFileSync(file(rel), Buffer.alloc(8192));
-          saveChunkAsGame(file(rel), { x: 0, z: 0 }, index(10, 10), chunkNbt(snapshot.get(0) as RawChunk), 2);
-        }
-      },
+    // While entities' file is being moved, the server (started from the panel) generates chunk 10,10 anew.
+    const restore = restoreWhileGameWrites(() => {
+      writeFileSync(file(rel), Buffer.alloc(8192));
+      saveChunkAsGame(file(rel), { x: 0, z: 0 }, index(10, 10), chunkNbt(snapshot.get(0) as RawChunk), 2);
     });
     await expect(restore).rejects.toThrow(
       /^restore failed: world\/region\/r\.0\.0\.mca changed after its chunks were merged: is the server running again\?; everything replaced was put back$/,

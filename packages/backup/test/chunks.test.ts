@@ -32,7 +32,7 @@ import { checkUnchanged, mergeArea } from "../src/restore/area.ts";
 import {
   type ChunkBounds,
   chunkBounds,
-  inChunks,
+  inCells,
   planMerge,
   type RegionMerge,
   regionSource,
@@ -174,7 +174,7 @@ function expectReadsAsSources(
   };
   for (const reader of ["vanilla", "spigot"] as const) {
     for (let i = 0; i < 1024; i++) {
-      const inArea = inChunks(bounds, region.x * 32 + (i & 31), region.z * 32 + (i >> 5));
+      const inArea = inCells(bounds, region.x * 32 + (i & 31), region.z * 32 + (i >> 5));
       const source = inArea ? sources.snapshot : sources.live;
       const [got, wanted] = [read(out, i, reader), read(source, i, reader)];
       if (got !== wanted) expect(got, `${reader} chunk ${i}`).toBe(wanted);

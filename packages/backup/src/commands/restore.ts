@@ -13,7 +13,7 @@ import { loadSettings, type Settings } from "@mcops/world/settings";
 import { type SafetySnapshot, safetySnapshot } from "@mcops/world/snapshot";
 import { levelName } from "@mcops/world/world";
 import { backupLogger, pickSnapshot, snapshotTime, stamp, takeBackupLock } from "../job.ts";
-import { type AreaMerge, checkUnchanged, describeMerges, mergeArea } from "../restore/area.ts";
+import { type AreaMerge, checkUnchanged, describeMerge, mergeArea, mergeTotals } from "../restore/area.ts";
 import { type ChunkBounds, chunkBounds } from "../restore/chunks.ts";
 import { describePlayer, type Player, refuseIfOnline, resolvePlayer } from "../restore/players.ts";
 import { makeScratch } from "../restore/scratch.ts";
@@ -255,7 +255,7 @@ function planSteps(plan: RestorePlan, options: RestoreOptions, settings: Setting
 function planText(plan: RestorePlan): string {
   const steps = plan.steps.map((step, i) => `  ${i + 1}. ${step}\n`).join("");
   if (plan.selection.kind === "world") return `Restore plan (nothing done, --dry-run):\n${steps}`;
-  const merges = new Map(plan.merged?.files.map((file, i) => [file.rel, describeMerges(plan.merged as AreaMerge)[i]]));
+  const merges = new Map(plan.merged?.files.map((file) => [file.rel, describeMerge(file)]));
   const targets = plan.merged?.targets ?? plan.targets;
   const entries = targets.map(({ rel, inSnapshot, inVolume }) => {
     const merge = merges.get(rel);
@@ -269,7 +269,8 @@ function planText(plan: RestorePlan): string {
 
 /** How many chunks come back from how many region files, and how many go. */
 function chunksText(merged: AreaMerge): string {
-  const { restored, removed, files } = merged;
+  const { restored, removed } = mergeTotals(merged);
+  const { files } = merged;
   const from = `${restored} chunk${restored === 1 ? "" : "s"} come${restored === 1 ? "s" : ""} back from ${files.length} region file${files.length === 1 ? "" : "s"}`;
   return removed
     ? `${from}; ${removed} the snapshot does not have ${removed === 1 ? "goes" : "go"} (not generated then).`
@@ -351,7 +352,7 @@ async function restore(
       const merged = mergeArea(plan.volume, work.restored, plan.targets, bounds, logger, { owner: settings.owner });
       plan.merged = merged;
       targets = merged.targets;
-      for (const line of describeMerges(merged)) logger.info(line);
+      for (const file of merged.files) logger.info(describeMerge(file));
       beforeMove = (rel) => {
         checkUnchanged(plan.volume, merged.seen, rel);
         options.beforeMove?.(rel);

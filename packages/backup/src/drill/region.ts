@@ -3,7 +3,7 @@ import { gunzipSync, inflateSync } from "node:zlib";
 import { isErrno } from "@mcops/core/fs";
 import { readRange } from "@mcops/core/volume";
 import { TAG, walkNbt } from "@mcops/world/nbt-walk";
-import { HEADER_BYTES, headerEntries, headerOf, type Location, MAX_SECTORS_PER_CHUNK, SECTOR } from "../region-file.ts";
+import { HEADER_BYTES, headerEntries, headerOf, type Location, SECTOR, spigotSpan } from "../region-file.ts";
 import { decompressLz4Blocks } from "./lz4-block.ts";
 
 /**
@@ -94,15 +94,13 @@ export function checkRegionFile(fd: number, size: number, job: RegionJob, openEx
 
 /**
  * The bytes the game reads of a chunk from its first sector (`head`: the 4 bytes of its length, fewer at the end of
- * the file): its sectors; for a sector count of 255, as far as its length says, as Spigot and its forks (Paper) read a
- * chunk Spigot wrote over 255 sectors before 1.14 (region-file.ts's chunkStream) — up to READ_WHOLE, past which a
- * chunk is damage as vanilla reads it.
+ * the file): its sectors, or as far as its length says where Spigot and Paper read it so (region-file.ts's
+ * spigotSpan) — up to READ_WHOLE, past which a chunk is damage as vanilla reads it.
  */
 function spanOf(location: Location, head: Buffer): number {
   const sectors = location.count * SECTOR;
-  if (location.count !== MAX_SECTORS_PER_CHUNK || head.length < 4) return sectors;
-  const length = head.readInt32BE(0);
-  return length > sectors - 4 && length <= READ_WHOLE - 4 ? 4 + length : sectors;
+  const spigot = head.length < 4 ? undefined : spigotSpan(location.count, head.readInt32BE(0));
+  return spigot !== undefined && spigot <= READ_WHOLE ? spigot : sectors;
 }
 
 const NAMES: Record<number, string> = { 1: "gzip", 2: "zlib", 3: "uncompressed", 4: "LZ4" };

@@ -9,6 +9,7 @@ import {
   type RegionMerge,
   type RegionSource,
   regionSource,
+  type Sources,
   writeMergedFile,
 } from "./chunks.ts";
 import type { Target } from "./select.ts";
@@ -21,9 +22,7 @@ export interface AreaMerge {
   /** The targets left to swap: region files the area has nothing in, on either side, are not touched. */
   targets: Target[];
   /** Per region file (relative path): what comes back, what goes, what stays. */
-  files: Array<{ rel: string; merge: RegionMerge }>;
-  restored: number;
-  removed: number;
+  files: MergedFile[];
   /**
    * The live region files read, as they were (undefined: there was none): a change before they are moved aside, or
    * one made where there was none, stops the restore.
@@ -44,7 +43,7 @@ export function mergeArea(
   logger: Logger,
   write?: { owner: { uid: number; gid: number } },
 ): AreaMerge {
-  const result: AreaMerge = { targets: [], files: [], restored: 0, removed: 0, seen: new Map() };
+  const result: AreaMerge = { targets: [], files: [], seen: new Map() };
   for (const target of targets) {
     if (!target.region) {
       result.targets.push(target);
@@ -63,9 +62,7 @@ export function mergeArea(
       for (const dropped of merge.dropped) logger.warn(`${target.rel}: not carried, the game drops it: ${dropped}`);
       if (!merge.touches) continue;
       result.files.push({ rel: target.rel, merge });
-      result.restored += merge.restored;
-      result.removed += merge.removed;
-      result.seen.set(target.rel, live && sources.live ? { stat: live.stat, header: sources.live.header } : undefined);
+      result.seen.set(target.rel, live && sources.live && { stat: live.stat, header: sources.live.header });
       result.targets.push({ rel: target.rel, inSnapshot: true, inVolume: live !== undefined });
       if (write && restored) {
         const mode = (live ?? theirs)?.stat.mode ?? 0o644;
@@ -86,7 +83,7 @@ function placeMerged(
   restored: VolumeDir,
   rel: string,
   merge: RegionMerge,
-  sources: { live?: RegionSource | undefined; snapshot?: RegionSource | undefined },
+  sources: Sources,
   owner: { uid: number; gid: number },
   mode: number,
 ): void {
@@ -140,12 +137,22 @@ function sameFile(volume: VolumeDir, rel: string, before: Seen): boolean {
   }
 }
 
-/** Each merged region file in words, for the plan and the log. */
-export function describeMerges(merged: AreaMerge): string[] {
-  return merged.files.map(({ rel, merge }) => {
-    const parts = [`${merge.restored} chunk${merge.restored === 1 ? "" : "s"} from the snapshot`];
-    if (merge.removed) parts.push(`${merge.removed} removed (not in the snapshot)`);
-    parts.push(`${merge.kept} kept`);
-    return `${rel}: ${parts.join(", ")}`;
-  });
+/** A region file of the area and its merge. */
+interface MergedFile {
+  rel: string;
+  merge: RegionMerge;
+}
+
+/** A merged region file in words, for the plan and the log. */
+export function describeMerge({ rel, merge }: MergedFile): string {
+  const parts = [`${merge.restored} chunk${merge.restored === 1 ? "" : "s"} from the snapshot`];
+  if (merge.removed) parts.push(`${merge.removed} removed (not in the snapshot)`);
+  parts.push(`${merge.kept} kept`);
+  return `${rel}: ${parts.join(", ")}`;
+}
+
+/** The chunks of the area that come back, and those that go, in all its region files. */
+export function mergeTotals(merged: AreaMerge): { restored: number; removed: number } {
+  const sum = (key: "restored" | "removed") => merged.files.reduce((n, { merge }) => n + merge[key], 0);
+  return { restored: sum("restored"), removed: sum("removed") };
 }

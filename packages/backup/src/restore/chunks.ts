@@ -26,33 +26,31 @@ import {
  * chunk anew either way.
  */
 
-/** An area in block coordinates (what F3 shows), its corners ordered: x1 <= x2, z1 <= z2. */
-export interface Area {
+/** Two corners on the x/z plane, ordered: x1 <= x2, z1 <= z2 (in blocks, chunks or regions). */
+export interface Corners {
   x1: number;
   z1: number;
   x2: number;
   z2: number;
 }
 
-/** The chunks of an area: chunk coordinates, 16 blocks a chunk. */
-export interface ChunkBounds {
-  x1: number;
-  z1: number;
-  x2: number;
-  z2: number;
+/** An area in block coordinates (what F3 shows). */
+export type Area = Corners;
+/** The chunks of an area, in chunk coordinates. */
+export type ChunkBounds = Corners;
+
+/** The cells of `size` blocks (16 a chunk, 512 a region) that `area` touches, in their own coordinates. */
+export function cellsOf(area: Area, size: number): Corners {
+  const cell = (block: number) => Math.floor(block / size);
+  return { x1: cell(area.x1), z1: cell(area.z1), x2: cell(area.x2), z2: cell(area.z2) };
 }
 
-export function chunkBounds(area: Area): ChunkBounds {
-  const chunk = (block: number) => Math.floor(block / 16);
-  return { x1: chunk(area.x1), z1: chunk(area.z1), x2: chunk(area.x2), z2: chunk(area.z2) };
-}
+export const chunkBounds = (area: Area): ChunkBounds => cellsOf(area, 16);
 
-export function chunkCount(bounds: ChunkBounds): number {
-  return (bounds.x2 - bounds.x1 + 1) * (bounds.z2 - bounds.z1 + 1);
-}
+export const cellCount = (cells: Corners): number => (cells.x2 - cells.x1 + 1) * (cells.z2 - cells.z1 + 1);
 
-export const inChunks = (bounds: ChunkBounds, x: number, z: number): boolean =>
-  x >= bounds.x1 && x <= bounds.x2 && z >= bounds.z1 && z <= bounds.z2;
+export const inCells = (cells: Corners, x: number, z: number): boolean =>
+  x >= cells.x1 && x <= cells.x2 && z >= cells.z1 && z <= cells.z2;
 
 /** A region file opened to be read: its header (8 KiB, zeros past a short file's end) and size. */
 export interface RegionSource {
@@ -65,6 +63,12 @@ export interface RegionSource {
 export function regionSource(fd: number): RegionSource {
   const size = fstatSync(fd).size;
   return { fd, size, header: headerOf(readRange(fd, 0, HEADER_BYTES)) };
+}
+
+/** The files a new region file is made from: the live one, the snapshot's; either may be missing. */
+export interface Sources {
+  live?: RegionSource | undefined;
+  snapshot?: RegionSource | undefined;
 }
 
 /** One chunk of the new file: where its bytes are read from. */
@@ -111,7 +115,7 @@ export function planMerge(
   const theirs = entries(snapshot);
   for (let index = 0; index < 1024; index++) {
     const { x, z } = chunkAt(region, index);
-    const inArea = inChunks(bounds, x, z);
+    const inArea = inCells(bounds, x, z);
     const [side, from, source] = inArea ? [theirs, "snapshot" as const, snapshot] : [ours, "live" as const, live];
     const found = side.at.get(index);
     const stream = found && source ? streamOf(source, found) : undefined;
@@ -144,12 +148,7 @@ function streamOf(source: RegionSource, location: Location): ReturnType<typeof c
  * The new file is never larger than both sources together (as far as the game reads them): entries built to overlap
  * (no game writes them) would multiply a small file, and are refused before anything is written.
  */
-export function writeMerge(
-  merge: RegionMerge,
-  sources: { live?: RegionSource | undefined; snapshot?: RegionSource | undefined },
-  out: number,
-  what: string,
-): { bytes: number } {
+export function writeMerge(merge: RegionMerge, sources: Sources, out: number, what: string): void {
   const { placed, end } = layOut(merge, sources, what);
   const header = Buffer.alloc(HEADER_BYTES);
   const written = new Set<number>();
@@ -164,7 +163,6 @@ export function writeMerge(
   }
   writeAll(out, header, 0);
   ftruncateSync(out, end * SECTOR);
-  return { bytes: end * SECTOR };
 }
 
 /**
@@ -172,11 +170,7 @@ export function writeMerge(
  * end; refused when that would be larger than both sources, each as far as the game can read it (a chunk starts below
  * 2 GiB and is shorter than 2 GiB): a sparse file says it is larger than it is.
  */
-function layOut(
-  merge: RegionMerge,
-  sources: { live?: RegionSource | undefined; snapshot?: RegionSource | undefined },
-  what: string,
-): { placed: Map<string, number>; end: number } {
+function layOut(merge: RegionMerge, sources: Sources, what: string): { placed: Map<string, number>; end: number } {
   const readable = (source: RegionSource | undefined) =>
     source ? Math.min(Math.ceil(source.size / SECTOR), 2 * (MAX_READABLE_SECTOR + 1)) : 0;
   const limit = Math.min(MAX_SECTOR, 2 + readable(sources.live) + readable(sources.snapshot));
@@ -228,7 +222,7 @@ function writeAll(fd: number, data: Buffer, position: number): void {
 export function writeMergedFile(
   path: string,
   merge: RegionMerge,
-  sources: { live?: RegionSource | undefined; snapshot?: RegionSource | undefined },
+  sources: Sources,
   owner: { uid: number; gid: number },
   mode: number,
   what: string,

@@ -4,13 +4,14 @@ import { kindOf, type VolumeDir } from "@mcops/core/volume";
 import type { Restic, Snapshot, SnapshotNode } from "@mcops/world/restic";
 import { type Dimension, dimensionFolder, parseDimension } from "../dimensions.ts";
 import { GAME_FILE_NAME, regionOfName } from "../region-file.ts";
-import { type Area, type ChunkBounds, chunkBounds, chunkCount, inChunks } from "./chunks.ts";
+import { type Area, type ChunkBounds, cellCount, cellsOf, chunkBounds, inCells } from "./chunks.ts";
 import { describePlayer, type Player } from "./players.ts";
 
 /**
  * What a restore brings back (issue 17): the whole world, one player's files, the chunks of an area (issue 36; or the
- * region files it touches, with --whole-regions), or one dimension. Each becomes a list of targets, paths relative to WORLD_DIR: what the snapshot holds there replaces what
- * the volume holds; what only the volume holds is moved aside too (the snapshot's world did not have it).
+ * region files it touches, with --whole-regions), or one dimension. Each becomes a list of targets, paths relative to
+ * WORLD_DIR: what the snapshot holds there replaces what the volume holds; what only the volume holds is moved aside
+ * too (the snapshot's world did not have it).
  */
 
 export type Selection =
@@ -80,12 +81,10 @@ export function parseArea(text: string): Area {
   return area;
 }
 
-/** Region coordinates of a block coordinate: 512 blocks a region. */
-const region = (block: number): number => Math.floor(block / 512);
+/** The region files an area touches, in region coordinates: 512 blocks a region. */
+const regionsOf = (area: Area) => cellsOf(area, 512);
 
-function regionCount(area: Area): number {
-  return (region(area.x2) - region(area.x1) + 1) * (region(area.z2) - region(area.z1) + 1);
-}
+const regionCount = (area: Area): number => cellCount(regionsOf(area));
 
 /**
  * Whether the region file or external chunk file `name` (as the game names them) lies in the area: a region file when
@@ -96,11 +95,9 @@ function inArea(name: string, area: Area, wholeRegions: boolean): boolean {
   const match = GAME_FILE_NAME.exec(name);
   if (!match || (match[1] === "r") !== (match[4] === "mca")) return false;
   const [x, z] = [Number(match[2]), Number(match[3])];
-  if (match[1] === "c" && !wholeRegions) return inChunks(chunkBounds(area), x, z);
+  if (match[1] === "c" && !wholeRegions) return inCells(chunkBounds(area), x, z);
   const scale = match[1] === "c" ? 32 : 1;
-  const rx = Math.floor(x / scale);
-  const rz = Math.floor(z / scale);
-  return rx >= region(area.x1) && rx <= region(area.x2) && rz >= region(area.z1) && rz <= region(area.z2);
+  return inCells(regionsOf(area), Math.floor(x / scale), Math.floor(z / scale));
 }
 
 /** The selection in words, for the plan, the log and the message. */
@@ -124,7 +121,7 @@ export function describeSelection(selection: Selection, player?: Player): string
 
 /** An area's chunk bounds in words: `chunks -7,-7 to 37,15 (1035 chunks)`. */
 export function describeChunks(bounds: ChunkBounds): string {
-  const count = chunkCount(bounds);
+  const count = cellCount(bounds);
   return `chunks ${bounds.x1},${bounds.z1} to ${bounds.x2},${bounds.z2} (${count} chunk${count === 1 ? "" : "s"})`;
 }
 
