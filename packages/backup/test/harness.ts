@@ -1,4 +1,4 @@
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import {
   chmodSync,
@@ -26,6 +26,7 @@ import {
   type ToolRun,
   toolEnv,
 } from "@mcops/testkit";
+import { parseResticVersion, type ResticVersion } from "@mcops/world/restic-version";
 import { expect } from "vitest";
 import type { runRestore } from "../src/commands/restore.ts";
 
@@ -221,4 +222,12 @@ export async function backUp(server: Server): Promise<void> {
   expect(result.code).toBe(0);
   server.discord.reset();
   server.panel.reset();
+}
+
+/** The version of the restic on this process's PATH (the one the tool runs: the matrix puts a release's first). */
+export function resticOnPath(): ResticVersion {
+  const said = execFileSync("restic", ["version"], { encoding: "utf8" });
+  const version = parseResticVersion(said);
+  if (!version) throw new Error(`restic version said ${JSON.stringify(said)}`);
+  return version;
 }

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, lstatSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Server, startServer, treeHash } from "./harness.ts";
+import { resticOnPath, type Server, startServer, treeHash } from "./harness.ts";
 
 let server: Server;
 const WORLDS = ["world", "world_nether", "world_the_end"];
@@ -82,9 +82,11 @@ describe("backup restore", () => {
     }
     const result = await server.run(["restore", "latest"]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(
-      /^backup: restore failed: restic failed \(exit 1\): There were \d+ errors; the world was not touched — see .*mc-backup\.log\n$/,
-    );
+    // restic's own reason, the first file it names quoted: restic 0.17 on reports it as JSON ("<file>": <reason>);
+    // 0.12 to 0.16 say "There were N errors" after a line per file; 0.11 says the lines and exits 0.
+    const reason =
+      /^backup: restore failed: restic (?:failed \(exit 1\): There were \d+ errors|could not restore \d+ entries, though it exited 0); the first: "(?:ignoring error for )?[^"]*\/world\/[^"]*"?:? ?[^;]*(?:ciphertext verification failed|no such file or directory)"?; the world was not touched — see .*mc-backup\.log\n$/;
+    expect(result.stderr).toMatch(reason);
     expect(hashes()).toEqual(before);
     expect(sideDirs(".mcops-")).toEqual([]);
     expect(server.panel.signals()).toEqual(["stop", "start"]);
@@ -184,9 +186,11 @@ describe("backup snapshots, check, prune, init", () => {
   it("prunes with the forced-clean policy, keeping the newest snapshot", async () => {
     expect((await server.run()).code).toBe(0);
     expect((await server.run(["prune"])).code).toBe(0);
-    const snapshots = JSON.parse((await server.run(["snapshots", "--json"])).stdout);
-    // keep-last 1 and keep-daily 30: two snapshots of today collapse to the newest.
-    expect(snapshots).toHaveLength(1);
+    const snapshots = JSON.parse((await server.run(["snapshots", "--json"])).stdout) as { time: string }[];
+    // keep-last 1 and keep-daily 30: two snapshots of today collapse to the newest. From 0.17 restic also keeps the
+    // oldest snapshot while a --keep-daily span is not filled (30 days here, one so far): both are kept.
+    const { major, minor } = resticOnPath();
+    expect(snapshots).toHaveLength(major > 0 || minor >= 17 ? 2 : 1);
   });
 
   it("refuses to initialise an existing repository", async () => {

@@ -1,13 +1,39 @@
 import { JobError } from "@mcops/core/errors";
 import type { Runner, RunResult } from "@mcops/core/runner";
+import type { VolumeDir } from "@mcops/core/volume";
+import type { z } from "zod";
 import { isolated } from "./isolate.ts";
+import {
+  BackupErrorSchema,
+  BackupStatusSchema,
+  BackupSummarySchema,
+  ExitErrorSchema,
+  jsonLine,
+  LsLineSchema,
+  MessageTypeSchema,
+  type RestoreMessage,
+  RestoreMessageSchema,
+  readJsonLine,
+  type SnapshotSchema,
+  SnapshotsSchema,
+  StatsSchema,
+} from "./restic-json.ts";
+import {
+  checkFloor,
+  featuresOf,
+  parseResticVersion,
+  type ResticFeatures,
+  type ResticVersion,
+  shortId,
+} from "./restic-version.ts";
 
 /**
- * restic as the backup tool drives it: always with --json where restic has it, the repository and its password file
- * passed through the environment (never argv), and its failures turned into one clear reason. Works with restic 0.14
- * (Debian 12) up to the newest: 0.14 exits 1 for every fatal error, so the reason is read from stderr; newer versions
- * also say it with exit codes 10 (no repository), 11 (locked) and 12 (wrong password). Exit 3 (some files could not be
- * read; the snapshot was still made) is a warning.
+ * restic as the backup tool drives it: always with --json where restic has it, each JSON output read through its
+ * schema (restic-json.ts), the repository and its password file passed through the environment (never argv), and its
+ * failures turned into one clear reason with restic's own words. Works with every restic from RESTIC_FLOOR (0.11.0,
+ * Debian 11) to the newest (restic-version.ts says what each version changes): up to 0.16 every fatal error exits 1,
+ * so the reason is read from stderr; newer versions also say it with exit codes 10 (no repository), 11 (locked) and
+ * 12 (wrong password). Exit 3 (some files could not be read; the snapshot was still made) is a warning.
  */
 export interface ResticEnv {
   RESTIC_REPOSITORY: string;
@@ -28,14 +54,8 @@ export interface Progress {
   secondsRemaining: number | undefined;
 }
 
-export interface Snapshot {
-  id: string;
-  short_id: string;
-  time: string;
-  hostname: string;
-  tags?: string[];
-  paths: string[];
-}
+/** A snapshot as `snapshots --json` lists it (restic-json.ts's SnapshotSchema). */
+export type Snapshot = z.infer<typeof SnapshotSchema>;
 
 /** One entry of a snapshot, as `restic ls --json` lists it. */
 export interface SnapshotNode {
@@ -69,15 +89,42 @@ export interface RetentionPolicy {
   keepWeekly: number;
 }
 
+/**
+ * A line of restic's stderr as words: from 0.17 a command run with --json says its fatal error as a JSON message
+ * (`{"message_type":"exit_error","code":12,"message":"Fatal: wrong password or no key found"}`).
+ */
+function asWords(line: string): string {
+  const exit = readJsonLine(ExitErrorSchema, line);
+  return exit ? exit.message.trim() : line.trim();
+}
+
 /** The last lines of restic's stderr that say something (not rclone's notices), for messages. */
 function lastWords(stderr: string): string {
   const lines = stderr
     .split("\n")
-    .map((l) => l.trim())
+    .map(asWords)
     .filter((l) => l && !/^rclone: .* NOTICE: /.test(l) && !l.startsWith("reading repository password"));
   // restic says one Fatal line, its last; an earlier one can only be a name in a restore warning (see ownWords).
   const fatal = lines.findLast((l) => l.startsWith("Fatal: "));
   return (fatal ?? lines.at(-1) ?? "no output").replace(/^Fatal: /, "");
+}
+
+/** How much of restic's first error a message quotes. */
+const QUOTED_ERROR_CHARS = 300;
+
+/**
+ * restic's first restore warning (`ignoring error for <path>: <reason>`, up to 0.16 and without --json), quoted: the
+ * path is the game's and may hold anything, so it is shown as a JSON string (escaped, one line, bounded), never as
+ * restic's own words. What follows a newline in the name is not part of the line, so it cannot be quoted.
+ */
+function firstWarning(stderr: string): string | undefined {
+  const line = stderr.split("\n").find((l) => RESTORE_WARNING.test(l));
+  return line === undefined ? undefined : JSON.stringify(line.slice(0, QUOTED_ERROR_CHARS));
+}
+
+/** An error restic reported as JSON (`restore --json`, 0.17 on): its item (the game's name, quoted) and reason. */
+function describeReported(error: { item: string; message: string }): string {
+  return `${JSON.stringify(error.item.slice(0, QUOTED_ERROR_CHARS))}: ${error.message.slice(0, QUOTED_ERROR_CHARS)}`;
 }
 
 /**
@@ -96,10 +143,17 @@ const READ_ONLY =
  */
 const RESTORE_WARNING = /^ignoring error for /m;
 
-/** stderr up to the first restore warning: the lines restic itself wrote. */
+/**
+ * stderr up to the first restore warning, less the errors it reported as JSON (0.17 on, each naming a file of the
+ * game's in its `item`): the lines restic itself wrote.
+ */
 function ownWords(stderr: string): string {
   const at = stderr.search(RESTORE_WARNING);
-  return at < 0 ? stderr : stderr.slice(0, at);
+  const own = at < 0 ? stderr : stderr.slice(0, at);
+  return own
+    .split("\n")
+    .filter((line) => readJsonLine(MessageTypeSchema, line)?.message_type !== "error")
+    .join("\n");
 }
 
 function notWritable(stderr: string): string | undefined {
@@ -143,6 +197,8 @@ export function classifyFailure(
   logFile: string,
   /** Whether `rclone listremotes` lists the repository's remote; restic's own words race with rclone's. */
   remoteConfigured?: boolean,
+  /** The first error restic reported as JSON (restore --json), when it did. */
+  reported?: { item: string; message: string },
 ): ResticError {
   const said = lastWords(output);
   // Only restic's own lines are matched below (a restore warning names the game's files).
@@ -199,9 +255,11 @@ export function classifyFailure(
       repository,
     );
   }
+  // "There were N errors" says only how many: the first of them is the reason.
+  const first = reported ? describeReported(reported) : firstWarning(output);
   return new ResticError(
     "failed",
-    `restic failed (exit ${code}): ${said}`,
+    `restic failed (exit ${code}): ${said}${first ? `; the first: ${first}` : ""}`,
     `see ${logFile} for restic's full output`,
     repository,
   );
@@ -233,7 +291,20 @@ interface Invocation {
   okCodes?: number[];
   /** Read with no link followed below this directory (a private mount namespace; see `isolated`). */
   isolate?: string | undefined;
+  /** The first error restic reported as JSON, for the failure's reason (restore --json). */
+  reported?: (() => { item: string; message: string } | undefined) | undefined;
 }
+
+/** What restoring reports as it goes (restic 0.17 and newer; older versions report nothing until they end). */
+export interface RestoreRequest {
+  /** Paths of the snapshot to restore (taken literally), or all of it. */
+  includes?: string[] | undefined;
+  /** Each file once restic has written it whole, by its path in the snapshot (0.17 on: `featuresOf(...)`). */
+  onFile?: ((path: string, size: number) => void) | undefined;
+}
+
+/** The directory `restoreInto` has restic write into, inside the directory it is given. */
+const RESTORE_INTO = "restored";
 
 export interface BackupRequest {
   tags: string[];
@@ -248,6 +319,7 @@ export interface BackupRequest {
 export class Restic {
   readonly #options: ResticOptions;
   readonly #childEnv: Record<string, string | undefined>;
+  #version: Promise<ResticVersion | undefined> | undefined;
 
   constructor(options: ResticOptions) {
     this.#options = options;
@@ -259,8 +331,30 @@ export class Restic {
     };
   }
 
+  /**
+   * The restic on PATH's version, asked once (`restic version`, a few milliseconds); undefined when it answers nothing
+   * readable (restic itself then says what is wrong at its first command). A restic below the floor is refused here,
+   * before it is given anything to do (exit 78).
+   */
+  version(): Promise<ResticVersion | undefined> {
+    this.#version ??= this.#options.runner
+      .run("restic", ["version"], { env: this.#childEnv, signal: this.#options.signal })
+      .then((result) => {
+        const version = result.code === 0 ? parseResticVersion(result.stdout) : undefined;
+        checkFloor(version);
+        return version;
+      });
+    return this.#version;
+  }
+
+  /** What the restic on PATH offers beyond the floor. */
+  async features(): Promise<ResticFeatures> {
+    return featuresOf(await this.version());
+  }
+
   /** Runs restic; an exit not in `okCodes` becomes a ResticError that says why. */
   async #run(args: string[], invocation: Invocation = {}): Promise<RunResult> {
+    await this.version();
     const { runner, env, logFile } = this.#options;
     const { isolate, okCodes = [0], onStdoutLine, onStderrLine = this.#options.onStderr } = invocation;
     const [command, argv] = isolate ? ["unshare", isolated(isolate, "restic", args)] : ["restic", args];
@@ -298,12 +392,21 @@ export class Restic {
     if (result.code === 127)
       throw new ResticError("failed", "restic is not installed", "install it: apt-get install restic");
     if (result.code === null || !okCodes.includes(result.code)) {
-      const error = classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY, logFile);
+      const reported = invocation.reported?.();
+      const error = classifyFailure(
+        result.code,
+        result.signal,
+        result.stderr,
+        env.RESTIC_REPOSITORY,
+        logFile,
+        undefined,
+        reported,
+      );
       if (error.kind !== "remote") throw error;
       // restic may stop rclone before rclone says why; ask rclone itself whether the remote exists.
       const configured = await this.#remoteConfigured();
       throw configured === false
-        ? classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY, logFile, false)
+        ? classifyFailure(result.code, result.signal, result.stderr, env.RESTIC_REPOSITORY, logFile, false, reported)
         : error;
     }
     return result;
@@ -355,12 +458,13 @@ export class Restic {
     });
     if (result.code === 3 && messages.unreadable.length === 0) messages.unreadable.push("(see the log)");
     const summary = messages.summary;
-    if (!summary || typeof summary.snapshot_id !== "string") {
+    if (!summary) {
       throw new ResticError("failed", "restic finished without reporting a snapshot", `see ${this.#options.logFile}`);
     }
     return {
-      snapshotId: summary.snapshot_id,
-      dataAdded: Number(summary.data_added ?? 0),
+      // The short id in every version (0.18 reports the whole one).
+      snapshotId: shortId(summary.snapshot_id),
+      dataAdded: summary.data_added,
       unreadable: messages.unreadable,
     };
   }
@@ -369,7 +473,24 @@ export class Restic {
     const args = ["snapshots", "--json"];
     if (tags.length) args.push("--tag", tags.join(","));
     const { stdout } = await this.#run(args);
-    return (JSON.parse(stdout || "[]") as Snapshot[] | null) ?? [];
+    return this.#parse(SnapshotsSchema, stdout || "[]", "snapshots") ?? [];
+  }
+
+  /** restic's whole JSON answer read through its schema; one that does not fit is a clear failure, not a crash. */
+  #parse<T>(schema: z.ZodType<T>, text: string, command: string): T {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = undefined;
+    }
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    throw new ResticError(
+      "failed",
+      `restic ${command} --json answered what the tools cannot read`,
+      `see ${this.#options.logFile}; the restic versions the tools know are in packages/world/src/restic-json.ts`,
+    );
   }
 
   /**
@@ -385,13 +506,13 @@ export class Restic {
       if (result.code === 0) return Number((JSON.parse(result.stdout) as { bytes?: number }).bytes ?? 0);
     }
     const { stdout } = await this.#run(["stats", "--json", "--mode", "raw-data"]);
-    return Number((JSON.parse(stdout) as { total_size?: number }).total_size ?? 0);
+    return this.#parse(StatsSchema, stdout, "stats").total_size;
   }
 
   /** What restoring a snapshot writes, in bytes (restic stats --mode restore-size). */
   async restoreSize(snapshotId: string): Promise<number> {
     const { stdout } = await this.#run(["stats", "--json", "--mode", "restore-size", snapshotId]);
-    return Number((JSON.parse(stdout) as { total_size?: number }).total_size ?? 0);
+    return this.#parse(StatsSchema, stdout, "stats").total_size;
   }
 
   async forget(policy: RetentionPolicy, tags: string[], prune: boolean): Promise<string> {
@@ -413,9 +534,19 @@ export class Restic {
     return (await this.#run(args)).stdout;
   }
 
-  async check(readDataSubset?: string): Promise<string> {
+  /**
+   * restic check, reading `readDataSubset` of the data too (`10%`, `1/5`, or restic's size syntax). restic 0.11 takes
+   * only `n/t`: a percentage is read there as one part of as many as make it, a different part each `day` (a number
+   * that grows by one a day), so that the parts take turns. Anything else is restic's to accept or refuse.
+   */
+  async check(readDataSubset?: string, day = 0): Promise<string> {
     const args = ["check"];
-    if (readDataSubset) args.push(`--read-data-subset=${readDataSubset}`);
+    if (readDataSubset) {
+      const percent = Number(/^(\d+(?:\.\d+)?)%$/.exec(readDataSubset)?.[1]);
+      const parts =
+        percent > 0 && !(await this.features()).readDataPercent ? Math.max(1, Math.round(100 / percent)) : 0;
+      args.push(`--read-data-subset=${parts ? `${(day % parts) + 1}/${parts}` : readDataSubset}`);
+    }
     return (await this.#run(args)).stdout;
   }
 
@@ -427,9 +558,8 @@ export class Restic {
     const nodes: SnapshotNode[] = [];
     await this.#run(["ls", "--json", ...(recursive ? ["--recursive"] : []), snapshotId, "--", ...dirs], {
       onStdoutLine: (line) => {
-        if (!line.startsWith("{")) return;
-        const node = JSON.parse(line) as SnapshotNode & { struct_type?: string };
-        if (node.struct_type === "node") nodes.push({ path: node.path, type: node.type, size: node.size });
+        const node = readJsonLine(LsLineSchema, line);
+        if (node?.struct_type === "node") nodes.push({ path: node.path, type: node.type, size: node.size });
       },
     });
     return nodes;
@@ -442,18 +572,83 @@ export class Restic {
 
   /**
    * The snapshot, or only the `includes` (paths, taken literally: restic reads --include as a glob, so a level named
-   * `world[1]` would otherwise match `world1`), into `target`.
+   * `world[1]` would otherwise match `world1`), into the directory `target` (a path only root can change: see
+   * restoreInto for one inside the volume). From 0.17 restic says each file once it is written (`onFile`) and its
+   * errors as JSON, which the failure then quotes.
    */
-  async restore(snapshotId: string, target: string, includes: string[] = []): Promise<void> {
+  async restore(snapshotId: string, target: string, request: RestoreRequest = {}): Promise<void> {
     const args = ["restore", snapshotId, "--target", target];
-    for (const include of includes) args.push("--include", include.replace(/[\\*?[\]]/g, "\\$&"));
-    await this.#run(args);
+    for (const include of request.includes ?? []) args.push("--include", include.replace(/[\\*?[\]]/g, "\\$&"));
+    if (!(await this.features()).restoreReportsFiles) {
+      // restic 0.11 says what it could not restore and still exits 0: a restore with errors is a failed one.
+      let warnings = 0;
+      const { stderr } = await this.#run(args, {
+        onStderrLine: (line) => {
+          if (RESTORE_WARNING.test(line)) warnings++;
+          this.#options.onStderr?.(line);
+        },
+      });
+      if (warnings > 0) {
+        throw new ResticError(
+          "failed",
+          `restic could not restore ${warnings} entr${warnings === 1 ? "y" : "ies"}, though it exited 0; the first: ${firstWarning(stderr)}`,
+          `see ${this.#options.logFile} for restic's full output`,
+          this.#options.env.RESTIC_REPOSITORY,
+        );
+      }
+      return;
+    }
+    let first: { item: string; message: string } | undefined;
+    // Its progress comes on stdout, its errors on stderr, each a JSON message.
+    const take = (line: string): boolean => {
+      const message = readJsonLine(RestoreMessageSchema, line);
+      if (message) this.#restoreSaid(message, request, (error) => (first ??= error));
+      return message !== undefined;
+    };
+    await this.#run([...args, "--json", ...(request.onFile ? ["-vv"] : [])], {
+      onStdoutLine: take,
+      onStderrLine: (line) => {
+        if (!take(line)) this.#options.onStderr?.(line);
+      },
+      reported: () => first,
+    });
+  }
+
+  #restoreSaid(
+    message: RestoreMessage,
+    request: RestoreRequest,
+    onError: (error: { item: string; message: string }) => void,
+  ): void {
+    if (message.message_type === "verbose_status") request.onFile?.(message.item, message.size);
+    else if (message.message_type === "error") {
+      const error = { item: message.item, message: message.error?.message ?? "unknown error" };
+      onError(error);
+      // In the log at the level of restic's other lines; the first is the failure's reason.
+      this.#options.onStderr?.(`cannot restore ${describeReported(error)}`);
+    }
+  }
+
+  /**
+   * Restores into a new directory inside `dir`, a private directory held open (the staging directory in the volume):
+   * restic writes through this process's descriptor of it, so renaming it, or putting a link in its place, changes
+   * nothing for restic. Not into `/proc/<pid>/fd/<n>` itself: from 0.17 restic removes whatever stands at the target
+   * when it is not a directory, and that is a link ("failed to remove stale item"). Returns the new directory, open.
+   */
+  async restoreInto(snapshotId: string, dir: VolumeDir, request: RestoreRequest = {}): Promise<VolumeDir> {
+    const into = dir.ensureDir(RESTORE_INTO);
+    try {
+      await this.restore(snapshotId, `${dir.forChild}/${RESTORE_INTO}`, request);
+      return into;
+    } catch (error) {
+      into.close();
+      throw error;
+    }
   }
 }
 
 /** What `restic backup --json` says as it goes: its progress, the files it cannot read, and at the end its summary. */
 class BackupMessages {
-  summary: Record<string, unknown> | undefined;
+  summary: z.infer<typeof BackupSummarySchema> | undefined;
   readonly unreadable: string[] = [];
   readonly #onProgress: ((p: Progress) => void) | undefined;
   readonly #onStderr: ((line: string) => void) | undefined;
@@ -465,25 +660,27 @@ class BackupMessages {
 
   /** Takes one line of restic's; false when it is not one of its JSON messages. */
   take(line: string): boolean {
-    if (!line.startsWith("{")) return false;
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return false;
-    }
-    if (message.message_type === "summary") this.summary = message;
-    else if (message.message_type === "error") {
-      const item = String(message.item ?? (message.error as { Path?: string })?.Path ?? "?");
+    const value = jsonLine(line);
+    const kind = MessageTypeSchema.safeParse(value);
+    if (!kind.success) return false;
+    if (kind.data.message_type === "summary") {
+      const summary = BackupSummarySchema.safeParse(value);
+      if (summary.success) this.summary = summary.data;
+    } else if (kind.data.message_type === "error") {
+      const message = BackupErrorSchema.safeParse(value).data;
+      const item = message?.item ?? message?.error?.Path ?? "?";
       this.unreadable.push(item);
-      this.#onStderr?.(`error: cannot read ${item} (${describeErrno((message.error as { Err?: number })?.Err)})`);
-    } else if (message.message_type === "status" && this.#onProgress) {
-      this.#onProgress({
-        percent: Number(message.percent_done ?? 0) * 100,
-        bytesDone: Number(message.bytes_done ?? 0),
-        totalBytes: Number(message.total_bytes ?? 0),
-        secondsRemaining: message.seconds_remaining === undefined ? undefined : Number(message.seconds_remaining),
-      });
+      this.#onStderr?.(`error: cannot read ${item} (${describeErrno(message?.error?.Err)})`);
+    } else if (kind.data.message_type === "status" && this.#onProgress) {
+      const status = BackupStatusSchema.safeParse(value).data;
+      if (status) {
+        this.#onProgress({
+          percent: status.percent_done * 100,
+          bytesDone: status.bytes_done,
+          totalBytes: status.total_bytes,
+          secondsRemaining: status.seconds_remaining,
+        });
+      }
     }
     return true;
   }

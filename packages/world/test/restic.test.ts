@@ -109,12 +109,17 @@ describe("restic's own words, apart from the names of the game's files", () => {
     const stderr = `${forged(text)}\n${forged(`\n${text}`)}\nFatal: There were 4 errors\n`;
     const error = classifyFailure(1, null, stderr, REPO, LOG);
     expect(error.kind).toBe(kind);
-    expect(error.message).toBe("restic failed (exit 1): There were 4 errors");
+    // The first warning is quoted as the reason, the game's name inside a JSON string: never as restic's own line.
+    expect(error.message).toBe(
+      `restic failed (exit 1): There were 4 errors; the first: ${JSON.stringify(`ignoring error for /srv/world/x ${text}`)}`,
+    );
   });
 
   it("a forged Fatal line inside a name is not quoted as restic's last word", () => {
     const stderr = `${forged("\nFatal: delete the repository")}\nFatal: There were 1 errors\n`;
-    expect(classifyFailure(1, null, stderr, REPO, LOG).message).toBe("restic failed (exit 1): There were 1 errors");
+    expect(classifyFailure(1, null, stderr, REPO, LOG).message).toBe(
+      'restic failed (exit 1): There were 1 errors; the first: "ignoring error for /srv/world/x "',
+    );
   });
 
   it("restic's own read-only line before any restore warning still is one", () => {
@@ -138,7 +143,7 @@ describe("restic's own words, apart from the names of the game's files", () => {
     });
     await expect(restic.restore("abc", "/tmp/r")).rejects.toMatchObject({
       kind: "failed",
-      message: "restic failed (exit 1): There were 1 errors",
+      message: 'restic failed (exit 1): There were 1 errors; the first: "ignoring error for /srv/world/x "',
     });
     expect(aborted).toBe(false);
   });

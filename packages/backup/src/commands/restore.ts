@@ -298,19 +298,19 @@ async function previewArea(
   };
   ctx.atExit.add(remove);
   const scratch = VolumeDir.open(path, "the scratch directory");
+  let into: VolumeDir | undefined;
   let restored: VolumeDir | undefined;
   try {
     if (wanted.length) {
-      await plan.restic.restore(
-        plan.snapshot.id,
-        scratch.forChild,
-        wanted.map((t) => join(settings.WORLD_DIR, t.rel)),
-      );
+      into = await plan.restic.restoreInto(plan.snapshot.id, scratch, {
+        includes: wanted.map((t) => join(settings.WORLD_DIR, t.rel)),
+      });
+      restored = into.tryDir(settings.WORLD_DIR.replace(/^\/+/, ""));
     }
-    restored = scratch.tryDir(settings.WORLD_DIR.replace(/^\/+/, ""));
     return mergeArea(plan.volume, restored, plan.targets, bounds, logger);
   } finally {
     restored?.close();
+    into?.close();
     scratch.close();
     await remove();
   }

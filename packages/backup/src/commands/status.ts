@@ -5,6 +5,7 @@ import { formatBytes, formatDuration } from "@mcops/core/format";
 import { lastDrill, type RecordOf, sampledWords, type ToolRecord } from "@mcops/core/records";
 import type { ToolContext } from "@mcops/core/tool";
 import { isSafetySnapshot, SAFETY_TAGS, type Snapshot } from "@mcops/world/restic";
+import { sameSnapshot } from "@mcops/world/restic-version";
 import type { Settings } from "@mcops/world/settings";
 import { repositoryJob, snapshotTime } from "../job.ts";
 
@@ -82,7 +83,7 @@ export function statusOf(
 ): BackupStatus {
   const newest = snapshots.find((s) => !isSafetySnapshot(s));
   const newestAt = newest ? Date.parse(newest.time) : undefined;
-  const addedBytes = newest ? addedBy(records, newest.short_id) : undefined;
+  const addedBytes = newest ? (addedBy(records, newest.id) ?? newest.summary?.data_added) : undefined;
   const added = addedBytes === undefined ? undefined : formatBytes(addedBytes);
   return {
     server: settings.SERVER_ID,
@@ -108,9 +109,12 @@ export function statusOf(
   };
 }
 
-/** What the backup that made the snapshot added, from its record (restic 0.14 does not keep it). */
-function addedBy(records: readonly ToolRecord[], shortId: string): number | undefined {
-  return records.findLast((r): r is RecordOf<"backup.done"> => r.type === "backup.done" && r.snapshot === shortId)
+/**
+ * What the backup that made the snapshot added, from its record (restic keeps it in the snapshot only from 0.17). The
+ * record names the snapshot short, or whole as restic 0.18 reported it before the tools shortened it.
+ */
+function addedBy(records: readonly ToolRecord[], id: string): number | undefined {
+  return records.findLast((r): r is RecordOf<"backup.done"> => r.type === "backup.done" && sameSnapshot(r.snapshot, id))
     ?.addedBytes;
 }
 
