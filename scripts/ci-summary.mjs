@@ -25,10 +25,15 @@ for (const dir of workspaces) {
         `FAILED ${join(dir, relative(join(process.cwd(), dir), file.name))} > ${test.fullName}\n  ${message.slice(0, 1200)}`,
       );
     }
-    if ((file.assertionResults ?? []).length === 0 && file.status === "failed" && failures.length < 20) {
-      failures.push(
-        `FAILED ${join(dir, relative(join(process.cwd(), dir), file.name))}\n  ${String(file.message ?? "").slice(0, 1200)}`,
-      );
+    // A file that failed with no test failing in it (its beforeAll threw, so its tests were skipped) is a failure too.
+    const testFailed = (file.assertionResults ?? []).some((test) => test.status === "failed");
+    if (file.status === "failed" && !testFailed) {
+      failed += 1;
+      if (failures.length < 20) {
+        failures.push(
+          `FAILED ${join(dir, relative(join(process.cwd(), dir), file.name))}\n  ${String(file.message ?? "").slice(0, 1200)}`,
+        );
+      }
     }
   }
 }
