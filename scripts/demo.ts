@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomBytes, randomInt, randomUUID } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -150,6 +150,9 @@ try {
   ];
   writeSecret("backup.env", `${backupEnv.join("\n")}\n`);
   writeSecret("webhook.env", `WEBHOOK_URL=${discord.webhookUrl()}\nPLAY_HOST=play.example.com\n`);
+  // Which restic and rclone this rehearsal runs: the first on PATH, as on the VM (Debian's packages).
+  const said = (tool: string) => execFileSync(tool, ["version"], { encoding: "utf8" }).split("\n")[0];
+  console.log(`  \x1b[2mwith ${said("restic")}; ${said("rclone")}\x1b[0m`);
   await run("backup", ["init"]);
 
   heading("06:00 — cron runs the daily backup (save-off, save-all flush, restic through rclone, save-on)");

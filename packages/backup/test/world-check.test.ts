@@ -26,9 +26,9 @@ import {
 import nbt from "prismarine-nbt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { decompressLz4Blocks } from "../src/drill/lz4-block.ts";
-import { CheckerOutOfMemory, CheckerPool, threadsFor } from "../src/drill/pool.ts";
+import { CheckerOutOfMemory, CheckerPool, checkerEntry, threadsFor } from "../src/drill/pool.ts";
 import { checkRegionFile, openRegularAt, type RegionJob } from "../src/drill/region.ts";
-import { checkWorld, type WorldCheckOptions } from "../src/drill/world-check.ts";
+import { checkWorld, EarlyChecks, type WorldCheckOptions } from "../src/drill/world-check.ts";
 
 let root: TempDir;
 beforeEach(() => {
@@ -595,6 +595,93 @@ describe("the checker threads' heap limit", () => {
       await expect(pool.check({ fd: 0, size: 0, dirFd: 0, x: 0, z: 0, sample: false }, "x")).rejects.toThrow(
         CheckerOutOfMemory,
       );
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe("EarlyChecks: region files checked while restic restores the rest (restic 0.17 on)", () => {
+  const options = (pool: CheckerPool, early?: EarlyChecks) => ({
+    worlds: WORLDS,
+    budgetMs: 60_000,
+    now: Date.now,
+    pool,
+    early,
+  });
+
+  it("gives the report a walk after the restore gives, each region file checked once, as restic says it", async () => {
+    const built = buildWorld(root.path, { external: true, chunksPerRegion: 12, players: 3 });
+    const pool = new CheckerPool({ entry: checkerEntry(), memoryMiB: 512, threads: 2 });
+    try {
+      const after = await checkWorld(root.path, options(pool));
+      const checks: string[] = [];
+      const counting = {
+        size: pool.size,
+        check: (request: Parameters<CheckerPool["check"]>[0], file: string) => {
+          checks.push(file);
+          return pool.check(request, file);
+        },
+      } as unknown as CheckerPool;
+      const early = new EarlyChecks(root.path, { ...options(counting), pool: counting });
+      // What restic says besides region files, and region files of no world, are passed over.
+      for (const rel of ["world/level.dat", "elsewhere/region/r.0.0.mca", "world/region", ...built.regionFiles]) {
+        early.restored(rel);
+      }
+      const during = await checkWorld(root.path, options(counting, early));
+      await early.close();
+      expect(during).toEqual(after);
+      expect(after.damage).toEqual([]);
+      // Every region file once, the one with an external chunk twice (checked again once restic has ended).
+      const withExternal = built.regionFiles.filter((f) => f === "world/region/r.0.0.mca");
+      expect(checks.sort()).toEqual([...built.regionFiles, ...withExternal].sort());
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("checks again, once restic has ended, a file found damaged while restic still wrote the rest", async () => {
+    const built = buildWorld(root.path, { external: true, chunksPerRegion: 12 });
+    const mcc = readdirSync(join(root.path, "world/region")).find((name) => name.endsWith(".mcc")) as string;
+    // restic has written the region file, not yet its external chunk.
+    execFileSync("mv", [join(root.path, "world/region", mcc), join(root.path, "mcc-later")]);
+    const pool = new CheckerPool({ entry: checkerEntry(), memoryMiB: 512, threads: 2 });
+    try {
+      const early = new EarlyChecks(root.path, { ...options(pool), pool });
+      for (const rel of built.regionFiles) early.restored(rel);
+      // The region file with the external chunk was damaged while its .mcc was missing: not kept.
+      expect(await early.result("world/region/r.0.0.mca")).toBeUndefined();
+      expect(await early.result("world/entities/r.0.0.mca")).toMatchObject({ present: 12 });
+      execFileSync("mv", [join(root.path, "mcc-later"), join(root.path, "world/region", mcc)]);
+      const report = await checkWorld(root.path, options(pool, early));
+      await early.close();
+      expect(report.damage).toEqual([]);
+      expect(report.chunks).toBe(built.chunks);
+
+      // A file damaged for good is damaged in the report, found by the check after the restore.
+      damage.truncate(join(root.path, "world/poi/r.0.0.mca"));
+      const again = new EarlyChecks(root.path, { ...options(pool), pool });
+      for (const rel of built.regionFiles) again.restored(rel);
+      const damaged = await checkWorld(root.path, options(pool, again));
+      await again.close();
+      expect(damaged.damage.map((d) => d.file)).toEqual(["world/poi/r.0.0.mca"]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("never follows a link restic restored where a region folder is, and leaves the file to the walk", async () => {
+    buildWorld(root.path, { chunksPerRegion: 4 });
+    execFileSync("mv", [join(root.path, "world_nether/DIM-1/region"), join(root.path, "elsewhere")]);
+    symlinkSync(join(root.path, "elsewhere"), join(root.path, "world_nether/DIM-1/region"));
+    const pool = new CheckerPool({ entry: checkerEntry(), memoryMiB: 512, threads: 2 });
+    try {
+      const early = new EarlyChecks(root.path, { ...options(pool), pool });
+      early.restored("world_nether/DIM-1/region/r.0.-1.mca");
+      expect(await early.result("world_nether/DIM-1/region/r.0.-1.mca")).toBeUndefined();
+      const report = await checkWorld(root.path, options(pool, early));
+      await early.close();
+      expect(report.damage.map((d) => d.file)).toEqual(["world_nether/DIM-1/region"]);
     } finally {
       await pool.close();
     }
