@@ -49,6 +49,8 @@ command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || missing+=(
 # with nsenter (util-linux).
 [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
 command -v systemd-nspawn >/dev/null 2>&1 || missing+=(systemd-container)
+# The backup tests' version matrix fetches older and newer restic and rclone with apt, verified by Debian's keyring.
+[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: Debian packages: installing ${missing[*]}..." >&2
   if [ "$(id -u)" = 0 ]; then
@@ -64,6 +66,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "setup: Debian packages: restic, rclone, python3, chromium and the rest are there" >&2
 fi
+
+# The restic and rclone of Debian 11, 12 and 13 for the backup tests' version matrix, unpacked into a cache, never
+# installed (scripts/restic-versions.sh).
+bash scripts/restic-versions.sh
 
 have_node=$(node_modules/.bin/node --version 2>/dev/null || true)
 if [ "$have_node" != "v$want_node" ]; then
