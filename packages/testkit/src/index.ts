@@ -65,6 +65,7 @@ export {
   regionChunks,
   saveChunkAsGame,
 } from "./region.ts";
+export { type ResticPair, resticVersions, resticVersionsPlaces } from "./restic-versions.ts";
 export {
   type BuiltWorld,
   buildWorld,
