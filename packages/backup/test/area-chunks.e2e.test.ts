@@ -1,7 +1,6 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   copyFileSync,
-  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -26,7 +25,17 @@ import {
 } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { runRestore } from "../src/commands/restore.ts";
-import { BIN, backUp, inProcess, type Server, startServer } from "./harness.ts";
+import {
+  BIN,
+  backUp,
+  chunkIndex,
+  chunksAt,
+  expectedMerge,
+  expectSameChunks,
+  inProcess,
+  type Server,
+  startServer,
+} from "./harness.ts";
 
 /**
  * Issue 36: `backup restore --area` brings back the chunks of the area, and every other chunk of the world stays as
@@ -42,9 +51,8 @@ afterEach(async () => {
 });
 
 const file = (rel: string) => join(server.worldDir, rel);
-const chunksOf = (rel: string): Map<number, RawChunk> =>
-  existsSync(file(rel)) ? regionChunks(readFileSync(file(rel))) : new Map();
-const index = (x: number, z: number) => (x & 31) + (z & 31) * 32;
+const chunksOf = (rel: string): Map<number, RawChunk> => chunksAt(file(rel));
+const index = chunkIndex;
 const asideDir = () => readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-pre-restore-"));
 const lastMessage = () => server.discord.messages.at(-1)?.body.embeds[0] as { title: string; description: string };
 
@@ -61,30 +69,6 @@ async function realWorld(): Promise<void> {
     copyFileSync(file("world/region/r.0.0.mca"), file(`world/${folder}/r.0.0.mca`));
   }
   expect((await server.run(["init"])).code).toBe(0);
-}
-
-/** Every chunk of `after` is `expected`'s, byte for byte, with its timestamp; both hold the same chunks. */
-function expectSameChunks(after: Map<number, RawChunk>, expected: Map<number, RawChunk>, what: string): void {
-  expect([...after.keys()].sort(), what).toEqual([...expected.keys()].sort());
-  for (const [i, chunk] of after) {
-    expect(chunk.raw.equals(expected.get(i)?.raw as Buffer), `${what} chunk ${i}`).toBe(true);
-    expect(chunk.timestamp, `${what} chunk ${i}`).toBe(expected.get(i)?.timestamp);
-  }
-}
-
-/** `live` with the chunks at `indices` taken from `snapshot` (or removed where it has none). */
-function expectedMerge(
-  live: Map<number, RawChunk>,
-  snapshot: Map<number, RawChunk>,
-  indices: number[],
-): Map<number, RawChunk> {
-  const merged = new Map(live);
-  for (const i of indices) {
-    const theirs = snapshot.get(i);
-    if (theirs) merged.set(i, theirs);
-    else merged.delete(i);
-  }
-  return merged;
 }
 
 /**

@@ -7,7 +7,7 @@ import { backupLockFile, resolvePaths } from "@mcops/core/paths";
 import { gaugeValue } from "@mcops/core/textfile";
 import { buildWorld, damage, waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BIN, type Server, startServer } from "./harness.ts";
+import { BIN, lastBackupDone, type Server, startServer } from "./harness.ts";
 
 let server: Server;
 let scratchParent: string;
@@ -31,12 +31,7 @@ afterEach(async () => {
 async function backup(): Promise<string> {
   const result = await server.run();
   expect(result.code, result.stderr).toBe(0);
-  return /=== Backup done === .*snapshot (\w+)/.exec(
-    server
-      .backupLog()
-      .split("\n")
-      .findLast((l) => l.includes("Backup done")) ?? "",
-  )?.[1] as string;
+  return lastBackupDone(server).id;
 }
 
 const scratchLeft = () => (existsSync(scratchParent) ? readdirSync(scratchParent) : []);

@@ -1,7 +1,8 @@
-import { type ChildProcess, execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawnSync } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import {
   chmodSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -18,8 +19,12 @@ import { systemClock } from "@mcops/core/clock";
 import { resolvePaths } from "@mcops/core/paths";
 import { zxRunner } from "@mcops/core/runner";
 import {
+  type BuiltWorld,
+  buildWorld,
   type DiscordStandIn,
   type PanelStandIn,
+  type RawChunk,
+  regionChunks,
   startDiscordStandIn,
   startPanelStandIn,
   startTool,
@@ -67,6 +72,8 @@ export interface ServerOptions {
   saveDelayMs?: number;
   /** How long the panel caches the resources answer (the stand-in's default: 250 ms; 20 s on a real panel). */
   resourcesCacheMs?: number;
+  /** A folder put first in PATH for the tool and for `resticBackup`: another restic and rclone (testkit's resticVersions). */
+  binDir?: string;
 }
 
 export async function startServer(options: ServerOptions = {}): Promise<Server> {
@@ -96,7 +103,10 @@ export async function startServer(options: ServerOptions = {}): Promise<Server> 
   chmodSync(webhookEnv, 0o600);
 
   // A local rclone remote defined in the environment: rclone:mcopstest:<path> is a directory on this machine.
-  const env = toolEnv(root, { RCLONE_CONFIG_MCOPSTEST_TYPE: "local" });
+  const env = toolEnv(root, {
+    RCLONE_CONFIG_MCOPSTEST_TYPE: "local",
+    ...(options.binDir ? { PATH: `${options.binDir}:${process.env.PATH}` } : {}),
+  });
 
   const server: Server = {
     root,
@@ -230,4 +240,85 @@ export function resticOnPath(): ResticVersion {
   const version = parseResticVersion(said);
   if (!version) throw new Error(`restic version said ${JSON.stringify(said)}`);
   return version;
+}
+
+export const STEVE = "6f4b2c1e-0000-4000-8000-000000000001";
+export const ALEX = "6f4b2c1e-0000-4000-8000-000000000002";
+
+/**
+ * The harness's random world replaced by one built with real NBT and region files (testkit's buildWorld: Steve's and
+ * Alex's playerdata, the nether and the end), and a usercache.json naming Steve and Alex.
+ */
+export function buildPlayersWorld(server: Server, options: Parameters<typeof buildWorld>[1] = {}): BuiltWorld {
+  for (const name of readdirSync(server.worldDir)) {
+    if (name.startsWith("world")) rmSync(join(server.worldDir, name), { recursive: true });
+  }
+  const built = buildWorld(server.worldDir, options);
+  writeFileSync(
+    join(server.worldDir, "usercache.json"),
+    JSON.stringify([
+      { name: "Steve", uuid: STEVE, expiresOn: "2026-12-25 10:00:00 +0000" },
+      { name: "Alex", uuid: ALEX, expiresOn: "2026-12-25 10:00:00 +0000" },
+    ]),
+  );
+  return built;
+}
+
+/** The last `=== Backup done ===` line's snapshot id and what it added, as the log says them. */
+export function lastBackupDone(server: Server): { id: string; added: string } {
+  const line = server
+    .backupLog()
+    .split("\n")
+    .findLast((l) => l.includes("=== Backup done ==="));
+  const done = /=== Backup done === .*added ([^,]+), repository [^,]+, snapshot (\w+)/.exec(line ?? "");
+  expect(done, "a Backup done line in mc-backup.log").not.toBeNull();
+  const [, added, id] = done as RegExpExecArray;
+  return { id: id as string, added: added as string };
+}
+
+/**
+ * A snapshot made by restic itself (not through backup) of `paths`, with `tags` and `extra` arguments such as
+ * --time, into the server's repository; restic is the one the tool finds in its PATH.
+ */
+export function resticBackup(server: Server, paths: string[], tags: string[], extra: string[] = []): void {
+  const result = spawnSync("restic", ["backup", ...extra, ...tags.flatMap((t) => ["--tag", t]), "--", ...paths], {
+    env: {
+      ...server.env,
+      RESTIC_REPOSITORY: `rclone:mcopstest:${server.repoDir}`,
+      RESTIC_PASSWORD_FILE: server.passwordFile,
+    },
+    encoding: "utf8",
+  });
+  expect(result.status, result.stderr).toBe(0);
+}
+
+/** The chunks of the region file at `path` by their index in it (none when there is no file). */
+export const chunksAt = (path: string): Map<number, RawChunk> =>
+  existsSync(path) ? regionChunks(readFileSync(path)) : new Map();
+
+/** A chunk's index in its region file, from its chunk coordinates. */
+export const chunkIndex = (x: number, z: number) => (x & 31) + (z & 31) * 32;
+
+/** Every chunk of `after` is `expected`'s, byte for byte, with its timestamp; both hold the same chunks. */
+export function expectSameChunks(after: Map<number, RawChunk>, expected: Map<number, RawChunk>, what: string): void {
+  expect([...after.keys()].sort(), what).toEqual([...expected.keys()].sort());
+  for (const [i, chunk] of after) {
+    expect(chunk.raw.equals(expected.get(i)?.raw as Buffer), `${what} chunk ${i}`).toBe(true);
+    expect(chunk.timestamp, `${what} chunk ${i}`).toBe(expected.get(i)?.timestamp);
+  }
+}
+
+/** `live` with the chunks at `indices` taken from `snapshot` (or removed where it has none). */
+export function expectedMerge(
+  live: Map<number, RawChunk>,
+  snapshot: Map<number, RawChunk>,
+  indices: number[],
+): Map<number, RawChunk> {
+  const merged = new Map(live);
+  for (const i of indices) {
+    const theirs = snapshot.get(i);
+    if (theirs) merged.set(i, theirs);
+    else merged.delete(i);
+  }
+  return merged;
 }

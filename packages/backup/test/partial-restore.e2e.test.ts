@@ -13,18 +13,15 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { buildWorld, fifoWitness, giveToGame } from "@mcops/testkit";
+import { fifoWitness, giveToGame } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { runRestore } from "../src/commands/restore.ts";
-import { backUp, inProcess, type Server, startServer } from "./harness.ts";
+import { ALEX, backUp, buildPlayersWorld, inProcess, type Server, STEVE, startServer } from "./harness.ts";
 
 /**
  * Issue 17's selective restores against real restic and worlds built with real NBT and region files: one player's
  * files while the server runs, an area across a region boundary, a dimension in both layouts, a failure midway.
  */
-
-const STEVE = "6f4b2c1e-0000-4000-8000-000000000001";
-const ALEX = "6f4b2c1e-0000-4000-8000-000000000002";
 
 let server: Server;
 
@@ -35,17 +32,7 @@ afterEach(async () => {
 /** A server whose volume holds a real world (in `layout`), usercache.json naming Steve and Alex, and one backup. */
 async function withWorld(layout: "bukkit" | "vanilla" = "bukkit", state: "running" | "offline" = "running") {
   server = await startServer({ state });
-  for (const name of readdirSync(server.worldDir)) {
-    if (name.startsWith("world")) rmSync(join(server.worldDir, name), { recursive: true });
-  }
-  buildWorld(server.worldDir, { layout, regions: 1, chunksPerRegion: 2 });
-  writeFileSync(
-    join(server.worldDir, "usercache.json"),
-    JSON.stringify([
-      { name: "Steve", uuid: STEVE, expiresOn: "2026-12-25 10:00:00 +0000" },
-      { name: "Alex", uuid: ALEX, expiresOn: "2026-12-25 10:00:00 +0000" },
-    ]),
-  );
+  buildPlayersWorld(server, { layout, regions: 1, chunksPerRegion: 2 });
   expect((await server.run(["init"])).code).toBe(0);
 }
 

@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { eventJournal, eventsFile } from "@mcops/core/events";
@@ -6,7 +5,7 @@ import { formatBytes } from "@mcops/core/format";
 import { type RecordOf, ToolRecord } from "@mcops/core/records";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BackupStatus } from "../src/commands/status.ts";
-import { type Server, startServer } from "./harness.ts";
+import { lastBackupDone, resticBackup, type Server, startServer } from "./harness.ts";
 
 let server: Server;
 
@@ -24,15 +23,7 @@ function resticSnapshot(tags: string[], extra: string[] = []): void {
   const dir = mkdtempSync(join(server.root, "other-"));
   mkdirSync(join(dir, "world"));
   writeFileSync(join(dir, "world", "level.dat"), "old");
-  const result = spawnSync("restic", ["backup", ...extra, ...tags.flatMap((t) => ["--tag", t]), join(dir, "world")], {
-    env: {
-      ...server.env,
-      RESTIC_REPOSITORY: `rclone:mcopstest:${server.repoDir}`,
-      RESTIC_PASSWORD_FILE: server.passwordFile,
-    },
-    encoding: "utf8",
-  });
-  expect(result.status, result.stderr).toBe(0);
+  resticBackup(server, [join(dir, "world")], tags, extra);
 }
 
 /** A snapshot of this server taken at `time` (restic backup --time), as an old backup would be. */
@@ -52,9 +43,7 @@ describe("backup status", () => {
 
   it("after a backup and a drill: the snapshot, what it added, the drill, the repository and the retention; exit 0", async () => {
     expect((await server.run()).code).toBe(0);
-    const done = /=== Backup done === .*added ([^,]+), repository [^,]+, snapshot (\w+)/.exec(server.backupLog());
-    expect(done).not.toBeNull();
-    const [, added, id] = done as RegExpExecArray;
+    const { added, id } = lastBackupDone(server);
     // The run's record: its sizes are numbers, and the log's words are those numbers put into words.
     const state = { stateDir: join(server.root, "state") };
     const records = readFileSync(eventsFile(state, "backup"), "utf8")
