@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { deflate, inflateSync } from "node:zlib";
 import { readRecords } from "@mcops/core/events";
 import { lastDrill } from "@mcops/core/records";
-import { type BuiltWorld, buildWorld } from "@mcops/testkit";
+import { type BuiltWorld, buildWorld, resticVersions } from "@mcops/testkit";
 import { TAG, walkNbt } from "@mcops/world/nbt-walk";
 import {
   BACKUP_BIN,
@@ -609,16 +609,33 @@ async function drillRounds(repo: Repo, rounds: number, warmup: number, extra: No
   return { restore: median(restoreMs), drill: median(drillMs), chunks };
 }
 
+/**
+ * The drill against `restic restore` with Debian 12's restic (0.14: the check starts once the restore has ended) and
+ * Debian 13's (0.18: each region file is checked as restic reports it restored), side by side, on the same repository
+ * (made by the system's restic; format 2 opens in both). Each pair's restic and rclone come first in PATH.
+ */
 async function benchLocal(repo: Repo, rounds: number): Promise<void> {
-  const { restore, drill, chunks } = await drillRounds(repo, rounds, 1);
+  const pairs = resticVersions().filter((pair) => pair.debian === 12 || pair.debian === 13);
+  const results = [];
+  for (const pair of pairs) {
+    const path = { PATH: `${pair.dir}:${process.env.PATH}` };
+    results.push({ pair, ...(await drillRounds(repo, rounds, 1, path)) });
+  }
   console.log(
     `backup drill of testkit's generated ${describeRepo(repo)}, local rclone remote, ${rounds} rounds, medians`,
   );
-  console.log(`  restic restore alone          ${fmt(restore)}`);
-  console.log(`  backup drill                  ${fmt(drill)}   ratio ${ratio(drill, restore)} (target <= 4x)`);
+  const column = (text: string) => text.padEnd(30);
   console.log(
-    `  chunks checked ${chunks}: ${Math.round(chunks / (drill / 1000))} chunks/s over the whole drill, ${Math.round(chunks / ((drill - restore) / 1000))} chunks/s in the time it adds to the restore`,
+    `  ${column("")}${results.map((r) => column(`restic ${r.pair.restic} (Debian ${r.pair.debian})`)).join("")}`,
   );
+  console.log(`  ${column("restic restore alone")}${results.map((r) => column(fmt(r.restore))).join("")}`);
+  console.log(`  ${column("backup drill")}${results.map((r) => column(fmt(r.drill))).join("")}`);
+  console.log(`  ${column("ratio (target <= 4x)")}${results.map((r) => column(ratio(r.drill, r.restore))).join("")}`);
+  for (const { pair, drill, restore, chunks } of results) {
+    console.log(
+      `  restic ${pair.restic}: ${chunks} chunks checked, ${Math.round(chunks / (drill / 1000))} chunks/s over the whole drill, ${Math.round(chunks / ((drill - restore) / 1000))} chunks/s in the time it adds to the restore`,
+    );
+  }
 }
 
 /**

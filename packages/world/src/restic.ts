@@ -156,6 +156,14 @@ function ownWords(stderr: string): string {
     .join("\n");
 }
 
+/**
+ * restic 0.17 and newer retry a repository they cannot open for up to 15 minutes (`Stat(<config/>) returned error,
+ * retrying after 17.5s: <reason>`), where older versions stopped at once with the reason: the tools stop at the first
+ * such line, as before, rather than hold a backup (and the game's autosave) for a quarter of an hour. Retries of later
+ * requests, once the repository is open, are left to restic.
+ */
+const UNREACHABLE = /^Stat\(<config\/>\) returned error, retrying after [\d.]+m?s: (.*)$/;
+
 function notWritable(stderr: string): string | undefined {
   for (const line of stderr.split("\n")) {
     const match = READ_ONLY.exec(line);
@@ -366,6 +374,7 @@ export class Restic {
     outer?.addEventListener("abort", onAbort, { once: true });
     if (outer?.aborted) stop.abort();
     let readOnly: string | undefined;
+    let unreachable: string | undefined;
     let ownLine = true;
     let result: RunResult;
     try {
@@ -375,9 +384,10 @@ export class Restic {
         onStderrLine: (line) => {
           onStderrLine?.(line);
           if (RESTORE_WARNING.test(line)) ownLine = false;
-          if (!ownLine || readOnly !== undefined) return;
+          if (!ownLine || readOnly !== undefined || unreachable !== undefined) return;
           readOnly = notWritable(line);
-          if (readOnly) stop.abort();
+          unreachable = UNREACHABLE.exec(line)?.[1];
+          if (readOnly || unreachable) stop.abort();
         },
         onSpawn: this.#options.onSpawn,
         signal: stop.signal,
@@ -386,6 +396,14 @@ export class Restic {
       outer?.removeEventListener("abort", onAbort);
     }
     if (readOnly && !outer?.aborted) throw notWritableError(readOnly, env.RESTIC_REPOSITORY);
+    if (unreachable && !outer?.aborted) {
+      throw new ResticError(
+        "remote",
+        `restic cannot reach the repository: ${unreachable}`,
+        "check that RESTIC_REPOSITORY's address is right and its server is up, then run again",
+        env.RESTIC_REPOSITORY,
+      );
+    }
     if (result.code === null && result.signal === null) {
       throw new ResticError("failed", "restic could not be started", "install it: apt-get install restic");
     }

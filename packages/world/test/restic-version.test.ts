@@ -278,3 +278,30 @@ describe("restic 0.11's restore", () => {
     });
   });
 });
+
+describe("a repository restic 0.17 and newer cannot open", () => {
+  it("stops at restic's first retry of the repository's config, with its reason, as older versions stopped", async () => {
+    // restic 0.18.0's own line for a REST server that refuses the connection (it would retry for 15 minutes).
+    const line =
+      'Stat(<config/>) returned error, retrying after 17.48981552s: Head "http://u:***@127.0.0.1:9/repo/config": dial tcp 127.0.0.1:9: connect: connection refused';
+    let aborted = false;
+    const restic = new Restic({
+      runner: {
+        run: async (_command, args, options) => {
+          if (args[0] === "version") return { code: 0, signal: null, stdout: SAID["0.18.0"], stderr: "" };
+          options?.onStderrLine?.(line);
+          aborted = options?.signal?.aborted ?? false;
+          return { code: null, signal: "SIGTERM", stdout: "", stderr: `${line}\n` };
+        },
+      },
+      env: { RESTIC_REPOSITORY: "rest:http://u:p@127.0.0.1:9/repo/", RESTIC_PASSWORD_FILE: "/root/.restic-password" },
+      logFile: "/var/log/mc-backup.log",
+    });
+    await expect(restic.snapshots()).rejects.toMatchObject({
+      kind: "remote",
+      message:
+        'restic cannot reach the repository: Head "http://u:***@127.0.0.1:9/repo/config": dial tcp 127.0.0.1:9: connect: connection refused',
+    });
+    expect(aborted).toBe(true);
+  });
+});
