@@ -36,7 +36,7 @@ interface VersionExpectations {
    */
   percentSubset: "percent" | "part";
   /**
-   * restic 0.17 and later keep the oldest snapshot of a group as "oldest daily/weekly snapshot" while that policy's
+   * restic 0.16 and later keep the oldest snapshot of a group as "oldest daily/weekly snapshot" while that policy's
    * buckets are not all filled; earlier versions keep only the newest snapshot of each day or week.
    */
   keepsOldest: boolean;
@@ -349,9 +349,9 @@ describe.each(PAIRS)("%s", (_name, pair) => {
     const prune = await server.run(["prune"]);
     expect(prune.stderr).toBe("");
     expect(prune.code).toBe(0);
-    // keep-last 1, keep-daily 30, keep-weekly 12: today's backup and the later one of that day; restic 0.17+ also the
+    // keep-last 1, keep-daily 30, keep-weekly 12: today's backup and the later one of that day; restic 0.16+ also the
     // oldest, as "oldest daily snapshot" (two days hold backups, fewer than 30). The two pre-restore snapshots of
-    // today are a group of their own: the newest kept, and 0.17+ the oldest too.
+    // today are a group of their own: the newest kept, and 0.16+ the oldest too.
     expect(await backups()).toEqual(expected.keepsOldest ? [early, late, snapshot.id] : [late, snapshot.id]);
     expect(await preRestores()).toBe(expected.keepsOldest ? 2 : 1);
 

@@ -12,10 +12,12 @@ import { ConfigError } from "@mcops/core/errors";
  * | 0.12    | `check --read-data-subset` takes a percentage (0.11 only `n/t`)                                        |
  * | 0.14    | repository format 2 (compression) by default: a repository `init` makes can no longer be read by 0.13  |
  * |         | and older; `stats` and `ls` add fields (`snapshots_count`, `permissions`)                              |
+ * | 0.16    | `forget` also keeps the oldest snapshot of a group while a `--keep-daily`/`--keep-weekly` span is not |
+ * |         | filled (restic pull request 4366)                                                                      |
  * | 0.17    | `restore --json` reports each file once it is written (`-vv`) and its errors as JSON; restore removes   |
  * |         | what stands at the target if it is not a directory (so never a `/proc/<pid>/fd/<n>` link: see         |
- * |         | Restic.restoreInto); exit codes 10 (no repository), 11 (locked), 12 (wrong password); `forget` keeps   |
- * |         | the oldest snapshot of a `--keep-daily`/`--keep-weekly` span it cannot fill                             |
+ * |         | Restic.restoreInto); exit codes 10 (no repository), 11 (locked), 12 (wrong password); a repository it  |
+ * |         | cannot open is retried for 15 minutes                                                                  |
  * | 0.18    | `backup --json`'s summary names the snapshot by its whole 64-character id (shown short: `shortId`)     |
  */
 export interface ResticVersion {
