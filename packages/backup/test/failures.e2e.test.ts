@@ -400,3 +400,28 @@ describe("restic is a real dependency", () => {
     expect(execFileSync("rclone", ["version"]).toString()).toMatch(/^rclone v\d+/);
   });
 });
+
+describe("a restic older than the tools run with", () => {
+  it("is refused with exit 78 before the game is asked anything, naming the version found and the floor", async () => {
+    await ready();
+    // restic 0.9.6 (Ubuntu 20.04's), found first on PATH: it answers `version` as that release did, and would
+    // leave a mark for any other command.
+    const bin = join(server.root, "old-restic");
+    const ran = join(server.root, "ran");
+    execFileSync("mkdir", [bin]);
+    writeFileSync(
+      join(bin, "restic"),
+      `#!/bin/sh\nif [ "$1" = version ]; then echo 'restic 0.9.6 compiled with go1.13.8 on linux/amd64'; exit 0; fi\necho "$@" >> '${ran}'\nexit 1\n`,
+    );
+    chmodSync(join(bin, "restic"), 0o755);
+    const result = await server.run([], { PATH: `${bin}:${server.env.PATH}` });
+    expect(result.code).toBe(78);
+    expect(result.stderr).toBe(
+      "backup: restic 0.9.6 is older than 0.11.0, the oldest the tools run with (restic) — install restic 0.11.0 or newer (Debian 11 and later ship one; or: restic self-update)\n",
+    );
+    expect(existsSync(ran)).toBe(false);
+    expect(server.panel.commands()).toEqual([]);
+    expect(server.backupLog()).toMatch(/ERROR === Backup failed === restic 0\.9\.6 is older than 0\.11\.0/);
+    expect(titles()).toEqual(["Backup started", "Backup failed"]);
+  });
+});

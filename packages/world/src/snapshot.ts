@@ -67,6 +67,9 @@ export async function checkIsolation(
 /** The snapshot, taken while autosave is off (when the server runs); autosave is back on whatever happens. */
 export async function takeSnapshot(ctx: SnapshotContext, request: SnapshotRequest): Promise<Taken> {
   const { settings, logger, restic } = request;
+  // restic's version first, outside autosave's pause: one below the floor is refused before the game is asked to do
+  // anything (exit 78).
+  await restic.version();
   const guard = await pauseAutosave({
     panel: panelFor(settings, ctx),
     volume: request.volume,
