@@ -43,7 +43,8 @@ export const BackupErrorSchema = z.object({
 
 /**
  * One entry of `snapshots --json`. `tags` is absent when a snapshot has none. 0.17 adds `program_version` (unread) and
- * `summary`, the backup's own figures (`data_added` is read: what the backup added, where no record of it is kept).
+ * `summary`, the backup's own figures: `data_added` (what the backup added, where no record of it is kept) and
+ * `total_bytes_processed` (every file's size: what a restore of it writes) are read.
  * `short_id` is the id's first 8 characters in every version.
  */
 export const SnapshotSchema = z.object({
@@ -56,7 +57,12 @@ export const SnapshotSchema = z.object({
     .nullish()
     .transform((tags) => tags ?? undefined),
   paths: z.array(z.string()),
-  summary: z.object({ data_added: z.number().nonnegative().optional() }).optional(),
+  summary: z
+    .object({
+      data_added: z.number().nonnegative().optional(),
+      total_bytes_processed: z.number().nonnegative().optional(),
+    })
+    .optional(),
 });
 export const SnapshotsSchema = z.array(SnapshotSchema).nullable();
 

@@ -1,7 +1,7 @@
 import { ExitCode } from "@mcops/core/errors";
 import type { RunResult } from "@mcops/core/runner";
 import { describe, expect, it } from "vitest";
-import { Restic } from "../src/restic.ts";
+import { Restic, type Snapshot } from "../src/restic.ts";
 import { BackupSummarySchema, LsLineSchema, readJsonLine, SnapshotsSchema } from "../src/restic-json.ts";
 import {
   checkFloor,
@@ -303,5 +303,32 @@ describe("a repository restic 0.17 and newer cannot open", () => {
         'restic cannot reach the repository: Head "http://u:***@127.0.0.1:9/repo/config": dial tcp 127.0.0.1:9: connect: connection refused',
     });
     expect(aborted).toBe(true);
+  });
+});
+
+describe("what a restore writes", () => {
+  const listed = (summary: string) =>
+    `[{"time":"2026-11-29T06:31:14Z","tree":"b5e9","paths":["/srv/world"],"hostname":"vm","id":"6aa018d6a2f6106f2217828e6f2186c3cb665f4dbeac21f5b22277d9b20e3d09","short_id":"6aa018d6"${summary}}]`;
+
+  it("is read from the snapshot's own summary (restic 0.17 on), asking restic nothing more", async () => {
+    const { restic, calls } = resticSaying(SAID["0.18.0"], (args) => ({
+      stdout: args[0] === "snapshots" ? listed(',"summary":{"data_added":5,"total_bytes_processed":100003}') : "",
+    }));
+    const [snapshot] = await restic.snapshots();
+    expect(await restic.restoreSize(snapshot as Snapshot)).toBe(100003);
+    expect(calls.map((c) => c.args[0])).toEqual(["version", "snapshots"]);
+  });
+
+  it("is asked of restic stats where the snapshot keeps no summary (before 0.17)", async () => {
+    const { restic, calls } = resticSaying(SAID["0.14.0"], (args) => ({
+      stdout: args[0] === "snapshots" ? listed("") : '{"total_size":100003,"total_file_count":7,"snapshots_count":1}',
+    }));
+    const [snapshot] = await restic.snapshots();
+    expect(await restic.restoreSize(snapshot as Snapshot)).toBe(100003);
+    expect(calls.map((c) => c.args.slice(0, 4).join(" "))).toEqual([
+      "version",
+      "snapshots --json",
+      "stats --json --mode restore-size",
+    ]);
   });
 });

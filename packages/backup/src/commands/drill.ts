@@ -89,7 +89,7 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions, setting
     record(logger, { type: "drill.started", at: ctx.clock.now(), snapshot: snapshot.short_id });
     const checkers = pool;
     const report = await inScratch(drill, scratchParent, async (scratch) => {
-      checkSpace(drill, await restic.restoreSize(snapshot.id), scratchParent);
+      checkSpace(drill, await restic.restoreSize(snapshot), scratchParent);
       if (checkers.failure) throw checkers.failure; // threads that could not start: no restore for nothing
       const root = join(scratch, settings.WORLD_DIR);
       const checkOptions = {
