@@ -42,7 +42,13 @@ export class Container {
       join(work, "root"),
     ]);
     const container = new Container(work, name);
-    await container.start();
+    try {
+      await container.start();
+    } catch (error) {
+      // The test never gets this container to close: stop what did start, and unmount.
+      await container.close();
+      throw error;
+    }
     return container;
   }
 
@@ -80,9 +86,10 @@ export class Container {
     // systemctl reaches systemd once it has made its socket, early in the boot; until then it cannot even wait.
     const deadline = Date.now() + 180_000;
     let booted = await this.exec("systemctl is-system-running --wait", { timeoutMs: 180_000 });
-    // "offline": systemd has not yet said it is the system manager (/run/systemd/system), early in the boot.
+    // "offline": systemd has not yet said it is the system manager (/run/systemd/system), early in the boot. systemctl
+    // says "Failed to connect to bus" up to systemd 252, "Failed to connect to system scope bus" from 257 (Debian 13).
     while (
-      (/Failed to connect to bus/.test(booted.stderr) || /^offline$/m.test(booted.stdout)) &&
+      (/Failed to connect to (system scope )?bus/.test(booted.stderr) || /^offline$/m.test(booted.stdout)) &&
       Date.now() < deadline
     ) {
       await new Promise((resolve) => setTimeout(resolve, 100));

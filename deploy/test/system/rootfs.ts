@@ -1,15 +1,33 @@
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
- * A Debian 12 root file system for the system test, made by Debian's debootstrap from the package archive this machine
- * already uses, with what the toolkit needs on a VM (systemd, cron, logrotate, restic, rclone). It is cached under
- * /var/cache/mcops-test by a key of what goes into it, built once (a lock keeps two runs from building it together),
- * and never written afterwards: each boot runs on an overlay of it.
+ * Debian root file systems for the system test, one per release an operator may run (Debian 11, 12 and 13), made by
+ * Debian's debootstrap from the package archive this machine already uses, with what the toolkit needs on a VM
+ * (systemd, cron, logrotate, restic, rclone). Each is cached under /var/cache/mcops-test by a key of what goes into it,
+ * built once (a lock per release keeps two runs from building the same one together), and never written afterwards:
+ * each boot runs on an overlay of it.
  */
-const SUITE = "bookworm";
+export interface Release {
+  /** Debian's code name, the suite debootstrap installs. */
+  suite: "bullseye" | "bookworm" | "trixie";
+  /** Debian's version number. */
+  debian: 11 | 12 | 13;
+  /** The systemd version the release ships (PID 1 in the container). */
+  systemd: number;
+  /** The restic and rclone versions of the release's packages, which the tests run. */
+  restic: string;
+  rclone: string;
+}
+
+export const RELEASES: readonly Release[] = [
+  { suite: "bullseye", debian: 11, systemd: 247, restic: "0.11.0", rclone: "1.53.3" },
+  { suite: "bookworm", debian: 12, systemd: 252, restic: "0.14.0", rclone: "1.60.1" },
+  { suite: "trixie", debian: 13, systemd: 257, restic: "0.18.0", rclone: "1.60.1" },
+];
+
 const PACKAGES = [
   "systemd",
   "systemd-sysv",
@@ -35,8 +53,13 @@ export function cannotBoot(): string | undefined {
   return undefined;
 }
 
-/** The archive apt uses here (deb822 sources first, then sources.list), for debootstrap. */
+/**
+ * The Debian archive apt uses here (deb822 sources first, then sources.list), for debootstrap: the one that serves a
+ * Debian suite (the security archive aside). Debian 11, 12 and 13 are all in the same archive, so a machine on
+ * bookworm's mirror gets bullseye and trixie from it too.
+ */
 function mirror(): string {
+  const suites = /^(bullseye|bookworm|trixie|sid|stable|oldstable|testing)(-updates)?$/;
   const texts: string[] = [];
   const dir = "/etc/apt/sources.list.d";
   if (existsSync(dir)) {
@@ -46,41 +69,61 @@ function mirror(): string {
   for (const text of texts) {
     for (const stanza of text.split(/\n\s*\n/)) {
       const uri = /^URIs:\s*(\S+)/m.exec(stanza)?.[1];
-      const suites = /^Suites:\s*(.+)$/m.exec(stanza)?.[1]?.split(/\s+/) ?? [];
-      if (uri && suites.includes(SUITE) && !uri.includes("security")) return uri;
+      const named = /^Suites:\s*(.+)$/m.exec(stanza)?.[1]?.split(/\s+/) ?? [];
+      if (uri && named.some((s) => suites.test(s)) && !uri.includes("security")) return uri;
     }
   }
   const list = existsSync("/etc/apt/sources.list") ? readFileSync("/etc/apt/sources.list", "utf8") : "";
-  const line = new RegExp(`^deb\\s+(?:\\[[^\\]]*\\]\\s+)?(\\S+)\\s+${SUITE}\\s`, "m").exec(list);
-  return line?.[1] ?? "http://deb.debian.org/debian";
+  for (const line of list.split("\n")) {
+    const deb = /^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)\s/.exec(line);
+    if (deb?.[1] && deb[2] && suites.test(deb[2]) && !deb[1].includes("security")) return deb[1];
+  }
+  return "http://deb.debian.org/debian";
 }
 
-/** The cached root file system, built when missing (minutes, once; seconds afterwards). */
-export function debianRootfs(log: (line: string) => void): string {
+/**
+ * The cached root file system of a release, built when missing (a minute or two, once; at once afterwards). Releases
+ * build side by side; the same release waits for the build under way.
+ */
+export async function debianRootfs(release: Release, log: (line: string) => void): Promise<string> {
+  const { suite, debian } = release;
   const key = createHash("sha256")
-    .update(`${SUITE} minbase ${PACKAGES.join(",")}`)
+    .update(`${suite} minbase ${PACKAGES.join(",")}`)
     .digest("hex")
     .slice(0, 12);
-  const dir = join(CACHE, `debian12-${key}`);
+  const dir = join(CACHE, `debian${debian}-${key}`);
   if (existsSync(join(dir, ".complete"))) return dir;
   mkdirSync(CACHE, { recursive: true });
-  // One builder at a time: flock holds the lock for the whole build; a second run waits, then finds it complete.
+  // One builder per release at a time: flock holds the release's lock for the whole build; a second run waits, then
+  // finds it complete. Different releases build side by side.
   const script = `
     set -e
     [ -e "$DIR/.complete" ] && exit 0
     rm -rf "$DIR.partial"
-    debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$DIR.partial" "$MIRROR" > "$DIR.log" 2>&1 || {
+    debootstrap --variant=minbase --include="$PACKAGES" --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \\
+      "$SUITE" "$DIR.partial" "$MIRROR" > "$DIR.log" 2>&1 || {
       echo "debootstrap failed; its log: $DIR.log" >&2; tail -n 5 "$DIR.log" >&2; exit 1; }
     rm -rf "$DIR.partial/var/cache/apt/archives/"*.deb
     touch "$DIR.partial/.complete"
     rm -rf "$DIR"
     mv "$DIR.partial" "$DIR"`;
-  log(`building the Debian 12 root file system in ${dir} (debootstrap, once)`);
-  const built = spawnSync("flock", [join(CACHE, ".lock"), "sh", "-c", script], {
-    env: { ...process.env, DIR: dir, PACKAGES: PACKAGES.join(","), SUITE, MIRROR: mirror() },
-    encoding: "utf8",
+  log(`building the Debian ${debian} (${suite}) root file system in ${dir} (debootstrap, once)`);
+  const started = Date.now();
+  const child = spawn("flock", [join(CACHE, `.lock-${suite}`), "sh", "-c", script], {
+    env: { ...process.env, DIR: dir, PACKAGES: PACKAGES.join(","), SUITE: suite, MIRROR: mirror() },
+    stdio: ["ignore", "ignore", "pipe"],
     timeout: 15 * 60_000,
   });
-  if (built.status !== 0) throw new Error(`cannot build the root file system: ${built.stderr || built.error}`);
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => {
+    child.once("error", (error) => {
+      stderr += error.message;
+      resolve(null);
+    });
+    child.once("close", resolve);
+  });
+  if (code !== 0) throw new Error(`cannot build the Debian ${debian} root file system: ${stderr}`);
+  log(`built the Debian ${debian} root file system in ${Math.round((Date.now() - started) / 1000)} s`);
   return dir;
 }
