@@ -45,8 +45,8 @@ command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 [ -x /usr/bin/time ] || missing+=(time)
 # The deploy checks run logrotate -d on the shipped config (systemd-analyze comes with systemd).
 command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
-# The system test boots a Debian 12 built by debootstrap in systemd-nspawn (systemd-container) and runs commands in it
-# with nsenter (util-linux).
+# The system test boots Debian 11, 12 and 13, each built by debootstrap, in systemd-nspawn (systemd-container) and runs
+# commands in them with nsenter (util-linux).
 [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
 command -v systemd-nspawn >/dev/null 2>&1 || missing+=(systemd-container)
 # The backup tests' version matrix fetches older and newer restic and rclone with apt, verified by Debian's keyring.
