@@ -212,9 +212,9 @@ function systemTest(release: Release): void {
       expect(await box.run("find /var/cache/mc-tools/node -type f | wc -l")).not.toBe("0\n");
     });
 
-    it(`systemd ${release.systemd} takes every unit as written: verify says nothing, each hardening setting is in force`, async () => {
+    it(`systemd ${release.systemd} takes every unit as written: verify says nothing, each hardening setting is in force, the exposure is deploy/README.md's`, async () => {
       // On this Debian's own systemd-analyze: silent, not only exit 0 (a warning there is an ignored setting).
-      const verify = await box.exec(`systemd-analyze verify ${UNITS.join(" ")}`);
+      const verify = await box.exec(`SYSTEMD_COLORS=0 systemd-analyze verify ${UNITS.join(" ")}`);
       expect(verify.stderr + verify.stdout).toBe("");
       expect(verify.code).toBe(0);
       for (const unit of UNITS) {
@@ -224,6 +224,23 @@ function systemTest(release: Release): void {
         const shown = (await box.run(`systemctl show ${keys} ${unit}`)).trim().split("\n");
         expect(shown.sort(), unit).toEqual(settings.sort());
       }
+      // The exposure deploy/README.md gives this release, as this systemd scores the loaded units (a template's
+      // instance as the unit it is a template of).
+      const exposure = async (unit: string) => {
+        const out = await box.run(`systemd-analyze security --no-pager ${unit}`);
+        return /Overall exposure level for \S+: (\d+\.\d)/.exec(out)?.[1];
+      };
+      const [tailer, monitor, dashboard] = await Promise.all(
+        ["log-tailer.service", "idle-monitor.service", "dashboard.service"].map(exposure),
+      );
+      expect(await exposure("log-tailer@verify.service")).toBe(tailer);
+      expect(await exposure("idle-monitor@verify.service")).toBe(monitor);
+      const readme = readFileSync(join(REPO, "deploy", "README.md"), "utf8");
+      const row = new RegExp(
+        `^\\| Debian ${release.debian} +\\| ${release.systemd} +\\| yes +\\| ${tailer}, ${monitor}, ${dashboard} +\\|`,
+        "m",
+      );
+      expect(readme).toMatch(row);
     });
 
     it("is configured, allows the idle monitor its local repository, initialises it and backs up by hand", async () => {

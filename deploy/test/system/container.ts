@@ -33,14 +33,19 @@ export class Container {
   static async boot(lower: string, name: string): Promise<Container> {
     const work = mkdtempSync("/var/tmp/mcops-system-");
     for (const dir of ["upper", "work", "root"]) mkdirSync(join(work, dir));
-    execFileSync("mount", [
-      "-t",
-      "overlay",
-      "overlay",
-      "-o",
-      `lowerdir=${lower},upperdir=${join(work, "upper")},workdir=${join(work, "work")}`,
-      join(work, "root"),
-    ]);
+    try {
+      execFileSync("mount", [
+        "-t",
+        "overlay",
+        "overlay",
+        "-o",
+        `lowerdir=${lower},upperdir=${join(work, "upper")},workdir=${join(work, "work")}`,
+        join(work, "root"),
+      ]);
+    } catch (error) {
+      rmSync(work, { recursive: true, force: true });
+      throw error;
+    }
     const container = new Container(work, name);
     try {
       await container.start();
@@ -87,7 +92,7 @@ export class Container {
     const deadline = Date.now() + 180_000;
     let booted = await this.exec("systemctl is-system-running --wait", { timeoutMs: 180_000 });
     // "offline": systemd has not yet said it is the system manager (/run/systemd/system), early in the boot. systemctl
-    // says "Failed to connect to bus" up to systemd 252, "Failed to connect to system scope bus" from 257 (Debian 13).
+    // says "Failed to connect to bus" in systemd 252, "Failed to connect to system scope bus" in 257 (Debian 13).
     while (
       (/Failed to connect to (system scope )?bus/.test(booted.stderr) || /^offline$/m.test(booted.stdout)) &&
       Date.now() < deadline
