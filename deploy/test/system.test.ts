@@ -57,7 +57,7 @@ function oneWordSettings(unit: string): string[] {
  */
 const UNIT_FILE_WORD = /\/(?:log-tailer|idle-monitor|dashboard)@?\.service(?:\.d\/[^:]*)?:\d+: /;
 const UNIT_WORD =
-  /^(?:log-tailer|idle-monitor|dashboard)(?:@[\w-]+)?\.service: .*\b[A-Z]\w+=.*\b(?:ignoring|not supported|unsupported|deprecated)\b/i;
+  /^(?:log-tailer|idle-monitor|dashboard)(?:@[\w-]+)?\.service: .*\b[A-Z]\w+=.*\b(?:ignoring|not supported|unsupported|deprecated)\b/;
 
 /** The release tarballs every Debian installs: 1.0.0 and the upgrade to 1.0.1, built once for all of them. */
 const tarball = { first: "", upgrade: "" };
