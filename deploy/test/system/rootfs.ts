@@ -1,7 +1,8 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /**
  * Debian root file systems for the system test, one per release an operator may run (Debian 11, 12 and 13), made by
@@ -54,31 +55,12 @@ export function cannotBoot(): string | undefined {
 }
 
 /**
- * The Debian archive apt uses here (deb822 sources first, then sources.list), for debootstrap: the one that serves a
- * Debian suite (the security archive aside). Debian 11, 12 and 13 are all in the same archive, so a machine on
- * bookworm's mirror gets bullseye and trixie from it too.
+ * The archive apt uses on this machine (scripts/debian-archive.sh: deb822 sources first, then sources.list), for
+ * debootstrap; set-up fetches the version matrix's restic and rclone from the same one.
  */
 function mirror(): string {
-  const suites = /^(bullseye|bookworm|trixie|sid|stable|oldstable|testing)(-updates)?$/;
-  const texts: string[] = [];
-  const dir = "/etc/apt/sources.list.d";
-  if (existsSync(dir)) {
-    for (const name of readdirSync(dir).sort())
-      if (name.endsWith(".sources")) texts.push(readFileSync(join(dir, name), "utf8"));
-  }
-  for (const text of texts) {
-    for (const stanza of text.split(/\n\s*\n/)) {
-      const uri = /^URIs:\s*(\S+)/m.exec(stanza)?.[1];
-      const named = /^Suites:\s*(.+)$/m.exec(stanza)?.[1]?.split(/\s+/) ?? [];
-      if (uri && named.some((s) => suites.test(s)) && !uri.includes("security")) return uri;
-    }
-  }
-  const list = existsSync("/etc/apt/sources.list") ? readFileSync("/etc/apt/sources.list", "utf8") : "";
-  for (const line of list.split("\n")) {
-    const deb = /^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)\s/.exec(line);
-    if (deb?.[1] && deb[2] && suites.test(deb[2]) && !deb[1].includes("security")) return deb[1];
-  }
-  return "http://deb.debian.org/debian";
+  const script = fileURLToPath(new URL("../../../scripts/debian-archive.sh", import.meta.url));
+  return execFileSync("bash", [script], { encoding: "utf8" }).trim();
 }
 
 /**
