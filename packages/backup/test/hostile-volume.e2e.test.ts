@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { buildWorld, giveToGame, leaseSwapWorld, swapForLink, waitUntil } from "@mcops/testkit";
+import { buildWorld, giveToGame, leaseSwapWorld, resticVersions, swapForLink, waitUntil } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorld, type Server, startServer, treeHash } from "./harness.ts";
 
@@ -174,20 +174,31 @@ describe("files of the game that are not what they seem", () => {
   );
 });
 
-describe("restore while the game's user moves things", () => {
+/**
+ * The races are run with the machine's restic and with Debian 13's (0.18), which looks at what stands at its restore
+ * target: restic writes into a directory inside the staging directory's descriptor with both.
+ */
+const RACED = [
+  { label: "the machine's restic", path: process.env.PATH ?? "" },
+  ...resticVersions()
+    .filter((pair) => pair.debian === 13)
+    .map((pair) => ({ label: `restic ${pair.restic} (Debian 13)`, path: `${pair.dir}:${process.env.PATH}` })),
+];
+
+describe.each(RACED)("restore while the game's user moves things, with $label", ({ path }) => {
   /** A restic that holds `restore` until the test has done its move: the moment is the test's, not luck's. */
   function holdRestic(): { held: string; go: string; env: Record<string, string> } {
     const bin = join(server.root, "bin");
     mkdirSync(bin);
     const held = join(server.root, "restic-held");
     const go = join(server.root, "restic-go");
-    const real = execFileSync("sh", ["-c", "command -v restic"], { encoding: "utf8" }).trim();
+    const real = execFileSync("sh", ["-c", "command -v restic"], { encoding: "utf8", env: { PATH: path } }).trim();
     writeFileSync(
       join(bin, "restic"),
       `#!/bin/sh\nif [ "$1" = restore ]; then\n  : > '${held}'\n  i=0\n  while [ ! -e '${go}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\nfi\nexec '${real}' "$@"\n`,
     );
     chmodSync(join(bin, "restic"), 0o755);
-    return { held, go, env: { PATH: `${bin}:${process.env.PATH}` } };
+    return { held, go, env: { PATH: `${bin}:${path}` } };
   }
 
   it("writes nothing outside the volume when the staging directory is swapped for a link (finding 1's race)", async () => {
@@ -225,7 +236,7 @@ describe("restore while the game's user moves things", () => {
       planted.push(name);
     }
     const before = canaryState();
-    const result = await server.run(["restore", "latest", "--no-start"]);
+    const result = await server.run(["restore", "latest", "--no-start"], { PATH: path });
     expect(result.code).toBe(0);
     expect(canaryState()).toEqual(before);
     expect(readdirSync(canary)).toEqual(["secret"]);
