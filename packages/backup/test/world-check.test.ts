@@ -670,6 +670,35 @@ describe("EarlyChecks: region files checked while restic restores the rest (rest
     }
   });
 
+  it("leaves the walk after the restore its whole budget, however long restic took to restore (as before 0.17)", async () => {
+    const built = buildWorld(root.path, { chunksPerRegion: 40 });
+    // A chunk one in SAMPLE_EVERY does not reach: found only when every chunk of the file is inflated.
+    const late = "world/poi/r.0.0.mca";
+    corruptPresentChunk(join(root.path, late), 5);
+    let clock = 0;
+    const pool = new CheckerPool({ entry: checkerEntry(), memoryMiB: 512, threads: 2 });
+    try {
+      const timed = { ...options(pool), now: () => clock };
+      const alone = await checkWorld(root.path, timed);
+      expect(alone.damage.map((d) => d.file)).toEqual([late]);
+      expect(alone.sampled).toBe(false);
+
+      const early = new EarlyChecks(root.path, { ...timed, pool });
+      const [first, ...rest] = built.regionFiles.filter((f) => f !== late);
+      early.restored(first as string);
+      await early.result(first as string);
+      // restic (a slow remote) takes longer than the budget to write the rest; the checker threads wait meanwhile.
+      clock += 61_000;
+      for (const rel of [...rest, late]) early.restored(rel);
+      const report = await checkWorld(root.path, { ...timed, early });
+      await early.close();
+      expect(report.damage.map((d) => d.file)).toEqual([late]);
+      expect(report.sampled).toBe(false);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("never follows a link restic restored where a region folder is, and leaves the file to the walk", async () => {
     buildWorld(root.path, { chunksPerRegion: 4 });
     execFileSync("mv", [join(root.path, "world_nether/DIM-1/region"), join(root.path, "elsewhere")]);
@@ -687,3 +716,17 @@ describe("EarlyChecks: region files checked while restic restores the rest (rest
     }
   });
 });
+
+/** Overwrites the middle of the compressed payload of the `nth` present chunk (by header index) of a region file. */
+function corruptPresentChunk(file: string, nth: number): void {
+  const data = readFileSync(file);
+  const present = Array.from({ length: 1024 }, (_, i) => data.readUInt32BE(i * 4)).filter((entry) => entry !== 0);
+  const at = ((present[nth] as number) >>> 8) * 4096;
+  const length = data.readUInt32BE(at);
+  data.fill(
+    0x5a,
+    at + 5 + Math.floor(length / 4),
+    at + 5 + Math.floor(length / 4) + Math.max(1, Math.floor(length / 2)),
+  );
+  writeFileSync(file, data);
+}
