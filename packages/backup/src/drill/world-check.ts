@@ -199,8 +199,9 @@ class Check {
 }
 
 export async function checkWorld(root: string, options: WorldCheckOptions): Promise<WorldCheckReport> {
-  // The budget runs from the first file checked: while restic restored, if files were checked then.
-  const check = options.early?.check ?? new Check(options);
+  // The budget runs from here, as when nothing was checked while restic restored: the time restic took (a slow remote
+  // can take longer than the budget) is not the check's, and what is left after the early checks gets all of it.
+  const check = new Check(options);
   check.early = options.early;
   const top: Folder = { dir: VolumeDir.open(root, "the restored world"), rel: "" };
   try {
@@ -447,7 +448,10 @@ interface Restored {
  * (checkWorld) still decides what is checked and counted: it takes a file's result from here, and checks anything
  * else then. A file is opened as the walk opens it (no link followed, never a FIFO), at most one per checker thread at
  * a time. An early result is kept only when it found the file whole and read no external chunk (`c.<x>.<z>.mcc`),
- * which restic may not have written yet: a file found damaged is checked again once restic has ended.
+ * which restic may not have written yet: a file found damaged is checked again once restic has ended. Nor is one
+ * sampled: early checks have a budget of their own, from the first file restic reports, and past it (a restore slower
+ * than the budget) leave the rest to the walk, whose budget starts when restic ends, as with a restic before 0.17: a
+ * drill is never less thorough for having checked early.
  */
 export class EarlyChecks {
   readonly #root: string;
@@ -463,11 +467,6 @@ export class EarlyChecks {
   constructor(root: string, options: WorldCheckOptions & { pool: CheckerPool }) {
     this.#root = root;
     this.#options = options;
-  }
-
-  /** The check the final walk goes on with, once a file was checked early (its budget started then). */
-  get check(): Check | undefined {
-    return this.#check;
   }
 
   /** Counts of what was checked early (for the log). */
@@ -523,6 +522,8 @@ export class EarlyChecks {
   /** The file's result, or undefined for anything the final walk should look at itself. */
   async #checkOne(file: Restored): Promise<RegionResult | undefined> {
     const check = this.#check as Check;
+    // Past the budget (restic still restoring after it), a file would only be sampled: the walk checks it after.
+    if (check.budgetSpent()) return undefined;
     this.#top ??= VolumeDir.open(this.#root, "the restored world");
     const dir = this.#top.tryDir(file.folder);
     if (!dir) return undefined;
@@ -530,7 +531,6 @@ export class EarlyChecks {
       const opened = openRegularAt(dir.fd, file.name);
       if (typeof opened === "string") return undefined;
       try {
-        const sample = check.budgetSpent();
         const terrain = file.folder.endsWith("/region");
         const request = {
           fd: opened.fd,
@@ -538,12 +538,13 @@ export class EarlyChecks {
           dirFd: dir.fd,
           x: file.x,
           z: file.z,
-          sample,
+          sample: false,
           terrain,
           ...check.deadlines(),
         };
         const result = await this.#options.pool.check(request, `${file.folder}/${file.name}`);
-        return result.damage === undefined && result.externals === 0 ? result : undefined;
+        // Kept only when every chunk was inflated: a file the early budget sampled is checked again by the walk.
+        return result.damage === undefined && result.externals === 0 && !result.sampled ? result : undefined;
       } finally {
         closeSync(opened.fd);
       }
