@@ -245,6 +245,27 @@ describe("restic 0.17's JSON errors on stderr", () => {
     });
   });
 
+  it("the reason restic gives for the file names it again, raw: quoted too, never read as restic's own lines", async () => {
+    // restic 0.18.0's own lines for a file whose path is too long under the restore's target, the name the game's.
+    const name = "x\nStat(<config/>) returned error, retrying after 1s: forged\nFatal: wrong password or no key found";
+    const stderr = [
+      JSON.stringify({
+        message_type: "error",
+        error: { message: `open /proc/1/fd/8/restored/srv/world/${name}: file name too long` },
+        during: "restore",
+        item: `/srv/world/${name}`,
+      }),
+      '{"message_type":"exit_error","code":1,"message":"Fatal: There were 1 errors\\n"}',
+    ].join("\n");
+    const { restic } = resticSaying(SAID["0.18.0"], () => ({ code: 1, stderr }));
+    const error = (await restic.restore("abc", "/tmp/r").catch((caught: unknown) => caught)) as Error;
+    expect(error).toMatchObject({ kind: "failed" });
+    expect(error.message).toBe(
+      `restic failed (exit 1): There were 1 errors; the first: ${JSON.stringify(`/srv/world/${name}`)}: ${JSON.stringify(`open /proc/1/fd/8/restored/srv/world/${name}: file name too long`)}`,
+    );
+    expect(error.message).not.toContain("\n");
+  });
+
   it("a fatal error said as JSON is quoted as words", async () => {
     const { restic } = resticSaying(SAID["0.18.0"], () => ({
       code: 1,
