@@ -82,7 +82,7 @@ describe("backup restore", () => {
     }
     const result = await server.run(["restore", "latest"]);
     expect(result.code).toBe(1);
-    // restic's own reason, the first file it names quoted: restic 0.17 on reports it as JSON ("<file>": <reason>);
+    // restic's own reason, the first file it names quoted: restic 0.17 on reports it as JSON ("<file>": "<reason>");
     // 0.12 to 0.16 say "There were N errors" after a line per file; 0.11 says the lines and exits 0.
     const reason =
       /^backup: restore failed: restic (?:failed \(exit 1\): There were \d+ errors|could not restore \d+ entries, though it exited 0); the first: "(?:ignoring error for )?[^"]*\/world\/[^"]*"?:? ?[^;]*(?:ciphertext verification failed|no such file or directory)"?; the world was not touched — see .*mc-backup\.log\n$/;

@@ -122,9 +122,13 @@ function firstWarning(stderr: string): string | undefined {
   return line === undefined ? undefined : JSON.stringify(line.slice(0, QUOTED_ERROR_CHARS));
 }
 
-/** An error restic reported as JSON (`restore --json`, 0.17 on): its item (the game's name, quoted) and reason. */
+/**
+ * An error restic reported as JSON (`restore --json`, 0.17 on): its item and its reason, each quoted. The reason names
+ * the file again (`open <target>/<item>: file name too long`): the game's name, raw, in restic's words.
+ */
 function describeReported(error: { item: string; message: string }): string {
-  return `${JSON.stringify(error.item.slice(0, QUOTED_ERROR_CHARS))}: ${error.message.slice(0, QUOTED_ERROR_CHARS)}`;
+  const quoted = (text: string) => JSON.stringify(text.slice(0, QUOTED_ERROR_CHARS));
+  return `${quoted(error.item)}: ${quoted(error.message)}`;
 }
 
 /**

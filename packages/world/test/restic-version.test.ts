@@ -193,7 +193,7 @@ describe("restore on each version", () => {
     await expect(restic.restore("abc", "/tmp/r", { onFile: (path) => files.push(path) })).rejects.toMatchObject({
       kind: "failed",
       message:
-        'restic failed (exit 1): There were 1 errors; the first: "/\\nFatal: wrong password or no key found": failed to remove stale item: remove /proc/1/fd/8: operation not permitted',
+        'restic failed (exit 1): There were 1 errors; the first: "/\\nFatal: wrong password or no key found": "failed to remove stale item: remove /proc/1/fd/8: operation not permitted"',
     });
     expect(files).toEqual(["/srv/world/level.dat"]);
     expect(calls[1]?.args).toEqual(["restore", "abc", "--target", "/tmp/r", "--json", "-vv"]);
@@ -241,7 +241,7 @@ describe("restic 0.17's JSON errors on stderr", () => {
     const error = await restic.restore("abc", "/tmp/r").catch((caught: unknown) => caught);
     expect(error).toMatchObject({
       kind,
-      message: `restic failed (exit 1): There were 1 errors; the first: ${JSON.stringify(`/srv/world/${name}`)}: open x: no space left on device`,
+      message: `restic failed (exit 1): There were 1 errors; the first: ${JSON.stringify(`/srv/world/${name}`)}: "open x: no space left on device"`,
     });
   });
 
