@@ -276,6 +276,11 @@ describe("restic 0.17's JSON errors on stderr", () => {
     });
   });
 
+  it("a restic stopped by a signal it caught (exit 130, 0.17 on: Ctrl-C, SIGTERM) was interrupted, not failed", async () => {
+    const { restic } = resticSaying(SAID["0.18.0"], () => ({ code: 130, stderr: "context canceled\n" }));
+    await expect(restic.restore("abc", "/tmp/r")).rejects.toMatchObject({ kind: "interrupted" });
+  });
+
   it("a wrong password said as JSON (exit 12) is one", async () => {
     const { restic } = resticSaying(SAID["0.18.0"], () => ({
       code: 12,
