@@ -217,6 +217,8 @@ export function classifyFailure(
   const stderr = ownWords(output);
   if (signal)
     return new ResticError("interrupted", `restic was stopped by ${signal}`, "run the backup again", repository);
+  // restic 0.17 and newer catch SIGINT and SIGTERM and exit 130 ("context canceled").
+  if (code === 130) return new ResticError("interrupted", "restic was interrupted", "run the backup again", repository);
   if (code === 12 || /wrong password or no key found/.test(stderr)) {
     return new ResticError(
       "wrong-password",
