@@ -322,3 +322,16 @@ export function expectedMerge(
   }
   return merged;
 }
+
+/** A file of the server's volume by its sha256, or "absent". */
+export function volumeHash(server: Server, rel: string): string {
+  const path = join(server.worldDir, rel);
+  return existsSync(path) ? createHash("sha256").update(readFileSync(path)).digest("hex") : "absent";
+}
+
+/** Writes a file of the server's volume as the game would, making its folders. */
+export function volumePut(server: Server, rel: string, content: string | Buffer): void {
+  const path = join(server.worldDir, rel);
+  mkdirSync(join(path, ".."), { recursive: true });
+  writeFileSync(path, content);
+}

@@ -1,11 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import {
   appendFileSync,
   copyFileSync,
   existsSync,
   lstatSync,
-  mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -16,7 +14,17 @@ import { join } from "node:path";
 import { fifoWitness, giveToGame } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { runRestore } from "../src/commands/restore.ts";
-import { ALEX, backUp, buildPlayersWorld, inProcess, type Server, STEVE, startServer } from "./harness.ts";
+import {
+  ALEX,
+  backUp,
+  buildPlayersWorld,
+  inProcess,
+  type Server,
+  STEVE,
+  startServer,
+  volumeHash,
+  volumePut,
+} from "./harness.ts";
 
 /**
  * Issue 17's selective restores against real restic and worlds built with real NBT and region files: one player's
@@ -37,16 +45,8 @@ async function withWorld(layout: "bukkit" | "vanilla" = "bukkit", state: "runnin
 }
 
 const file = (rel: string) => join(server.worldDir, rel);
-const hashOf = (rel: string) =>
-  existsSync(file(rel))
-    ? createHash("sha256")
-        .update(readFileSync(file(rel)))
-        .digest("hex")
-    : "absent";
-const put = (rel: string, content: string | Buffer) => {
-  mkdirSync(join(file(rel), ".."), { recursive: true });
-  writeFileSync(file(rel), content);
-};
+const hashOf = (rel: string) => volumeHash(server, rel);
+const put = (rel: string, content: string | Buffer) => volumePut(server, rel, content);
 const asideDir = () => readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-pre-restore-"));
 const titles = () => server.discord.messages.map((m) => m.body.embeds[0].title as string);
 

@@ -1,6 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type BuiltWorld, changeChunkAsGame, type RawChunk, resticVersions } from "@mcops/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +16,8 @@ import {
   STEVE,
   startServer,
   treeHash,
+  volumeHash,
+  volumePut,
 } from "./harness.ts";
 
 /**
@@ -79,16 +80,8 @@ describe.each(PAIRS)("%s", (_name, pair) => {
   const expected = EXPECTED[pair.restic] as VersionExpectations;
 
   const file = (rel: string) => join(server.worldDir, rel);
-  const hashOf = (rel: string) =>
-    existsSync(file(rel))
-      ? createHash("sha256")
-          .update(readFileSync(file(rel)))
-          .digest("hex")
-      : "absent";
-  const put = (rel: string, content: string | Buffer) => {
-    mkdirSync(join(file(rel), ".."), { recursive: true });
-    writeFileSync(file(rel), content);
-  };
+  const hashOf = (rel: string) => volumeHash(server, rel);
+  const put = (rel: string, content: string | Buffer) => volumePut(server, rel, content);
   const trees = () => WORLDS.map((d) => (existsSync(file(d)) ? treeHash(file(d)) : "absent"));
   const messages = () => server.discord.messages.map((m) => m.body.embeds[0] as { title: string; description: string });
   const asideDirs = () => readdirSync(server.worldDir).filter((n) => n.startsWith(".mcops-pre-restore-"));
