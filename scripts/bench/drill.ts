@@ -615,9 +615,8 @@ async function drillRounds(repo: Repo, rounds: number, warmup: number, extra: No
  * (made by the system's restic; format 2 opens in both). Each pair's restic and rclone come first in PATH.
  */
 async function benchLocal(repo: Repo, rounds: number): Promise<void> {
-  const pairs = resticVersions().filter((pair) => pair.debian === 12 || pair.debian === 13);
   const results = [];
-  for (const pair of pairs) {
+  for (const pair of benchPairs()) {
     const path = { PATH: `${pair.dir}:${process.env.PATH}` };
     results.push({ pair, ...(await drillRounds(repo, rounds, 1, path)) });
   }
@@ -645,21 +644,30 @@ async function benchLocal(repo: Repo, rounds: number): Promise<void> {
  * repository at that speed says it did not.
  */
 async function benchLimited(repo: Repo, rounds: number): Promise<void> {
-  const free = await drillRounds(repo, 1, 0);
-  const { restore, drill, chunks } = await drillRounds(repo, rounds, 0, { RCLONE_BWLIMIT: BWLIMIT });
   const floor = (repo.repoBytes / BWLIMIT_BYTES) * 1000;
-  const added = (ms: number, before: number) =>
-    `(+${fmt(ms - before)} by the limit${ms < floor * 0.9 ? "; FASTER than the limit allows: it did not apply" : ""})`;
   console.log(
     `backup drill of a ${describeRepo(repo)} of generated 1.18+ chunks, rclone remote limited to 20 MiB/s (RCLONE_BWLIMIT=${BWLIMIT}), ${rounds} rounds, medians`,
   );
   console.log(`  the repository at 20 MiB/s    ${fmt(floor)}`);
-  console.log(`  without the limit (warm-up)   restic restore ${fmt(free.restore)}, backup drill ${fmt(free.drill)}`);
-  console.log(`  restic restore alone          ${fmt(restore)}   ${added(restore, free.restore)}`);
-  console.log(
-    `  backup drill                  ${fmt(drill)}   ratio ${ratio(drill, restore)} (target <= 1.3x)   ${added(drill, free.drill)}`,
-  );
-  console.log(`  chunks checked ${chunks}: ${Math.round(chunks / (drill / 1000))} chunks/s over the whole drill`);
+  for (const pair of benchPairs()) {
+    const path = { PATH: `${pair.dir}:${process.env.PATH}` };
+    const free = await drillRounds(repo, 1, 0, path);
+    const { restore, drill, chunks } = await drillRounds(repo, rounds, 0, { ...path, RCLONE_BWLIMIT: BWLIMIT });
+    const added = (ms: number, before: number) =>
+      `(+${fmt(ms - before)} by the limit${ms < floor * 0.9 ? "; FASTER than the limit allows: it did not apply" : ""})`;
+    console.log(`  restic ${pair.restic} (Debian ${pair.debian})`);
+    console.log(`    without the limit (warm-up) restic restore ${fmt(free.restore)}, backup drill ${fmt(free.drill)}`);
+    console.log(`    restic restore alone        ${fmt(restore)}   ${added(restore, free.restore)}`);
+    console.log(
+      `    backup drill                ${fmt(drill)}   ratio ${ratio(drill, restore)} (target <= 1.3x)   ${added(drill, free.drill)}`,
+    );
+    console.log(`    chunks checked ${chunks}: ${Math.round(chunks / (drill / 1000))} chunks/s over the whole drill`);
+  }
+}
+
+/** Debian 12's restic (0.14) and Debian 13's (0.18), on the same repository. */
+function benchPairs() {
+  return resticVersions().filter((pair) => pair.debian === 12 || pair.debian === 13);
 }
 
 export async function benchDrill(size = 300, rounds = 3, limitedSize = 100, limitedRounds = 2): Promise<void> {
