@@ -14,7 +14,7 @@ import { ConfigError } from "@mcops/core/errors";
  * |         | and older; `stats` and `ls` add fields (`snapshots_count`, `permissions`)                              |
  * | 0.16    | `forget` also keeps the oldest snapshot of a group while a `--keep-daily`/`--keep-weekly` span is not |
  * |         | filled (restic pull request 4366)                                                                      |
- * | 0.17    | `restore --json` reports each file once it is written (`-vv`) and its errors as JSON; restore removes   |
+ * | 0.17    | `restore --json` reports its errors as JSON (each file apart from its reason); restore removes         |
  * |         | what stands at the target if it is not a directory (so never a `/proc/<pid>/fd/<n>` link: see         |
  * |         | Restic.restoreInto); exit codes 10 (no repository), 11 (locked), 12 (wrong password); a repository it  |
  * |         | cannot open is retried for 15 minutes                                                                  |
@@ -35,8 +35,8 @@ export const RESTIC_FLOOR = "0.11.0";
 export interface ResticFeatures {
   /** `check --read-data-subset=<n>%` (0.12). */
   readDataPercent: boolean;
-  /** `restore --json -vv` says each file once it is written, and its errors as JSON messages (0.17). */
-  restoreReportsFiles: boolean;
+  /** `restore --json` says its errors as JSON messages, each file apart from its reason (0.17). */
+  restoreJson: boolean;
 }
 
 /** The version in `restic version`'s line ("restic 0.18.0 compiled with go1.24.4 on linux/amd64"), or undefined. */
@@ -68,7 +68,7 @@ export function featuresOf(version: ResticVersion | undefined): ResticFeatures {
   const v = version ?? FLOOR;
   return {
     readDataPercent: atLeast(v, 0, 12),
-    restoreReportsFiles: atLeast(v, 0, 17),
+    restoreJson: atLeast(v, 0, 17),
   };
 }
 

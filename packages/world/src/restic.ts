@@ -11,7 +11,6 @@ import {
   jsonLine,
   LsLineSchema,
   MessageTypeSchema,
-  type RestoreMessage,
   RestoreMessageSchema,
   readJsonLine,
   type SnapshotSchema,
@@ -309,12 +308,10 @@ interface Invocation {
   reported?: (() => { item: string; message: string } | undefined) | undefined;
 }
 
-/** What restoring reports as it goes (restic 0.17 and newer; older versions report nothing until they end). */
+/** What to restore. */
 export interface RestoreRequest {
   /** Paths of the snapshot to restore (taken literally), or all of it. */
   includes?: string[] | undefined;
-  /** Each file once restic has written it whole, by its path in the snapshot (0.17 on: `featuresOf(...)`). */
-  onFile?: ((path: string, size: number) => void) | undefined;
 }
 
 /** The directory `restoreInto` has restic write into, inside the directory it is given. */
@@ -603,13 +600,13 @@ export class Restic {
   /**
    * The snapshot, or only the `includes` (paths, taken literally: restic reads --include as a glob, so a level named
    * `world[1]` would otherwise match `world1`), into the directory `target` (a path only root can change: see
-   * restoreInto for one inside the volume). From 0.17 restic says each file once it is written (`onFile`) and its
-   * errors as JSON, which the failure then quotes.
+   * restoreInto for one inside the volume). From 0.17 restic says its errors as JSON (`--json`), the file named apart
+   * from the reason, which the failure then quotes.
    */
   async restore(snapshotId: string, target: string, request: RestoreRequest = {}): Promise<void> {
     const args = ["restore", snapshotId, "--target", target];
     for (const include of request.includes ?? []) args.push("--include", include.replace(/[\\*?[\]]/g, "\\$&"));
-    if (!(await this.features()).restoreReportsFiles) {
+    if (!(await this.features()).restoreJson) {
       // restic 0.11 says what it could not restore and still exits 0: a restore with errors is a failed one.
       let warnings = 0;
       const { stderr } = await this.#run(args, {
@@ -632,30 +629,21 @@ export class Restic {
     // Its progress comes on stdout, its errors on stderr, each a JSON message.
     const take = (line: string): boolean => {
       const message = readJsonLine(RestoreMessageSchema, line);
-      if (message) this.#restoreSaid(message, request, (error) => (first ??= error));
+      if (message?.message_type === "error") {
+        const error = { item: message.item, message: message.error?.message ?? "unknown error" };
+        first ??= error;
+        // In the log at the level of restic's other lines; the first is the failure's reason.
+        this.#options.onStderr?.(`cannot restore ${describeReported(error)}`);
+      }
       return message !== undefined;
     };
-    await this.#run([...args, "--json", ...(request.onFile ? ["-vv"] : [])], {
+    await this.#run([...args, "--json"], {
       onStdoutLine: take,
       onStderrLine: (line) => {
         if (!take(line)) this.#options.onStderr?.(line);
       },
       reported: () => first,
     });
-  }
-
-  #restoreSaid(
-    message: RestoreMessage,
-    request: RestoreRequest,
-    onError: (error: { item: string; message: string }) => void,
-  ): void {
-    if (message.message_type === "verbose_status") request.onFile?.(message.item, message.size);
-    else if (message.message_type === "error") {
-      const error = { item: message.item, message: message.error?.message ?? "unknown error" };
-      onError(error);
-      // In the log at the level of restic's other lines; the first is the failure's reason.
-      this.#options.onStderr?.(`cannot restore ${describeReported(error)}`);
-    }
   }
 
   /**

@@ -17,7 +17,7 @@ import { levelName } from "@mcops/world/world";
 import { byDimension, dimensionFolder, dimensionsIn } from "../dimensions.ts";
 import { compareWithLast, type Drop, olderThanLast, readLastDrill, writeLastDrill } from "../drill/last-drill.ts";
 import { CheckerOutOfMemory, CheckerPool, checkerEntry, threadsFor } from "../drill/pool.ts";
-import { checkWorld, EarlyChecks, type WorldCheckReport } from "../drill/world-check.ts";
+import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
 import { backupLogger, checkRoom, pickSnapshot, removeLeftovers, snapshotTime, stamp, takeBackupLock } from "../job.ts";
 
 type DrillContext = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit">;
@@ -91,41 +91,23 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions, setting
     const report = await inScratch(drill, scratchParent, async (scratch) => {
       checkSpace(drill, await restic.restoreSize(snapshot), scratchParent);
       if (checkers.failure) throw checkers.failure; // threads that could not start: no restore for nothing
-      const root = join(scratch, settings.WORLD_DIR);
-      const checkOptions = {
+      await unlockedOnce(restic, logger, () =>
+        restic.restore(snapshot.id, scratch, { includes: worlds.map((name) => join(settings.WORLD_DIR, name)) }),
+      );
+      stopIfAborted(ctx.signal);
+      logger.info(`snapshot ${snapshot.short_id} restored into ${scratch}; checking ${worlds.join(", ")}`);
+      return checkWorld(join(scratch, settings.WORLD_DIR), {
         worlds,
         budgetMs: options.budgetMs,
         now: () => ctx.clock.now(),
         signal: ctx.signal,
         pool: checkers,
-      };
-      // restic 0.17 on says each file once it is written: region files are checked while it restores the rest.
-      const early = (await restic.features()).restoreReportsFiles ? new EarlyChecks(root, checkOptions) : undefined;
-      const inWorldDir = `${resolve(settings.WORLD_DIR)}/`;
-      try {
-        await unlockedOnce(restic, logger, () =>
-          restic.restore(snapshot.id, scratch, {
-            includes: worlds.map((name) => join(settings.WORLD_DIR, name)),
-            onFile: early
-              ? (path) => {
-                  if (path.startsWith(inWorldDir)) early.restored(path.slice(inWorldDir.length));
-                }
-              : undefined,
-          }),
-        );
-        stopIfAborted(ctx.signal);
-        logger.info(
-          `snapshot ${snapshot.short_id} restored into ${scratch}; checking ${worlds.join(", ")}${early ? ` (${early.checked} region files while restic restored)` : ""}`,
-        );
-        return await checkWorld(root, { ...checkOptions, early });
-      } catch (error) {
+      }).catch((error: unknown) => {
         if (!(error instanceof CheckerOutOfMemory)) throw error;
         throw new JobError(error.message, {
           hint: "something in that file is built to exhaust memory, or DRILL_MEMORY is too small for this world",
         });
-      } finally {
-        await early?.close();
-      }
+      });
     });
     stopIfAborted(ctx.signal);
     const damage = report.damage[0];

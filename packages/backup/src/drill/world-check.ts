@@ -6,7 +6,7 @@ import { walkNbt } from "@mcops/world/nbt-walk";
 import { dimensionKey, MAX_DIMENSION_DEPTH } from "../dimensions.ts";
 import { regionOfName } from "../region-file.ts";
 import { CheckerPool, checkerEntry, threadsFor } from "./pool.ts";
-import { openRegularAt, type RegionResult } from "./region.ts";
+import { openRegularAt } from "./region.ts";
 
 /**
  * What the game reads of a restored world, checked (issues 16 and 28): level.dat, every region file of every dimension
@@ -28,8 +28,6 @@ export interface WorldCheckOptions {
    * the caller closes them. Without: started here, under DEFAULT_MEMORY_MIB.
    */
   pool?: CheckerPool | undefined;
-  /** Region files already checked while restic restored the rest (restic 0.17 on). */
-  early?: EarlyChecks | undefined;
 }
 
 export interface Damage {
@@ -100,8 +98,6 @@ class Check {
     damage: [],
   };
   readonly options: WorldCheckOptions;
-  /** What was checked while restic restored, for the final walk. */
-  early: EarlyChecks | undefined;
   readonly #started: number;
 
   constructor(options: WorldCheckOptions) {
@@ -199,10 +195,7 @@ class Check {
 }
 
 export async function checkWorld(root: string, options: WorldCheckOptions): Promise<WorldCheckReport> {
-  // The budget runs from here, as when nothing was checked while restic restored: the time restic took (a slow remote
-  // can take longer than the budget) is not the check's, and what is left after the early checks gets all of it.
   const check = new Check(options);
-  check.early = options.early;
   const top: Folder = { dir: VolumeDir.open(root, "the restored world"), rel: "" };
   try {
     // Folders are held open only while they are looked at (a world may have thousands): what is checked later is
@@ -342,8 +335,6 @@ async function checkRegions(check: Check, top: Folder, regions: RegionFile[]): P
 
 async function checkRegion(check: Check, top: Folder, pool: CheckerPool, region: RegionFile): Promise<void> {
   const file = `${region.folder}/${region.name}`;
-  const early = await check.early?.result(file);
-  if (early) return counted(check, region, file, early);
   let dir: VolumeDir | undefined;
   try {
     dir = top.dir.tryDir(region.folder);
@@ -375,11 +366,7 @@ async function checkOpenRegion(
   if (sample) check.report.sampled = true;
   const terrain = region.folder.endsWith("/region");
   const request = { ...open, x: region.x, z: region.z, sample, terrain, ...check.deadlines() };
-  counted(check, region, file, await pool.check(request, file));
-}
-
-/** One region file's result in the report. */
-function counted(check: Check, region: RegionFile, file: string, result: RegionResult): void {
+  const result = await pool.check(request, file);
   const { report } = check;
   if (result.sampled) report.sampled = true;
   report.files += 1 + result.externals;
@@ -430,126 +417,5 @@ function checkPlayerFiles(check: Check, players: Folder): void {
     }
     const problem = walkNbt(inflated.nbt);
     if (problem) check.damaged(file, `not NBT (${problem})`);
-  }
-}
-
-/** A region file restic has written, found by its path below the restored WORLD_DIR. */
-interface Restored {
-  folder: string;
-  name: string;
-  x: number;
-  z: number;
-  done: (result: RegionResult | undefined) => void;
-}
-
-/**
- * Region files checked while restic is still restoring the others: restic 0.17 and newer say each file once it has
- * written it whole (`restore --json -vv`), so that by the time restic ends most of the world is checked. The final walk
- * (checkWorld) still decides what is checked and counted: it takes a file's result from here, and checks anything
- * else then. A file is opened as the walk opens it (no link followed, never a FIFO), at most one per checker thread at
- * a time. An early result is kept only when it found the file whole and read no external chunk (`c.<x>.<z>.mcc`),
- * which restic may not have written yet: a file found damaged is checked again once restic has ended. Nor is one
- * sampled: early checks have a budget of their own, from the first file restic reports, and past it (a restore slower
- * than the budget) leave the rest to the walk, whose budget starts when restic ends, as with a restic before 0.17: a
- * drill is never less thorough for having checked early.
- */
-export class EarlyChecks {
-  readonly #root: string;
-  readonly #options: WorldCheckOptions & { pool: CheckerPool };
-  readonly #results = new Map<string, Promise<RegionResult | undefined>>();
-  readonly #waiting: Restored[] = [];
-  #running = 0;
-  #check: Check | undefined;
-  #top: VolumeDir | undefined;
-  #closed = false;
-
-  /** `root`: where the restored WORLD_DIR will be; `options`: the ones checkWorld is then given. */
-  constructor(root: string, options: WorldCheckOptions & { pool: CheckerPool }) {
-    this.#root = root;
-    this.#options = options;
-  }
-
-  /** Counts of what was checked early (for the log). */
-  get checked(): number {
-    return this.#results.size;
-  }
-
-  /** restic has written `rel` (below the restored WORLD_DIR) whole: a region file of a world is queued. */
-  restored(rel: string): void {
-    if (this.#closed || this.#results.has(rel)) return;
-    const parts = rel.split("/");
-    const name = parts.pop() as string;
-    const region = regionOfName(name);
-    if (!region || parts.length < 2 || !this.#options.worlds.includes(parts[0] as string)) return;
-    if (!isRegionFolder(parts.at(-1) as string)) return;
-    this.#check ??= new Check(this.#options);
-    this.#results.set(
-      rel,
-      new Promise((done) => {
-        this.#waiting.push({ folder: parts.join("/"), name, ...region, done });
-        this.#pump();
-      }),
-    );
-  }
-
-  /** The early result of `file`, waited for if under way; undefined when it must be checked now. */
-  async result(file: string): Promise<RegionResult | undefined> {
-    return this.#results.get(file);
-  }
-
-  /** Waits for what is under way and lets go of the restored tree (after a failed restore too). */
-  async close(): Promise<void> {
-    this.#closed = true;
-    for (const waiting of this.#waiting.splice(0)) waiting.done(undefined);
-    await Promise.all(this.#results.values());
-    this.#top?.close();
-  }
-
-  #pump(): void {
-    while (!this.#closed && this.#running < this.#options.pool.size && this.#waiting.length > 0) {
-      const next = this.#waiting.shift() as Restored;
-      this.#running++;
-      this.#checkOne(next)
-        .catch(() => undefined)
-        .then((result) => {
-          this.#running--;
-          next.done(result);
-          this.#pump();
-        });
-    }
-  }
-
-  /** The file's result, or undefined for anything the final walk should look at itself. */
-  async #checkOne(file: Restored): Promise<RegionResult | undefined> {
-    const check = this.#check as Check;
-    // Past the budget (restic still restoring after it), a file would only be sampled: the walk checks it after.
-    if (check.budgetSpent()) return undefined;
-    this.#top ??= VolumeDir.open(this.#root, "the restored world");
-    const dir = this.#top.tryDir(file.folder);
-    if (!dir) return undefined;
-    try {
-      const opened = openRegularAt(dir.fd, file.name);
-      if (typeof opened === "string") return undefined;
-      try {
-        const terrain = file.folder.endsWith("/region");
-        const request = {
-          fd: opened.fd,
-          size: opened.size,
-          dirFd: dir.fd,
-          x: file.x,
-          z: file.z,
-          sample: false,
-          terrain,
-          ...check.deadlines(),
-        };
-        const result = await this.#options.pool.check(request, `${file.folder}/${file.name}`);
-        // Kept only when every chunk was inflated: a file the early budget sampled is checked again by the walk.
-        return result.damage === undefined && result.externals === 0 && !result.sampled ? result : undefined;
-      } finally {
-        closeSync(opened.fd);
-      }
-    } finally {
-      dir.close();
-    }
   }
 }
