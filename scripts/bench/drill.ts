@@ -671,10 +671,13 @@ function benchPairs() {
 }
 
 export async function benchDrill(size = 300, rounds = 3, limitedSize = 100, limitedRounds = 2): Promise<void> {
-  const local = await backedUp("drill", (dir) => makeWorld(dir, size));
+  // Backed up by the newest restic: its snapshots keep the backup's summary, which restic 0.17+ drills read; restic
+  // 0.14 opens the same repository (format 2) and reads past it.
+  const newest = { PATH: `${benchPairs().at(-1)?.dir}:${process.env.PATH}` };
+  const local = await backedUp("drill", (dir) => makeWorld(dir, size), newest);
   let limited: Repo | undefined;
   try {
-    limited = await backedUp("drill-limited", (dir) => makeGeneratedWorld(dir, limitedSize));
+    limited = await backedUp("drill-limited", (dir) => makeGeneratedWorld(dir, limitedSize), newest);
     const generated = limited.world.regionFiles.filter((file) => file.startsWith("world/region/"));
     await benchNbtThroughput([
       ["testkit's world (16 chunk bodies, random light and block data)", local.worldDir, local.world.regionFiles],

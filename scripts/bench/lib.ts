@@ -162,10 +162,15 @@ function dirBytes(dir: string): number {
   return total;
 }
 
-/** A world made by `make` in a new directory, backed up by the built tool into a local rclone remote. */
+/**
+ * A world made by `make` in a new directory, backed up by the built tool into a local rclone remote (with the restic
+ * on PATH, or the one `backupEnv`'s PATH names).
+ */
 export async function backedUp(
   name: string,
   make: (worldDir: string) => BuiltWorld | Promise<BuiltWorld>,
+  /** Set for the backup: e.g. PATH with another restic first, whose snapshot is then the one benched. */
+  backupEnv: NodeJS.ProcessEnv = {},
 ): Promise<Repo> {
   const root = mkdtempSync(join(tmpdir(), `mcops-bench-${name}-`));
   let panel: PanelStandIn | undefined;
@@ -181,8 +186,8 @@ export async function backedUp(
     const repository = `rclone:mcopstest:${root}/repo`;
     writeBackupEnv(env.MCOPS_CONFIG_DIR as string, { panel, worldDir, repository, password });
     const restic = { ...env, RESTIC_REPOSITORY: repository, RESTIC_PASSWORD_FILE: password };
-    await run(BACKUP_BIN, ["init"], env);
-    await run(BACKUP_BIN, [], env);
+    await run(BACKUP_BIN, ["init"], { ...env, ...backupEnv });
+    await run(BACKUP_BIN, [], { ...env, ...backupEnv });
     const listed = await run("restic", ["snapshots", "--json"], restic);
     const snapshot = (JSON.parse(listed.stdout) as Array<{ id: string }>)[0]?.id as string;
     const includes = world.worlds.flatMap((w) => ["--include", join(worldDir, w)]);
