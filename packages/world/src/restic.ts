@@ -571,7 +571,7 @@ export class Restic {
     if (readDataSubset) {
       const percent = Number(/^(\d+(?:\.\d+)?)%$/.exec(readDataSubset)?.[1]);
       const parts =
-        percent > 0 && !(await this.features()).readDataPercent ? Math.max(1, Math.round(100 / percent)) : 0;
+        percent > 0 && percent <= 100 && !(await this.features()).readDataPercent ? Math.round(100 / percent) : 0;
       args.push(`--read-data-subset=${parts ? `${(day % parts) + 1}/${parts}` : readDataSubset}`);
     }
     return (await this.#run(args)).stdout;

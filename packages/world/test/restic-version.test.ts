@@ -218,6 +218,9 @@ describe("check's data subset", () => {
     [SAID["0.11.0"], "10%", 13, "--read-data-subset=4/10"],
     [SAID["0.11.0"], "30%", 2, "--read-data-subset=3/3"],
     [SAID["0.11.0"], "1/5", 2, "--read-data-subset=1/5"],
+    // Not a part of the data: restic's to refuse, in its own words.
+    [SAID["0.11.0"], "150%", 2, "--read-data-subset=150%"],
+    [SAID["0.11.0"], "0%", 2, "--read-data-subset=0%"],
   ])("with %j, %s on day %i is %s", async (said, subset, day, arg) => {
     const { restic, calls } = resticSaying(said);
     await restic.check(subset, day);
