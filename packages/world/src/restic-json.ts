@@ -87,22 +87,15 @@ export const LsLineSchema = z.discriminatedUnion("struct_type", [
 ]);
 
 /**
- * `restore --json` from 0.17 (older versions print text only): an entry it could not write (`error`, on stderr), its
- * progress and end (`status`, `summary`; `verbose_status` for each entry with `-vv`, which the tools do not ask for:
- * restic 0.17 and 0.18 say every file only in their last pass, once all are written, so it tells nothing earlier) and
- * a fatal error (`exit_error`, 0.17.1 on, beside its exit code).
+ * `restore --json` from 0.17 (older versions print text only) says an entry it could not write as an `error` message,
+ * on stderr; its other messages (`status`, `summary`, `exit_error`; `verbose_status` with `-vv`, which the tools do not
+ * ask for: restic 0.17 and 0.18 say every file only in their last pass, once all are written) are passed over.
  */
-export const RestoreMessageSchema = z.discriminatedUnion("message_type", [
-  z.object({
-    message_type: z.literal("error"),
-    item: z.string().default("?"),
-    error: z.object({ message: z.string() }).partial().nullish(),
-  }),
-  z.object({ message_type: z.literal("verbose_status") }),
-  z.object({ message_type: z.literal("status") }),
-  z.object({ message_type: z.literal("summary") }),
-  z.object({ message_type: z.literal("exit_error") }),
-]);
+export const RestoreErrorSchema = z.object({
+  message_type: z.literal("error"),
+  item: z.string().default("?"),
+  error: z.object({ message: z.string() }).partial().nullish(),
+});
 
 /** A fatal error of a command run with --json (0.17.1 on), on stderr beside its exit code. */
 export const ExitErrorSchema = z.object({ message_type: z.literal("exit_error"), message: z.string() });

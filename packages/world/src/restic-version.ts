@@ -3,22 +3,9 @@ import { ConfigError } from "@mcops/core/errors";
 /**
  * Which restic the tools run, and what each version gives them. Operators run the restic of their release: Debian 11
  * ships 0.11.0, Ubuntu 22.04 0.12.1, Debian 12 0.14.0, Ubuntu 24.04 0.16.4, Debian 13 0.18.0, and `restic self-update`
- * brings the newest. The test suite runs 0.11.0, 0.14.0 and 0.18.0 (packages/backup/README.md, "Versions").
- *
- * | version | what it changes for the tools                                                                          |
- * | ------- | ------------------------------------------------------------------------------------------------------ |
- * | 0.11    | the floor: `backup --json` with `snapshot_id` in its summary, `--exclude-larger-than`, `ls --json`,    |
- * |         | `stats --json`; every fatal error exits 1 and is read from stderr                                      |
- * | 0.12    | `check --read-data-subset` takes a percentage (0.11 only `n/t`)                                        |
- * | 0.14    | repository format 2 (compression) by default: a repository `init` makes can no longer be read by 0.13  |
- * |         | and older; `stats` and `ls` add fields (`snapshots_count`, `permissions`)                              |
- * | 0.16    | `forget` also keeps the oldest snapshot of a group while a `--keep-daily`/`--keep-weekly` span is not |
- * |         | filled (restic pull request 4366)                                                                      |
- * | 0.17    | `restore --json` reports its errors as JSON (each file apart from its reason); restore removes         |
- * |         | what stands at the target if it is not a directory (so never a `/proc/<pid>/fd/<n>` link: see         |
- * |         | Restic.restoreInto); exit codes 10 (no repository), 11 (locked), 12 (wrong password); a repository it  |
- * |         | cannot open is retried for 15 minutes                                                                  |
- * | 0.18    | `backup --json`'s summary names the snapshot by its whole 64-character id (shown short: `shortId`)     |
+ * brings the newest. What each version from the floor on changes, and what the tools do with it, is the table of
+ * packages/world/README.md ("restic versions"); the test suite runs 0.11.0, 0.14.0 and 0.18.0 (packages/backup/README.md,
+ * "Versions").
  */
 export interface ResticVersion {
   major: number;

@@ -11,7 +11,7 @@ import {
   jsonLine,
   LsLineSchema,
   MessageTypeSchema,
-  RestoreMessageSchema,
+  RestoreErrorSchema,
   readJsonLine,
   type SnapshotSchema,
   SnapshotsSchema,
@@ -308,12 +308,6 @@ interface Invocation {
   reported?: (() => { item: string; message: string } | undefined) | undefined;
 }
 
-/** What to restore. */
-export interface RestoreRequest {
-  /** Paths of the snapshot to restore (taken literally), or all of it. */
-  includes?: string[] | undefined;
-}
-
 /** The directory `restoreInto` has restic write into, inside the directory it is given. */
 const RESTORE_INTO = "restored";
 
@@ -603,9 +597,9 @@ export class Restic {
    * restoreInto for one inside the volume). From 0.17 restic says its errors as JSON (`--json`), the file named apart
    * from the reason, which the failure then quotes.
    */
-  async restore(snapshotId: string, target: string, request: RestoreRequest = {}): Promise<void> {
+  async restore(snapshotId: string, target: string, includes: string[] = []): Promise<void> {
     const args = ["restore", snapshotId, "--target", target];
-    for (const include of request.includes ?? []) args.push("--include", include.replace(/[\\*?[\]]/g, "\\$&"));
+    for (const include of includes) args.push("--include", include.replace(/[\\*?[\]]/g, "\\$&"));
     if (!(await this.features()).restoreJson) {
       // restic 0.11 says what it could not restore and still exits 0: a restore with errors is a failed one.
       let warnings = 0;
@@ -628,14 +622,16 @@ export class Restic {
     let first: { item: string; message: string } | undefined;
     // Its progress comes on stdout, its errors on stderr, each a JSON message.
     const take = (line: string): boolean => {
-      const message = readJsonLine(RestoreMessageSchema, line);
-      if (message?.message_type === "error") {
-        const error = { item: message.item, message: message.error?.message ?? "unknown error" };
+      const value = jsonLine(line);
+      if (!MessageTypeSchema.safeParse(value).success) return false;
+      const reported = RestoreErrorSchema.safeParse(value).data;
+      if (reported) {
+        const error = { item: reported.item, message: reported.error?.message ?? "unknown error" };
         first ??= error;
         // In the log at the level of restic's other lines; the first is the failure's reason.
         this.#options.onStderr?.(`cannot restore ${describeReported(error)}`);
       }
-      return message !== undefined;
+      return true;
     };
     await this.#run([...args, "--json"], {
       onStdoutLine: take,
@@ -652,10 +648,10 @@ export class Restic {
    * nothing for restic. Not into `/proc/<pid>/fd/<n>` itself: from 0.17 restic removes whatever stands at the target
    * when it is not a directory, and that is a link ("failed to remove stale item"). Returns the new directory, open.
    */
-  async restoreInto(snapshotId: string, dir: VolumeDir, request: RestoreRequest = {}): Promise<VolumeDir> {
+  async restoreInto(snapshotId: string, dir: VolumeDir, includes: string[] = []): Promise<VolumeDir> {
     const into = dir.ensureDir(RESTORE_INTO);
     try {
-      await this.restore(snapshotId, `${dir.forChild}/${RESTORE_INTO}`, request);
+      await this.restore(snapshotId, `${dir.forChild}/${RESTORE_INTO}`, includes);
       return into;
     } catch (error) {
       into.close();

@@ -6,7 +6,6 @@ import type { VolumeDir } from "@mcops/core/volume";
 import { pauseAutosave } from "./autosave.ts";
 import { panelFor, resticFor, unlockedOnce } from "./clients.ts";
 import { type BackupSummary, isolationProblem, type Progress, type Restic, type SafetyTag } from "./restic.ts";
-import { shortId as shortIdOf } from "./restic-version.ts";
 import type { Settings } from "./settings.ts";
 import { backupPaths, levelName } from "./world.ts";
 
@@ -136,7 +135,7 @@ export async function safetySnapshot(
   logger.info(`taking a ${tag} snapshot of ${paths.join(", ")}`);
   const restic = resticFor(ctx, settings, logger);
   const { summary } = await takeSnapshot(ctx, { settings, logger, volume, restic, paths, extraTags: [tag] });
-  const shortId = shortIdOf(summary.snapshotId);
+  const shortId = summary.snapshotId; // restic.backup reports it short, whatever restic's version
   logger.info(
     `${tag} snapshot ${shortId} taken in ${formatDuration(ctx.clock.now() - started)} (${formatBytes(summary.dataAdded)} added)`,
   );

@@ -92,7 +92,11 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions, setting
       checkSpace(drill, await restic.restoreSize(snapshot), scratchParent);
       if (checkers.failure) throw checkers.failure; // threads that could not start: no restore for nothing
       await unlockedOnce(restic, logger, () =>
-        restic.restore(snapshot.id, scratch, { includes: worlds.map((name) => join(settings.WORLD_DIR, name)) }),
+        restic.restore(
+          snapshot.id,
+          scratch,
+          worlds.map((name) => join(settings.WORLD_DIR, name)),
+        ),
       );
       stopIfAborted(ctx.signal);
       logger.info(`snapshot ${snapshot.short_id} restored into ${scratch}; checking ${worlds.join(", ")}`);

@@ -302,9 +302,11 @@ async function previewArea(
   let restored: VolumeDir | undefined;
   try {
     if (wanted.length) {
-      into = await plan.restic.restoreInto(plan.snapshot.id, scratch, {
-        includes: wanted.map((t) => join(settings.WORLD_DIR, t.rel)),
-      });
+      into = await plan.restic.restoreInto(
+        plan.snapshot.id,
+        scratch,
+        wanted.map((t) => join(settings.WORLD_DIR, t.rel)),
+      );
       restored = into.tryDir(settings.WORLD_DIR.replace(/^\/+/, ""));
     }
     return mergeArea(plan.volume, restored, plan.targets, bounds, logger);

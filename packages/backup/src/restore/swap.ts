@@ -47,9 +47,11 @@ export async function stage(work: SwapWork, job: Staging, logger: Logger): Promi
   const wanted = job.targets.filter((t) => t.inSnapshot);
   // restic writes through this process's descriptor of the staging directory: renaming it, or putting a link in its
   // place, changes nothing for restic.
-  const into = await job.restic.restoreInto(job.snapshot.id, staging, {
-    includes: wanted.map((t) => join(job.worldDir, t.rel)),
-  });
+  const into = await job.restic.restoreInto(
+    job.snapshot.id,
+    staging,
+    wanted.map((t) => join(job.worldDir, t.rel)),
+  );
   let restored: VolumeDir;
   try {
     restored = into.dir(job.worldDir.replace(/^\/+/, ""));
