@@ -87,51 +87,8 @@ build() {
   local part="$cache/$release.partial" apt="$cache/$release.partial/apt"
   echo "setup: restic versions: fetching Debian $number's ($release) restic and rclone from $archive..." >&2
   rm -rf "$part"
-  mkdir -p "$apt/etc/sources.list.d" "$apt/etc/preferences.d" "$apt/etc/apt.conf.d" "$apt/lists/partial" \
-    "$apt/archives/partial" "$apt/download" "$apt/root"
-  : >"$apt/status"
-  echo "deb [signed-by=$keyring] $archive $release main" >"$apt/etc/sources.list"
-  # apt reads APT_CONFIG first, then the machine's apt.conf.d (its proxy and network settings stay in force), then
-  # Dir::Etc::main last: this file, which points every directory at the private ones and clears the machine's hooks
-  # (an update's or dpkg's Post-Invoke acts on the machine's own apt, not on this one).
-  cat >"$apt/apt.conf" <<EOF
-Dir::Etc::main "$apt/main.conf";
-EOF
-  cat >"$apt/main.conf" <<EOF
-#clear APT::Update::Pre-Invoke;
-#clear APT::Update::Post-Invoke;
-#clear APT::Update::Post-Invoke-Success;
-#clear DPkg::Pre-Invoke;
-#clear DPkg::Post-Invoke;
-Dir::Etc "$apt/etc";
-Dir::State "$apt";
-Dir::State::lists "$apt/lists";
-Dir::State::status "$apt/status";
-Dir::Cache "$apt";
-Dir::Cache::archives "$apt/archives";
-Dir::Cache::pkgcache "";
-Dir::Cache::srcpkgcache "";
-Debug::NoLocking "true";
-Acquire::Languages "none";
-Acquire::IndexTargets::deb::DEP-11::DefaultEnabled "false";
-Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled "false";
-Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled "false";
-Acquire::IndexTargets::deb::Contents-deb::DefaultEnabled "false";
-EOF
-  # apt downloads as its own user _apt where it can; the folder it downloads into is then that user's.
-  if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$apt/download"; fi
-  local log="$part/apt.log"
-  if ! (export APT_CONFIG="$apt/apt.conf" && apt-get -q update && cd "$apt/download" &&
-    apt-get -q download restic rclone) >"$log" 2>&1; then
-    echo "setup: restic versions: apt could not fetch Debian $number's packages; its output: $log" >&2
-    tail -n 5 "$log" >&2
-    exit 1
-  fi
-  # apt-get update says a Release file it could not verify as a warning and goes on without it; there is none then.
-  if grep -q "^W: GPG error\|^E: The repository .* is not signed" "$log"; then
-    echo "setup: restic versions: Debian $number's Release file did not verify against $keyring; apt's output: $log" >&2
-    exit 1
-  fi
+  mkdir -p "$apt/root"
+  bash scripts/debian-download.sh "$release" "$apt/download" restic rclone
   local tool deb
   for tool in restic rclone; do
     deb=$(ls "$apt/download/${tool}_"*.deb)
@@ -140,7 +97,7 @@ EOF
     chmod 755 "$part/$tool"
     printf '%s' "$(dpkg-deb -f "$deb" Version)" >"$part/$tool.package"
   done
-  rm -rf "$apt" "$log"
+  rm -rf "$apt"
   rm -rf "${cache:?}/$release"
   mv "$part" "$cache/$release"
 }
