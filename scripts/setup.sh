@@ -49,6 +49,10 @@ command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || missing+=(
 # commands in them with nsenter (util-linux).
 [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
 command -v systemd-nspawn >/dev/null 2>&1 || missing+=(systemd-container)
+# jar-download's real Docker Engine tests run Debian's dockerd (docker.io brings containerd and runc) and serve their
+# images from Debian's registry (docker-registry); scripts/docker-images.sh builds those once.
+[ -x /usr/sbin/dockerd ] || missing+=(docker.io)
+command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
 # The backup tests' version matrix fetches older and newer restic and rclone with apt, verified by Debian's keyring.
 [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -70,6 +74,10 @@ fi
 # The restic and rclone of Debian 11, 12 and 13 for the backup tests' version matrix, unpacked into a cache, never
 # installed (scripts/restic-versions.sh).
 bash scripts/restic-versions.sh
+
+# Debian 13's Docker Engine beside Debian 12's, and the images shaped like the eggs' Java images in a registry's storage
+# (scripts/docker-images.sh; as root only: dockerd needs it).
+bash scripts/docker-images.sh
 
 have_node=$(node_modules/.bin/node --version 2>/dev/null || true)
 if [ "$have_node" != "v$want_node" ]; then

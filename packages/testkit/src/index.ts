@@ -20,6 +20,21 @@ export type {
 } from "./docker.ts";
 export { DOCKER_ROUTES, startDockerStandIn } from "./docker.ts";
 export type {
+  DockerEngine,
+  DockerEngineOptions,
+  EngineAnswer,
+  EngineVersion,
+  TestImage,
+  TestRegistry,
+} from "./docker-engine.ts";
+export {
+  dockerCache,
+  dockerEngineUnavailable,
+  startDockerEngine,
+  startTestRegistry,
+  testImages,
+} from "./docker-engine.ts";
+export type {
   DownloadStandIn,
   DownloadStandInOptions,
   InstallerLoader,
