@@ -34,6 +34,8 @@ export interface RunInstallerOptions {
   name?: string;
   /** The most memory the container may use, swap included (default INSTALLER_MEMORY_BYTES). */
   memoryBytes?: number;
+  /** The Docker network it joins (INSTALLER_NETWORK; default `bridge`, Docker's own). */
+  network?: string;
 }
 
 /**
@@ -104,8 +106,8 @@ async function createContainer(docker: DockerSocket, options: RunInstallerOption
     AttachStderr: true,
     HostConfig: {
       Binds: [`${options.dir}:${CONTAINER_DIR}`],
-      // The installer downloads its libraries and Mojang's server jar: the default bridge network has the internet.
-      NetworkMode: "bridge",
+      // The installer downloads its libraries and Mojang's server jar: the network must reach the internet.
+      NetworkMode: options.network ?? "bridge",
       // As Wings runs the game (environment/docker/container.go): no capability, so no setuid binary of the image
       // makes the installer root in its container, and a bounded number of processes (Wings' default 512), so that
       // a runaway one cannot take the host's process ids from Wings and the game.

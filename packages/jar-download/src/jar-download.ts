@@ -312,7 +312,7 @@ async function installerJava(
   return Math.max(game ?? 0, artifact.javaAtLeast);
 }
 
-/** Docker's socket for a loader's installer, and its time limit: DOCKER_SOCKET off is a configuration error. */
+/** Docker's socket for a loader's installer, its time limit and network: DOCKER_SOCKET off is a configuration error. */
 function dockerFor(settings: Settings, what: string) {
   const installer = settings.installer as NonNullable<typeof settings.installer>;
   if (!installer.socket) {
@@ -324,7 +324,7 @@ function dockerFor(settings: Settings, what: string) {
       },
     );
   }
-  return { socket: installer.socket, installerTimeoutMs: installer.timeoutMs };
+  return { socket: installer.socket, installerTimeoutMs: installer.timeoutMs, installerNetwork: installer.network };
 }
 
 /**

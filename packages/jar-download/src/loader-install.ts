@@ -39,6 +39,8 @@ export type LoaderSource =
       socket: string;
       /** How long the installer may run (it downloads the loader's libraries and Mojang's server). */
       installerTimeoutMs: number;
+      /** The Docker network its container joins (INSTALLER_NETWORK). */
+      installerNetwork: string;
     }
   | { kind: "jar"; artifact: Artifact };
 
@@ -300,6 +302,7 @@ async function runIn(
     dir: out.forChild,
     cmd: artifact.cmd,
     timeoutMs: loader.installerTimeoutMs,
+    network: loader.installerNetwork,
     memoryBytes: on.memoryBytes,
     signal: ctx.signal,
     onLine: (line) => {

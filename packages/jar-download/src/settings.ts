@@ -77,6 +77,21 @@ export const fields = {
    * NeoForge 1.21.1), minutes on a slow line.
    */
   INSTALLER_TIMEOUT: setting(durationSchema, { default: "15m" }),
+  /**
+   * The Docker network the installer's container joins: it downloads the loader's libraries, so it needs one that
+   * reaches the internet. Docker's default `bridge` does on a node set up as Pterodactyl's docs say; Wings' own
+   * network (`pterodactyl_nw`, Wings' config.yml docker.network.name) does too, as Wings' install containers use it
+   * (pterodactyl/wings server/install.go: NetworkMode from docker.network.mode). `none` for an installer that needs
+   * nothing. A name as Docker takes one (daemon/names: [a-zA-Z0-9][a-zA-Z0-9_.-]*), never `container:…`.
+   */
+  INSTALLER_NETWORK: setting(
+    field((value, ctx) => {
+      if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/.test(value)) {
+        fail(ctx, "is not a Docker network's name", "use bridge (Docker's default), pterodactyl_nw (Wings') or none");
+      }
+    }),
+    { default: "bridge" },
+  ),
 };
 
 /** Where the services are and who asks: every run reads these. */
@@ -97,7 +112,7 @@ const SERVICE_FIELDS = [
 /** The panel and the owner of the jar: only a run that installs reads these. */
 const CONTROL_FIELDS = ["CONTROL_URL", "CONTROL_KEY", "SERVER_ID", "BACKUP_OWNER"] as const;
 /** Where and how long a loader's installer runs: only a run that installs one reads these. */
-const INSTALLER_FIELDS = ["DOCKER_SOCKET", "INSTALLER_TIMEOUT"] as const;
+const INSTALLER_FIELDS = ["DOCKER_SOCKET", "INSTALLER_TIMEOUT", "INSTALLER_NETWORK"] as const;
 
 /** Where the panel is and the key to it. */
 type Panel = { url: string; key: string; serverId: string };
@@ -111,8 +126,8 @@ export interface Settings {
   worldDir: string | undefined;
   /** The panel and the jar's owner; not read for --list or --dry-run. */
   control: (Panel & { owner: { uid: number; gid: number } }) | undefined;
-  /** Docker's socket (undefined: off) and the installer's time limit; read only when a loader is installed. */
-  installer: { socket: string | undefined; timeoutMs: number } | undefined;
+  /** Docker's socket (undefined: off), the installer's time limit and network; read only when a loader is installed. */
+  installer: { socket: string | undefined; timeoutMs: number; network: string } | undefined;
   /**
    * The panel whose image the Java a version needs is compared with: an install's (`control`); for --dry-run the one
    * backup.env names, if it names one whole and well (a dry run needs none: its image is then not checked).
@@ -185,7 +200,11 @@ export function loadSettings(
       serverId: control.SERVER_ID,
       owner: control.BACKUP_OWNER,
     },
-    installer: installer && { socket: installer.DOCKER_SOCKET, timeoutMs: installer.INSTALLER_TIMEOUT },
+    installer: installer && {
+      socket: installer.DOCKER_SOCKET,
+      timeoutMs: installer.INSTALLER_TIMEOUT,
+      network: installer.INSTALLER_NETWORK,
+    },
     panel,
     backup: (dir) => backupSettingsFor(ctx, dir),
   };
