@@ -202,6 +202,23 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
     ]);
   });
 
+  it("installs a pack whose env names one side alone (labrinth accepts it); a file for clients only is still left out", async () => {
+    await setUp();
+    const pack = fabricPack({
+      files: [
+        mrpackFile(fabricApi(), "mods/fabric-api.jar", { server: "required" }),
+        mrpackFile(create(), "mods/create.jar", { client: "optional" }),
+        mrpackFile(sodium(), "mods/sodium.jar", { client: "required", server: "unsupported" }),
+      ],
+    });
+    const result = await run("--mrpack", packFile(pack), "--no-backup");
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stdout).toMatch(/^Installed the modpack Cozy Pack 2\.0\.0 /);
+    expect(readdirSync(join(volume, "mods")).sort()).toEqual(["create.jar", "fabric-api.jar"]);
+    expect(readFileSync(join(volume, "mods", "fabric-api.jar"))).toEqual(fabricApi().bytes);
+    expect(modrinth.requests.map((r) => r.path)).not.toContain("/cdn/data/AANobbMI/versions/V1000001/sodium.jar");
+  });
+
   it("--rollback takes the pack out and puts back the mods/ and server.jar it replaced", async () => {
     await setUp();
     const before = tree();

@@ -341,11 +341,14 @@ export function mrpackIndex(fields: Record<string, unknown> = {}): Record<string
   };
 }
 
-/** The index's entry for a file the stand-in serves, at `path`. */
+/**
+ * The index's entry for a file the stand-in serves, at `path`; `env` as given, one side alone too (labrinth reads it as
+ * a map from side to side type, models/v3/pack.rs PackFile.env).
+ */
 export function mrpackFile(
   file: ServedFile,
   path: string,
-  env?: { client: string; server: string },
+  env?: { client?: string; server?: string },
 ): Record<string, unknown> {
   return {
     path,
