@@ -1,7 +1,9 @@
 import { join } from "node:path";
 import { ConfigError, UsageError } from "@mcops/core/errors";
-import { formatBytes } from "@mcops/core/format";
+import { formatBytes, formatSpan } from "@mcops/core/format";
 import { createHttpClient, createPanelClient, type HttpClient } from "@mcops/core/http";
+import { type Logger, toolLogger } from "@mcops/core/log";
+import { LOG_FILES } from "@mcops/core/log-events";
 import type { ToolContext } from "@mcops/core/tool";
 import { VERSION } from "@mcops/core/version";
 import { VolumeDir } from "@mcops/core/volume";
@@ -159,6 +161,36 @@ function userAgent(contact: string | undefined): string {
   return `mcops-jar-download/${VERSION} (${contact ?? "self-hosted Minecraft server tools; operator contact not set"})`;
 }
 
+/**
+ * The client every host is asked through: the tool's clock and signal, MCOPS_RETRY_MS's first backoff (the tests'
+ * short one), and a line when a service's 429 makes it wait (Modrinth's asks for a minute): a wait said, not a hang.
+ */
+function hostsClient(
+  ctx: Pick<ToolContext, "paths" | "env" | "clock" | "stderr" | "signal">,
+  settings: Settings,
+): { http: HttpClient; retryDelayMs: number } {
+  const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
+  let logger: Logger | undefined;
+  const http = createHttpClient({
+    userAgent: userAgent(settings.contact),
+    retryDelayMs,
+    signal: ctx.signal,
+    clock: ctx.clock,
+    onRetry: ({ url, status, waitMs }) => {
+      if (status !== 429) return;
+      logger ??= toolLogger({
+        logDir: ctx.paths.logDir,
+        file: LOG_FILES["jar-download"],
+        stderr: ctx.stderr,
+        env: ctx.env,
+        clock: ctx.clock,
+      });
+      logger.warn(`${new URL(url).host} rate limits this machine (429): asking again in ${formatSpan(waitMs)}`);
+    },
+  });
+  return { http, retryDelayMs };
+}
+
 /** What a run is asked for, checked, and the settings that kind of run reads. */
 export interface JarRequest {
   wanted: Wanted;
@@ -205,8 +237,7 @@ export async function runJarDownload(
     });
   }
   if (isPack(options)) return packRun(ctx, options, settings);
-  const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
-  const http = createHttpClient({ userAgent: userAgent(settings.contact), retryDelayMs, signal: ctx.signal });
+  const { http, retryDelayMs } = hostsClient(ctx, settings);
   const source = createSource(http, settings.bases);
   if (list) return listAvailable(ctx, source, wanted);
 
@@ -338,8 +369,7 @@ async function packRun(
   settings: Settings,
 ): Promise<number> {
   const dryRun = options.dryRun ?? false;
-  const retryDelayMs = Number(ctx.env.MCOPS_RETRY_MS ?? 1000);
-  const http = createHttpClient({ userAgent: userAgent(settings.contact), retryDelayMs, signal: ctx.signal });
+  const { http, retryDelayMs } = hostsClient(ctx, settings);
   const source = createSource(http, settings.bases);
   const dir = settings.worldDir as string;
   const opened = await openPack(

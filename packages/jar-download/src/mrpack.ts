@@ -115,8 +115,22 @@ export interface PackFile {
   size: number;
   /** https addresses on an allowed host, tried in turn. */
   downloads: string[];
-  env: { client: EnvSide; server: EnvSide } | undefined;
+  /** The sides the index names (one, both or none: see PackEnv); undefined when it has no `env`. */
+  env: PackEnv | undefined;
 }
+
+/**
+ * A file's `env` as labrinth reads it: a map from side to side type (models/v3/pack.rs, PackFile.env:
+ * `Option<HashMap<EnvType, LegacySideType>>`), so a pack Modrinth accepts may name `server` alone, `client` alone, or
+ * neither. The format restricts a file only where it says so (modrinth/docs docs/modpacks/format_definition.md: `env`
+ * is optional, "for files that only exist on a specific environment"), so a side left out is read as a file with no
+ * `env` is: not restricted on that side. A server leaves a file out only when `server` says "unsupported"; one that
+ * names `client` alone is installed. The installers pack users know do the same: the Modrinth App skips a file only
+ * when its `client` is "unsupported", a missing key installs it (modrinth/code packages/app-lib/src/api/pack/
+ * install_mrpack.rs), and itzg/docker-minecraft-server's helper skips only `server` "unsupported" (itzg/mc-image-helper
+ * src/main/java/me/itzg/helpers/modrinth/FileInclusionCalculator.java, includeModFile).
+ */
+export type PackEnv = { client?: EnvSide | undefined; server?: EnvSide | undefined };
 
 /** An entry of overrides/ or server-overrides/ in the zip. */
 export interface PackOverride {
@@ -138,7 +152,7 @@ export interface ModPack {
   /** The Minecraft version the pack is for (its dependencies.minecraft). */
   game: string;
   loader: { type: LoaderType | undefined; version: string | undefined };
-  /** The files a server downloads: those whose env.server is not "unsupported". */
+  /** The files a server downloads: those whose env.server is not "unsupported" (absent included: PackEnv). */
   files: PackFile[];
   /** How many files the index lists for clients only (env.server "unsupported"), left out. */
   skipped: number;
@@ -173,7 +187,8 @@ const indexSchema = z.object({
       z.object({
         path: z.string().check(z.maxLength(1024)),
         hashes: z.looseObject({ sha1: hex(40), sha512: hex(128) }),
-        env: z.optional(z.object({ client: side, server: side })),
+        // One side alone, or none, as labrinth takes it (PackEnv).
+        env: z.optional(z.object({ client: z.optional(side), server: z.optional(side) })),
         downloads: z.array(z.string().check(z.maxLength(2048))).check(z.minLength(1), z.maxLength(16)),
         fileSize: z.int().check(z.gte(0), z.lte(MAX_FILE_BYTES)),
       }),

@@ -1,4 +1,5 @@
 import { JobError } from "@mcops/core/errors";
+import { formatSpan } from "@mcops/core/format";
 import { checkShape, type HttpClient, HttpFailure } from "@mcops/core/http";
 import type * as z from "zod/mini";
 
@@ -53,6 +54,13 @@ export function shape<S extends z.ZodMiniType>(schema: S, value: unknown, url: s
 /** A failed request as one line: what the service said, where, what to do. */
 export function failed(error: unknown, what: string): never {
   if (!(error instanceof HttpFailure)) throw error;
+  if (error.waitMs !== undefined) {
+    // The message names the wait; the body (Modrinth's ratelimit_error) says it again in other words.
+    throw new JobError(`${what} failed: ${error.message}`, {
+      where: error.url,
+      hint: `run it again in ${formatSpan(error.waitMs)} (the service limits requests from this machine's address, whoever sends them)`,
+    });
+  }
   const said = error.body ? `: ${error.body.replace(/\s+/g, " ").slice(0, 200)}` : "";
   throw new JobError(`${what} failed: ${error.message}${said}`, {
     where: error.url,

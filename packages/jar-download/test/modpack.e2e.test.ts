@@ -106,7 +106,9 @@ afterAll(async () => {
   await modrinth.close();
 });
 
-async function setUp(options: { startup?: string; image?: string } = {}): Promise<void> {
+/** The stand-ins' Modrinth unless `api` is given (one with a rate limit of its own). */
+async function setUp(options: { startup?: string; image?: string; api?: ModrinthStandIn } = {}): Promise<void> {
+  const api = options.api ?? modrinth;
   discord.reset();
   modrinth.requests.length = 0;
   stand = await startDownloadStandIn({
@@ -141,7 +143,7 @@ async function setUp(options: { startup?: string; image?: string } = {}): Promis
     volume,
     stand,
     discord,
-    extra: [`DOCKER_SOCKET=${docker.socket}`, `MODRINTH_API_BASE=${modrinth.api}`, `MODRINTH_CDN_BASE=${modrinth.cdn}`],
+    extra: [`DOCKER_SOCKET=${docker.socket}`, `MODRINTH_API_BASE=${api.api}`, `MODRINTH_CDN_BASE=${api.cdn}`],
   });
 }
 
@@ -200,6 +202,23 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
     expect(readdirSync(volume).filter((n) => n.startsWith("."))).toEqual([
       expect.stringMatching(/^\.mcops-previous-install-/),
     ]);
+  });
+
+  it("installs a pack whose env names one side alone (labrinth accepts it); a file for clients only is still left out", async () => {
+    await setUp();
+    const pack = fabricPack({
+      files: [
+        mrpackFile(fabricApi(), "mods/fabric-api.jar", { server: "required" }),
+        mrpackFile(create(), "mods/create.jar", { client: "optional" }),
+        mrpackFile(sodium(), "mods/sodium.jar", { client: "required", server: "unsupported" }),
+      ],
+    });
+    const result = await run("--mrpack", packFile(pack), "--no-backup");
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stdout).toMatch(/^Installed the modpack Cozy Pack 2\.0\.0 /);
+    expect(readdirSync(join(volume, "mods")).sort()).toEqual(["create.jar", "fabric-api.jar"]);
+    expect(readFileSync(join(volume, "mods", "fabric-api.jar"))).toEqual(fabricApi().bytes);
+    expect(modrinth.requests.map((r) => r.path)).not.toContain("/cdn/data/AANobbMI/versions/V1000001/sodium.jar");
   });
 
   it("--rollback takes the pack out and puts back the mods/ and server.jar it replaced", async () => {
@@ -282,6 +301,69 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
       "/cdn/data/NEOMOD01/versions/V3000003/create.jar",
     ]);
     modrinth.projects.pop();
+  });
+
+  /** A Modrinth whose API limits as labrinth does, `limit` a `windowMs`, serving the Fabric pack as project "cozy". */
+  async function limitedModrinth(rateLimit: { limit: number; windowMs: number }): Promise<ModrinthStandIn> {
+    const cozy = {
+      id: "PACK0003",
+      slug: "cozy",
+      versions: [
+        {
+          id: "PV000020",
+          versionNumber: "2.0.0",
+          gameVersions: ["1.21.4"],
+          loaders: ["fabric"],
+          files: [{ filename: "cozy.mrpack", bytes: fabricPack() }],
+        },
+      ],
+    };
+    return startModrinthStandIn({ projects: [...modProjects(), cozy], rateLimit });
+  }
+
+  it("waits out a 429 of Modrinth's API for its x-ratelimit-reset (labrinth sends no Retry-After), then installs", async () => {
+    // One request every 500 ms, a burst of one: after a burst, labrinth's 429 says reset 1 (seconds).
+    const limited = await limitedModrinth({ limit: 1, windowMs: 500 });
+    try {
+      await setUp({ api: limited });
+      limited.exhaust();
+      const result = await run("--modrinth", "cozy", "--no-backup");
+      expect(result, result.stderr).toMatchObject({ code: 0 });
+      expect(result.stdout).toMatch(/^Installed the modpack Cozy Pack 2\.0\.0 /);
+      expect(result.stderr).toMatch(/ WARN 127\.0\.0\.1:\d+ rate limits this machine \(429\): asking again in 1 s\n/);
+      const asked = limited.requests.filter((r) => r.path.startsWith("/api/"));
+      expect(asked.map((r) => r.status)).toEqual([429, 200]);
+      expect(readdirSync(join(volume, "mods"))).toEqual(["fabric-api.jar"]);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("a 429 whose x-ratelimit-reset is beyond the cap is one line naming the wait, at once; nothing installed", async () => {
+    // 300 an hour: after a burst, labrinth's 429 says reset 3612 (seconds), more than the 2 min a download waits.
+    const limited = await limitedModrinth({ limit: 300, windowMs: 3_600_000 });
+    try {
+      await setUp({ api: limited });
+      const before = tree();
+      limited.exhaust();
+      const result = await run("--modrinth", "cozy", "--no-backup");
+      expect(result.code).toBe(1);
+      const lines = result.stderr
+        .trim()
+        .split("\n")
+        .filter((l) => !/ (INFO|WARN) /.test(l));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /Modrinth's API failed: 127\.0\.0\.1:\d+ answered 429 and asks for a wait of 1 h, longer than the 2 min mcops waits/,
+      );
+      expect(result.stderr).toMatch(/run it again in 1 h/);
+      expect(limited.requests.map((r) => r.status)).toEqual([429]);
+      expect(tree()).toEqual(before);
+      expect(readdirSync(volume).filter((n) => n.startsWith("."))).toEqual([]);
+      expect(discord.messages).toEqual([]);
+    } finally {
+      await limited.close();
+    }
   });
 
   it("--dry-run shows the pack, its loader and what it replaces, and changes nothing", async () => {

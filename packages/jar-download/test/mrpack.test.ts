@@ -128,6 +128,35 @@ describe("readMrpack and stagePack with a good pack", () => {
     expect(stand.requests.map((r) => r.path)).not.toContain("/cdn/data/AANobbMI/versions/V1000001/sodium.jar");
   });
 
+  it("reads an env with one side alone (labrinth takes a map): a side left out does not leave the file out", async () => {
+    const notes = stand.file("P7dR8mSH", "V2000002", "notes.txt");
+    const { pack, zip } = await read({
+      index: mrpackIndex({
+        files: [
+          mrpackFile(fabricApi(), "mods/fabric-api.jar", { server: "required" }),
+          mrpackFile(notes, "config/notes.txt", { client: "optional" }),
+          mrpackFile(sodium(), "mods/sodium.jar", { server: "unsupported" }),
+          { ...mrpackFile(notes, "config/empty-env.txt"), env: {} },
+        ],
+      }),
+    });
+    zip.close();
+    expect(pack.files.map((f) => [f.path, f.env])).toEqual([
+      ["mods/fabric-api.jar", { server: "required" }],
+      ["config/notes.txt", { client: "optional" }],
+      ["config/empty-env.txt", {}],
+    ]);
+    expect(pack.skipped).toBe(1);
+  });
+
+  it("still refuses a side type the format has no word for", async () => {
+    const error = await read({
+      index: mrpackIndex({ files: [mrpackFile(fabricApi(), "mods/fabric-api.jar", { server: "sometimes" })] }),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toMatch(/modrinth\.index\.json\.files\[0\]\.env\.server: /);
+  });
+
   it("tries each download address in turn", async () => {
     const file = mrpackFile(fabricApi(), "mods/fabric-api.jar");
     file.downloads = ["https://cdn.modrinth.com/data/P7dR8mSH/versions/V2000002/gone.jar", fabricApi().url];

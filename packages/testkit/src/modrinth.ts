@@ -12,17 +12,14 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RouteSource } from "./contract.ts";
 import { type ZipEntry, zipFile } from "./downloads.ts";
-import {
-  type HeaderMap,
-  listenLoopback,
-  type RateLimitOptions,
-  SlidingWindowLimiter,
-  sendEmpty,
-  sendJson,
-} from "./http.ts";
+import { type HeaderMap, listenLoopback, type RateLimitOptions, sendEmpty, sendJson } from "./http.ts";
 
 const LABRINTH = "modrinth/code apps/labrinth/src";
 const OPENAPI = "modrinth/code apps/docs/public/openapi.yaml (docs.modrinth.com/api)";
+const RATE_LIMIT =
+  `rate limit: ${LABRINTH}/util/ratelimit.rs (rate_limit_middleware, AsyncRateLimiter: GCRA, 300 a minute with a ` +
+  "burst of 300 from lib.rs; x-ratelimit-limit, -remaining and -reset on every answer; over it a 429 ratelimit_error " +
+  "with remaining 0, the reset the whole window and no Retry-After), openapi.yaml (info, Ratelimits)";
 
 /** Every route the stand-in answers, as the real host writes it, and the public source it follows. */
 export const MODRINTH_ROUTES: readonly RouteSource[] = [
@@ -40,14 +37,14 @@ export const MODRINTH_ROUTES: readonly RouteSource[] = [
     source:
       `${OPENAPI} (getProjectVersions: loaders, game_versions as JSON arrays, featured); ` +
       `${LABRINTH}/routes/v2/versions.rs (version_list; 404 without a body, routes/v2_reroute.rs flatten_404_error); ` +
-      `${LABRINTH}/models/v2/projects.rs (LegacyVersion); rate limit: ${LABRINTH}/util/ratelimit.rs`,
+      `${LABRINTH}/models/v2/projects.rs (LegacyVersion); ${RATE_LIMIT}`,
   },
   {
     method: "GET",
     path: "https://api.modrinth.com/v2/version/{id}",
     source:
       `${OPENAPI} (getVersion); ${LABRINTH}/routes/v2/versions.rs (version_get; 404 without a body); ` +
-      `errors: ${LABRINTH}/models/error.rs, routes/not_found.rs (an unknown route)`,
+      `errors: ${LABRINTH}/models/error.rs, routes/not_found.rs (an unknown route); ${RATE_LIMIT}`,
   },
 ];
 
@@ -80,10 +77,13 @@ export interface ModrinthProjectSpec {
 export interface ModrinthStandInOptions {
   projects?: ModrinthProjectSpec[];
   /**
-   * The API's rate limit per address (labrinth's util/ratelimit.rs: 300 a minute); over it, 429 `ratelimit_error`.
-   * The CDN has none.
+   * The API's rate limit per address, as labrinth's (LabrinthLimiter): `limit` requests a `windowMs` with a burst of
+   * `limit` (default 300 a minute, lib.rs GCRAParameters::new(300, 300)); over it, 429 `ratelimit_error`. The CDN has
+   * none.
    */
   rateLimit?: RateLimitOptions;
+  /** The rate limit's clock (default Date.now): a test that moves its own decides exactly what the bucket holds. */
+  now?: () => number;
 }
 
 /** A file the stand-in serves, as a pack's index would name it. */
@@ -117,6 +117,13 @@ export interface ModrinthStandIn {
   /** The file `filename` of a project's version, with its real address and hashes. */
   file(projectId: string, versionId: string, filename: string): ServedFile;
   requests: ModrinthRequestRecord[];
+  /**
+   * The next API request, whenever it comes, finds this address's allowance used up, as a burst from another program
+   * behind it just before would leave it: it is labrinth's 429, whose x-ratelimit-reset is the whole window and a
+   * little more (60 with the default limit); later ones are let through as the bucket fills again. The CDN is not
+   * limited.
+   */
+  exhaust(): void;
   close(): Promise<void>;
 }
 
@@ -230,15 +237,81 @@ function listed(project: ModrinthProjectSpec, query: URLSearchParams): ModrinthV
   );
 }
 
+/** One request's verdict, in the terms of labrinth's RateLimitDecision. */
+interface LabrinthDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Until the bucket is whole again (x-ratelimit-reset is this in whole seconds, rounded down). */
+  resetAfterMs: number;
+  /** A refused request: until one more would be let through (the 429's description says it). */
+  retryAfterMs: number;
+}
+
+/**
+ * labrinth's limiter (apps/labrinth/src/util/ratelimit.rs, AsyncRateLimiter::check_rate_limit), for the one address
+ * the stand-in has: GCRA, a "theoretical arrival time" (TAT) moved one emission interval (window / limit) on by each
+ * request let through, and a burst of `limit` (max_tat_delta = interval × limit). A request is refused when the TAT is
+ * more than that burst ahead of now; a refused one does not move it. Its numbers as labrinth computes them: remaining
+ * `(max_tat_delta − (new_tat − now)) / interval` rounded down; reset `new_tat − now`, or on a refusal `tat − now`,
+ * which is then more than a whole window (a 429's x-ratelimit-reset from a 300-a-minute limiter is 60); retry after
+ * `tat − now − max_tat_delta`. A new address is as a whole bucket.
+ */
+class LabrinthLimiter {
+  readonly #limit: number;
+  readonly #interval: number;
+  readonly #now: () => number;
+  #tat: number | undefined;
+  #exhausted = false;
+
+  constructor(rate: RateLimitOptions, now: () => number) {
+    if (!(rate.limit >= 1) || !(rate.windowMs > 0)) throw new RangeError("rateLimit needs limit >= 1 and windowMs > 0");
+    this.#limit = rate.limit;
+    this.#interval = rate.windowMs / rate.limit;
+    this.#now = now;
+  }
+
+  check(): LabrinthDecision {
+    const now = this.#now();
+    // The TAT a burst of limit + 1 requests just before this one leaves (labrinth lets the burst and one more through).
+    if (this.#exhausted) this.#tat = now + this.#interval * (this.#limit + 1);
+    this.#exhausted = false;
+    const tat = this.#tat ?? now;
+    const burst = this.#interval * this.#limit;
+    const allowance = now - tat;
+    if (allowance < -burst) {
+      return {
+        allowed: false,
+        limit: this.#limit,
+        remaining: 0,
+        resetAfterMs: Math.trunc(-allowance),
+        retryAfterMs: Math.max(0, Math.trunc(-allowance - burst)),
+      };
+    }
+    const next = Math.max(tat + this.#interval, now);
+    this.#tat = next;
+    return {
+      allowed: true,
+      limit: this.#limit,
+      remaining: Math.max(0, Math.trunc((burst - (next - now)) / this.#interval)),
+      resetAfterMs: Math.trunc(next - now),
+      retryAfterMs: 0,
+    };
+  }
+
+  /** The next request comes just after a burst that used the allowance up, whenever it comes. */
+  exhaust(): void {
+    this.#exhausted = true;
+  }
+}
+
 export async function startModrinthStandIn(options: ModrinthStandInOptions = {}): Promise<ModrinthStandIn> {
   const projects = options.projects ?? [];
   const requests: ModrinthRequestRecord[] = [];
-  // util/ratelimit.rs: 300 a minute per address (the stand-in has one), every API answer saying what is left and in
-  // how many seconds the allowance is whole again (lowercase names); over it, 429 ratelimit_error with remaining 0.
-  const limiter = new SlidingWindowLimiter({
-    ...(options.rateLimit ?? { limit: 300, windowMs: 60_000 }),
-    countRejected: false,
-  });
+  // util/ratelimit.rs: labrinth's limiter per address (the stand-in has one), every API answer saying what is left and
+  // in how many seconds the allowance is whole again (lowercase names); over it, 429 ratelimit_error with remaining 0
+  // and no Retry-After.
+  const limiter = new LabrinthLimiter(options.rateLimit ?? { limit: 300, windowMs: 60_000 }, options.now ?? Date.now);
   let rate: HeaderMap = {};
   const rateHeaders = (): HeaderMap => rate;
   // routes/v2_reroute.rs flatten_404_error: a v2 route's "resource not found" is a 404 without a body.
@@ -265,7 +338,7 @@ export async function startModrinthStandIn(options: ModrinthStandInOptions = {})
       res.writeHead(200, { "Content-Type": fileType(file.url), "Content-Length": String(file.size) });
       return void res.end(file.bytes);
     }
-    const decision = limiter.hit("127.0.0.1");
+    const decision = limiter.check();
     rate = {
       "x-ratelimit-limit": String(decision.limit),
       "x-ratelimit-remaining": String(decision.remaining),
@@ -307,6 +380,7 @@ export async function startModrinthStandIn(options: ModrinthStandInOptions = {})
       return file;
     },
     requests,
+    exhaust: () => limiter.exhaust(),
     close: () => loopback.close(),
   };
 }
@@ -341,11 +415,14 @@ export function mrpackIndex(fields: Record<string, unknown> = {}): Record<string
   };
 }
 
-/** The index's entry for a file the stand-in serves, at `path`. */
+/**
+ * The index's entry for a file the stand-in serves, at `path`; `env` as given, one side alone too (labrinth reads it as
+ * a map from side to side type, models/v3/pack.rs PackFile.env).
+ */
 export function mrpackFile(
   file: ServedFile,
   path: string,
-  env?: { client: string; server: string },
+  env?: { client?: string; server?: string },
 ): Record<string, unknown> {
   return {
     path,

@@ -79,6 +79,59 @@ describe("Modrinth stand-in", () => {
     ]);
   });
 
+  it("limits the API as labrinth's GCRA does: the burst and one more, then 429 with the whole window as the reset", async () => {
+    let now = 1_000_000;
+    const limited = await startModrinthStandIn({ rateLimit: { limit: 3, windowMs: 3000 }, now: () => now });
+    try {
+      const ask = async () => {
+        const r = await fetch(`${limited.api}/v2/version/NOPE0000`);
+        const headers = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"];
+        return [r.status, ...headers.map((h) => r.headers.get(h)), r.status === 429 ? await r.json() : await r.text()];
+      };
+      // One request every 1000 ms, a burst of 3: four at once go through (the TAT 4 s ahead), the fifth does not.
+      expect(await ask()).toEqual([404, "3", "2", "1", null, ""]);
+      expect(await ask()).toEqual([404, "3", "1", "2", null, ""]);
+      expect(await ask()).toEqual([404, "3", "0", "3", null, ""]);
+      expect(await ask()).toEqual([404, "3", "0", "4", null, ""]);
+      const refused = [
+        429,
+        "3",
+        "0",
+        "4",
+        null,
+        { error: "ratelimit_error", description: "rate limit exceeded; retry after 1000 milliseconds" },
+      ];
+      expect(await ask()).toEqual(refused);
+      // A refused request does not move the bucket: a second later one more goes through.
+      now += 1000;
+      expect((await ask())[0]).toBe(404);
+      expect((await ask())[0]).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("exhaust(): the next API request, whenever it comes, is the 429 of a used-up minute (reset 60, no Retry-After)", async () => {
+    let now = 5_000_000;
+    const limited = await startModrinthStandIn({ now: () => now });
+    try {
+      limited.exhaust();
+      now += 30_000;
+      const response = await fetch(`${limited.api}/v2/version/NOPE0000`);
+      expect(response.status).toBe(429);
+      expect(response.headers.get("x-ratelimit-limit")).toBe("300");
+      expect(response.headers.get("x-ratelimit-remaining")).toBe("0");
+      expect(response.headers.get("x-ratelimit-reset")).toBe("60");
+      expect(response.headers.get("retry-after")).toBeNull();
+      expect(response.headers.get("access-control-allow-origin")).toBe("*");
+      expect((await fetch(`${limited.cdn}/data/x/versions/y/z.jar`)).status).toBe(404);
+      now += 60_000;
+      expect((await fetch(`${limited.api}/v2/version/NOPE0000`)).status).toBe(404);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("serves each file from its CDN address with the hashes the API gives, and the mapped address reaches it", async () => {
     const file = stand.file("AANobbMI", "V1000001", "sodium-0.6.0.jar");
     const version = (await (await fetch(`${stand.api}/v2/version/V1000001`)).json()) as {

@@ -1,11 +1,14 @@
 import ky from "ky";
+import type { Clock } from "../clock.ts";
+import { formatSpan } from "../format.ts";
 import { USER_AGENT } from "../version.ts";
-import { type Exchange, exchange, POLICIES, RequestFailure, type RequestPolicy } from "./request.ts";
+import { type Exchange, exchange, POLICIES, RequestFailure, type RequestPolicy, type RetryNotice } from "./request.ts";
 
 /**
  * GET requests to a third-party service the polite way: a descriptive User-Agent, and core's request policy (a GET
- * is idempotent: 408, 429, 5xx and network errors are tried again with backoff, Retry-After honoured up to a cap;
- * core/request.ts). What is left after the retries is one HttpFailure naming the address and what the service said.
+ * is idempotent: 408, 429, 5xx and network errors are tried again with backoff, the wait a 429 names (Retry-After,
+ * Modrinth's X-RateLimit-Reset) honoured up to the policy's cap; core/request.ts). What is left after the retries is
+ * one HttpFailure naming the address and what the service said, or the wait it asked for that was too long.
  */
 export interface HttpClientOptions {
   userAgent?: string;
@@ -16,6 +19,10 @@ export interface HttpClientOptions {
   /** First backoff; doubles each retry (default 500 ms). */
   retryDelayMs?: number;
   signal?: AbortSignal;
+  /** The clock the waits are slept on (default the system's). */
+  clock?: Clock;
+  /** Told of each pause before another try (a 429's wait, a 5xx's backoff), with the address. */
+  onRetry?: (info: RetryNotice & { url: string }) => void;
 }
 
 export class HttpFailure extends Error {
@@ -24,12 +31,15 @@ export class HttpFailure extends Error {
   readonly status: number | undefined;
   /** The answer's body, cut to 500 characters. */
   readonly body: string;
-  constructor(url: string, status: number | undefined, message: string, body = "") {
+  /** A 429 (or 503) asked for this wait, longer than the policy sleeps through: the answer was not tried again. */
+  readonly waitMs: number | undefined;
+  constructor(url: string, status: number | undefined, message: string, body = "", waitMs?: number) {
     super(message);
     this.name = "HttpFailure";
     this.url = url;
     this.status = status;
     this.body = body;
+    this.waitMs = waitMs;
   }
 }
 
@@ -65,6 +75,8 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
         where: url,
         idempotent: true,
         ...(signal ? { signal } : {}),
+        ...(options.clock ? { clock: options.clock } : {}),
+        ...(options.onRetry ? { onRetry: (info) => options.onRetry?.({ ...info, url }) } : {}),
         send: (trySignal) => http.get(url, { signal: trySignal }),
       });
     } catch (error) {
@@ -77,7 +89,14 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
             : `cannot reach ${host(url)} (${error.code})`;
       throw new HttpFailure(url, undefined, message);
     }
-    const { response, errorText } = answer;
+    const { response, errorText, waitTooLongMs } = answer;
+    if (waitTooLongMs !== undefined) {
+      // Not slept through (a hang to whoever waits on the command): said, with the wait.
+      const message =
+        `${host(url)} answered ${response.status} and asks for a wait of ${formatSpan(waitTooLongMs)}, ` +
+        `longer than the ${formatSpan(policy.maxWaitMs)} mcops waits`;
+      throw new HttpFailure(url, response.status, message, errorText.slice(0, 500), waitTooLongMs);
+    }
     if (!response.ok) {
       throw new HttpFailure(url, response.status, `${host(url)} answered ${response.status}`, errorText.slice(0, 500));
     }

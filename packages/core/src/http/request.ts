@@ -29,7 +29,8 @@ export interface AnswerHeaders {
  * - A connection that was never made (refused, no such host) is tried again whatever the request; a timeout or a
  *   reset only for an idempotent one.
  * - Retry-After (seconds or a date), RateLimit-Reset (DigitalOcean: epoch seconds; the IETF draft: seconds),
- *   X-RateLimit-Reset-After and a JSON `retry_after` (seconds) are honoured up to `maxWaitMs` (a client whose service
+ *   X-RateLimit-Reset-After, X-RateLimit-Reset (Modrinth: seconds; others: epoch seconds) and a JSON `retry_after`
+ *   (seconds) are honoured up to `maxWaitMs` (a client whose service
  *   says it otherwise reads it with its own `waitHint`: Discord's, @mcops/core/discord); a longer wait is not slept
  *   through: the answer is returned as it is, with `waitTooLongMs` set. A 429 that names no wait waits the policy's
  *   `rateLimitedMs` (DigitalOcean's minute), else the backoff.
@@ -98,6 +99,9 @@ export const POLICIES = {
     totalMs: 10 * 60_000,
     timeoutMs: 30_000,
     backoffMs: 500,
+    // Modrinth's 429 asks for a whole window of its limiter, a minute (its X-RateLimit-Reset, 60: waitHintMs): waited
+    // out, with room. A longer wait is not that limiter's (a proxy's, a changed limit): said at once, not slept
+    // through while someone watches a command that looks hung; the download is run again later at no cost.
     maxWaitMs: 2 * 60_000,
     unreachableHint: "check the network and the service's base address (DOWNLOAD_BASE and friends)",
   },
@@ -164,14 +168,23 @@ export function decide(policy: RequestPolicy, outcome: TryOutcome): Verdict {
 
 /**
  * The wait an answer asks for, in ms: Retry-After (seconds or an HTTP date), X-RateLimit-Reset-After (seconds),
- * RateLimit-Reset (epoch seconds when it looks like one, else seconds), or a JSON body's `retry_after` (seconds).
- * Undefined when it names none, or names a time already past by this machine's clock (a clock ahead of the
- * service's): the wait is unknown then, not zero, and the policy's own applies (DigitalOcean's minute).
+ * RateLimit-Reset (epoch seconds when it looks like one, else seconds), X-RateLimit-Reset (the same), or a JSON body's
+ * `retry_after` (seconds). Undefined when it names none, or names a time already past by this machine's clock (a clock
+ * ahead of the service's): the wait is unknown then, not zero, and the policy's own applies (DigitalOcean's minute).
  *
  * An epoch RateLimit-Reset is DigitalOcean's: "the time when the oldest request will expire" of the hour
  * (digitalocean/openapi specification/description.yml, "Rate Limit"; shared/headers.yml), up to an hour away. It is
  * the wait only when the hour is used up (RateLimit-Remaining 0); with room left in the hour the 429 is the
  * 250-per-minute burst limit, whose wait is its Retry-After and is not in RateLimit-Reset.
+ *
+ * X-RateLimit-Reset in seconds is Modrinth's, whose 429 names no other wait: "the time in seconds until the ratelimit
+ * window resets" (modrinth/code apps/docs/public/openapi.yaml, "Ratelimits"). labrinth writes it on every answer
+ * (apps/labrinth/src/util/ratelimit.rs, rate_limit_middleware) as `reset_after_ms / 1000`: whole seconds, rounded
+ * down, until its GCRA bucket is whole again; on a 429 that is a whole window (a minute: lib.rs GCRAParameters::new(300,
+ * 300)), more than the next request needs, so waiting it is always enough. Like RateLimit-Reset it is read only when
+ * the allowance is used up (X-RateLimit-Remaining 0, as every 429 of labrinth's says): a 503 with allowance left names
+ * when the allowance is whole, not a wait. A 0 (the window whole within the second) waits a second: waiting nothing
+ * would spend the tries at once. An epoch value (GitHub's, Laravel's) is read as RateLimit-Reset's is.
  */
 export function waitHintMs(headers: AnswerHeaders, now: number, body?: unknown): number | undefined {
   const inBody = (body as { retry_after?: unknown } | undefined)?.retry_after;
@@ -187,12 +200,21 @@ export function waitHintMs(headers: AnswerHeaders, now: number, body?: unknown):
   if (Number.isFinite(resetAfter) && resetAfter >= 0) return Math.ceil(resetAfter * 1000);
   const reset = Number(headers.get("ratelimit-reset") ?? Number.NaN);
   if (Number.isFinite(reset) && reset > 0) {
-    if (reset <= 1e9) return reset * 1000;
+    if (reset <= EPOCH_FROM) return reset * 1000;
     const remaining = Number(headers.get("ratelimit-remaining") ?? Number.NaN);
     if (!(remaining > 0) && reset * 1000 > now) return reset * 1000 - now;
   }
+  const xReset = headers.get("x-ratelimit-reset")?.trim() ?? "";
+  if (/^\d+(\.\d+)?$/.test(xReset) && headers.get("x-ratelimit-remaining")?.trim() === "0") {
+    const value = Number(xReset);
+    if (value <= EPOCH_FROM) return Math.max(1000, Math.ceil(value * 1000));
+    if (value * 1000 > now) return Math.ceil(value * 1000 - now);
+  }
   return undefined;
 }
+
+/** A reset above this many seconds is a time (epoch seconds, 2001 on), not a wait: no limit lasts 31 years. */
+const EPOCH_FROM = 1e9;
 
 /** The service could not be reached (or did not answer in time) within the policy's tries. */
 export class RequestFailure extends JobError {
@@ -252,18 +274,18 @@ export interface ExchangeOptions<R extends Answer = Answer> {
   beforeTry?: () => Promise<(() => Promise<void>) | undefined>;
   /** The wait a failed answer asks for, in ms (default waitHintMs); `body` is its JSON body, if it is JSON. */
   waitHint?: (response: R, body: unknown, now: number) => number | undefined;
-  /**
-   * Told of each pause before another try (the status or the network code, and the wait; for an answer, its headers
-   * and JSON body).
-   */
-  onRetry?: (info: {
-    attempt: number;
-    waitMs: number;
-    status?: number;
-    code?: string;
-    headers?: AnswerHeaders;
-    body?: unknown;
-  }) => void | Promise<void>;
+  /** Told of each pause before another try. */
+  onRetry?: (info: RetryNotice) => void | Promise<void>;
+}
+
+/** A pause before another try: the status or the network code, and the wait; for an answer, its headers and JSON body. */
+export interface RetryNotice {
+  attempt: number;
+  waitMs: number;
+  status?: number;
+  code?: string;
+  headers?: AnswerHeaders;
+  body?: unknown;
 }
 
 const ERROR_TEXT_LIMIT = 64 * 1024;

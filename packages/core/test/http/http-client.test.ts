@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
+import { virtualClock } from "@mcops/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createHttpClient, HttpFailure } from "../../src/http/http-client.ts";
 
@@ -45,6 +46,34 @@ describe("createHttpClient", () => {
     expect(error).toBeInstanceOf(HttpFailure);
     expect(error).toMatchObject({ status: 404, body: '{"error":"version_not_found"}', url: `${base}/missing` });
     expect((error as Error).message).toMatch(/^127\.0\.0\.1:\d+ answered 404$/);
+    expect(seen).toHaveLength(1);
+  });
+
+  it("waits a 429's X-RateLimit-Reset on its clock, and says the wait it takes", async () => {
+    const clock = virtualClock(0);
+    const waits: Array<{ url: string; status?: number; waitMs: number }> = [];
+    const modrinth = createHttpClient({
+      retryDelayMs: 5,
+      clock,
+      onRetry: ({ url, status, waitMs }) => void waits.push({ url, status, waitMs }),
+    });
+    script = [[429, "{}", { "x-ratelimit-limit": "300", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "60" }]];
+    expect(await modrinth.json(`${base}/v2/project/x/version`)).toEqual({ ok: true });
+    expect(clock.now()).toBe(60_000);
+    expect(waits).toEqual([{ url: `${base}/v2/project/x/version`, status: 429, waitMs: 60_000 }]);
+  });
+
+  it("does not sleep through a reset beyond the cap: one failure naming the wait, asked once", async () => {
+    const clock = virtualClock(0);
+    const modrinth = createHttpClient({ retryDelayMs: 5, clock });
+    script = [[429, '{"error":"ratelimit_error"}', { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "3600" }]];
+    const error = await modrinth.json(`${base}/v2/version/x`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HttpFailure);
+    expect(error).toMatchObject({ status: 429, waitMs: 3_600_000 });
+    expect((error as Error).message).toMatch(
+      /^127\.0\.0\.1:\d+ answered 429 and asks for a wait of 1 h, longer than the 2 min mcops waits$/,
+    );
+    expect(clock.now()).toBe(0);
     expect(seen).toHaveLength(1);
   });
 

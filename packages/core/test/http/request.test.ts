@@ -123,6 +123,21 @@ describe("waitHintMs: the wait an answer asks for", () => {
     expect(verdict).toEqual({ retry: true, waitMs: 60_000 });
   });
 
+  it("reads Modrinth's X-RateLimit-Reset (seconds) when the allowance is used up, its 0 as a second", () => {
+    // labrinth util/ratelimit.rs: every answer says limit, remaining and reset (whole seconds until the allowance is
+    // whole); its 429 has remaining 0 and no Retry-After (modrinth/code apps/docs/public/openapi.yaml "Ratelimits").
+    const modrinth = { "x-ratelimit-limit": "300", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "60" };
+    expect(hint(modrinth)).toBe(60_000);
+    expect(hint({ ...modrinth, "x-ratelimit-reset": "0" })).toBe(1000);
+    // A 503 with allowance left: the reset is when the allowance is whole, not a wait asked for.
+    expect(hint({ ...modrinth, "x-ratelimit-remaining": "12", "x-ratelimit-reset": "8" })).toBeUndefined();
+    expect(hint({ ...modrinth, "x-ratelimit-reset": "soon" })).toBeUndefined();
+    // An epoch reset (GitHub's, Laravel's) is a time; a Retry-After beside it says the wait itself.
+    expect(hint({ ...modrinth, "x-ratelimit-reset": String(now / 1000 + 90) })).toBe(90_000);
+    expect(hint({ ...modrinth, "x-ratelimit-reset": String(now / 1000 - 5) })).toBeUndefined();
+    expect(hint({ ...modrinth, "retry-after": "3" })).toBe(3000);
+  });
+
   it("says nothing when the answer names no wait", () => {
     expect(hint({})).toBeUndefined();
     expect(hint({ "retry-after": "soon" })).toBeUndefined();
@@ -189,6 +204,24 @@ describe("exchange against a real server", () => {
     expect(answer.response.status).toBe(502);
     expect(seen()).toBe(4);
     expect(clock.now()).toBe(100 + 200 + 400);
+  });
+
+  it("waits out Modrinth's 429 for its X-RateLimit-Reset (no Retry-After), then returns the answer", async () => {
+    const limited = { "x-ratelimit-limit": "300", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "7" };
+    const { url, seen } = await serve([status(429, limited, '{"error":"ratelimit_error"}'), status(200, {}, "[]")]);
+    const clock = virtualClock(0);
+    const waits: number[] = [];
+    const answer = await exchange(POLICY, {
+      where: url,
+      idempotent: true,
+      clock,
+      send: (s) => fetch(url, { signal: s }),
+      onRetry: ({ waitMs }) => void waits.push(waitMs),
+    });
+    expect(answer.response.status).toBe(200);
+    expect(waits).toEqual([7000]);
+    expect(clock.now()).toBe(7000);
+    expect(seen()).toBe(2);
   });
 
   it("does not sleep through a rate limit longer than the cap: the 429 comes back with the wait", async () => {
