@@ -67,6 +67,22 @@ describe("jar-download's settings", () => {
     });
   });
 
+  it("reads the installer's socket, time and network for a loader: Docker's bridge by default, a network's name else", () => {
+    const loader = { ...install, type: "neoforge" } as const;
+    expect(loadSettings({ paths, env: {} }, loader).installer).toEqual({
+      socket: "/var/run/docker.sock",
+      timeoutMs: 15 * 60_000,
+      network: "bridge",
+    });
+    write(["CONTROL_URL=https://panel.example.com", `CONTROL_KEY=${KEY}`, "SERVER_ID=1a2b3c4d", `WORLD_DIR=${VOLUME}`]);
+    writeFileSync(file, "INSTALLER_NETWORK=pterodactyl_nw\n", { flag: "a" });
+    expect(loadSettings({ paths, env: {} }, loader).installer?.network).toBe("pterodactyl_nw");
+    writeFileSync(file, "INSTALLER_NETWORK=container:wings\n", { flag: "a" });
+    const error = thrown(() => loadSettings({ paths, env: {} }, loader));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/INSTALLER_NETWORK is not a Docker network's name/);
+  });
+
   it("fetches Modrinth's CDN addresses from MODRINTH_CDN_BASE when it is another host", () => {
     const env = { MODRINTH_CDN_BASE: "http://127.0.0.1:8080/cdn/", MODRINTH_API_BASE: "http://127.0.0.1:8080/api" };
     expect(loadSettings({ paths, env }, install).modrinth).toEqual({
