@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { ConfigError, JobError } from "@mcops/core/errors";
 import {
   type DockerStandIn,
+  type DockerStandInOptions,
+  type EngineVersion,
   startDockerStandIn,
   type TempDir,
   type TestInstallerOptions,
@@ -35,6 +37,19 @@ afterEach(async () => {
   await docker.close();
   dir.cleanup();
 });
+
+/**
+ * Another stand-in in place of the first, with other images or another engine, on a socket of its own (the staging
+ * directory stays).
+ */
+let restarts = 0;
+async function restart(options: Omit<DockerStandInOptions, "dir">): Promise<void> {
+  await docker.close();
+  restarts += 1;
+  const own = join(dir.path, `docker-${restarts}`);
+  mkdirSync(own);
+  docker = await startDockerStandIn({ dir: own, ...options });
+}
 
 function installer(options: Partial<TestInstallerOptions> = {}): void {
   writeFileSync(join(staging, "installer.jar"), testInstallerJar({ ...NEOFORGE, ...options }));
@@ -138,6 +153,30 @@ describe("runInstaller", () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).where).toBe(socket);
     expect((error as ConfigError).hint).toContain("/var/run/docker.sock");
+  });
+});
+
+/** The installer's files, written by a run that ended with 0. */
+function expectInstalled(result: { exitCode: number }, lines: string[]): void {
+  expect(result, lines.join("\n")).toEqual({ exitCode: 0 });
+  expect(readFileSync(join(staging, "run.sh"), "utf8")).toContain(
+    "@libraries/net/neoforged/neoforge/21.1.77/unix_args.txt",
+  );
+  expect(lines).toContain("The server installed successfully");
+}
+
+describe("runInstaller: the API version negotiated with the engine", () => {
+  it.each([
+    ["29.0", 52, "refuses anything below 1.44"],
+    ["26.1", 45, "Debian 13's docker.io"],
+    ["20.10", 41, "Debian 11 and 12's docker.io, nothing above 1.41"],
+  ] as const)("Docker %s: every call at 1.%i (%s)", async (engine: EngineVersion, api: number, _why: string) => {
+    await restart({ engine });
+    installer();
+    const lines: string[] = [];
+    expectInstalled(await run(lines), lines);
+    expect(docker.calls.length).toBeGreaterThan(4);
+    expect(new Set(docker.calls.map((c) => c.api))).toEqual(new Set([api]));
   });
 });
 
