@@ -11,6 +11,18 @@ import { DockerSocket, printable } from "./docker-socket.ts";
  * Docker's side: moby/moby api/swagger.yaml, at the API version docker-socket.ts negotiates: create 201 `{Id}`, 404
  * `No such image`; start 204/304; wait 200 `{StatusCode, Error?}`; logs of a non-TTY container as stdcopy frames
  * `[stream,0,0,0,size uint32 BE]` + payload (api/pkg/stdcopy); kill; DELETE ?force=1.
+ *
+ * The command is the container's Entrypoint (its first word) and Cmd (the rest), as `docker run --entrypoint` sends
+ * them, so that the image's own ENTRYPOINT never runs: Docker merges a container's config with its image's
+ * (moby/moby daemon/commit.go merge, the same in v20.10.24, v26.1.5 and docker-v29.0.0): `if len(userConf.Entrypoint)
+ * == 0 { if len(userConf.Cmd) == 0 { userConf.Cmd = imageConf.Cmd }; if userConf.Entrypoint == nil {
+ * userConf.Entrypoint = imageConf.Entrypoint } }`. With Cmd alone, the image's ENTRYPOINT runs with the installer as its
+ * arguments: temurin's /__cacert_entrypoint.sh (pterodactyl/yolks java_17, java_21, java_25) ends in `exec "$@"` and
+ * runs it, but pterodactyl/yolks java_22 to java_24 and every Ptero-Eggs/yolks Java image have
+ * `ENTRYPOINT ["/usr/bin/tini", "-g", "--", "/entrypoint.sh"]`, whose entrypoint.sh ignores its arguments, runs the
+ * empty $STARTUP and ends with 0: the installer never ran. An empty Entrypoint `[]` would also keep the image's out,
+ * but only by being a non-nil empty list after Docker decodes the JSON (strslice), and, with no Cmd, it takes the
+ * image's Cmd: a non-empty Entrypoint leaves nothing to merge on any engine.
  */
 
 export interface RunInstallerOptions {
@@ -22,7 +34,10 @@ export interface RunInstallerOptions {
   user: { uid: number; gid: number };
   /** The host path of the private staging directory, bound at /home/container, the installer's working directory. */
   dir: string;
-  /** The command, run in the image (`java -jar installer.jar --installServer /home/container`). */
+  /**
+   * The command, run in the image (`java -jar installer.jar --installServer /home/container`): its first word is the
+   * container's Entrypoint, the rest its Cmd, and the image's ENTRYPOINT does not run.
+   */
   cmd: string[];
   /** Past this the container is killed and removed and the install fails. */
   timeoutMs: number;
@@ -85,12 +100,20 @@ export async function runInstaller(options: RunInstallerOptions): Promise<{ exit
   }
 }
 
-/** The container: the image, the user, the staging directory bound as its working directory, the network. */
+/**
+ * The container: the image, the command as its own Entrypoint and Cmd (the top of this file), the user, the staging
+ * directory bound as its working directory, the network.
+ */
 async function createContainer(docker: DockerSocket, options: RunInstallerOptions): Promise<string> {
   const query = options.name ? `?name=${encodeURIComponent(options.name)}` : "";
+  const [entrypoint, ...args] = options.cmd;
+  if (entrypoint === undefined || entrypoint === "") {
+    throw new JobError("the installer has no command to run", { where: options.image });
+  }
   const answer = await docker.call("POST", `/containers/create${query}`, {
     Image: options.image,
-    Cmd: options.cmd,
+    Entrypoint: [entrypoint],
+    Cmd: args,
     User: `${options.user.uid}:${options.user.gid}`,
     WorkingDir: CONTAINER_DIR,
     Labels: INSTALLER_LABELS,

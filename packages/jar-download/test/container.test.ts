@@ -17,6 +17,8 @@ import { INSTALLER_LABELS, LogFrames, MAX_LINE_BYTES, runInstaller } from "../sr
 
 const GAME = { uid: 988, gid: 988 };
 const IMAGE = "ghcr.io/pterodactyl/yolks:java_21";
+const JAVA_22 = "ghcr.io/pterodactyl/yolks:java_22";
+const EGGS_21 = "ghcr.io/ptero-eggs/yolks:java_21";
 const NEOFORGE: TestInstallerOptions = { loader: "neoforge", version: "21.1.77", game: "1.21.1" };
 const CMD = ["java", "-jar", "installer.jar", "--installServer", "/home/container"];
 
@@ -91,7 +93,9 @@ describe("runInstaller", () => {
       image: IMAGE,
       user: "988:988",
       workingDir: "/home/container",
-      cmd: CMD,
+      // The command as its own Entrypoint and Cmd: the image's ENTRYPOINT does not run.
+      entrypoint: ["java"],
+      cmd: CMD.slice(1),
       labels: INSTALLER_LABELS,
       networkMode: "bridge",
       // As Wings' containers: no setuid binary of the image gains anything, and no fork bomb reaches the host's pids.
@@ -164,6 +168,21 @@ function expectInstalled(result: { exitCode: number }, lines: string[]): void {
   );
   expect(lines).toContain("The server installed successfully");
 }
+
+describe("runInstaller: the image's ENTRYPOINT never runs", () => {
+  it.each([
+    [JAVA_22, "pterodactyl/yolks java_22 to 24"],
+    [EGGS_21, "every Ptero-Eggs/yolks Java image"],
+  ])("installs in %s (%s: tini and an entrypoint.sh that ignores its arguments)", async (image) => {
+    await restart({ images: [image] });
+    installer();
+    const lines: string[] = [];
+    expectInstalled(await run(lines, { image }), lines);
+    expect(docker.containers[0]).toMatchObject({ image, entrypoint: ["java"], cmd: CMD.slice(1), exitCode: 0 });
+    // The image's entrypoint.sh would have shown its prompt and the empty $STARTUP.
+    expect(lines.join("\n")).not.toContain("container@pterodactyl~");
+  });
+});
 
 describe("runInstaller: the API version negotiated with the engine", () => {
   it.each([
