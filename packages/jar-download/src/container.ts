@@ -1,6 +1,7 @@
 import { JobError } from "@mcops/core/errors";
 import { formatDuration, parseJsonOrUndefined } from "@mcops/core/format";
 import { DockerSocket, printable } from "./docker-socket.ts";
+import { ensureImage, type PullLog } from "./image-pull.ts";
 
 /**
  * A loader's installer (Forge, NeoForge, Quilt) runs in the server's own container image through the Docker Engine
@@ -10,7 +11,8 @@ import { DockerSocket, printable } from "./docker-socket.ts";
  *
  * Docker's side: moby/moby api/swagger.yaml, at the API version docker-socket.ts negotiates: create 201 `{Id}`, 404
  * `No such image`; start 204/304; wait 200 `{StatusCode, Error?}`; logs of a non-TTY container as stdcopy frames
- * `[stream,0,0,0,size uint32 BE]` + payload (api/pkg/stdcopy); kill; DELETE ?force=1.
+ * `[stream,0,0,0,size uint32 BE]` + payload (api/pkg/stdcopy); kill; DELETE ?force=1. The image is pulled first
+ * (image-pull.ts).
  *
  * The command is the container's Entrypoint (its first word) and Cmd (the rest), as `docker run --entrypoint` sends
  * them, so that the image's own ENTRYPOINT never runs: Docker merges a container's config with its image's
@@ -43,6 +45,8 @@ export interface RunInstallerOptions {
   timeoutMs: number;
   /** Each line the installer prints (stdout and stderr), bounded, control characters removed. */
   onLine: (line: string) => void;
+  /** The image's pull (a line per layer done, the final status) and its warnings. */
+  log: PullLog;
   /** Aborting it kills and removes the container (the tool was stopped). */
   signal?: AbortSignal;
   /** The container's name (Docker picks one when none is given). */
@@ -72,9 +76,10 @@ export const MAX_LINE_BYTES = 4096;
 export const MAX_OUTPUT_LINES = 20_000;
 
 /**
- * Runs `cmd` in a new container of `image` and returns its exit code (a non-zero one is the caller's to judge).
- * Throws JobError when the image is not on the machine, Docker refuses, or the time runs out (the container is then
- * killed); ConfigError when Docker's socket cannot be reached. The container is removed on every path.
+ * Pulls `image` and runs `cmd` in a new container of it; returns its exit code (a non-zero one is the caller's to
+ * judge). Throws JobError when the image is neither on the machine nor pulled, Docker refuses, or the time runs out
+ * (the container is then killed); ConfigError when Docker's socket cannot be reached. The container is removed on
+ * every path.
  */
 export async function runInstaller(options: RunInstallerOptions): Promise<{ exitCode: number }> {
   if (!options.dir.startsWith("/") || /[:,]/.test(options.dir)) {
@@ -84,7 +89,8 @@ export async function runInstaller(options: RunInstallerOptions): Promise<{ exit
     });
   }
   const docker = new DockerSocket(options.socket);
-  const id = await createContainer(docker, options);
+  const image = await ensureImage(docker, options.image, { log: options.log, signal: options.signal });
+  const id = await createContainer(docker, { ...options, image });
   const stop = new AbortController();
   try {
     await docker.expect("POST", `/containers/${id}/start`, [204, 304], "start the installer's container");
@@ -135,9 +141,10 @@ async function createContainer(docker: DockerSocket, options: RunInstallerOption
     },
   });
   if (answer.status === 404) {
+    // It was pulled or found a moment ago: removed since, or a local (~) image that is not there.
     throw new JobError(`the image ${options.image} is not on this machine`, {
       where: options.socket,
-      hint: `start the server once from the panel (Wings pulls its image), or run: docker pull ${options.image}`,
+      hint: `build or load it on this node (docker image ls ${options.image}), then run again`,
     });
   }
   if (answer.status === 409) {

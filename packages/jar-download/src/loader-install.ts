@@ -302,6 +302,7 @@ async function runIn(
     timeoutMs: loader.installerTimeoutMs,
     memoryBytes: on.memoryBytes,
     signal: ctx.signal,
+    log: logger,
     onLine: (line) => {
       logger.info(`installer: ${line}`);
       tail.push(line);

@@ -5,12 +5,14 @@ import {
   type DockerStandIn,
   type DockerStandInOptions,
   type EngineVersion,
+  type StandInImage,
   startDockerStandIn,
   type TempDir,
   type TestInstallerOptions,
   tempDir,
   testInstallerJar,
   waitUntil,
+  YOLKS_IMAGES,
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { INSTALLER_LABELS, LogFrames, MAX_LINE_BYTES, runInstaller } from "../src/container.ts";
@@ -53,6 +55,16 @@ async function restart(options: Omit<DockerStandInOptions, "dir">): Promise<void
   docker = await startDockerStandIn({ dir: own, ...options });
 }
 
+/** What runInstaller logged of the image's pull, as "INFO line" / "WARN line". */
+let logged: string[] = [];
+const log = {
+  info: (line: string) => logged.push(`INFO ${line}`),
+  warn: (line: string) => logged.push(`WARN ${line}`),
+};
+beforeEach(() => {
+  logged = [];
+});
+
 function installer(options: Partial<TestInstallerOptions> = {}): void {
   writeFileSync(join(staging, "installer.jar"), testInstallerJar({ ...NEOFORGE, ...options }));
   chmodSync(join(staging, "installer.jar"), 0o644);
@@ -70,6 +82,7 @@ function run(
     cmd: CMD,
     timeoutMs: extra.timeoutMs ?? 120_000,
     onLine: (line) => lines.push(line),
+    log,
     signal: extra.signal,
     name: "mcops-installer-test",
   });
@@ -142,14 +155,6 @@ describe("runInstaller", () => {
     expect(docker.containers[0]).toMatchObject({ state: "removed", killedWith: "SIGKILL" });
   });
 
-  it("an image not on the machine: JobError naming it, with what to do", async () => {
-    const error = await run([], { image: "ghcr.io/pterodactyl/yolks:java_25" }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(JobError);
-    expect((error as JobError).message).toBe("the image ghcr.io/pterodactyl/yolks:java_25 is not on this machine");
-    expect((error as JobError).hint).toContain("docker pull ghcr.io/pterodactyl/yolks:java_25");
-    expect(docker.containers).toEqual([]);
-  });
-
   it("no Docker socket: ConfigError naming /var/run/docker.sock", async () => {
     const socket = join(dir.path, "nothing.sock");
     expect(existsSync(socket)).toBe(false);
@@ -196,6 +201,115 @@ describe("runInstaller: the API version negotiated with the engine", () => {
     expectInstalled(await run(lines), lines);
     expect(docker.calls.length).toBeGreaterThan(4);
     expect(new Set(docker.calls.map((c) => c.api))).toEqual(new Set([api]));
+  });
+});
+
+describe("runInstaller: the image pulled first", () => {
+  it("a missing image is pulled, a line per layer and the final status logged, and the install goes on", async () => {
+    await restart({ images: ["ghcr.io/pterodactyl/yolks:java_17"] });
+    installer();
+    const lines: string[] = [];
+    expectInstalled(await run(lines), lines);
+    expect(docker.images).toContain(IMAGE);
+    const layers = logged.filter((line) => /^INFO pull: [0-9a-f]{12}: Pull complete$/.test(line));
+    expect(layers).toHaveLength(5);
+    expect(logged).toEqual([
+      `INFO pulling ${IMAGE}`,
+      ...layers,
+      expect.stringMatching(/^INFO pull: Digest: sha256:[0-9a-f]{64}$/),
+      `INFO pull: Status: Downloaded newer image for ${IMAGE}`,
+    ]);
+    const calls = docker.calls.map((c) => `${c.method} ${c.path.split("?")[0]} ${c.status}`);
+    expect(calls.slice(0, 2)).toEqual(["POST /images/create 200", "POST /containers/create 201"]);
+  });
+
+  it("an image on the machine is pulled too (as Wings does before a start): up to date, two lines", async () => {
+    installer();
+    const lines: string[] = [];
+    expectInstalled(await run(lines), lines);
+    expect(logged).toEqual([
+      `INFO pulling ${IMAGE}`,
+      expect.stringMatching(/^INFO pull: Digest: /),
+      `INFO pull: Status: Image is up to date for ${IMAGE}`,
+    ]);
+  });
+
+  it("a ~ image is local: never pulled, its container made without the ~", async () => {
+    const local: StandInImage = {
+      ...(YOLKS_IMAGES.find((i) => i.ref === JAVA_22) as StandInImage),
+      ref: "local/yolks:java_22",
+    };
+    await restart({ images: [local] });
+    installer();
+    const lines: string[] = [];
+    expectInstalled(await run(lines, { image: "~local/yolks:java_22" }), lines);
+    expect(docker.calls.filter((c) => c.path.startsWith("/images/"))).toEqual([]);
+    expect(docker.containers[0]?.image).toBe("local/yolks:java_22");
+    expect(logged).toEqual(["INFO local/yolks:java_22 is a local image (~ in the panel): it is not pulled"]);
+  });
+
+  it("a ~ image that is not there: JobError, nothing pulled", async () => {
+    const error = await run([], { image: "~local/yolks:java_22" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe("the image local/yolks:java_22 is not on this machine");
+    expect(docker.calls.filter((c) => c.path.startsWith("/images/"))).toEqual([]);
+  });
+
+  it.each([
+    [
+      "the registry unreachable",
+      { kind: "unreachable" } as const,
+      'Get "https://ghcr.io/v2/": dial tcp: lookup ghcr.io: no such host',
+    ],
+    [
+      "the stream broken",
+      { kind: "midway", message: "read: connection reset by peer" } as const,
+      "read: connection reset by peer",
+    ],
+  ])(
+    "a pull that fails (%s) for an image on the machine: a warning, and the install goes on",
+    async (_, fault, reason) => {
+      docker.injectPull(fault);
+      installer();
+      const lines: string[] = [];
+      expectInstalled(await run(lines), lines);
+      expect(logged.filter((line) => line.startsWith("WARN"))).toEqual([
+        `WARN could not pull ${IMAGE} (${fault.kind === "unreachable" ? "500 " : ""}${reason}): the image on this machine is used, as Wings does`,
+      ]);
+    },
+  );
+
+  it("a pull that fails for a missing image: one line saying why, a hint, no container", async () => {
+    const missing = "ghcr.io/pterodactyl/yolks:java_99";
+    const error = await run([], { image: missing }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe(
+      `the image ${missing} is not on this machine and could not be pulled: 404 manifest for ${missing} not found: manifest unknown: manifest unknown`,
+    );
+    expect((error as JobError).hint).toBe(
+      `check that this node reaches ghcr.io and that the egg's image exists, or pull it yourself (docker pull ${missing}), then run again`,
+    );
+    expect(docker.containers).toEqual([]);
+
+    await restart({ images: [] });
+    docker.injectPull({ kind: "midway", message: "read: connection reset by peer" });
+    const broken = await run([], { image: IMAGE }).catch((e: unknown) => e);
+    expect((broken as JobError).message).toBe(
+      `the image ${IMAGE} is not on this machine and could not be pulled: read: connection reset by peer`,
+    );
+    expect(docker.containers).toEqual([]);
+  });
+
+  it("a pull refused for want of a login: the hint says registries' logins are not used, and how to pull it", async () => {
+    const image = "ghcr.io/someone/private-yolks:java_21";
+    const error = await run([], { image }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe(
+      `the image ${image} is not on this machine and could not be pulled: 500 Head "https://ghcr.io/v2/someone/private-yolks/manifests/java_21": unauthorized`,
+    );
+    expect((error as JobError).message).not.toContain("\n");
+    expect((error as JobError).hint).toContain("Wings' docker.registries are not read");
+    expect((error as JobError).hint).toContain(`docker login ghcr.io, docker pull ${image}`);
   });
 });
 

@@ -218,16 +218,31 @@ describe("jar-download --type neoforge (built executable)", () => {
     ]);
   });
 
-  it("a server on Java 17 gets the egg's Java 21 image for 1.21.1, and the installer runs in it", async () => {
-    await setUp({ startup: FORGE_EGG_STARTUP, image: "ghcr.io/pterodactyl/yolks:java_17" });
+  it("a server on Java 17 gets the egg's Java 21 image for 1.21.1, which is pulled, and the installer runs in it", async () => {
+    // The node has only ever run java_17: Wings pulls java_21 only when it next creates the server's container.
+    await setUp({
+      startup: FORGE_EGG_STARTUP,
+      image: "ghcr.io/pterodactyl/yolks:java_17",
+      docker: { images: ["ghcr.io/pterodactyl/yolks:java_17"] },
+    });
     const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
     expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stderr).not.toContain("pull");
     expect(result.stdout).toMatch(/; Java image switched to java_21 \(was java_17\)\./);
     expect(panel.imageChanges()).toEqual([
       { from: "ghcr.io/pterodactyl/yolks:java_17", to: "ghcr.io/pterodactyl/yolks:java_21" },
     ]);
+    expect(docker.images).toContain("ghcr.io/pterodactyl/yolks:java_21");
     expect(docker.containers[0]?.image).toBe("ghcr.io/pterodactyl/yolks:java_21");
     expect(discord.messages[0]?.body.embeds[0].description).toMatch(/Java image switched to java_21/);
+    // The pull in the log: a line per layer done and the final status, none of its progress bars.
+    const log = readFileSync(join(root.path, "log", "mc-jar-download.log"), "utf8");
+    expect(log).toContain("INFO pulling ghcr.io/pterodactyl/yolks:java_21\n");
+    expect(log.match(/INFO pull: [0-9a-f]{12}: Pull complete\n/g)).toHaveLength(5);
+    expect(log).toContain("INFO pull: Status: Downloaded newer image for ghcr.io/pterodactyl/yolks:java_21\n");
+    // "pulling", five layers, the digest and the status: 8 lines, none of the pull's 250 progress messages.
+    expect(log.match(/INFO pull/g)).toHaveLength(8);
+    expect(log.indexOf("Status: Downloaded newer image")).toBeLessThan(log.indexOf("INFO installer: "));
   });
 
   it("installs in the community images (Ptero-Eggs yolks: tini and an entrypoint.sh that ignores its arguments)", async () => {
@@ -253,6 +268,19 @@ describe("jar-download --type neoforge (built executable)", () => {
     const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
     expect(result, result.stderr).toMatchObject({ code: 0 });
     expect(new Set(docker.calls.map((c) => c.api))).toEqual(new Set([engine === "29.0" ? 52 : 41]));
+  });
+
+  it("an image the node lacks and cannot pull: exit 1 before anything is moved, one line with what to do", async () => {
+    const image = "ghcr.io/someone/private-yolks:java_21";
+    await setUp({ startup: FORGE_EGG_STARTUP, image, eggImages: { "Java 21": image } });
+    const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
+    expect(result.code).toBe(1);
+    expect(result.stderr.split("\n").at(-2)).toBe(
+      `jar-download: the image ${image} is not on this machine and could not be pulled: 500 Head "https://ghcr.io/v2/someone/private-yolks/manifests/java_21": unauthorized (${docker.socket}) — ghcr.io gave it only with a login, or has no such image: check the image in the egg; mcops does not log in to registries (Wings' docker.registries are not read), so pull a private image on the node yourself (docker login ghcr.io, docker pull ${image}), then run again`,
+    );
+    expect(docker.containers).toEqual([]);
+    expect(visible()).toEqual(["libraries", "server.jar", "world"]);
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
   });
 
   it("--rollback takes the loader out, puts back what it replaced and the image before it", async () => {
