@@ -248,6 +248,15 @@ describe("runInstaller: the image pulled first", () => {
     expect(logged).toEqual(["INFO local/yolks:java_22 is a local image (~ in the panel): it is not pulled"]);
   });
 
+  it("stopped before the pull: JobError, nothing created", async () => {
+    const stop = new AbortController();
+    stop.abort();
+    const error = await run([], { signal: stop.signal }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe("stopped while the installer's image was pulled");
+    expect(docker.containers).toEqual([]);
+  });
+
   it("a ~ image that is not there: JobError, nothing pulled", async () => {
     const error = await run([], { image: "~local/yolks:java_22" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(JobError);
