@@ -1,6 +1,7 @@
-import { type IncomingMessage, request } from "node:http";
-import { ConfigError, JobError } from "@mcops/core/errors";
-import { formatDuration } from "@mcops/core/format";
+import { JobError } from "@mcops/core/errors";
+import { formatDuration, parseJsonOrUndefined } from "@mcops/core/format";
+import { DockerSocket, printable } from "./docker-socket.ts";
+import { ensureImage, type PullLog } from "./image-pull.ts";
 
 /**
  * A loader's installer (Forge, NeoForge, Quilt) runs in the server's own container image through the Docker Engine
@@ -8,9 +9,22 @@ import { formatDuration } from "@mcops/core/format";
  * the game's user with only the private staging directory bound in, as Wings runs an egg's install script
  * (pterodactyl/wings server/install.go: create, start, logs followed, wait, then the container removed).
  *
- * Docker's side: moby/moby api/swagger.yaml (API 1.41, which every Docker a Pterodactyl node runs answers): create
- * 201 `{Id}`, 404 `No such image`; start 204/304; wait 200 `{StatusCode, Error?}`; logs of a non-TTY container as
- * stdcopy frames `[stream,0,0,0,size uint32 BE]` + payload (api/pkg/stdcopy); kill; DELETE ?force=1.
+ * Docker's side: moby/moby api/swagger.yaml, at the API version docker-socket.ts negotiates: create 201 `{Id}`, 404
+ * `No such image`; start 204/304; wait 200 `{StatusCode, Error?}`; logs of a non-TTY container as stdcopy frames
+ * `[stream,0,0,0,size uint32 BE]` + payload (api/pkg/stdcopy); kill; DELETE ?force=1. The image is pulled first
+ * (image-pull.ts).
+ *
+ * The command is the container's Entrypoint (its first word) and Cmd (the rest), as `docker run --entrypoint` sends
+ * them, so that the image's own ENTRYPOINT never runs: Docker merges a container's config with its image's
+ * (moby/moby daemon/commit.go merge, the same in v20.10.24, v26.1.5 and docker-v29.0.0): `if len(userConf.Entrypoint)
+ * == 0 { if len(userConf.Cmd) == 0 { userConf.Cmd = imageConf.Cmd }; if userConf.Entrypoint == nil {
+ * userConf.Entrypoint = imageConf.Entrypoint } }`. With Cmd alone, the image's ENTRYPOINT runs with the installer as its
+ * arguments: temurin's /__cacert_entrypoint.sh (pterodactyl/yolks java_17, java_21, java_25) ends in `exec "$@"` and
+ * runs it, but pterodactyl/yolks java_22 to java_24 and every Ptero-Eggs/yolks Java image have
+ * `ENTRYPOINT ["/usr/bin/tini", "-g", "--", "/entrypoint.sh"]`, whose entrypoint.sh ignores its arguments, runs the
+ * empty $STARTUP and ends with 0: the installer never ran. An empty Entrypoint `[]` would also keep the image's out,
+ * but only by being a non-nil empty list after Docker decodes the JSON (strslice), and, with no Cmd, it takes the
+ * image's Cmd: a non-empty Entrypoint leaves nothing to merge on any engine.
  */
 
 export interface RunInstallerOptions {
@@ -22,12 +36,17 @@ export interface RunInstallerOptions {
   user: { uid: number; gid: number };
   /** The host path of the private staging directory, bound at /home/container, the installer's working directory. */
   dir: string;
-  /** The command, run in the image (`java -jar installer.jar --installServer /home/container`). */
+  /**
+   * The command, run in the image (`java -jar installer.jar --installServer /home/container`): its first word is the
+   * container's Entrypoint, the rest its Cmd, and the image's ENTRYPOINT does not run.
+   */
   cmd: string[];
   /** Past this the container is killed and removed and the install fails. */
   timeoutMs: number;
   /** Each line the installer prints (stdout and stderr), bounded, control characters removed. */
   onLine: (line: string) => void;
+  /** The image's pull (a line per layer done, the final status) and its warnings. */
+  log: PullLog;
   /** Aborting it kills and removes the container (the tool was stopped). */
   signal?: AbortSignal;
   /** The container's name (Docker picks one when none is given). */
@@ -50,23 +69,19 @@ export const CONTAINER_DIR = "/home/container";
 /** The labels on the installer's container (Wings' installer has Service=Pterodactyl, ContainerType=server_installer). */
 export const INSTALLER_LABELS = { Service: "mcops", ContainerType: "mcops_installer" };
 
-const API = "/v1.41";
 /** The installer's processes and threads (a Java installer uses a few dozen). */
 const INSTALLER_PIDS = 512;
-/** How long Docker may take to answer a request's headers (a create on a busy node can take seconds). */
-const ANSWER_MS = 30_000;
 /** After the wait ends, how long the log stream may take to end with it. */
 const LOGS_END_MS = 5_000;
-/** An error body read for its message. */
-const MAX_ERROR_BYTES = 64 * 1024;
 /** One line of the installer's output, and all of it that is passed on (a NeoForge install prints ~1,000 lines). */
 export const MAX_LINE_BYTES = 4096;
 export const MAX_OUTPUT_LINES = 20_000;
 
 /**
- * Runs `cmd` in a new container of `image` and returns its exit code (a non-zero one is the caller's to judge).
- * Throws JobError when the image is not on the machine, Docker refuses, or the time runs out (the container is then
- * killed); ConfigError when Docker's socket cannot be reached. The container is removed on every path.
+ * Pulls `image` and runs `cmd` in a new container of it; returns its exit code (a non-zero one is the caller's to
+ * judge). Throws JobError when the image is neither on the machine nor pulled, Docker refuses, or the time runs out
+ * (the container is then killed); ConfigError when Docker's socket cannot be reached. The container is removed on
+ * every path.
  */
 export async function runInstaller(options: RunInstallerOptions): Promise<{ exitCode: number }> {
   if (!options.dir.startsWith("/") || /[:,]/.test(options.dir)) {
@@ -76,7 +91,8 @@ export async function runInstaller(options: RunInstallerOptions): Promise<{ exit
     });
   }
   const docker = new DockerSocket(options.socket);
-  const id = await createContainer(docker, options);
+  const image = await ensureImage(docker, options.image, { log: options.log, signal: options.signal });
+  const id = await createContainer(docker, { ...options, image });
   const stop = new AbortController();
   try {
     await docker.expect("POST", `/containers/${id}/start`, [204, 304], "start the installer's container");
@@ -92,12 +108,20 @@ export async function runInstaller(options: RunInstallerOptions): Promise<{ exit
   }
 }
 
-/** The container: the image, the user, the staging directory bound as its working directory, the network. */
+/**
+ * The container: the image, the command as its own Entrypoint and Cmd (the top of this file), the user, the staging
+ * directory bound as its working directory, the network.
+ */
 async function createContainer(docker: DockerSocket, options: RunInstallerOptions): Promise<string> {
   const query = options.name ? `?name=${encodeURIComponent(options.name)}` : "";
+  const [entrypoint, ...args] = options.cmd;
+  if (entrypoint === undefined || entrypoint === "") {
+    throw new JobError("the installer has no command to run", { where: options.image });
+  }
   const answer = await docker.call("POST", `/containers/create${query}`, {
     Image: options.image,
-    Cmd: options.cmd,
+    Entrypoint: [entrypoint],
+    Cmd: args,
     User: `${options.user.uid}:${options.user.gid}`,
     WorkingDir: CONTAINER_DIR,
     Labels: INSTALLER_LABELS,
@@ -119,9 +143,10 @@ async function createContainer(docker: DockerSocket, options: RunInstallerOption
     },
   });
   if (answer.status === 404) {
+    // It was pulled or found a moment ago: removed since, or a local (~) image that is not there.
     throw new JobError(`the image ${options.image} is not on this machine`, {
       where: options.socket,
-      hint: `start the server once from the panel (Wings pulls its image), or run: docker pull ${options.image}`,
+      hint: `build or load it on this node (docker image ls ${options.image}), then run again`,
     });
   }
   if (answer.status === 409) {
@@ -130,7 +155,7 @@ async function createContainer(docker: DockerSocket, options: RunInstallerOption
       hint: `an earlier install was cut off: docker rm -f ${options.name}`,
     });
   }
-  const id = (parseJson(answer.body) as { Id?: unknown } | undefined)?.Id;
+  const id = (parseJsonOrUndefined(answer.body) as { Id?: unknown } | undefined)?.Id;
   if (answer.status !== 201 || typeof id !== "string" || !/^[0-9a-f]{12,64}$/.test(id)) {
     throw docker.refused("create the installer's container", answer);
   }
@@ -182,7 +207,7 @@ function followLogs(
 ): Promise<void> {
   const frames = new LogFrames(onLine);
   return docker
-    .stream(`/containers/${id}/logs?stdout=1&stderr=1&follow=1`, stop, (chunk) => frames.push(chunk))
+    .stream("GET", `/containers/${id}/logs?stdout=1&stderr=1&follow=1`, { stop }, (chunk) => frames.push(chunk))
     .then(
       () => frames.end(),
       () => frames.end(),
@@ -277,146 +302,6 @@ export class LogFrames {
   }
 }
 
-/** Without terminal escape sequences and control characters (a tab stays), trailing white space trimmed. */
-function printable(text: string): string {
-  return (
-    text
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are what is removed
-      .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, "")
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-      .replace(/[\x00-\x08\x0a-\x1f\x7f]/g, "")
-      .trimEnd()
-  );
-}
-
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-interface Answer {
-  status: number;
-  body: string;
-  /** Docker's `message`, one line, bounded. */
-  message: string;
-}
-
-/** Requests to Docker's API on its Unix socket, each bounded: the headers within ANSWER_MS, an error body in size. */
-class DockerSocket {
-  readonly #socket: string;
-
-  constructor(socket: string) {
-    this.#socket = socket;
-  }
-
-  /** A request whose whole (bounded) answer is read. */
-  call(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      const req = this.#request(method, path, signal, reject, (res) => {
-        let text = "";
-        res.on("data", (chunk: Buffer) => {
-          if (text.length < MAX_ERROR_BYTES) text += chunk.toString("utf8").slice(0, MAX_ERROR_BYTES);
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, message: messageOf(text) }));
-        res.on("error", reject);
-      });
-      if (body !== undefined) req.setHeader("Content-Type", "application/json");
-      req.end(body === undefined ? undefined : JSON.stringify(body));
-    });
-  }
-
-  /** A request whose answer must be one of `ok`, else a JobError saying what Docker answered. */
-  async expect(method: string, path: string, ok: number[], what: string): Promise<void> {
-    const answer = await this.call(method, path);
-    if (!ok.includes(answer.status)) throw this.refused(what, answer);
-  }
-
-  /** A 200 answer read as it comes (the log stream), until it ends or `stop`. */
-  stream(path: string, stop: AbortSignal, onChunk: (chunk: Buffer) => void): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const req = this.#request("GET", path, stop, reject, (res) => {
-        if (res.statusCode !== 200) {
-          res.resume();
-          reject(new Error(`answered ${res.statusCode}`));
-          return;
-        }
-        res.on("data", onChunk);
-        res.on("end", () => resolve());
-        res.on("error", reject);
-        res.on("close", () => resolve());
-      });
-      req.end();
-    });
-  }
-
-  /** POST /wait: the container's exit code once it is not running. */
-  async wait(id: string, stop: AbortSignal): Promise<number> {
-    const answer = await this.call("POST", `/containers/${id}/wait`, undefined, stop);
-    const result = parseJson(answer.body) as { StatusCode?: unknown; Error?: { Message?: unknown } | null } | undefined;
-    if (answer.status !== 200 || typeof result?.StatusCode !== "number") {
-      throw this.refused("wait for the installer's container", answer);
-    }
-    const error = result.Error?.Message;
-    if (typeof error === "string" && error !== "") {
-      throw new JobError(`Docker could not follow the installer's container: ${error}`, { where: this.#socket });
-    }
-    return result.StatusCode;
-  }
-
-  /** DELETE ?force=1: on every path out; a container already gone (404) is fine, any failure only costs a leftover. */
-  async remove(id: string): Promise<void> {
-    await this.call("DELETE", `/containers/${id}?force=1`).catch(() => undefined);
-  }
-
-  refused(what: string, answer: Answer): JobError {
-    return new JobError(`Docker refused to ${what}: ${answer.status} ${answer.message}`.trim(), {
-      where: this.#socket,
-    });
-  }
-
-  #request(
-    method: string,
-    path: string,
-    signal: AbortSignal | undefined,
-    reject: (error: Error) => void,
-    onAnswer: (res: IncomingMessage) => void,
-  ) {
-    const req = request({ socketPath: this.#socket, path: `${API}${path}`, method, signal }, (res) => {
-      clearTimeout(unanswered);
-      onAnswer(res);
-    });
-    const unanswered = setTimeout(
-      () => req.destroy(new Error(`it did not answer within ${formatDuration(ANSWER_MS)}`)),
-      ANSWER_MS,
-    );
-    req.on("error", (error: NodeJS.ErrnoException) => {
-      clearTimeout(unanswered);
-      reject(this.#unreachable(error));
-    });
-    return req;
-  }
-
-  /** No socket, no right to it, nothing listening: the machine's set-up, not this install. */
-  #unreachable(error: NodeJS.ErrnoException): Error {
-    if (!["ENOENT", "EACCES", "ECONNREFUSED", "ENOTSOCK", "EPERM"].includes(error.code ?? "")) {
-      return new JobError(`Docker did not answer: ${error.message}`, { where: this.#socket });
-    }
-    return new ConfigError(`Docker's socket cannot be reached (${error.code})`, {
-      where: this.#socket,
-      hint: "loader installs run in a container through Docker, whose socket beside Wings is /var/run/docker.sock: run as root on the node",
-    });
-  }
-}
-
-/** Docker's error body `{"message": "..."}`, one line, bounded; else the text. */
-function messageOf(text: string): string {
-  const message = (parseJson(text) as { message?: unknown } | undefined)?.message;
-  return printable(typeof message === "string" ? message : text).slice(0, 500);
 }

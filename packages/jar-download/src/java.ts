@@ -1,6 +1,7 @@
 import { JobError, UsageError } from "@mcops/core/errors";
 import { checkShape, type HttpClient, HttpFailure, PanelError } from "@mcops/core/http";
 import * as z from "zod/mini";
+import { imageParts } from "./image-ref.ts";
 import type { Bases } from "./service.ts";
 import { type Artifact, mojangJava } from "./sources.ts";
 
@@ -34,11 +35,8 @@ function inRange(text: string | undefined): number | undefined {
  * says neither (`latest`, a digest, a custom image): never guessed.
  */
 export function imageJava(image: string): number | undefined {
-  const withoutDigest = image.split("@")[0] ?? "";
-  const slash = withoutDigest.lastIndexOf("/");
-  const colon = withoutDigest.indexOf(":", slash + 1);
-  if (colon < 0) return undefined;
-  const tag = withoutDigest.slice(colon + 1);
+  const { tag } = imageParts(image);
+  if (tag === undefined) return undefined;
   const named = /(?:^|[^a-z])java[_-]?(\d{1,2})(?![\d.])/i.exec(tag);
   if (named) return inRange(named[1]);
   return inRange(/^(\d{1,2})-/.exec(tag)?.[1]);
@@ -64,13 +62,6 @@ export function eggImages(dockerImages: Record<string, string>): EggImage[] {
   }));
 }
 
-/** Image's repository (everything before the tag): `ghcr.io/pterodactyl/yolks`. */
-function repository(image: string): string {
-  const slash = image.lastIndexOf("/");
-  const colon = image.indexOf(":", slash + 1);
-  return colon < 0 ? image : image.slice(0, colon);
-}
-
 /**
  * The egg's image for a version that needs Java `need` (and at most `atMost`): the smallest Java that is enough (the
  * closest to what the version was built for), from the same repository as the current image when there are several;
@@ -83,7 +74,8 @@ export function chooseImage(
   atMost = Number.POSITIVE_INFINITY,
 ): EggImage | undefined {
   const enough = images.filter((each) => each.java !== undefined && each.java >= need && each.java <= atMost);
-  const sameRepository = (each: EggImage) => (repository(each.image) === repository(current) ? 0 : 1);
+  const sameRepository = (each: EggImage) =>
+    imageParts(each.image).repository === imageParts(current).repository ? 0 : 1;
   return enough.sort((a, b) => (a.java as number) - (b.java as number) || sameRepository(a) - sameRepository(b))[0];
 }
 
@@ -145,7 +137,7 @@ export type ImagePlan =
 /** The admin area's way to add an image to the egg, in the panel's own notation (one `Name|image` a line). */
 export function addImageStep(need: number, current: string | undefined): string {
   // The same family of images as the server's, when it is one of the java_NN kind; else Pterodactyl's own yolks.
-  const repo = current && /:java_\d+$/.test(current) ? repository(current) : "ghcr.io/pterodactyl/yolks";
+  const repo = current && /:java_\d+$/.test(current) ? imageParts(current).repository : "ghcr.io/pterodactyl/yolks";
   const image = `${repo}:java_${need}`;
   return `add it in the panel's admin area: Nests → the egg → Docker Images, a line \`Java ${need}|${image}\`, then run jar-download again`;
 }

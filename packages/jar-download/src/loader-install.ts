@@ -305,6 +305,7 @@ async function runIn(
     network: loader.installerNetwork,
     memoryBytes: on.memoryBytes,
     signal: ctx.signal,
+    log: logger,
     onLine: (line) => {
       logger.info(`installer: ${line}`);
       tail.push(line);

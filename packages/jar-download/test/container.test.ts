@@ -3,18 +3,24 @@ import { join } from "node:path";
 import { ConfigError, JobError } from "@mcops/core/errors";
 import {
   type DockerStandIn,
+  type DockerStandInOptions,
+  type EngineVersion,
+  type StandInImage,
   startDockerStandIn,
   type TempDir,
   type TestInstallerOptions,
   tempDir,
   testInstallerJar,
   waitUntil,
+  YOLKS_IMAGES,
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { INSTALLER_LABELS, LogFrames, MAX_LINE_BYTES, runInstaller } from "../src/container.ts";
 
 const GAME = { uid: 988, gid: 988 };
 const IMAGE = "ghcr.io/pterodactyl/yolks:java_21";
+const JAVA_22 = "ghcr.io/pterodactyl/yolks:java_22";
+const EGGS_21 = "ghcr.io/ptero-eggs/yolks:java_21";
 const NEOFORGE: TestInstallerOptions = { loader: "neoforge", version: "21.1.77", game: "1.21.1" };
 const CMD = ["java", "-jar", "installer.jar", "--installServer", "/home/container"];
 
@@ -36,6 +42,29 @@ afterEach(async () => {
   dir.cleanup();
 });
 
+/**
+ * Another stand-in in place of the first, with other images or another engine, on a socket of its own (the staging
+ * directory stays).
+ */
+let restarts = 0;
+async function restart(options: Omit<DockerStandInOptions, "dir">): Promise<void> {
+  await docker.close();
+  restarts += 1;
+  const own = join(dir.path, `docker-${restarts}`);
+  mkdirSync(own);
+  docker = await startDockerStandIn({ dir: own, ...options });
+}
+
+/** What runInstaller logged of the image's pull, as "INFO line" / "WARN line". */
+let logged: string[] = [];
+const log = {
+  info: (line: string) => logged.push(`INFO ${line}`),
+  warn: (line: string) => logged.push(`WARN ${line}`),
+};
+beforeEach(() => {
+  logged = [];
+});
+
 function installer(options: Partial<TestInstallerOptions> = {}): void {
   writeFileSync(join(staging, "installer.jar"), testInstallerJar({ ...NEOFORGE, ...options }));
   chmodSync(join(staging, "installer.jar"), 0o644);
@@ -53,6 +82,7 @@ function run(
     cmd: CMD,
     timeoutMs: extra.timeoutMs ?? 120_000,
     onLine: (line) => lines.push(line),
+    log,
     signal: extra.signal,
     name: "mcops-installer-test",
   });
@@ -76,7 +106,9 @@ describe("runInstaller", () => {
       image: IMAGE,
       user: "988:988",
       workingDir: "/home/container",
-      cmd: CMD,
+      // The command as its own Entrypoint and Cmd: the image's ENTRYPOINT does not run.
+      entrypoint: ["java"],
+      cmd: CMD.slice(1),
       labels: INSTALLER_LABELS,
       networkMode: "bridge",
       // As Wings' containers: no setuid binary of the image gains anything, and no fork bomb reaches the host's pids.
@@ -123,14 +155,6 @@ describe("runInstaller", () => {
     expect(docker.containers[0]).toMatchObject({ state: "removed", killedWith: "SIGKILL" });
   });
 
-  it("an image not on the machine: JobError naming it, with what to do", async () => {
-    const error = await run([], { image: "ghcr.io/pterodactyl/yolks:java_25" }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(JobError);
-    expect((error as JobError).message).toBe("the image ghcr.io/pterodactyl/yolks:java_25 is not on this machine");
-    expect((error as JobError).hint).toContain("docker pull ghcr.io/pterodactyl/yolks:java_25");
-    expect(docker.containers).toEqual([]);
-  });
-
   it("no Docker socket: ConfigError naming /var/run/docker.sock", async () => {
     const socket = join(dir.path, "nothing.sock");
     expect(existsSync(socket)).toBe(false);
@@ -138,6 +162,163 @@ describe("runInstaller", () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).where).toBe(socket);
     expect((error as ConfigError).hint).toContain("/var/run/docker.sock");
+  });
+});
+
+/** The installer's files, written by a run that ended with 0. */
+function expectInstalled(result: { exitCode: number }, lines: string[]): void {
+  expect(result, lines.join("\n")).toEqual({ exitCode: 0 });
+  expect(readFileSync(join(staging, "run.sh"), "utf8")).toContain(
+    "@libraries/net/neoforged/neoforge/21.1.77/unix_args.txt",
+  );
+  expect(lines).toContain("The server installed successfully");
+}
+
+describe("runInstaller: the image's ENTRYPOINT never runs", () => {
+  it.each([
+    [JAVA_22, "pterodactyl/yolks java_22 to 24"],
+    [EGGS_21, "every Ptero-Eggs/yolks Java image"],
+  ])("installs in %s (%s: tini and an entrypoint.sh that ignores its arguments)", async (image) => {
+    await restart({ images: [image] });
+    installer();
+    const lines: string[] = [];
+    expectInstalled(await run(lines, { image }), lines);
+    expect(docker.containers[0]).toMatchObject({ image, entrypoint: ["java"], cmd: CMD.slice(1), exitCode: 0 });
+    // The image's entrypoint.sh would have shown its prompt and the empty $STARTUP.
+    expect(lines.join("\n")).not.toContain("container@pterodactyl~");
+  });
+});
+
+describe("runInstaller: the API version negotiated with the engine", () => {
+  it.each([
+    ["29.0", 52, "refuses anything below 1.44"],
+    ["26.1", 45, "Debian 13's docker.io"],
+    ["20.10", 41, "Debian 11 and 12's docker.io, nothing above 1.41"],
+  ] as const)("Docker %s: every call at 1.%i (%s)", async (engine: EngineVersion, api: number, _why: string) => {
+    await restart({ engine });
+    installer();
+    const lines: string[] = [];
+    expectInstalled(await run(lines), lines);
+    expect(docker.calls.length).toBeGreaterThan(4);
+    expect(new Set(docker.calls.map((c) => c.api))).toEqual(new Set([api]));
+  });
+});
+
+describe("runInstaller: the image pulled first", () => {
+  it("a missing image is pulled, a line per layer and the final status logged, and the install goes on", async () => {
+    await restart({ images: ["ghcr.io/pterodactyl/yolks:java_17"] });
+    installer();
+    const lines: string[] = [];
+    expectInstalled(await run(lines), lines);
+    expect(docker.images).toContain(IMAGE);
+    const layers = logged.filter((line) => /^INFO pull: [0-9a-f]{12}: Pull complete$/.test(line));
+    expect(layers).toHaveLength(5);
+    expect(logged).toEqual([
+      `INFO pulling ${IMAGE}`,
+      ...layers,
+      expect.stringMatching(/^INFO pull: Digest: sha256:[0-9a-f]{64}$/),
+      `INFO pull: Status: Downloaded newer image for ${IMAGE}`,
+    ]);
+    const calls = docker.calls.map((c) => `${c.method} ${c.path.split("?")[0]} ${c.status}`);
+    expect(calls.slice(0, 2)).toEqual(["POST /images/create 200", "POST /containers/create 201"]);
+  });
+
+  it("an image on the machine is pulled too (as Wings does before a start): up to date, two lines", async () => {
+    installer();
+    const lines: string[] = [];
+    expectInstalled(await run(lines), lines);
+    expect(logged).toEqual([
+      `INFO pulling ${IMAGE}`,
+      expect.stringMatching(/^INFO pull: Digest: /),
+      `INFO pull: Status: Image is up to date for ${IMAGE}`,
+    ]);
+  });
+
+  it("a ~ image is local: never pulled, its container made without the ~", async () => {
+    const local: StandInImage = {
+      ...(YOLKS_IMAGES.find((i) => i.ref === JAVA_22) as StandInImage),
+      ref: "local/yolks:java_22",
+    };
+    await restart({ images: [local] });
+    installer();
+    const lines: string[] = [];
+    expectInstalled(await run(lines, { image: "~local/yolks:java_22" }), lines);
+    expect(docker.calls.filter((c) => c.path.startsWith("/images/"))).toEqual([]);
+    expect(docker.containers[0]?.image).toBe("local/yolks:java_22");
+    expect(logged).toEqual(["INFO local/yolks:java_22 is a local image (~ in the panel): it is not pulled"]);
+  });
+
+  it("stopped before the pull: JobError, nothing created", async () => {
+    const stop = new AbortController();
+    stop.abort();
+    const error = await run([], { signal: stop.signal }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe("stopped while the installer's image was pulled");
+    expect(docker.containers).toEqual([]);
+  });
+
+  it("a ~ image that is not there: JobError, nothing pulled", async () => {
+    const error = await run([], { image: "~local/yolks:java_22" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe("the image local/yolks:java_22 is not on this machine");
+    expect(docker.calls.filter((c) => c.path.startsWith("/images/"))).toEqual([]);
+  });
+
+  it.each([
+    [
+      "the registry unreachable",
+      { kind: "unreachable" } as const,
+      'Get "https://ghcr.io/v2/": dial tcp: lookup ghcr.io: no such host',
+    ],
+    [
+      "the stream broken",
+      { kind: "midway", message: "read: connection reset by peer" } as const,
+      "read: connection reset by peer",
+    ],
+  ])(
+    "a pull that fails (%s) for an image on the machine: a warning, and the install goes on",
+    async (_, fault, reason) => {
+      docker.injectPull(fault);
+      installer();
+      const lines: string[] = [];
+      expectInstalled(await run(lines), lines);
+      expect(logged.filter((line) => line.startsWith("WARN"))).toEqual([
+        `WARN could not pull ${IMAGE} (${fault.kind === "unreachable" ? "500 " : ""}${reason}): the image on this machine is used, as Wings does`,
+      ]);
+    },
+  );
+
+  it("a pull that fails for a missing image: one line saying why, a hint, no container", async () => {
+    const missing = "ghcr.io/pterodactyl/yolks:java_99";
+    const error = await run([], { image: missing }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe(
+      `the image ${missing} is not on this machine and could not be pulled: 404 manifest for ${missing} not found: manifest unknown: manifest unknown`,
+    );
+    expect((error as JobError).hint).toBe(
+      `check that this node reaches ghcr.io and that the egg's image exists, or pull it yourself (docker pull ${missing}), then run again`,
+    );
+    expect(docker.containers).toEqual([]);
+
+    await restart({ images: [] });
+    docker.injectPull({ kind: "midway", message: "read: connection reset by peer" });
+    const broken = await run([], { image: IMAGE }).catch((e: unknown) => e);
+    expect((broken as JobError).message).toBe(
+      `the image ${IMAGE} is not on this machine and could not be pulled: read: connection reset by peer`,
+    );
+    expect(docker.containers).toEqual([]);
+  });
+
+  it("a pull refused for want of a login: the hint says registries' logins are not used, and how to pull it", async () => {
+    const image = "ghcr.io/someone/private-yolks:java_21";
+    const error = await run([], { image }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobError);
+    expect((error as JobError).message).toBe(
+      `the image ${image} is not on this machine and could not be pulled: 500 Head "https://ghcr.io/v2/someone/private-yolks/manifests/java_21": unauthorized`,
+    );
+    expect((error as JobError).message).not.toContain("\n");
+    expect((error as JobError).hint).toContain("Wings' docker.registries are not read");
+    expect((error as JobError).hint).toContain(`docker login ghcr.io, docker pull ${image}`);
   });
 });
 

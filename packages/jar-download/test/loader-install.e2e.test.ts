@@ -4,10 +4,12 @@ import { fileURLToPath } from "node:url";
 import {
   type DiscordStandIn,
   type DockerStandIn,
+  type DockerStandInOptions,
   type DownloadStandIn,
   type InstallerBehaviour,
   type PanelStandIn,
   runTool,
+  type StandInContainer,
   startDiscordStandIn,
   startDockerStandIn,
   startDownloadStandIn,
@@ -83,6 +85,8 @@ async function setUp(
     image?: string;
     stopMs?: number;
     eggImages?: Record<string, string>;
+    /** The Docker stand-in's images on the machine, registries, engine. */
+    docker?: Omit<DockerStandInOptions, "dir">;
   } = {},
 ): Promise<void> {
   stand = await installers(options.behaviour ?? "ok");
@@ -101,7 +105,7 @@ async function setUp(
     timings: { startMs: 100, stopMs: options.stopMs ?? 100 },
   });
   root = tempDir("mcops-loader-e2e-");
-  docker = await startDockerStandIn({ dir: root.path });
+  docker = await startDockerStandIn({ dir: root.path, ...options.docker });
   volume = join(root.path, "volumes", panel.server.uuid);
   mkdirSync(join(volume, "world"), { recursive: true });
   mkdirSync(join(volume, "libraries", "io", "papermc"), { recursive: true });
@@ -123,6 +127,11 @@ afterEach(async () => {
   await docker.close();
   root.cleanup();
 });
+
+/** The command a container ran: its Entrypoint and Cmd (jar-download sends the first word as the Entrypoint). */
+function command(container: StandInContainer | undefined): string[] {
+  return container ? [...container.entrypoint, ...container.cmd] : [];
+}
 
 /** One entry of a jar, as text (the manifest: what `java -jar` reads). */
 async function zipEntry(path: string, name: string): Promise<string> {
@@ -165,7 +174,9 @@ describe("jar-download --type neoforge (built executable)", () => {
       // The panel gives the server 4 GiB: more than Wings' installer limit (1 GiB), so the installer has as much.
       memory: 4 * 1024 ** 3,
     });
-    expect(container?.cmd).toEqual(["java", "-jar", "neoforge-21.1.77-installer.jar", "--installServer"]);
+    // The installer is the container's own Entrypoint and Cmd: the image's ENTRYPOINT does not run.
+    expect(container?.entrypoint).toEqual(["java"]);
+    expect(command(container)).toEqual(["java", "-jar", "neoforge-21.1.77-installer.jar", "--installServer"]);
     expect(visible()).toEqual([
       "libraries",
       "run.bat",
@@ -199,19 +210,77 @@ describe("jar-download --type neoforge (built executable)", () => {
     expect(result.stdout).toMatch(/^Installed Forge 47\.2\.0 for Minecraft 1\.20\.1 in /);
     const args = "libraries/net/minecraftforge/forge/1.20.1-47.2.0/unix_args.txt";
     expect(readFileSync(join(volume, "unix_args.txt"))).toEqual(readFileSync(join(volume, args)));
-    expect(docker.containers[0]?.cmd).toEqual(["java", "-jar", "forge-1.20.1-47.2.0-installer.jar", "--installServer"]);
+    expect(command(docker.containers[0])).toEqual([
+      "java",
+      "-jar",
+      "forge-1.20.1-47.2.0-installer.jar",
+      "--installServer",
+    ]);
   });
 
-  it("a server on Java 17 gets the egg's Java 21 image for 1.21.1, and the installer runs in it", async () => {
-    await setUp({ startup: FORGE_EGG_STARTUP, image: "ghcr.io/pterodactyl/yolks:java_17" });
+  it("a server on Java 17 gets the egg's Java 21 image for 1.21.1, which is pulled, and the installer runs in it", async () => {
+    // The node has only ever run java_17: Wings pulls java_21 only when it next creates the server's container.
+    await setUp({
+      startup: FORGE_EGG_STARTUP,
+      image: "ghcr.io/pterodactyl/yolks:java_17",
+      docker: { images: ["ghcr.io/pterodactyl/yolks:java_17"] },
+    });
     const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
     expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stderr).not.toContain("pull");
     expect(result.stdout).toMatch(/; Java image switched to java_21 \(was java_17\)\./);
     expect(panel.imageChanges()).toEqual([
       { from: "ghcr.io/pterodactyl/yolks:java_17", to: "ghcr.io/pterodactyl/yolks:java_21" },
     ]);
+    expect(docker.images).toContain("ghcr.io/pterodactyl/yolks:java_21");
     expect(docker.containers[0]?.image).toBe("ghcr.io/pterodactyl/yolks:java_21");
     expect(discord.messages[0]?.body.embeds[0].description).toMatch(/Java image switched to java_21/);
+    // The pull in the log: a line per layer done and the final status, none of its progress bars.
+    const log = readFileSync(join(root.path, "log", "mc-jar-download.log"), "utf8");
+    expect(log).toContain("INFO pulling ghcr.io/pterodactyl/yolks:java_21\n");
+    expect(log.match(/INFO pull: [0-9a-f]{12}: Pull complete\n/g)).toHaveLength(5);
+    expect(log).toContain("INFO pull: Status: Downloaded newer image for ghcr.io/pterodactyl/yolks:java_21\n");
+    // "pulling", five layers, the digest and the status: 8 lines, none of the pull's 250 progress messages.
+    expect(log.match(/INFO pull/g)).toHaveLength(8);
+    expect(log.indexOf("Status: Downloaded newer image")).toBeLessThan(log.indexOf("INFO installer: "));
+  });
+
+  it("installs in the community images (Ptero-Eggs yolks: tini and an entrypoint.sh that ignores its arguments)", async () => {
+    const image = "ghcr.io/ptero-eggs/yolks:java_21";
+    await setUp({
+      startup: FORGE_EGG_STARTUP,
+      image,
+      eggImages: { "Java 21": image, "Java 17": "ghcr.io/ptero-eggs/yolks:java_17" },
+      docker: { images: [image] },
+    });
+    const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(result.stdout).toMatch(/^Installed NeoForge 21\.1\.77 for Minecraft 1\.21\.1 in /);
+    expect(docker.containers[0]).toMatchObject({ image, entrypoint: ["java"], exitCode: 0 });
+    expect(readFileSync(join(volume, "unix_args.txt"))).toEqual(readFileSync(join(volume, ARGS)));
+  });
+
+  it.each([
+    ["29.0", "1.44 at least"],
+    ["20.10", "1.41 at most"],
+  ] as const)("installs through Docker %s (API %s)", async (engine, _range) => {
+    await setUp({ startup: FORGE_EGG_STARTUP, docker: { engine } });
+    const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    expect(new Set(docker.calls.map((c) => c.api))).toEqual(new Set([engine === "29.0" ? 52 : 41]));
+  });
+
+  it("an image the node lacks and cannot pull: exit 1 before anything is moved, one line with what to do", async () => {
+    const image = "ghcr.io/someone/private-yolks:java_21";
+    await setUp({ startup: FORGE_EGG_STARTUP, image, eggImages: { "Java 21": image } });
+    const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
+    expect(result.code).toBe(1);
+    expect(result.stderr.split("\n").at(-2)).toBe(
+      `jar-download: the image ${image} is not on this machine and could not be pulled: 500 Head "https://ghcr.io/v2/someone/private-yolks/manifests/java_21": unauthorized (${docker.socket}) — ghcr.io gave it only with a login, or has no such image: check the image in the egg; mcops does not log in to registries (Wings' docker.registries are not read), so pull a private image on the node yourself (docker login ghcr.io, docker pull ${image}), then run again`,
+    );
+    expect(docker.containers).toEqual([]);
+    expect(visible()).toEqual(["libraries", "server.jar", "world"]);
+    expect(readFileSync(join(volume, "server.jar"))).toEqual(OLD);
   });
 
   it("--rollback takes the loader out, puts back what it replaced and the image before it", async () => {
@@ -421,7 +490,7 @@ describe("jar-download --type neoforge (built executable)", () => {
     expect(result.stdout).toMatch(
       /^Installed Quilt 0\.26\.4 for Minecraft 1\.21\.1 in .* \(libraries, server\.jar, vanilla\.jar, quilt-server-launcher\.properties\)/,
     );
-    expect(docker.containers[0]?.cmd).toEqual([
+    expect(command(docker.containers[0])).toEqual([
       "java",
       "-jar",
       "quilt-installer-0.9.2.jar",

@@ -316,7 +316,7 @@ export function contractProblems(exchanges: RealExchange[], table: ContractTable
   }
   for (const e of exchanges) {
     for (const [path, reason] of Object.entries(e.optional ?? {})) {
-      if (!/^\$(\.[A-Za-z_]+(\[\])?)+$/.test(path) || reason.trim() === "") {
+      if (!/^\$(\[\])?(\.[A-Za-z_]+(\[\])?)+$/.test(path) || reason.trim() === "") {
         problems.push(`${e.name}: optional ${path} is not a JSON path with the source's reason`);
       }
     }

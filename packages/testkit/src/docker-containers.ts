@@ -5,26 +5,37 @@
  * arguments turned into their host sources (a real container sees the target; this process can only see the source).
  *
  * Sources (moby/moby api/swagger.yaml, API 1.51, and the daemon code named at each place):
- * - create: ContainerCreate; the name's pattern and the 409 text (daemon/names.go reserveName); 404 for an image
- *   not on the machine, "No such image: <familiar ref>" (daemon/images/image.go ErrImageDoesNotExist).
+ * - create: ContainerCreate; the name's pattern and the 409 text (daemon/names.go reserveName); 400 "invalid
+ *   reference format" for an `Image` that is no reference (daemon/images/image.go GetImage: ParseAnyReference,
+ *   InvalidParameter), 404 for an image not on the machine, "No such image: <familiar ref>" (ErrImageDoesNotExist).
+ *   The image's config is merged into the container's as daemon/commit.go merge does (the same in v20.10.24,
+ *   v26.1.5 and docker-v29.0.0): User, WorkingDir when the container has none; the image's Env entries whose names
+ *   the container's Env lacks, after it; and `if len(Entrypoint) == 0 { if len(Cmd) == 0 { Cmd = image's };
+ *   if Entrypoint == nil { Entrypoint = image's } }`: a container that sets no Entrypoint (absent or null) runs the
+ *   image's with its own Cmd as arguments; `[]` keeps the image's out and its Cmd too only when Cmd is empty. Then
+ *   daemon/create.go mergeAndVerifyConfig: an Entrypoint of [""] is none, and neither Entrypoint nor Cmd is 400
+ *   "no command specified".
  * - start: ContainerStart, 204, 304 when already running; the runtime's refusal of a command not in PATH (runc).
- * - wait: ContainerWait, headers written at once (API ≥ 1.30), then `{"StatusCode"}` and `Error` only when there is
- *   one (api/types/container WaitResponse, `Error,omitempty`); conditions not-running, next-exit, removed.
+ * - wait: ContainerWait, headers written at once from API 1.30 (before it, with the body when the container stops, and
+ *   `condition` unread: container_routes.go postContainersWait legacyBehaviorPre130), then `{"StatusCode"}` and
+ *   `Error` only when there is one (api/types/container WaitResponse, `Error,omitempty`); conditions not-running,
+ *   next-exit, removed.
  * - logs: ContainerLogs; frames `[stream,0,0,0,size uint32 BE]` + payload when Tty is false (api/pkg/stdcopy);
  *   Content-Type application/vnd.docker.multiplexed-stream from API 1.42 on for a non-TTY container, else
  *   application/vnd.docker.raw-stream (api/server/router/container/container_routes.go getContainersLogs).
  * - kill: ContainerKill, 204; 409 "Container <id> is not running" (daemon/errors.go errNotRunning).
  * - remove: ContainerDelete, 204; 409 "cannot remove container "/<name>": container is running: stop the container
  *   before removing or force remove" (daemon/delete.go).
- * - image inspect: ImageInspect, 200 / 404.
+ * - image inspect and pull: docker-images.ts.
  * - not found: 404 "No such container: <id>" (daemon/container/view.go).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { constants as os } from "node:os";
 import { join } from "node:path";
+import { familiar, type ImageStore, parseRef, type StandInImage } from "./docker-images.ts";
 import { isPlainObject, parseJson, readBody, sendEmpty, sendJson } from "./http.ts";
 
 /** One bind: the host's directory and where the container sees it. */
@@ -43,8 +54,10 @@ export interface StandInContainer {
   /** `User` as sent ("988:988"); "" when none. */
   user: string;
   workingDir: string;
+  /** Entrypoint and Cmd after the image's were merged in, as `docker inspect` shows them; the command is both. */
   cmd: string[];
   entrypoint: string[];
+  /** The container's Env, the image's after it (those it does not set). */
   env: string[];
   labels: Record<string, string>;
   binds: ContainerBind[];
@@ -66,22 +79,21 @@ export interface StandInContainer {
   output: { stream: 1 | 2; data: Buffer }[];
 }
 
-/** The images the stand-in has when a test names none: the eggs' Java images (all run Debian's /usr/bin/java). */
-export const DEFAULT_IMAGES = [8, 11, 16, 17, 21].map((n) => `ghcr.io/pterodactyl/yolks:java_${n}`);
-
 /** The most output kept per container (a runaway command must not fill the test's memory). */
 const OUTPUT_KEPT = 16 * 2 ** 20;
-/** An image's PATH (Docker's default), and what the yolks images set for their `container` user. */
-const IMAGE_ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "USER=container"];
+/** Docker's PATH when neither the image nor the container sets one (moby container.CreateDaemonEnvironment). */
+const DEFAULT_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
 
 type Event = (action: string, container: StandInContainer, attributes?: Record<string, string>) => void;
 
-/** A request the container routes answered: method, path (without the version prefix), status. */
+/** A request the container and image routes answered: method, path (without the version prefix), status. */
 export interface ContainerCall {
   method: string;
   path: string;
   status: number;
+  /** The API version it was answered at, its minor number (41 for /v1.41/…; the engine's own without a prefix). */
+  api: number;
 }
 
 interface Live {
@@ -125,7 +137,9 @@ const ROUTES: Record<
 export class ContainerEngine {
   readonly containers: StandInContainer[] = [];
   readonly calls: ContainerCall[] = [];
-  readonly #images: Set<string>;
+  readonly #images: ImageStore;
+  /** The image each container was made from (its programs stand in for the image's). */
+  readonly #imageOf = new Map<string, StandInImage>();
   readonly #event: Event;
   readonly #live = new Map<string, Live>();
   /** How many times each container's command ended (a wait for `next-exit` waits for one more). */
@@ -134,8 +148,8 @@ export class ContainerEngine {
   readonly #watchers = new Set<() => void>();
   readonly #followers = new Map<StandInContainer, Set<(chunk: { stream: 1 | 2; data: Buffer } | null) => void>>();
 
-  constructor(images: readonly string[], event: Event) {
-    this.#images = new Set(images.map(familiar));
+  constructor(images: ImageStore, event: Event) {
+    this.#images = images;
     this.#event = event;
   }
 
@@ -143,16 +157,21 @@ export class ContainerEngine {
   /** `api`: the request's API version's minor number (1.NN). */
   handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, api: number): boolean {
     const method = req.method ?? "GET";
-    const record = () => this.calls.push({ method, path, status: res.statusCode });
+    const record = () => this.calls.push({ method, path, status: res.statusCode, api });
     if (method === "POST" && path === "/containers/create") {
       res.on("finish", record);
       void this.#create(req, res, query);
       return true;
     }
+    if (method === "POST" && path === "/images/create") {
+      res.on("finish", record);
+      this.#images.pull(res, query);
+      return true;
+    }
     const image = /^\/images\/(.+)\/json$/.exec(path);
     if (method === "GET" && image?.[1]) {
       res.on("finish", record);
-      this.#inspectImage(res, decodeURIComponent(image[1]));
+      this.#images.inspect(res, decodeURIComponent(image[1]), api);
       return true;
     }
     const match = /^\/containers\/([^/]+)(?:\/(start|wait|logs|kill))?$/.exec(path);
@@ -171,7 +190,9 @@ export class ContainerEngine {
     else {
       const handlers: Record<string, (c: StandInContainer) => void> = {
         "POST start": (c) => this.#start(res, c),
-        "POST wait": (c) => this.#wait(req, res, c, query.get("condition") || "not-running"),
+        // Before API 1.30 the condition is not read (postContainersWait legacyBehaviorPre130).
+        "POST wait": (c) =>
+          this.#wait(req, res, c, api >= 30 ? query.get("condition") || "not-running" : "not-running", api),
         "GET logs": (c) => this.#logs(req, res, c, query, api),
         "POST kill": (c) => this.#kill(res, c, ref, query.get("signal") || "SIGKILL"),
         "DELETE ": (c) => void this.#remove(res, c, ref, query.get("force")),
@@ -218,9 +239,14 @@ export class ContainerEngine {
       sendJson(res, 400, { message: `Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed` });
       return;
     }
-    const image = typeof body.Image === "string" ? body.Image : "";
-    if (!this.#images.has(familiar(image))) {
-      sendJson(res, 404, { message: `No such image: ${familiar(image)}` });
+    const ref = typeof body.Image === "string" ? body.Image : "";
+    if (!parseRef(ref)) {
+      sendJson(res, 400, { message: "invalid reference format" });
+      return;
+    }
+    const image = this.#images.get(ref);
+    if (!image) {
+      sendJson(res, 404, { message: `No such image: ${familiar(ref)}` });
       return;
     }
     const taken = name === "" ? undefined : this.#find(name.replace(/^\//, ""));
@@ -235,40 +261,14 @@ export class ContainerEngine {
       return;
     }
     const container = newContainer(body, image, name.replace(/^\//, ""), binds.value);
+    if (container.entrypoint.length === 0 && container.cmd.length === 0) {
+      sendJson(res, 400, { message: "no command specified" });
+      return;
+    }
+    this.#imageOf.set(container.id, image);
     this.containers.push(container);
     this.#event("create", container);
     sendJson(res, 201, { Id: container.id, Warnings: [] });
-  }
-
-  #inspectImage(res: ServerResponse, ref: string): void {
-    if (!this.#images.has(familiar(ref))) {
-      sendJson(res, 404, { message: `No such image: ${familiar(ref)}` });
-      return;
-    }
-    const id = `sha256:${createHash("sha256").update(familiar(ref)).digest("hex")}`;
-    // api/types/image/image_inspect.go InspectResponse: the fields without omitempty are always there.
-    sendJson(res, 200, {
-      Id: id,
-      RepoTags: [familiar(ref)],
-      RepoDigests: [],
-      Parent: "",
-      Comment: "",
-      Created: "2024-05-01T00:00:00Z",
-      DockerVersion: "",
-      Author: "",
-      Config: {
-        User: "container",
-        WorkingDir: "/home/container",
-        Env: IMAGE_ENV,
-        Entrypoint: ["/__cacert_entrypoint.sh"],
-      },
-      Architecture: "amd64",
-      Os: "linux",
-      Size: 0,
-      GraphDriver: { Name: "overlay2", Data: {} },
-      RootFS: { Type: "layers", Layers: [`sha256:${createHash("sha256").update(id).digest("hex")}`] },
-      Metadata: { LastTagTime: "0001-01-01T00:00:00Z" },
-    });
   }
 
   #start(res: ServerResponse, container: StandInContainer): void {
@@ -276,7 +276,8 @@ export class ContainerEngine {
       sendEmpty(res, 304);
       return;
     }
-    const plan = runPlan(container);
+    const image = this.#imageOf.get(container.id);
+    const plan = runPlan(container, image, (path) => image && this.#images.program(image, path));
     if ("error" in plan) {
       sendJson(res, 400, { message: plan.error });
       return;
@@ -337,9 +338,9 @@ export class ContainerEngine {
   }
 
   /** Headers at once (the client knows the wait is in place), the body when the condition holds. */
-  #wait(req: IncomingMessage, res: ServerResponse, container: StandInContainer, condition: string): void {
+  #wait(req: IncomingMessage, res: ServerResponse, container: StandInContainer, condition: string, api: number): void {
     res.writeHead(200, { "Content-Type": "application/json" });
-    res.flushHeaders();
+    if (api >= 30) res.flushHeaders();
     const exitsBefore = this.#exits.get(container.id) ?? 0;
     const done = () => {
       if (condition === "removed") return container.state === "removed";
@@ -419,23 +420,25 @@ export class ContainerEngine {
   }
 }
 
+/** The container as created: the request's config with the image's merged in (daemon/commit.go merge). */
 function newContainer(
   body: Record<string, unknown>,
-  image: string,
+  image: StandInImage,
   name: string,
   binds: ContainerBind[],
 ): StandInContainer {
   const host = isPlainObject(body.HostConfig) ? body.HostConfig : {};
   const id = randomBytes(32).toString("hex");
+  const user = typeof body.User === "string" ? body.User : "";
+  const workingDir = typeof body.WorkingDir === "string" ? body.WorkingDir : "";
   return {
     id,
     name: name || `stand_in_${id.slice(0, 12)}`,
-    image,
-    user: typeof body.User === "string" ? body.User : "",
-    workingDir: typeof body.WorkingDir === "string" ? body.WorkingDir : "",
-    cmd: strings(body.Cmd),
-    entrypoint: typeof body.Entrypoint === "string" ? [body.Entrypoint] : strings(body.Entrypoint),
-    env: strings(body.Env),
+    image: typeof body.Image === "string" ? body.Image : image.ref,
+    user: user || image.config.User,
+    workingDir: workingDir || image.config.WorkingDir,
+    ...command(body, image),
+    env: mergeEnv(strings(body.Env), image.config.Env),
     labels: isPlainObject(body.Labels)
       ? Object.fromEntries(Object.entries(body.Labels).map(([k, v]) => [k, String(v)]))
       : {},
@@ -450,6 +453,30 @@ function newContainer(
     state: "created",
     output: [],
   };
+}
+
+/**
+ * Entrypoint and Cmd as moby merges them with the image's (daemon/commit.go merge, then mergeAndVerifyConfig): an
+ * Entrypoint absent or null (Go's nil: strslice leaves it nil) takes the image's; an empty list keeps it out; either
+ * way, without an Entrypoint of its own the container takes the image's Cmd when its own is empty. `[""]` is none.
+ */
+function command(body: Record<string, unknown>, image: StandInImage): { entrypoint: string[]; cmd: string[] } {
+  const own = (value: unknown) =>
+    value === undefined || value === null ? undefined : typeof value === "string" ? [value] : strings(value);
+  let entrypoint = own(body.Entrypoint);
+  let cmd = own(body.Cmd);
+  if (!entrypoint || entrypoint.length === 0) {
+    if (!cmd || cmd.length === 0) cmd = image.config.Cmd ?? undefined;
+    if (!entrypoint) entrypoint = image.config.Entrypoint ?? undefined;
+  }
+  if (entrypoint?.length === 1 && entrypoint[0] === "") entrypoint = undefined;
+  return { entrypoint: entrypoint ?? [], cmd: cmd ?? [] };
+}
+
+/** The container's Env, then each of the image's whose name it does not set (daemon/commit.go merge). */
+function mergeEnv(own: string[], image: string[]): string[] {
+  const names = new Set(own.map((entry) => entry.split("=")[0]));
+  return [...own, ...image.filter((entry) => !names.has(entry.split("=")[0]))];
 }
 
 function strings(value: unknown): string[] {
@@ -483,15 +510,26 @@ function readBinds(hostConfig: unknown): { value: ContainerBind[] } | { error: s
   return { value: binds };
 }
 
-/** Entrypoint then Cmd, paths mapped, the executable found, the user's ids; or the runtime's refusal. */
-function runPlan(c: StandInContainer): { value: NonNullable<StandInContainer["ran"]> } | { error: string } {
-  const ids = /^(\d+)(?::(\d+))?$/.exec(c.user);
+/**
+ * Entrypoint then Cmd, the image's programs replaced by the stand-in's scripts for them (`program`), paths in binds
+ * mapped, the executable found, the user's ids (numbers, or a name in the image's /etc/passwd); or the runtime's
+ * refusal.
+ */
+function runPlan(
+  c: StandInContainer,
+  image: StandInImage | undefined,
+  program: (path: string) => string | undefined,
+): { value: NonNullable<StandInContainer["ran"]> } | { error: string } {
+  const [name = "", group] = c.user.split(":");
+  const known = name === "root" ? "0:0" : image?.users[name];
+  const ids = /^(\d+)(?::(\d+))?$/.exec(known ?? c.user);
   if (c.user !== "" && !ids) {
     return { error: `unable to find user ${c.user}: no matching entries in passwd file` };
   }
   const uid = ids ? Number(ids[1]) : (process.getuid?.() ?? 0);
-  const gid = ids ? Number(ids[2] ?? 0) : (process.getgid?.() ?? 0);
-  const argv = [...c.entrypoint, ...c.cmd].map((arg) => mapPaths(arg, c));
+  const gid =
+    group !== undefined && /^\d+$/.test(group) ? Number(group) : ids ? Number(ids[2] ?? 0) : (process.getgid?.() ?? 0);
+  const argv = [...c.entrypoint, ...c.cmd].map((arg) => program(arg) ?? mapPaths(arg, c));
   const cwd = hostDirOf(c.workingDir || "/", c) ?? c.binds[0]?.source ?? process.cwd();
   const [command = ""] = argv;
   if (command === "") return { error: "no command specified" };
@@ -533,10 +571,10 @@ function mapPaths(arg: string, c: StandInContainer): string {
   );
 }
 
-/** The image's environment with the container's Env on top. */
+/** The container's environment (its Env with the image's merged in); Docker's PATH when it has none. */
 function environment(env: string[]): Record<string, string> {
   const out: Record<string, string> = { HOME: "/home/container" };
-  for (const entry of [...IMAGE_ENV, ...env]) {
+  for (const entry of [DEFAULT_PATH, ...env]) {
     const at = entry.indexOf("=");
     if (at > 0) out[entry.slice(0, at)] = entry.slice(at + 1);
   }
@@ -598,11 +636,4 @@ function notJson(contentType: string, body: string): string | undefined {
 /** Docker reads booleans in queries with strconv.ParseBool-like rules: 1, true, yes. */
 function truthy(value: string | null): boolean {
   return value !== null && ["1", "true", "True", "TRUE", "yes"].includes(value);
-}
-
-/** reference.FamiliarString with the default tag: docker.io/library/ dropped, `:latest` added when untagged. */
-export function familiar(ref: string): string {
-  const short = ref.replace(/^docker\.io\/library\//, "").replace(/^docker\.io\//, "");
-  const last = short.slice(short.lastIndexOf("/") + 1);
-  return last.includes(":") || short.includes("@") ? short : `${short}:latest`;
 }

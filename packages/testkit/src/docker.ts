@@ -20,15 +20,43 @@
  *   handleContainerExit logs `die` with the attributes `exitCode` and `execDuration`).
  * - The container's name and labels: pterodactyl/wings environment/docker/container.go (Create); removed and created
  *   again before every start: environment/docker/power.go (OnBeforeStart).
+ * - The API versions an engine answers (ENGINES) and its refusal of others: moby/moby api/server/middleware/version.go
+ *   (docker-v29: daemon/server/middleware/version.go) WrapHandler: the headers set, an unprefixed path is the
+ *   engine's own version, one below its minimum is 400 "client version 1.N is too old. Minimum supported API version
+ *   is 1.M, please upgrade your client to a newer version", one above its maximum 400 "client version 1.N is too
+ *   new. Maximum supported API version is 1.M" (the same words in v20.10.24, v26.1.5 and docker-v29.0.0). /_ping goes
+ *   through the same middleware, so its `Api-Version` is the engine's maximum, which a client negotiates down from.
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import type { RouteSource } from "./contract.ts";
-import { type ContainerCall, ContainerEngine, DEFAULT_IMAGES, type StandInContainer } from "./docker-containers.ts";
+import { type ContainerCall, ContainerEngine, type StandInContainer } from "./docker-containers.ts";
+import { DEFAULT_IMAGES, ImageStore, type PullFault, type StandInImage, YOLKS_IMAGES } from "./docker-images.ts";
 import { parseJson, sendJson } from "./http.ts";
 
 export type { ContainerBind, ContainerCall, StandInContainer } from "./docker-containers.ts";
+export type { ImageConfig, PullFault, StandInImage } from "./docker-images.ts";
+export { DEFAULT_IMAGES, YOLKS_IMAGES } from "./docker-images.ts";
+
+/**
+ * Docker Engine releases the stand-in answers as: the API versions each serves (by minor number, 1.NN) and its
+ * `Server` header.
+ * - 20.10 (Debian 11 and 12's docker.io): moby v20.10.24 api/common.go DefaultVersion 1.41, api/common_unix.go
+ *   MinVersion 1.12.
+ * - 26.1 (Debian 13's docker.io): v26.1.5 api/common.go DefaultVersion 1.45, MinSupportedAPIVersion 1.24.
+ * - 28.3: v28.3.3, 1.51 and 1.24 (what the contract fixtures in test/contracts/docker were read at).
+ * - 29.0: docker-v29.0.0 daemon/config/config.go MaxAPIVersion 1.52, defaultMinAPIVersion 1.44 (29.0 to 29.2 raised
+ *   the default minimum from 1.24 to 1.44; 29.3 lowered it to 1.40).
+ */
+export const ENGINES = {
+  "20.10": { server: "20.10.24+dfsg1", max: 41, min: 12 },
+  "26.1": { server: "26.1.5+dfsg1", max: 45, min: 24 },
+  "28.3": { server: "28.3.3", max: 51, min: 24 },
+  "29.0": { server: "29.0.0", max: 52, min: 44 },
+} as const;
+export type EngineVersion = keyof typeof ENGINES;
+type Engine = (typeof ENGINES)[EngineVersion];
 
 /** moby/moby api/swagger.yaml (API 1.51) and the daemon code docker-containers.ts names for each. */
 const SWAGGER = "moby/moby api/swagger.yaml";
@@ -64,6 +92,11 @@ export const DOCKER_ROUTES: RouteSource[] = [
   { method: "POST", path: "/containers/{id}/kill", source: `${SWAGGER} ContainerKill; daemon/errors.go errNotRunning` },
   { method: "DELETE", path: "/containers/{id}", source: `${SWAGGER} ContainerDelete; daemon/delete.go` },
   { method: "GET", path: "/images/{name}/json", source: `${SWAGGER} ImageInspect` },
+  {
+    method: "POST",
+    path: "/images/create",
+    source: `${SWAGGER} ImageCreate; api/server/router/image/image_routes.go postImagesCreate; distribution/pull_v2.go, distribution/errors.go, pkg/streamformatter, pkg/jsonmessage`,
+  },
 ];
 
 /** One event as Docker writes it on the stream. */
@@ -79,8 +112,15 @@ export interface DockerEvent {
 export interface DockerStandInOptions {
   /** The directory the socket is made in (a test's temporary directory). */
   dir: string;
-  /** The images on the "machine" (default: the eggs' ghcr.io/pterodactyl/yolks:java_8/11/16/17/21). */
-  images?: readonly string[];
+  /**
+   * The images on the "machine" (default DEFAULT_IMAGES: the eggs' ghcr.io/pterodactyl/yolks:java_8/11/16/17/21). A
+   * reference of YOLKS_IMAGES has that image's shape; any other sets no Entrypoint, Cmd or User.
+   */
+  images?: readonly (string | StandInImage)[];
+  /** What the registries hold, for a pull (default YOLKS_IMAGES: both yolks repositories' Java images). */
+  registry?: readonly (string | StandInImage)[];
+  /** The Docker Engine release it answers as (default "28.3"): its API versions, its Server header. */
+  engine?: EngineVersion;
 }
 
 export interface DockerStandIn {
@@ -107,6 +147,10 @@ export interface DockerStandIn {
   readonly containers: readonly StandInContainer[];
   /** Every request to the container and image routes, with the status answered. */
   readonly calls: readonly ContainerCall[];
+  /** The images on the machine now (familiar references: pulled ones too). */
+  readonly images: readonly string[];
+  /** The next pulls fail so (the registry unreachable, or the stream broken after a layer). */
+  injectPull(fault: PullFault): void;
   /** Kills the commands still running, then stops listening. */
   close(): Promise<void>;
 }
@@ -157,14 +201,16 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
     emit(name, "die", { exitCode: String(exitCode), execDuration: String(execDuration) });
   }
 
+  const engineVersion = ENGINES[options.engine ?? "28.3"];
   const events = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams) =>
-    serveEvents({ kept, followers, requests }, req, res, query);
+    serveEvents({ kept, followers, requests, headers: daemonHeaders(engineVersion) }, req, res, query);
 
   // A container's events carry its own labels, image and name (moby daemon/events.go LogContainerEventWithAttributes).
-  const engine = new ContainerEngine(options.images ?? DEFAULT_IMAGES, (action, c, extra = {}) =>
+  const images = new ImageStore(options.images ?? DEFAULT_IMAGES, options.registry ?? YOLKS_IMAGES, options.dir);
+  const engine = new ContainerEngine(images, (action, c, extra = {}) =>
     publish(c.id, action, { ...c.labels, image: c.image, name: c.name, ...extra }),
   );
-  const server = await listenDaemon(socket, events, engine);
+  const server = await listenDaemon(socket, engineVersion, events, engine);
 
   return {
     socket,
@@ -187,6 +233,12 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
     },
     containers: engine.containers,
     calls: engine.calls,
+    get images() {
+      return images.onMachine;
+    },
+    injectPull(fault) {
+      images.faults.push(fault);
+    },
     async close() {
       await engine.close();
       return new Promise<void>((resolve) => {
@@ -197,30 +249,34 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
   };
 }
 
-/** What the event stream reads and adds to: the events kept for `since`, the clients following, their queries. */
+/**
+ * What the event stream reads and adds to: the events kept for `since`, the clients following, their queries; and the
+ * daemon's headers.
+ */
 interface EventState {
   kept: DockerEvent[];
   followers: Map<ServerResponse, (event: DockerEvent) => boolean>;
   requests: URLSearchParams[];
+  headers: Record<string, string>;
 }
 
 /** GET /events: the kept events from `since`, then each new one, for as long as the client stays. */
 function serveEvents(state: EventState, req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void {
-  const { kept, followers, requests } = state;
+  const { kept, followers, requests, headers } = state;
   requests.push(query);
   const filters = parseFilters(query.get("filters"));
   if ("error" in filters) {
-    sendJson(res, 400, { message: filters.error }, daemonHeaders());
+    sendJson(res, 400, { message: filters.error }, headers);
     return;
   }
   const since = query.get("since");
   const sinceNano = since === null ? undefined : Number(since) * 1e9;
   if (sinceNano !== undefined && !Number.isFinite(sinceNano)) {
-    sendJson(res, 400, { message: `failed to parse value ${since} as a timestamp` }, daemonHeaders());
+    sendJson(res, 400, { message: `failed to parse value ${since} as a timestamp` }, headers);
     return;
   }
   const wants = (event: DockerEvent) => matches(filters.value, event);
-  res.writeHead(200, { "Content-Type": "application/json", ...daemonHeaders() });
+  res.writeHead(200, { "Content-Type": "application/json", ...headers });
   res.flushHeaders();
   if (sinceNano !== undefined) {
     for (const event of kept) if (event.timeNano >= sinceNano && wants(event)) res.write(`${JSON.stringify(event)}\n`);
@@ -229,34 +285,32 @@ function serveEvents(state: EventState, req: IncomingMessage, res: ServerRespons
   req.on("close", () => followers.delete(res));
 }
 
-/** The API versions this daemon answers (moby's min and current), by their minor number (1.NN). */
-const API_MIN = 24;
-const API_CURRENT = 51;
-
 /** The daemon's HTTP server on its Unix socket: /events, /_ping, the containers' routes, and Docker's 404 for the rest. */
 async function listenDaemon(
   socket: string,
+  engine: Engine,
   events: (req: IncomingMessage, res: ServerResponse, query: URLSearchParams) => void,
-  engine: ContainerEngine,
+  containers: ContainerEngine,
 ): Promise<Server> {
+  const headers = daemonHeaders(engine);
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://docker");
-    // Docker answers both /events and /v1.NN/events; an unprefixed path is the current version.
+    // Docker answers both /events and /v1.NN/events; an unprefixed path is the engine's own version.
     const prefix = /^\/v1\.(\d+)(?=\/)/.exec(url.pathname);
-    const api = prefix ? Number(prefix[1]) : API_CURRENT;
-    const refused = versionRefused(prefix?.[1], api);
-    if (refused) return sendJson(res, 400, { message: refused }, daemonHeaders());
+    const api = prefix ? Number(prefix[1]) : engine.max;
+    const refused = versionRefused(engine, prefix?.[1], api);
+    if (refused) return sendJson(res, 400, { message: refused }, headers);
     const path = url.pathname.slice(prefix ? prefix[0].length : 0);
     if (req.method === "GET" && path === "/events") return events(req, res, url.searchParams);
     if ((req.method === "GET" || req.method === "HEAD") && path === "/_ping") {
-      res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", ...daemonHeaders() });
+      res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", ...headers });
       res.end("OK");
       return;
     }
     // The version middleware sets these on every answer of a route, errors included (not on "page not found").
-    for (const [name, value] of Object.entries(daemonHeaders())) res.setHeader(name, value);
-    if (engine.handle(req, res, path, url.searchParams, api)) return;
-    for (const name of Object.keys(daemonHeaders())) res.removeHeader(name);
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    if (containers.handle(req, res, path, url.searchParams, api)) return;
+    for (const name of Object.keys(headers)) res.removeHeader(name);
     sendJson(res, 404, { message: "page not found" });
   });
   await new Promise<void>((resolve, reject) => {
@@ -266,16 +320,12 @@ async function listenDaemon(
   return server;
 }
 
-/**
- * moby api/server/middleware/version.go: a version outside [min, current] is 400 with these words (after the
- * middleware set its headers).
- */
-function versionRefused(text: string | undefined, api: number): string | undefined {
+/** The version middleware's refusal of a version outside the engine's [min, max] (after it set its headers). */
+function versionRefused(engine: Engine, text: string | undefined, api: number): string | undefined {
   if (text === undefined) return undefined;
-  if (api > API_CURRENT)
-    return `client version 1.${text} is too new. Maximum supported API version is 1.${API_CURRENT}`;
-  if (api < API_MIN) {
-    return `client version 1.${text} is too old. Minimum supported API version is 1.${API_MIN}, please upgrade your client to a newer version`;
+  if (api > engine.max) return `client version 1.${text} is too new. Maximum supported API version is 1.${engine.max}`;
+  if (api < engine.min) {
+    return `client version 1.${text} is too old. Minimum supported API version is 1.${engine.min}, please upgrade your client to a newer version`;
   }
   return undefined;
 }
@@ -284,8 +334,13 @@ function versionRefused(text: string | undefined, api: number): string | undefin
  * What moby's middlewares put on every answer of a route: `Server`, `Api-Version`, `Ostype` (middleware/version.go),
  * `Docker-Experimental` (middleware/experimental.go).
  */
-function daemonHeaders(): Record<string, string> {
-  return { "Api-Version": "1.51", "Docker-Experimental": "false", Ostype: "linux", Server: "Docker/28.3.3 (linux)" };
+function daemonHeaders(engine: Engine): Record<string, string> {
+  return {
+    "Api-Version": `1.${engine.max}`,
+    "Docker-Experimental": "false",
+    Ostype: "linux",
+    Server: `Docker/${engine.server} (linux)`,
+  };
 }
 
 type Filters = Record<string, string[]>;

@@ -16,9 +16,13 @@ export type {
   DockerEvent,
   DockerStandIn,
   DockerStandInOptions,
+  EngineVersion,
+  ImageConfig,
+  PullFault,
   StandInContainer,
+  StandInImage,
 } from "./docker.ts";
-export { DOCKER_ROUTES, startDockerStandIn } from "./docker.ts";
+export { DEFAULT_IMAGES, DOCKER_ROUTES, ENGINES, startDockerStandIn, YOLKS_IMAGES } from "./docker.ts";
 export type {
   DockerEngine,
   DockerEngineOptions,

@@ -67,17 +67,19 @@ function call(
         for (const [name, value] of Object.entries(res.headers))
           if (typeof value === "string") headers.set(name, value);
         const json = headers.get("content-type")?.startsWith("application/json") && text !== "";
-        resolve({
-          status: res.statusCode ?? 0,
-          headers,
-          body: json ? JSON.parse(text) : text === "" ? undefined : text,
-        });
+        resolve({ status: res.statusCode ?? 0, headers, body: json ? jsonBody(text) : text === "" ? undefined : text });
       });
     });
     req.on("error", reject);
     if (body !== undefined) req.setHeader("Content-Type", contentType);
     req.end(body);
   });
+}
+
+/** A JSON answer: one value, or a stream of them (a pull's progress, a JSON object and \r\n each) as a list. */
+function jsonBody(text: string): unknown {
+  const values = text.split(/\r?\n/).filter((line) => line !== "");
+  return values.length === 1 ? JSON.parse(text) : values.map((line) => JSON.parse(line));
 }
 
 /** The fixtures' placeholders: the state's container and the directory bound into it. */
@@ -143,6 +145,10 @@ const STATES: Record<string, State> = {
   "delete of a running container without force: 409": {
     before: (s) => running(s),
     after: (s) => expect(container(s)?.state).toBe("running"),
+  },
+  "pull: 200 streamed progress, then the image": {
+    before: (s) => expect(s.docker.images).not.toContain("ghcr.io/pterodactyl/yolks:java_22"),
+    after: (s) => expect(s.docker.images).toContain("ghcr.io/pterodactyl/yolks:java_22"),
   },
 };
 
