@@ -1,5 +1,8 @@
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, openSync } from "node:fs";
 import { JobError } from "@mcops/core/errors";
 import { formatDuration, parseJsonOrUndefined } from "@mcops/core/format";
+import type { VolumeDir } from "@mcops/core/volume";
 import { DockerSocket, printable } from "./docker-socket.ts";
 import { ensureImage, type PullLog } from "./image-pull.ts";
 
@@ -14,8 +17,8 @@ import { ensureImage, type PullLog } from "./image-pull.ts";
  * `[stream,0,0,0,size uint32 BE]` + payload (api/pkg/stdcopy); kill; DELETE ?force=1. The image is pulled first
  * (image-pull.ts).
  *
- * The command is the container's Entrypoint (its first word) and Cmd (the rest), as `docker run --entrypoint` sends
- * them, so that the image's own ENTRYPOINT never runs: Docker merges a container's config with its image's
+ * The container sets its own Entrypoint (a shell that checks the bind, then execs the command, which is its Cmd), so
+ * that the image's own ENTRYPOINT never runs: Docker merges a container's config with its image's
  * (moby/moby daemon/commit.go merge, the same in v20.10.24, v26.1.5 and docker-v29.0.0): `if len(userConf.Entrypoint)
  * == 0 { if len(userConf.Cmd) == 0 { userConf.Cmd = imageConf.Cmd }; if userConf.Entrypoint == nil {
  * userConf.Entrypoint = imageConf.Entrypoint } }`. With Cmd alone, the image's ENTRYPOINT runs with the installer as its
@@ -34,11 +37,14 @@ export interface RunInstallerOptions {
   image: string;
   /** Who the installer runs as: the game's user (988:988). */
   user: { uid: number; gid: number };
-  /** The host path of the private staging directory, bound at /home/container, the installer's working directory. */
-  dir: string;
   /**
-   * The command, run in the image (`java -jar installer.jar --installServer /home/container`): its first word is the
-   * container's Entrypoint, the rest its Cmd, and the image's ENTRYPOINT does not run.
+   * The private staging directory, bound at /home/container, the installer's working directory: Docker is given its
+   * path (`dir.path`), and the container proves it was given this directory (placeGuard) before the installer runs.
+   */
+  dir: VolumeDir;
+  /**
+   * The command, run in the image (`java -jar installer.jar --installServer /home/container`): the container's Cmd,
+   * which its own Entrypoint execs once the bind is proved; the image's ENTRYPOINT does not run.
    */
   cmd: string[];
   /** Past this the container is killed and removed and the install fails. */
@@ -84,44 +90,83 @@ export const MAX_OUTPUT_LINES = 20_000;
  * every path.
  */
 export async function runInstaller(options: RunInstallerOptions): Promise<{ exitCode: number }> {
-  if (!options.dir.startsWith("/") || /[:,]/.test(options.dir)) {
+  const source = options.dir.path;
+  if (!source.startsWith("/") || /[:,]/.test(source)) {
     throw new JobError("the staging directory cannot be bound into a container", {
-      where: options.dir,
+      where: source,
       hint: "it must be an absolute path without ':' or ','",
     });
   }
   const docker = new DockerSocket(options.socket);
   const image = await ensureImage(docker, options.image, { log: options.log, signal: options.signal });
-  const id = await createContainer(docker, { ...options, image });
-  const stop = new AbortController();
+  const guard = placeGuard(options.dir);
   try {
-    await docker.expect("POST", `/containers/${id}/start`, [204, 304], "start the installer's container");
-    const logs = followLogs(docker, id, options.onLine, stop.signal);
-    const waited = docker.wait(id, stop.signal);
-    waited.catch(() => undefined); // when the time runs out first, its end (aborted) is nobody's business
-    const exitCode = await untilDone(waited, options, () => kill(docker, id));
-    await Promise.race([logs, delay(LOGS_END_MS)]);
-    return { exitCode };
+    const id = await createContainer(docker, { ...options, image }, guard);
+    const stop = new AbortController();
+    try {
+      await docker.expect("POST", `/containers/${id}/start`, [204, 304], "start the installer's container");
+      const logs = followLogs(docker, id, options.onLine, stop.signal);
+      const waited = docker.wait(id, stop.signal);
+      waited.catch(() => undefined); // when the time runs out first, its end (aborted) is nobody's business
+      const exitCode = await untilDone(waited, options, () => kill(docker, id));
+      await Promise.race([logs, delay(LOGS_END_MS)]);
+      if (options.dir.lstat(guard) !== undefined) {
+        throw new JobError("Docker bound another directory than the installer's at /home/container: nothing was run", {
+          where: source,
+          hint: "the staging directory's path was changed while its container started (by the game's user?); run again",
+        });
+      }
+      return { exitCode };
+    } finally {
+      stop.abort();
+      await docker.remove(id);
+    }
   } finally {
-    stop.abort();
-    await docker.remove(id);
+    if (options.dir.lstat(guard) !== undefined) options.dir.unlink(guard);
   }
+}
+
+/**
+ * Docker binds a directory by its path, resolved when the container starts: a descriptor's path
+ * (/proc/<pid>/fd/<n>) cannot be bound (runc mounts it in the container's own mount namespace, where it is another
+ * namespace's mount: "invalid argument"), so the path the staging directory was made at is given. That path runs
+ * through the volume, whose entries the game's user can rename: it could have Docker bind a directory of its choosing
+ * there. So a file only this process knows the name of (the private directory above is root's, mode 700) is put in the
+ * staging directory first, and the container's own first step removes it and runs the installer only if it is there;
+ * one still there afterwards (seen through the descriptor) means the container was given another directory, and
+ * nothing it did is used. Returns the file's name.
+ */
+function placeGuard(dir: VolumeDir): string {
+  const name = `.mcops-bound-${randomBytes(16).toString("hex")}`;
+  closeSync(
+    openSync(dir.at(name), constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o444),
+  );
+  return name;
+}
+
+/**
+ * The container's Entrypoint: a shell that removes the guard and then becomes the installer (Cmd, as "$@"), or says
+ * why not and ends with 125 (Docker's own code for a container that could not run its command) having run nothing.
+ */
+function guardedEntrypoint(guard: string): string[] {
+  const file = `${CONTAINER_DIR}/${guard}`;
+  const script = `if [ -f ${file} ] && rm -f ${file}; then exec "$@"; fi; echo "mcops: ${CONTAINER_DIR} is not the directory jar-download made for the installer: nothing was run" >&2; exit 125`;
+  return ["/bin/sh", "-c", script, "mcops-installer"];
 }
 
 /**
  * The container: the image, the command as its own Entrypoint and Cmd (the top of this file), the user, the staging
  * directory bound as its working directory, the network.
  */
-async function createContainer(docker: DockerSocket, options: RunInstallerOptions): Promise<string> {
+async function createContainer(docker: DockerSocket, options: RunInstallerOptions, guard: string): Promise<string> {
   const query = options.name ? `?name=${encodeURIComponent(options.name)}` : "";
-  const [entrypoint, ...args] = options.cmd;
-  if (entrypoint === undefined || entrypoint === "") {
+  if (options.cmd[0] === undefined || options.cmd[0] === "") {
     throw new JobError("the installer has no command to run", { where: options.image });
   }
   const answer = await docker.call("POST", `/containers/create${query}`, {
     Image: options.image,
-    Entrypoint: [entrypoint],
-    Cmd: args,
+    Entrypoint: guardedEntrypoint(guard),
+    Cmd: options.cmd,
     User: `${options.user.uid}:${options.user.gid}`,
     WorkingDir: CONTAINER_DIR,
     Labels: INSTALLER_LABELS,
@@ -129,7 +174,7 @@ async function createContainer(docker: DockerSocket, options: RunInstallerOption
     AttachStdout: true,
     AttachStderr: true,
     HostConfig: {
-      Binds: [`${options.dir}:${CONTAINER_DIR}`],
+      Binds: [`${options.dir.path}:${CONTAINER_DIR}`],
       // The installer downloads its libraries and Mojang's server jar: the network must reach the internet.
       NetworkMode: options.network ?? "bridge",
       // As Wings runs the game (environment/docker/container.go): no capability, so no setuid binary of the image

@@ -299,7 +299,7 @@ async function runIn(
     socket: loader.socket,
     image,
     user: owner,
-    dir: out.forChild,
+    dir: out,
     cmd: artifact.cmd,
     timeoutMs: loader.installerTimeoutMs,
     network: loader.installerNetwork,

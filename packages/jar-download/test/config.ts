@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { DiscordStandIn, DownloadStandIn, ModrinthProjectSpec, PanelStandIn } from "@mcops/testkit";
 import nbt from "prismarine-nbt";
+import { expect } from "vitest";
 
 /** The jar the volume holds before a test installs another. */
 export const OLD = Buffer.from("PK\u0003\u0004 the jar that was there");
@@ -103,3 +104,14 @@ export function modProjects(): ModrinthProjectSpec[] {
     },
   ];
 }
+
+/**
+ * The Entrypoint of an installer's container: a shell that removes the bind's guard file (a name only jar-download
+ * knows) and then execs the installer, its Cmd; the image's own ENTRYPOINT never runs.
+ */
+export const GUARDED_ENTRYPOINT = [
+  "/bin/sh",
+  "-c",
+  expect.stringMatching(/^if \[ -f \/home\/container\/\.mcops-bound-[0-9a-f]{32} \] && rm -f /),
+  "mcops-installer",
+];

@@ -1,6 +1,7 @@
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, JobError } from "@mcops/core/errors";
+import { VolumeDir } from "@mcops/core/volume";
 import {
   type DockerStandIn,
   type DockerStandInOptions,
@@ -16,6 +17,7 @@ import {
 } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { INSTALLER_LABELS, LogFrames, MAX_LINE_BYTES, runInstaller } from "../src/container.ts";
+import { GUARDED_ENTRYPOINT } from "./config.ts";
 
 const GAME = { uid: 988, gid: 988 };
 const IMAGE = "ghcr.io/pterodactyl/yolks:java_21";
@@ -74,18 +76,19 @@ function run(
   lines: string[],
   extra: { timeoutMs?: number; signal?: AbortSignal; image?: string; socket?: string } = {},
 ) {
+  const dir = VolumeDir.open(staging);
   return runInstaller({
     socket: extra.socket ?? docker.socket,
     image: extra.image ?? IMAGE,
     user: GAME,
-    dir: staging,
+    dir,
     cmd: CMD,
     timeoutMs: extra.timeoutMs ?? 120_000,
     onLine: (line) => lines.push(line),
     log,
     signal: extra.signal,
     name: "mcops-installer-test",
-  });
+  }).finally(() => dir.close());
 }
 
 describe("runInstaller", () => {
@@ -107,8 +110,8 @@ describe("runInstaller", () => {
       user: "988:988",
       workingDir: "/home/container",
       // The command as its own Entrypoint and Cmd: the image's ENTRYPOINT does not run.
-      entrypoint: ["java"],
-      cmd: CMD.slice(1),
+      entrypoint: GUARDED_ENTRYPOINT,
+      cmd: CMD,
       labels: INSTALLER_LABELS,
       networkMode: "bridge",
       // As Wings' containers: no setuid binary of the image gains anything, and no fork bomb reaches the host's pids.
@@ -183,7 +186,7 @@ describe("runInstaller: the image's ENTRYPOINT never runs", () => {
     installer();
     const lines: string[] = [];
     expectInstalled(await run(lines, { image }), lines);
-    expect(docker.containers[0]).toMatchObject({ image, entrypoint: ["java"], cmd: CMD.slice(1), exitCode: 0 });
+    expect(docker.containers[0]).toMatchObject({ image, entrypoint: GUARDED_ENTRYPOINT, cmd: CMD, exitCode: 0 });
     // The image's entrypoint.sh would have shown its prompt and the empty $STARTUP.
     expect(lines.join("\n")).not.toContain("container@pterodactyl~");
   });

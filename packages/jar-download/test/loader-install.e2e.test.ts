@@ -22,7 +22,7 @@ import {
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import yauzl from "yauzl";
-import { FORGE_EGG_STARTUP, levelDat, OLD, writeConfig } from "./config.ts";
+import { FORGE_EGG_STARTUP, GUARDED_ENTRYPOINT, levelDat, OLD, writeConfig } from "./config.ts";
 
 /**
  * `jar-download VERSION --type neoforge|forge` with the built executable: the installer downloaded from the maven
@@ -128,9 +128,9 @@ afterEach(async () => {
   root.cleanup();
 });
 
-/** The command a container ran: its Entrypoint and Cmd (jar-download sends the first word as the Entrypoint). */
+/** The command a container ran: its Cmd, which its own Entrypoint (GUARDED_ENTRYPOINT) execs. */
 function command(container: StandInContainer | undefined): string[] {
-  return container ? [...container.entrypoint, ...container.cmd] : [];
+  return container?.cmd ?? [];
 }
 
 /** One entry of a jar, as text (the manifest: what `java -jar` reads). */
@@ -174,8 +174,8 @@ describe("jar-download --type neoforge (built executable)", () => {
       // The panel gives the server 4 GiB: more than Wings' installer limit (1 GiB), so the installer has as much.
       memory: 4 * 1024 ** 3,
     });
-    // The installer is the container's own Entrypoint and Cmd: the image's ENTRYPOINT does not run.
-    expect(container?.entrypoint).toEqual(["java"]);
+    // The container's own Entrypoint checks the bind and execs the installer, its Cmd: the image's ENTRYPOINT does not run.
+    expect(container?.entrypoint).toEqual(GUARDED_ENTRYPOINT);
     expect(command(container)).toEqual(["java", "-jar", "neoforge-21.1.77-installer.jar", "--installServer"]);
     expect(visible()).toEqual([
       "libraries",
@@ -256,7 +256,7 @@ describe("jar-download --type neoforge (built executable)", () => {
     const result = await run("1.21.1", "--type", "neoforge", "--no-backup");
     expect(result, result.stderr).toMatchObject({ code: 0 });
     expect(result.stdout).toMatch(/^Installed NeoForge 21\.1\.77 for Minecraft 1\.21\.1 in /);
-    expect(docker.containers[0]).toMatchObject({ image, entrypoint: ["java"], exitCode: 0 });
+    expect(docker.containers[0]).toMatchObject({ image, entrypoint: GUARDED_ENTRYPOINT, exitCode: 0 });
     expect(readFileSync(join(volume, "unix_args.txt"))).toEqual(readFileSync(join(volume, ARGS)));
   });
 

@@ -289,7 +289,7 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
     expect(result.stdout).toMatch(
       /^Installed the modpack Gears 1\.0\.0 \(Minecraft 1\.21\.1, NeoForge 21\.1\.77\) in .* \(libraries, run\.sh, run\.bat, unix_args\.txt, user_jvm_args\.txt, config, mods\)/,
     );
-    expect(docker.containers.map((c) => [...c.entrypoint, ...c.cmd])).toEqual([
+    expect(docker.containers.map((c) => c.cmd)).toEqual([
       ["java", "-jar", "neoforge-21.1.77-installer.jar", "--installServer"],
     ]);
     expect(readFileSync(join(volume, "mods", "create.jar"))).toEqual(create().bytes);
@@ -472,7 +472,7 @@ describe("jar-download --mrpack / --modrinth (built executable)", () => {
     expect(result.stdout).toMatch(
       /^Installed the modpack Patchwork 3\.0\.0 \(Minecraft 1\.21\.1, Quilt 0\.26\.4\) in .* \(libraries, server\.jar, vanilla\.jar, quilt-server-launcher\.properties, mods\)/,
     );
-    expect(docker.containers[0]?.cmd.slice(2)).toEqual([
+    expect(docker.containers[0]?.cmd.slice(3)).toEqual([
       "install",
       "server",
       "1.21.1",

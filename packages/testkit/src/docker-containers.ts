@@ -526,6 +526,14 @@ function runPlan(
   if (c.user !== "" && !ids) {
     return { error: `unable to find user ${c.user}: no matching entries in passwd file` };
   }
+  // runc mounts each bind in the container's new mount namespace: a descriptor's path resolves to a mount of another
+  // namespace, which mount(2) refuses (seen on Debian's docker.io 20.10 and 26.1 with runc 1.1).
+  const magic = c.binds.find((b) => /^\/proc\/(?:self|\d+)\/fd\//.test(b.source));
+  if (magic) {
+    return {
+      error: `failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error mounting "${magic.source}" to rootfs at "${magic.target}": mount ${magic.source}:${magic.target} (via /proc/self/fd/6), flags: 0x5000: invalid argument: unknown`,
+    };
+  }
   const uid = ids ? Number(ids[1]) : (process.getuid?.() ?? 0);
   const gid =
     group !== undefined && /^\d+$/.test(group) ? Number(group) : ids ? Number(ids[2] ?? 0) : (process.getgid?.() ?? 0);

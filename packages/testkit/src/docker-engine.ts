@@ -28,7 +28,7 @@ export function dockerCache(env: NodeJS.ProcessEnv = process.env): string {
   return env.MCOPS_DOCKER_CACHE || "/var/cache/mcops-test/docker";
 }
 
-export type EngineVersion = "20.10" | "26.1";
+export type RealEngine = "20.10" | "26.1";
 
 /** An image in the test registry: its reference without the registry's address, and its config as Docker has it. */
 export interface TestImage {
@@ -121,7 +121,7 @@ export async function startTestRegistry(dir: string, env: NodeJS.ProcessEnv = pr
 export interface DockerEngineOptions {
   /** The test's own directory: the socket, data root and exec root are made in it. */
   dir: string;
-  engine: EngineVersion;
+  engine: RealEngine;
   /** DOCKER_MIN_API_VERSION (26.1 only): "1.44" refuses what Docker 29.0 refuses. */
   minApiVersion?: string;
   env?: NodeJS.ProcessEnv;
@@ -165,12 +165,12 @@ export async function startDockerEngine(options: DockerEngineOptions): Promise<D
   // socket path's 108 bytes whatever the test's directory is.
   const run = mkdtempSync("/tmp/mcops-dk-");
   const socket = join(run, "docker.sock");
-  // 26.1's own containerd and runc come first in its PATH: dockerd starts the containerd it finds there.
-  const bin =
-    options.engine === "26.1"
-      ? [join(dockerCache(env), "engine-26.1", "usr", "sbin"), join(dockerCache(env), "engine-26.1", "usr", "bin")]
-      : ["/usr/sbin", "/usr/bin"];
-  const childEnv: NodeJS.ProcessEnv = { PATH: [...bin, "/usr/sbin", "/usr/bin", "/sbin", "/bin"].join(":") };
+  // 26.1's own containerd (and its shim) come first in its PATH: dockerd starts the containerd it finds there. Its runc
+  // is the system's, Debian 12's: Debian 13's needs glibc 2.38 (scripts/docker-images.sh leaves it out).
+  const engineDir = join(dockerCache(env), "engine-26.1", "usr");
+  const dockerd = options.engine === "26.1" ? join(engineDir, "sbin", "dockerd") : "/usr/sbin/dockerd";
+  const first = options.engine === "26.1" ? [join(engineDir, "bin")] : [];
+  const childEnv: NodeJS.ProcessEnv = { PATH: [...first, "/usr/sbin", "/usr/bin", "/sbin", "/bin"].join(":") };
   if (options.minApiVersion) childEnv.DOCKER_MIN_API_VERSION = options.minApiVersion;
   const args = [
     "--storage-driver=vfs",
@@ -184,7 +184,7 @@ export async function startDockerEngine(options: DockerEngineOptions): Promise<D
     `--host=unix://${socket}`,
   ];
   let log = "";
-  const child = spawn(join(bin[0] as string, "dockerd"), args, { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(dockerd, args, { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   const keep = (chunk: Buffer) => {
     log = (log + chunk.toString("utf8")).slice(-256 * 1024);
   };

@@ -27,7 +27,7 @@ export type {
   DockerEngine,
   DockerEngineOptions,
   EngineAnswer,
-  EngineVersion,
+  RealEngine,
   TestImage,
   TestRegistry,
 } from "./docker-engine.ts";
