@@ -205,6 +205,34 @@ describe("server details and resources", () => {
     expect(await state(p)).toBe("running");
   });
 
+  it("holdResources: answers what the panel cached while the game is started, whatever the clock, until released", async () => {
+    const state = async (p: PanelStandIn) =>
+      (await json(await api(p, `/servers/${p.server.identifier}/resources`))).attributes.current_state;
+    let now = Date.now();
+    const p = await start({ resourcesCacheMs: 200, now: () => now });
+    const held = p.holdResources();
+    // A /start just after the panel cached "offline": the game runs, its console takes commands, the cache says offline.
+    expect((await power(p, "start")).status).toBe(204);
+    await p.waitForState("running");
+    now += 60_000;
+    expect(await state(p)).toBe("offline");
+    expect((await command(p, "list")).status).toBe(204);
+    held.release();
+    expect(await state(p)).toBe("running");
+  });
+
+  it("onRequest: sees each request with its route before it is answered", async () => {
+    const p = await start();
+    const seen: string[] = [];
+    const stop = p.onRequest((call) => seen.push(`${call.kind} ${call.command ?? call.signal ?? ""} ${call.status}`));
+    await command(p, "list");
+    await power(p, "start");
+    stop();
+    await api(p, `/servers/${p.server.identifier}/resources`);
+    expect(seen).toEqual(["command list 0", "power start 0"]);
+    expect(p.calls.map((c) => c.status)).toEqual([502, 204, 200]);
+  });
+
   it("lists the account's servers at /api/client", async () => {
     const p = await start({ servers: [{ name: "a" }, { name: "b" }] });
     const body = await json(await api(p, ""));
