@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { startUnderCachedOffline, stopOrder } from "../src/cached-offline.ts";
 import type { TempDir } from "../src/http.ts";
 import { tempDir } from "../src/http.ts";
 import type { PanelStandIn, PanelStandInOptions } from "../src/panel.ts";
@@ -802,5 +803,43 @@ describe("tempDir", () => {
     expect(t.path).toContain("mcops-tk-");
     t.cleanup();
     expect(existsSync(t.path)).toBe(false);
+  });
+});
+
+describe("startUnderCachedOffline and stopOrder", () => {
+  it("records what the volume held at each request of a tool that stops the game, swaps, and starts it", async () => {
+    const p = await start({ timings: { startMs: 80, stopMs: 200 } });
+    let volume = "old";
+    const scene = await startUnderCachedOffline(p, () => volume);
+    const state = async () =>
+      (await json(await api(p, `/servers/${p.server.identifier}/resources`))).attributes.current_state;
+    expect(await state()).toBe("offline");
+    expect((await command(p, "list")).status).toBe(204);
+    await power(p, "stop");
+    await p.waitForState("offline");
+    expect((await command(p, "list")).status).toBe(502);
+    volume = "new";
+    scene.release();
+    await power(p, "start");
+    scene.close();
+    expect(stopOrder(p, scene)).toEqual({
+      beforeStop: ["command list 204"],
+      atStop: "old",
+      atStopped: "old",
+      atStart: "new",
+      offlineFromStoppedToStart: true,
+    });
+  });
+
+  it("says the game ran between the confirmation and the start when it did", async () => {
+    const p = await start({ timings: { startMs: 80, stopMs: 80 } });
+    const scene = await startUnderCachedOffline(p, () => "same");
+    await power(p, "stop");
+    await p.waitForState("offline");
+    expect((await command(p, "list")).status).toBe(502);
+    p.setState("running");
+    await power(p, "start");
+    scene.close();
+    expect(stopOrder(p, scene).offlineFromStoppedToStart).toBe(false);
   });
 });
