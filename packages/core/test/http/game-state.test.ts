@@ -1,4 +1,9 @@
-import { type PanelStandIn, type PanelStandInOptions, startPanelStandIn } from "@mcops/testkit";
+import {
+  type PanelStandIn,
+  type PanelStandInOptions,
+  startPanelStandIn,
+  startUnderCachedOffline,
+} from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.ts";
 import { gameState, PROBE_COMMAND, stopGame, waitUntilStopped } from "../../src/http/game-state.ts";
@@ -22,13 +27,11 @@ const client = () =>
 /** The console commands the panel was sent, with its answer: "list 204" (the game took it), "list 502" (not running). */
 const probes = () => panel.calls.filter((c) => c.kind === "command").map((c) => `${c.command} ${c.status}`);
 
-/** A game started through the panel just after the panel cached "offline" (a /start from Discord). */
-async function startedUnderCachedOffline(): Promise<{ release(): void }> {
-  const held = panel.holdResources();
-  await client().power("start");
-  await panel.waitForState("running");
+/** A game started through the panel just after the panel cached "offline" (a /start from Discord); calls forgotten. */
+async function startedUnderCachedOffline(): Promise<{ close(): void }> {
+  const scene = await startUnderCachedOffline(panel, () => "");
   panel.reset();
-  return held;
+  return scene;
 }
 
 function logging(lines: string[]) {
@@ -118,7 +121,7 @@ describe("stopGame", () => {
     expect(calls.length).toBeGreaterThan(1);
     const offline = panel.stateHistory().findLast((h) => h.state === "offline")?.at ?? Number.POSITIVE_INFINITY;
     expect(panel.calls.findLast((c) => c.kind === "command")?.at).toBeGreaterThanOrEqual(offline);
-    held.release();
+    held.close();
   });
 
   it("sends a harmless stop to a game already stopped, and is done at the first look", async () => {
@@ -137,6 +140,6 @@ describe("stopGame", () => {
     expect((error as PanelError).message).toBe(
       "the server did not stop in 0 s (the panel shows it offline, but its container still runs)",
     );
-    held.release();
+    held.close();
   });
 });
