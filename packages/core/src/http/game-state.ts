@@ -132,21 +132,26 @@ export interface StopOptions extends GameStateOptions {
   timeoutMs: number;
   /** The longest pause between looks (default 5 s). */
   pollMs?: number | undefined;
-}
-
-/** A power stop, then waitUntilStopped. */
-export async function stopGame(panel: PanelClient, options: StopOptions): Promise<void> {
-  await panel.power("stop");
-  await waitUntilStopped(panel, options);
+  /** Called once the panel took the stop: the game may stop from then on (a caller that starts it again needs to know). */
+  sent?: (() => void) | undefined;
 }
 
 /**
- * Waits until the game's container no longer runs: the panel shows the server offline and the game's console answers
- * "Server must be online". An "offline" the panel still has in its cache from before a start is never taken for the
- * stop: the game still takes commands then. PanelError "timeout" when it does not stop in `timeoutMs`.
+ * Stops the game (a power stop) and waits until its container no longer runs: the panel shows the server offline and
+ * the game's console answers "Server must be online". An "offline" the panel still has in its cache from before a start
+ * is never taken for the stop: the game still takes commands then. PanelError "timeout" when it does not stop in
+ * `timeoutMs`.
+ *
+ * Wings drops a stop that comes while another power action holds the server's lock (a start under way: wings
+ * server/power.go HandlePowerAction takes the lock at once or gives up, the panel's DaemonPowerRepository asking with
+ * no wait_seconds); it has answered 202 already. A "running" read a cache window after the stop is Wings' own: the stop
+ * was not acted on, and is sent again (to a game stopping meanwhile it is dropped the same way, harmless).
  */
-export async function waitUntilStopped(panel: PanelClient, options: StopOptions): Promise<void> {
-  const { clock, timeoutMs, pollMs = POLL_MS, signal } = options;
+export async function stopGame(panel: PanelClient, options: StopOptions): Promise<void> {
+  const { clock, timeoutMs, pollMs = POLL_MS, signal, cacheMs = RESOURCES_CACHE_MS } = options;
+  await panel.power("stop");
+  options.sent?.();
+  let sentAt = clock.now();
   const deadline = clock.now() + timeoutMs;
   let interval = Math.min(pollMs, 250);
   for (;;) {
@@ -157,6 +162,11 @@ export async function waitUntilStopped(panel: PanelClient, options: StopOptions)
       throw new PanelError("timeout", `the server did not stop in ${Math.round(timeoutMs / 1000)} s (${still})`, {
         hint: "look at the panel console and the server's latest.log",
       });
+    }
+    if (shown === "running" && clock.now() - sentAt > cacheMs + 1000) {
+      options.logger?.info("the server still runs: Wings did not act on the stop (a start held it); stopping it again");
+      await panel.power("stop");
+      sentAt = clock.now();
     }
     // Quick looks first (a stop often takes a second or two), then every pollMs.
     await clock.sleep(Math.min(interval, Math.max(1, deadline - clock.now())), signal);

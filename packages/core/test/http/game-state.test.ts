@@ -6,7 +6,7 @@ import {
 } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.ts";
-import { gameState, PROBE_COMMAND, stopGame, waitUntilStopped } from "../../src/http/game-state.ts";
+import { gameState, PROBE_COMMAND, stopGame } from "../../src/http/game-state.ts";
 import { createPanelClient, PanelError } from "../../src/http/panel-client.ts";
 import { silentLogger } from "../../src/log.ts";
 
@@ -124,6 +124,23 @@ describe("stopGame", () => {
     held.close();
   });
 
+  it("sends the stop again when Wings did not act on it (a start held its lock), once the panel's answer is Wings' own", async () => {
+    await start({ servers: [{ state: "running" }], resourcesCacheMs: 100 });
+    // Wings answered the panel, then dropped the stop: the stand-in's delayed signal is cancelled as it arrives.
+    const drop = panel.onRequest((call) => {
+      if (call.kind !== "power") return;
+      drop();
+      setImmediate(() => panel.setState("running"));
+    });
+    const lines: string[] = [];
+    await stopGame(client(), { clock: systemClock, logger: logging(lines), timeoutMs: 30_000, cacheMs: 100 });
+    expect(panel.signals()).toEqual(["stop", "stop"]);
+    expect(panel.state()).toBe("offline");
+    expect(lines).toContain(
+      "the server still runs: Wings did not act on the stop (a start held it); stopping it again",
+    );
+  });
+
   it("sends a harmless stop to a game already stopped, and is done at the first look", async () => {
     await start({ servers: [{ state: "offline" }] });
     await stopGame(client(), { clock: systemClock, timeoutMs: 30_000 });
@@ -135,7 +152,7 @@ describe("stopGame", () => {
   it("gives up after timeoutMs, saying the container still runs under a cached offline", async () => {
     await start({ servers: [{ state: "offline" }], timings: { startMs: 80, stopMs: 600_000 } });
     const held = await startedUnderCachedOffline();
-    const error = await waitUntilStopped(client(), { clock: systemClock, timeoutMs: 300 }).catch((e: unknown) => e);
+    const error = await stopGame(client(), { clock: systemClock, timeoutMs: 300 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ kind: "timeout" });
     expect((error as PanelError).message).toBe(
       "the server did not stop in 0 s (the panel shows it offline, but its container still runs)",
