@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type CachedOffline, startUnderCachedOffline, stopOrder, waitUntil } from "@mcops/testkit";
+import { type CachedOffline, startUnderCachedOffline, stopOrder } from "@mcops/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { backUp, buildPlayersWorld, type Server, STEVE, startServer, volumeHash, volumePut } from "./harness.ts";
 
@@ -35,21 +35,12 @@ async function playedOnUnderCachedOffline(): Promise<void> {
   scene = await startUnderCachedOffline(server.panel, look);
 }
 
-/** Lets the panel's cache age once the tool has confirmed the stop: it waits for the start with the panel's state. */
-async function releaseOnceStopped(cached: CachedOffline): Promise<void> {
-  await waitUntil(
-    () => stopOrder(server.panel, cached).atStopped !== undefined,
-    "a Server must be online after the tool's stop",
-  );
-  cached.release();
-}
-
 describe("backup restore while the panel's cached answer says offline and the game runs", () => {
   it("stops the game and waits for Wings to say it stopped before moving the world, then starts it again", async () => {
     await playedOnUnderCachedOffline();
     const cached = scene as CachedOffline;
     const restore = server.start(["restore", "latest", "--no-backup"]);
-    await releaseOnceStopped(cached);
+    await cached.releaseWhenStopped();
     const result = await restore.done;
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
@@ -85,7 +76,7 @@ describe("backup restore while the panel's cached answer says offline and the ga
     scene = await startUnderCachedOffline(server.panel, look);
     const cached = scene;
     const restore = server.start(["restore", "latest", "--no-backup"]);
-    await releaseOnceStopped(cached);
+    await cached.releaseWhenStopped();
     const result = await restore.done;
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(

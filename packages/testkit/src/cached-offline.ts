@@ -1,3 +1,4 @@
+import { waitUntil } from "./hostile.ts";
 import type { PanelCall, PanelStandIn } from "./panel.ts";
 
 /**
@@ -12,6 +13,11 @@ export interface CachedOffline {
   seen: Array<{ call: PanelCall; volume: string }>;
   /** Lets the panel's cache age again: once the tool no longer needs the stale answer (it waits for a start next). */
   release(): void;
+  /**
+   * Waits until the tool's stop was confirmed (the first "Server must be online" after its stop: stopOrder's
+   * atStopped), then releases the cache, so that the tool sees the start it asks for next.
+   */
+  releaseWhenStopped(timeoutMs?: number): Promise<void>;
   /** Stops recording, and releases the cache. */
   close(): void;
 }
@@ -34,6 +40,14 @@ export async function startUnderCachedOffline(panel: PanelStandIn, look: () => s
   return {
     seen,
     release: held.release,
+    async releaseWhenStopped(timeoutMs = 60_000) {
+      await waitUntil(
+        () => stopOrder(panel, { seen }).atStopped !== undefined,
+        "Server must be online after the tool's stop",
+        timeoutMs,
+      );
+      held.release();
+    },
     close() {
       stop();
       held.release();
