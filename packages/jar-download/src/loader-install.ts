@@ -1,7 +1,7 @@
 import { closeSync, constants, openSync } from "node:fs";
 import { BusyError, JobError, UsageError } from "@mcops/core/errors";
 import { formatBytes } from "@mcops/core/format";
-import { COLOURS, createPanelClient, type PanelClient } from "@mcops/core/http";
+import { COLOURS, createPanelClient, gameState, type PanelClient, stopGame } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import { setOwnerAndMode, type VolumeDir } from "@mcops/core/volume";
@@ -77,7 +77,8 @@ export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
     const owner = job.control.owner;
     const panel = createPanelClient({ ...job.control, clock: ctx.clock });
     const details = await panel.details();
-    const before = (await panel.resources()).state;
+    // The game's own answer, not the panel's cached state (core's gameState): see swapIn.
+    const before = (await gameState(panel, { clock: ctx.clock, logger, signal: ctx.signal })).state;
     if (before !== "offline" && !job.stop) throw refuse(job, before);
     warnMemory(logger, job, details.memoryLimitBytes);
     await warnStartup(logger, panel, startsBy(job.loader));
@@ -98,7 +99,7 @@ export async function installLoader(ctx: Ctx, job: LoaderJob): Promise<number> {
           : [await launcherJar(ctx, logger, job, out, owner)];
       if (job.pack) moveTops(staging.dir(PACK_DIR), out, packTops, job.what);
       const all = [...names, ...packTops];
-      const done = await swapIn(ctx, logger, job, { panel, volume, out, names: all, before });
+      const done = await swapIn(ctx, logger, job, { panel, volume, out, names: all });
       const switched =
         job.image?.kind === "switch"
           ? `; Java image switched to ${shortImage(job.image.to.image)} (was ${shortImage(job.image.from)})`
@@ -326,10 +327,14 @@ interface SwapIn {
   volume: VolumeDir;
   out: VolumeDir;
   names: string[];
-  before: string;
 }
 
-/** The move into the volume, no backup meanwhile; with --stop, the server stopped for it and started again. */
+/**
+ * The move into the volume, no backup meanwhile; with --stop, the server stopped for it and started again. Whether the
+ * game runs is asked of the game itself (core's gameState: a server started from Discord a moment ago is still
+ * "offline" in the panel's /resources for up to 20 s), and a stop is waited for until Wings says the container
+ * stopped (stopGame).
+ */
 async function swapIn(
   ctx: Ctx,
   logger: Logger,
@@ -340,12 +345,12 @@ async function swapIn(
   const run = { ctx, logger, job, volume };
   const backups = await pauseBackupsFor(run);
   try {
-    const state = (await panel.resources()).state;
+    const game = { clock: ctx.clock, logger, signal: ctx.signal };
+    const { state } = await gameState(panel, game);
     if (state !== "offline") {
       if (!job.stop) throw refuse(job, state);
       logger.info(`stopping the server to install ${job.what} (it was ${state})`);
-      await panel.power("stop");
-      await panel.waitForState("offline", { timeoutMs: job.stateTimeoutMs });
+      await stopGame(panel, { ...game, timeoutMs: job.stateTimeoutMs });
     }
     let pre: SafetySnapshot | undefined;
     try {

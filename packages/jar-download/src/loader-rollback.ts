@@ -1,5 +1,5 @@
 import { JobError, UsageError } from "@mcops/core/errors";
-import { COLOURS, type Notifier, type PanelClient } from "@mcops/core/http";
+import { COLOURS, gameState, type Notifier, type PanelClient, stopGame } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
@@ -55,7 +55,7 @@ export async function rollBackLoader(
     const image = history.previousImage ? `; the image back to ${shortImage(history.previousImage)}` : "";
     if (!on.ignore) await refuseIfSaved(volume, record, history);
     if (on.dryRun) {
-      const state = (await panel.resources()).state;
+      const { state } = await gameState(panel, { clock: ctx.clock, logger });
       const server =
         state === "offline" ? "the server is offline" : `the server is ${state}: stopped and started again`;
       ctx.stdout.write(
@@ -66,11 +66,12 @@ export async function rollBackLoader(
     const backups = await pauseBackupsFor({ ctx, logger, job: { lockWaitMs: on.lockWaitMs } });
     let restarted = false;
     try {
-      const state = (await panel.resources()).state;
+      // The game's own answer, not the panel's cached state (core's gameState and stopGame).
+      const game = { clock: ctx.clock, logger };
+      const { state } = await gameState(panel, game);
       if (state !== "offline") {
         logger.info(`stopping the server to take ${record.what} out (it was ${state})`);
-        await panel.power("stop");
-        await panel.waitForState("offline", { timeoutMs: on.timeoutMs });
+        await stopGame(panel, { ...game, timeoutMs: on.timeoutMs });
         // The server saves the world as it stops: one that ran the loader's version may only now have written it so.
         try {
           if (!on.ignore) await refuseIfSaved(volume, record, history);

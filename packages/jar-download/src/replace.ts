@@ -6,9 +6,11 @@ import { formatBytes, formatDuration } from "@mcops/core/format";
 import {
   COLOURS,
   createPanelClient,
+  gameState,
   type HttpClient,
   type Notifier,
   type PanelClient,
+  stopGame,
   toolNotifier,
 } from "@mcops/core/http";
 import { acquireLock, type Lock, pauseBackups } from "@mcops/core/lock";
@@ -192,29 +194,33 @@ async function replaceIn(run: Run): Promise<Installed | undefined> {
   }
   sayImagePlan(run);
   const panel = createPanelClient({ url: control.url, key: control.key, serverId: control.serverId, clock: ctx.clock });
-  const before = (await panel.resources()).state;
+  // The game's own answer, not the panel's cached state (core's gameState): a server started from Discord a moment
+  // ago is still "offline" in the panel's /resources for up to 20 s.
+  const game = { clock: ctx.clock, logger, signal: ctx.signal };
+  const before = (await gameState(panel, game)).state;
   if (before !== "offline" && !job.stop) throw refuse(run, before);
 
   if (job.ignoreWorldVersion) logger.warn(await ignoredWorldVersion(run.volume));
   const { work, downloaded } = await download(run);
   const dataVersion = await checkDownloaded(run, work);
   const owner = control.owner;
-  const now = (await panel.resources()).state;
-  if (now === "offline") {
-    const backups = await pauseBackupsFor(run);
-    try {
+  // Asked again once no backup can begin: the server may have been started or stopped during the download.
+  const backups = await pauseBackupsFor(run);
+  try {
+    const now = (await gameState(panel, game)).state;
+    if (now === "offline") {
       const pre = await preUpgrade(run);
       const replaced = await replacedRecord(run);
       const { previous, switched } = await swapWithImage(run, panel, work, owner);
       const installed = { previous, restarted: false, downloaded, dataVersion, owner, pre, replaced, switched };
       recordHistory(run, installed);
       return installed;
-    } finally {
-      backups.release();
     }
+    if (!job.stop) throw refuse(run, now);
+    return await swapStopped(run, panel, now, { work, downloaded, dataVersion, owner });
+  } finally {
+    backups.release();
   }
-  if (!job.stop) throw refuse(run, now);
-  return swapStopped(run, panel, now, { work, downloaded, dataVersion, owner });
 }
 
 /**
@@ -270,63 +276,57 @@ async function download(run: Run): Promise<{ work: VolumeDir; downloaded: Downlo
   return { work, downloaded };
 }
 
-/** --stop: no backup while the server is down; stop it, swap the jar, start it and wait until it runs. */
+/** --stop (no backup meanwhile: the caller paused them): stop the game, swap the jar, start it and wait until it runs. */
 async function swapStopped(
   run: Run,
   panel: PanelClient,
   state: string,
   swap: { work: VolumeDir; downloaded: Downloaded; dataVersion: number | undefined; owner: Owner },
 ): Promise<Installed> {
-  const { job, logger } = run;
-  const backups = await pauseBackupsFor(run);
+  const { ctx, job, logger } = run;
+  logger.info(`stopping the server to replace its jar (it was ${state})`);
+  await stopGame(panel, { clock: ctx.clock, logger, signal: ctx.signal, timeoutMs: job.stateTimeoutMs });
+  let pre: SafetySnapshot | undefined;
   try {
-    logger.info(`stopping the server to replace its jar (it was ${state})`);
-    await panel.power("stop");
-    await panel.waitForState("offline", { timeoutMs: job.stateTimeoutMs });
-    let pre: SafetySnapshot | undefined;
-    try {
-      // The server saved the world as it stopped: the world as it is now is what the new jar must be able to open.
-      refuseDowngrade(await worldOf(run), swap.dataVersion, job.what);
-      pre = await preUpgrade(run);
-    } catch (error) {
-      // No check passed or no snapshot, no upgrade: the server goes back to work with the jar it had.
-      const running = await startBack(panel, job.stateTimeoutMs);
-      const again = running
-        ? "the server was started again with its old jar"
-        : "the server did not start again: look at the panel console";
-      if (error instanceof UsageError) {
-        throw new UsageError(`${error.message}; nothing was replaced`, { hint: `${again}; ${error.hint}` });
-      }
-      throw new JobError(`the pre-upgrade snapshot failed, nothing was replaced: ${(error as Error).message}`, {
-        hint: `${again}; fix the backup, or install without one: --no-backup`,
-        cause: error,
-      });
+    // The server saved the world as it stopped: the world as it is now is what the new jar must be able to open.
+    refuseDowngrade(await worldOf(run), swap.dataVersion, job.what);
+    pre = await preUpgrade(run);
+  } catch (error) {
+    // No check passed or no snapshot, no upgrade: the server goes back to work with the jar it had.
+    const running = await startBack(panel, job.stateTimeoutMs);
+    const again = running
+      ? "the server was started again with its old jar"
+      : "the server did not start again: look at the panel console";
+    if (error instanceof UsageError) {
+      throw new UsageError(`${error.message}; nothing was replaced`, { hint: `${again}; ${error.hint}` });
     }
-    const replaced = await replacedRecord(run);
-    let previous: boolean;
-    let switched: Installed["switched"];
-    try {
-      ({ previous, switched } = await swapWithImage(run, panel, swap.work, swap.owner));
-    } catch (error) {
-      if (!(error instanceof UsageError)) throw error;
-      // The panel refused the image: nothing was swapped, the server goes back to work as it was.
-      const again = (await startBack(panel, job.stateTimeoutMs))
-        ? "the server was started again with its old jar"
-        : "the server did not start again: look at the panel console";
-      throw new UsageError(`${error.message}; nothing was replaced`, {
-        where: error.where,
-        hint: `${again}; ${error.hint}`,
-      });
-    }
-    const { downloaded, dataVersion, owner } = swap;
-    const installed = { previous, restarted: true, downloaded, dataVersion, owner, pre, replaced, switched };
-    // Recorded before the start: a server that does not come up is still running this jar (--rollback needs to know).
-    recordHistory(run, installed);
-    await startAgain(run, panel, previous);
-    return installed;
-  } finally {
-    backups.release();
+    throw new JobError(`the pre-upgrade snapshot failed, nothing was replaced: ${(error as Error).message}`, {
+      hint: `${again}; fix the backup, or install without one: --no-backup`,
+      cause: error,
+    });
   }
+  const replaced = await replacedRecord(run);
+  let previous: boolean;
+  let switched: Installed["switched"];
+  try {
+    ({ previous, switched } = await swapWithImage(run, panel, swap.work, swap.owner));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    // The panel refused the image: nothing was swapped, the server goes back to work as it was.
+    const again = (await startBack(panel, job.stateTimeoutMs))
+      ? "the server was started again with its old jar"
+      : "the server did not start again: look at the panel console";
+    throw new UsageError(`${error.message}; nothing was replaced`, {
+      where: error.where,
+      hint: `${again}; ${error.hint}`,
+    });
+  }
+  const { downloaded, dataVersion, owner } = swap;
+  const installed = { previous, restarted: true, downloaded, dataVersion, owner, pre, replaced, switched };
+  // Recorded before the start: a server that does not come up is still running this jar (--rollback needs to know).
+  recordHistory(run, installed);
+  await startAgain(run, panel, previous);
+  return installed;
 }
 
 /** The image plan in the log: the switch to come, or why the image was not compared. */

@@ -1,5 +1,5 @@
 import { JobError, UsageError } from "@mcops/core/errors";
-import { COLOURS, createPanelClient, type PanelClient } from "@mcops/core/http";
+import { COLOURS, createPanelClient, gameState, type PanelClient, stopGame } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import type { VolumeDir } from "@mcops/core/volume";
@@ -95,7 +95,7 @@ export async function rollBack(
     const image = now ? await imageToRestore(panel, history, logger) : undefined;
     const imageSaid = image ? `; the Java image back to ${shortImage(image)}` : "";
     if (options.dryRun) {
-      const state = (await panel.resources()).state;
+      const { state } = await gameState(panel, { clock: ctx.clock, logger });
       const server =
         state === "offline" ? "the server is offline" : `the server is ${state}: stopped and started again`;
       ctx.stdout.write(
@@ -155,11 +155,12 @@ async function swapAround(
   const { panel, volume, timeoutMs } = on;
   const backups = await pauseBackupsFor(run);
   try {
-    const state = (await panel.resources()).state;
+    // The game's own answer, not the panel's cached state (core's gameState and stopGame).
+    const game = { clock: run.ctx.clock, logger: run.logger };
+    const { state } = await gameState(panel, game);
     if (state !== "offline") {
       run.logger.info(`stopping the server to put server.jar.previous back (it was ${state})`);
-      await panel.power("stop");
-      await panel.waitForState("offline", { timeoutMs });
+      await stopGame(panel, { ...game, timeoutMs });
       try {
         if (!on.ignore) await refuseIfSavedSince(volume, on.going, on.history);
       } catch (error) {

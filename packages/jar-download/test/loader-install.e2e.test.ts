@@ -14,6 +14,8 @@ import {
   startDockerStandIn,
   startDownloadStandIn,
   startPanelStandIn,
+  startUnderCachedOffline,
+  stopOrder,
   type TempDir,
   type ToolRun,
   tempDir,
@@ -552,5 +554,55 @@ describe("jar-download --type neoforge (built executable)", () => {
     expect(result.stderr).toMatch(/the server is running; its loader cannot be installed under it/);
     expect(docker.containers).toEqual([]);
     expect(stand.requests.filter((r) => r.route === "jar")).toEqual([]);
+  });
+});
+
+describe("a loader while the panel's cached answer says offline and the game runs (issue 44)", () => {
+  /** Whether the volume holds the NeoForge install's args file as a request arrives. */
+  const look = () => (lstatSync(join(volume, "unix_args.txt"), { throwIfNoEntry: false }) ? "neoforge" : "paper");
+
+  it("--stop: the game is stopped, confirmed by Wings, before the loader is moved in; started again after", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP });
+    const scene = await startUnderCachedOffline(panel, look);
+    try {
+      const tool = run("1.21.1", "--type", "neoforge", "--stop", "--no-backup");
+      await scene.releaseWhenStopped();
+      const result = await tool;
+      expect(result, result.stderr).toMatchObject({ code: 0 });
+      expect(result.stdout).toMatch(/ The server was restarted with it\.\n$/);
+      expect(stopOrder(panel, scene)).toEqual({
+        beforeStop: ["command list 204", "command list 204"],
+        atStop: "paper",
+        atStopped: "paper",
+        atStart: "neoforge",
+        offlineFromStoppedToStart: true,
+      });
+      expect(panel.signals()).toEqual(["start", "stop", "start"]);
+    } finally {
+      scene.close();
+    }
+  });
+
+  it("--rollback: the game is stopped, confirmed by Wings, before the loader is taken out; started again after", async () => {
+    await setUp({ startup: FORGE_EGG_STARTUP });
+    expect((await run("1.21.1", "--type", "neoforge", "--no-backup")).code).toBe(0);
+    const scene = await startUnderCachedOffline(panel, look);
+    try {
+      const tool = run("--rollback");
+      await scene.releaseWhenStopped();
+      const back = await tool;
+      expect(back, back.stderr).toMatchObject({ code: 0 });
+      expect(back.stdout).toMatch(/ The server was restarted\.\n$/);
+      expect(stopOrder(panel, scene)).toEqual({
+        beforeStop: ["command list 204"],
+        atStop: "neoforge",
+        atStopped: "neoforge",
+        atStart: "paper",
+        offlineFromStoppedToStart: true,
+      });
+      expect(panel.signals()).toEqual(["start", "stop", "start"]);
+    } finally {
+      scene.close();
+    }
   });
 });

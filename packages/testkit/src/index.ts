@@ -1,3 +1,9 @@
+export {
+  type CachedOffline,
+  type StopOrder,
+  startUnderCachedOffline,
+  stopOrder,
+} from "./cached-offline.ts";
 export { type VirtualClock, virtualClock } from "./clock.ts";
 export type { CloudflareStandIn, CloudflareStandInOptions } from "./cloudflare.ts";
 export { CLOUDFLARE_ROUTES, startCloudflareStandIn } from "./cloudflare.ts";
@@ -70,7 +76,7 @@ export type {
 } from "./modrinth.ts";
 export { buildMrpack, MODRINTH_ROUTES, mrpackFile, mrpackIndex, startModrinthStandIn } from "./modrinth.ts";
 export { moduleProbe } from "./modules.ts";
-export type { PanelStandIn, PanelStandInOptions } from "./panel.ts";
+export type { PanelCall, PanelStandIn, PanelStandInOptions } from "./panel.ts";
 export { DEFAULT_EGG, PANEL_ROUTES, startPanelStandIn } from "./panel.ts";
 export { buildRealWorld, type RealLayout, type RealRegion, type RealWorld, realRegions } from "./real-world.ts";
 export {

@@ -237,6 +237,20 @@ export interface PanelStandIn {
   /** The console lines written for the server (the same lines as in logFile). */
   console(id?: string): string[];
   inject(fault: PanelFault): void;
+  /**
+   * Holds the panel's resources cache of the server as it is now (filled now when it holds nothing, or nothing fresh)
+   * until `release()`: every /resources answer is that one, whatever the server does meanwhile. It is the real panel's
+   * cache (pterodactyl/panel app/Http/Controllers/Api/Client/Servers/ResourceUtilizationController.php,
+   * `cache->remember(..., 20 s)`) at its longest: a test starts the game once the cache is held (a /start from Discord
+   * just after the panel cached "offline") and releases it once the tool has done what the stale answer must not
+   * decide, with no race against a cache window. After the release the cache ages as usual (resourcesCacheMs).
+   */
+  holdResources(id?: string): { release(): void };
+  /**
+   * Calls `listener` as each request arrives, once its route is known and before anything answers it (its status is
+   * still 0): a test sees there what the volume holds at that request. Returns the function that removes it.
+   */
+  onRequest(listener: (call: PanelCall) => void): () => void;
   /** Resolves once the server is in `state`; rejects after `timeoutMs` (default 5000). */
   waitForState(state: ServerState, timeoutMs?: number, id?: string): Promise<void>;
   /**
@@ -269,6 +283,8 @@ interface Machine {
   containerStart: NodeJS.Timeout | undefined;
   transition: NodeJS.Timeout | undefined;
   cache: { at: number; body: unknown } | undefined;
+  /** holdResources: the cache answers as it is, however old, until released. */
+  cacheHeld: boolean;
   console: string[];
   history: Array<{ at: number; state: ServerState }>;
   /** setMemory's figure, over the usual one of the state. */
@@ -438,6 +454,8 @@ interface Panel {
   timers: TimerSet;
   changes: Changes;
   calls: PanelCall[];
+  /** onRequest's listeners. */
+  listeners: Set<(call: PanelCall) => void>;
   machines: Machine[];
   game: Game;
 }
@@ -466,6 +484,7 @@ export async function startPanelStandIn(options: PanelStandInOptions = {}): Prom
     timers,
     changes,
     calls: [],
+    listeners: new Set(),
     machines: machinesOf(options.servers ?? [{}], now),
     game: gameOf({
       now,
@@ -507,6 +526,7 @@ function machinesOf(servers: PanelServerOptions[], now: () => number): Machine[]
       imageChanges: [],
       transition: undefined,
       cache: undefined,
+      cacheHeld: false,
       console: [],
       history: [{ at: now(), state }],
     };
@@ -584,6 +604,21 @@ function standIn(panel: Panel, server: Loopback): PanelStandIn {
     stateHistory: (id) => machine(id).history.map((entry) => ({ ...entry })),
     console: (id) => [...machine(id).console],
     inject: (fault) => panel.faults.push(fault),
+    holdResources(id) {
+      const m = machine(id);
+      const at = panel.now();
+      if (!fresh(panel, m, at)) m.cache = { at, body: serverResources(m, at) };
+      m.cacheHeld = true;
+      return {
+        release() {
+          m.cacheHeld = false;
+        },
+      };
+    },
+    onRequest(listener) {
+      panel.listeners.add(listener);
+      return () => panel.listeners.delete(listener);
+    },
     waitForState: (state, timeoutMs = 30_000, id) => waitForState(panel, machine(id), state, timeoutMs),
     waitForPolls: (state, count, timeoutMs = 60_000, id) => waitForPolls(panel, machine(id), state, count, timeoutMs),
     reset() {
@@ -854,6 +889,7 @@ interface Exchange extends Received {
 async function handle(panel: Panel, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const x = route(await receive(panel, req, res));
   if (!x) return;
+  for (const listener of panel.listeners) listener(x.call);
   if ((await injectedFault(panel, x)) === "handled") return;
   const m = throughMiddleware(panel, x);
   if (m === "answered") return;
@@ -1054,9 +1090,10 @@ const SERVER_ROUTES: Record<PanelRoute, (panel: Panel, x: Exchange, m: Machine) 
   resources(panel, x, m) {
     if (x.ownError) return answerOwnError(x, x.ownError);
     // ResourceUtilizationController: Wings' answer, cached per server, through StatsTransformer; Wings is asked only
-    // when the cache is stale (cache->remember), and an error from it is not cached.
+    // when the cache is stale (cache->remember), and an error from it is not cached. A held cache (holdResources) is
+    // never stale.
     const at = panel.now();
-    if (!m.cache || panel.cacheMs <= 0 || at - m.cache.at >= panel.cacheMs) {
+    if (!m.cache || (!m.cacheHeld && !fresh(panel, m, at))) {
       const wings = takeWingsFault(panel, x);
       if (wings) return wingsAnswer(x, wings, "resources");
       m.cache = { at, body: serverResources(m, at) };
@@ -1168,6 +1205,11 @@ function startupCommand(m: Machine): string {
 
 /** The panel's CommandController, when Wings answers 502 (pterodactyl/panel CommandController.php). */
 const SERVER_MUST_BE_ONLINE = "Server must be online in order to send commands.";
+
+/** Whether the server's cached resources answer is still the panel's answer at `at` (cache->remember's TTL). */
+function fresh(panel: Panel, m: Machine, at: number): boolean {
+  return m.cache !== undefined && panel.cacheMs > 0 && at - m.cache.at < panel.cacheMs;
+}
 
 /** The next Wings fault queued for this route: the panel is calling Wings now. */
 function takeWingsFault(panel: Panel, x: Exchange): WingsFault | undefined {

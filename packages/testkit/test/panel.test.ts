@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { startUnderCachedOffline, stopOrder } from "../src/cached-offline.ts";
 import type { TempDir } from "../src/http.ts";
 import { tempDir } from "../src/http.ts";
 import type { PanelStandIn, PanelStandInOptions } from "../src/panel.ts";
@@ -203,6 +204,34 @@ describe("server details and resources", () => {
     expect(await state(p)).toBe("offline");
     now += 1;
     expect(await state(p)).toBe("running");
+  });
+
+  it("holdResources: answers what the panel cached while the game is started, whatever the clock, until released", async () => {
+    const state = async (p: PanelStandIn) =>
+      (await json(await api(p, `/servers/${p.server.identifier}/resources`))).attributes.current_state;
+    let now = Date.now();
+    const p = await start({ resourcesCacheMs: 200, now: () => now });
+    const held = p.holdResources();
+    // A /start just after the panel cached "offline": the game runs, its console takes commands, the cache says offline.
+    expect((await power(p, "start")).status).toBe(204);
+    await p.waitForState("running");
+    now += 60_000;
+    expect(await state(p)).toBe("offline");
+    expect((await command(p, "list")).status).toBe(204);
+    held.release();
+    expect(await state(p)).toBe("running");
+  });
+
+  it("onRequest: sees each request with its route before it is answered", async () => {
+    const p = await start();
+    const seen: string[] = [];
+    const stop = p.onRequest((call) => seen.push(`${call.kind} ${call.command ?? call.signal ?? ""} ${call.status}`));
+    await command(p, "list");
+    await power(p, "start");
+    stop();
+    await api(p, `/servers/${p.server.identifier}/resources`);
+    expect(seen).toEqual(["command list 0", "power start 0"]);
+    expect(p.calls.map((c) => c.status)).toEqual([502, 204, 200]);
   });
 
   it("lists the account's servers at /api/client", async () => {
@@ -774,5 +803,43 @@ describe("tempDir", () => {
     expect(t.path).toContain("mcops-tk-");
     t.cleanup();
     expect(existsSync(t.path)).toBe(false);
+  });
+});
+
+describe("startUnderCachedOffline and stopOrder", () => {
+  it("records what the volume held at each request of a tool that stops the game, swaps, and starts it", async () => {
+    const p = await start({ timings: { startMs: 80, stopMs: 200 } });
+    let volume = "old";
+    const scene = await startUnderCachedOffline(p, () => volume);
+    const state = async () =>
+      (await json(await api(p, `/servers/${p.server.identifier}/resources`))).attributes.current_state;
+    expect(await state()).toBe("offline");
+    expect((await command(p, "list")).status).toBe(204);
+    await power(p, "stop");
+    await p.waitForState("offline");
+    expect((await command(p, "list")).status).toBe(502);
+    volume = "new";
+    scene.release();
+    await power(p, "start");
+    scene.close();
+    expect(stopOrder(p, scene)).toEqual({
+      beforeStop: ["command list 204"],
+      atStop: "old",
+      atStopped: "old",
+      atStart: "new",
+      offlineFromStoppedToStart: true,
+    });
+  });
+
+  it("says the game ran between the confirmation and the start when it did", async () => {
+    const p = await start({ timings: { startMs: 80, stopMs: 80 } });
+    const scene = await startUnderCachedOffline(p, () => "same");
+    await power(p, "stop");
+    await p.waitForState("offline");
+    expect((await command(p, "list")).status).toBe(502);
+    p.setState("running");
+    await power(p, "start");
+    scene.close();
+    expect(stopOrder(p, scene).offlineFromStoppedToStart).toBe(false);
   });
 });

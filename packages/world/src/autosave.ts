@@ -1,6 +1,6 @@
 import type { Clock } from "@mcops/core/clock";
 import type { JobError } from "@mcops/core/errors";
-import { type PanelClient, PanelError } from "@mcops/core/http";
+import { type ConsoleAnswer, type PanelClient, PanelError, type PowerState, sendToGame } from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import { UnsafePathError, type VolumeDir } from "@mcops/core/volume";
 import { isMainThread, LATEST_LOG, parseHeader } from "@mcops/game-log/game-log";
@@ -58,7 +58,6 @@ export interface AutosaveOptions {
 }
 
 const SETTLE_TIMEOUT_MS = 5 * 60_000;
-const RECHECK_TIMEOUT_MS = 30_000;
 /** The most of the game's log read at each look for "Saved the game": the game writes a few lines meanwhile. */
 const READ_BYTES = 1 << 20;
 
@@ -74,7 +73,7 @@ function atRest(mode: AutosaveGuard["mode"], note: string): AutosaveGuard {
 
 export async function pauseAutosave(options: AutosaveOptions): Promise<AutosaveGuard> {
   const { logger, signal } = options;
-  let state: string;
+  let state: PowerState;
   try {
     state = await settledState(options);
   } catch (error) {
@@ -111,7 +110,7 @@ function interrupted({ logger, signal }: AutosaveOptions): AutosaveGuard {
  * The server's state once it is not starting or stopping (both write the world), waited for at most
  * settleTimeoutMs; after that the state as it is (save-off decides).
  */
-async function settledState(options: AutosaveOptions): Promise<string> {
+async function settledState(options: AutosaveOptions): Promise<PowerState> {
   const { panel, logger, signal, settleTimeoutMs = SETTLE_TIMEOUT_MS } = options;
   const state = (await panel.resources()).state;
   if (state !== "starting" && state !== "stopping") return state;
@@ -128,67 +127,50 @@ async function settledState(options: AutosaveOptions): Promise<string> {
 
 /**
  * save-off, whatever the panel's (cached) state said: undefined once the game took it. The panel's "Server must be
- * online" (Wings' 502: the container does not run) is the world at rest; any other failure is a crash-consistent
- * backup, with save-on sent when save-off may have gone through (no answer, or the panel's 504).
+ * online" (Wings' 502: the container does not run) is the world at rest, once the panel shows the server offline
+ * (core's sendToGame: a proxy's 502 in front of Wings says the same while the game runs); any other failure is a
+ * crash-consistent backup, with save-on sent when save-off may have gone through (no answer, or the panel's 504).
  */
 async function saveOff(
   options: AutosaveOptions,
-  state: string,
+  state: PowerState,
   resume: () => Promise<void>,
 ): Promise<AutosaveGuard | undefined> {
-  const { panel, logger, atExit } = options;
+  const { panel, logger, atExit, signal, recheckTimeoutMs } = options;
+  let answer: ConsoleAnswer;
   try {
-    await panel.command("save-off");
-    if (state !== "running") logger.info(`the panel showed the server ${state}, but the game took save-off: it runs`);
-    return undefined;
+    answer = await sendToGame(panel, "save-off", { shown: state, recheckTimeoutMs, signal });
   } catch (error) {
-    if (error instanceof PanelError && error.kind === "server-offline") {
-      atExit?.delete(resume);
-      // Nothing was sent to the game. But the panel says "Server must be online" for any 502 from Wings' side: a
-      // proxy in front of Wings (Wings restarting while the game's container runs on) answers one too. After a state
-      // other than offline, the world is at rest only once the panel shows the server offline.
-      if (state !== "offline" && !(await shownOffline(options, state))) {
-        return atRest(
-          "panel-unreachable",
-          "save-off refused but the server was not shown offline: crash-consistent backup",
-        );
-      }
-      logger.info("the game is not running (the panel: Server must be online): its files are at rest");
-      const before = logStamp(options);
-      return {
-        ...atRest("server-offline", "server offline"),
-        disturbed: () =>
-          logStamp(options) === before
-            ? undefined
-            : `the game started during the backup (${options.volume.display(options.latestLog ?? LATEST_LOG)} was written since save-off was refused): its files were not at rest, the backup is crash-consistent`,
-      };
-    }
     const mayHaveGoneThrough = !(error instanceof PanelError) || error.status === undefined || error.status === 504;
     if (mayHaveGoneThrough) await resume();
     else atExit?.delete(resume);
     logger.warn(`save-off failed (${(error as Error).message}); the backup is crash-consistent`);
     return atRest("panel-unreachable", "save-off failed: crash-consistent backup");
   }
-}
-
-/**
- * After "Server must be online" to a server the panel showed `state` (not offline): whether the panel shows it offline
- * within `recheckTimeoutMs` (above the panel's 20 s resources cache, so that a read after the refusal is Wings' own).
- * A game that just crashed is shown offline; behind a proxy's 502 the game may run on, and the panel either cannot
- * reach Wings or shows it running: then false, said in the log.
- */
-async function shownOffline(options: AutosaveOptions, state: string): Promise<boolean> {
-  const { panel, logger, signal, recheckTimeoutMs = RECHECK_TIMEOUT_MS } = options;
-  try {
-    await panel.waitForState("offline", { timeoutMs: recheckTimeoutMs, signal });
-    return true;
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    logger.warn(
-      `the panel said Server must be online, but it showed the server ${state} and does not show it offline (${reason}): Wings may be unreachable behind a proxy while the game runs; the backup is crash-consistent`,
-    );
-    return false;
+  if (answer.kind === "taken") {
+    if (state !== "running") logger.info(`the panel showed the server ${state}, but the game took save-off: it runs`);
+    return undefined;
   }
+  // Nothing was sent to the game.
+  atExit?.delete(resume);
+  if (answer.kind === "unconfirmed") {
+    logger.warn(
+      `the panel said Server must be online, but it showed the server ${state} and does not show it offline (${answer.reason}): Wings may be unreachable behind a proxy while the game runs; the backup is crash-consistent`,
+    );
+    return atRest(
+      "panel-unreachable",
+      "save-off refused but the server was not shown offline: crash-consistent backup",
+    );
+  }
+  logger.info("the game is not running (the panel: Server must be online): its files are at rest");
+  const before = logStamp(options);
+  return {
+    ...atRest("server-offline", "server offline"),
+    disturbed: () =>
+      logStamp(options) === before
+        ? undefined
+        : `the game started during the backup (${options.volume.display(options.latestLog ?? LATEST_LOG)} was written since save-off was refused): its files were not at rest, the backup is crash-consistent`,
+  };
 }
 
 /** The game's log as it stands (its file, size and time), to tell whether the game wrote it since. */

@@ -2,7 +2,16 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { BusyError, JobError, type McopsError, UsageError } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { COLOURS, escapeGameText, type Notifier, type PanelClient, PanelError, toolNotifier } from "@mcops/core/http";
+import {
+  COLOURS,
+  escapeGameText,
+  gameState,
+  type Notifier,
+  type PanelClient,
+  PanelError,
+  stopGame,
+  toolNotifier,
+} from "@mcops/core/http";
 import type { Logger } from "@mcops/core/log";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
@@ -342,11 +351,16 @@ async function restore(
         category: "backup",
       });
     }
-    if (plan.stopsServer) await stopServer(panel, logger, work, plan.serverTimeoutMs, ctx.signal);
-    else await checkOffline(panel, plan);
+    const stopped = () =>
+      plan.stopsServer
+        ? stopServer(ctx, panel, logger, work, plan.serverTimeoutMs)
+        : checkOffline(ctx, panel, plan, logger);
+    await stopped();
     const pre = options.backup === false ? undefined : await preRestoreSnapshot(ctx, settings, logger, plan);
     await stage(work, stagingOf(plan, settings), logger);
-    if (!plan.stopsServer) await checkOffline(panel, plan);
+    // Once more before anything is moved: the snapshot and the staging can take minutes, and a start meanwhile (the
+    // panel, Discord's /start) runs the game.
+    await stopped();
     let targets = plan.targets;
     let beforeMove = options.beforeMove;
     const bounds = chunkArea(plan);
@@ -422,9 +436,17 @@ async function preRestoreSnapshot(
   }
 }
 
-/** A player's files are replaced only while the player is offline; a stopped server has nobody online. */
-async function checkOffline(panel: PanelClient, plan: RestorePlan): Promise<void> {
-  const state = (await panel.resources()).state;
+/**
+ * A player's files are replaced only while the player is offline; a game that does not run has nobody online. Asked
+ * of the game itself (core's gameState): the panel's cached "offline" may be a game started up to 20 s ago.
+ */
+async function checkOffline(
+  ctx: Pick<RestoreContext, "clock" | "signal">,
+  panel: PanelClient,
+  plan: RestorePlan,
+  logger: Logger,
+): Promise<void> {
+  const { state } = await gameState(panel, { clock: ctx.clock, logger, signal: ctx.signal });
   if (state === "offline") return;
   refuseIfOnline(plan.player as Player, playersInGameLog(plan.volume), plan.volume);
 }
@@ -453,20 +475,26 @@ function completedText(
   return lines.join("\n");
 }
 
-/** Stops the server through the panel, unless it is offline already, and waits until it is. */
+/**
+ * Stops the server through the panel when the game runs, and waits until Wings says its container does not run (core's
+ * gameState and stopGame: the panel's cached "offline" is never taken for it). A server shown stopping is sent the stop
+ * too: the panel's state may be from before a start, and Wings drops a stop while another one is under way.
+ */
 async function stopServer(
+  ctx: Pick<RestoreContext, "clock" | "signal">,
   panel: PanelClient,
   logger: Logger,
   work: RestoreWork,
   timeoutMs: number,
-  signal: AbortSignal,
 ): Promise<void> {
-  const state = (await panel.resources()).state;
+  const options = { clock: ctx.clock, logger, signal: ctx.signal };
+  const { state } = await gameState(panel, options);
   if (state === "offline") return;
   logger.info(`stopping the server (it is ${state})`);
-  if (state !== "stopping") await panel.power("stop");
-  work.stoppedByUs = true;
-  await panel.waitForState("offline", { timeoutMs, pollMs: 2000, signal });
+  const sent = () => {
+    work.stoppedByUs = true;
+  };
+  await stopGame(panel, { ...options, timeoutMs, pollMs: 2000, sent });
   logger.info("the server is offline");
 }
 

@@ -1,3 +1,4 @@
+export * from "./game-state.ts";
 export * from "./http-client.ts";
 export * from "./notifier.ts";
 export * from "./panel-client.ts";

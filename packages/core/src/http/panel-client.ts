@@ -19,7 +19,7 @@ import { type SendOptions, send } from "./transport.ts";
  * live resources and the server record. Errors come back as `PanelError` with advice; the key never appears in one.
  */
 type PowerSignal = "start" | "stop" | "restart" | "kill";
-type PowerState = "offline" | "starting" | "running" | "stopping";
+export type PowerState = "offline" | "starting" | "running" | "stopping";
 
 export interface Resources {
   state: PowerState;
