@@ -4,8 +4,9 @@
 #
 # - Engine 20.10: Debian 12's docker.io (set-up installs it; dockerd, containerd, runc), API 1.41, as Debian 11 and 12
 #   ship it.
-# - Engine 26.1: Debian 13's docker.io, containerd and runc, fetched with apt (scripts/debian-download.sh) and
-#   unpacked, never installed: API 1.45. The tests run it with DOCKER_MIN_API_VERSION=1.44, Docker 29.0's floor.
+# - Engine 26.1: Debian 13's docker.io and containerd, fetched with apt (scripts/debian-download.sh) and unpacked,
+#   never installed: API 1.45. The tests run it with DOCKER_MIN_API_VERSION=1.44, Docker 29.0's floor. Its runc is
+#   Debian 12's (the system's): Debian 13's runc needs glibc 2.38, which Debian 12 does not have.
 # - The images (packages/testkit/fixtures/docker-images, whose README says how each follows the real one): Debian 12
 #   and 13 root file systems made by debootstrap with Debian's OpenJDK, each image their layer and one of its own
 #   files (scripts/docker-image.py, from images.json there), loaded into a private dockerd and pushed into a registry
@@ -15,14 +16,14 @@
 # Where: /var/cache/mcops-test/docker (MCOPS_DOCKER_CACHE names another place). dockerd needs root: without it this
 # says so and ends with 0, and the real Docker tests say the same. One builder at a time (flock); the images are built
 # in images-<key>.partial and renamed when complete, so a run that was killed leaves nothing that looks finished.
-# <key> is a hash of these scripts and the image files: changing any builds them again. Quiet when all is there.
+# <key> is a hash of the image files and docker-image.py: changing any builds them again. Quiet when all is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 umask 022
 
 cache=${MCOPS_DOCKER_CACHE:-/var/cache/mcops-test/docker}
 fixtures=packages/testkit/fixtures/docker-images
-key=$(cat "$0" scripts/docker-image.py "$fixtures"/* | sha256sum | cut -c1-12)
+key=$(cat scripts/docker-image.py "$fixtures"/* | sha256sum | cut -c1-12)
 images="$cache/images-$key"
 
 if [ "$(id -u)" != 0 ]; then
@@ -56,14 +57,17 @@ if complete; then
 fi
 
 if [ ! -x "$cache/engine-26.1/usr/sbin/dockerd" ]; then
-  echo "setup: docker engines: fetching Debian 13's docker.io, containerd and runc..." >&2
+  echo "setup: docker engines: fetching Debian 13's docker.io and containerd..." >&2
   part="$cache/engine-26.1.partial"
   rm -rf "$part"
-  bash scripts/debian-download.sh trixie "$part/debs" docker.io containerd runc
+  bash scripts/debian-download.sh trixie "$part/debs" docker.io containerd
   for deb in "$part"/debs/*.deb; do dpkg-deb -x "$deb" "$part"; done
   rm -rf "$part/debs" "$cache/engine-26.1"
   mv "$part" "$cache/engine-26.1"
 fi
+
+# An engine unpacked before runc was left out holds Debian 13's runc, which cannot run here.
+rm -f "$cache/engine-26.1/usr/sbin/runc"
 
 part="$images.partial"
 echo "setup: docker engines: building the test images (debootstrap of Debian 12 and 13 with OpenJDK; a few minutes, once)..." >&2
