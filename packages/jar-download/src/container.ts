@@ -150,7 +150,7 @@ function placeGuard(dir: VolumeDir): string {
  */
 function guardedEntrypoint(guard: string): string[] {
   const file = `${CONTAINER_DIR}/${guard}`;
-  const script = `if [ -f ${file} ] && rm -f ${file}; then exec "$@"; fi; echo "mcops: ${CONTAINER_DIR} is not the directory jar-download made for the installer: nothing was run" >&2; exit 125`;
+  const script = `if [ -f ${file} ] && rm -f ${file}; then exec "$@"; fi; echo "mcops: the working directory is not the one jar-download made for the installer: nothing was run" >&2; exit 125`;
   return ["/bin/sh", "-c", script, "mcops-installer"];
 }
 

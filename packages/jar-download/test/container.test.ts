@@ -1,4 +1,14 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { ConfigError, JobError } from "@mcops/core/errors";
 import { VolumeDir } from "@mcops/core/volume";
@@ -74,9 +84,9 @@ function installer(options: Partial<TestInstallerOptions> = {}): void {
 
 function run(
   lines: string[],
-  extra: { timeoutMs?: number; signal?: AbortSignal; image?: string; socket?: string } = {},
+  extra: { timeoutMs?: number; signal?: AbortSignal; image?: string; socket?: string; dir?: VolumeDir } = {},
 ) {
-  const dir = VolumeDir.open(staging);
+  const dir = extra.dir ?? VolumeDir.open(staging);
   return runInstaller({
     socket: extra.socket ?? docker.socket,
     image: extra.image ?? IMAGE,
@@ -176,6 +186,42 @@ function expectInstalled(result: { exitCode: number }, lines: string[]): void {
   );
   expect(lines).toContain("The server installed successfully");
 }
+
+describe("runInstaller: the directory Docker binds is proved to be the staging one", () => {
+  it("one the game's user put at the staging directory's path before the start: nothing runs in it, JobError", async () => {
+    installer();
+    const made = VolumeDir.open(staging);
+    try {
+      // The game's user owns the volume the private directory is in: it can move it away and put its own at its path,
+      // with an installer.jar of its choosing, for Docker to bind by that path.
+      renameSync(staging, `${staging}.moved`);
+      mkdirSync(staging);
+      writeFileSync(join(staging, "installer.jar"), testInstallerJar(NEOFORGE));
+      chownSync(staging, GAME.uid, GAME.gid);
+      const lines: string[] = [];
+      await expect(run(lines, { dir: made })).rejects.toThrow(
+        /^Docker bound another directory than the installer's at \/home\/container: nothing was run$/,
+      );
+      expect(lines).toContain(
+        "mcops: the working directory is not the one jar-download made for the installer: nothing was run",
+      );
+      // Nothing ran in the directory that was bound; the guard is gone from the real one, which holds what it held.
+      expect(readdirSync(staging)).toEqual(["installer.jar"]);
+      expect(readdirSync(`${staging}.moved`)).toEqual(["installer.jar"]);
+      expect(docker.containers[0]).toMatchObject({ exitCode: 125, state: "removed" });
+    } finally {
+      made.close();
+    }
+  });
+
+  it("binds the directory by the path it was made at (a descriptor's /proc path cannot be bound) and leaves no guard", async () => {
+    installer();
+    expect((await run([])).exitCode).toBe(0);
+    expect(docker.containers[0]?.binds).toEqual([{ source: staging, target: "/home/container", readOnly: false }]);
+    // No guard is left behind.
+    expect(readdirSync(staging).filter((name) => name.startsWith(".mcops-bound-"))).toEqual([]);
+  });
+});
 
 describe("runInstaller: the image's ENTRYPOINT never runs", () => {
   it.each([

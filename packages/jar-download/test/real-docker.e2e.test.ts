@@ -8,9 +8,19 @@
  * DOCKER_MIN_API_VERSION=1.44, which refuses API 1.41 as Docker 29.0 does. These tests need root (dockerd) and the
  * images set-up builds: without root they are skipped and say why; as root, a missing piece fails them.
  */
-import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { VolumeDir } from "@mcops/core/volume";
 import {
   buildMrpack,
   type DiscordStandIn,
@@ -37,6 +47,7 @@ import {
   toolEnv,
 } from "@mcops/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runInstaller } from "../src/container.ts";
 import { FORGE_EGG_STARTUP, modProjects, OLD, writeConfig } from "./config.ts";
 
 const BIN = fileURLToPath(new URL("../dist/jar-download.mjs", import.meta.url));
@@ -176,6 +187,44 @@ function engineSuite(engine: RealEngine, minApiVersion?: string): void {
         expect(old.body).toMatch(/client version 1\.41 is too old\. Minimum supported API version is 1\.44/);
       });
     }
+
+    it("a staging directory the game's user replaced at its path before the start: the container runs nothing", async () => {
+      root = tempDir("mcops-real-docker-bind-");
+      const staging = join(root.path, "staging");
+      mkdirSync(staging, { mode: 0o700 });
+      chownSync(staging, 988, 988);
+      const made = VolumeDir.open(staging);
+      try {
+        renameSync(staging, `${staging}.moved`);
+        mkdirSync(staging);
+        writeFileSync(
+          join(staging, "installer.jar"),
+          testInstallerJar({ loader: "neoforge", version: "21.1.77", game: "1.21.1" }),
+        );
+        chownSync(staging, 988, 988);
+        const lines: string[] = [];
+        const installing = runInstaller({
+          socket: docker.socket,
+          image: registry.image("pterodactyl/yolks:java_17"),
+          user: { uid: 988, gid: 988 },
+          dir: made,
+          cmd: ["java", "-jar", "installer.jar", "--installServer"],
+          network: "none",
+          timeoutMs: 120_000,
+          onLine: (line) => lines.push(line),
+          log: { info: () => undefined, warn: () => undefined },
+        });
+        await expect(installing).rejects.toThrow(/^Docker bound another directory than the installer's/);
+        expect(lines).toContain(
+          "mcops: the working directory is not the one jar-download made for the installer: nothing was run",
+        );
+        expect(readdirSync(staging)).toEqual(["installer.jar"]);
+        expect(readdirSync(`${staging}.moved`)).toEqual([]);
+        expect(await installerContainers(docker)).toEqual([]);
+      } finally {
+        made.close();
+      }
+    }, 120_000);
 
     it("NeoForge 1.21.1 on a java_17 server: the egg's java_21 is pulled, the installer runs in it and writes run.sh", async () => {
       expect(await docker.hasImage(registry.image("pterodactyl/yolks:java_21"))).toBe(false);
