@@ -16,14 +16,15 @@
 # Where: /var/cache/mcops-test/docker (MCOPS_DOCKER_CACHE names another place). dockerd needs root: without it this
 # says so and ends with 0, and the real Docker tests say the same. One builder at a time (flock); the images are built
 # in images-<key>.partial and renamed when complete, so a run that was killed leaves nothing that looks finished.
-# <key> is a hash of the image files and docker-image.py: changing any builds them again. Quiet when all is there.
+# <key> is a hash of what makes the images (images.json, the scripts put in them, docker-image.py): changing any builds
+# them again. Quiet when all is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 umask 022
 
 cache=${MCOPS_DOCKER_CACHE:-/var/cache/mcops-test/docker}
 fixtures=packages/testkit/fixtures/docker-images
-key=$(cat scripts/docker-image.py "$fixtures"/* | sha256sum | cut -c1-12)
+key=$(cat scripts/docker-image.py "$fixtures"/images.json "$fixtures"/*.sh | sha256sum | cut -c1-12)
 images="$cache/images-$key"
 
 if [ "$(id -u)" != 0 ]; then
