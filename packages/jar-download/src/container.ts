@@ -3,7 +3,7 @@ import { closeSync, constants, openSync } from "node:fs";
 import { JobError } from "@mcops/core/errors";
 import { formatDuration, parseJsonOrUndefined } from "@mcops/core/format";
 import type { VolumeDir } from "@mcops/core/volume";
-import { DockerSocket, printable } from "./docker-socket.ts";
+import { CONTAINER_ANSWER_MS, DockerSocket, printable } from "./docker-socket.ts";
 import { ensureImage, type PullLog } from "./image-pull.ts";
 
 /**
@@ -55,7 +55,7 @@ export interface RunInstallerOptions {
   log: PullLog;
   /** Aborting it kills and removes the container (the tool was stopped). */
   signal?: AbortSignal;
-  /** The container's name (Docker picks one when none is given). */
+  /** The container's name (default mcops-installer-<random>). */
   name?: string;
   /** The most memory the container may use, swap included (default INSTALLER_MEMORY_BYTES). */
   memoryBytes?: number;
@@ -104,7 +104,7 @@ export async function runInstaller(options: RunInstallerOptions): Promise<{ exit
     const id = await createContainer(docker, { ...options, image }, guard);
     const stop = new AbortController();
     try {
-      await docker.expect("POST", `/containers/${id}/start`, [204, 304], "start the installer's container");
+      await startContainer(docker, id, options);
       const logs = followLogs(docker, id, options.onLine, stop.signal);
       const waited = docker.wait(id, stop.signal);
       waited.catch(() => undefined); // when the time runs out first, its end (aborted) is nobody's business
@@ -124,6 +124,23 @@ export async function runInstaller(options: RunInstallerOptions): Promise<{ exit
   } finally {
     if (options.dir.lstat(guard) !== undefined) options.dir.unlink(guard);
   }
+}
+
+/**
+ * Starts the container. A network the engine lacks is found only now (Docker creates the container, then answers the
+ * start 404 "network <name> not found"): said with the setting that named it.
+ */
+async function startContainer(docker: DockerSocket, id: string, options: RunInstallerOptions): Promise<void> {
+  const answer = await docker.call("POST", `/containers/${id}/start`, undefined, { answerMs: CONTAINER_ANSWER_MS });
+  if (answer.status === 204 || answer.status === 304) return;
+  const network = options.network ?? "bridge";
+  if (answer.status === 404 && answer.message === `network ${network} not found`) {
+    throw new JobError(`Docker has no network ${network} for the installer's container (INSTALLER_NETWORK)`, {
+      where: options.socket,
+      hint: "docker network ls names the networks there: set INSTALLER_NETWORK to one that reaches the internet (bridge is Docker's own, pterodactyl_nw Wings')",
+    });
+  }
+  throw docker.refused("start the installer's container", answer);
 }
 
 /**
@@ -159,11 +176,43 @@ function guardedEntrypoint(guard: string): string[] {
  * directory bound as its working directory, the network.
  */
 async function createContainer(docker: DockerSocket, options: RunInstallerOptions, guard: string): Promise<string> {
-  const query = options.name ? `?name=${encodeURIComponent(options.name)}` : "";
   if (options.cmd[0] === undefined || options.cmd[0] === "") {
     throw new JobError("the installer has no command to run", { where: options.image });
   }
-  const answer = await docker.call("POST", `/containers/create${query}`, {
+  // Always named: a create whose answer never came may still have made the container, which is then removed by name.
+  const name = options.name ?? `mcops-installer-${randomBytes(6).toString("hex")}`;
+  const create = `/containers/create?name=${encodeURIComponent(name)}`;
+  const answer = await docker
+    .call("POST", create, containerConfig(options, guard), {
+      answerMs: CONTAINER_ANSWER_MS,
+    })
+    .catch(async (error: unknown) => {
+      await docker.remove(name);
+      throw error;
+    });
+  if (answer.status === 404) {
+    // It was pulled or found a moment ago: removed since, or a local (~) image that is not there.
+    throw new JobError(`the image ${options.image} is not on this machine`, {
+      where: options.socket,
+      hint: `build or load it on this node (docker image ls ${options.image}), then run again`,
+    });
+  }
+  if (answer.status === 409) {
+    throw new JobError(`a container named ${name} is already there (${answer.message})`, {
+      where: options.socket,
+      hint: `an earlier install was cut off: docker rm -f ${name}`,
+    });
+  }
+  const id = (parseJsonOrUndefined(answer.body) as { Id?: unknown } | undefined)?.Id;
+  if (answer.status !== 201 || typeof id !== "string" || !/^[0-9a-f]{12,64}$/.test(id)) {
+    throw docker.refused("create the installer's container", answer);
+  }
+  return id;
+}
+
+/** What the container is made of (ContainerCreate's body). */
+function containerConfig(options: RunInstallerOptions, guard: string) {
+  return {
     Image: options.image,
     Entrypoint: guardedEntrypoint(guard),
     Cmd: options.cmd,
@@ -186,25 +235,7 @@ async function createContainer(docker: DockerSocket, options: RunInstallerOption
       Memory: options.memoryBytes ?? INSTALLER_MEMORY_BYTES,
       MemorySwap: options.memoryBytes ?? INSTALLER_MEMORY_BYTES,
     },
-  });
-  if (answer.status === 404) {
-    // It was pulled or found a moment ago: removed since, or a local (~) image that is not there.
-    throw new JobError(`the image ${options.image} is not on this machine`, {
-      where: options.socket,
-      hint: `build or load it on this node (docker image ls ${options.image}), then run again`,
-    });
-  }
-  if (answer.status === 409) {
-    throw new JobError(`a container named ${options.name} is already there (${answer.message})`, {
-      where: options.socket,
-      hint: `an earlier install was cut off: docker rm -f ${options.name}`,
-    });
-  }
-  const id = (parseJsonOrUndefined(answer.body) as { Id?: unknown } | undefined)?.Id;
-  if (answer.status !== 201 || typeof id !== "string" || !/^[0-9a-f]{12,64}$/.test(id)) {
-    throw docker.refused("create the installer's container", answer);
-  }
-  return id;
+  };
 }
 
 /** The exit code, unless the time runs out or the caller aborts first: then the container is killed. */

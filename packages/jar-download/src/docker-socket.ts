@@ -37,6 +37,13 @@ const FALLBACK_API = "1.24";
 
 /** How long Docker may take to answer a request's headers (a create on a busy node can take seconds). */
 const ANSWER_MS = 30_000;
+/**
+ * How long a container's create, start and removal may take to answer: the engine prepares (or removes) the
+ * container's copy of the image's file system first, which a storage driver that copies (vfs, devicemapper) or a slow
+ * disk makes take tens of seconds for an image of a few hundred MiB (seen: over 30 s for a create on a busy 2-core
+ * machine with vfs).
+ */
+export const CONTAINER_ANSWER_MS = 120_000;
 /** An error body read for its message. */
 const MAX_ERROR_BYTES = 64 * 1024;
 
@@ -87,11 +94,20 @@ export class DockerSocket {
     return this.#version;
   }
 
-  /** A request whose whole (bounded) answer is read. */
-  async call(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Answer> {
+  /**
+   * A request whose whole (bounded) answer is read; its headers within `answerMs` (default ANSWER_MS: a container's
+   * create and start take CONTAINER_ANSWER_MS).
+   */
+  async call(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { signal?: AbortSignal | undefined; answerMs?: number } = {},
+  ): Promise<Answer> {
     const versioned = await this.#path(path);
+    const answerMs = options.answerMs ?? ANSWER_MS;
     return new Promise((resolve, reject) => {
-      const req = this.#request(method, versioned, { signal, answerMs: ANSWER_MS }, reject, (res) =>
+      const req = this.#request(method, versioned, { signal: options.signal, answerMs }, reject, (res) =>
         readWhole(res).then(resolve, reject),
       );
       if (body !== undefined) req.setHeader("Content-Type", "application/json");
@@ -136,7 +152,7 @@ export class DockerSocket {
 
   /** POST /wait: the container's exit code once it is not running. */
   async wait(id: string, stop: AbortSignal): Promise<number> {
-    const answer = await this.call("POST", `/containers/${id}/wait`, undefined, stop);
+    const answer = await this.call("POST", `/containers/${id}/wait`, undefined, { signal: stop });
     const result = parseJsonOrUndefined(answer.body) as
       | { StatusCode?: unknown; Error?: { Message?: unknown } | null }
       | undefined;
@@ -152,7 +168,9 @@ export class DockerSocket {
 
   /** DELETE ?force=1: on every path out; a container already gone (404) is fine, any failure only costs a leftover. */
   async remove(id: string): Promise<void> {
-    await this.call("DELETE", `/containers/${id}?force=1`).catch(() => undefined);
+    await this.call("DELETE", `/containers/${id}?force=1`, undefined, { answerMs: CONTAINER_ANSWER_MS }).catch(
+      () => undefined,
+    );
   }
 
   refused(what: string, answer: Answer): JobError {

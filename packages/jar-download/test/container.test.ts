@@ -84,7 +84,14 @@ function installer(options: Partial<TestInstallerOptions> = {}): void {
 
 function run(
   lines: string[],
-  extra: { timeoutMs?: number; signal?: AbortSignal; image?: string; socket?: string; dir?: VolumeDir } = {},
+  extra: {
+    timeoutMs?: number;
+    signal?: AbortSignal;
+    image?: string;
+    socket?: string;
+    dir?: VolumeDir;
+    network?: string;
+  } = {},
 ) {
   const dir = extra.dir ?? VolumeDir.open(staging);
   return runInstaller({
@@ -98,6 +105,7 @@ function run(
     log,
     signal: extra.signal,
     name: "mcops-installer-test",
+    ...(extra.network ? { network: extra.network } : {}),
   }).finally(() => dir.close());
 }
 
@@ -186,6 +194,52 @@ function expectInstalled(result: { exitCode: number }, lines: string[]): void {
   );
   expect(lines).toContain("The server installed successfully");
 }
+
+describe("runInstaller: the container is never left behind", () => {
+  it("a create whose answer never came: the container it made anyway is removed by its name", async () => {
+    installer();
+    docker.dropNextCreateAnswer();
+    const dir = VolumeDir.open(staging);
+    try {
+      const installing = runInstaller({
+        socket: docker.socket,
+        image: IMAGE,
+        user: GAME,
+        dir,
+        cmd: CMD,
+        timeoutMs: 120_000,
+        onLine: () => undefined,
+        log,
+      });
+      await expect(installing).rejects.toThrow(/^Docker did not answer: /);
+    } finally {
+      dir.close();
+    }
+    expect(docker.containers).toHaveLength(1);
+    expect(docker.containers[0]).toMatchObject({
+      name: expect.stringMatching(/^mcops-installer-[0-9a-f]{12}$/),
+      state: "removed",
+    });
+    expect(readdirSync(staging)).toEqual(["installer.jar"]);
+  });
+});
+
+describe("runInstaller: the network (INSTALLER_NETWORK)", () => {
+  it("joins the network named: Wings' own pterodactyl_nw", async () => {
+    installer();
+    expect((await run([], { network: "pterodactyl_nw" })).exitCode).toBe(0);
+    expect(docker.containers[0]?.networkMode).toBe("pterodactyl_nw");
+  });
+
+  it("a network the engine lacks is found at the start: one line naming the setting, the container removed", async () => {
+    installer();
+    await expect(run([], { network: "pterodactyl-nw" })).rejects.toThrow(
+      /^Docker has no network pterodactyl-nw for the installer's container \(INSTALLER_NETWORK\)$/,
+    );
+    expect(docker.containers[0]).toMatchObject({ state: "removed" });
+    expect(readdirSync(staging)).toEqual(["installer.jar"]);
+  });
+});
 
 describe("runInstaller: the directory Docker binds is proved to be the staging one", () => {
   it("one the game's user put at the staging directory's path before the start: nothing runs in it, JobError", async () => {

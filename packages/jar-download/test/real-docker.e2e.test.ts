@@ -137,8 +137,6 @@ async function serverOn(docker: DockerEngine, image: string, extra: string[] = [
     extra: [
       `DOCKER_SOCKET=${docker.socket}`,
       "INSTALLER_TIMEOUT=5m",
-      // The engine runs with --bridge=none (no docker0 on the test machine); the test installer downloads nothing.
-      "INSTALLER_NETWORK=none",
       `MODRINTH_API_BASE=${modrinth.api}`,
       `MODRINTH_CDN_BASE=${modrinth.cdn}`,
       ...extra,
@@ -242,6 +240,23 @@ function engineSuite(engine: RealEngine, minApiVersion?: string): void {
       expect(statSync(join(volume, "run.sh")).mode & 0o777).toBe(0o755);
       expect(await installerContainers(docker)).toEqual([]);
     }, 300_000);
+
+    it("INSTALLER_NETWORK naming a network the engine lacks: exit 1 in one line naming the setting, nothing moved", async () => {
+      // The engine runs with --bridge=none: Docker's bridge (the default) leaves the container without a network, which
+      // the test installer does not need; Wings' network is not there.
+      await serverOn(docker, "pterodactyl/yolks:java_17", ["INSTALLER_NETWORK=pterodactyl_nw"]);
+      const result = await run("1.20.1", "--type", "forge", "--no-backup");
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(
+        /^jar-download: Docker has no network pterodactyl_nw for the installer's container \(INSTALLER_NETWORK\) \(.*docker\.sock\) — docker network ls names/m,
+      );
+      expect(
+        readdirSync(volume)
+          .filter((n) => !n.startsWith("."))
+          .sort(),
+      ).toEqual(["server.jar", "world"]);
+      expect(await installerContainers(docker)).toEqual([]);
+    }, 120_000);
 
     it("Forge 1.20.1 in Ptero-Eggs' java_21, whose ENTRYPOINT is tini and an entrypoint.sh that ignores its arguments", async () => {
       await docker.pull(registry.image("ptero-eggs/yolks:java_21"));

@@ -134,10 +134,17 @@ const ROUTES: Record<
   "DELETE ": {},
 };
 
+/** The networks a node running Wings has beside Docker's own: Wings' (its config.yml docker.network.name). */
+export const DEFAULT_NETWORKS = ["pterodactyl_nw"];
+
 export class ContainerEngine {
   readonly containers: StandInContainer[] = [];
   readonly calls: ContainerCall[] = [];
   readonly #images: ImageStore;
+  /** Creates still to be made and then left unanswered (the connection dropped): DockerStandIn.dropNextCreateAnswer. */
+  dropCreateAnswers = 0;
+  /** The user-defined networks on the engine (Wings' pterodactyl_nw by default). */
+  readonly #networks: Set<string>;
   /** The image each container was made from (its programs stand in for the image's). */
   readonly #imageOf = new Map<string, StandInImage>();
   readonly #event: Event;
@@ -148,9 +155,10 @@ export class ContainerEngine {
   readonly #watchers = new Set<() => void>();
   readonly #followers = new Map<StandInContainer, Set<(chunk: { stream: 1 | 2; data: Buffer } | null) => void>>();
 
-  constructor(images: ImageStore, event: Event) {
+  constructor(images: ImageStore, event: Event, networks: readonly string[] = DEFAULT_NETWORKS) {
     this.#images = images;
     this.#event = event;
+    this.#networks = new Set(networks);
   }
 
   /** Answers a container or image route; false when `path` is none of them. */
@@ -268,12 +276,29 @@ export class ContainerEngine {
     this.#imageOf.set(container.id, image);
     this.containers.push(container);
     this.#event("create", container);
+    if (this.dropCreateAnswers > 0) {
+      this.dropCreateAnswers -= 1;
+      res.socket?.destroy();
+      return;
+    }
     sendJson(res, 201, { Id: container.id, Warnings: [] });
   }
 
   #start(res: ServerResponse, container: StandInContainer): void {
     if (container.state === "running") {
       sendEmpty(res, 304);
+      return;
+    }
+    // A network the engine lacks is found only at the start (moby daemon/container_operations.go, seen on Debian's
+    // docker.io 20.10: create 201, start 404 "network <name> not found"). `bridge` and `default` are the engine's own
+    // bridge, which a daemon with `--bridge=none` leaves the container without any network for, not an error.
+    const mode = container.networkMode;
+    if (
+      !["default", "bridge", "host", "none"].includes(mode) &&
+      !mode.startsWith("container:") &&
+      !this.#networks.has(mode)
+    ) {
+      sendJson(res, 404, { message: `network ${mode} not found` });
       return;
     }
     const image = this.#imageOf.get(container.id);

@@ -121,6 +121,8 @@ export interface DockerStandInOptions {
   registry?: readonly (string | StandInImage)[];
   /** The Docker Engine release it answers as (default "28.3"): its API versions, its Server header. */
   engine?: EngineVersion;
+  /** The user-defined networks beside Docker's own bridge, host and none (default DEFAULT_NETWORKS: pterodactyl_nw). */
+  networks?: readonly string[];
 }
 
 export interface DockerStandIn {
@@ -151,6 +153,11 @@ export interface DockerStandIn {
   readonly images: readonly string[];
   /** The next pulls fail so (the registry unreachable, or the stream broken after a layer). */
   injectPull(fault: PullFault): void;
+  /**
+   * The next create makes its container and then drops the connection unanswered, as a daemon that took longer than
+   * the client waits (or died midway) leaves a client that cannot know the container's id.
+   */
+  dropNextCreateAnswer(): void;
   /** Kills the commands still running, then stops listening. */
   close(): Promise<void>;
 }
@@ -207,8 +214,10 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
 
   // A container's events carry its own labels, image and name (moby daemon/events.go LogContainerEventWithAttributes).
   const images = new ImageStore(options.images ?? DEFAULT_IMAGES, options.registry ?? YOLKS_IMAGES, options.dir);
-  const engine = new ContainerEngine(images, (action, c, extra = {}) =>
-    publish(c.id, action, { ...c.labels, image: c.image, name: c.name, ...extra }),
+  const engine = new ContainerEngine(
+    images,
+    (action, c, extra = {}) => publish(c.id, action, { ...c.labels, image: c.image, name: c.name, ...extra }),
+    options.networks,
   );
   const server = await listenDaemon(socket, engineVersion, events, engine);
 
@@ -238,6 +247,9 @@ export async function startDockerStandIn(options: DockerStandInOptions): Promise
     },
     injectPull(fault) {
       images.faults.push(fault);
+    },
+    dropNextCreateAnswer() {
+      engine.dropCreateAnswers += 1;
     },
     async close() {
       await engine.close();
