@@ -100,6 +100,7 @@ export async function startTestRegistry(dir: string, env: NodeJS.ProcessEnv = pr
     ].join("\n"),
   );
   const child = spawn("docker-registry", ["serve", config], { stdio: ["ignore", "ignore", "pipe"] });
+  endsWithTest(child);
   const address = await new Promise<string>((resolve, reject) => {
     let said = "";
     const onData = (chunk: Buffer) => {
@@ -185,6 +186,7 @@ export async function startDockerEngine(options: DockerEngineOptions): Promise<D
   ];
   let log = "";
   const child = spawn(dockerd, args, { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  endsWithTest(child);
   const keep = (chunk: Buffer) => {
     log = (log + chunk.toString("utf8")).slice(-256 * 1024);
   };
@@ -289,6 +291,16 @@ function unmountUnder(dirs: string[]): void {
     .filter((point): point is string => !!point && dirs.some((d) => point === d || point.startsWith(`${d}/`)))
     .sort((a, b) => b.length - a.length);
   for (const point of mounts) spawnSync("umount", ["-l", point]);
+}
+
+/**
+ * A dockerd or registry the test process started ends with it: a worker that ends without its clean-up (a file's time
+ * limit, an error in a hook) must not leave a daemon running on the machine.
+ */
+function endsWithTest(child: ChildProcess): void {
+  const stop = () => child.kill("SIGTERM");
+  process.once("exit", stop);
+  child.once("exit", () => process.off("exit", stop));
 }
 
 /** SIGTERM, then SIGKILL after 20 s; resolves once the process ended. */
