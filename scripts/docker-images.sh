@@ -21,6 +21,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 umask 022
+# Globs in byte order, whatever the caller's locale: the key below depends on the files' order (testkit's
+# docker-engine.ts computes the same key to find this clone's images).
+export LC_ALL=C
 
 cache=${MCOPS_DOCKER_CACHE:-/var/cache/mcops-test/docker}
 fixtures=packages/testkit/fixtures/docker-images
@@ -39,7 +42,7 @@ for tool in dockerd containerd runc docker-registry debootstrap; do
 done
 
 complete() {
-  [ -x "$cache/engine-26.1/usr/sbin/dockerd" ] && [ -f "$images/images.json" ]
+  [ -x "$cache/engine-26.1/usr/sbin/dockerd" ] && [ -f "$images/images.json" ] && touch "$images"
 }
 if complete; then
   echo "setup: docker engines: 20.10 (Debian 12) and 26.1 (Debian 13), registry of images in $images" >&2
@@ -197,8 +200,7 @@ rm -rf "$part/build"
 mv "$part/images.json.partial" "$part/images.json"
 rm -rf "$images"
 mv "$part" "$images"
-# Older keys' images are of files that changed.
-for old in "$cache"/images-*; do
-  [ "$old" = "$images" ] || rm -rf "$old"
-done
+# Other keys' images belong to other clones or branches of this machine, which may be using them now: only those no
+# set-up has used for 30 days go.
+find "$cache" -maxdepth 1 -name 'images-*' ! -name '*.partial' -mtime +30 -exec rm -rf {} + 2>/dev/null || true
 echo "setup: docker engines: 20.10 (Debian 12) and 26.1 (Debian 13), registry of images in $images" >&2

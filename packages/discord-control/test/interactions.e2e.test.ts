@@ -159,7 +159,7 @@ describe("replies that end", () => {
     channel = await startDiscordStandIn();
     // The next look (POLL_MS) comes after the reply's life (REPLY_MS): its token would expire before it.
     const endpoint = await setUp({
-      vars: { OUTCOME_WEBHOOK_URL: channel.webhookUrl(), REPLY_MS: "1500", POLL_MS: "2000" },
+      vars: { OUTCOME_WEBHOOK_URL: channel.webhookUrl(), REPLY_MS: "5000", POLL_MS: "6000" },
     });
     const start = await discord.command(endpoint, { name: "start", roles: [discord.roles.start] });
     await waitUntil(() => /can follow no longer/.test(discord.reply(start.token) ?? ""), "the hand-over", 60_000);

@@ -10,6 +10,7 @@
  * honours it since Docker 25): with "1.44" it refuses API 1.41 as Docker 29.0 does by default.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
@@ -17,11 +18,11 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /** Where set-up keeps the engines and the images (MCOPS_DOCKER_CACHE names another place). */
 export function dockerCache(env: NodeJS.ProcessEnv = process.env): string {
@@ -49,15 +50,23 @@ export function dockerEngineUnavailable(env: NodeJS.ProcessEnv = process.env): s
   return undefined;
 }
 
-/** The newest complete images-<key> folder set-up made. */
+/**
+ * The images-<key> folder set-up made for this clone's image files, when complete. The key is scripts/docker-images.sh's:
+ * the first 12 hex digits of the sha256 of scripts/docker-image.py, then the fixtures' images.json, then their *.sh in
+ * byte order, one after the other (other clones of the machine may have other keys' folders beside it).
+ */
 function imagesDir(env: NodeJS.ProcessEnv): string | undefined {
-  const cache = dockerCache(env);
-  if (!existsSync(cache)) return undefined;
-  const built = readdirSync(cache)
-    .filter((name) => /^images-[0-9a-f]+$/.test(name) && existsSync(join(cache, name, "images.json")))
-    .map((name) => join(cache, name))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  return built[0];
+  const fixtures = fileURLToPath(new URL("../fixtures/docker-images/", import.meta.url));
+  const scripts = fileURLToPath(new URL("../../../scripts/", import.meta.url));
+  const hash = createHash("sha256");
+  hash.update(readFileSync(join(scripts, "docker-image.py")));
+  hash.update(readFileSync(join(fixtures, "images.json")));
+  const shells = readdirSync(fixtures)
+    .filter((name) => name.endsWith(".sh"))
+    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  for (const name of shells) hash.update(readFileSync(join(fixtures, name)));
+  const dir = join(dockerCache(env), `images-${hash.digest("hex").slice(0, 12)}`);
+  return existsSync(join(dir, "images.json")) ? dir : undefined;
 }
 
 /** The images set-up built, as images.json lists them. */
