@@ -115,12 +115,6 @@ export class DockerSocket {
     });
   }
 
-  /** A request whose answer must be one of `ok`, else a JobError saying what Docker answered. */
-  async expect(method: string, path: string, ok: number[], what: string): Promise<void> {
-    const answer = await this.call(method, path);
-    if (!ok.includes(answer.status)) throw this.refused(what, answer);
-  }
-
   /**
    * A request whose 200 answer is read as it comes (a log stream, a pull's progress) until it ends or `stop`; its
    * headers within `answerMs`. Any other status is read whole and returned.
