@@ -1,6 +1,6 @@
 import { ExitCode } from "@mcops/core/errors";
 import { formatDuration } from "@mcops/core/format";
-import { type Answer, COLOURS, send as post } from "@mcops/core/http";
+import { type Answer, COLOURS, gameState, send as post, stopGame } from "@mcops/core/http";
 import { HeartbeatAnswer, type HeartbeatBody, type RecordOf } from "@mcops/core/records";
 import { signVmRequest } from "@mcops/core/vm-signature";
 import type { Actor } from "./act.ts";
@@ -165,10 +165,10 @@ async function hibernate(
   state.hibernateAsked = now;
   logger.info(`hibernating: ${why}; stopping the game, backing up, then asking the Worker`);
   try {
-    if ((await panel.resources()).state !== "offline") {
-      await panel.power("stop");
-      await panel.waitForState("offline", { timeoutMs: 5 * 60_000, signal: ctx.signal });
-    }
+    // The game's own answer, not the panel's cached state (core's gameState and stopGame): a game started a moment ago
+    // is "offline" in /resources for up to 20 s, and a VM snapshotted and destroyed under it loses what it was writing.
+    const game = { clock: ctx.clock, logger, signal: ctx.signal };
+    if ((await gameState(panel, game)).state !== "offline") await stopGame(panel, { ...game, timeoutMs: 5 * 60_000 });
   } catch (error) {
     actor.fail(`hibernation: stopping the game failed: ${(error as Error).message}; not hibernating`);
     return;

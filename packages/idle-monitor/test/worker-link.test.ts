@@ -1,15 +1,18 @@
-import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { resolvePaths } from "@mcops/core/paths";
 import { zxRunner } from "@mcops/core/runner";
 import { verifyVmRequest } from "@mcops/core/vm-signature";
 import {
+  type CachedOffline,
   type DiscordStandIn,
   type PanelStandIn,
   startDiscordStandIn,
   startPanelStandIn,
+  startUnderCachedOffline,
   statfsWithFree,
+  stopOrder,
   type TempDir,
   tempDir,
   toolEnv,
@@ -36,6 +39,7 @@ let taken: Array<{ path: string; body: Record<string, unknown> }>;
 let answer: { hibernate: false | { force: boolean }; start: boolean };
 /** What it answers a hibernate request. */
 let hibernateAnswer: { status: number; body: Record<string, unknown> };
+let scene: CachedOffline | undefined;
 
 /** A Worker stand-in on 127.0.0.1: checks the signature as the Worker does (for the path it was posted to). */
 async function startWorkerStandIn(): Promise<string> {
@@ -70,7 +74,8 @@ async function startWorkerStandIn(): Promise<string> {
 
 beforeEach(async () => {
   root = tempDir("mcops-idle-worker-");
-  clock = virtualClock(T0);
+  // Virtual minutes do not pass while the panel stand-in is between states on its real timers (a stop under way).
+  clock = virtualClock(T0, { settled: () => !panel.busy() });
   taken = [];
   answer = { hibernate: false, start: false };
   hibernateAnswer = { status: 202, body: { hibernating: true } };
@@ -83,6 +88,8 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  scene?.close();
+  scene = undefined;
   worker?.close();
   await panel.close();
   await discord.close();
@@ -255,5 +262,61 @@ describe("a /start the VM could not carry out", () => {
     await monitor.tick();
     expect(taken.map((t) => t.path)).toEqual(["/vm/heartbeat", "/vm/heartbeat"]);
     expect(panel.signals()).toEqual(["start"]);
+  });
+});
+
+describe("hibernation while the panel's cached answer says offline and the game runs", () => {
+  it("stops the game and waits for Wings to say it stopped before the last backup and the Worker's snapshot", async () => {
+    const { monitor, backedUp } = await idleMonitor();
+    /** What the hibernation has done as a request reaches the panel. */
+    const look = () =>
+      `${backedUp() ? "backed up" : "not backed up"}, ${taken.some((t) => t.path === "/vm/hibernate") ? "hibernation asked" : "VM kept"}`;
+    // The panel showed the server offline (so the autopilot saw nobody), and a /start from the panel came just after.
+    scene = await startUnderCachedOffline(panel, look);
+    const decision = await monitor.tick();
+    expect(decision.error).toBeUndefined();
+    expect(stopOrder(panel, scene)).toEqual({
+      beforeStop: ["command list 204"],
+      atStop: "not backed up, VM kept",
+      atStopped: "not backed up, VM kept",
+      atStart: undefined,
+      offlineFromStoppedToStart: true,
+    });
+    expect(panel.signals()).toEqual(["start", "stop"]);
+    expect(look()).toBe("backed up, hibernation asked");
+    expect(taken.map((t) => t.path)).toEqual(["/vm/heartbeat", "/vm/hibernate"]);
+    expect(readFileSync(join(root.path, "log", "mc-idle-monitor.log"), "utf8")).toMatch(
+      /INFO the panel showed the server offline \(its answer is cached for 20 s\), but the game took a console command: it runs\n/,
+    );
+  });
+});
+
+describe("hibernation when the panel or Wings does not answer", () => {
+  it("does not hibernate when the panel cannot be reached, and says so", async () => {
+    const { monitor, backedUp } = await idleMonitor();
+    // The game log says nobody plays: the autopilot goes on without the panel.
+    writeFileSync(join(root.path, "volume", "logs", "latest.log"), "");
+    await panel.close();
+    const decision = await monitor.tick();
+    expect(decision.error?.message).toMatch(
+      /^hibernation: stopping the game failed: cannot reach the panel \(ECONNREFUSED\) after \d tries; not hibernating$/,
+    );
+    expect(taken.map((t) => t.path)).toEqual(["/vm/heartbeat"]);
+    expect(backedUp()).toBe(false);
+    // A closed stand-in for afterEach.
+    panel = await startPanelStandIn();
+  });
+
+  it("does not hibernate when the panel shows offline but Wings cannot be asked about the game", async () => {
+    const { monitor, backedUp } = await idleMonitor();
+    // Wings does not answer the panel (down, or slower than the panel's 15 s): the panel's 504 on the console route.
+    panel.inject({ kind: "wings", route: "command" });
+    const decision = await monitor.tick();
+    expect(decision.error?.message).toMatch(
+      /^hibernation: stopping the game failed: the panel could not get an answer from Wings: no answer .*; not hibernating$/,
+    );
+    expect(taken.map((t) => t.path)).toEqual(["/vm/heartbeat"]);
+    expect(backedUp()).toBe(false);
+    expect(panel.signals()).toEqual([]);
   });
 });

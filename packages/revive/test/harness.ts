@@ -56,7 +56,7 @@ export async function startWorld(
   env: Record<string, string> = {},
   seed: Pick<DigitalOceanStandInOptions, "snapshots" | "droplets"> = {},
   cloudflareOptions: Pick<CloudflareStandInOptions, "tokenOwner"> = {},
-  panelOptions: Pick<PanelStandInOptions, "timings"> = {},
+  panelOptions: Pick<PanelStandInOptions, "timings" | "servers"> = {},
   /** Another world's DigitalOcean (one account, two servers): not seeded, not closed by this world. */
   shared: { digitalocean?: DigitalOceanStandIn } = {},
 ): Promise<World> {

@@ -107,7 +107,8 @@ export interface PanelStandInOptions {
    * How long "starting" and "stopping" last (default 150 ms each), and how long into "starting" the container runs
    * (default a fifth of startMs): Wings sets "starting", then removes and recreates the container and starts it
    * (pterodactyl/wings environment/docker/power.go Start, OnBeforeStart), and refuses console commands (502) until it
-   * runs.
+   * runs. Until then the start holds Wings' power lock: a stop, a restart or another start is dropped, a kill goes
+   * through (see underPowerLock).
    */
   timings?: { startMs: number; stopMs: number; containerMs?: number };
   /**
@@ -197,7 +198,10 @@ export interface PanelStandIn {
   server: PanelServer;
   /** `id` is the identifier or the uuid; default the first server. */
   state(id?: string): ServerState;
-  /** Set the state directly (pending transitions and delayed signals are cancelled, no console lines are written). */
+  /**
+   * Set the state directly (pending transitions and delayed signals are cancelled, Wings' power lock let go, no console
+   * lines are written).
+   */
   setState(state: ServerState, id?: string): void;
   setStatus(status: ServerStatus, id?: string): void;
   /**
@@ -277,6 +281,11 @@ interface Machine {
   startedAt: number | null;
   /** A restart is waiting for the stop to finish. */
   pendingStart: boolean;
+  /**
+   * Wings' power lock (pterodactyl/wings server/power.go HandlePowerAction): held by the power action under way until
+   * the server's container runs (a start, a restart) or the server is offline (a stop); undefined when it is free.
+   */
+  powerLock: "container" | "offline" | undefined;
   /** Accepted power signals not acted on yet (powerDelayMs). */
   delayedSignals: Set<NodeJS.Timeout>;
   /** A start's container not started yet (containerMs); a stop or a kill cancels it with the start. */
@@ -328,7 +337,7 @@ export const PANEL_ROUTES: readonly RouteSource[] = [
   {
     method: "POST",
     path: "/api/client/servers/{server}/power",
-    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/PowerController.php, app/Http/Requests/Api/Client/Servers/SendPowerRequest.php, app/Repositories/Wings/DaemonPowerRepository.php (DaemonConnectionException with Wings' status); ${WINGS} router/router_server.go postServerPower (202, acts afterwards)`,
+    source: `${PANEL} app/Http/Controllers/Api/Client/Servers/PowerController.php, app/Http/Requests/Api/Client/Servers/SendPowerRequest.php, app/Repositories/Wings/DaemonPowerRepository.php (DaemonConnectionException with Wings' status; no wait_seconds); ${WINGS} router/router_server.go postServerPower (202, acts afterwards), server/power.go HandlePowerAction and system/locker.go Acquire (the power lock taken at once or the action dropped: a start holds it until its container runs, a stop until the server is offline, a restart through both; a kill goes through), environment/docker/power.go Start, WaitForStop`,
   },
   {
     method: "POST",
@@ -513,6 +522,7 @@ function machinesOf(servers: PanelServerOptions[], now: () => number): Machine[]
       stateReported: true,
       startedAt: state === "offline" ? null : now() - (server.uptimeMs ?? 0),
       pendingStart: false,
+      powerLock: undefined,
       delayedSignals: new Set(),
       containerStart: undefined,
       memoryBytes: undefined,
@@ -570,6 +580,7 @@ function standIn(panel: Panel, server: Loopback): PanelStandIn {
       const m = machine(id);
       panel.game.endTransition(m);
       m.pendingStart = false;
+      m.powerLock = undefined;
       for (const timer of m.delayedSignals) timers.clear(timer);
       m.delayedSignals.clear();
       panel.game.enter(m, state);
@@ -677,7 +688,7 @@ interface Game {
   enter(m: Machine, state: ServerState): void;
   /** Cancels a start or a stop under way. */
   endTransition(m: Machine): void;
-  /** Acts on a power signal as Wings does. */
+  /** Acts on a power signal as Wings does, under its power lock. */
   power: Record<string, (m: Machine) => void>;
   /** A console command, as the game answers it. */
   runCommand(m: Machine, line: string): void;
@@ -706,7 +717,13 @@ function gameOf(setup: {
     m.history.push({ at: now(), state });
     if (state === "offline") m.startedAt = null;
     else m.startedAt ??= now();
+    if (state === "offline" && m.powerLock === "offline") m.powerLock = undefined;
     changes.notify();
+  };
+  /** Wings has started the start's container: the game prints its first line, and the start lets the lock go. */
+  const containerRuns = (m: Machine): void => {
+    m.container = "running";
+    if (m.powerLock === "container") m.powerLock = undefined;
   };
   /** Cancels a start or a stop under way, with a start's container. */
   const endTransition = (m: Machine): void => {
@@ -720,20 +737,20 @@ function gameOf(setup: {
     enter(m, "starting");
     m.containerStart = timers.set(() => {
       m.containerStart = undefined;
-      m.container = "running";
+      containerRuns(m);
       say(m, `Starting minecraft server version ${GAME_VERSION}`);
       changes.notify();
     }, timings.containerMs);
     m.transition = timers.set(() => {
       endTransition(m);
-      m.container = "running";
+      containerRuns(m);
       advance?.(timings.startMs);
       enter(m, "running");
       say(m, 'Done (3.512s)! For help, type "help"');
     }, timings.startMs);
   };
+  /** The game stops (a power stop, or `stop` typed in its console); a restart under way starts it again afterwards. */
   const stop = (m: Machine): void => {
-    m.pendingStart = false;
     if (m.state !== "running" && m.state !== "starting") return;
     endTransition(m);
     enter(m, "stopping");
@@ -777,7 +794,38 @@ function gameOf(setup: {
       for (const text of answer) say(m, text);
     }
   };
-  return { enter, endTransition, power: { start, stop, restart, kill }, runCommand };
+  return { enter, endTransition, power: underPowerLock({ start, stop, restart, kill }), runCommand };
+}
+
+/**
+ * Wings' power actions as HandlePowerAction runs them (pterodactyl/wings server/power.go, system/locker.go): each takes
+ * the server's power lock first, at once or not at all, since the panel's DaemonPowerRepository sends no wait_seconds
+ * (Acquire, not TryAcquire). One that finds the lock held is dropped, though the panel answered 204 (Wings answered 202
+ * before acting: router/router_server.go postServerPower). A start holds the lock until its container runs
+ * (Environment.Start returns once ContainerStart did; "running" comes later, with the game's Done line), a stop until
+ * the server is offline (Environment.WaitForStop), a restart through its stop and its start; a start to a server that
+ * is not offline (ErrIsRunning) or a stop to one that is offline lets it go at once. A kill goes through whoever holds
+ * it (HandlePowerAction takes it for a kill only when it is free) and here ends the action that held it: a start's
+ * container is never started, a stop's wait is over. (Wings' own start goes on after a kill that came before its
+ * container ran; the stand-in does not model that.)
+ */
+function underPowerLock(acts: Record<"start" | "stop" | "restart" | "kill", (m: Machine) => void>): Game["power"] {
+  const locked =
+    (act: (m: Machine) => void, heldUntil: (m: Machine) => Machine["powerLock"]) =>
+    (m: Machine): void => {
+      if (m.powerLock !== undefined) return;
+      act(m);
+      m.powerLock = heldUntil(m);
+    };
+  return {
+    start: locked(acts.start, (m) => (m.containerStart !== undefined ? "container" : undefined)),
+    stop: locked(acts.stop, (m) => (m.state === "offline" ? undefined : "offline")),
+    restart: locked(acts.restart, (m) => (m.containerStart !== undefined || m.pendingStart ? "container" : undefined)),
+    kill(m) {
+      acts.kill(m);
+      m.powerLock = undefined;
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

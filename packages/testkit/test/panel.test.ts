@@ -371,14 +371,66 @@ describe("power", () => {
     }
   });
 
-  it("a stop during a restart cancels the start that was to follow", async () => {
-    const p = await start({ servers: [{ state: "running" }] });
-    await power(p, "restart");
+  it("drops a stop that comes during a start before its container runs (Wings' power lock), and answers it 204", async () => {
+    // The container runs 300 ms into the start: the stop, 40 ms after its answer, comes while the start holds the lock.
+    const p = await start({ timings: { startMs: 400, stopMs: 50, containerMs: 300 } });
+    await power(p, "start");
+    await p.waitForState("starting", 30_000);
+    expect((await power(p, "stop")).status).toBe(204);
+    await p.waitForState("running", 30_000);
+    await sleep(100);
+    expect(p.state()).toBe("running");
+    expect(p.signals()).toEqual(["start", "stop"]);
+    expect(p.stateHistory().map((h) => h.state)).toEqual(["offline", "starting", "running"]);
+    // The lock went with the start's container: the same stop now stops the game.
     await power(p, "stop");
     await p.waitForState("offline", 30_000);
-    // Nothing left on the stand-in's timers: no start will follow.
+    expect(p.stateHistory().map((h) => h.state)).toEqual(["offline", "starting", "running", "stopping", "offline"]);
+  });
+
+  it("acts on a stop that comes once the start's container runs, though the game is still starting", async () => {
+    const p = await start({ timings: { startMs: 600_000, stopMs: 50, containerMs: 50 } });
+    await power(p, "start");
+    const started = () => messages(p.console()).some((m) => m?.startsWith("Starting minecraft server version "));
+    await vi.waitFor(() => expect(started()).toBe(true), { timeout: 30_000, interval: 10 });
+    expect(p.state()).toBe("starting");
+    await power(p, "stop");
+    await p.waitForState("offline", 30_000);
+    expect(p.stateHistory().map((h) => h.state)).toEqual(["offline", "starting", "stopping", "offline"]);
     expect(p.busy()).toBe(false);
+  });
+
+  it("drops a start or a stop that comes while a stop holds the lock, and a stop during a restart", async () => {
+    const p = await start({ servers: [{ state: "running" }], timings: { startMs: 60, stopMs: 300 } });
+    await power(p, "stop");
+    await p.waitForState("stopping", 30_000);
+    await power(p, "start");
+    await p.waitForState("offline", 30_000);
+    await sleep(100);
     expect(p.state()).toBe("offline");
+
+    // A restart holds the lock through its stop and its start: the stop is dropped, and the server runs again.
+    p.setState("running");
+    await power(p, "restart");
+    await p.waitForState("stopping", 30_000);
+    await power(p, "stop");
+    await p.waitForState("running", 30_000);
+    expect(
+      p
+        .stateHistory()
+        .map((h) => h.state)
+        .slice(-4),
+    ).toEqual(["stopping", "offline", "starting", "running"]);
+  });
+
+  it("a restart after a stop typed in the game's console (no power lock) starts the server once it has stopped", async () => {
+    const p = await start({ servers: [{ state: "running" }], timings: { startMs: 60, stopMs: 200 } });
+    await command(p, "stop");
+    expect(p.state()).toBe("stopping");
+    await power(p, "restart");
+    await p.waitForState("offline", 30_000);
+    await p.waitForState("running", 30_000);
+    expect(p.stateHistory().map((h) => h.state)).toEqual(["running", "stopping", "offline", "starting", "running"]);
   });
 
   it("restart from offline just starts", async () => {
@@ -389,7 +441,7 @@ describe("power", () => {
     expect(messages(p.console())).not.toContain("Stopping the server");
   });
 
-  it("kill goes offline at once and cancels a pending start", async () => {
+  it("kill goes offline at once, through the power lock a start holds, and cancels that start", async () => {
     // The state machine itself: signals act before the answer, so "at once" is the answer's moment.
     const p = await start({ powerDelayMs: 0 });
     await power(p, "start");
@@ -397,6 +449,9 @@ describe("power", () => {
     await power(p, "kill");
     expect(p.state()).toBe("offline");
     expect(p.busy()).toBe(false);
+    // The lock went with the start: the next start is acted on.
+    await power(p, "start");
+    expect(p.state()).toBe("starting");
   });
 
   it.each([

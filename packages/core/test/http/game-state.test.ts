@@ -124,18 +124,21 @@ describe("stopGame", () => {
     held.close();
   });
 
-  it("sends the stop again when Wings did not act on it (a start held its lock), once the panel's answer is Wings' own", async () => {
-    await start({ servers: [{ state: "running" }], resourcesCacheMs: 100 });
-    // Wings answered the panel, then dropped the stop: the stand-in's delayed signal is cancelled as it arrives.
-    const drop = panel.onRequest((call) => {
-      if (call.kind !== "power") return;
-      drop();
-      setImmediate(() => panel.setState("running"));
+  it("sends the stop again when Wings dropped it (a start held its power lock), once the panel's answer is Wings' own", async () => {
+    // The start's container runs 500 ms in: until then the start holds Wings' power lock, and the stop is dropped.
+    await start({
+      servers: [{ state: "offline" }],
+      resourcesCacheMs: 100,
+      timings: { startMs: 600, stopMs: 80, containerMs: 500 },
     });
+    const p = client();
+    await p.power("start");
+    await panel.waitForState("starting");
     const lines: string[] = [];
-    await stopGame(client(), { clock: systemClock, logger: logging(lines), timeoutMs: 30_000, cacheMs: 100 });
-    expect(panel.signals()).toEqual(["stop", "stop"]);
+    await stopGame(p, { clock: systemClock, logger: logging(lines), timeoutMs: 30_000, cacheMs: 100, pollMs: 200 });
+    expect(panel.signals()).toEqual(["start", "stop", "stop"]);
     expect(panel.state()).toBe("offline");
+    expect(panel.stateHistory().map((h) => h.state)).toEqual(["offline", "starting", "running", "stopping", "offline"]);
     expect(lines).toContain(
       "the server still runs: Wings did not act on the stop (a start held it); stopping it again",
     );

@@ -15,7 +15,8 @@ import {
 } from "@mcops/cloud/hibernate-steps";
 import { findDroplet, serverKey } from "@mcops/cloud/snapshots";
 import { BusyError, ExitCode, JobError } from "@mcops/core/errors";
-import { COLOURS, createPanelClient } from "@mcops/core/http";
+import { COLOURS, createPanelClient, gameState, stopGame } from "@mcops/core/http";
+import { type Logger, silentLogger } from "@mcops/core/log";
 import { LOG_FILES } from "@mcops/core/log-events";
 import { type Runner, zxRunner } from "@mcops/core/runner";
 import type { ToolContext } from "@mcops/core/tool";
@@ -148,7 +149,7 @@ async function bringDown(run: Hibernation, env: HibernateSettings, droplet: Drop
   if (droplet.status !== "active" || snapshotting) return;
   // A shutdown an earlier run asked for is carried on with (hibernateSteps), without stopping or backing up again.
   if (state.powerDown?.dropletId === droplet.id) return;
-  await stopGame(run.ctx, env, options.force ?? false, step);
+  await stopServer(run.ctx, env, options.force ?? false, step);
   if (!options.skipBackup) await lastBackup(env, publicIpv4(droplet), options.runner ?? zxRunner, step);
 }
 
@@ -261,8 +262,13 @@ async function report(
   });
 }
 
-/** Refuses while anyone plays (or, without --force, while nobody can tell); stops the game server through the panel. */
-async function stopGame(
+/**
+ * Refuses while anyone plays (or, without --force, while nobody can tell); stops the game server through the panel and
+ * waits until Wings says its container does not run. Whether the game runs is asked of the game itself (core's
+ * gameState and stopGame): the panel's /resources is cached for 20 s, and a VM shut down and destroyed under a game
+ * started a moment ago from Discord loses the world it was writing.
+ */
+async function stopServer(
   ctx: Pick<ToolContext, "clock">,
   env: HibernateSettings,
   force: boolean,
@@ -284,7 +290,8 @@ async function stopGame(
         clock: ctx.clock,
       })
     : undefined;
-  const state = panel ? (await panel.resources()).state : undefined;
+  const game = { clock: ctx.clock, logger: noting(step) };
+  const state = panel ? (await gameState(panel, game)).state : undefined;
   if (!ping && state !== "offline") {
     if (!force) {
       throw new BusyError(`nobody can tell who plays: the game does not answer a ping (${error})`, {
@@ -299,9 +306,13 @@ async function stopGame(
     return;
   }
   if (state === "offline") return;
-  await panel.power("stop");
-  await panel.waitForState("offline", { timeoutMs: 3 * 60_000 });
+  await stopGame(panel, { ...game, timeoutMs: 3 * 60_000 });
   step.done("Stopped the game server through the panel");
+}
+
+/** What the game's state says along the way (a cached "offline" that runs, a stop sent again), as a step's note. */
+function noting(step: Steps): Logger {
+  return { ...silentLogger, info: (line) => step.note(`${line[0]?.toUpperCase()}${line.slice(1)}`) };
 }
 
 /** The VM's own backup tool, over SSH, before anything is shut down. */
