@@ -15,6 +15,12 @@ export const MAX_SECTOR = 0xff_ffff;
  * negative (the read throws) or wraps around to another place in the file.
  */
 export const MAX_READABLE_SECTOR = 2 ** 19 - 1;
+/**
+ * The longest chunk the tools take as one the game reads whole: the drill reads no chunk past it (a chunk that inflates
+ * past 64 MiB is damage there, and the game's own are a few MiB). Spigot reads a chunk of 255 sectors as far as its
+ * length says, up to 2 GiB: a length the game's user wrote over a sparse file would otherwise be copied whole.
+ */
+export const MAX_CHUNK_STREAM = 32 * 1024 * 1024;
 
 /** A present chunk: its place in the file, from the header, and its world chunk coordinates. */
 export interface Location {
@@ -96,6 +102,9 @@ export function chunkStream(
   }
   if (bytes > location.count * SECTOR && spigotSpan(location.count, length) === undefined) {
     return { problem: `${at}: its length says ${length - 1} bytes, more than its ${location.count} sectors hold` };
+  }
+  if (bytes > MAX_CHUNK_STREAM) {
+    return { problem: `${at}: its length says ${length - 1} bytes, more than a chunk can be (32 MiB)` };
   }
   return { bytes };
 }

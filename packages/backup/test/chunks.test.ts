@@ -400,6 +400,89 @@ describe("the area restore's region writer", () => {
   });
 });
 
+/**
+ * The real file at `path` with entries added outside it, each `count` sectors at `sector` whose length says `length`
+ * (zlib), and nothing written after those 5 bytes: a sparse file of `size` bytes, as the game's user makes one.
+ */
+function sparseRegion(
+  path: string,
+  entries: Array<{ index: number; sector: number; length: number; count?: number }>,
+  size: number,
+): Buffer {
+  const real = readFileSync((REAL as { path: string }).path);
+  const header = Buffer.from(real.subarray(0, 8192));
+  const fd = openSync(path, "w");
+  try {
+    writeSync(fd, real, 0, real.length, 0);
+    for (const { index: i, sector, length, count = 255 } of entries) {
+      header.writeUInt32BE(((sector << 8) | count) >>> 0, i * 4);
+      const head = Buffer.from([0, 0, 0, 0, 2]);
+      head.writeInt32BE(length, 0);
+      writeSync(fd, head, 0, 5, sector * 4096);
+    }
+    writeSync(fd, header, 0, 8192, 0);
+    ftruncateSync(fd, size);
+  } finally {
+    closeSync(fd);
+  }
+  return real;
+}
+
+describe("the area restore's region writer against a sparse live file (issue 45)", () => {
+  const GiB = 1024 ** 3;
+  // The area: chunks 0..15 of every row, the snapshot's (the real file's) chunks there come back.
+  const bounds = chunkBounds({ x1: 0, z1: 0, x2: 255, z2: 511 });
+
+  it("does not carry a live entry longer than a chunk can be (255 sectors, a length of 2 GiB): the area's chunks stay readable", () => {
+    scratch();
+    const live = join(dir, "live.mca");
+    const end = Math.ceil(statSync((REAL as { path: string }).path).size / 4096);
+    const length = 2 * GiB - 8 * 1024 * 1024;
+    sparseRegion(live, [{ index: index(20, 20), sector: end, length }], end * 4096 + 2 * GiB);
+    const { plan, path } = merge(live, (REAL as { path: string }).path, bounds);
+    expect(plan.dropped).toEqual([
+      `live chunk 20,20: its length says ${length - 1} bytes, more than a chunk can be (32 MiB)`,
+    ]);
+    expect(plan.restored).toBeGreaterThan(0);
+    // Nothing of the 2 GiB was copied: the new file is the real file's chunks, every one where the game reads it.
+    expect(statSync(path).size).toBeLessThanOrEqual(statSync((REAL as { path: string }).path).size + 4096);
+    expectSoundHeader(readFileSync(path));
+    return expectReadable(path, plan.restored + plan.kept);
+  });
+
+  it("refuses, writing nothing, when the live chunks it keeps would push the area's chunks 2 GiB or more into the file", () => {
+    scratch();
+    const live = join(dir, "live.mca");
+    const end = Math.ceil(statSync((REAL as { path: string }).path).size / 4096);
+    // 67 chunks outside the area as Spigot reads them, 31 MiB each, each starting below 2 GiB: all of it holes.
+    const length = 31 * 1024 * 1024;
+    const sectors = Math.ceil((length + 4) / 4096) + 1;
+    const entries = Array.from({ length: 67 }, (_, n) => ({
+      index: index(16 + (n % 16), n >> 4),
+      sector: end + n * sectors,
+      length,
+    }));
+    sparseRegion(live, entries, (end + 67 * sectors) * 4096);
+    expect(() => merge(live, (REAL as { path: string }).path, bounds)).toThrow(
+      /^r\.0\.0\.mca: the chunks it keeps would put chunk \d+,\d+ 2 GiB or more into the new file, where the game cannot read it; nothing was changed$/,
+    );
+  });
+
+  it("keeps the holes of a live chunk as holes", () => {
+    scratch();
+    const live = join(dir, "live.mca");
+    const end = Math.ceil(statSync((REAL as { path: string }).path).size / 4096);
+    // A chunk Spigot reads whole: 20 MiB, all but its first 5 bytes a hole.
+    const length = 20 * 1024 * 1024;
+    sparseRegion(live, [{ index: index(20, 20), sector: end, length }], end * 4096 + length + 4096);
+    const { plan, path } = merge(live, (REAL as { path: string }).path, bounds);
+    expect(plan.dropped).toEqual([]);
+    expect(statSync(path).size).toBeGreaterThan(length);
+    // What the disk holds of it: the real file's chunks and a sector, not 20 MiB of zeros.
+    expect(statSync(path).blocks * 512).toBeLessThan(statSync((REAL as { path: string }).path).size + 64 * 1024);
+  });
+});
+
 describe("a region file saved again after its merge", () => {
   it("is seen even within the same clock tick: the same inode, size and modification time, another header", () => {
     scratch();

@@ -74,6 +74,9 @@ export interface Sources {
 /** One chunk of the new file: where its bytes are read from. */
 interface Carried {
   index: number;
+  /** Its chunk coordinates. */
+  x: number;
+  z: number;
   from: "live" | "snapshot";
   sector: number;
   /** What the game reads of it, from its first sector on (chunkStream). */
@@ -129,7 +132,7 @@ export function planMerge(
     } else if (carried) merge.kept++;
     if (found && source && carried) {
       const timestamp = timestampOf(source.header, index);
-      merge.chunks.push({ index, from, sector: found.sector, bytes: carried, timestamp });
+      merge.chunks.push({ index, x, z, from, sector: found.sector, bytes: carried, timestamp });
     }
   }
   return merge;
@@ -181,6 +184,15 @@ function layOut(merge: RegionMerge, sources: Sources, what: string): { placed: M
     const key = `${chunk.from}:${chunk.sector}`;
     if (placed.has(key)) continue;
     const { reserved } = sectorsOf(chunk.bytes);
+    if (end > MAX_READABLE_SECTOR) {
+      // Only chunks kept from the live file can take this much room: laid out further, a chunk would be lost.
+      throw new JobError(
+        `${what}: the chunks it keeps would put chunk ${chunk.x},${chunk.z} 2 GiB or more into the new file, where the game cannot read it; nothing was changed`,
+        {
+          hint: "look at the file (backup drill names what is wrong in it); restore its region files whole with --whole-regions",
+        },
+      );
+    }
     if (end + reserved > limit) {
       throw new JobError(`${what}: its chunks' sectors overlap, which no game writes; nothing was changed`, {
         hint: "look at the file; restore its region files whole with --whole-regions",
@@ -194,8 +206,12 @@ function layOut(merge: RegionMerge, sources: Sources, what: string): { placed: M
 
 /** The most of a chunk read into memory at once: a chunk Spigot wrote can be far longer than 1 MiB. */
 const PIECE = 1024 * 1024;
+const ZEROS = Buffer.alloc(SECTOR);
 
-/** Copies the bytes of `chunk` from its source to sector `at` of `out`, a piece at a time. */
+/**
+ * Copies the bytes of `chunk` from its source to sector `at` of `out` (a new file), a piece at a time; a sector of
+ * zeros is not written, so that a hole of the source stays a hole (the new file's size is set at the end).
+ */
 function copyChunk(source: RegionSource, chunk: Carried, out: number, at: number, what: string): void {
   const start = chunk.sector * SECTOR;
   for (let done = 0; done < chunk.bytes; ) {
@@ -205,9 +221,21 @@ function copyChunk(source: RegionSource, chunk: Carried, out: number, at: number
         hint: "stop it from the panel and run the restore again",
       });
     }
-    writeAll(out, piece, at * SECTOR + done);
+    writeData(out, piece, at * SECTOR + done);
     done += piece.length;
   }
+}
+
+/** Writes `data` at `position` of a new file but for its sectors of zeros, which stay holes. */
+function writeData(fd: number, data: Buffer, position: number): void {
+  let from = 0;
+  for (let at = 0; at < data.length; at += SECTOR) {
+    const sector = data.subarray(at, at + SECTOR);
+    if (!sector.equals(ZEROS.subarray(0, sector.length))) continue;
+    if (at > from) writeAll(fd, data.subarray(from, at), position + from);
+    from = at + sector.length;
+  }
+  if (from < data.length) writeAll(fd, data.subarray(from), position + from);
 }
 
 function writeAll(fd: number, data: Buffer, position: number): void {
