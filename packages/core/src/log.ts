@@ -56,10 +56,15 @@ interface LoggerOptions {
  * to U+206F, the interlinear annotations U+FFF9 to U+FFFB, the soft hyphen, the tag characters U+E0001 and U+E0020 to
  * U+E007F, which are invisible copies of ASCII), and a lone surrogate (half a character). A U+202E in a world's name
  * shows `dlrow` for `world` and the rest of the line backwards; tag characters carry a text nobody sees: the operator
- * would read something else than is there. Log lines, error lines and `log-tailer scan`'s JSON write them visibly
- * (oneLine, escapeHidden); Discord messages leave them out (stripHidden, through the notifier).
+ * would read something else than is there. So are the characters Unicode says a renderer shows nothing of
+ * (Default_Ignorable_Code_Point) outside Cf: the combining grapheme joiner U+034F, the Hangul fillers U+115F, U+1160,
+ * U+3164 and U+FFA0 (a "name" of fillers looks empty), the Khmer inherent vowels U+17B4 and U+17B5, and the variation
+ * selectors U+180B to U+180F, U+FE00 to U+FE0F and U+E0100 to U+E01EF (a run of them carries a hidden text, as tag
+ * characters do); and the braille blank U+2800, which is not ignorable but shows as a space. Log lines, error lines and
+ * `log-tailer scan`'s JSON write them visibly (oneLine, escapeHidden); Discord messages leave them out (stripHidden,
+ * through the notifier).
  */
-const HIDDEN_CHARACTERS = /(?![\t\n])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
+const HIDDEN_CHARACTERS = /(?![\t\n])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u2800]/gu;
 
 /** `\uNNNN` for each UTF-16 unit (two for a tag character), as JSON and JavaScript write a character. */
 function unicodeEscape(c: string): string {

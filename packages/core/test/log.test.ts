@@ -62,6 +62,20 @@ describe("createLogger", () => {
     expect(stripHidden(`Steve${hidden} left`)).toBe("Steve left");
   });
 
+  it("writes the invisible fillers and joiners outside Cf visibly too, and leaves them out of Discord's text (issue 45)", () => {
+    // Not format characters, yet nothing shows: a name of Hangul fillers looks empty, a run of variation selectors
+    // (an emoji's U+FE0F among them) carries a hidden text, the braille blank is a space.
+    const hidden = "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180f\u3164\ufe00\ufe0f\uffa0\u2800\u{e0100}\u{e01ef}";
+    expect(oneLine(`Steve${hidden} left`)).toBe(
+      "Steve\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180b\\u180f\\u3164\\ufe00\\ufe0f\\uffa0\\u2800" +
+        "\\udb40\\udd00\\udb40\\uddef left",
+    );
+    expect(JSON.parse(escapeHidden(JSON.stringify({ message: hidden }))).message).toBe(hidden);
+    expect(stripHidden(`\u3164\u3164 joined the game; Steve${hidden} left`)).toBe(" joined the game; Steve left");
+    // Letters and signs that show stay: Hangul syllables, a CJK space, a braille dot.
+    expect(stripHidden("한글\u3000\u2801")).toBe("한글\u3000\u2801");
+  });
+
   it("keeps tabs, and letters of every script (Arabic, Hebrew, accents, emoji) as they are", () => {
     expect(oneLine("Ünïcødé\tשלום مرحبا 😀 é")).toBe("Ünïcødé\tשלום مرحبا 😀 é");
   });

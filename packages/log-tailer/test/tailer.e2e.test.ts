@@ -208,6 +208,15 @@ describe("log-tailer (service)", () => {
     expect(death?.body.allowed_mentions).toEqual({ parse: [] });
   });
 
+  it("leaves the invisible fillers and joiners outside Cf out of the Discord text (issue 45)", async () => {
+    start();
+    await settled();
+    // A Hangul-filler name looks empty, a braille blank looks like a space, U+034F joins nothing visibly.
+    appendFileSync(log, line("Steve was slain by \u3164\u3164 using [\u2800Sw\u034ford\u115f\ufe0f]"));
+    const [death] = await discord.waitForMessages(1);
+    expect(death?.body.embeds[0].title).toBe("Steve was slain by  using \\[Sword\\]");
+  });
+
   it("never posts for chat that imitates events", async () => {
     start();
     await settled();
