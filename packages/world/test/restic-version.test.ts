@@ -79,14 +79,24 @@ describe("restic's version", () => {
     expect(featuresOf(parseResticVersion(SAID["0.11.0"]))).toEqual({
       readDataPercent: false,
       restoreJson: false,
+      restoreSparse: false,
+      restoreSubfolder: false,
     });
     expect(featuresOf(parseResticVersion(SAID["0.14.0"]))).toEqual({
       readDataPercent: true,
       restoreJson: false,
+      restoreSparse: false,
+      restoreSubfolder: false,
+    });
+    expect(featuresOf(parseResticVersion("restic 0.15.2"))).toMatchObject({
+      restoreSparse: true,
+      restoreSubfolder: false,
     });
     expect(featuresOf(parseResticVersion(SAID["0.18.0"]))).toEqual({
       readDataPercent: true,
       restoreJson: true,
+      restoreSparse: true,
+      restoreSubfolder: true,
     });
     expect(featuresOf(parseResticVersion("restic 1.2.0"))).toMatchObject({ restoreJson: true });
     expect(featuresOf(undefined)).toEqual(featuresOf(parseResticVersion(SAID["0.11.0"])));
