@@ -35,10 +35,10 @@ describe("backup restore", () => {
     const result = await server.run(["restore", "latest", "--dry-run"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
-      /^Restore plan \(nothing done, --dry-run\):\n {2}1\. stop the server through the panel/,
+      /^Restore plan \(nothing done, --dry-run\):\n {2}1\. check that .*'s disk has room for what comes back \(\d+(\.\d+)? MiB and a tenth more\), or stop here\n {2}2\. stop the server through the panel/,
     );
-    expect(result.stdout).toMatch(/ {2}2\. take a snapshot of the current world tagged pre-restore\n/);
-    expect(result.stdout).toMatch(/ {2}7\. start the server\n$/);
+    expect(result.stdout).toMatch(/ {2}3\. take a snapshot of the current world tagged pre-restore\n/);
+    expect(result.stdout).toMatch(/ {2}8\. start the server\n$/);
     expect(hashes()).toEqual(before);
     expect(server.panel.signals()).toEqual([]);
     expect(server.discord.requests).toHaveLength(0);

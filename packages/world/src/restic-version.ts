@@ -24,6 +24,13 @@ export interface ResticFeatures {
   readDataPercent: boolean;
   /** `restore --json` says its errors as JSON messages, each file apart from its reason (0.17). */
   restoreJson: boolean;
+  /** `restore --sparse` leaves runs of zeros as holes, not written (0.15; restic's changelog, issue 79). */
+  restoreSparse: boolean;
+  /**
+   * `restore <snapshot>:<folder>` restores what is in the folder straight into the target, without the folder's own
+   * path (0.16; restic's pull request 4334); `--include` is then relative to the folder.
+   */
+  restoreSubfolder: boolean;
 }
 
 /** The version in `restic version`'s line ("restic 0.18.0 compiled with go1.24.4 on linux/amd64"), or undefined. */
@@ -56,6 +63,8 @@ export function featuresOf(version: ResticVersion | undefined): ResticFeatures {
   return {
     readDataPercent: atLeast(v, 0, 12),
     restoreJson: atLeast(v, 0, 17),
+    restoreSparse: atLeast(v, 0, 15),
+    restoreSubfolder: atLeast(v, 0, 16),
   };
 }
 

@@ -595,12 +595,22 @@ export class Restic {
    * The snapshot, or only the `includes` (paths, taken literally: restic reads --include as a glob, so a level named
    * `world[1]` would otherwise match `world1`), into the directory `target` (a path only root can change: see
    * restoreInto for one inside the volume). From 0.17 restic says its errors as JSON (`--json`), the file named apart
-   * from the reason, which the failure then quotes.
+   * from the reason, which the failure then quotes. From 0.15 files are restored sparse: a file of zeros the game's
+   * user made (costing nothing on disk) comes back costing nothing, not written out whole on the disk the world
+   * shares with the panel; 0.11 to 0.14 write it whole (the restores' room checks count every file's whole size).
+   * With `root` (a folder of the snapshot, every include below it) and restic 0.16 or newer, what is in `root` is
+   * restored straight into `target` (`<snapshot>:<root>`), without `root`'s own path in front (restoredPathBytes).
    */
-  async restore(snapshotId: string, target: string, includes: string[] = []): Promise<void> {
-    const args = ["restore", snapshotId, "--target", target];
-    for (const include of includes) args.push("--include", include.replace(/[\\*?[\]]/g, "\\$&"));
-    if (!(await this.features()).restoreJson) {
+  async restore(snapshotId: string, target: string, includes: string[] = [], root?: string): Promise<void> {
+    const features = await this.features();
+    const within = root !== undefined && features.restoreSubfolder ? root.replace(/\/+$/, "") : undefined;
+    const args = ["restore", within === undefined ? snapshotId : `${snapshotId}:${within || "/"}`, "--target", target];
+    if (features.restoreSparse) args.push("--sparse");
+    for (const include of includes) {
+      const path = within === undefined ? include : include.slice(within.length);
+      args.push("--include", path.replace(/[\\*?[\]]/g, "\\$&"));
+    }
+    if (!features.restoreJson) {
       // restic 0.11 says what it could not restore and still exits 0: a restore with errors is a failed one.
       let warnings = 0;
       const { stderr } = await this.#run(args, {
@@ -643,21 +653,49 @@ export class Restic {
   }
 
   /**
-   * Restores into a new directory inside `dir`, a private directory held open (the staging directory in the volume):
-   * restic writes through this process's descriptor of it, so renaming it, or putting a link in its place, changes
-   * nothing for restic. Not into `/proc/<pid>/fd/<n>` itself: from 0.17 restic removes whatever stands at the target
-   * when it is not a directory, and that is a link ("failed to remove stale item"). Returns the new directory, open.
+   * Restores the `includes` (each below `root`, a folder of the snapshot: WORLD_DIR) into a new directory inside
+   * `dir`, a private directory held open (the staging directory in the volume, the drill's scratch directory): restic
+   * writes through this process's descriptor of it, so renaming it, or putting a link in its place, changes nothing
+   * for restic. Not into `/proc/<pid>/fd/<n>` itself: from 0.17 restic removes whatever stands at the target when it
+   * is not a directory, and that is a link ("failed to remove stale item"). Returns the restored copy of `root`, open.
+   *
+   * The target is short (RESTORE_TARGET_BYTES) whatever `dir`'s own path: restic writes each file by its whole path,
+   * the target's followed by the file's, and a path longer than PATH_MAX cannot be written (issue 45: a file the
+   * game's user made 4,093 bytes long, backed up without a word, failed every restore and every drill).
    */
-  async restoreInto(snapshotId: string, dir: VolumeDir, includes: string[] = []): Promise<VolumeDir> {
+  async restoreInto(snapshotId: string, dir: VolumeDir, root: string, includes: string[]): Promise<VolumeDir> {
     const into = dir.ensureDir(RESTORE_INTO);
     try {
-      await this.restore(snapshotId, `${dir.forChild}/${RESTORE_INTO}`, includes);
-      return into;
+      await this.restore(snapshotId, `${dir.forChild}/${RESTORE_INTO}`, includes, root);
+      if ((await this.features()).restoreSubfolder) return into;
+      // Older versions restore `root`'s own path too: the copy of `root` is inside (made when nothing was restored).
+      const restored = into.ensureDir(root.replace(/^\/+/, ""));
+      into.close();
+      return restored;
     } catch (error) {
       into.close();
       throw error;
     }
   }
+}
+
+/** PATH_MAX (linux/limits.h): a path a system call is given is at most 4,095 bytes and its terminating NUL. */
+export const PATH_MAX = 4096;
+
+/**
+ * The longest target restoreInto gives restic, `/proc/<pid>/fd/<n>/restored`: pid_max is at most 4,194,304 on Linux
+ * (PID_MAX_LIMIT), and a descriptor of this process is below a million.
+ */
+export const RESTORE_TARGET_BYTES = Buffer.byteLength("/proc/4194304/fd/999999/restored");
+
+/**
+ * How long the path restic writes `path` (as backed up, absolute) by is at most, in a restore into restoreInto's
+ * target of the snapshot's `root` (WORLD_DIR): the target's and the file's path below `root` (0.16 on), or its whole
+ * path (before). Longer than PATH_MAX - 1, the file cannot be restored.
+ */
+export function restoredPathBytes(features: ResticFeatures, root: string, path: string): number {
+  const below = features.restoreSubfolder ? path.slice(root.replace(/\/+$/, "").length) : path;
+  return RESTORE_TARGET_BYTES + Buffer.byteLength(below);
 }
 
 /** What `restic backup --json` says as it goes: its progress, the files it cannot read, and at the end its summary. */

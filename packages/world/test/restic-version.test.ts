@@ -1,7 +1,7 @@
 import { ExitCode } from "@mcops/core/errors";
 import type { RunResult } from "@mcops/core/runner";
 import { describe, expect, it } from "vitest";
-import { Restic, type Snapshot } from "../src/restic.ts";
+import { RESTORE_TARGET_BYTES, Restic, restoredPathBytes, type Snapshot } from "../src/restic.ts";
 import { BackupSummarySchema, LsLineSchema, readJsonLine, SnapshotsSchema } from "../src/restic-json.ts";
 import {
   checkFloor,
@@ -79,14 +79,24 @@ describe("restic's version", () => {
     expect(featuresOf(parseResticVersion(SAID["0.11.0"]))).toEqual({
       readDataPercent: false,
       restoreJson: false,
+      restoreSparse: false,
+      restoreSubfolder: false,
     });
     expect(featuresOf(parseResticVersion(SAID["0.14.0"]))).toEqual({
       readDataPercent: true,
       restoreJson: false,
+      restoreSparse: false,
+      restoreSubfolder: false,
+    });
+    expect(featuresOf(parseResticVersion("restic 0.15.2"))).toMatchObject({
+      restoreSparse: true,
+      restoreSubfolder: false,
     });
     expect(featuresOf(parseResticVersion(SAID["0.18.0"]))).toEqual({
       readDataPercent: true,
       restoreJson: true,
+      restoreSparse: true,
+      restoreSubfolder: true,
     });
     expect(featuresOf(parseResticVersion("restic 1.2.0"))).toMatchObject({ restoreJson: true });
     expect(featuresOf(undefined)).toEqual(featuresOf(parseResticVersion(SAID["0.11.0"])));
@@ -194,7 +204,30 @@ describe("restore on each version", () => {
       message:
         'restic failed (exit 1): There were 1 errors; the first: "/\\nFatal: wrong password or no key found": "failed to remove stale item: remove /proc/1/fd/8: operation not permitted"',
     });
-    expect(calls[1]?.args).toEqual(["restore", "abc", "--target", "/tmp/r", "--json"]);
+    expect(calls[1]?.args).toEqual(["restore", "abc", "--target", "/tmp/r", "--sparse", "--json"]);
+  });
+
+  it("0.16 and newer restore a folder's contents (<snapshot>:<folder>), includes below it; 0.15 and newer sparse", async () => {
+    const includes = ["/srv/world/world", "/srv/world/world[1]"];
+    const newer = resticSaying(SAID["0.18.0"]);
+    await newer.restic.restore("abc", "/tmp/r", includes, "/srv/world/");
+    expect(newer.calls[1]?.args).toEqual([
+      ...["restore", "abc:/srv/world", "--target", "/tmp/r", "--sparse"],
+      ...["--include", "/world", "--include", "/world\\[1\\]", "--json"],
+    ]);
+    const sparse = resticSaying("restic 0.15.2 compiled with go1.20.3 on linux/amd64");
+    await sparse.restic.restore("abc", "/tmp/r", includes, "/srv/world");
+    expect(sparse.calls[1]?.args).toEqual([
+      ...["restore", "abc", "--target", "/tmp/r", "--sparse"],
+      ...["--include", "/srv/world/world", "--include", "/srv/world/world\\[1\\]"],
+    ]);
+  });
+
+  it("says how long a restored path is: the target's bytes and the path below WORLD_DIR (0.16 on), or the whole path", () => {
+    const path = `/srv/world/world/${"d".repeat(100)}`;
+    expect(RESTORE_TARGET_BYTES).toBe(32);
+    expect(restoredPathBytes(featuresOf(parseResticVersion(SAID["0.18.0"])), "/srv/world/", path)).toBe(32 + 107);
+    expect(restoredPathBytes(featuresOf(parseResticVersion(SAID["0.14.0"])), "/srv/world", path)).toBe(32 + 117);
   });
 
   it("before 0.17: no --json (restic prints text only), the first warning quoted", async () => {

@@ -91,16 +91,10 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions, setting
     const report = await inScratch(drill, scratchParent, async (scratch) => {
       checkSpace(drill, await restic.restoreSize(snapshot), scratchParent);
       if (checkers.failure) throw checkers.failure; // threads that could not start: no restore for nothing
-      await unlockedOnce(restic, logger, () =>
-        restic.restore(
-          snapshot.id,
-          scratch,
-          worlds.map((name) => join(settings.WORLD_DIR, name)),
-        ),
-      );
+      const world = await restoreScratch(restic, snapshot, scratch, settings.WORLD_DIR, worlds, logger);
       stopIfAborted(ctx.signal);
-      logger.info(`snapshot ${snapshot.short_id} restored into ${scratch}; checking ${worlds.join(", ")}`);
-      return checkWorld(join(scratch, settings.WORLD_DIR), {
+      logger.info(`snapshot ${snapshot.short_id} restored into ${world}; checking ${worlds.join(", ")}`);
+      return checkWorld(world, {
         worlds,
         budgetMs: options.budgetMs,
         now: () => ctx.clock.now(),
@@ -123,6 +117,37 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions, setting
   } finally {
     await pool?.close();
     lock.release();
+  }
+}
+
+/**
+ * The snapshot's `worlds` (folders of WORLD_DIR) into the scratch directory, through a descriptor of it (restic's
+ * restoreInto): however long the scratch directory's path (--scratch), restic writes each file by a path no longer than
+ * the one it was backed up by (from restic 0.16), so that whatever the backup read restores. Returns where the copy of
+ * WORLD_DIR is.
+ */
+async function restoreScratch(
+  restic: Restic,
+  snapshot: Snapshot,
+  scratch: string,
+  worldDir: string,
+  worlds: string[],
+  logger: Logger,
+): Promise<string> {
+  const dir = VolumeDir.open(scratch, "the scratch directory");
+  try {
+    const restored = await unlockedOnce(restic, logger, () =>
+      restic.restoreInto(
+        snapshot.id,
+        dir,
+        worldDir,
+        worlds.map((name) => join(worldDir, name)),
+      ),
+    );
+    restored.close();
+    return restored.path;
+  } finally {
+    dir.close();
   }
 }
 

@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { BusyError, JobError, type McopsError, UsageError } from "@mcops/core/errors";
-import { formatDuration } from "@mcops/core/format";
+import { formatBytes, formatDuration } from "@mcops/core/format";
 import {
   COLOURS,
   escapeGameText,
@@ -21,7 +21,7 @@ import type { Restic, Snapshot } from "@mcops/world/restic";
 import { loadSettings, type Settings } from "@mcops/world/settings";
 import { type SafetySnapshot, safetySnapshot } from "@mcops/world/snapshot";
 import { levelName } from "@mcops/world/world";
-import { backupLogger, pickSnapshot, snapshotTime, stamp, takeBackupLock } from "../job.ts";
+import { backupLogger, checkRoom, pickSnapshot, snapshotTime, stamp, takeBackupLock } from "../job.ts";
 import { type AreaMerge, checkUnchanged, describeMerge, mergeArea, mergeTotals } from "../restore/area.ts";
 import { type ChunkBounds, chunkBounds } from "../restore/chunks.ts";
 import { describePlayer, type Player, refuseIfOnline, resolvePlayer } from "../restore/players.ts";
@@ -139,6 +139,8 @@ interface RestorePlan {
   what: string;
   player: Player | undefined;
   targets: Target[];
+  /** What restic writes into the staging directory, by the snapshot's sizes (a sparse file counted whole). */
+  bytes: number;
   /** The server is stopped for it (everything but a player's files). */
   stopsServer: boolean;
   /** When the restore began. */
@@ -173,6 +175,7 @@ async function planRestore(
       ? await resolvePlayer(selection.who, { volume, restic, snapshot, worldDir, level })
       : undefined;
   const targets = await targetsOf(where, selection, player);
+  const bytes = await restoredBytes(where, targets);
   const now = ctx.clock.now();
   const plan: RestorePlan = {
     volume,
@@ -183,6 +186,7 @@ async function planRestore(
     what: describeSelection(selection, player),
     player,
     targets,
+    bytes,
     stopsServer: selection.kind !== "player",
     now,
     stagingPrefix: `.mcops-restore-${stamp(now)}-`,
@@ -205,6 +209,18 @@ async function targetsOf(where: Where, selection: Selection, player: Player | un
     case "world":
       return worldTargets(where);
   }
+}
+
+/**
+ * How much the targets the snapshot holds take, every file by its size in the snapshot (restic ls): what a restore
+ * writes into the staging directory, on the volume's disk (Wings', the panel's and its database's), at most. From
+ * restic 0.15 a sparse file is restored sparse and takes less; before, it is written whole.
+ */
+async function restoredBytes({ restic, snapshot, worldDir }: Where, targets: Target[]): Promise<number> {
+  const paths = targets.filter((t) => t.inSnapshot).map((t) => join(worldDir, t.rel));
+  if (!paths.length) return 0;
+  const nodes = await restic.ls(snapshot.id, paths, true);
+  return nodes.reduce((sum, node) => sum + (node.type === "file" ? (node.size ?? 0) : 0), 0);
 }
 
 /** The whole world: the level's folder (which the snapshot must hold), its _nether and its _the_end. */
@@ -239,6 +255,7 @@ function planSteps(plan: RestorePlan, options: RestoreOptions, settings: Setting
   const staging = join(worldDir, `${plan.stagingPrefix}XXXXXX`);
   const bounds = chunkArea(plan);
   return [
+    `check that ${worldDir}'s disk has room for what comes back (${formatBytes(plan.bytes)} and a tenth more), or stop here`,
     first,
     options.backup === false
       ? "take no snapshot of the current world first (--no-backup)"
@@ -307,21 +324,19 @@ async function previewArea(
   };
   ctx.atExit.add(remove);
   const scratch = VolumeDir.open(path, "the scratch directory");
-  let into: VolumeDir | undefined;
   let restored: VolumeDir | undefined;
   try {
     if (wanted.length) {
-      into = await plan.restic.restoreInto(
+      restored = await plan.restic.restoreInto(
         plan.snapshot.id,
         scratch,
+        settings.WORLD_DIR,
         wanted.map((t) => join(settings.WORLD_DIR, t.rel)),
       );
-      restored = into.tryDir(settings.WORLD_DIR.replace(/^\/+/, ""));
     }
     return mergeArea(plan.volume, restored, plan.targets, bounds, logger);
   } finally {
     restored?.close();
-    into?.close();
     scratch.close();
     await remove();
   }
@@ -343,6 +358,14 @@ async function restore(
   const work: RestoreWork = { volume: plan.volume, moved: [], placed: [], stoppedByUs: false };
   logger.info(`=== Restore started === ${plan.what} from snapshot ${snapshot.short_id} of ${snapshotTime(snapshot)}`);
   try {
+    // Before anything is done (issue 45): restic writes the snapshot's files into the volume's disk, which Wings, the
+    // panel and its database share; a restore that would fill it is refused (exit 75), as the dry run's copy and the
+    // drill are.
+    checkRoom(settings.WORLD_DIR, plan.bytes, {
+      for: `restoring ${plan.what}`,
+      of: "the snapshot's files",
+      hint: "free some space on the server volume's disk (what earlier restores replaced is kept in .mcops-pre-restore-* folders there)",
+    });
     if (plan.selection.kind === "world") {
       await notifier.send({
         title: "Restore started",

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { describeSpace, diskLevel, diskSpace } from "@mcops/core/disk";
 import { describeError, JobError, McopsError } from "@mcops/core/errors";
 import { record } from "@mcops/core/events";
@@ -14,7 +14,15 @@ import { backupFactList, type RecordOf } from "@mcops/core/records";
 import type { ToolContext } from "@mcops/core/tool";
 import { VolumeDir } from "@mcops/core/volume";
 import { resticFor, unlockedOnce } from "@mcops/world/clients";
-import type { BackupSummary, Progress, Restic } from "@mcops/world/restic";
+import {
+  type BackupSummary,
+  PATH_MAX,
+  type Progress,
+  RESTORE_TARGET_BYTES,
+  type Restic,
+  restoredPathBytes,
+  type SnapshotNode,
+} from "@mcops/world/restic";
 import { loadSettings, type Settings } from "@mcops/world/settings";
 import { checkIsolation, type Taken, takeSnapshot } from "@mcops/world/snapshot";
 import { backupPaths } from "@mcops/world/world";
@@ -61,8 +69,9 @@ export async function runBackup(
       writeFileAtomic(childFile(ctx), JSON.stringify({ pid, start: processStartTime(pid) }), 0o644);
     });
     const taken = await snapshotWorld(run, restic, world);
-    const notes = [taken.note, ...unreadableNotes(run, taken.summary), ...(await applyRetention(run, restic))];
-    await reportDone(run, restic, taken, notes);
+    const warnings = [...unreadableNotes(run, taken.summary), ...(await longPathNotes(run, restic, taken, world))];
+    const notes = [taken.note, ...warnings, ...(await applyRetention(run, restic))];
+    await reportDone(run, restic, taken, notes, warnings.length > 0);
     return 0;
   } catch (error) {
     throw await reportFailed(run, error);
@@ -162,6 +171,63 @@ function unreadableNotes({ logger }: Run, summary: BackupSummary): string[] {
   ];
 }
 
+/** How many of the paths too long to restore the message names (each shortened), and the log. */
+const LONG_PATHS_NAMED = 3;
+
+/**
+ * The paths of the snapshot's part of the volume that no restore can write (issue 45): restic writes each file by
+ * the restore's target followed by the file's path (restic.ts, restoredPathBytes), and a path longer than PATH_MAX
+ * fails, so that `restore latest` and every drill of this snapshot would fail. The game's user can make such a path
+ * (a file 4,093 bytes long, a tree nested past PATH_MAX); restic backs it up without a word. Read from the snapshot
+ * itself (restic ls), so that what is named is what the snapshot holds, not what the volume held a moment later.
+ */
+async function longPathNotes(
+  { settings, logger }: Run,
+  restic: Restic,
+  { summary }: Taken,
+  world: World,
+): Promise<string[]> {
+  const root = settings.WORLD_DIR.replace(/\/+$/, "");
+  const inside = world.paths.filter((path) => path.startsWith(`${root}/`));
+  let nodes: SnapshotNode[];
+  try {
+    nodes = inside.length ? await restic.ls(summary.snapshotId, inside, true) : [];
+  } catch (error) {
+    logger.warn(
+      `could not list snapshot ${summary.snapshotId} to check that its paths can be restored: ${(error as Error).message}`,
+    );
+    return [];
+  }
+  const features = await restic.features();
+  const tooLong = new Set(
+    nodes.filter((n) => restoredPathBytes(features, root, n.path) >= PATH_MAX).map((n) => n.path),
+  );
+  // Below a path too long every path is too long: the first of each such tree is named.
+  const tops = [...tooLong].filter((path) => !tooLong.has(dirname(path)));
+  if (!tops.length) return [];
+  const named = tops.slice(0, LONG_PATHS_NAMED).map((path) => ({
+    rel: shorten(relative(root, path)),
+    bytes: Buffer.byteLength(path),
+  }));
+  const more = tops.length > named.length ? ` and ${tops.length - named.length} more` : "";
+  logger.warn(
+    `snapshot ${summary.snapshotId} holds ${tops.length} path(s) too long to restore: ${named.map((n) => `${JSON.stringify(n.rel)} (${n.bytes} bytes)`).join(", ")}${more}`,
+  );
+  // restic 0.16 and newer leave WORLD_DIR's own path out of what they write (restoredPathBytes).
+  const newer = { ...features, restoreSubfolder: true };
+  const fits = !features.restoreSubfolder && tops.every((path) => restoredPathBytes(newer, root, path) < PATH_MAX);
+  // File names are the game's: shown literally, never as Markdown or a mention.
+  return [
+    `${tops.length} path(s) are too long to restore: ${named.map((n) => `${escapeGameText(n.rel)} (${n.bytes} bytes)`).join(", ")}${more}. A restore writes each by its restore folder's path (up to ${RESTORE_TARGET_BYTES} bytes) and its own, past PATH_MAX (${PATH_MAX}): restore latest and the drill will fail on them. Remove them from the server volume${fits ? ", or install restic 0.16 or newer, which restores them" : ""}.`,
+  ];
+}
+
+/** A path of up to 4 KiB, shortened for a message: its start and its end (whole characters). */
+function shorten(path: string): string {
+  const chars = [...path];
+  return chars.length <= 100 ? path : `${chars.slice(0, 48).join("")}…${chars.slice(-48).join("")}`;
+}
+
 /** Retention after the backup (BACKUP_PRUNE): a failure keeps the snapshot and becomes a note. */
 async function applyRetention({ settings, logger }: Run, restic: Restic): Promise<string[]> {
   if (!settings.BACKUP_PRUNE) return [];
@@ -177,7 +243,7 @@ async function applyRetention({ settings, logger }: Run, restic: Restic): Promis
 }
 
 /** The done line, the message, the dead-man's switch and the metrics of a backup that went through. */
-async function reportDone(run: Run, restic: Restic, taken: Taken, notes: string[]): Promise<void> {
+async function reportDone(run: Run, restic: Restic, taken: Taken, notes: string[], warned: boolean): Promise<void> {
   const { ctx, settings, logger, notifier } = run;
   const { summary, autosaveOffMs, flushMs } = taken;
   const total = await restic.repositorySize().catch((error: Error) => {
@@ -199,7 +265,7 @@ async function reportDone(run: Run, restic: Restic, taken: Taken, notes: string[
   await notifier.send({
     title: "Backup completed",
     description: [backupFactList(done).join(" · "), ...stallFacts(taken), ...notes].join("\n"),
-    colour: summary.unreadable.length ? COLOURS.warning : COLOURS.success,
+    colour: warned ? COLOURS.warning : COLOURS.success,
     category: "backup",
   });
   await ping(settings.BACKUP_PING_URL, "success", logger);

@@ -47,17 +47,12 @@ export async function stage(work: SwapWork, job: Staging, logger: Logger): Promi
   const wanted = job.targets.filter((t) => t.inSnapshot);
   // restic writes through this process's descriptor of the staging directory: renaming it, or putting a link in its
   // place, changes nothing for restic.
-  const into = await job.restic.restoreInto(
+  const restored = await job.restic.restoreInto(
     job.snapshot.id,
     staging,
+    job.worldDir,
     wanted.map((t) => join(job.worldDir, t.rel)),
   );
-  let restored: VolumeDir;
-  try {
-    restored = into.dir(job.worldDir.replace(/^\/+/, ""));
-  } finally {
-    into.close();
-  }
   work.restored = restored;
   for (const { rel } of wanted) {
     if (!restored.lstat(rel)) {
