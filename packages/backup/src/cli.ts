@@ -65,6 +65,12 @@ else
                 default: true,
                 describe: "snapshot the current world first, tagged pre-restore (--no-backup skips it)",
               },
+              "room-check": {
+                type: "boolean",
+                default: true,
+                describe:
+                  "check first that the volume's disk has room for the snapshot's files (--no-room-check skips it: restic 0.15 and later restore a sparse file sparse)",
+              },
               "dry-run": dryRunOption("print the plan and the entries, change nothing"),
               start: {
                 type: "boolean",
@@ -174,6 +180,7 @@ function restoreOptions(args: {
   dimension?: string | undefined;
   wholeRegions: boolean;
   backup: boolean;
+  roomCheck: boolean;
   dryRun: boolean;
   start: boolean;
   wait: boolean;
@@ -186,6 +193,7 @@ function restoreOptions(args: {
     dimension: args.dimension,
     wholeRegions: args.wholeRegions,
     backup: args.backup,
+    roomCheck: args.roomCheck,
     dryRun: args.dryRun,
     noStart: args.start === false,
     wait: args.wait,

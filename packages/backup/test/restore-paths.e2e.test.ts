@@ -160,6 +160,10 @@ describe("a restore that would not fit on the volume's disk", () => {
     expect(result.stderr).toMatch(
       /^backup: not enough space in \S+ for restoring the world: it needs 8\.\d\d MiB \(the snapshot's files and 10 %\), [\d.]+ MiB is free — free some space on the server volume's disk/,
     );
+    // The hint names the snapshot's largest file, and the way past the check for a file restored sparse.
+    expect(result.stderr).toMatch(
+      /; the largest file is "world\/[^"]+" \([\d.]+ [KM]iB\): if it is mostly empty \(sparse, restored sparse by restic 0\.15 and later\), go on with --no-room-check\n$/,
+    );
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stdout).toBe(
       `exit 75\n${s.worldDir}:\nserver.properties\nworld\n\n${s.worldDir}/world:\nlevel.dat\nthe world as it is`,
@@ -167,5 +171,25 @@ describe("a restore that would not fit on the volume's disk", () => {
     expect(s.panel.signals()).toEqual([]);
     expect(s.discord.messages).toEqual([]);
     expect(existsSync(s.worldDir)).toBe(true);
+
+    // --no-room-check goes past it: the plan says so, and the restore is tried (here the tmpfs then fills: restic's
+    // own failure, the world as it was).
+    const plan = await s.run(["restore", "latest", "--dry-run", "--no-room-check"]);
+    expect(plan.stdout).toMatch(/check nothing of \S+'s room for what comes back \(8\.\d\d MiB\) \(--no-room-check\)/);
+    const tried = await runTool(
+      "unshare",
+      [
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script.replace("restore latest;", "restore latest --no-room-check --no-backup;"),
+      ],
+      { env: { ...s.env, W: s.worldDir, BACKUP: BIN } },
+    );
+    expect(tried.stderr).not.toMatch(/not enough space/);
+    expect(tried.stdout).toMatch(/^exit 1\n/);
+    expect(tried.stdout).toMatch(/the world as it is$/);
   });
 });

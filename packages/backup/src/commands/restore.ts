@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { BusyError, JobError, type McopsError, UsageError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import {
@@ -59,6 +59,8 @@ export interface RestoreOptions {
   dimension?: string | undefined;
   /** false: no pre-restore snapshot of the current world first (--no-backup). */
   backup?: boolean | undefined;
+  /** false: no check that the volume's disk has room for what comes back (--no-room-check). */
+  roomCheck?: boolean | undefined;
   dryRun?: boolean | undefined;
   /** Leave the server stopped afterwards. */
   noStart?: boolean | undefined;
@@ -141,6 +143,8 @@ interface RestorePlan {
   targets: Target[];
   /** What restic writes into the staging directory, by the snapshot's sizes (a sparse file counted whole). */
   bytes: number;
+  /** The snapshot's largest file of the targets, relative to WORLD_DIR, for the refusal's hint. */
+  largest: { rel: string; size: number } | undefined;
   /** The server is stopped for it (everything but a player's files). */
   stopsServer: boolean;
   /** When the restore began. */
@@ -175,7 +179,7 @@ async function planRestore(
       ? await resolvePlayer(selection.who, { volume, restic, snapshot, worldDir, level })
       : undefined;
   const targets = await targetsOf(where, selection, player);
-  const bytes = await restoredBytes(where, targets);
+  const { bytes, largest } = await restoredBytes(where, targets);
   const now = ctx.clock.now();
   const plan: RestorePlan = {
     volume,
@@ -187,6 +191,7 @@ async function planRestore(
     player,
     targets,
     bytes,
+    largest,
     stopsServer: selection.kind !== "player",
     now,
     stagingPrefix: `.mcops-restore-${stamp(now)}-`,
@@ -216,11 +221,32 @@ async function targetsOf(where: Where, selection: Selection, player: Player | un
  * writes into the staging directory, on the volume's disk (Wings', the panel's and its database's), at most. From
  * restic 0.15 a sparse file is restored sparse and takes less; before, it is written whole.
  */
-async function restoredBytes({ restic, snapshot, worldDir }: Where, targets: Target[]): Promise<number> {
+async function restoredBytes(
+  { restic, snapshot, worldDir }: Where,
+  targets: Target[],
+): Promise<Pick<RestorePlan, "bytes" | "largest">> {
   const paths = targets.filter((t) => t.inSnapshot).map((t) => join(worldDir, t.rel));
-  if (!paths.length) return 0;
-  const nodes = await restic.ls(snapshot.id, paths, true);
-  return nodes.reduce((sum, node) => sum + (node.type === "file" ? (node.size ?? 0) : 0), 0);
+  const found: Pick<RestorePlan, "bytes" | "largest"> = { bytes: 0, largest: undefined };
+  if (!paths.length) return found;
+  for (const node of await restic.ls(snapshot.id, paths, true)) {
+    if (node.type !== "file") continue;
+    const size = node.size ?? 0;
+    found.bytes += size;
+    if (size > (found.largest?.size ?? 0)) found.largest = { rel: relative(worldDir, node.path), size };
+  }
+  return found;
+}
+
+/**
+ * What to do when the volume's disk has no room for a restore: free space, or, when the largest file is mostly empty
+ * (a sparse file, which restic 0.15 and later restore sparse, but which the snapshot lists by its whole size), go on.
+ */
+function roomHint({ largest }: RestorePlan): string {
+  const free =
+    "free some space on the server volume's disk (what earlier restores replaced is kept in .mcops-pre-restore-* folders there)";
+  if (!largest) return free;
+  const name = JSON.stringify(largest.rel.length > 200 ? `${largest.rel.slice(0, 200)}…` : largest.rel);
+  return `${free}; the largest file is ${name} (${formatBytes(largest.size)}): if it is mostly empty (sparse, restored sparse by restic 0.15 and later), go on with --no-room-check`;
 }
 
 /** The whole world: the level's folder (which the snapshot must hold), its _nether and its _the_end. */
@@ -255,7 +281,9 @@ function planSteps(plan: RestorePlan, options: RestoreOptions, settings: Setting
   const staging = join(worldDir, `${plan.stagingPrefix}XXXXXX`);
   const bounds = chunkArea(plan);
   return [
-    `check that ${worldDir}'s disk has room for what comes back (${formatBytes(plan.bytes)} and a tenth more), or stop here`,
+    options.roomCheck === false
+      ? `check nothing of ${worldDir}'s room for what comes back (${formatBytes(plan.bytes)}) (--no-room-check)`
+      : `check that ${worldDir}'s disk has room for what comes back (${formatBytes(plan.bytes)} and a tenth more), or stop here`,
     first,
     options.backup === false
       ? "take no snapshot of the current world first (--no-backup)"
@@ -361,11 +389,13 @@ async function restore(
     // Before anything is done (issue 45): restic writes the snapshot's files into the volume's disk, which Wings, the
     // panel and its database share; a restore that would fill it is refused (exit 75), as the dry run's copy and the
     // drill are.
-    checkRoom(settings.WORLD_DIR, plan.bytes, {
-      for: `restoring ${plan.what}`,
-      of: "the snapshot's files",
-      hint: "free some space on the server volume's disk (what earlier restores replaced is kept in .mcops-pre-restore-* folders there)",
-    });
+    if (options.roomCheck !== false) {
+      checkRoom(settings.WORLD_DIR, plan.bytes, {
+        for: `restoring ${plan.what}`,
+        of: "the snapshot's files",
+        hint: roomHint(plan),
+      });
+    }
     if (plan.selection.kind === "world") {
       await notifier.send({
         title: "Restore started",
