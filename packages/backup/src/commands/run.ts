@@ -188,6 +188,10 @@ async function longPathNotes(
   world: World,
 ): Promise<string[]> {
   const root = settings.WORLD_DIR.replace(/\/+$/, "");
+  const features = await restic.features();
+  // restic read every file by its whole path, shorter than PATH_MAX: from 0.16 a restore writes it by a path no
+  // longer than that when WORLD_DIR's is at least the target's (Pterodactyl's is 65 bytes), so there is nothing to list.
+  if (features.restoreSubfolder && Buffer.byteLength(root) >= RESTORE_TARGET_BYTES) return [];
   const inside = world.paths.filter((path) => path.startsWith(`${root}/`));
   let nodes: SnapshotNode[];
   try {
@@ -198,7 +202,6 @@ async function longPathNotes(
     );
     return [];
   }
-  const features = await restic.features();
   const tooLong = new Set(
     nodes.filter((n) => restoredPathBytes(features, root, n.path) >= PATH_MAX).map((n) => n.path),
   );
