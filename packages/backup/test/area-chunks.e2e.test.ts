@@ -239,6 +239,40 @@ describe("backup restore --area, chunk by chunk", () => {
     expect([...chunksOf("world/entities/r.0.0.mca").keys()].sort((a, b) => a - b)).toEqual([0, 1]);
   }, 120_000);
 
+  it("takes a 1.21 nether whose DIM-1 held data/ alone as listed, and an area of it then removes the chunks made since", async () => {
+    await realWorld();
+    const nether = readdirSync(file("world/DIM-1/region")).find((n) => n !== "r.30.30.mca") as string;
+    const real = readFileSync(file(`world/DIM-1/region/${nether}`));
+    // The nether was loaded (its data/ saved) but no chunk of it was: the snapshot's DIM-1 holds data/ alone.
+    rmSync(file("world/DIM-1/region"), { recursive: true });
+    mkdirSync(file("world/DIM-1/data"));
+    writeFileSync(file("world/DIM-1/data/raids.dat"), "");
+    await backUp(server);
+    const listed = await server.run(["drill", "--list-dimensions"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^ {2}nether +world\/DIM-1$/m);
+    const whole = await server.run(["restore", "--dimension", "nether", "--dry-run", "--no-backup"]);
+    expect(whole.code, whole.stderr).toBe(0);
+
+    // Since then the nether was explored: the area as the snapshot had it has no chunks, as in the overworld.
+    mkdirSync(file("world/DIM-1/region"));
+    writeFileSync(file(`world/DIM-1/region/${nether}`), real);
+    const [, rx, rz] = /^r\.(-?\d+)\.(-?\d+)\.mca$/.exec(nether) as RegExpExecArray;
+    const [x, z] = [Number(rx) * 512, Number(rz) * 512];
+    const area = `${x},${z},${x + 511},${z + 511}`;
+    const live = chunksOf(`world/DIM-1/region/${nether}`).size;
+    expect(live).toBeGreaterThan(0);
+    const result = await server.run(["restore", "--area", area, "--dimension", "nether", "--no-backup"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(chunksOf(`world/DIM-1/region/${nether}`).size).toBe(0);
+    const kept = join(server.worldDir, asideDir()[0] as string, `world/DIM-1/region/${nether}`);
+    expect(readFileSync(kept).equals(real)).toBe(true);
+    // A dimension the snapshot does not hold at all is no area's: exit 1, as for --dimension.
+    const end = await server.run(["restore", "--area", area, "--dimension", "DIM-42", "--dry-run", "--no-backup"]);
+    expect(end.code).toBe(1);
+    expect(end.stderr).toMatch(/holds no DIM-42 \(world\/DIM-42\)/);
+  }, 120_000);
+
   it("restores an LZ4 world's chunks (region-file-compression=lz4) as they are", async () => {
     await realWorld();
     // The server saved every chunk in LZ4 (1.20.5+ with region-file-compression=lz4).

@@ -1,4 +1,15 @@
-import { existsSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { deflateSync, gzipSync } from "node:zlib";
 import { COLOURS } from "@mcops/core/http";
@@ -48,7 +59,7 @@ describe("backup drill on a real Forge world", () => {
     expect(embed.color).toBe(COLOURS.success);
     const d = world.dimensions;
     expect(embed.description).toContain(
-      `overworld ${d.overworld?.chunks} chunks, nether ${d.nether?.chunks}, DIM-6 ${d["DIM-6"]?.chunks}, DIM7 ${d.DIM7?.chunks}; 2 players`,
+      `overworld ${d.overworld?.chunks} chunks, nether ${d.nether?.chunks}, AETHER ${d.AETHER?.chunks}, DIM-6 ${d["DIM-6"]?.chunks}, DIM7 ${d.DIM7?.chunks}; 2 players`,
     );
     expect(prom()).toContain(
       `mcops_drill_dimension_chunks{server="${server.panel.server.identifier}",dimension="DIM-6"} ${d["DIM-6"]?.chunks}`,
@@ -65,6 +76,7 @@ describe("backup drill on a real Forge world", () => {
     ).toEqual([
       ["overworld", "world"],
       ["nether", "world/DIM-1"],
+      ["AETHER", "world/AETHER"],
       ["DIM-6", "world/DIM-6"],
       ["DIM7", "world/DIM7"],
     ]);
@@ -86,6 +98,59 @@ describe("backup drill on a real Forge world", () => {
     );
     expect(scratchLeft()).toEqual([]);
   }, 120_000);
+
+  it("checks Forge's named world/AETHER (damage there is red) and restores it by --dimension AETHER, as listed", async () => {
+    const aether = world.regionFiles.find((f) => f.startsWith("world/AETHER/")) as string;
+    const good = readFileSync(join(server.worldDir, aether));
+    // Retention keeps the first snapshot (one a day otherwise: the same day's later backup would replace it).
+    server.backupEnv({ BACKUP_TEXTFILE_DIR: join(server.root, "textfiles"), BACKUP_KEEP_LAST: "10" });
+    damage.truncate(join(server.worldDir, aether));
+    expect((await server.run()).code).toBe(0);
+    const result = await server.run(["drill"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`^backup: ${aether}: chunk -?\\d+,-?\\d+: truncated: its length says`));
+
+    // The first snapshot (before the damage) brings the folder back whole; the overworld keeps today's.
+    const first = /=== Backup done === .*snapshot (\w+)/.exec(server.backupLog())?.[1] as string;
+    writeFileSync(join(server.worldDir, "world/AETHER/region/r.9.9.mca"), "explored after the backup");
+    writeFileSync(join(server.worldDir, "world/level.dat.today"), "today's");
+    const restored = await server.run(["restore", first, "--dimension", "AETHER", "--no-backup"]);
+    expect(restored.stderr).toBe("");
+    expect(restored.code).toBe(0);
+    expect(readFileSync(join(server.worldDir, aether)).equals(good)).toBe(true);
+    expect(existsSync(join(server.worldDir, "world/AETHER/region/r.9.9.mca"))).toBe(false);
+    expect(readFileSync(join(server.worldDir, "world/level.dat.today"), "utf8")).toBe("today's");
+    // The case as on disk: `aether` is another folder, which the snapshot does not hold.
+    const other = await server.run(["restore", first, "--dimension", "aether", "--dry-run", "--no-backup"]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/holds no aether \(world\/aether\)/);
+  }, 180_000);
+
+  it("never takes a link, a FIFO, a `..`-like or an overlong folder for a dimension, and refuses such a name", async () => {
+    const host = join(server.root, "host");
+    for (const dir of [host, join(server.worldDir, "world/..x"), join(server.worldDir, "world", "x".repeat(200))]) {
+      mkdirSync(join(dir, "region"), { recursive: true });
+      writeFileSync(join(dir, "region/r.0.0.mca"), Buffer.alloc(100, 1));
+    }
+    symlinkSync(host, join(server.worldDir, "world/LINKED"));
+    execFileSync("mkfifo", [join(server.worldDir, "world/FIFO")]);
+    expect((await server.run()).code).toBe(0);
+    const listed = await server.run(["drill", "--list-dimensions"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).not.toMatch(/LINKED|FIFO|\.\.x|xxxx/);
+    expect((await server.run(["drill"])).code).toBe(0);
+    for (const name of ["LINKED", "FIFO"]) {
+      const result = await server.run(["restore", "--dimension", name, "--dry-run", "--no-backup"]);
+      expect(result.code, name).toBe(1);
+      expect(result.stderr).toContain(`holds no ${name} (world/${name})`);
+    }
+    for (const name of ["..x", "../world_nether", "x".repeat(200), "data"]) {
+      const result = await server.run(["restore", "--dimension", name, "--dry-run", "--no-backup"]);
+      expect(result.code, name).toBe(2);
+      expect(result.stderr).toMatch(/^backup: unknown dimension/);
+    }
+    expect(lstatSync(join(server.worldDir, "world/LINKED")).isSymbolicLink()).toBe(true);
+  }, 180_000);
 
   it("warns in yellow when a dimension holds fewer chunks or the level fewer players than at the last drill", async () => {
     expect((await server.run(["drill"])).code).toBe(0);

@@ -50,14 +50,15 @@ describe("backup drill", () => {
       /WARN removing .*mcops-drill-2026-11-22T07-00-00Z-abcdef, left by a drill that was killed/,
     );
     expect(result.code).toBe(0);
+    // The nether's and the end's own level.dat (Bukkit's layout) are checked and counted too.
     expect(server.backupLog()).toMatch(
-      new RegExp(`INFO === Drill done === snapshot ${id}, files 13, chunks 108, took [^,\\n]+\\n`),
+      new RegExp(`INFO === Drill done === snapshot ${id}, files 15, chunks 108, took [^,\\n]+\\n`),
     );
     const [embed] = drillEmbeds();
     expect(embed.title).toBe("Backup verified");
     expect(embed.color).toBe(COLOURS.success);
     expect(embed.description).toMatch(
-      new RegExp(`^Snapshot ${id} of .* UTC restores into a world the game can open: 13 files, 108 chunks checked in `),
+      new RegExp(`^Snapshot ${id} of .* UTC restores into a world the game can open: 15 files, 108 chunks checked in `),
     );
     expect(gaugeValue(prom(), "mcops_drill_success")).toBe(1);
     expect(gaugeValue(prom(), "mcops_drill_chunks_checked")).toBe(108);

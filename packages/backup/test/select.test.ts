@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { dimensionFolder, dimensionKey, dimensionsIn, parseDimension } from "../src/dimensions.ts";
+import {
+  dimensionFolder,
+  dimensionKey,
+  dimensionsIn,
+  isFolderDimension,
+  parseDimension,
+  snapshotWorlds,
+} from "../src/dimensions.ts";
 import { closeMatches, parseUsercache } from "../src/restore/players.ts";
 import { describeSelection, parseArea, parseSelection } from "../src/restore/select.ts";
 
@@ -56,17 +63,46 @@ describe("parseSelection", () => {
 
   it("refuses a player with an area, and an unknown dimension", () => {
     expect(() => parseSelection({ player: "Alex", area: "0,0,1,1" })).toThrow(/does not go with --area/);
-    expect(() => parseSelection({ dimension: "aether" })).toThrow('unknown dimension "aether"');
+    expect(() => parseSelection({ dimension: "aether/x" })).toThrow('unknown dimension "aether/x"');
   });
 });
 
+const BUKKIT = ["world", "world_nether", "world_the_end"];
+
 describe("dimensionFolder", () => {
   it("knows Bukkit's folders beside the level and vanilla's inside it", () => {
-    expect(dimensionFolder("world", "overworld", true)).toBe("world");
-    expect(dimensionFolder("world", "nether", true)).toBe("world_nether/DIM-1");
-    expect(dimensionFolder("world", "end", true)).toBe("world_the_end/DIM1");
-    expect(dimensionFolder("survival", "nether", false)).toBe("survival/DIM-1");
-    expect(dimensionFolder("survival", "end", false)).toBe("survival/DIM1");
+    expect(dimensionFolder("overworld", BUKKIT)).toBe("world");
+    expect(dimensionFolder("nether", BUKKIT)).toBe("world_nether/DIM-1");
+    expect(dimensionFolder("end", BUKKIT)).toBe("world_the_end/DIM1");
+    expect(dimensionFolder("nether", ["survival"])).toBe("survival/DIM-1");
+    expect(dimensionFolder("end", ["survival"])).toBe("survival/DIM1");
+  });
+
+  it("gives a mod's named folder in the level, and a Bukkit world the snapshot holds its own folder", () => {
+    expect(dimensionFolder("AETHER", ["world"])).toBe("world/AETHER");
+    expect(dimensionFolder("world_skyblock", [...BUKKIT, "world_skyblock"])).toBe("world_skyblock");
+    expect(dimensionFolder("world_skyblock", BUKKIT)).toBe("world/world_skyblock");
+  });
+});
+
+describe("snapshotWorlds", () => {
+  it("takes the level and the Bukkit worlds beside it the snapshot holds, nothing else", () => {
+    const paths = [
+      "world",
+      "world_nether",
+      "plugins",
+      "world_the_end",
+      "world_skyblock",
+      "world_",
+      "world_x/region",
+      "w",
+    ];
+    expect(snapshotWorlds([...paths.map((p) => `/srv/vol/${p}`), "/etc/world_x"], "/srv/vol/", "world")).toEqual([
+      "world",
+      "world_nether",
+      "world_skyblock",
+      "world_the_end",
+    ]);
   });
 });
 
@@ -88,11 +124,38 @@ describe("dimensions by name", () => {
     expect(parseDimension("DIM-1")).toBe("nether");
     expect(parseDimension("aether:the_aether")).toBe("aether:the_aether");
     expect(parseDimension("mod:deep/dark")).toBe("mod:deep/dark");
-    expect(dimensionFolder("world", "DIM-6", true)).toBe("world/DIM-6");
-    expect(dimensionFolder("world", "mod:deep/dark", false)).toBe("world/dimensions/mod/deep/dark");
+    expect(parseDimension("AETHER")).toBe("AETHER");
+    expect(parseDimension(" Twilight Forest ")).toBe("Twilight Forest");
+    expect(parseDimension("world_skyblock")).toBe("world_skyblock");
+    expect(dimensionFolder("DIM-6", BUKKIT)).toBe("world/DIM-6");
+    expect(dimensionFolder("mod:deep/dark", ["world"])).toBe("world/dimensions/mod/deep/dark");
     for (const text of ["ns:../x", "../x:y", "ns:a//b", "ns:", ":x", "NS:x", "a:b:c", "ns:a/./b", "DIM01"]) {
       expect(() => parseDimension(text), text).toThrow(expect.objectContaining({ exitCode: 2 }));
     }
+  });
+
+  it("refuses a folder name that is a path, hidden, too long, an option, or one of the level's own folders", () => {
+    const names = [
+      "..",
+      "...",
+      "..x",
+      ".hidden",
+      "a/b",
+      "a\\b",
+      "x\ny",
+      "-rf",
+      "x".repeat(81),
+      "data",
+      "region",
+      "dimensions",
+    ];
+    for (const text of [...names, "playerdata", "dim05", "AETHER\u202e"]) {
+      expect(isFolderDimension(text), JSON.stringify(text)).toBe(false);
+      expect(() => parseDimension(text), JSON.stringify(text)).toThrow(expect.objectContaining({ exitCode: 2 }));
+    }
+    // A folder spelt as another dimension's name is never a mod's: the operator means that one.
+    for (const text of ["Nether", "THE_END", "Dim-6", "overworld"]) expect(isFolderDimension(text), text).toBe(false);
+    expect(isFolderDimension("x".repeat(80))).toBe(true);
   });
 
   it("lists a snapshot's dimensions from its folders, as deep as the drill checks them", () => {
@@ -107,12 +170,59 @@ describe("dimensions by name", () => {
       "world_nether/region",
       "other/region",
     ];
-    expect(dimensionsIn(folders, ["world", "world_nether"])).toEqual([
+    expect(dimensionsIn(folders, ["world", "world_nether"]).map((d) => d.name)).toEqual([
       "overworld",
       "nether",
       "DIM-6",
       "aether:the_aether",
       "ns:a/b/c/d/e/f/g/h",
+    ]);
+  });
+
+  it("lists a mod's named folder that holds region, entities or poi, and none of the level's other folders", () => {
+    const folders = [
+      "world/region",
+      "world/AETHER/region",
+      "world/Twilight Forest/poi",
+      "world/serverconfig",
+      "world/computercraft/computer/0",
+      "world/data/region",
+      "world/playerdata/region",
+      "world/..x/region",
+      `world/${"x".repeat(81)}/region`,
+      "world/nether/region",
+      "world/dim5/region",
+    ];
+    expect(dimensionsIn(folders, ["world"])).toEqual([
+      { name: "overworld", folder: "world" },
+      { name: "AETHER", folder: "world/AETHER" },
+      { name: "Twilight Forest", folder: "world/Twilight Forest" },
+    ]);
+  });
+
+  it("lists a DIM-1 that holds data/ alone as the nether, as restore --dimension takes it", () => {
+    expect(dimensionsIn(["world/region", "world/DIM-1/data"], ["world"])).toEqual([
+      { name: "overworld", folder: "world" },
+      { name: "nether", folder: "world/DIM-1" },
+    ]);
+  });
+
+  it("names a Bukkit world beside the level after its folder, and the nether only where Bukkit reads it", () => {
+    const worlds = [...BUKKIT, "world_aether_the_aether", "world_skyblock"];
+    const folders = [
+      "world/region",
+      "world/DIM-1/region",
+      "world_nether/DIM-1/region",
+      "world_the_end/data",
+      "world_skyblock/region",
+      "world_aether_the_aether/dimensions/aether/the_aether/region",
+      "world/world_skyblock/region",
+    ];
+    expect(dimensionsIn(folders, worlds)).toEqual([
+      { name: "overworld", folder: "world" },
+      { name: "nether", folder: "world_nether/DIM-1" },
+      { name: "world_aether_the_aether", folder: "world_aether_the_aether" },
+      { name: "world_skyblock", folder: "world_skyblock" },
     ]);
   });
 });

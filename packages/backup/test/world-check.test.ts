@@ -48,8 +48,8 @@ describe("checkWorld", () => {
     expect(report.damage).toEqual([]);
     expect(report).toMatchObject({ chunks: built.chunks, chunksPresent: built.chunks, sampled: false });
     expect(report).toMatchObject({ levelName: "world", dataVersion: 3953 });
-    // level.dat, 9 region files, the .mcc, 3 players
-    expect(report.files).toBe(1 + built.regionFiles.length + 1 + 3);
+    // level.dat and the nether's and the end's, 9 region files, the .mcc, 3 players
+    expect(report.files).toBe(3 + built.regionFiles.length + 1 + 3);
 
     const vanilla = tempDir("mcops-world-check-vanilla-");
     try {
@@ -288,6 +288,7 @@ describe("checkWorld on worlds of region files the game wrote (prismarine-provid
     writeFileSync(join(root.path, "world/dimensions/aether/the_aether/region/r.0.0.mca"), readFileSync(real));
     let report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
     expect(Object.keys(report.dimensions).sort()).toEqual([
+      "AETHER",
       "DIM-6",
       "DIM7",
       "aether:the_aether",
@@ -370,6 +371,82 @@ describe("checkWorld on worlds of region files the game wrote (prismarine-provid
       { file: "world/dimensions/ns | level.dat: is fine", reason: "is a symbolic link, not a folder" },
       { file: deepest, reason: "holds folders deeper than a dimension can be here: not checked" },
     ]);
+  });
+
+  it("checks a Forge dimension in a folder its mod names (world/AETHER): counted by that name, damage there is red", async () => {
+    const world = buildRealWorld(root.path, { layout: "forge" });
+    const aether = world.regionFiles.find((f) => f.startsWith("world/AETHER/")) as string;
+    let report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([]);
+    expect(report.dimensions.AETHER).toEqual({ folder: "world/AETHER", chunks: world.dimensions.AETHER?.chunks });
+    expect(world.dimensions.AETHER?.chunks).toBeGreaterThan(0);
+    damage.truncate(join(root.path, aether));
+    report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([
+      { file: aether, reason: expect.stringMatching(/^chunk -?\d+,-?\d+: truncated: its length says \d+ bytes/) },
+    ]);
+  });
+
+  it("looks into no folder a name cannot be a dimension's: a link, a FIFO, `..x`, a 255-byte name, the level's own", async () => {
+    const world = buildRealWorld(root.path, { layout: "forge" });
+    // Each holds a region file that would be damage if it were read.
+    const garbage = Buffer.alloc(100, 1);
+    const host = join(root.path, "host");
+    for (const dir of [
+      host,
+      ...["..x", ".hidden", "x".repeat(255), "data", "playerdata", "nether", "dim5"].map((n) =>
+        join(root.path, "world", n),
+      ),
+    ]) {
+      mkdirSync(join(dir, "region"), { recursive: true });
+      writeFileSync(join(dir, "region/r.0.0.mca"), garbage);
+    }
+    symlinkSync(host, join(root.path, "world/LINKED"));
+    execFileSync("mkfifo", [join(root.path, "world/FIFO")]);
+    const report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([]);
+    expect(Object.keys(report.dimensions).sort()).toEqual(Object.keys(world.dimensions).sort());
+  });
+
+  it("checks each Bukkit world's level.dat as the level's: damaged is red, missing is red where the world holds chunks", async () => {
+    const world = buildRealWorld(root.path, { layout: "bukkit" });
+    const worlds = world.worlds;
+    writeFileSync(join(root.path, "world_nether/level.dat"), Buffer.from("not gzip at all"));
+    let report = await checkWorld(root.path, { worlds, budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([{ file: "world_nether/level.dat", reason: expect.stringMatching(/^not gzip/) }]);
+    expect(report).toMatchObject({ levelName: "world", dataVersion: 2730 });
+
+    execFileSync("rm", [join(root.path, "world_nether/level.dat"), join(root.path, "world_the_end/level.dat")]);
+    // The end never saved: a world folder with data/ alone has no level.dat to lose yet.
+    execFileSync("rm", ["-r", join(root.path, "world_the_end/DIM1")]);
+    mkdirSync(join(root.path, "world_the_end/data"));
+    report = await checkWorld(root.path, { worlds, budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([
+      {
+        file: "world_nether/level.dat",
+        reason: expect.stringMatching(/^level\.dat is missing: Bukkit would make a new one/),
+      },
+    ]);
+  });
+
+  it("checks a Bukkit world beside the level whole, counted under its folder's name", async () => {
+    const world = buildRealWorld(root.path, { layout: "bukkit" });
+    mkdirSync(join(root.path, "world_skyblock/region"), { recursive: true });
+    copyFileSync(join(root.path, "world/level.dat"), join(root.path, "world_skyblock/level.dat"));
+    const overworld = world.regionFiles[0] as string;
+    const name = overworld.slice(overworld.lastIndexOf("/") + 1);
+    copyFileSync(join(root.path, overworld), join(root.path, "world_skyblock/region", name));
+    const worlds = [...world.worlds, "world_skyblock"];
+    let report = await checkWorld(root.path, { worlds, budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([]);
+    expect(report.dimensions.world_skyblock).toEqual({
+      folder: "world_skyblock",
+      chunks: world.dimensions.overworld?.chunks,
+    });
+    damage.corruptChunk(join(root.path, "world_skyblock/region", name));
+    writeFileSync(join(root.path, "world_skyblock/level.dat"), "");
+    report = await checkWorld(root.path, { worlds, budgetMs: 60_000, now: Date.now });
+    expect(report.damage.map((d) => d.file)).toEqual([`world_skyblock/level.dat`, `world_skyblock/region/${name}`]);
   });
 
   it("calls a chunk of millions of empty compounds damage by its budget, quickly and without building them", async () => {

@@ -44,11 +44,14 @@ const LAYOUTS = {
     dataVersion: 2730,
     dimensions: { "": "1.17.1", "_nether/DIM-1": "1.16", "_the_end/DIM1": "1.14.4" },
   },
-  /** Forge 1.12: mods' dimensions in `DIM<n>` folders inside the level. */
+  /**
+   * Forge 1.12: mods' dimensions in `DIM<n>` folders inside the level, and one in a folder its mod names
+   * (`WorldProvider.getSaveFolder()`: the Aether's `AETHER`).
+   */
   forge: {
     version: "1.12.2",
     dataVersion: 1343,
-    dimensions: { "": "1.12.2", "DIM-1": "1.11.2", "DIM-6": "1.9", DIM7: "1.8.9" },
+    dimensions: { "": "1.12.2", "DIM-1": "1.11.2", "DIM-6": "1.9", DIM7: "1.8.9", AETHER: "1.12.2" },
   },
 } as const;
 

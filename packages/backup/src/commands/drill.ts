@@ -14,7 +14,7 @@ import type { Restic, Snapshot } from "@mcops/world/restic";
 import { loadSettings, type Settings } from "@mcops/world/settings";
 import { stopIfAborted } from "@mcops/world/snapshot";
 import { levelName } from "@mcops/world/world";
-import { byDimension, dimensionFolder, dimensionsIn } from "../dimensions.ts";
+import { byDimension, dimensionsIn, snapshotWorlds } from "../dimensions.ts";
 import { compareWithLast, type Drop, olderThanLast, readLastDrill, writeLastDrill } from "../drill/last-drill.ts";
 import { CheckerOutOfMemory, CheckerPool, checkerEntry, threadsFor } from "../drill/pool.ts";
 import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
@@ -177,7 +177,10 @@ function scratchParentOf(ctx: Pick<ToolContext, "paths">, settings: Settings, sc
   return scratch;
 }
 
-/** The snapshot to restore and the world's directories it holds (the level's, its _nether and its _the_end). */
+/**
+ * The snapshot to restore and the world's directories it holds: the level's, then the Bukkit worlds beside it
+ * (`_nether`, `_the_end`, and any other `<level>_<name>` the backup took).
+ */
 async function planDrill(
   { settings }: Drill,
   restic: Restic,
@@ -191,10 +194,8 @@ async function planDrill(
     volume.close();
   }
   const snapshot = pickSnapshot(await restic.snapshots(), { id: wanted }, settings.tags);
-  const worlds = [level, `${level}_nether`, `${level}_the_end`].filter((name) =>
-    snapshot.paths.includes(join(settings.WORLD_DIR, name)),
-  );
-  if (!worlds.includes(level)) {
+  const worlds = snapshotWorlds(snapshot.paths, settings.WORLD_DIR, level);
+  if (!snapshot.paths.includes(join(settings.WORLD_DIR, level))) {
     throw new JobError(`snapshot ${snapshot.short_id} does not hold the world "${level}" of ${settings.WORLD_DIR}`, {
       hint: `it holds ${snapshot.paths.join(", ")}`,
     });
@@ -413,11 +414,7 @@ export async function listDimensions(
     true,
   );
   const folders = nodes.filter((n) => n.type === "dir").map((n) => relative(settings.WORLD_DIR, n.path));
-  const [level] = worlds as [string];
-  const bukkit = (name: string) => worlds.includes(name === "end" ? `${level}_the_end` : `${level}_nether`);
-  const lines = dimensionsIn(folders, worlds).map(
-    (name) => `${name.padEnd(24)} ${dimensionFolder(level, name, bukkit(name))}`,
-  );
+  const lines = dimensionsIn(folders, worlds).map(({ name, folder }) => `${name.padEnd(24)} ${folder}`);
   ctx.stdout.write(`Dimensions of snapshot ${snapshot.short_id}:\n${lines.map((l) => `  ${l}`).join("\n")}\n`);
   return 0;
 }

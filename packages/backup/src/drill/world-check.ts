@@ -3,21 +3,29 @@ import { oneLine } from "@mcops/core/log";
 import { kindOf, readRange, VolumeDir } from "@mcops/core/volume";
 import { gunzipNbt, MAX_SMALL_FILE, readLevelDat } from "@mcops/world/level-dat";
 import { walkNbt } from "@mcops/world/nbt-walk";
-import { dimensionKey, MAX_DIMENSION_DEPTH } from "../dimensions.ts";
+import {
+  dimensionFolder,
+  dimensionKey,
+  isDimension,
+  isFolderDimension,
+  MAX_DIMENSION_DEPTH,
+  REGION_FOLDERS,
+} from "../dimensions.ts";
 import { regionOfName } from "../region-file.ts";
 import { CheckerPool, checkerEntry, threadsFor } from "./pool.ts";
 import { openRegularAt } from "./region.ts";
 
 /**
- * What the game reads of a restored world, checked (issues 16 and 28): level.dat, every region file of every dimension
- * (the level's own, DIM<n> of any n, datapacks' dimensions/<ns>/<path>, Bukkit's `_nether` and `_the_end` folders)
- * with each present chunk inflated and walked, and the players' files. The tree comes from a snapshot of a volume the
+ * What the game reads of a restored world, checked (issues 16, 28 and 45): every level.dat (the level's, and each
+ * Bukkit world's beside it), every region file of every dimension (dimensions.ts: the level's own, DIM<n> of any n,
+ * datapacks' dimensions/<ns>/<path>, mods' named folders, Bukkit's `_nether`, `_the_end` and other worlds) with each
+ * present chunk inflated and walked, and the players' files. The tree comes from a snapshot of a volume the
  * game's user writes, links included: it is walked through directory descriptors with O_NOFOLLOW at every level, a
  * link or anything else where a folder or file should be is damage by name, and only regular files are opened (never
  * blocking). Region files go to checker threads (pool.ts), one file at a time each, under a heap limit.
  */
 export interface WorldCheckOptions {
-  /** The world's folders present in the restored tree: the level's first, then its `_nether` and `_the_end`. */
+  /** The world's folders in the restored tree (snapshotWorlds): the level's first, then its Bukkit worlds. */
   worlds: readonly string[];
   /** Every chunk is checked for this long; region files started after it are sampled (every header still whole). */
   budgetMs: number;
@@ -63,7 +71,6 @@ export interface WorldCheckReport {
 }
 
 const MAX_DAMAGE = 50;
-const REGION_FOLDERS = ["region", "entities", "poi"] as const;
 /** DRILL_MEMORY's default, for a check that starts its own threads (the tests). */
 const DEFAULT_MEMORY_MIB = 512;
 
@@ -204,10 +211,17 @@ export async function checkWorld(root: string, options: WorldCheckOptions): Prom
     for (const [i, name] of options.worlds.entries()) {
       check.inFolder(top, name, (world) => {
         if (i === 0) {
-          checkLevelDat(check, world);
+          checkLevelDat(check, world, "level.dat is missing");
           checkPlayers(check, world);
         }
-        dimensionsOf(check, world, i === 0, (dimension) => regions.push(...regionFiles(check, dimension)));
+        const found: RegionFile[] = [];
+        dimensionsOf(check, world, options.worlds, (dimension) => found.push(...regionFiles(check, dimension)));
+        // CraftBukkit makes a world's level.dat anew when it is missing (CraftServer.createWorld: no world data, new
+        // PrimaryLevelData from the creator's settings): the world loads, with a new seed, spawn, time and game
+        // rules. Damage when the world holds chunks, which the game wrote with the level.dat it had; a world never
+        // saved yet (data/ alone) has none to lose.
+        if (i > 0) checkLevelDat(check, world, found.length ? BUKKIT_LEVEL_MISSING : undefined);
+        regions.push(...found);
       });
     }
     await checkRegions(check, top, regions);
@@ -219,51 +233,75 @@ export async function checkWorld(root: string, options: WorldCheckOptions): Prom
   }
 }
 
+const BUKKIT_LEVEL_MISSING =
+  "level.dat is missing: Bukkit would make a new one for this world (a new seed, spawn, time and game rules)";
+
 interface DimensionFolder extends Folder {
-  /** The name `backup restore --dimension` takes (overworld, nether, end, DIM7, aether:the_aether). */
+  /** The name `backup restore --dimension` takes (overworld, nether, end, DIM7, aether:the_aether, AETHER). */
   key: string | undefined;
 }
 
+/** The name a folder of a world is counted under (dimensions.ts); undefined: its region files are checked, uncounted. */
+type KeyOf = (folder: Folder) => string | undefined;
+
 /**
  * A world folder's dimensions, each given to `visit` while it is open: the folder itself (the overworld for the
- * level), DIM<n> inside it for any integer n (DIM-1 the nether, DIM1 the end, the rest Forge's and older mods'), and
- * datapacks' dimensions/<namespace>/<path>.
+ * level), DIM<n> inside it for any integer n (DIM-1 the nether, DIM1 the end, the rest Forge's and older mods'),
+ * datapacks' dimensions/<namespace>/<path>, and in the level the folders mods name themselves (a folder, never a
+ * link, whose name can be a dimension's and that holds a region, entities or poi folder). Each is counted under the
+ * name dimensions.ts gives it; in a Bukkit world other than the nether and the end, under the world's name.
  */
 function dimensionsOf(
   check: Check,
   world: Folder,
-  isLevel: boolean,
+  worlds: readonly string[],
   visit: (dimension: DimensionFolder) => void,
 ): void {
-  visit({ ...world, key: isLevel ? "overworld" : undefined });
-  for (const { name } of check.entries(world)) {
-    const key = dimensionKey([name]);
-    if (key !== undefined) check.inFolder(world, name, (folder) => visit({ ...folder, key }));
+  const isLevel = world.rel === worlds[0];
+  const bukkitWorld = !isLevel && dimensionFolder(world.rel, worlds) === world.rel;
+  const keyOf: KeyOf = (folder) => (bukkitWorld ? world.rel : isDimension(folder.rel, holds(folder), worlds));
+  visit({ ...world, key: keyOf(world) });
+  for (const { name, stat } of check.entries(world)) {
+    // DIM<n> is the game's name: a link or anything else there is damage (check.folder). A named folder is only
+    // told by what it holds, so only a folder is looked into: a link, a FIFO, a name too long or like `..x` is not.
+    const named = isLevel && stat.isDirectory() && dimensionKey([name]) === undefined && isFolderDimension(name);
+    if (dimensionKey([name]) === undefined && !named) continue;
+    check.inFolder(world, name, (folder) => {
+      const key = keyOf(folder);
+      if (!named || key !== undefined) visit({ ...folder, key });
+    });
   }
-  check.inFolder(world, "dimensions", (datapacks) => datapackDimensions(check, datapacks, [], visit));
+  check.inFolder(world, "dimensions", (datapacks) => datapackDimensions(check, datapacks, [], keyOf, visit));
 }
+
+/** The folders a dimension holds (region, entities, poi, data) that `folder` has: looked at by name, not listed. */
+const holds = (folder: Folder): string[] =>
+  [...REGION_FOLDERS, "data"].filter((name) =>
+    lstatSync(folder.dir.at(name), { throwIfNoEntry: false })?.isDirectory(),
+  );
 
 /** The folders below dimensions/ that hold region folders (a namespace, then a path a few folders deep at most). */
 function datapackDimensions(
   check: Check,
   folder: Folder,
   path: string[],
+  keyOf: KeyOf,
   visit: (dimension: DimensionFolder) => void,
 ): void {
   const entries = check.entries(folder);
-  const isDimension = path.length >= 2 && entries.some((e) => isRegionFolder(e.name));
-  if (isDimension) visit({ ...folder, key: dimensionKey(["dimensions", ...path]) });
-  const deeper = entries.filter((e) => e.stat.isDirectory() && !(isDimension && isRegionFolder(e.name)));
+  const holdsRegions = path.length >= 2 && entries.some((e) => isRegionFolder(e.name));
+  if (holdsRegions) visit({ ...folder, key: keyOf(folder) });
+  const deeper = entries.filter((e) => e.stat.isDirectory() && !(holdsRegions && isRegionFolder(e.name)));
   // The namespace and a path of MAX_DIMENSION_DEPTH folders: what is below is not a dimension the drill names.
   if (path.length > MAX_DIMENSION_DEPTH) {
     if (deeper.length) check.damaged(folder.rel, `holds folders deeper than a dimension can be here: not checked`);
     return;
   }
   for (const { name, stat } of entries) {
-    if (isDimension && isRegionFolder(name)) continue;
+    if (holdsRegions && isRegionFolder(name)) continue;
     // A link where a folder could be is damage by name (check.folder says so); plain files are the datapack's own.
     if (!stat.isDirectory() && !stat.isSymbolicLink()) continue;
-    check.inFolder(folder, name, (sub) => datapackDimensions(check, sub, [...path, name], visit));
+    check.inFolder(folder, name, (sub) => datapackDimensions(check, sub, [...path, name], keyOf, visit));
   }
 }
 
@@ -377,9 +415,14 @@ async function checkOpenRegion(
   if (result.damage) check.damaged(file, result.damage);
 }
 
-function checkLevelDat(check: Check, level: Folder): void {
+/**
+ * A level.dat as the game reads it: gzip, NBT, a Data.LevelName and a Data.DataVersion. The level's gives the report
+ * its name and version; a Bukkit world's is checked the same way (the server reads each world's own, and stops at one
+ * it cannot read: "World files may be corrupted. Shutting down."). `missing`: the reason when there is none.
+ */
+function checkLevelDat(check: Check, level: Folder, missing: string | undefined): void {
   const file = `${level.rel}/level.dat`;
-  const data = check.smallFile(level, "level.dat", "level.dat is missing");
+  const data = check.smallFile(level, "level.dat", missing);
   if (!data) return;
   const read = readLevelDat(data);
   const problem =
@@ -391,7 +434,9 @@ function checkLevelDat(check: Check, level: Folder): void {
           ? "has no Data.DataVersion"
           : undefined;
   if (problem || "problem" in read) check.damaged(file, problem as string);
-  else Object.assign(check.report, { levelName: read.levelName, dataVersion: read.dataVersion });
+  else if (level.rel === check.options.worlds[0]) {
+    Object.assign(check.report, { levelName: read.levelName, dataVersion: read.dataVersion });
+  }
 }
 
 function checkPlayers(check: Check, level: Folder): void {

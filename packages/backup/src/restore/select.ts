@@ -1,8 +1,15 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { JobError, UsageError } from "@mcops/core/errors";
 import { kindOf, type VolumeDir } from "@mcops/core/volume";
 import type { Restic, Snapshot, SnapshotNode } from "@mcops/world/restic";
-import { type Dimension, dimensionFolder, parseDimension } from "../dimensions.ts";
+import {
+  type Dimension,
+  dimensionFolder,
+  isDimension,
+  parseDimension,
+  REGION_FOLDERS,
+  snapshotWorlds,
+} from "../dimensions.ts";
 import { GAME_FILE_NAME, regionOfName } from "../region-file.ts";
 import { type Area, type ChunkBounds, cellCount, cellsOf, chunkBounds, inCells } from "./chunks.ts";
 import { describePlayer, type Player } from "./players.ts";
@@ -35,7 +42,6 @@ export interface Target {
 const WORLD_LIMIT = 30_000_000;
 /** An area larger than this many region files (a 16,384-block square) is a dimension: restore that instead. */
 const MAX_REGIONS = 1024;
-const REGION_FOLDERS = ["region", "entities", "poi"] as const;
 
 /** The command line's --player, --area and --dimension as one selection; exit 2 for a combination that is not one. */
 export function parseSelection(options: {
@@ -134,11 +140,31 @@ export interface Where {
   level: string;
 }
 
-/** Whether the snapshot's world has the Bukkit layout (`<level>_nether` beside the level). */
-export function snapshotIsBukkit(where: Where, dimension: Dimension): boolean {
-  if (dimension !== "nether" && dimension !== "end") return false;
-  const beside = dimension === "end" ? `${where.level}_the_end` : `${where.level}_nether`;
-  return where.snapshot.paths.includes(join(where.worldDir, beside));
+/**
+ * The folder of `dimension` in the snapshot's world and the snapshot's entries in it and in `below` of it (`restic ls`,
+ * one call), when the snapshot holds that dimension as `backup drill --list-dimensions` lists it (dimensions.ts's
+ * isDimension: the nether of a 1.21 world whose DIM-1 holds data/ alone is one; a mod's folder without region,
+ * entities or poi is not); exit 1 naming the folder otherwise.
+ */
+async function snapshotDimension(
+  where: Where,
+  dimension: Dimension,
+  below: readonly string[] = [],
+): Promise<{ base: string; listed: SnapshotNode[] }> {
+  const worlds = snapshotWorlds(where.snapshot.paths, where.worldDir, where.level);
+  const base = dimensionFolder(dimension, worlds);
+  const listed = await where.restic.ls(
+    where.snapshot.id,
+    [base, ...below.map((f) => `${base}/${f}`)].map((rel) => join(where.worldDir, rel)),
+  );
+  const dirs = listed.filter((n) => n.type === "dir").map((n) => relativeTo(where.worldDir, n.path));
+  const holds = dirs.filter((rel) => dirname(rel) === base).map((rel) => rel.slice(base.length + 1));
+  if (!dirs.includes(base) || isDimension(base, holds, worlds) !== dimension) {
+    throw new JobError(`snapshot ${where.snapshot.short_id} holds no ${dimension} (${base})`, {
+      hint: "the dimension had not been visited by then (backup drill --list-dimensions lists a snapshot's); pick a later snapshot with: backup snapshots",
+    });
+  }
+  return { base, listed };
 }
 
 /** A player's files: their data, and their advancements and statistics where the game keeps them. */
@@ -167,12 +193,8 @@ export async function areaTargets(
   dimension: Dimension,
   wholeRegions: boolean,
 ): Promise<Target[]> {
-  const base = dimensionFolder(where.level, dimension, snapshotIsBukkit(where, dimension));
+  const { base, listed } = await snapshotDimension(where, dimension, REGION_FOLDERS);
   const folders = REGION_FOLDERS.map((f) => `${base}/${f}`);
-  const listed = await where.restic.ls(
-    where.snapshot.id,
-    folders.map((f) => join(where.worldDir, f)),
-  );
   const names = new Set<string>();
   for (const folder of folders) {
     for (const node of listed) {
@@ -206,8 +228,11 @@ export async function areaTargets(
       }
     }
   }
-  if (!targets.some((t) => t.inSnapshot)) {
-    // Nothing to bring back: a restore would only move aside what the volume has there now (a typo in the area).
+  // The snapshot holds the dimension: the area as it had it is what comes back, its chunks or none. A region file the
+  // snapshot lacks and the volume has is merged with no chunks of the snapshot's, so the area's live chunks go (moved
+  // aside whole, with the file), as in the overworld; the plan counts them as removed.
+  if (!targets.some((t) => t.inSnapshot || t.inVolume)) {
+    // Nothing on either side: a typo in the area.
     throw new UsageError(
       `snapshot ${where.snapshot.short_id} holds no region file of the area ${area.x1},${area.z1} to ${area.x2},${area.z2} in the ${dimension}`,
       { hint: "check the coordinates (block coordinates, as F3 shows them) and the dimension; nothing was done" },
@@ -216,16 +241,14 @@ export async function areaTargets(
   return targets;
 }
 
-/** A dimension whole: its DIM folder, or for the overworld the level's region, entities and poi folders. */
+/**
+ * A dimension whole: its folder (DIM<n>, a datapack's, a mod's, a Bukkit world's), or for the overworld the level's
+ * region, entities and poi folders; the snapshot must hold it as the listing does (snapshotDimension).
+ */
 export async function dimensionTargets(where: Where, dimension: Dimension): Promise<Target[]> {
-  const base = dimensionFolder(where.level, dimension, snapshotIsBukkit(where, dimension));
+  const { base } = await snapshotDimension(where, dimension);
   const rels = dimension === "overworld" ? REGION_FOLDERS.map((f) => `${base}/${f}`) : [base];
   const targets = await targetsIn(where, rels, "dir");
-  if (!targets.some((t) => t.inSnapshot)) {
-    throw new JobError(`snapshot ${where.snapshot.short_id} holds no ${dimension} (${rels.join(", ")})`, {
-      hint: "the dimension had not been visited by then; pick a later snapshot with: backup snapshots",
-    });
-  }
   return targets.filter((t) => t.inSnapshot || t.inVolume);
 }
 
