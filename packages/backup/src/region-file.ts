@@ -39,11 +39,24 @@ export interface HeaderEntries {
 
 /**
  * The first 8 KiB of a region file of `size` bytes, zeros where the file is shorter: the game reads a header cut short
- * the same way (what is missing holds no chunk).
+ * the same way (what is missing holds no chunk). Such a file has lost chunks all the same (truncatedHeader).
  */
 export function headerOf(read: Buffer): Buffer {
   if (read.length >= HEADER_BYTES) return read.subarray(0, HEADER_BYTES);
   return Buffer.concat([read, Buffer.alloc(HEADER_BYTES - read.length)]);
+}
+
+/**
+ * Why a region file of `size` bytes has lost its chunks, when it is not empty and shorter than its header: the game
+ * makes empty files (it opens a region file to look for a chunk), never a shorter header, and a chunk's data starts
+ * after the header, so no chunk of such a file can be read. The game (1.14+ RegionFile) logs "Region file {} has
+ * truncated header: {}" and reads the missing entries as zeros, entries that survive point past the end and are
+ * dropped: every chunk the region held is generated anew. Before 1.14 it overwrote a file under 4 KiB with an empty
+ * header, and failed to read a longer one.
+ */
+export function truncatedHeader(size: number): string | undefined {
+  if (size === 0 || size >= HEADER_BYTES) return undefined;
+  return `header truncated: ${size} bytes of ${HEADER_BYTES} (the game reads no chunk from it and generates them anew)`;
 }
 
 /** The chunk coordinates of entry `index` of region `region`. */

@@ -9,6 +9,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  truncateSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
@@ -517,5 +518,49 @@ describe("a region file saved again after its merge", () => {
     } finally {
       volume.close();
     }
+  });
+});
+
+describe("a region file cut inside its header", () => {
+  /** The live file and the snapshot's, each in its own folder as the restore holds them, merged over `bounds`. */
+  function mergeCut(cut: "live" | "snapshot", bounds: ChunkBounds) {
+    scratch();
+    const folders = { live: join(dir, "live"), snapshot: join(dir, "snapshot") };
+    for (const [side, folder] of Object.entries(folders)) {
+      execFileSync("mkdir", ["-p", folder]);
+      copyFileSync((REAL as { path: string }).path, join(folder, "r.0.0.mca"));
+      if (side === cut) truncateSync(join(folder, "r.0.0.mca"), 100);
+    }
+    const volume = VolumeDir.open(folders.live);
+    const restored = VolumeDir.open(folders.snapshot);
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (line: string) => void warnings.push(line) };
+    try {
+      const target = { rel: "r.0.0.mca", inSnapshot: true, inVolume: true, region: REGION };
+      return { merged: mergeArea(volume, restored, [target], bounds, logger), warnings };
+    } finally {
+      volume.close();
+      restored.close();
+    }
+  }
+  const area = chunkBounds({ x1: 0, z1: 0, x2: 63, z2: 63 });
+  const cut = "header truncated: 100 bytes of 8192 (the game reads no chunk from it and generates them anew)";
+
+  it("is refused in the snapshot: nothing says it lacked the area's chunks, which would be taken out of the world", () => {
+    // Read as the game reads it, the cut file holds no chunk: the merge would count the area's live chunks as "not
+    // in the snapshot" and remove them.
+    expect(() => mergeCut("snapshot", area)).toThrow(
+      `the snapshot's r.0.0.mca is damaged: ${cut}; nothing was changed`,
+    );
+  });
+
+  it("in the live world holds no chunk to keep: the area's chunks come back into a whole file, and the log says so", () => {
+    const { merged, warnings } = mergeCut("live", area);
+    const inArea = [...regionChunks(readFileSync((REAL as { path: string }).path)).keys()].filter((i) =>
+      inCells(area, i & 31, i >> 5),
+    ).length;
+    expect(inArea).toBeGreaterThan(0);
+    expect(merged.files[0]?.merge).toMatchObject({ restored: inArea, removed: 0, kept: 0 });
+    expect(warnings[0]).toBe(`r.0.0.mca: the live file is damaged (${cut}): no chunk outside the area to keep`);
   });
 });

@@ -7,6 +7,7 @@ import {
   readFileSync,
   rmSync,
   symlinkSync,
+  truncateSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -16,6 +17,7 @@ import { COLOURS } from "@mcops/core/http";
 import { gaugeValue } from "@mcops/core/textfile";
 import { buildRealWorld, compoundBomb, damage, type RealWorld, startTool } from "@mcops/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { chunkAt } from "../src/region-file.ts";
 import { BIN, type Server, startServer } from "./harness.ts";
 
 /**
@@ -151,6 +153,41 @@ describe("backup drill on a real Forge world", () => {
     }
     expect(lstatSync(join(server.worldDir, "world/LINKED")).isSymbolicLink()).toBe(true);
   }, 180_000);
+
+  it("fails a region file cut inside its header, though the entries the cut leaves are empty and a drill is on record", async () => {
+    expect((await server.run(["drill"])).code).toBe(0);
+    // The game's 1.12.2 file of 105 chunks, none of them in the 25 entries of its first 100 bytes: read as zeros, the
+    // rest of the header is empty, and only the counts would show it (a yellow "fewer chunks").
+    const file = "world/region/r.0.-1.mca";
+    const path = join(server.worldDir, file);
+    expect(world.dimensions.overworld?.chunks).toBe(105);
+    expect(readFileSync(path).subarray(0, 100)).toEqual(Buffer.alloc(100));
+    truncateSync(path, 100);
+    expect((await server.run()).code).toBe(0);
+    server.discord.reset();
+    const result = await server.run(["drill"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^backup: world\/region\/r\.0\.-1\.mca: header truncated: 100 bytes of 8192 \(the game reads no chunk from it/,
+    );
+    expect(drillEmbeds()[0]?.title).toBe("Backup drill failed");
+    expect(gaugeValue(prom(), "mcops_drill_success")).toBe(0);
+    expect(scratchLeft()).toEqual([]);
+  }, 180_000);
+
+  it("fails a header entry that points at another real chunk's sectors, naming the slot and the chunk it holds", async () => {
+    const file = dim6(); // the game's 1.9 r.-1.-1.mca: Level.xPos and Level.zPos
+    const { slot, from } = damage.misplaceChunk(join(server.worldDir, file));
+    const region = { x: -1, z: -1 };
+    const [own, other] = [chunkAt(region, slot), chunkAt(region, from)];
+    expect((await server.run()).code).toBe(0);
+    const result = await server.run(["drill"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `backup: ${file}: chunk ${own.x},${own.z}: holds chunk ${other.x},${other.z}'s data (its Level.xPos/zPos): the game would load that there and ${own.x},${own.z}'s own is lost`,
+    );
+    expect(drillEmbeds()[0]?.title).toBe("Backup drill failed");
+  }, 120_000);
 
   it("warns in yellow when a dimension holds fewer chunks or the level fewer players than at the last drill", async () => {
     expect((await server.run(["drill"])).code).toBe(0);

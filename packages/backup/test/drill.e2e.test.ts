@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { COLOURS } from "@mcops/core/http";
 import { acquireLock } from "@mcops/core/lock";
 import { backupLockFile, resolvePaths } from "@mcops/core/paths";
@@ -165,6 +166,37 @@ describe("backup drill", () => {
       lock.release();
     }
   });
+
+  it("keeps players' files to their share of --budget: every chunk is checked, and the message says what was read", async () => {
+    // 600 more players' files that each inflate to nearly 16 MiB (restic keeps one): reading them all whole takes
+    // several times the budget, and the chunk check after them would get none of it.
+    const array = 16 * 1024 * 1024 - 64;
+    const head = Buffer.from([10, 0, 0, 7, 0, 1, 0x62, 0, 0, 0, 0]);
+    head.writeInt32BE(array, 7);
+    const file = gzipSync(Buffer.concat([head, Buffer.alloc(array), Buffer.from([0])]));
+    for (let p = 0; p < 600; p++) {
+      const uuid = `0b7e21a4-0000-4000-8000-${String(p).padStart(12, "0")}`;
+      writeFileSync(join(server.worldDir, "world/playerdata", `${uuid}.dat`), file);
+    }
+    const id = await backup();
+    server.discord.reset();
+    const result = await server.run(["drill", "--budget", "8s"]);
+    expect(result.code, result.stderr).toBe(0);
+    const [embed] = drillEmbeds();
+    expect(embed.color).toBe(COLOURS.success);
+    const text = (embed.description as string).replaceAll("\\", "");
+    expect(text).toMatch(/ 108 chunks checked in /);
+    expect(text).toContain("; 602 players\n");
+    expect(text).toMatch(
+      /\nThe time budget ran out: \d+ of 602 players' files were read whole, the rest opened and sized\.$/,
+    );
+    expect(server.backupLog()).toMatch(
+      /INFO the players' share of the time budget ran out: \d+ of 602 players' files were read whole\n/,
+    );
+    expect(server.backupLog()).toMatch(
+      new RegExp(`=== Drill done === snapshot ${id}, files \\d+, chunks 108, took [^,\\n]+\\n`),
+    );
+  }, 120_000);
 
   it.each([1, 2])(
     "leaves no scratch files when %i SIGTERM(s) end it mid-drill",

@@ -9,10 +9,11 @@ import {
   readFileSync,
   statSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { deflateSync } from "node:zlib";
+import { deflateSync, gzipSync } from "node:zlib";
 import {
   buildRealWorld,
   buildWorld,
@@ -20,6 +21,7 @@ import {
   damage,
   lz4Blocks,
   type RealLayout,
+  realRegions,
   type TempDir,
   tempDir,
 } from "@mcops/testkit";
@@ -29,6 +31,7 @@ import { decompressLz4Blocks } from "../src/drill/lz4-block.ts";
 import { CheckerOutOfMemory, CheckerPool, threadsFor } from "../src/drill/pool.ts";
 import { checkRegionFile, openRegularAt, type RegionJob } from "../src/drill/region.ts";
 import { checkWorld, type WorldCheckOptions } from "../src/drill/world-check.ts";
+import { chunkAt, regionOfName } from "../src/region-file.ts";
 
 let root: TempDir;
 beforeEach(() => {
@@ -40,6 +43,17 @@ const CHILD = new URL("./fixtures/check-world-child.ts", import.meta.url).pathna
 const WORLDS = ["world", "world_nether", "world_the_end"];
 const check = (extra: Partial<WorldCheckOptions> = {}) =>
   checkWorld(root.path, { worlds: WORLDS, budgetMs: 60_000, now: Date.now, ...extra });
+
+/** A region file's check found no damage, and what else it says matches `fields`. */
+function expectSound(result: { damage?: string | undefined }, fields: Record<string, unknown>): void {
+  expect(result.damage).toBeUndefined();
+  expect(result).toMatchObject(fields);
+}
+
+/** What the drill says of a chunk whose data is chunk `data`'s, in the slot of chunk `slot`. */
+const misplacedReason = (slot: { x: number; z: number }, data: { x: number; z: number }, field: string) =>
+  `chunk ${slot.x},${slot.z}: holds chunk ${data.x},${data.z}'s data (its ${field}): the game would load that there and ${slot.x},${slot.z}'s own is lost`;
+const CUT_100 = "header truncated: 100 bytes of 8192 (the game reads no chunk from it and generates them anew)";
 
 describe("checkWorld", () => {
   it("verifies a good world: both layouts, every compression, entities and poi, an external chunk, players", async () => {
@@ -203,6 +217,46 @@ describe("checkWorld", () => {
     expect((await check({ budgetMs: 0, now: () => (t += 1) })).damage).toHaveLength(1);
   });
 
+  it("names an entities chunk in another's slot by its Position; a poi chunk carries none", async () => {
+    buildWorld(root.path, { chunksPerRegion: 12 });
+    const entities = "world/entities/r.0.0.mca";
+    const moved = damage.misplaceChunk(join(root.path, entities));
+    damage.misplaceChunk(join(root.path, "world/poi/r.0.0.mca"));
+    const region = { x: 0, z: 0 };
+    expect((await check()).damage).toEqual([
+      { file: entities, reason: misplacedReason(chunkAt(region, moved.slot), chunkAt(region, moved.from), "Position") },
+    ]);
+  });
+
+  it("reads players' files whole for a quarter of the budget at most, then samples and sizes them; the chunks keep the rest", async () => {
+    // Files that each inflate to nearly 16 MiB (a byte array: the walk skips it, the inflating and the CRC take the
+    // time): reading 400 of them takes several times the budget.
+    const built = buildWorld(root.path, { chunksPerRegion: 12, players: 0 });
+    mkdirSync(join(root.path, "world/playerdata"));
+    const array = 16 * 1024 * 1024 - 64;
+    const head = Buffer.from([10, 0, 0, 7, 0, 1, 0x62, 0, 0, 0, 0]);
+    head.writeInt32BE(array, 7);
+    const file = gzipSync(Buffer.concat([head, Buffer.alloc(array), Buffer.from([0])]));
+    for (let p = 0; p < 400; p++) {
+      writeFileSync(
+        join(root.path, `world/playerdata/6f4b2c1e-0000-4000-8000-${String(p).padStart(12, "0")}.dat`),
+        file,
+      );
+    }
+    const budgetMs = 6000;
+    const started = Date.now();
+    const report = await check({ budgetMs });
+    const took = Date.now() - started;
+    expect(report.damage).toEqual([]);
+    // Every file is counted (the drill compares the count), not every one is read whole.
+    expect(report.players).toBe(400);
+    expect(report.playersRead).toBeGreaterThan(0);
+    expect(report.playersRead).toBeLessThan(400);
+    // The chunks were not starved: every one was checked.
+    expect(report).toMatchObject({ sampled: false, chunks: built.chunks });
+    expect(took).toBeLessThan(2 * budgetMs);
+  }, 60_000);
+
   it("stops when the run is aborted", async () => {
     buildWorld(root.path);
     const controller = new AbortController();
@@ -284,8 +338,11 @@ describe("checkWorld on worlds of region files the game wrote (prismarine-provid
   it("knows Forge's DIM<n> and a datapack's dimensions/<namespace>/<path>, and catches damage there", async () => {
     const world = buildRealWorld(root.path, { layout: "forge" });
     const real = join(root.path, world.regionFiles[0] as string);
+    // Under the real file's own name: its chunks say where they are (r.0.-1.mca's, chunks 0..31,-32..-1).
+    const aether = "world/dimensions/aether/the_aether/region/r.0.-1.mca";
+    expect(world.regionFiles[0]).toBe("world/region/r.0.-1.mca");
     mkdirSync(join(root.path, "world/dimensions/aether/the_aether/region"), { recursive: true });
-    writeFileSync(join(root.path, "world/dimensions/aether/the_aether/region/r.0.0.mca"), readFileSync(real));
+    writeFileSync(join(root.path, aether), readFileSync(real));
     let report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
     expect(Object.keys(report.dimensions).sort()).toEqual([
       "AETHER",
@@ -298,13 +355,72 @@ describe("checkWorld on worlds of region files the game wrote (prismarine-provid
     expect(report.damage).toEqual([]);
     const dim6 = world.regionFiles.find((f) => f.startsWith("world/DIM-6/")) as string;
     damage.truncate(join(root.path, dim6));
-    damage.corruptChunk(join(root.path, "world/dimensions/aether/the_aether/region/r.0.0.mca"));
+    damage.corruptChunk(join(root.path, aether));
     report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
     expect(report.damage).toEqual([
       { file: dim6, reason: expect.stringMatching(/^chunk -\d+,-\d+: truncated: its length says \d+ bytes/) },
+      { file: aether, reason: expect.stringMatching(/^chunk \d+,-\d+: zlib data does not decompress/) },
+    ]);
+  });
+
+  it("calls a real region file cut to 100 bytes damage, though the entries that survive the cut are empty", async () => {
+    const world = buildRealWorld(root.path, { layout: "forge", unpadded: true });
+    const file = "world/region/r.0.-1.mca";
+    const path = join(root.path, file);
+    // The game's 1.12.2 file: 105 chunks, none of them in the header's first 25 entries.
+    expect(world.dimensions.overworld).toEqual({ folder: "world", chunks: 105 });
+    expect(readFileSync(path).subarray(0, 100)).toEqual(Buffer.alloc(100));
+    truncateSync(path, 100);
+    const report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([{ file, reason: CUT_100 }]);
+  });
+
+  it.each([...realRegions().values()].map((real) => [real.version, real] as const))(
+    "reads where each chunk the game wrote in %s says it is: one in another's slot is damage, naming both",
+    (version, real) => {
+      const path = join(root.path, real.name);
+      copyFileSync(real.path, path);
+      const region = regionOfName(real.name) as { x: number; z: number };
+      const checkFile = () => {
+        const fd = openSync(path, "r");
+        try {
+          return checkRegionFile(fd, fstatSync(fd).size, { ...region, sample: false, terrain: true }, () => "missing");
+        } finally {
+          closeSync(fd);
+        }
+      };
+      const healthy = checkFile();
+      expect(healthy.damage).toBeUndefined();
+      expect(healthy.checked).toBe(healthy.present);
+      const { slot, from } = damage.misplaceChunk(path);
+      // 1.18 moved a chunk's fields out of Level to the root.
+      const [major, minor] = version.split(".").map(Number) as [number, number];
+      const field = major === 1 && minor < 18 ? "Level.xPos/zPos" : "xPos/zPos";
+      const result = checkFile();
+      expect(result.damage).toBe(misplacedReason(chunkAt(region, slot), chunkAt(region, from), field));
+    },
+  );
+
+  it("names a real chunk in another's slot in a real world, and passes a real file under its own name only", async () => {
+    const world = buildRealWorld(root.path, { layout: "forge", unpadded: true });
+    const file = "world/DIM-1/region/r.-1.0.mca";
+    expect(world.regionFiles).toContain(file);
+    const region = { x: -1, z: 0 };
+    const { slot, from } = damage.misplaceChunk(join(root.path, file));
+    // The same real file again under another region's name: every chunk of it is in another's slot.
+    const renamed = "world/DIM-6/region/r.5.5.mca";
+    copyFileSync(join(root.path, world.regionFiles[0] as string), join(root.path, renamed));
+    const first = [...Array(1024).keys()].find((i) => readFileSync(join(root.path, renamed)).readUInt32BE(i * 4));
+    const report = await checkWorld(root.path, { worlds: ["world"], budgetMs: 60_000, now: Date.now });
+    expect(report.damage).toEqual([
+      { file, reason: misplacedReason(chunkAt(region, slot), chunkAt(region, from), "Level.xPos/zPos") },
       {
-        file: "world/dimensions/aether/the_aether/region/r.0.0.mca",
-        reason: expect.stringMatching(/^chunk \d+,\d+: zlib data does not decompress/),
+        file: renamed,
+        reason: misplacedReason(
+          chunkAt({ x: 5, z: 5 }, first as number),
+          chunkAt({ x: 0, z: -1 }, first as number),
+          "Level.xPos/zPos",
+        ),
       },
     ]);
   });
@@ -539,11 +655,120 @@ describe("checkRegionFile where the game is lenient", () => {
   const nbtOf = (root: Record<string, unknown>) =>
     nbt.writeUncompressed(nbt.comp(root as Record<string, nbt.Tags[nbt.TagType]>, "") as nbt.NBT, "big");
 
-  it("reads a header cut short as zeros: no damage unless what is there points past the end", () => {
-    expect(checkBytes(Buffer.alloc(100)).damage).toBeUndefined();
-    const cut = Buffer.alloc(100);
-    cut.writeUInt32BE((2 << 8) | 1, 4);
-    expect(checkBytes(cut).damage).toMatch(/^chunk 1,0: header points past the end/);
+  it("calls a region file cut inside its header damage, whatever survives the cut; an empty one is the game's own", () => {
+    expect(checkBytes(Buffer.alloc(100)).damage).toBe(CUT_100);
+    const pointing = Buffer.alloc(100);
+    pointing.writeUInt32BE((2 << 8) | 1, 4);
+    expect(checkBytes(pointing).damage).toBe(CUT_100);
+    expect(checkBytes(Buffer.alloc(8191)).damage).toMatch(/^header truncated: 8191 bytes of 8192 /);
+    expectSound(checkBytes(Buffer.alloc(0)), { present: 0 });
+    expectSound(checkBytes(Buffer.alloc(8192)), { present: 0 });
+  });
+
+  describe("each chunk against the slot it sits in", () => {
+    const at = (x: number, z: number) => (x & 31) + (z & 31) * 32;
+    const terrain = (x: number, z: number) =>
+      nbtOf({ DataVersion: nbt.int(3953), xPos: nbt.int(x), zPos: nbt.int(z), Status: nbt.string("minecraft:full") });
+    const legacy = (x: number, z: number) =>
+      nbtOf({ DataVersion: nbt.int(1343), Level: nbt.comp({ xPos: nbt.int(x), zPos: nbt.int(z) }) });
+    const entities = (position: number[]) => nbtOf({ DataVersion: nbt.int(3953), Position: nbt.intArray(position) });
+    /** A region file of `chunks` (entry index, uncompressed NBT), and entries pointing at another entry's sectors. */
+    const regionOf = (chunks: Array<[number, Buffer]>, shared: Array<[slot: number, from: number]> = []) => {
+      const header = Buffer.alloc(8192);
+      const parts = [header];
+      let next = 2;
+      for (const [index, body] of chunks) {
+        const payload = deflateSync(body);
+        const sectors = Math.ceil((payload.length + 5) / 4096);
+        const bytes = Buffer.alloc(sectors * 4096);
+        bytes.writeUInt32BE(payload.length + 1, 0);
+        bytes[4] = 2;
+        payload.copy(bytes, 5);
+        header.writeUInt32BE((next << 8) | sectors, index * 4);
+        parts.push(bytes);
+        next += sectors;
+      }
+      for (const [slot, from] of shared) header.writeUInt32BE(header.readUInt32BE(from * 4), slot * 4);
+      return Buffer.concat(parts);
+    };
+
+    it("calls a chunk that says it is another damage, naming both: xPos/zPos from 1.18, Level.xPos/zPos before", () => {
+      const modern = regionOf([
+        [at(3, 5), terrain(3, 5)],
+        [at(4, 5), terrain(14, 5)],
+      ]);
+      expect(checkBytes(modern, { terrain: true }).damage).toBe(
+        misplacedReason({ x: 4, z: 5 }, { x: 14, z: 5 }, "xPos/zPos"),
+      );
+      const old = regionOf([[at(4, 5), legacy(4, 6)]]);
+      expect(checkBytes(old, { terrain: true }).damage).toBe(
+        misplacedReason({ x: 4, z: 5 }, { x: 4, z: 6 }, "Level.xPos/zPos"),
+      );
+      const home = regionOf([
+        [at(3, 5), terrain(3, 5)],
+        [at(4, 5), legacy(4, 5)],
+      ]);
+      expectSound(checkBytes(home, { terrain: true }), { checked: 2 });
+      // In region -1,-1, entry 0 is chunk -32,-32.
+      const negative = { x: -1, z: -1, terrain: true };
+      expect(checkBytes(regionOf([[0, terrain(-32, -32)]]), negative).damage).toBeUndefined();
+      expect(checkBytes(regionOf([[0, terrain(0, 0)]]), negative).damage).toBe(
+        misplacedReason({ x: -32, z: -32 }, { x: 0, z: 0 }, "xPos/zPos"),
+      );
+    });
+
+    it("compares each entry that shares its sectors with its own slot, and still inflates the shared chunk once", () => {
+      // Chunks 1,0 and 2,0 point at chunk 0,0's sectors: each would load 0,0's data.
+      const shared = regionOf(
+        [[at(0, 0), terrain(0, 0)]],
+        [
+          [at(1, 0), at(0, 0)],
+          [at(2, 0), at(0, 0)],
+        ],
+      );
+      expect(checkBytes(shared, { terrain: true })).toMatchObject({
+        inflated: 1,
+        damage: misplacedReason({ x: 1, z: 0 }, { x: 0, z: 0 }, "xPos/zPos"),
+      });
+      // The entry that comes first in the header is the one in the wrong slot here: named all the same.
+      const before = regionOf([[at(5, 0), terrain(5, 0)]], [[at(1, 0), at(5, 0)]]);
+      expect(checkBytes(before, { terrain: true })).toMatchObject({
+        inflated: 1,
+        damage: misplacedReason({ x: 1, z: 0 }, { x: 5, z: 0 }, "xPos/zPos"),
+      });
+    });
+
+    it("checks an entities chunk's Position and not a poi chunk's; a chunk that gives no position is not compared", () => {
+      const moved = regionOf([[at(2, 3), entities([7, 3])]]);
+      expect(checkBytes(moved, { entities: true }).damage).toBe(
+        misplacedReason({ x: 2, z: 3 }, { x: 7, z: 3 }, "Position"),
+      );
+      expect(checkBytes(moved).damage).toBeUndefined(); // poi/: the game reads no position from its chunks
+      expect(checkBytes(regionOf([[at(2, 3), entities([2, 3])]]), { entities: true }).damage).toBeUndefined();
+      // Nothing, or half of a position: nothing says where else the chunk belongs.
+      const entitiesWithout = regionOf([
+        [at(1, 0), entities([9])],
+        [at(2, 0), nbtOf({ DataVersion: nbt.int(3953) })],
+      ]);
+      expectSound(checkBytes(entitiesWithout, { entities: true }), { checked: 2 });
+      const status = nbt.string("minecraft:full");
+      const terrainWithout = regionOf([
+        [at(1, 0), nbtOf({ Status: status })],
+        [at(2, 0), nbtOf({ Status: status, xPos: nbt.int(9) })],
+        [at(3, 0), nbtOf({ Status: status, xPos: nbt.long([0, 3]), zPos: nbt.int(0) })],
+      ]);
+      expectSound(checkBytes(terrainWithout, { terrain: true }), { checked: 3 });
+    });
+
+    it("checks an external chunk's position against its slot", () => {
+      const data = chunk(Buffer.alloc(0));
+      data.writeInt32BE(1, 8192);
+      data[8196] = 0x82;
+      expectSound(checkBytes(data, { terrain: true }, deflateSync(terrain(0, 0))), { externals: 1 });
+      expect(checkBytes(data, { terrain: true }, deflateSync(terrain(1, 0))).damage).toBe(
+        misplacedReason({ x: 0, z: 0 }, { x: 1, z: 0 }, "xPos/zPos"),
+      );
+    });
   });
 
   it("reads a chunk Spigot wrote over 255 sectors as Paper reads it: whole when its count is 255", () => {

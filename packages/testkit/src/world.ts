@@ -21,7 +21,8 @@ import nbt from "prismarine-nbt";
  * (prismarine-nbt), region files in the Anvil format the game writes (8 KiB header, 4 KiB sectors, each chunk's
  * length, compression byte and payload) with chunks in every compression the game knows (1 gzip, 2 zlib, 3 none, 4
  * LZ4 in lz4-java's LZ4Block framing), an oversized chunk kept in its `c.<x>.<z>.mcc`, and the dimensions in both
- * layouts: vanilla's DIM-1/DIM1 inside the level, Bukkit's `<level>_nether`/`<level>_the_end` beside it.
+ * layouts: vanilla's DIM-1/DIM1 inside the level, Bukkit's `<level>_nether`/`<level>_the_end` beside it. Each chunk
+ * says where it is, as the game's do: a terrain chunk's xPos and zPos, an entities chunk's Position.
  */
 export type Compression = 1 | 2 | 3 | 4;
 
@@ -77,6 +78,7 @@ export function buildWorld(dir: string, options: WorldOptions = {}): BuiltWorld 
     write(`${level}_the_end/level.dat`, levelDat(level, saver));
   } else dimensions.push(`${level}/DIM-1`, `${level}/DIM1`);
   const bodies = chunkBodies(options);
+  const entityBodies = [entitiesChunk()];
   for (const [d, dimension] of dimensions.entries()) {
     for (const [kind, count] of [
       ["region", options.regions ?? 1],
@@ -86,7 +88,7 @@ export function buildWorld(dir: string, options: WorldOptions = {}): BuiltWorld 
       for (let r = 0; r < count; r++) {
         const rel = `${dimension}/${kind}/r.${r}.${-d}.mca`;
         const external = options.external === true && d === 0 && kind === "region" && r === 0;
-        const region = regionFile(bodies, options, { x: r, z: -d }, external);
+        const region = regionFile(kind === "entities" ? entityBodies : bodies, options, { x: r, z: -d }, external);
         write(rel, region.file);
         if (region.mcc) write(`${dimension}/${kind}/${region.mcc.name}`, region.mcc.data);
         built.regionFiles.push(rel);
@@ -188,7 +190,7 @@ function chunkBodies(options: WorldOptions): Buffer[] {
     const root = nbt.comp(
       {
         DataVersion: nbt.int(DATA_VERSION),
-        xPos: nbt.int(v),
+        xPos: nbt.int(0), // each chunk's own, written where it is saved (regionFile)
         zPos: nbt.int(0),
         yPos: nbt.int(-4),
         Status: nbt.string("minecraft:full"),
@@ -199,6 +201,40 @@ function chunkBodies(options: WorldOptions): Buffer[] {
     );
     return nbtBytes(root);
   });
+}
+
+/** An entities chunk's NBT, uncompressed, as 1.17+ writes it to entities/: its Position [x, z] (set per chunk) and mobs. */
+function entitiesChunk(): Buffer {
+  const mob = (id: string, i: number) => ({
+    id: nbt.string(id),
+    Pos: nbt.list(nbt.double([i + 0.5, 64, 0.5])),
+    Health: nbt.float(20),
+    UUID: nbt.intArray([0x6f4b2c1e, i, 7, 11]),
+  });
+  const root = nbt.comp(
+    {
+      DataVersion: nbt.int(DATA_VERSION),
+      Position: nbt.intArray([0, 0]),
+      Entities: nbt.list(nbt.comp([mob("minecraft:cow", 0), mob("minecraft:sheep", 1)])),
+    },
+    "",
+  );
+  return nbtBytes(root);
+}
+
+/**
+ * Where a chunk body says it is, as the game writes it (a terrain chunk's root xPos and zPos ints, an entities chunk's
+ * Position ints): the offsets of the two ints in `body`.
+ */
+function positionAt(body: Buffer): [number, number] {
+  const tag = (type: number, name: string) =>
+    Buffer.concat([Buffer.from([type, 0, name.length]), Buffer.from(name, "latin1")]);
+  const position = body.indexOf(tag(11, "Position"));
+  if (position !== -1) return [position + 11 + 4, position + 11 + 8];
+  const x = body.indexOf(tag(3, "xPos"));
+  const z = body.indexOf(tag(3, "zPos"));
+  if (x === -1 || z === -1) throw new Error("a chunk body without its position");
+  return [x + 7, z + 7];
 }
 
 /** A chunk's payload in the given compression. */
@@ -251,11 +287,16 @@ function regionFile(
     // Spread over the region: chunk index c * 37 mod 1024 (37 is prime to 1024, so no two chunks share a slot).
     const index = (c * 37) % 1024;
     const compression = compressions[c % compressions.length] as Compression;
-    const payload = compressChunk(bodies[c % bodies.length] as Buffer, compression);
+    const x = region.x * 32 + (index & 31);
+    const z = region.z * 32 + (index >> 5);
+    // The body says where the chunk is, as the game's do: written in place, compressed before the next chunk's.
+    const nbtBody = bodies[c % bodies.length] as Buffer;
+    const [xAt, zAt] = positionAt(nbtBody);
+    nbtBody.writeInt32BE(x, xAt);
+    nbtBody.writeInt32BE(z, zAt);
+    const payload = compressChunk(nbtBody, compression);
     let chunk: Buffer;
     if (external && c === 0) {
-      const x = region.x * 32 + (index & 31);
-      const z = region.z * 32 + (index >> 5);
       mcc = { name: `c.${x}.${z}.mcc`, data: payload };
       chunk = Buffer.from([0, 0, 0, 1, compression | 0x80]);
     } else {
@@ -329,6 +370,20 @@ export const damage = {
     const padded = Buffer.concat([data, Buffer.alloc(start * 4096 - data.length)]);
     padded.writeUInt32BE(((start << 8) | sectors) >>> 0, firstPresent(data) * 4);
     writeFileSync(file, Buffer.concat([padded, chunk]));
+  },
+  /**
+   * Points header entry `slot` at entry `from`'s sectors (by default, the first two present entries), as a tool that
+   * wrote the wrong entry would: the game reads `from`'s chunk in `slot`'s place, and `slot`'s own is lost. Returns
+   * both entries' indices.
+   */
+  misplaceChunk(file: string, which?: { slot: number; from: number }): { slot: number; from: number } {
+    const data = readFileSync(file);
+    const present = [...Array(1024).keys()].filter((i) => data.readUInt32BE(i * 4) !== 0);
+    const chosen = which ?? { slot: present[0] as number, from: present[1] as number };
+    if (data.readUInt32BE(chosen.from * 4) === 0) throw new Error(`no chunk at entry ${chosen.from} of ${file}`);
+    data.writeUInt32BE(data.readUInt32BE(chosen.from * 4), chosen.slot * 4);
+    writeFileSync(file, data);
+    return chosen;
   },
   removeLevelDat(worldDir: string, level = "world"): void {
     unlinkSync(join(worldDir, level, "level.dat"));

@@ -13,7 +13,8 @@
  *   and an array are one value each, skipped whole): the budget that bounds whatever would materialise the tree, and a
  *   limit no world the game wrote comes near.
  *
- * `readNbtFields` reads a few named fields (level.dat's Data.DataVersion, Data.Version.Name) by the same walk.
+ * `readNbtFields` reads a few named fields (level.dat's Data.DataVersion, Data.Version.Name; a chunk's xPos and zPos,
+ * an entities chunk's Position) and, when asked, the root compound's entries by type, by the same walk.
  */
 
 /** The game's NbtAccounter depth limit: compounds and lists nested, the root one included. */
@@ -54,8 +55,14 @@ const {
 
 class NbtProblem extends Error {}
 
-/** A field's value: numbers for byte, short, int, float and double, bigint for long, text for strings. */
-export type NbtField = number | bigint | string;
+/**
+ * A field's value: numbers for byte, short, int, float and double, bigint for long, text for strings, the numbers of an
+ * int array of at most MAX_INT_ARRAY_FIELD (an entities chunk's Position, [x, z]).
+ */
+export type NbtField = number | bigint | string | readonly number[];
+
+/** An int array field longer than this is not read (its length still bounds the walk, as every array's does). */
+const MAX_INT_ARRAY_FIELD = 16;
 
 class Walker {
   pos = 0;
@@ -63,17 +70,22 @@ class Walker {
   readonly #data: Uint8Array;
   readonly #view: DataView;
   readonly #maxValues: number;
-  /** The fields wanted, by pathKey() of their names (`["Data", "Version", "Name"]`), and what was found of them. */
-  readonly #wanted: ReadonlySet<string> | undefined;
+  /** The fields wanted, as a tree of their names from the root (undefined: none), and what was found of them. */
+  readonly #fields: FieldNode | undefined;
   readonly found = new Map<string, NbtField>();
   /** The root compound's entries by name and tag type, when asked for (a chunk's `Status`, `Level`). */
   readonly #rootTypes: Map<string, number> | undefined;
 
-  constructor(data: Uint8Array, maxValues: number, wanted?: ReadonlySet<string>, rootTypes?: Map<string, number>) {
+  constructor(
+    data: Uint8Array,
+    maxValues: number,
+    wanted?: ReadonlyArray<readonly string[]>,
+    rootTypes?: Map<string, number>,
+  ) {
     this.#data = data;
     this.#view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     this.#maxValues = maxValues;
-    this.#wanted = wanted;
+    this.#fields = wanted?.length ? fieldTree(wanted) : undefined;
     this.#rootTypes = rootTypes;
   }
 
@@ -84,7 +96,7 @@ class Walker {
     this.pos = 1;
     this.#string();
     this.#count(1);
-    this.#compound(1, this.#wanted ? [] : undefined);
+    this.#compound(1, this.#fields);
   }
 
   #need(n: number): void {
@@ -138,10 +150,10 @@ class Walker {
   }
 
   /**
-   * A compound's entries up to its TAG_End; `depth`: the compounds and lists it is in, itself included. `path` (the
-   * names leading to it) only when fields are wanted.
+   * A compound's entries up to its TAG_End; `depth`: the compounds and lists it is in, itself included. `fields`: the
+   * wanted fields in it, when there are any (their names are compared as bytes, nothing is decoded for them).
    */
-  #compound(depth: number, path: readonly string[] | undefined): void {
+  #compound(depth: number, fields: FieldNode | undefined): void {
     const data = this.#data;
     for (;;) {
       this.#need(1);
@@ -149,15 +161,19 @@ class Walker {
       if (type === 0) return;
       const nameAt = this.#string();
       if (depth === 1 && this.#rootTypes) this.#rootTypes.set(decodeName(data, nameAt, this.pos), type);
-      const name = path === undefined ? undefined : [...path, decodeName(data, nameAt, this.pos)];
-      if (name !== undefined && this.#wanted?.has(pathKey(name))) this.#take(pathKey(name), type);
+      let inner: FieldNode | undefined;
+      const field = fields && fieldNamed(fields, data, nameAt, this.pos);
+      if (field) {
+        if (field.key !== undefined) this.#take(field.key, type);
+        if (type === TAG_COMPOUND && field.children.length) inner = field;
+      }
       this.#count(1);
-      this.#payload(type, depth, name);
+      this.#payload(type, depth, inner);
     }
   }
 
   /** A value inside `depth` compounds and lists; a compound or a list is one more. */
-  #payload(type: number, depth: number, path: readonly string[] | undefined): void {
+  #payload(type: number, depth: number, fields: FieldNode | undefined): void {
     const fixed = FIXED[type] ?? -1;
     if (fixed > 0) {
       this.#need(fixed);
@@ -184,7 +200,7 @@ class Walker {
         this.#list(depth + 1);
         return;
       case TAG_COMPOUND:
-        this.#compound(depth + 1, path);
+        this.#compound(depth + 1, fields);
         return;
       default:
         throw new NbtProblem(`tag ${type} is not an NBT tag`);
@@ -219,7 +235,10 @@ class Walker {
     }
   }
 
-  /** The value of a wanted field that starts at `pos`: a number or a string; other types are not read. */
+  /**
+   * The value of a wanted field that starts at `pos`: a number, a string or a short int array; other types are not
+   * read. Where its bytes end early it is not read either: the walk then says why the NBT is not whole.
+   */
   #take(name: string, type: number): void {
     const fixed = FIXED[type] ?? -1;
     if (fixed > 0 && fixed <= this.#data.length - this.pos) {
@@ -239,12 +258,67 @@ class Walker {
       if (this.pos + 2 + length <= this.#data.length) {
         this.found.set(name, decodeName(this.#data, this.pos + 2, this.pos + 2 + length));
       }
+    } else if (type === TAG_INT_ARRAY && this.pos + 4 <= this.#data.length) {
+      const length = this.#view.getInt32(this.pos);
+      const at = this.pos + 4;
+      if (length >= 0 && length <= MAX_INT_ARRAY_FIELD && at + 4 * length <= this.#data.length) {
+        const view = this.#view;
+        this.found.set(
+          name,
+          Array.from({ length }, (_, i) => view.getInt32(at + 4 * i)),
+        );
+      }
     }
   }
 }
 
-/** A field's path as a key no name can forge (a name may hold dots, or anything else). */
-const pathKey = (names: readonly string[]): string => JSON.stringify(names);
+/**
+ * A name of a wanted field's path: `key` (its names joined by dots) when a wanted field ends here, `children` the names
+ * below it. Names are compared as their UTF-8 bytes, one by one, so that a name holding a dot is never another path;
+ * UTF-8 is modified UTF-8 for the names read here (no NUL, nothing past U+FFFF).
+ */
+interface FieldNode {
+  name: Uint8Array;
+  key: string | undefined;
+  children: FieldNode[];
+}
+
+/** The trees of the path lists given (a caller's constant list is made into one once). */
+const fieldTrees = new WeakMap<ReadonlyArray<readonly string[]>, FieldNode>();
+
+function fieldTree(paths: ReadonlyArray<readonly string[]>): FieldNode {
+  const known = fieldTrees.get(paths);
+  if (known) return known;
+  const root: FieldNode = { name: new Uint8Array(0), key: undefined, children: [] };
+  for (const path of paths) {
+    let node = root;
+    for (const name of path) {
+      const bytes = Buffer.from(name, "utf8");
+      let child = node.children.find((c) => Buffer.compare(c.name, bytes) === 0);
+      if (!child) {
+        child = { name: bytes, key: undefined, children: [] };
+        node.children.push(child);
+      }
+      node = child;
+    }
+    node.key = path.join(".");
+  }
+  fieldTrees.set(paths, root);
+  return root;
+}
+
+/** The child of `node` named by the bytes of `data` from `start` to `end`, if any. */
+function fieldNamed(node: FieldNode, data: Uint8Array, start: number, end: number): FieldNode | undefined {
+  const length = end - start;
+  for (const child of node.children) {
+    const name = child.name;
+    if (name.length !== length) continue;
+    let i = 0;
+    while (i < length && name[i] === data[start + i]) i++;
+    if (i === length) return child;
+  }
+  return undefined;
+}
 
 function view16(data: Uint8Array, at: number): number {
   return (data[at] as number) * 256 + (data[at + 1] as number);
@@ -272,22 +346,18 @@ export function walkNbt(data: Uint8Array, maxValues = MAX_VALUES, rootTypes?: Ma
 /**
  * The fields at `paths` (each the names from the root, `["Data", "DataVersion"]`) of one NBT compound, read by the same
  * walk that checks the whole of it, by the same dotted names (`Data.DataVersion`); the first reason it is not NBT
- * instead when it is not.
+ * instead when it is not. `rootTypes`, when given, gets the root compound's entries by name and tag type (walkNbt's).
  */
 export function readNbtFields(
   data: Uint8Array,
   paths: ReadonlyArray<readonly string[]>,
   maxValues = MAX_VALUES,
+  rootTypes?: Map<string, number>,
 ): { fields: Map<string, NbtField> } | { problem: string } {
-  const walker = new Walker(data, maxValues, new Set(paths.map(pathKey)));
+  const walker = new Walker(data, maxValues, paths, rootTypes);
   try {
     walker.root();
-    const fields = new Map<string, NbtField>();
-    for (const path of paths) {
-      const value = walker.found.get(pathKey(path));
-      if (value !== undefined) fields.set(path.join("."), value);
-    }
-    return { fields };
+    return { fields: walker.found };
   } catch (error) {
     if (error instanceof NbtProblem) return { problem: error.message };
     throw error;

@@ -156,6 +156,40 @@ describe("readNbtFields and readLevelDat", () => {
     });
   });
 
+  it("reads a chunk's position by the walk that checks it: ints at the root or in Level, an entities chunk's int array", () => {
+    const chunk = written(
+      nbt.comp({
+        DataVersion: nbt.int(1343),
+        Level: nbt.comp({
+          xPos: nbt.int(97),
+          zPos: nbt.int(-5),
+          Sections: nbt.list(nbt.comp([{ xPos: nbt.int(1) }])),
+          Structures: nbt.comp({ xPos: nbt.int(2) }),
+        }),
+        Position: nbt.intArray([107, -5]),
+        Long: nbt.intArray(Array.from({ length: 17 }, (_, i) => i)),
+      }),
+    );
+    const rootTypes = new Map<string, number>();
+    const read = readNbtFields(
+      chunk,
+      [["Level", "xPos"], ["Level", "zPos"], ["xPos"], ["Position"], ["Long"], ["Level", "Structures", "zPos"]],
+      undefined,
+      rootTypes,
+    );
+    expect("fields" in read && Object.fromEntries(read.fields)).toEqual({
+      "Level.xPos": 97,
+      "Level.zPos": -5,
+      Position: [107, -5],
+    });
+    // The root's entries by type, as walkNbt gives them (a terrain chunk's Status or Level).
+    expect(Object.fromEntries(rootTypes)).toEqual({ DataVersion: 3, Level: 10, Position: 11, Long: 11 });
+    // The same bounds as the walk without fields: a field in NBT cut short is no answer, the reason is.
+    expect(readNbtFields(chunk.subarray(0, chunk.length - 3), [["Level", "xPos"]])).toEqual({
+      problem: "it ends early",
+    });
+  });
+
   it("reads a field by its names, not by a name with dots in it", () => {
     const forged = gzipSync(
       written(

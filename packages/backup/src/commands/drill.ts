@@ -260,7 +260,9 @@ async function reportVerified(drill: Drill, report: WorldCheckReport): Promise<v
     sampled: sampledChunks,
   });
   for (const drop of drops) logger.warn(`fewer than at the last drill: ${describeDrop(drop)}`);
-  const budget = sampled ? `\nThe time budget ran out: ${sampled} were checked, a sample of the rest.` : "";
+  const players = report.playersRead < report.players ? `${report.playersRead} of ${report.players}` : undefined;
+  if (players) logger.info(`the players' share of the time budget ran out: ${players} players' files were read whole`);
+  const budget = budgetWords(sampled, players);
   const fewer = drops.length
     ? `\nFewer than at the last drill (${drops[0]?.since}): ${drops.map(describeDrop).join("; ")}. If nobody trimmed the world, restore an older snapshot of what is missing.`
     : "";
@@ -284,6 +286,18 @@ async function reportVerified(drill: Drill, report: WorldCheckReport): Promise<v
       report,
     });
   writeDrillGauges(drill, { success: true, tookMs, chunks: report.chunks, report, drops: drops.length });
+}
+
+/**
+ * What the time budget left out, for the message: "1943 of 2210 chunks" checked (a sample of the rest), "200 of 3000"
+ * players' files read whole (the rest sampled or only opened and sized); empty when nothing was.
+ */
+function budgetWords(chunks: string | undefined, players: string | undefined): string {
+  const parts = [
+    chunks && `${chunks} were checked, a sample of the rest`,
+    players && `${players} players' files were read whole, the rest opened and sized`,
+  ].filter(Boolean);
+  return parts.length ? `\nThe time budget ran out: ${parts.join("; ")}.` : "";
 }
 
 /** "overworld 1943 chunks, nether 120, DIM-6 40; 3 players" */

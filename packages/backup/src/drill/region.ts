@@ -2,8 +2,17 @@ import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { gunzipSync, inflateSync } from "node:zlib";
 import { isErrno } from "@mcops/core/fs";
 import { readRange } from "@mcops/core/volume";
-import { TAG, walkNbt } from "@mcops/world/nbt-walk";
-import { HEADER_BYTES, headerEntries, headerOf, type Location, SECTOR, spigotSpan } from "../region-file.ts";
+import { type NbtField, readNbtFields, TAG } from "@mcops/world/nbt-walk";
+import {
+  HEADER_BYTES,
+  headerEntries,
+  headerOf,
+  type Location,
+  MAX_CHUNK_STREAM,
+  SECTOR,
+  spigotSpan,
+  truncatedHeader,
+} from "../region-file.ts";
 import { decompressLz4Blocks } from "./lz4-block.ts";
 
 /**
@@ -16,14 +25,27 @@ import { decompressLz4Blocks } from "./lz4-block.ts";
  * The game pads the file to whole sectors only when it closes it: a file saved while the server runs (every backup)
  * or after a kill ends inside its last sector, and the game reads it whole. So this reads as the game does: a chunk is
  * damaged when its header entry is one the game drops (into the header, no sectors, starting past the end of the
- * file), or when the bytes at its sectors cannot hold what its length declares; never for the file's size alone.
+ * file), or when the bytes at its sectors cannot hold what its length declares; never for the file's size alone,
+ * except a file cut inside its header (region-file.ts's truncatedHeader: no chunk of it can be read).
+ *
+ * Each chunk inflated is also checked against the slot it sits in: a terrain chunk's own position (1.18+ the root
+ * `xPos`/`zPos`, before `Level.xPos`/`Level.zPos`) and an entities chunk's (the root `Position`, [x, z]) must be the
+ * chunk coordinates of its header entry. The game reads a chunk by its slot and takes whatever is there: its
+ * ChunkSerializer logs "Chunk file at {} is in the wrong location; relocating. (Expected {}, got {})" and loads that
+ * data as the slot's chunk (before 1.14, AnvilChunkLoader rewrites xPos/zPos to the slot and loads it); its
+ * EntityStorage logs "Chunk file at {} is in the wrong location. (Expected {}, got {})" and loads those entities with
+ * the slot's chunk. Either way the slot's own chunk is lost, and another's shows where it does not belong. poi/ chunks
+ * carry no position. A chunk without one (no game writes it) is not compared: nothing says where else it belongs.
  */
 /** A chunk decompresses to at most this much: vanilla's biggest chunks are a few MiB. */
 const MAX_CHUNK_BYTES = 64 * 1024 * 1024;
 /** A region file up to this size is read in one go; a larger one chunk by chunk. */
 const READ_WHOLE = 32 * 1024 * 1024;
-/** When sampling, one chunk in this many is decompressed and walked; every header entry is still checked. */
-const SAMPLE_EVERY = 16;
+/**
+ * When sampling, one chunk in this many is decompressed and walked; every header entry is still checked. (Players'
+ * files are sampled alike: world-check.ts.)
+ */
+export const SAMPLE_EVERY = 16;
 
 export interface RegionJob {
   /** Region coordinates, from the file's name `r.<x>.<z>.mca`. */
@@ -31,8 +53,13 @@ export interface RegionJob {
   z: number;
   /** Decompress and walk one chunk in SAMPLE_EVERY only. */
   sample: boolean;
-  /** A terrain chunk (region/): the game skips one without level data (no `Status`, no `Level`) and makes it anew. */
+  /**
+   * A terrain chunk (region/): the game skips one without level data (no `Status`, no `Level`) and makes it anew; its
+   * `xPos`/`zPos` (`Level.xPos`/`Level.zPos` before 1.18) must be its slot's.
+   */
   terrain?: boolean | undefined;
+  /** An entities chunk (entities/, 1.17+): its `Position` [x, z] must be its slot's. */
+  entities?: boolean | undefined;
   /**
    * When the time budget runs out (Date.now()): from then on one chunk in SAMPLE_EVERY, whatever file this is; from
    * `stopAt` on, the header only. A file built to be slow (1024 entries on a chunk that inflates to 64 MiB) cannot
@@ -64,16 +91,18 @@ export type OpenExternal = (name: string) => { fd: number; size: number } | stri
 export function checkRegionFile(fd: number, size: number, job: RegionJob, openExternal: OpenExternal): RegionResult {
   const result: RegionResult = { present: 0, checked: 0, externals: 0, sampled: false, inflated: 0 };
   if (size === 0) return result; // the game makes empty region files and reads them as empty
+  // A non-empty file shorter than its header holds no chunk the game can read, whatever entries survive the cut.
+  const truncated = truncatedHeader(size);
+  if (truncated) return { ...result, damage: truncated };
   const whole = size <= READ_WHOLE ? readRange(fd, 0, size) : undefined;
-  // A header cut short is read as the game reads it: what is missing is zeros (no chunk), what is there must point
-  // inside the file.
   const header = headerOf(whole ? whole.subarray(0, HEADER_BYTES) : readRange(fd, 0, HEADER_BYTES));
   const locations = headerEntries(header, size, job);
   // The first entry the game would drop (losing that chunk) is damage.
   if (locations.dropped[0]) return { ...result, damage: locations.dropped[0].problem };
   result.present = locations.list.length;
-  // Entries that share a sector share their bytes: inflated and walked once (the game reads each; the result is one).
-  const payloads = new Map<number, string | undefined>();
+  // Entries that share a sector share their bytes: inflated and walked once (the game reads each; the result is one),
+  // and each entry's slot compared with the position they hold.
+  const payloads = new Map<number, PayloadRead>();
   for (const [n, location] of locations.list.entries()) {
     const now = job.sampleAt === undefined && job.stopAt === undefined ? 0 : Date.now();
     const sample = job.sample || (job.sampleAt !== undefined && now >= job.sampleAt);
@@ -85,7 +114,7 @@ export function checkRegionFile(fd: number, size: number, job: RegionJob, openEx
     const head = whole ? whole.subarray(start, start + 4) : readRange(fd, start, 4);
     const length = Math.min(spanOf(location, head), size - start);
     const bytes = whole ? whole.subarray(start, start + length) : readRange(fd, start, length);
-    const reason = checkChunk(bytes, location, openExternal, result, payloads, job.terrain === true);
+    const reason = checkChunk(bytes, location, openExternal, result, payloads, kindOf(job));
     if (reason) return { ...result, damage: `chunk ${location.x},${location.z}: ${reason}` };
     result.checked++;
   }
@@ -95,15 +124,34 @@ export function checkRegionFile(fd: number, size: number, job: RegionJob, openEx
 /**
  * The bytes the game reads of a chunk from its first sector (`head`: the 4 bytes of its length, fewer at the end of
  * the file): its sectors, or as far as its length says where Spigot and Paper read it so (region-file.ts's
- * spigotSpan) — up to READ_WHOLE, past which a chunk is damage as vanilla reads it.
+ * spigotSpan) — up to MAX_CHUNK_STREAM, past which a chunk is damage as vanilla reads it (and the area restore does
+ * not carry it).
  */
 function spanOf(location: Location, head: Buffer): number {
   const sectors = location.count * SECTOR;
   const spigot = head.length < 4 ? undefined : spigotSpan(location.count, head.readInt32BE(0));
-  return spigot !== undefined && spigot <= READ_WHOLE ? spigot : sectors;
+  return spigot !== undefined && spigot <= MAX_CHUNK_STREAM ? spigot : sectors;
 }
 
 const NAMES: Record<number, string> = { 1: "gzip", 2: "zlib", 3: "uncompressed", 4: "LZ4" };
+
+/** What a region folder's chunks are, for what is checked of them: terrain (region/), entities, or poi and others. */
+type ChunkKind = "terrain" | "entities" | "other";
+
+const kindOf = (job: RegionJob): ChunkKind => (job.terrain ? "terrain" : job.entities ? "entities" : "other");
+
+/** A chunk's own position, and the fields that gave it (for the message). */
+interface ChunkPosition {
+  x: number;
+  z: number;
+  field: string;
+}
+
+/** What one payload gave: why it would not load, or the position it says it is at (undefined: none). */
+interface PayloadRead {
+  reason?: string | undefined;
+  position?: ChunkPosition | undefined;
+}
 
 /** Why the chunk in `bytes` (its sectors, as far as the file has them) would not load; undefined when it would. */
 function checkChunk(
@@ -111,8 +159,8 @@ function checkChunk(
   location: Location,
   openExternal: OpenExternal,
   result: RegionResult,
-  payloads: Map<number, string | undefined>,
-  terrain: boolean,
+  payloads: Map<number, PayloadRead>,
+  kind: ChunkKind,
 ): string | undefined {
   if (bytes.length < 5) return `truncated: ${bytes.length} bytes where its length and compression should be`;
   const length = bytes.readInt32BE(0);
@@ -131,12 +179,20 @@ function checkChunk(
       return `truncated: its length says ${length - 1} bytes, the file has ${bytes.length - 5}`;
     }
     payload = bytes.subarray(5, 4 + length);
-    if (payloads.has(location.sector)) return payloads.get(location.sector);
+    const known = payloads.get(location.sector);
+    if (known) return known.reason ?? misplaced(location, known.position);
   }
-  const reason = checkPayload(payload, version & 0x7f, terrain);
+  const read = checkPayload(payload, version & 0x7f, kind);
   result.inflated++;
-  if ((version & 0x80) === 0) payloads.set(location.sector, reason);
-  return reason;
+  if ((version & 0x80) === 0) payloads.set(location.sector, read);
+  return read.reason ?? misplaced(location, read.position);
+}
+
+/** Why a chunk whose data says it is at `position` is lost where it sits; undefined when it sits in its own slot. */
+function misplaced(location: Location, position: ChunkPosition | undefined): string | undefined {
+  if (!position || (position.x === location.x && position.z === location.z)) return undefined;
+  const own = `${location.x},${location.z}`;
+  return `holds chunk ${position.x},${position.z}'s data (its ${position.field}): the game would load that there and ${own}'s own is lost`;
 }
 
 function readExternal(openExternal: OpenExternal, name: string): Buffer | string {
@@ -150,14 +206,48 @@ function readExternal(openExternal: OpenExternal, name: string): Buffer | string
   }
 }
 
+/** The fields a chunk's position is read from, by kind. */
+const WANTED: Record<ChunkKind, string[][]> = {
+  terrain: [["xPos"], ["zPos"], ["Level", "xPos"], ["Level", "zPos"]],
+  entities: [["Position"]],
+  other: [],
+};
+
+type Fields = ReadonlyMap<string, NbtField>;
+const ints = (x: NbtField | undefined, z: NbtField | undefined): [number, number] | undefined =>
+  Number.isInteger(x) && Number.isInteger(z) ? [x as number, z as number] : undefined;
+
+/** Where a chunk says it is, by kind: the first of its fields that give both coordinates. */
+const POSITIONS: Record<
+  ChunkKind,
+  ReadonlyArray<{ field: string; at: (fields: Fields) => [number, number] | undefined }>
+> = {
+  terrain: [
+    { field: "xPos/zPos", at: (f) => ints(f.get("xPos"), f.get("zPos")) },
+    { field: "Level.xPos/zPos", at: (f) => ints(f.get("Level.xPos"), f.get("Level.zPos")) },
+  ],
+  entities: [
+    {
+      field: "Position",
+      // EntityStorage reads the first two ints (a shorter array: "Failed to parse chunk {} position info").
+      at: (f) => {
+        const position = f.get("Position");
+        return Array.isArray(position) && position.length >= 2 ? ints(position[0], position[1]) : undefined;
+      },
+    },
+  ],
+  other: [],
+};
+
 /**
- * Decompresses a payload the way its compression byte says and walks it as NBT; the reason when either fails, or when
- * a terrain chunk has no level data (the game's ChunkMap skips it: "missing level data" — 1.18+ chunks carry a root
- * `Status`, older ones a `Level` compound).
+ * Decompresses a payload the way its compression byte says and walks it as NBT, reading its position on the way; the
+ * reason when either fails, or when a terrain chunk has no level data (the game's ChunkMap skips it: "missing level
+ * data" — 1.18+ chunks carry a root `Status`, older ones a `Level` compound).
  */
-function checkPayload(payload: Buffer, compression: number, terrain = false): string | undefined {
+function checkPayload(payload: Buffer, compression: number, kind: ChunkKind): PayloadRead {
+  const reason = (text: string): PayloadRead => ({ reason: text });
   const name = NAMES[compression];
-  if (!name) return `unknown compression type ${compression}`;
+  if (!name) return reason(`unknown compression type ${compression}`);
   let data: Buffer;
   try {
     if (compression === 1) data = gunzipSync(payload, { maxOutputLength: MAX_CHUNK_BYTES });
@@ -166,13 +256,22 @@ function checkPayload(payload: Buffer, compression: number, terrain = false): st
     else data = payload;
   } catch (error) {
     const why = isErrno(error, "ERR_BUFFER_TOO_LARGE") ? "it is over 64 MiB" : errorText(error);
-    return `${name} data does not decompress (${why})`;
+    return reason(`${name} data does not decompress (${why})`);
   }
-  const root = terrain ? new Map<string, number>() : undefined;
-  const problem = walkNbt(data, undefined, root);
-  if (problem !== undefined) return `not NBT (${problem})`;
+  const root = kind === "terrain" ? new Map<string, number>() : undefined;
+  const read = readNbtFields(data, WANTED[kind], undefined, root);
+  if ("problem" in read) return reason(`not NBT (${read.problem})`);
   if (root && root.get("Status") !== TAG.STRING && root.get("Level") !== TAG.COMPOUND) {
-    return "has no level data (no Status, no Level): the game skips it and generates the chunk anew";
+    return reason("has no level data (no Status, no Level): the game skips it and generates the chunk anew");
+  }
+  return { position: positionOf(read.fields, kind) };
+}
+
+/** The position a chunk's fields give (POSITIONS), or undefined: it is not compared. */
+function positionOf(fields: Fields, kind: ChunkKind): ChunkPosition | undefined {
+  for (const { field, at } of POSITIONS[kind]) {
+    const position = at(fields);
+    if (position) return { x: position[0], z: position[1], field };
   }
   return undefined;
 }

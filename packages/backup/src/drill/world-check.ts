@@ -13,7 +13,7 @@ import {
 } from "../dimensions.ts";
 import { regionOfName } from "../region-file.ts";
 import { CheckerPool, checkerEntry, threadsFor } from "./pool.ts";
-import { openRegularAt } from "./region.ts";
+import { openRegularAt, SAMPLE_EVERY } from "./region.ts";
 
 /**
  * What the game reads of a restored world, checked (issues 16, 28 and 45): every level.dat (the level's, and each
@@ -27,7 +27,11 @@ import { openRegularAt } from "./region.ts";
 export interface WorldCheckOptions {
   /** The world's folders in the restored tree (snapshotWorlds): the level's first, then its Bukkit worlds. */
   worlds: readonly string[];
-  /** Every chunk is checked for this long; region files started after it are sampled (every header still whole). */
+  /**
+   * The check's time budget: players' files are read whole for a quarter of it at most, and every chunk is checked for
+   * the rest of it (three quarters at least, see PLAYERS_SHARE); past it, region files are sampled (every header still
+   * whole).
+   */
   budgetMs: number;
   now: () => number;
   signal?: AbortSignal | undefined;
@@ -66,11 +70,25 @@ export interface WorldCheckReport {
   dimensions: Record<string, DimensionCount>;
   /** Players' files in the level's playerdata/. */
   players: number;
+  /**
+   * Players' files inflated and walked: fewer than `players` when their share of the budget ran out, and the rest were
+   * sampled, then only opened and sized (a regular file, not larger than a player's file can be).
+   */
+  playersRead: number;
   /** The damaged files, the first reason of each (at most MAX_DAMAGE). */
   damage: Damage[];
 }
 
 const MAX_DAMAGE = 50;
+/**
+ * The share of the budget players' files are read whole in; for as long again, one in SAMPLE_EVERY is read whole and
+ * the rest opened and sized; past that, all are only opened and sized. The chunks are what the budget is for: a player's
+ * file the game wrote is a few KiB, and thousands of them are read in a second or two, well inside a quarter of any
+ * budget; a folder of files built to be slow to read (each inflating to 16 MiB) cannot take more than half of it, and
+ * the chunk check gets what is left of the budget after the players, never less than the other three quarters (the
+ * players check first, on this thread: if they took the whole budget, every chunk would be sampled).
+ */
+const PLAYERS_SHARE = 1 / 4;
 /** DRILL_MEMORY's default, for a check that starts its own threads (the tests). */
 const DEFAULT_MEMORY_MIB = 512;
 
@@ -102,31 +120,53 @@ class Check {
     dataVersion: undefined,
     dimensions: {},
     players: 0,
+    playersRead: 0,
     damage: [],
   };
   readonly options: WorldCheckOptions;
   readonly #started: number;
+  /** When the chunk check's budget ends (options.now()), set when the chunks' check starts. */
+  #chunksUntil: number | undefined;
 
   constructor(options: WorldCheckOptions) {
     this.options = options;
     this.#started = options.now();
   }
 
+  /**
+   * When (options.now()) players' files stop being read whole, and when they stop being sampled (PLAYERS_SHARE).
+   */
+  playerDeadlines(): { sampleAt: number; stopAt: number } {
+    const share = this.options.budgetMs * PLAYERS_SHARE;
+    return { sampleAt: this.#started + share, stopAt: this.#started + 2 * share };
+  }
+
+  /** The chunks' check starts: its budget is what is left of the whole, and never less than all but the players' share. */
+  startChunks(): void {
+    const { budgetMs } = this.options;
+    this.#chunksUntil = Math.max(this.#started + budgetMs, this.options.now() + budgetMs * (1 - PLAYERS_SHARE));
+  }
+
+  /** When the chunks' budget ends: as startChunks set it, or the whole budget from the start. */
+  #chunkBudgetEnd(): number {
+    return this.#chunksUntil ?? this.#started + this.options.budgetMs;
+  }
+
   damaged(file: string, reason: string): void {
     if (this.report.damage.length < MAX_DAMAGE) this.report.damage.push({ file: oneLine(file), reason });
   }
 
-  /** Whether the time budget is spent: region files started from now on are sampled. */
+  /** Whether the chunks' time budget is spent: region files started from now on are sampled. */
   budgetSpent(): boolean {
-    return this.options.now() - this.#started > this.options.budgetMs;
+    return this.options.now() > this.#chunkBudgetEnd();
   }
 
   /**
-   * When, on the checker threads' clock (Date.now()), a file under way switches to sampling (the budget's end), and
-   * when it stops inflating at all (twice the budget): no file holds the drill much past its budget.
+   * When, on the checker threads' clock (Date.now()), a file under way switches to sampling (the chunks' budget's
+   * end), and when it stops inflating at all (a whole budget later): no file holds the drill much past its budget.
    */
   deadlines(): { sampleAt: number; stopAt: number } {
-    const left = this.options.budgetMs - (this.options.now() - this.#started);
+    const left = this.#chunkBudgetEnd() - this.options.now();
     const sampleAt = Date.now() + Math.max(0, left);
     return { sampleAt, stopAt: sampleAt + this.options.budgetMs };
   }
@@ -181,6 +221,19 @@ class Check {
 
   /** A small regular file's bytes (level.dat, a player's), or undefined after recording why it cannot be read. */
   smallFile(folder: Folder, name: string, missing?: string): Buffer | undefined {
+    return this.#openSmall(folder, name, missing, (fd, size) => readRange(fd, 0, size));
+  }
+
+  /** Whether a small regular file opens and is not larger than it can be, without reading it; recorded if not. */
+  sizedFile(folder: Folder, name: string): boolean {
+    return this.#openSmall(folder, name, undefined, () => true) === true;
+  }
+
+  /**
+   * `use` on a small regular file opened without following a link or blocking, up to MAX_SMALL_FILE bytes; undefined
+   * after recording why it cannot be (`missing`: what to say when it is not there, if that is damage).
+   */
+  #openSmall<T>(folder: Folder, name: string, missing: string | undefined, use: (fd: number, size: number) => T) {
     const rel = `${folder.rel}/${name}`;
     const opened = openRegularAt(folder.dir.fd, name);
     if (typeof opened === "string") {
@@ -194,7 +247,7 @@ class Check {
         return undefined;
       }
       this.report.files++;
-      return readRange(opened.fd, 0, opened.size);
+      return use(opened.fd, opened.size);
     } finally {
       closeSync(opened.fd);
     }
@@ -340,6 +393,7 @@ function countDimension(check: Check, dimension: DimensionFolder): void {
  * budget looked at, just before a thread takes it (a world of thousands of files never holds them all open).
  */
 async function checkRegions(check: Check, top: Folder, regions: RegionFile[]): Promise<void> {
+  check.startChunks();
   if (regions.length === 0) return;
   const given = check.options.pool;
   const pool =
@@ -403,7 +457,8 @@ async function checkOpenRegion(
   const sample = check.budgetSpent();
   if (sample) check.report.sampled = true;
   const terrain = region.folder.endsWith("/region");
-  const request = { ...open, x: region.x, z: region.z, sample, terrain, ...check.deadlines() };
+  const entities = region.folder.endsWith("/entities");
+  const request = { ...open, x: region.x, z: region.z, sample, terrain, entities, ...check.deadlines() };
   const result = await pool.check(request, file);
   const { report } = check;
   if (result.sampled) report.sampled = true;
@@ -443,7 +498,14 @@ function checkPlayers(check: Check, level: Folder): void {
   check.inFolder(level, "playerdata", (players) => checkPlayerFiles(check, players));
 }
 
+/**
+ * Each player's file inflated and walked, under the players' share of the budget (PLAYERS_SHARE): past it one in
+ * SAMPLE_EVERY is, and the rest are opened and sized; past twice that, all are only opened and sized. Every file is
+ * counted either way (the drill compares the count with the last one).
+ */
 function checkPlayerFiles(check: Check, players: Folder): void {
+  const { sampleAt, stopAt } = check.playerDeadlines();
+  let n = 0;
   for (const { name, stat } of check.entries(players)) {
     if (!name.endsWith(".dat")) continue;
     check.stopIfAborted();
@@ -452,9 +514,17 @@ function checkPlayerFiles(check: Check, players: Folder): void {
       check.damaged(file, `is ${kindOf(stat)}, not a player's file`);
       continue;
     }
+    const now = check.options.now();
+    const whole = now < sampleAt || (now < stopAt && n % SAMPLE_EVERY === 0);
+    n++;
+    if (!whole) {
+      if (check.sizedFile(players, name)) check.report.players++;
+      continue;
+    }
     const data = check.smallFile(players, name);
     if (!data) continue;
     check.report.players++;
+    check.report.playersRead++;
     const inflated = gunzipNbt(data, MAX_SMALL_FILE);
     if ("problem" in inflated) {
       check.damaged(file, inflated.problem);

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { JobError } from "@mcops/core/errors";
 import type { Logger } from "@mcops/core/log";
 import type { VolumeDir } from "@mcops/core/volume";
+import { truncatedHeader } from "../region-file.ts";
 import {
   type ChunkBounds,
   planMerge,
@@ -58,6 +59,9 @@ export function mergeArea(
         });
       }
       const sources = { live: open(live), snapshot: open(theirs) };
+      refuseCutSnapshot(target.rel, sources.snapshot);
+      const cut = sources.live && truncatedHeader(sources.live.size);
+      if (cut) logger.warn(`${target.rel}: the live file is damaged (${cut}): no chunk outside the area to keep`);
       const merge = planMerge(target.region, bounds, sources.live, sources.snapshot);
       for (const dropped of merge.dropped) logger.warn(`${target.rel}: not carried, the game drops it: ${dropped}`);
       if (!merge.touches) continue;
@@ -77,6 +81,20 @@ export function mergeArea(
 }
 
 const open = (file: { fd: number } | undefined): RegionSource | undefined => (file ? regionSource(file.fd) : undefined);
+
+/**
+ * A snapshot's region file cut inside its header (truncatedHeader) is refused: read as the game reads it, it holds no
+ * chunk, and the merge would take the area's live chunks out as "not in the snapshot" while nothing says the snapshot
+ * lacked them; the drill calls that snapshot damaged. (A live file cut so holds no chunk either: there is nothing
+ * outside the area to keep, and the merge writes a whole file.)
+ */
+function refuseCutSnapshot(rel: string, snapshot: RegionSource | undefined): void {
+  const cut = snapshot && truncatedHeader(snapshot.size);
+  if (!cut) return;
+  throw new JobError(`the snapshot's ${rel} is damaged: ${cut}; nothing was changed`, {
+    hint: "restore the area from an older snapshot (backup snapshots lists them)",
+  });
+}
 
 /** The merged file, made under a new name beside the snapshot's copy and renamed over it. */
 function placeMerged(
