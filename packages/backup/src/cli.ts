@@ -112,6 +112,12 @@ else
                 describe: "check every chunk for this long, then a sample of the rest",
               },
               wait: waitOption,
+              "room-check": {
+                type: "boolean",
+                default: true,
+                describe:
+                  "check first that the scratch directory's disk has room for the world (--no-room-check skips it: restic 0.15 and later restore a sparse file sparse)",
+              },
               "list-dimensions": {
                 type: "boolean",
                 default: false,
@@ -124,7 +130,13 @@ else
         run: async (ctx, args, drill) => {
           const { listDimensions, runDrill } = await import("./commands/drill.ts");
           if (drill.list) return listDimensions(ctx, { snapshot: args.snapshot }, drill.settings);
-          const options = { snapshot: args.snapshot, scratch: args.scratch, budgetMs: drill.budgetMs, wait: args.wait };
+          const options = {
+            snapshot: args.snapshot,
+            scratch: args.scratch,
+            budgetMs: drill.budgetMs,
+            wait: args.wait,
+            roomCheck: args.roomCheck,
+          };
           return runDrill(ctx, options, drill.settings);
         },
       }),

@@ -1,5 +1,5 @@
 import { lstatSync, readdirSync, rmSync, statfsSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { BusyError, describeError, JobError } from "@mcops/core/errors";
 import { recordingLogger } from "@mcops/core/events";
 import { formatBytes } from "@mcops/core/format";
@@ -9,7 +9,7 @@ import { type Logger, silentLogger } from "@mcops/core/log";
 import { backupLockFile } from "@mcops/core/paths";
 import type { ToolContext } from "@mcops/core/tool";
 import { resticFor } from "@mcops/world/clients";
-import { isSafetySnapshot, type Snapshot } from "@mcops/world/restic";
+import { isSafetySnapshot, type Snapshot, type SnapshotNode } from "@mcops/world/restic";
 import type { Settings } from "@mcops/world/settings";
 import { LOCK_WAIT_MS } from "./lock-wait.ts";
 
@@ -158,6 +158,33 @@ export function checkRoom(
     );
   }
   return { free, needed };
+}
+
+/** A snapshot's largest file, relative to WORLD_DIR: what a refusal for room names. */
+export interface LargestFile {
+  rel: string;
+  size: number;
+}
+
+/** The largest regular file of `nodes` (restic ls), relative to `root`. */
+export function largestFile(nodes: readonly SnapshotNode[], root: string): LargestFile | undefined {
+  let largest: LargestFile | undefined;
+  for (const node of nodes) {
+    const size = node.size ?? 0;
+    if (node.type === "file" && size > (largest?.size ?? 0)) largest = { rel: relative(root, node.path), size };
+  }
+  return largest;
+}
+
+/**
+ * A refusal for room's hint: `free` (what to do first), then the snapshot's largest file, which restic 0.15 and later
+ * restore sparse when it is (the snapshot lists it by its whole size: one `truncate -s 1T` by the game's user would
+ * refuse every restore and drill), and the way past the check.
+ */
+export function roomHint(free: string, largest: LargestFile | undefined): string {
+  if (!largest) return free;
+  const name = JSON.stringify(largest.rel.length > 200 ? `${largest.rel.slice(0, 200)}…` : largest.rel);
+  return `${free}; the largest file is ${name} (${formatBytes(largest.size)}): if it is mostly empty (sparse, restored sparse by restic 0.15 and later), go on with --no-room-check`;
 }
 
 /**

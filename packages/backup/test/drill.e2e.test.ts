@@ -116,36 +116,45 @@ describe("backup drill", () => {
     90_000,
   );
 
-  it("stops before restoring when the snapshot would not fit (exit 75), before restoring anything", async () => {
+  it("stops before restoring when the snapshot would not fit (exit 75), naming its largest file; --no-room-check goes on", async () => {
     await backup();
     const scratch = join(server.root, "tiny");
     // A 256 KiB tmpfs in a private mount namespace: the world's snapshot is several MiB.
-    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(
-        "unshare",
-        [
-          "-m",
-          "sh",
-          "-c",
-          `mkdir -p '${scratch}' && mount -t tmpfs -o size=256k none '${scratch}' && exec "$0" "$@"`,
-          process.execPath,
-          BIN,
-          "drill",
-          "--scratch",
-          scratch,
-        ],
-        { env: server.env, cwd: server.root },
-      );
-      let stderr = "";
-      child.stderr.on("data", (d) => (stderr += d));
-      child.on("close", (code) => resolve({ code, stderr }));
-    });
+    const drillIn = (...args: string[]) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(
+          "unshare",
+          [
+            "-m",
+            "sh",
+            "-c",
+            `mkdir -p '${scratch}' && mount -t tmpfs -o size=256k none '${scratch}' && exec "$0" "$@"`,
+            process.execPath,
+            BIN,
+            "drill",
+            "--scratch",
+            scratch,
+            ...args,
+          ],
+          { env: server.env, cwd: server.root },
+        );
+        let stderr = "";
+        child.stderr.on("data", (d) => (stderr += d));
+        child.on("close", (code) => resolve({ code, stderr }));
+      });
+    const result = await drillIn();
     expect(result.code).toBe(75);
     expect(result.stderr).toMatch(
-      /^backup: not enough space in .*tiny for the drill: it needs [\d.]+ MiB \(the snapshot and 10 %\), 256(\.0)? KiB is free/,
+      /^backup: not enough space in .*tiny for the drill: it needs [\d.]+ MiB \(the snapshot and 10 %\), 256(\.0)? KiB is free — free some space, or give a directory on a larger disk with --scratch DIR; the largest file is "world[^"]*" \([\d.]+ [KM]iB\): if it is mostly empty \(sparse, restored sparse by restic 0\.15 and later\), go on with --no-room-check\n$/,
     );
     expect(server.backupLog()).not.toMatch(/restored into/);
     expect(server.backupLog()).toMatch(/ERROR === Drill failed === snapshot \w+: not enough space/);
+
+    // Past the check, restic meets the full disk itself: a failed drill, the scratch copy gone.
+    const tried = await drillIn("--no-room-check");
+    expect(tried.code).toBe(1);
+    expect(tried.stderr).not.toMatch(/not enough space in/);
+    expect(server.backupLog()).toMatch(/room for the drill not checked \(--no-room-check\)/);
   });
 
   it("refuses a scratch directory inside the server volume (exit 2) and exits 75 while a backup holds the lock", async () => {

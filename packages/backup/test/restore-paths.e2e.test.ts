@@ -45,12 +45,15 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** Makes, below `dir`, a file whose absolute path is `bytes` long (folders of 200 bytes, then the file's name). */
-function longPath(dir: string, bytes: number): string {
+/**
+ * Makes, below `dir`, a file whose absolute path is `bytes` long (folders of 200 bytes, then the file's name, which
+ * ends in `tail`).
+ */
+function longPath(dir: string, bytes: number, tail = ""): string {
   let path = dir;
   while (bytes - path.length - 1 > 250) path = join(path, "d".repeat(200));
   mkdirSync(path, { recursive: true });
-  const file = join(path, "f".repeat(bytes - path.length - 1));
+  const file = join(path, "f".repeat(bytes - path.length - 1 - tail.length) + tail);
   writeFileSync(file, "planted by the game's user\n");
   expect(Buffer.byteLength(file)).toBe(bytes);
   return file;
@@ -79,7 +82,8 @@ describe.each(PAIRS)("%s", (_name, pair) => {
     const s = await startServer({ state: "offline", binDir: pair.dir });
     server = s;
     buildPlayersWorld(s, { regions: 1, chunksPerRegion: 2 });
-    const file = longPath(join(s.worldDir, "world"), 4093);
+    // Its name ends in a line of the game's user's own: the message names it on one line, quoted.
+    const file = longPath(join(s.worldDir, "world"), 4093, "\n# big");
     expect((await s.run(["init"])).code).toBe(0);
     const backup = await s.run();
     expect(backup.code).toBe(0);
@@ -88,10 +92,10 @@ describe.each(PAIRS)("%s", (_name, pair) => {
     if (expected.longPath === "named") {
       expect(done.color).toBe(16776960); // yellow
       expect(done.description).toMatch(
-        /\n1 path\(s\) are too long to restore: world\/d{42}…f{48} \(4093 bytes\)\. A restore writes each by its restore folder's path \(up to 32 bytes\) and its own, past PATH_MAX \(4096\): restore latest and the drill will fail on them\. Remove them from the server volume, or install restic 0\.16 or newer, which restores them\./,
+        /\n1 path\(s\) are too long to restore: "world\/d{42}…f{42}\\\\n# big" \(4093 bytes\)\. A restore writes each by its restore folder's path \(up to 32 bytes\) and its own, past PATH_MAX \(4096\): restore latest and the drill will fail on them\. Remove them from the server volume, or install restic 0\.16 or newer, which restores them\./,
       );
       expect(backup.stderr).toMatch(
-        /^\S+ WARN snapshot \w+ holds 1 path\(s\) too long to restore: "world\/d{42}…f{48}" \(4093 bytes\)\n$/,
+        /^\S+ WARN snapshot \w+ holds 1 path\(s\) too long to restore: "world\/d{42}…f{42}\\n# big" \(4093 bytes\)\n$/,
       );
       return;
     }

@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { ConfigError, JobError, McopsError, UsageError } from "@mcops/core/errors";
+import { BusyError, ConfigError, JobError, McopsError, UsageError } from "@mcops/core/errors";
 import { record } from "@mcops/core/events";
 import { formatBytes, formatDuration, parseDuration } from "@mcops/core/format";
 import { COLOURS, type Notifier, toolNotifier } from "@mcops/core/http";
@@ -18,7 +18,17 @@ import { byDimension, dimensionsIn, snapshotWorlds } from "../dimensions.ts";
 import { compareWithLast, type Drop, olderThanLast, readLastDrill, writeLastDrill } from "../drill/last-drill.ts";
 import { CheckerOutOfMemory, CheckerPool, checkerEntry, threadsFor } from "../drill/pool.ts";
 import { checkWorld, type WorldCheckReport } from "../drill/world-check.ts";
-import { backupLogger, checkRoom, pickSnapshot, removeLeftovers, snapshotTime, stamp, takeBackupLock } from "../job.ts";
+import {
+  backupLogger,
+  checkRoom,
+  largestFile,
+  pickSnapshot,
+  removeLeftovers,
+  roomHint,
+  snapshotTime,
+  stamp,
+  takeBackupLock,
+} from "../job.ts";
 
 type DrillContext = Pick<ToolContext, "paths" | "env" | "clock" | "stdout" | "stderr" | "runner" | "signal" | "atExit">;
 
@@ -31,6 +41,8 @@ export interface DrillOptions {
   budgetMs: number;
   /** Wait for a running backup instead of exiting busy. */
   wait?: boolean | undefined;
+  /** false: no check that the scratch directory's disk has room for the world (--no-room-check). */
+  roomCheck?: boolean | undefined;
 }
 
 /**
@@ -89,7 +101,8 @@ export async function runDrill(ctx: DrillContext, options: DrillOptions, setting
     record(logger, { type: "drill.started", at: ctx.clock.now(), snapshot: snapshot.short_id });
     const checkers = pool;
     const report = await inScratch(drill, scratchParent, async (scratch) => {
-      checkSpace(drill, await restic.restoreSize(snapshot), scratchParent);
+      if (options.roomCheck === false) logger.info("room for the drill not checked (--no-room-check)");
+      else await checkSpace(drill, restic, snapshot, scratchParent);
       if (checkers.failure) throw checkers.failure; // threads that could not start: no restore for nothing
       const world = await restoreScratch(restic, snapshot, scratch, settings.WORLD_DIR, worlds, logger);
       stopIfAborted(ctx.signal);
@@ -226,13 +239,19 @@ async function inScratch<T>(drill: Drill, parent: string, fn: (scratch: string) 
 }
 
 /** Stops (exit 75) before restoring when the snapshot and a tenth more would not fit where the scratch copy goes. */
-function checkSpace({ logger }: Drill, restoreSize: number, parent: string): void {
-  const { free, needed } = checkRoom(parent, restoreSize, {
-    for: "the drill",
-    of: "the snapshot",
-    hint: "free some space, or give a directory on a larger disk with --scratch DIR",
-  });
-  logger.info(`${formatBytes(free)} free in ${parent}; the drill needs ${formatBytes(needed)}`);
+async function checkSpace(drill: Drill, restic: Restic, snapshot: Snapshot, parent: string): Promise<void> {
+  const free = "free some space, or give a directory on a larger disk with --scratch DIR";
+  let room: { free: number; needed: number };
+  try {
+    room = checkRoom(parent, await restic.restoreSize(snapshot), { for: "the drill", of: "the snapshot", hint: free });
+  } catch (error) {
+    if (!(error instanceof BusyError)) throw error;
+    // Only on a refusal: the file that makes the snapshot so large, which may be a sparse one the game's user made
+    // (listed by its whole size). The refusal stands without it.
+    const nodes = await restic.ls(snapshot.id, snapshot.paths, true).catch(() => []);
+    throw new BusyError(error.message, { hint: roomHint(free, largestFile(nodes, drill.settings.WORLD_DIR)) });
+  }
+  drill.logger.info(`${formatBytes(room.free)} free in ${parent}; the drill needs ${formatBytes(room.needed)}`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { BusyError, JobError, type McopsError, UsageError } from "@mcops/core/errors";
 import { formatBytes, formatDuration } from "@mcops/core/format";
 import {
@@ -21,7 +21,17 @@ import type { Restic, Snapshot } from "@mcops/world/restic";
 import { loadSettings, type Settings } from "@mcops/world/settings";
 import { type SafetySnapshot, safetySnapshot } from "@mcops/world/snapshot";
 import { levelName } from "@mcops/world/world";
-import { backupLogger, checkRoom, pickSnapshot, snapshotTime, stamp, takeBackupLock } from "../job.ts";
+import {
+  backupLogger,
+  checkRoom,
+  type LargestFile,
+  largestFile,
+  pickSnapshot,
+  roomHint,
+  snapshotTime,
+  stamp,
+  takeBackupLock,
+} from "../job.ts";
 import { type AreaMerge, checkUnchanged, describeMerge, mergeArea, mergeTotals } from "../restore/area.ts";
 import { type ChunkBounds, chunkBounds } from "../restore/chunks.ts";
 import { describePlayer, type Player, refuseIfOnline, resolvePlayer } from "../restore/players.ts";
@@ -144,7 +154,7 @@ interface RestorePlan {
   /** What restic writes into the staging directory, by the snapshot's sizes (a sparse file counted whole). */
   bytes: number;
   /** The snapshot's largest file of the targets, relative to WORLD_DIR, for the refusal's hint. */
-  largest: { rel: string; size: number } | undefined;
+  largest: LargestFile | undefined;
   /** The server is stopped for it (everything but a player's files). */
   stopsServer: boolean;
   /** When the restore began. */
@@ -226,27 +236,10 @@ async function restoredBytes(
   targets: Target[],
 ): Promise<Pick<RestorePlan, "bytes" | "largest">> {
   const paths = targets.filter((t) => t.inSnapshot).map((t) => join(worldDir, t.rel));
-  const found: Pick<RestorePlan, "bytes" | "largest"> = { bytes: 0, largest: undefined };
-  if (!paths.length) return found;
-  for (const node of await restic.ls(snapshot.id, paths, true)) {
-    if (node.type !== "file") continue;
-    const size = node.size ?? 0;
-    found.bytes += size;
-    if (size > (found.largest?.size ?? 0)) found.largest = { rel: relative(worldDir, node.path), size };
-  }
-  return found;
-}
-
-/**
- * What to do when the volume's disk has no room for a restore: free space, or, when the largest file is mostly empty
- * (a sparse file, which restic 0.15 and later restore sparse, but which the snapshot lists by its whole size), go on.
- */
-function roomHint({ largest }: RestorePlan): string {
-  const free =
-    "free some space on the server volume's disk (what earlier restores replaced is kept in .mcops-pre-restore-* folders there)";
-  if (!largest) return free;
-  const name = JSON.stringify(largest.rel.length > 200 ? `${largest.rel.slice(0, 200)}…` : largest.rel);
-  return `${free}; the largest file is ${name} (${formatBytes(largest.size)}): if it is mostly empty (sparse, restored sparse by restic 0.15 and later), go on with --no-room-check`;
+  if (!paths.length) return { bytes: 0, largest: undefined };
+  const nodes = await restic.ls(snapshot.id, paths, true);
+  const bytes = nodes.reduce((sum, node) => sum + (node.type === "file" ? (node.size ?? 0) : 0), 0);
+  return { bytes, largest: largestFile(nodes, worldDir) };
 }
 
 /** The whole world: the level's folder (which the snapshot must hold), its _nether and its _the_end. */
@@ -393,7 +386,10 @@ async function restore(
       checkRoom(settings.WORLD_DIR, plan.bytes, {
         for: `restoring ${plan.what}`,
         of: "the snapshot's files",
-        hint: roomHint(plan),
+        hint: roomHint(
+          "free some space on the server volume's disk (what earlier restores replaced is kept in .mcops-pre-restore-* folders there)",
+          plan.largest,
+        ),
       });
     }
     if (plan.selection.kind === "world") {

@@ -221,7 +221,7 @@ async function longPathNotes(
   const fits = !features.restoreSubfolder && tops.every((path) => restoredPathBytes(newer, root, path) < PATH_MAX);
   // File names are the game's: shown literally, never as Markdown or a mention.
   return [
-    `${tops.length} path(s) are too long to restore: ${named.map((n) => `${escapeGameText(n.rel)} (${n.bytes} bytes)`).join(", ")}${more}. A restore writes each by its restore folder's path (up to ${RESTORE_TARGET_BYTES} bytes) and its own, past PATH_MAX (${PATH_MAX}): restore latest and the drill will fail on them. Remove them from the server volume${fits ? ", or install restic 0.16 or newer, which restores them" : ""}.`,
+    `${tops.length} path(s) are too long to restore: ${named.map((n) => `${escapeGameText(JSON.stringify(n.rel))} (${n.bytes} bytes)`).join(", ")}${more}. A restore writes each by its restore folder's path (up to ${RESTORE_TARGET_BYTES} bytes) and its own, past PATH_MAX (${PATH_MAX}): restore latest and the drill will fail on them. Remove them from the server volume${fits ? ", or install restic 0.16 or newer, which restores them" : ""}.`,
   ];
 }
 
