@@ -760,6 +760,27 @@ describe("checkRegionFile where the game is lenient", () => {
       expectSound(checkBytes(terrainWithout, { terrain: true }), { checked: 3 });
     });
 
+    it("reads a position as the game's getInt does: any number tag, and only the field of the chunk's era", () => {
+      const status = nbt.string("minecraft:full");
+      const cases: Array<[string, Buffer, { x: number; z: number }, string]> = [
+        ["a long", nbtOf({ Status: status, xPos: nbt.long([0, 9]), zPos: nbt.int(0) }), { x: 9, z: 0 }, "xPos/zPos"],
+        ["a double", nbtOf({ Status: status, xPos: nbt.double(7.5), zPos: nbt.int(0) }), { x: 7, z: 0 }, "xPos/zPos"],
+        ["a short", nbtOf({ Status: status, xPos: nbt.short(6), zPos: nbt.byte(0) }), { x: 6, z: 0 }, "xPos/zPos"],
+        // Before 1.18 the game reads Level's, whatever the root holds.
+        [
+          "Level's before 1.18",
+          nbtOf({ xPos: nbt.int(0), zPos: nbt.int(0), Level: nbt.comp({ xPos: nbt.int(5), zPos: nbt.int(0) }) }),
+          { x: 5, z: 0 },
+          "Level.xPos/zPos",
+        ],
+      ];
+      for (const [what, body, holds, field] of cases) {
+        expect(checkBytes(regionOf([[at(0, 0), body]]), { terrain: true }).damage, what).toBe(
+          misplacedReason({ x: 0, z: 0 }, holds, field),
+        );
+      }
+    });
+
     it("checks an external chunk's position against its slot", () => {
       const data = chunk(Buffer.alloc(0));
       data.writeInt32BE(1, 8192);

@@ -214,17 +214,36 @@ const WANTED: Record<ChunkKind, string[][]> = {
 };
 
 type Fields = ReadonlyMap<string, NbtField>;
-const ints = (x: NbtField | undefined, z: NbtField | undefined): [number, number] | undefined =>
-  Number.isInteger(x) && Number.isInteger(z) ? [x as number, z as number] : undefined;
+
+/**
+ * A coordinate as the game's CompoundTag.getInt reads it: any number tag (a byte, a short, an int; a long cut to its
+ * low 32 bits; a float or a double rounded down, Mth.floor); undefined for what it reads as 0 (no such field, another
+ * type), which is not compared: nothing says where such a chunk belongs.
+ */
+function asInt(value: NbtField | undefined): number | undefined {
+  if (typeof value === "bigint") return Number(BigInt.asIntN(32, value));
+  if (typeof value !== "number" || !Number.isFinite(value)) return undefined;
+  const floor = Math.floor(value);
+  return floor >= -(2 ** 31) && floor < 2 ** 31 ? floor : undefined;
+}
+
+const ints = (x: NbtField | undefined, z: NbtField | undefined): [number, number] | undefined => {
+  const [ix, iz] = [asInt(x), asInt(z)];
+  return ix === undefined || iz === undefined ? undefined : [ix, iz];
+};
 
 /** Where a chunk says it is, by kind: the first of its fields that give both coordinates. */
 const POSITIONS: Record<
   ChunkKind,
-  ReadonlyArray<{ field: string; at: (fields: Fields) => [number, number] | undefined }>
+  ReadonlyArray<{ field: string; at: (fields: Fields, root: RootTypes) => [number, number] | undefined }>
 > = {
+  // A chunk of 1.18 on (a root Status) is read by its root xPos/zPos; an older one (a Level compound) by Level's only.
   terrain: [
-    { field: "xPos/zPos", at: (f) => ints(f.get("xPos"), f.get("zPos")) },
-    { field: "Level.xPos/zPos", at: (f) => ints(f.get("Level.xPos"), f.get("Level.zPos")) },
+    { field: "xPos/zPos", at: (f, root) => (isOld(root) ? undefined : ints(f.get("xPos"), f.get("zPos"))) },
+    {
+      field: "Level.xPos/zPos",
+      at: (f, root) => (isOld(root) ? ints(f.get("Level.xPos"), f.get("Level.zPos")) : undefined),
+    },
   ],
   entities: [
     {
@@ -238,6 +257,12 @@ const POSITIONS: Record<
   ],
   other: [],
 };
+
+/** The root compound's entries by name and tag type (readNbtFields' rootTypes). */
+type RootTypes = ReadonlyMap<string, number> | undefined;
+
+/** A chunk from before 1.18: a Level compound and no root Status. */
+const isOld = (root: RootTypes): boolean => root?.get("Level") === TAG.COMPOUND && root.get("Status") !== TAG.STRING;
 
 /**
  * Decompresses a payload the way its compression byte says and walks it as NBT, reading its position on the way; the
@@ -264,13 +289,13 @@ function checkPayload(payload: Buffer, compression: number, kind: ChunkKind): Pa
   if (root && root.get("Status") !== TAG.STRING && root.get("Level") !== TAG.COMPOUND) {
     return reason("has no level data (no Status, no Level): the game skips it and generates the chunk anew");
   }
-  return { position: positionOf(read.fields, kind) };
+  return { position: positionOf(read.fields, root, kind) };
 }
 
 /** The position a chunk's fields give (POSITIONS), or undefined: it is not compared. */
-function positionOf(fields: Fields, kind: ChunkKind): ChunkPosition | undefined {
+function positionOf(fields: Fields, root: RootTypes, kind: ChunkKind): ChunkPosition | undefined {
   for (const { field, at } of POSITIONS[kind]) {
-    const position = at(fields);
+    const position = at(fields, root);
     if (position) return { x: position[0], z: position[1], field };
   }
   return undefined;
