@@ -662,11 +662,14 @@ export class Restic {
    * The target is short (RESTORE_TARGET_BYTES) whatever `dir`'s own path: restic writes each file by its whole path,
    * the target's followed by the file's, and a path longer than PATH_MAX cannot be written (issue 45: a file the
    * game's user made 4,093 bytes long, backed up without a word, failed every restore and every drill).
+   *
+   * No `includes` restores nothing (restic is not asked: with no --include it would restore the whole snapshot), and
+   * the copy of `root` is an empty directory.
    */
   async restoreInto(snapshotId: string, dir: VolumeDir, root: string, includes: string[]): Promise<VolumeDir> {
     const into = dir.ensureDir(RESTORE_INTO);
     try {
-      await this.restore(snapshotId, `${dir.forChild}/${RESTORE_INTO}`, includes, root);
+      if (includes.length) await this.restore(snapshotId, `${dir.forChild}/${RESTORE_INTO}`, includes, root);
       if ((await this.features()).restoreSubfolder) return into;
       // Older versions restore `root`'s own path too: the copy of `root` is inside (made when nothing was restored).
       const restored = into.ensureDir(root.replace(/^\/+/, ""));

@@ -347,14 +347,12 @@ async function previewArea(
   const scratch = VolumeDir.open(path, "the scratch directory");
   let restored: VolumeDir | undefined;
   try {
-    if (wanted.length) {
-      restored = await plan.restic.restoreInto(
-        plan.snapshot.id,
-        scratch,
-        settings.WORLD_DIR,
-        wanted.map((t) => join(settings.WORLD_DIR, t.rel)),
-      );
-    }
+    restored = await plan.restic.restoreInto(
+      plan.snapshot.id,
+      scratch,
+      settings.WORLD_DIR,
+      wanted.map((t) => join(settings.WORLD_DIR, t.rel)),
+    );
     return mergeArea(plan.volume, restored, plan.targets, bounds, logger);
   } finally {
     restored?.close();

@@ -317,8 +317,9 @@ function dimensionsOf(
   for (const { name, stat } of check.entries(world)) {
     // DIM<n> is the game's name: a link or anything else there is damage (check.folder). A named folder is only
     // told by what it holds, so only a folder is looked into: a link, a FIFO, a name too long or like `..x` is not.
-    const named = isLevel && stat.isDirectory() && dimensionKey([name]) === undefined && isFolderDimension(name);
-    if (dimensionKey([name]) === undefined && !named) continue;
+    const game = dimensionKey([name]) !== undefined;
+    const named = isLevel && !game && stat.isDirectory() && isFolderDimension(name);
+    if (!game && !named) continue;
     check.inFolder(world, name, (folder) => {
       const key = keyOf(folder);
       if (!named || key !== undefined) visit({ ...folder, key });

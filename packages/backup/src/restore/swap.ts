@@ -45,21 +45,15 @@ export async function stage(work: SwapWork, job: Staging, logger: Logger): Promi
   const staging = work.volume.makePrivateDir(job.stagingPrefix);
   work.staging = staging;
   const wanted = job.targets.filter((t) => t.inSnapshot);
-  let restored: VolumeDir;
-  if (wanted.length === 0) {
-    // The snapshot holds none of them (an area it has no region file of: the area's live chunks go). restic is not
-    // asked: with no include it would restore the whole snapshot.
-    restored = staging.ensureDir(job.worldDir.replace(/^\/+/, ""));
-  } else {
-    // restic writes through this process's descriptor of the staging directory: renaming it, or putting a link in its
-    // place, changes nothing for restic.
-    restored = await job.restic.restoreInto(
-      job.snapshot.id,
-      staging,
-      job.worldDir,
-      wanted.map((t) => join(job.worldDir, t.rel)),
-    );
-  }
+  // restic writes through this process's descriptor of the staging directory: renaming it, or putting a link in its
+  // place, changes nothing for restic. When the snapshot holds none of the targets (an area it has no region file of:
+  // the area's live chunks go), nothing is restored.
+  const restored = await job.restic.restoreInto(
+    job.snapshot.id,
+    staging,
+    job.worldDir,
+    wanted.map((t) => join(job.worldDir, t.rel)),
+  );
   work.restored = restored;
   for (const { rel } of wanted) {
     if (!restored.lstat(rel)) {
